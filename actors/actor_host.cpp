@@ -1,0 +1,205 @@
+#include "actors/actor_host.hpp"
+
+#include <caf/all.hpp>
+
+#include <deque>
+
+#include "actors/call_executor.hpp"
+#include "actors/messages.hpp"
+#include "framework/detail/core.hpp"
+#include "framework/supervision.hpp"
+
+namespace swarm::actors {
+
+host_record::host_record(detail::actor_spec spec, std::shared_ptr<node_liveness> node)
+  : actor_record(std::move(spec)), node_(std::move(node)) {}
+
+host_record::~host_record() {
+  std::lock_guard<std::mutex> node_guard{node_->mtx};
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (node_->alive && host_)
+    caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
+}
+
+caf::actor host_record::host() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return host_;
+}
+
+void host_record::set_host(caf::actor a) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  host_ = std::move(a);
+}
+
+void host_record::detach() {
+  caf::actor dropped;
+  std::lock_guard<std::mutex> guard{mtx_};
+  dropped.swap(host_);
+}
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+struct host_state {
+  host_state(detail::core& n, detail::actor_spec s, std::weak_ptr<host_record> r)
+    : node(n),
+      spec(std::move(s)),
+      record(std::move(r)),
+      ctx(n, n.new_owner_id()),
+      restarts({spec.options.max_restarts, std::chrono::hours(24 * 365 * 100)}) {}
+
+  ~host_state() {
+    stop_instance();
+    fail_pending("actor of type '" + spec.type_name + "' stopped");
+  }
+
+  detail::core& node;
+  detail::actor_spec spec;
+  std::weak_ptr<host_record> record;
+  context ctx;
+  restart_window restarts;
+  std::unique_ptr<actor> instance;
+  std::deque<detail::task_ptr> pending;
+  std::string death;  // why the actor died for good; empty while alive
+  bool waiting = false;
+
+  void stop_instance() {
+    if (!instance)
+      return;
+    try {
+      instance->on_stop();
+    } catch (...) {
+      // The actor is going away either way; a throwing on_stop changes nothing.
+    }
+    instance.reset();
+  }
+
+  void fail_pending(const std::string& why) {
+    for (auto& t : pending)
+      if (t->try_claim(0, detail::task_phase::cancelled))
+        t->result->set_error({errc::actor_died, why});
+    pending.clear();
+  }
+
+  void die(const std::string& why) {
+    death = why;
+    instance.reset();
+    if (auto r = record.lock())
+      r->mark_dead();
+    fail_pending(why);
+  }
+
+  // Creates (or re-creates after `cause`) the instance; a constructor or hook that throws
+  // counts as another crash.
+  void start(const error* cause) {
+    for (;;) {
+      std::string what;
+      try {
+        instance = spec.factory();
+        detail::actor_access::attach(*instance, ctx, spec.type_name);
+        instance->on_start();
+        if (cause)
+          instance->on_restart(*cause);
+        return;
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+        what = "non-standard exception";
+      }
+      instance.reset();
+      error failed{errc::actor_died,
+                   "actor of type '" + spec.type_name + "' failed to start: " + what};
+      if (!restarts.allow(clock::now())) {
+        die(failed.message);
+        return;
+      }
+      cause = &failed;
+    }
+  }
+
+  void crash(const error& cause) {
+    instance.reset();
+    if (!restarts.allow(clock::now())) {
+      die(cause.message + "; restarts used up (max_restarts = "
+          + std::to_string(spec.options.max_restarts) + ")");
+      return;
+    }
+    start(&cause);
+  }
+};
+
+void drain(caf::stateful_actor<std::unique_ptr<host_state>>* self) {
+  auto& st = *self->state;
+  while (!st.pending.empty() && !st.waiting) {
+    auto& t = st.pending.front();
+    if (!st.death.empty()) {
+      st.fail_pending(st.death);
+      return;
+    }
+    for (auto& a : t->args) {
+      if (a.ref && !a.ref->done()) {
+        st.waiting = true;
+        a.ref->when_done([addr = self->address()] {
+          if (auto h = caf::actor_cast<caf::actor>(addr))
+            caf::anon_send(h, resume_atom::value);
+        });
+        return;
+      }
+    }
+    auto task = std::move(t);
+    st.pending.pop_front();
+    if (!task->try_claim(0, detail::task_phase::running))
+      continue; // cancelled
+    auto outcome = execute_call(*task, st.instance.get(), st.ctx);
+    task->claim.store(detail::make_claim(0, detail::task_phase::finished));
+    if (outcome.what == call_outcome::kind::crash) {
+      auto cause = outcome.err;
+      publish(st.node, *task, std::move(outcome));
+      st.crash(cause);
+    } else {
+      publish(st.node, *task, std::move(outcome));
+    }
+  }
+}
+
+caf::behavior actor_host(caf::stateful_actor<std::unique_ptr<host_state>>* self,
+                         detail::core* node, std::shared_ptr<host_record> rec) {
+  self->state = std::make_unique<host_state>(*node, rec->spec(), rec);
+  rec.reset(); // the host must not keep its own record (and so itself) alive
+  self->state->start(nullptr);
+  return {
+    [self](call_atom, detail::task_ptr& t) {
+      self->state->pending.push_back(std::move(t));
+      drain(self);
+    },
+    [self](resume_atom) {
+      self->state->waiting = false;
+      drain(self);
+    },
+    [self](kill_atom, bool restart) {
+      auto& st = *self->state;
+      if (!st.death.empty())
+        return;
+      if (restart) {
+        st.crash({errc::actor_died, "actor of type '" + st.spec.type_name + "' was killed"});
+        drain(self);
+        return;
+      }
+      st.stop_instance();
+      st.die("actor of type '" + st.spec.type_name + "' was killed");
+      self->quit(caf::exit_reason::user_shutdown);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_actor_host(caf::actor_system& sys, detail::core& node,
+                            const std::shared_ptr<host_record>& record) {
+  if (record->spec().options.dedicated_thread)
+    return sys.spawn<caf::detached>(actor_host, &node, record);
+  return sys.spawn(actor_host, &node, record);
+}
+
+} // namespace swarm::actors

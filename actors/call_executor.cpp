@@ -1,0 +1,69 @@
+#include "actors/call_executor.hpp"
+
+#include <vector>
+
+namespace swarm::actors {
+
+call_outcome execute_call(detail::task_spec& task, void* self, context& ctx) {
+  call_outcome out;
+  // Holds every argument value alive while user code reads it.
+  std::vector<detail::boxed_value> held;
+  std::vector<const void*> ptrs;
+  held.reserve(task.args.size());
+  ptrs.reserve(task.args.size());
+  for (size_t i = 0; i < task.args.size(); ++i) {
+    auto& a = task.args[i];
+    if (!a.ref) {
+      held.push_back(a.value);
+    } else {
+      auto v = a.ref->read();
+      if (!v) {
+        out.what = call_outcome::kind::error;
+        out.err = {errc::dependency_failed, "argument " + std::to_string(i + 1) + " ("
+                                              + a.ref->id().to_string() + ") of '"
+                                              + task.name + "': " + v.err().to_string()};
+        return out;
+      }
+      held.push_back(std::move(*v));
+    }
+    if (!detail::same_type(*held.back().type, *task.params[i])) {
+      out.what = call_outcome::kind::error;
+      out.err = {errc::type_mismatch, "'" + task.name + "' argument " + std::to_string(i + 1)
+                                        + ": expected " + task.params[i]->name + ", got "
+                                        + held.back().type->name};
+      return out;
+    }
+    ptrs.push_back(held.back().ptr.get());
+  }
+  try {
+    out.value = (*task.fn)(self, ctx, ptrs.data());
+  } catch (const actor_failure& e) {
+    out.what = call_outcome::kind::crash;
+    out.err = {errc::actor_died, "actor '" + task.name + "' crashed: " + e.what()};
+  } catch (const failure& e) {
+    out.what = call_outcome::kind::error;
+    out.err = e.err();
+  } catch (const std::exception& e) {
+    out.what = call_outcome::kind::error;
+    out.err = {errc::application_error, "'" + task.name + "' threw: " + e.what()};
+  } catch (...) {
+    out.what = call_outcome::kind::error;
+    out.err = {errc::application_error, "'" + task.name + "' threw a non-standard exception"};
+  }
+  return out;
+}
+
+void publish(detail::core& node, detail::task_spec& task, call_outcome outcome) {
+  if (outcome.what != call_outcome::kind::value) {
+    task.result->set_error(std::move(outcome.err));
+    return;
+  }
+  auto lease = node.admit(task.result->id(), outcome.value);
+  if (!lease) {
+    task.result->set_error(lease.err());
+    return;
+  }
+  task.result->set_value(std::move(outcome.value), std::move(*lease));
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,23 @@
+#pragma once
+
+#include "framework/context.hpp"
+#include "framework/detail/task_spec.hpp"
+
+namespace swarm::actors {
+
+/// How running a call went.
+struct call_outcome {
+  enum class kind { value, error, crash } what = kind::value;
+  detail::boxed_value value;
+  error err;
+};
+
+/// Runs `task` on this thread: resolves its arguments (all ready by now), checks their
+/// types and calls user code, with `self` the actor object for methods. Exceptions from
+/// user code become errors; an `actor_failure` becomes a crash.
+call_outcome execute_call(detail::task_spec& task, void* self, context& ctx);
+
+/// Publishes the outcome in the task's result slot, admitting large values to the store.
+void publish(detail::core& node, detail::task_spec& task, call_outcome outcome);
+
+} // namespace swarm::actors

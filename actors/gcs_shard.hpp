@@ -1,0 +1,33 @@
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <map>
+#include <string>
+
+namespace swarm::actors {
+
+/// What one control-store shard starts with.
+struct gcs_shard_config {
+  /// Shard index and count; keys belong to the shard their hash selects.
+  size_t index = 0;
+  size_t count = 1;
+  /// The function table: name -> signature.
+  std::map<std::string, std::string> functions;
+};
+
+/// Spawns one shard of the global control store. It holds the function table and the
+/// actor table with named-actor lookup:
+///   (register_atom, name, actor_record_ptr) -> bool    false when the name is taken
+///   (lookup_atom, name) -> actor_record_ptr            error when unknown
+///   (forget_atom, name)                                drops a name (actor killed)
+///   (lookup_atom, "function", name) -> signature       error when unknown
+///   (stats_atom) -> (functions, actors)
+/// Sharding and replication across nodes come with the multi-node work; keys are already
+/// routed by `shard_of`.
+caf::actor spawn_gcs_shard(caf::actor_system& sys, gcs_shard_config cfg);
+
+/// The shard that owns `key` among `count` shards.
+size_t shard_of(const std::string& key, size_t count);
+
+} // namespace swarm::actors

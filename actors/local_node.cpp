@@ -1,0 +1,291 @@
+#include "actors/local_node.hpp"
+
+#include <caf/all.hpp>
+
+#include <cmath>
+#include <condition_variable>
+
+#include "actors/gcs_shard.hpp"
+#include "actors/local_scheduler.hpp"
+#include "actors/messages.hpp"
+#include "actors/object_store.hpp"
+#include "framework/detail/supervisor_actor.hpp"
+#include "gpu/gpu_devices.hpp"
+
+namespace swarm::detail {
+
+std::unique_ptr<core> start_local_node(const application& app, const runtime_config& cfg) {
+  return std::make_unique<actors::local_node>(app, cfg);
+}
+
+} // namespace swarm::detail
+
+namespace swarm::actors {
+
+namespace {
+
+constexpr auto request_timeout = std::chrono::seconds(10);
+
+error bad_config(const std::string& key, const std::string& why) {
+  return {errc::invalid_argument, "runtime_config." + key + ": " + why};
+}
+
+void validate(const runtime_config& cfg) {
+  if (cfg.cpus && (!std::isfinite(*cfg.cpus) || *cfg.cpus <= 0))
+    throw failure{bad_config("cpus", "must be a positive number, got "
+                                       + std::to_string(*cfg.cpus))};
+  if (cfg.object_store_bytes && *cfg.object_store_bytes == 0)
+    throw failure{bad_config("object_store_bytes", "must be positive")};
+  if (cfg.max_workers && *cfg.max_workers == 0)
+    throw failure{bad_config("max_workers", "must be positive")};
+  if (cfg.scheduler_threads && *cfg.scheduler_threads == 0)
+    throw failure{bad_config("scheduler_threads", "must be positive")};
+  if (cfg.extra_resources.get("CPU") > 0)
+    throw failure{bad_config("extra_resources", "CPU is set by runtime_config.cpus")};
+}
+
+std::string reason_of(const caf::error& e) {
+  return e ? caf::to_string(e) : "no reply";
+}
+
+} // namespace
+
+local_node::local_node(const application& app, const runtime_config& cfg)
+  : app_(app), config_(cfg), liveness_(std::make_shared<node_liveness>()) {
+  validate(cfg);
+  double cpus = cfg.cpus.value_or(static_cast<double>(topo_.cores()));
+  total_ = cfg.extra_resources;
+  total_.set("CPU", cpus);
+  if (total_.get("GPU") == 0)
+    if (auto gpus = gpu::list_devices(); !gpus.empty())
+      total_.set("GPU", static_cast<double>(gpus.size()));
+  if (total_.get("memory") == 0 && topo_.memory_bytes() > 0)
+    total_.set("memory", static_cast<double>(topo_.memory_bytes()));
+  auto store_bytes = cfg.object_store_bytes.value_or(
+    topo_.memory_bytes() > 0 ? topo_.memory_bytes() / 4 : size_t{1} << 30);
+  store_ = std::make_shared<store_table>(store_bytes, cfg.inline_threshold);
+
+  auto initial_workers = std::max<size_t>(1, static_cast<size_t>(std::ceil(cpus)));
+  auto threads = cfg.scheduler_threads.value_or(std::max<size_t>(2, topo_.cores()));
+  sys_config_.set("scheduler.policy", caf::atom("sharing"));
+  sys_config_.set("scheduler.max-threads", threads);
+  sys_ = std::make_unique<caf::actor_system>(sys_config_);
+
+  gcs_shard_config gcs_cfg;
+  for (auto& name : app.function_names())
+    gcs_cfg.functions.emplace(name, (*app.find_entry(name))->signature());
+  scheduler_config sched_cfg;
+  sched_cfg.total = total_;
+  sched_cfg.initial_workers = initial_workers;
+  sched_cfg.max_workers = std::max(initial_workers,
+                                   cfg.max_workers.value_or(4 * initial_workers));
+  sched_cfg.pipeline_depth = cfg.worker_pipeline_depth;
+  sched_cfg.node = this;
+  sched_cfg.topo = &topo_;
+
+  detail::supervisor_config sup;
+  sup.how = strategy::rest_for_one;
+  sup.intensity = restart_intensity{5, std::chrono::seconds(10)};
+  auto child = [this](std::string id, part p, auto start) {
+    detail::supervised_child c;
+    c.policy.id = std::move(id);
+    c.start = [this, p, start](caf::local_actor& parent) {
+      auto a = start(parent.home_system());
+      set_current(p, a);
+      return a;
+    };
+    return c;
+  };
+  sup.children.push_back(child("gcs_shard", part::gcs, [gcs_cfg](caf::actor_system& s) {
+    return spawn_gcs_shard(s, gcs_cfg);
+  }));
+  sup.children.push_back(child("object_store", part::store,
+                               [table = store_](caf::actor_system& s) {
+                                 return spawn_object_store(s, table);
+                               }));
+  sup.children.push_back(child("local_scheduler", part::scheduler,
+                               [sched_cfg](caf::actor_system& s) {
+                                 return spawn_local_scheduler(s, sched_cfg);
+                               }));
+  supervisor_ = detail::spawn_supervisor(*sys_, std::move(sup));
+  // The supervisor starts its children asynchronously; the node is usable once they run.
+  for (auto id : {"gcs_shard", "object_store", "local_scheduler"})
+    if (auto a = detail::which_child(*sys_, supervisor_, id, request_timeout); !a)
+      throw failure{{errc::runtime_stopped, std::string{"node could not start its "} + id
+                                              + ": " + caf::to_string(a.error())}};
+}
+
+local_node::~local_node() {
+  stopping_ = true;
+  {
+    std::lock_guard<std::mutex> guard{liveness_->mtx};
+    liveness_->alive = false;
+  }
+  {
+    std::lock_guard<std::mutex> guard{hosts_mtx_};
+    for (auto& weak : hosts_)
+      if (auto rec = weak.lock()) {
+        if (auto h = rec->host())
+          caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+        rec->detach();
+      }
+    hosts_.clear();
+  }
+  caf::anon_send_exit(supervisor_, caf::exit_reason::user_shutdown);
+  supervisor_ = nullptr;
+  {
+    std::lock_guard<std::mutex> guard{parts_mtx_};
+    gcs_ = nullptr;
+    store_actor_ = nullptr;
+    scheduler_ = nullptr;
+  }
+  sys_.reset(); // waits for every actor, including workers finishing a running task
+}
+
+caf::actor local_node::current(part p) {
+  std::lock_guard<std::mutex> guard{parts_mtx_};
+  switch (p) {
+    case part::gcs:
+      return gcs_;
+    case part::store:
+      return store_actor_;
+    case part::scheduler:
+      return scheduler_;
+  }
+  return nullptr;
+}
+
+void local_node::set_current(part p, caf::actor a) {
+  std::lock_guard<std::mutex> guard{parts_mtx_};
+  switch (p) {
+    case part::gcs:
+      gcs_ = std::move(a);
+      break;
+    case part::store:
+      store_actor_ = std::move(a);
+      break;
+    case part::scheduler:
+      scheduler_ = std::move(a);
+      break;
+  }
+}
+
+uint64_t local_node::new_owner_id() {
+  return next_owner_.fetch_add(1, std::memory_order_relaxed);
+}
+
+object_id local_node::new_object_id(uint64_t owner) {
+  return {owner, next_seq_.fetch_add(1, std::memory_order_relaxed)};
+}
+
+void local_node::submit(detail::task_ptr task) {
+  auto sched = stopping_ ? caf::actor{} : current(part::scheduler);
+  if (!sched) {
+    task->result->set_error({errc::runtime_stopped,
+                             "node is stopping; task '" + task->name + "' was not run"});
+    return;
+  }
+  caf::anon_send(sched, submit_atom::value, std::move(task));
+}
+
+bool local_node::cancel(detail::task_spec& task) {
+  auto c = task.claim.load();
+  while ((c & 3) == static_cast<uint64_t>(detail::task_phase::queued)) {
+    if (task.claim.compare_exchange_weak(
+          c, detail::make_claim(c >> 2, detail::task_phase::cancelled))) {
+      task.result->set_error({errc::cancelled, "task '" + task.name + "' was cancelled"});
+      return true;
+    }
+  }
+  return false;
+}
+
+result<std::unique_ptr<detail::store_lease>>
+local_node::admit(const object_id& id, const detail::boxed_value& v) {
+  return store_->admit(id, v);
+}
+
+result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
+  if (stopping_)
+    return error{errc::runtime_stopped, "node is stopping"};
+  auto name = spec.options.name;
+  auto rec = std::make_shared<host_record>(std::move(spec), liveness_);
+  rec->set_host(spawn_actor_host(*sys_, *this, rec));
+  if (!name.empty()) {
+    caf::scoped_actor self{*sys_};
+    bool registered = false;
+    std::string why;
+    self->request(current(part::gcs), request_timeout, register_atom::value, name,
+                  detail::actor_record_ptr{rec})
+      .receive([&](bool ok) { registered = ok; },
+               [&](caf::error& e) { why = reason_of(e); });
+    if (!registered) {
+      caf::anon_send(rec->host(), kill_atom::value, false);
+      return error{errc::invalid_argument,
+                   why.empty() ? "actor name '" + name + "' is already taken"
+                               : "could not register actor name '" + name + "': " + why};
+    }
+  }
+  std::lock_guard<std::mutex> guard{hosts_mtx_};
+  if (hosts_.size() > 64 && hosts_.size() == hosts_.capacity())
+    hosts_.erase(std::remove_if(hosts_.begin(), hosts_.end(),
+                                [](auto& w) { return w.expired(); }),
+                 hosts_.end());
+  hosts_.push_back(rec);
+  return detail::actor_record_ptr{std::move(rec)};
+}
+
+void local_node::call(detail::actor_record& target, detail::task_ptr call) {
+  auto h = static_cast<host_record&>(target).host();
+  if (!h || stopping_) {
+    call->result->set_error({errc::actor_died, "actor of type '" + target.spec().type_name
+                                                 + "' is gone: the node stopped"});
+    return;
+  }
+  caf::anon_send(h, call_atom::value, std::move(call));
+}
+
+void local_node::kill(detail::actor_record& target, bool restart) {
+  if (auto h = static_cast<host_record&>(target).host())
+    caf::anon_send(h, kill_atom::value, restart);
+  if (!restart && !target.spec().options.name.empty())
+    if (auto gcs = current(part::gcs))
+      caf::anon_send(gcs, forget_atom::value, target.spec().options.name);
+}
+
+result<detail::actor_record_ptr> local_node::find_actor(const std::string& name) {
+  caf::scoped_actor self{*sys_};
+  result<detail::actor_record_ptr> out{error{errc::unregistered, ""}};
+  self->request(current(part::gcs), request_timeout, lookup_atom::value, name)
+    .receive([&](detail::actor_record_ptr& rec) { out = std::move(rec); },
+             [&](caf::error&) {
+               out = error{errc::unregistered, "no live actor is named '" + name + "'"};
+             });
+  return out;
+}
+
+node_stats local_node::stats() {
+  node_stats out;
+  auto s = store_->stats();
+  out.store_objects = s.objects;
+  out.store_bytes = s.bytes;
+  out.store_capacity = s.capacity;
+  out.store_rejected = s.rejected;
+  caf::scoped_actor self{*sys_};
+  self->request(current(part::scheduler), request_timeout, stats_atom::value)
+    .receive(
+      [&](size_t queued, size_t dispatched, size_t workers, size_t blocked,
+          std::string& available) {
+        out.queued_tasks = queued;
+        out.dispatched_tasks = dispatched;
+        out.workers = workers;
+        out.blocked_workers = blocked;
+        out.available = std::move(available);
+      },
+      [](caf::error&) {});
+  self->request(current(part::gcs), request_timeout, stats_atom::value)
+    .receive([&](size_t, size_t named) { out.named_actors = named; }, [](caf::error&) {});
+  return out;
+}
+
+} // namespace swarm::actors

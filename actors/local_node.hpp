@@ -1,0 +1,77 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include "actors/actor_host.hpp"
+#include "actors/store_table.hpp"
+#include "actors/topology.hpp"
+#include "framework/application.hpp"
+#include "framework/detail/core.hpp"
+#include "framework/runtime_config.hpp"
+
+namespace swarm::actors {
+
+/// One node inside this process: a CAF actor system whose `node_supervisor` runs the
+/// control store shard, the object store and the local scheduler (rest_for_one: a
+/// restarted control store restarts what depends on it).
+class local_node final : public detail::core {
+public:
+  local_node(const application& app, const runtime_config& cfg);
+  ~local_node() override;
+
+  const application& app() const override { return app_; }
+  uint64_t new_owner_id() override;
+  object_id new_object_id(uint64_t owner) override;
+  resource_set total_resources() const override { return total_; }
+  void submit(detail::task_ptr task) override;
+  bool cancel(detail::task_spec& task) override;
+  result<std::unique_ptr<detail::store_lease>> admit(const object_id& id,
+                                                     const detail::boxed_value& v) override;
+  result<detail::actor_record_ptr> spawn(detail::actor_spec spec) override;
+  void call(detail::actor_record& target, detail::task_ptr call) override;
+  void kill(detail::actor_record& target, bool restart) override;
+  result<detail::actor_record_ptr> find_actor(const std::string& name) override;
+  node_stats stats() override;
+
+  /// The node's supervisor (for tests that crash system actors).
+  const caf::actor& supervisor() const { return supervisor_; }
+
+  caf::actor_system& system() { return *sys_; }
+
+private:
+  enum class part { gcs, store, scheduler };
+
+  caf::actor current(part p);
+  void set_current(part p, caf::actor a);
+
+  const application& app_;
+  runtime_config config_;
+  topology topo_;
+  resource_set total_;
+  std::shared_ptr<store_table> store_;
+  std::shared_ptr<node_liveness> liveness_;
+  caf::actor_system_config sys_config_;
+  std::unique_ptr<caf::actor_system> sys_;
+  caf::actor supervisor_;
+
+  std::mutex parts_mtx_;
+  caf::actor gcs_;
+  caf::actor store_actor_;
+  caf::actor scheduler_;
+
+  std::atomic<uint64_t> next_owner_{1};
+  std::atomic<uint64_t> next_seq_{1};
+  std::atomic<bool> stopping_{false};
+
+  std::mutex hosts_mtx_;
+  std::vector<std::weak_ptr<host_record>> hosts_;
+};
+
+} // namespace swarm::actors

@@ -1,0 +1,271 @@
+#include "actors/local_scheduler.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "actors/cpu_worker.hpp"
+#include "actors/messages.hpp"
+#include "framework/detail/core.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using detail::make_claim;
+using detail::task_phase;
+using detail::task_ptr;
+
+struct worker_slot {
+  caf::actor handle;
+  std::deque<task_ptr> inflight;  // front: running or next to run
+  resource_set lease;
+  bool leased = false;
+  bool blocked = false;
+};
+
+// Moves a queued task to a new dispatch epoch; false when it already runs or ended.
+bool reclaim(detail::task_spec& t) {
+  auto c = t.claim.load();
+  while ((c & 3) == static_cast<uint64_t>(task_phase::queued)) {
+    if (t.claim.compare_exchange_weak(c, make_claim((c >> 2) + 1, task_phase::queued)))
+      return true;
+  }
+  return false;
+}
+
+// Cancels a queued task for good; false when it already runs or ended.
+bool abort_queued(detail::task_spec& t) {
+  auto c = t.claim.load();
+  while ((c & 3) == static_cast<uint64_t>(task_phase::queued)) {
+    if (t.claim.compare_exchange_weak(c, make_claim(c >> 2, task_phase::cancelled)))
+      return true;
+  }
+  return false;
+}
+
+struct scheduler_state {
+  scheduler_config config;
+  resource_set available;
+  std::vector<worker_slot> workers;
+  std::map<int32_t, std::deque<task_ptr>, std::greater<>> ready;
+  caf::event_based_actor* self = nullptr;
+
+  ~scheduler_state() {
+    // Whatever has not started will not run now; its owners learn why.
+    auto stop = [](const task_ptr& t) {
+      if (abort_queued(*t))
+        t->result->set_error({errc::runtime_stopped,
+                              "node stopped before task '" + t->name + "' ran"});
+    };
+    for (auto& [prio, q] : ready)
+      for (auto& t : q)
+        stop(t);
+    for (auto& w : workers) {
+      for (auto& t : w.inflight)
+        stop(t);
+      if (w.handle)
+        caf::anon_send_exit(w.handle, caf::exit_reason::user_shutdown);
+    }
+  }
+
+  void start_worker(size_t index) {
+    worker_config wc;
+    wc.index = index;
+    wc.scheduler = self->address();
+    wc.node = config.node;
+    wc.pin_to = index < config.initial_workers ? config.topo : nullptr;
+    auto w = spawn_cpu_worker(self->home_system(), wc);
+    self->monitor(w);
+    if (index == workers.size())
+      workers.emplace_back();
+    workers[index] = worker_slot{};
+    workers[index].handle = std::move(w);
+  }
+
+  // Picks a worker for a task of demand `d`: an idle one first (spreading load), then the
+  // least loaded worker already leased for that shape, then a new worker.
+  std::optional<size_t> pick(const resource_set& d) {
+    bool fits = d.fits_in(available);
+    std::optional<size_t> pipelined;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      auto& w = workers[i];
+      if (w.blocked)
+        continue;
+      if (!w.leased) {
+        if (fits)
+          return i;
+      } else if (w.lease == d && w.inflight.size() <= config.pipeline_depth
+                 && (!pipelined || w.inflight.size() < workers[*pipelined].inflight.size())) {
+        pipelined = i;
+      }
+    }
+    if (pipelined)
+      return pipelined;
+    if (fits && workers.size() < config.max_workers) {
+      start_worker(workers.size());
+      return workers.size() - 1;
+    }
+    return std::nullopt;
+  }
+
+  void dispatch_ready() {
+    for (auto& [prio, q] : ready) {
+      while (!q.empty()) {
+        auto& t = q.front();
+        if (t->phase() != task_phase::queued) {
+          q.pop_front();
+          continue;
+        }
+        auto w = pick(t->options.resources);
+        if (!w)
+          return; // keep priority order: nothing lower runs before this one
+        auto& slot = workers[*w];
+        if (!slot.leased) {
+          slot.leased = true;
+          slot.lease = t->options.resources;
+          available -= slot.lease;
+        }
+        self->send(slot.handle, run_atom::value, dispatch{t, t->epoch()});
+        slot.inflight.push_back(std::move(t));
+        q.pop_front();
+      }
+    }
+  }
+
+  void release_if_idle(worker_slot& w) {
+    if (w.inflight.empty() && w.leased && !w.blocked) {
+      available += w.lease;
+      w.leased = false;
+      w.lease = resource_set{};
+    }
+  }
+
+  void on_done(size_t index, const task_ptr& t) {
+    if (index >= workers.size())
+      return;
+    auto& w = workers[index];
+    auto i = std::find(w.inflight.begin(), w.inflight.end(), t);
+    if (i != w.inflight.end())
+      w.inflight.erase(i);
+    release_if_idle(w);
+    dispatch_ready();
+  }
+
+  void on_blocked(size_t index) {
+    if (index >= workers.size() || workers[index].blocked)
+      return;
+    auto& w = workers[index];
+    // Everything behind the blocked task goes back to the queue, in order: it may be
+    // exactly what the blocked task waits for.
+    std::deque<task_ptr> keep;
+    for (size_t k = 0; k < w.inflight.size(); ++k) {
+      auto& t = w.inflight[k];
+      if (k > 0 && reclaim(*t))
+        requeue_front(t, k);
+      else
+        keep.push_back(t);
+    }
+    w.inflight.swap(keep);
+    w.blocked = true;
+    if (w.leased)
+      available += w.lease;
+    dispatch_ready();
+  }
+
+  void requeue_front(const task_ptr& t, size_t order) {
+    auto& q = ready[t->options.priority];
+    // Tasks of one blocked worker are put back ahead of newer work, keeping their order.
+    q.insert(q.begin() + static_cast<std::ptrdiff_t>(std::min(order - 1, q.size())), t);
+  }
+
+  void on_unblocked(size_t index) {
+    if (index >= workers.size() || !workers[index].blocked)
+      return;
+    auto& w = workers[index];
+    w.blocked = false;
+    if (w.leased)
+      available -= w.lease; // may briefly oversubscribe, as a task resumes
+    release_if_idle(w);
+  }
+
+  void on_worker_down(const caf::down_msg& dm) {
+    for (size_t index = 0; index < workers.size(); ++index) {
+      auto& w = workers[index];
+      if (w.handle.address() != dm.source)
+        continue;
+      auto lost = std::move(w.inflight);
+      if (w.leased && !w.blocked)
+        available += w.lease;
+      for (auto& t : lost) {
+        auto phase = t->phase();
+        if (phase == task_phase::running) {
+          if (t->attempts < t->options.max_retries) {
+            ++t->attempts;
+            t->claim.store(make_claim(t->epoch() + 1, task_phase::queued));
+            ready[t->options.priority].push_back(t);
+          } else {
+            t->claim.store(make_claim(t->epoch(), task_phase::finished));
+            t->result->set_error({errc::worker_died,
+                                  "worker running task '" + t->name + "' died ("
+                                    + caf::to_string(dm.reason) + ") and "
+                                    + std::to_string(t->options.max_retries)
+                                    + " retries are used up"});
+          }
+        } else if (reclaim(*t)) {
+          ready[t->options.priority].push_back(t);
+        }
+      }
+      start_worker(index);
+      dispatch_ready();
+      return;
+    }
+  }
+
+  void on_submit(task_ptr t) {
+    if (t->phase() != task_phase::queued)
+      return;
+    ready[t->options.priority].push_back(std::move(t));
+    dispatch_ready();
+  }
+};
+
+caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
+                              scheduler_config cfg) {
+  auto& st = self->state;
+  st.self = self;
+  st.config = cfg;
+  st.available = cfg.total;
+  for (size_t i = 0; i < cfg.initial_workers; ++i)
+    st.start_worker(i);
+  self->set_down_handler([self](caf::down_msg& dm) { self->state.on_worker_down(dm); });
+  return {
+    [self](submit_atom, task_ptr& t) { self->state.on_submit(std::move(t)); },
+    [self](done_atom, size_t index, task_ptr& t) { self->state.on_done(index, t); },
+    [self](blocked_atom, size_t index) { self->state.on_blocked(index); },
+    [self](unblocked_atom, size_t index) { self->state.on_unblocked(index); },
+    [self](stats_atom) {
+      size_t queued = 0, running = 0, blocked = 0;
+      for (auto& [p, q] : self->state.ready)
+        queued += q.size();
+      for (auto& w : self->state.workers) {
+        running += w.inflight.size();
+        blocked += w.blocked ? 1 : 0;
+      }
+      return caf::make_message(queued, running, self->state.workers.size(), blocked,
+                               self->state.available.to_string());
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg) {
+  return sys.spawn(local_scheduler, cfg);
+}
+
+} // namespace swarm::actors

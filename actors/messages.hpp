@@ -1,0 +1,42 @@
+#pragma once
+
+// Messages between the system actors of one node. They never leave the process, so they
+// carry pointers; what crosses nodes is defined in transport/.
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "framework/detail/task_spec.hpp"
+
+namespace swarm::actors {
+
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using run_atom = caf::atom_constant<caf::atom("run")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
+using blocked_atom = caf::atom_constant<caf::atom("blocked")>;
+using unblocked_atom = caf::atom_constant<caf::atom("unblocked")>;
+using call_atom = caf::atom_constant<caf::atom("call")>;
+using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using kill_atom = caf::atom_constant<caf::atom("kill")>;
+using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using register_atom = caf::atom_constant<caf::atom("register")>;
+using lookup_atom = caf::atom_constant<caf::atom("lookup")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
+
+/// A task handed to a worker for one dispatch epoch.
+struct dispatch {
+  detail::task_ptr task;
+  uint64_t epoch = 0;
+};
+
+} // namespace swarm::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::detail::task_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::dispatch)
+
+#include "framework/detail/actor_record.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::detail::actor_record_ptr)

@@ -1,0 +1,78 @@
+#include "actors/store_table.hpp"
+
+#include <cstdio>
+
+namespace swarm::actors {
+
+namespace {
+
+std::string human_bytes(size_t n) {
+  char buf[32];
+  if (n >= (size_t{1} << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / (1 << 30));
+  else if (n >= (size_t{1} << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(n) / (1 << 20));
+  else
+    std::snprintf(buf, sizeof buf, "%zu B", n);
+  return buf;
+}
+
+} // namespace
+
+class table_lease final : public detail::store_lease {
+public:
+  table_lease(std::shared_ptr<store_table> table, object_id id)
+    : table_(std::move(table)), id_(id) {}
+  ~table_lease() override { table_->release(id_); }
+
+private:
+  std::shared_ptr<store_table> table_;
+  object_id id_;
+};
+
+store_table::store_table(size_t capacity, size_t inline_threshold)
+  : capacity_(capacity), inline_threshold_(inline_threshold) {}
+
+result<std::unique_ptr<detail::store_lease>>
+store_table::admit(const object_id& id, const detail::boxed_value& value) {
+  auto bytes = value.type->byte_size(value.ptr.get());
+  if (bytes < inline_threshold_)
+    return std::unique_ptr<detail::store_lease>{};
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (bytes > capacity_ - bytes_) {
+      ++rejected_;
+      return error{errc::store_full,
+                   "object " + id.to_string() + " (" + value.type->name + ", "
+                     + human_bytes(bytes) + ") does not fit in the object store: "
+                     + human_bytes(bytes_) + " of " + human_bytes(capacity_) + " in use"};
+    }
+    auto [i, added] = objects_.emplace(id, bytes);
+    if (!added)
+      return error{errc::invalid_argument, "object " + id.to_string() + " is already stored"};
+    bytes_ += bytes;
+  }
+  return std::unique_ptr<detail::store_lease>{
+    std::make_unique<table_lease>(shared_from_this(), id)};
+}
+
+void store_table::release(const object_id& id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = objects_.find(id);
+  if (i == objects_.end())
+    return;
+  bytes_ -= i->second;
+  objects_.erase(i);
+}
+
+store_stats store_table::stats() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return {objects_.size(), bytes_, capacity_, inline_threshold_, rejected_};
+}
+
+bool store_table::contains(const object_id& id) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return objects_.count(id) > 0;
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "framework/detail/object_slot.hpp"
+#include "framework/object_id.hpp"
+#include "framework/result.hpp"
+
+namespace swarm::actors {
+
+/// What the object store holds right now.
+struct store_stats {
+  size_t objects = 0;
+  size_t bytes = 0;
+  size_t capacity = 0;
+  size_t inline_threshold = 0;
+  size_t rejected = 0;
+};
+
+/// The data plane of a node's object store: accounts the bytes of every stored object
+/// against the capacity. Values themselves are shared immutably with their owners' slots,
+/// so a read on the node never copies. Thread-safe; leases keep it alive.
+class store_table final : public std::enable_shared_from_this<store_table> {
+public:
+  store_table(size_t capacity, size_t inline_threshold);
+
+  /// Admits a value: no lease for values under the inline threshold, `store_full` when
+  /// it does not fit.
+  result<std::unique_ptr<detail::store_lease>> admit(const object_id& id,
+                                                     const detail::boxed_value& value);
+
+  store_stats stats() const;
+
+  /// Whether `id` is stored.
+  bool contains(const object_id& id) const;
+
+private:
+  friend class table_lease;
+  void release(const object_id& id);
+
+  mutable std::mutex mtx_;
+  std::unordered_map<object_id, size_t> objects_;
+  size_t bytes_ = 0;
+  size_t rejected_ = 0;
+  const size_t capacity_;
+  const size_t inline_threshold_;
+};
+
+} // namespace swarm::actors

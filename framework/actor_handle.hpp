@@ -1,0 +1,71 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "framework/detail/actor_record.hpp"
+#include "framework/detail/callable_traits.hpp"
+#include "framework/detail/make_arg.hpp"
+#include "framework/object_ref.hpp"
+
+namespace swarm {
+
+/// A reference to a live actor of type `T`; copies refer to the same actor. An unnamed
+/// actor stops when its last handle goes.
+template <class T>
+class actor_handle {
+public:
+  actor_handle() = default;
+
+  /// For the runtime.
+  actor_handle(detail::core& c, detail::actor_record_ptr rec)
+    : core_(&c), record_(std::move(rec)) {}
+
+  /// Calls `method(xs...)` on the actor and returns a future of the result at once. Calls
+  /// made from one thread run in the order made.
+  template <class R, class... Args, class... Xs>
+  object_ref<R> call(R (T::*method)(Args...), Xs&&... xs) const {
+    return call_impl<R, Args...>(method, std::forward<Xs>(xs)...);
+  }
+
+  template <class R, class... Args, class... Xs>
+  object_ref<R> call(R (T::*method)(Args...) const, Xs&&... xs) const {
+    return call_impl<R, Args...>(method, std::forward<Xs>(xs)...);
+  }
+
+  bool valid() const noexcept { return record_ != nullptr; }
+
+  /// Whether the actor died for good.
+  bool dead() const { return record_->dead(); }
+
+  /// The actor's registered type name.
+  const std::string& type_name() const { return record_->spec().type_name; }
+
+  /// For the runtime.
+  const detail::actor_record_ptr& record() const noexcept { return record_; }
+
+private:
+  template <class R, class... Args, class M, class... Xs>
+  object_ref<R> call_impl(M method, Xs&&... xs) const {
+    static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
+    auto task = detail::make_task(*core_, record_->spec().owner, record_->spec().type_name,
+                                  {detail::make_arg<Args>(std::forward<Xs>(xs))...});
+    task->params = detail::param_types(detail::type_list<Args...>{});
+    task->own_fn = [method](void* self, context& ctx,
+                            const void* const* args) -> detail::boxed_value {
+      auto& obj = *static_cast<T*>(static_cast<actor*>(self));
+      auto bound = [&](auto&&... a) -> decltype(auto) { return (obj.*method)(a...); };
+      return detail::call_unboxed<false, R, Args...>(bound, ctx, args,
+                                                     std::index_sequence_for<Args...>{});
+    };
+    task->fn = &task->own_fn;
+    return object_ref<R>{detail::send_actor_call(*core_, *record_, std::move(task))};
+  }
+
+  detail::core* core_ = nullptr;
+  detail::actor_record_ptr record_;
+};
+
+} // namespace swarm

@@ -1,0 +1,112 @@
+#include "framework/application.hpp"
+
+namespace swarm {
+
+namespace {
+
+std::string names_of(const std::vector<const detail::type_descriptor*>& types) {
+  std::string out;
+  for (auto* t : types) {
+    if (!out.empty())
+      out += ", ";
+    out += t->name;
+  }
+  return out;
+}
+
+} // namespace
+
+application::application() = default;
+
+application::~application() = default;
+
+const detail::function_entry&
+application::add_function(std::unique_ptr<detail::function_entry> e) {
+  if (e->name.empty())
+    throw failure{{errc::invalid_argument, "function name must not be empty"}};
+  auto [i, added] = functions_.emplace(e->name, nullptr);
+  if (!added)
+    throw failure{{errc::invalid_argument,
+                   "function '" + e->name + "' is already registered"}};
+  i->second = std::move(e);
+  return *i->second;
+}
+
+const std::string& application::add_actor_type(std::string name) {
+  if (name.empty())
+    throw failure{{errc::invalid_argument, "actor type name must not be empty"}};
+  auto [i, added] = actor_types_.emplace(name, nullptr);
+  if (!added)
+    throw failure{{errc::invalid_argument,
+                   "actor type '" + name + "' is already registered"}};
+  i->second = std::make_unique<std::string>(std::move(name));
+  return *i->second;
+}
+
+result<const detail::function_entry*> application::find_entry(const std::string& name) const {
+  auto i = functions_.find(name);
+  if (i != functions_.end())
+    return static_cast<const detail::function_entry*>(i->second.get());
+  std::string known;
+  for (auto& [n, e] : functions_)
+    known += (known.empty() ? "" : ", ") + n;
+  return error{errc::unregistered, "no function named '" + name + "' is registered"
+                                     + (known.empty() ? "" : " (registered: " + known + ")")};
+}
+
+std::vector<std::string> application::function_names() const {
+  std::vector<std::string> out;
+  for (auto& [name, e] : functions_)
+    out.push_back(name);
+  return out;
+}
+
+bool application::has_actor_type(const std::string& name) const {
+  return actor_types_.count(name) > 0;
+}
+
+result<void>
+application::check_signature(const detail::function_entry& e,
+                             const std::vector<const detail::type_descriptor*>& params,
+                             const detail::type_descriptor* res) {
+  bool same = params.size() == e.params.size() && detail::same_type(*res, *e.result);
+  for (size_t i = 0; same && i < params.size(); ++i)
+    same = detail::same_type(*params[i], *e.params[i]);
+  if (same)
+    return {};
+  return error{errc::type_mismatch, "function '" + e.name + "' has signature "
+                                      + e.signature() + ", not " + res->name + "("
+                                      + names_of(params) + ")"};
+}
+
+} // namespace swarm
+
+namespace swarm::detail {
+
+std::string function_entry::signature() const {
+  return result->name + "(" + names_of(params) + ")";
+}
+
+result<void> check_arguments(const std::string& what,
+                             const std::vector<const type_descriptor*>& params,
+                             const std::vector<task_arg>& args) {
+  if (params.size() != args.size())
+    return error{errc::type_mismatch, what + " takes " + std::to_string(params.size())
+                                        + " argument(s), got " + std::to_string(args.size())};
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto* actual = args[i].value.type;
+    if (actual == nullptr && args[i].ref) {
+      auto v = args[i].ref->read();
+      if (!v)
+        continue; // the dependency's own error is reported when it resolves
+      actual = v->type;
+    }
+    if (actual != nullptr && !same_type(*actual, *params[i]))
+      return error{errc::type_mismatch, what + " argument " + std::to_string(i + 1)
+                                          + ": expected " + params[i]->name + ", got "
+                                          + actual->name};
+  }
+  return {};
+}
+
+} // namespace swarm::detail

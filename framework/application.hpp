@@ -1,0 +1,131 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "framework/actor.hpp"
+#include "framework/detail/callable_traits.hpp"
+#include "framework/detail/function_entry.hpp"
+#include "framework/result.hpp"
+
+namespace swarm {
+
+/// A handle to a registered task function with signature `Sig`; cheap to copy.
+template <class Sig>
+class task_fn;
+
+template <class R, class... Args>
+class task_fn<R(Args...)> {
+public:
+  task_fn() = default;
+  explicit task_fn(const detail::function_entry* entry) : entry_(entry) {}
+
+  const std::string& name() const { return entry_->name; }
+  const detail::function_entry* entry() const noexcept { return entry_; }
+
+private:
+  const detail::function_entry* entry_ = nullptr;
+};
+
+/// A handle to a registered actor type.
+template <class T>
+class actor_class {
+public:
+  actor_class() = default;
+  explicit actor_class(const std::string* name) : name_(name) {}
+
+  const std::string& name() const { return *name_; }
+
+private:
+  const std::string* name_ = nullptr;
+};
+
+namespace detail {
+
+template <class R, class List>
+struct task_fn_of;
+template <class R, class... Args>
+struct task_fn_of<R, type_list<Args...>> {
+  using type = task_fn<R(Args...)>;
+};
+
+} // namespace detail
+
+/// Everything a program can run remotely, registered explicitly by name. Build it in
+/// `main()`, then hand it to a `runtime`; it must outlive the runtime.
+class application {
+public:
+  application();
+  ~application();
+  application(const application&) = delete;
+  application& operator=(const application&) = delete;
+
+  /// Registers a task function (a function or non-generic lambda). Its parameters are
+  /// taken by value or const reference; a leading `context&` gives nested submission.
+  template <class F>
+  auto function(std::string name, F f) {
+    using traits = detail::callable_traits<std::decay_t<F>>;
+    using R = typename traits::result_type;
+    using params = typename traits::params;
+    auto entry = std::make_unique<detail::function_entry>();
+    entry->name = std::move(name);
+    entry->params = detail::param_types(params{});
+    entry->result = &detail::type_of<detail::stored_t<R>>();
+    entry->fn = make_invoker<traits::takes_context, R>(std::move(f), params{});
+    return typename detail::task_fn_of<R, params>::type{&add_function(std::move(entry))};
+  }
+
+  /// Registers an actor type: a class deriving from `swarm::actor`.
+  template <class T>
+  actor_class<T> actor_type(std::string name) {
+    static_assert(std::is_base_of_v<actor, T>, "actor types must derive from swarm::actor");
+    return actor_class<T>{&add_actor_type(std::move(name))};
+  }
+
+  /// Looks up a function by name, checking its signature; a clear error otherwise.
+  template <class Sig>
+  result<task_fn<Sig>> find_function(const std::string& name) const {
+    using traits = detail::callable_traits<Sig>;
+    auto e = find_entry(name);
+    if (!e)
+      return e.err();
+    auto want_params = detail::param_types(typename traits::params{});
+    auto* want_result = &detail::type_of<detail::stored_t<typename traits::result_type>>();
+    if (auto ok = check_signature(**e, want_params, want_result); !ok)
+      return ok.err();
+    return task_fn<Sig>{*e};
+  }
+
+  /// The entry registered as `name`, or an `unregistered` error listing what exists.
+  result<const detail::function_entry*> find_entry(const std::string& name) const;
+
+  /// The names of all registered functions.
+  std::vector<std::string> function_names() const;
+
+  /// Whether an actor type named `name` is registered.
+  bool has_actor_type(const std::string& name) const;
+
+private:
+  template <bool WithContext, class R, class F, class... Args>
+  static detail::invoker make_invoker(F f, detail::type_list<Args...>) {
+    return [f = std::move(f)](void*, context& ctx,
+                              const void* const* args) mutable -> detail::boxed_value {
+      return detail::call_unboxed<WithContext, R, Args...>(
+        f, ctx, args, std::index_sequence_for<Args...>{});
+    };
+  }
+
+  const detail::function_entry& add_function(std::unique_ptr<detail::function_entry> e);
+  const std::string& add_actor_type(std::string name);
+  static result<void> check_signature(const detail::function_entry& e,
+                                      const std::vector<const detail::type_descriptor*>& params,
+                                      const detail::type_descriptor* result_type);
+
+  std::map<std::string, std::unique_ptr<detail::function_entry>> functions_;
+  std::map<std::string, std::unique_ptr<std::string>> actor_types_;
+};
+
+} // namespace swarm

@@ -1,0 +1,167 @@
+#include "framework/context.hpp"
+
+#include <atomic>
+
+namespace swarm {
+
+namespace detail {
+
+core::~core() = default;
+
+actor_record::~actor_record() = default;
+
+object_slot::clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  auto now = object_slot::clock::now();
+  if (timeout == forever || timeout > std::chrono::hours(24 * 365))
+    return object_slot::clock::time_point::max();
+  return now + timeout;
+}
+
+result<std::shared_ptr<const void>> read_slot(const object_slot& slot,
+                                              const type_descriptor& expected,
+                                              std::chrono::milliseconds timeout) {
+  if (!slot.wait_until(deadline_after(timeout)))
+    return error{errc::timeout, "object " + slot.id().to_string() + " not ready after "
+                                  + std::to_string(timeout.count()) + " ms"};
+  auto v = slot.read();
+  if (!v)
+    return v.err();
+  if (!same_type(*v->type, expected))
+    return error{errc::type_mismatch, "object " + slot.id().to_string() + " holds a "
+                                        + v->type->name + ", read as " + expected.name};
+  return v->ptr;
+}
+
+task_ptr make_task(core& c, uint64_t owner, std::string name, std::vector<task_arg> args) {
+  auto t = std::make_shared<task_spec>();
+  t->name = std::move(name);
+  t->args = std::move(args);
+  t->owner = owner;
+  t->result = std::make_shared<object_slot>(c.new_object_id(owner));
+  t->result->set_producer(t);
+  return t;
+}
+
+slot_ptr send_actor_call(core& c, actor_record& target, task_ptr call) {
+  auto slot = call->result;
+  if (auto ok = check_arguments("method of actor '" + target.spec().type_name + "'",
+                                call->params, call->args);
+      !ok) {
+    slot->set_error(ok.err());
+    return slot;
+  }
+  if (target.dead()) {
+    slot->set_error({errc::actor_died, "actor of type '" + target.spec().type_name
+                                         + "' is dead"});
+    return slot;
+  }
+  c.call(target, std::move(call));
+  return slot;
+}
+
+namespace {
+
+// Submits `t` once every future among its arguments is ready; fails it when one failed.
+void submit_when_ready(core& c, task_ptr t) {
+  struct pending_deps {
+    std::atomic<size_t> count;
+  };
+  size_t unresolved = 0;
+  for (auto& a : t->args)
+    if (a.ref && !a.ref->done())
+      ++unresolved;
+  auto finish = [&c](const task_ptr& task) {
+    for (auto& a : task->args) {
+      if (!a.ref || a.ref->current() == object_slot::state::ready)
+        continue;
+      auto v = a.ref->read();
+      task->result->set_error({errc::dependency_failed,
+                               "argument " + a.ref->id().to_string() + " of task '"
+                                 + task->name + "' failed: " + v.err().to_string()});
+      return;
+    }
+    if (auto ok = check_arguments("task '" + task->name + "'", task->params, task->args); !ok) {
+      task->result->set_error(ok.err());
+      return;
+    }
+    c.submit(task);
+  };
+  if (unresolved == 0) {
+    finish(t);
+    return;
+  }
+  auto deps = std::make_shared<pending_deps>();
+  deps->count = unresolved;
+  for (auto& a : t->args)
+    if (a.ref && !a.ref->done())
+      a.ref->when_done([deps, t, finish] {
+        if (deps->count.fetch_sub(1) == 1)
+          finish(t);
+      });
+}
+
+} // namespace
+
+} // namespace detail
+
+detail::slot_ptr context::submit_erased(const detail::function_entry& f,
+                                        const task_options& opts,
+                                        std::vector<detail::task_arg> args) {
+  auto t = detail::make_task(*core_, owner_, f.name, std::move(args));
+  t->fn = &f.fn;
+  t->params = f.params;
+  t->options = opts;
+  auto slot = t->result;
+  auto total = core_->total_resources();
+  if (!opts.resources.fits_in(total)) {
+    slot->set_error({errc::infeasible, "task '" + f.name + "' demands "
+                                         + opts.resources.to_string()
+                                         + " but the node has only " + total.to_string()});
+    return slot;
+  }
+  detail::submit_when_ready(*core_, std::move(t));
+  return slot;
+}
+
+detail::slot_ptr context::call_erased(const std::string& name,
+                                      const detail::type_descriptor* result_type,
+                                      std::vector<detail::task_arg> args) {
+  auto e = core_->app().find_entry(name);
+  if (!e || !detail::same_type(*(*e)->result, *result_type)) {
+    auto slot = std::make_shared<detail::object_slot>(core_->new_object_id(owner_));
+    slot->set_error(e ? error{errc::type_mismatch, "function '" + name + "' returns "
+                                                     + (*e)->result->name + ", not "
+                                                     + result_type->name}
+                      : e.err());
+    return slot;
+  }
+  return submit_erased(**e, task_options{}, std::move(args));
+}
+
+detail::slot_ptr context::put_erased(detail::boxed_value v) {
+  auto slot = std::make_shared<detail::object_slot>(core_->new_object_id(owner_));
+  auto lease = core_->admit(slot->id(), v);
+  if (!lease)
+    throw failure{lease.err()};
+  slot->set_value(std::move(v), std::move(*lease));
+  return slot;
+}
+
+bool context::cancel_slot(const detail::slot_ptr& slot) {
+  if (!slot)
+    return false;
+  auto task = slot->producer();
+  return task && core_->cancel(*task);
+}
+
+detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {
+  if (!core_->app().has_actor_type(spec.type_name))
+    throw failure{{errc::unregistered,
+                   "actor type '" + spec.type_name + "' is not registered"}};
+  auto rec = core_->spawn(std::move(spec));
+  if (!rec)
+    throw failure{rec.err()};
+  return std::move(*rec);
+}
+
+} // namespace swarm

@@ -1,0 +1,168 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "framework/actor_handle.hpp"
+#include "framework/application.hpp"
+#include "framework/detail/core.hpp"
+#include "framework/detail/make_arg.hpp"
+#include "framework/object_ref.hpp"
+#include "framework/options.hpp"
+
+namespace swarm {
+
+/// Which of the references given to `wait` are ready.
+template <class T>
+struct wait_result {
+  std::vector<object_ref<T>> ready;
+  std::vector<object_ref<T>> pending;
+};
+
+/// Submits tasks, creates actors, puts and waits on objects on behalf of one owner (the
+/// driver, a task, or an actor). The owner of a call's result is the context it came from.
+class context {
+public:
+  /// For the runtime: a context of `owner` on node `c`.
+  context(detail::core& c, uint64_t owner) : core_(&c), owner_(owner) {}
+
+  // -- tasks ----------------------------------------------------------------------------
+
+  /// Runs `f(xs...)` somewhere and returns a future of its result at once. Arguments may
+  /// be values or futures (`object_ref`), whose values are passed once they exist.
+  template <class R, class... Args, class... Xs>
+  object_ref<R> submit(const task_fn<R(Args...)>& f, Xs&&... xs) {
+    return submit(task_options{}, f, std::forward<Xs>(xs)...);
+  }
+
+  /// As above, with resources, retries and priority.
+  template <class R, class... Args, class... Xs>
+  object_ref<R> submit(const task_options& opts, const task_fn<R(Args...)>& f,
+                       Xs&&... xs) {
+    static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
+    return object_ref<R>{submit_erased(*f.entry(), opts, {detail::make_arg<Args>(std::forward<Xs>(xs))...})};
+  }
+
+  /// Runs the function registered as `name`, with types checked at run time: a wrong
+  /// name, argument count or type gives a future holding the error.
+  template <class R, class... Xs>
+  object_ref<R> call(const std::string& name, Xs&&... xs) {
+    return object_ref<R>{call_erased(name, &detail::type_of<detail::stored_t<R>>(),
+                                     {detail::make_dynamic_arg(std::forward<Xs>(xs))...})};
+  }
+
+  /// Cancels a task that has not started; its future then holds a `cancelled` error.
+  /// Returns false when the task already runs or finished.
+  template <class T>
+  bool cancel(const object_ref<T>& ref) {
+    return cancel_slot(ref.slot());
+  }
+
+  // -- objects --------------------------------------------------------------------------
+
+  /// Stores a value and returns its reference. Throws `failure` (`store_full`) when the
+  /// object store has no room.
+  template <class T>
+  object_ref<std::decay_t<T>> put(T&& value) {
+    return object_ref<std::decay_t<T>>{put_erased(detail::boxed_value::make(std::forward<T>(value)))};
+  }
+
+  /// Waits until `k` of `refs` are ready or `timeout` passes.
+  template <class T>
+  wait_result<T> wait(const std::vector<object_ref<T>>& refs, size_t k,
+                      std::chrono::milliseconds timeout = forever) {
+    std::vector<detail::object_slot*> slots;
+    slots.reserve(refs.size());
+    for (auto& r : refs)
+      slots.push_back(r.slot().get());
+    auto done = detail::wait_for_slots(slots, k, detail::deadline_after(timeout));
+    wait_result<T> out;
+    for (size_t i = 0; i < refs.size(); ++i)
+      (done[i] ? out.ready : out.pending).push_back(refs[i]);
+    return out;
+  }
+
+  /// Frees an object now, even while references remain; reading it then fails with
+  /// `object_freed`.
+  template <class T>
+  void free(const object_ref<T>& ref) {
+    if (ref.valid())
+      ref.slot()->free();
+  }
+
+  // -- actors ---------------------------------------------------------------------------
+
+  /// Creates an actor of type `T`, constructed from `xs...`.
+  template <class T, class... Xs>
+  actor_handle<T> spawn(const actor_class<T>& cls, Xs&&... xs) {
+    return spawn(actor_options{}, cls, std::forward<Xs>(xs)...);
+  }
+
+  /// As above, with restarts, resources and a name.
+  template <class T, class... Xs>
+  actor_handle<T> spawn(const actor_options& opts, const actor_class<T>& cls,
+                        Xs&&... xs) {
+    static_assert(std::is_constructible_v<T, std::decay_t<Xs>&...>,
+                  "the actor type cannot be constructed from these arguments");
+    static_assert((is_encodable_v<std::decay_t<Xs>> && ...),
+                  "actor constructor arguments must be encodable");
+    detail::actor_spec spec;
+    spec.type_name = cls.name();
+    spec.options = opts;
+    spec.owner = owner_;
+    spec.factory = [args = std::make_tuple(std::decay_t<Xs>(std::forward<Xs>(xs))...)]() {
+      return std::apply(
+        [](auto&... a) -> std::unique_ptr<actor> { return std::make_unique<T>(a...); }, args);
+    };
+    return actor_handle<T>{*core_, spawn_erased(std::move(spec))};
+  }
+
+  /// Finds the actor named `name`; `unregistered` when there is none.
+  template <class T>
+  result<actor_handle<T>> find_actor(const actor_class<T>& cls, const std::string& name) {
+    auto rec = core_->find_actor(name);
+    if (!rec)
+      return rec.err();
+    if ((*rec)->spec().type_name != cls.name())
+      return error{errc::type_mismatch, "actor '" + name + "' is a "
+                                          + (*rec)->spec().type_name + ", not a "
+                                          + cls.name()};
+    return actor_handle<T>{*core_, std::move(*rec)};
+  }
+
+  /// Stops an actor; with `restart` it is restarted if its policy allows.
+  template <class T>
+  void kill(const actor_handle<T>& a, bool restart = false) {
+    core_->kill(*a.record(), restart);
+  }
+
+  // -- introspection --------------------------------------------------------------------
+
+  /// The identity that owns what this context creates.
+  uint64_t owner_id() const noexcept { return owner_; }
+
+  /// The node's total resources.
+  resource_set total_resources() const { return core_->total_resources(); }
+
+protected:
+  detail::core& node() const { return *core_; }
+
+private:
+  detail::slot_ptr submit_erased(const detail::function_entry& f, const task_options& opts,
+                                 std::vector<detail::task_arg> args);
+  detail::slot_ptr call_erased(const std::string& name, const detail::type_descriptor* result,
+                               std::vector<detail::task_arg> args);
+  detail::slot_ptr put_erased(detail::boxed_value v);
+  bool cancel_slot(const detail::slot_ptr& slot);
+  detail::actor_record_ptr spawn_erased(detail::actor_spec spec);
+
+  detail::core* core_;
+  uint64_t owner_;
+};
+
+} // namespace swarm

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "framework/actor.hpp"
+#include "framework/options.hpp"
+
+namespace swarm::detail {
+
+/// What it takes to create (and re-create) one actor.
+struct actor_spec {
+  std::string type_name;
+  std::function<std::unique_ptr<actor>()> factory;
+  actor_options options;
+  uint64_t owner = 0;
+};
+
+/// The runtime's side of one live actor; handles share it. When the last handle of an
+/// unnamed actor goes, the actor stops.
+class actor_record {
+public:
+  explicit actor_record(actor_spec spec) : spec_(std::move(spec)) {}
+  virtual ~actor_record();
+
+  const actor_spec& spec() const noexcept { return spec_; }
+
+  /// Whether the actor died for good; calls then fail with `actor_died`.
+  bool dead() const noexcept { return dead_.load(std::memory_order_acquire); }
+  void mark_dead() noexcept { dead_.store(true, std::memory_order_release); }
+
+private:
+  actor_spec spec_;
+  std::atomic<bool> dead_{false};
+};
+
+using actor_record_ptr = std::shared_ptr<actor_record>;
+
+} // namespace swarm::detail

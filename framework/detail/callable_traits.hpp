@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "framework/detail/type_descriptor.hpp"
+
+namespace swarm {
+class context;
+} // namespace swarm
+
+namespace swarm::detail {
+
+template <class... Ts>
+struct type_list {
+  static constexpr size_t size = sizeof...(Ts);
+};
+
+template <class R, class... Args>
+struct signature_traits {
+  using result_type = R;
+  using params = type_list<Args...>;
+  static constexpr bool takes_context = false;
+};
+
+template <class R, class... Args>
+struct signature_traits<R, context&, Args...> {
+  using result_type = R;
+  using params = type_list<Args...>;
+  static constexpr bool takes_context = true;
+};
+
+/// The signature of a function, function pointer or non-generic lambda, with a leading
+/// `context&` parameter noted and dropped.
+template <class F>
+struct callable_traits : callable_traits<decltype(&F::operator())> {};
+
+template <class R, class... Args>
+struct callable_traits<R (*)(Args...)> : signature_traits<R, Args...> {};
+
+template <class R, class... Args>
+struct callable_traits<R(Args...)> : signature_traits<R, Args...> {};
+
+template <class C, class R, class... Args>
+struct callable_traits<R (C::*)(Args...)> : signature_traits<R, Args...> {};
+
+template <class C, class R, class... Args>
+struct callable_traits<R (C::*)(Args...) const> : signature_traits<R, Args...> {};
+
+/// Parameters may be taken by value or by const reference: values are immutable.
+template <class P>
+constexpr bool is_valid_param_v =
+  !std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>;
+
+/// Calls `f(ctx?, args...)` and boxes what it returns.
+template <bool WithContext, class R, class... Args, class F, size_t... Is>
+boxed_value call_unboxed(F& f, context& ctx, const void* const* args,
+                         std::index_sequence<Is...>) {
+  auto call = [&]() -> decltype(auto) {
+    if constexpr (WithContext)
+      return f(ctx, *static_cast<const std::decay_t<Args>*>(args[Is])...);
+    else
+      return f(*static_cast<const std::decay_t<Args>*>(args[Is])...);
+  };
+  if constexpr (std::is_void_v<R>) {
+    call();
+    return boxed_value::make(unit{});
+  } else {
+    return boxed_value::make(call());
+  }
+}
+
+template <class... Args>
+std::vector<const type_descriptor*> param_types(type_list<Args...>) {
+  static_assert((is_valid_param_v<Args> && ...),
+                "Swarm task and method parameters must be taken by value or by const "
+                "reference (objects are immutable)");
+  return {&type_of<std::decay_t<Args>>()...};
+}
+
+} // namespace swarm::detail

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "framework/detail/actor_record.hpp"
+#include "framework/detail/object_slot.hpp"
+#include "framework/detail/task_spec.hpp"
+#include "framework/node_stats.hpp"
+#include "framework/resources.hpp"
+#include "framework/result.hpp"
+
+namespace swarm {
+class application;
+struct runtime_config;
+} // namespace swarm
+
+namespace swarm::detail {
+
+/// What the public API needs from a node. The framework defines it; the node's system
+/// actors (in actors/) implement it.
+class core {
+public:
+  virtual ~core();
+
+  /// The registry this node runs.
+  virtual const application& app() const = 0;
+
+  /// A fresh owner identity for a driver, worker or actor.
+  virtual uint64_t new_owner_id() = 0;
+
+  /// A fresh object id for `owner`.
+  virtual object_id new_object_id(uint64_t owner) = 0;
+
+  /// The node's total resources.
+  virtual resource_set total_resources() const = 0;
+
+  /// Queues a task whose dependencies are all ready.
+  virtual void submit(task_ptr task) = 0;
+
+  /// Tries to cancel a task that has not started; returns whether it will not run.
+  virtual bool cancel(task_spec& task) = 0;
+
+  /// Accounts a value in the object store; returns no lease for small inline values and
+  /// `store_full` when the store has no room.
+  virtual result<std::unique_ptr<store_lease>> admit(const object_id& id,
+                                                     const boxed_value& value) = 0;
+
+  /// Creates an actor.
+  virtual result<actor_record_ptr> spawn(actor_spec spec) = 0;
+
+  /// Sends a call to an actor; calls from one thread arrive in order.
+  virtual void call(actor_record& target, task_ptr call) = 0;
+
+  /// Stops an actor, restarting it when `restart` is set and its policy allows.
+  virtual void kill(actor_record& target, bool restart) = 0;
+
+  /// Finds a named actor.
+  virtual result<actor_record_ptr> find_actor(const std::string& name) = 0;
+
+  /// A snapshot of the node's store, scheduler and control store.
+  virtual node_stats stats() = 0;
+};
+
+/// Starts a single-node cluster inside this process (defined in actors/).
+std::unique_ptr<core> start_local_node(const application& app, const runtime_config& cfg);
+
+} // namespace swarm::detail

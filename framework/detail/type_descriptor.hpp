@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+#include "transport/codec.hpp"
+
+namespace swarm::detail {
+
+/// Returns the readable name of a mangled type name.
+std::string demangle(const char* mangled);
+
+/// What the runtime knows about a value type without knowing the type statically.
+struct type_descriptor {
+  const std::type_info* info;
+  std::string name;
+  /// Bytes the value occupies, for store accounting.
+  size_t (*byte_size)(const void* value);
+};
+
+/// Whether two descriptors describe the same type.
+inline bool same_type(const type_descriptor& a, const type_descriptor& b) {
+  return a.info == b.info || *a.info == *b.info;
+}
+
+/// Stands in for `void` results.
+struct unit {};
+
+template <class Inspector>
+bool inspect(Inspector&, unit&) {
+  return true;
+}
+
+/// The stored form of a result: `unit` for void.
+template <class R>
+using stored_t = std::conditional_t<std::is_void_v<R>, unit, std::decay_t<R>>;
+
+template <class T>
+size_t byte_size_of(const void* p) {
+  auto& x = *static_cast<const T*>(p);
+  if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_empty_v<T>)
+    return sizeof(T);
+  else
+    return sizeof(T) + encoded_size(x);
+}
+
+/// The descriptor of `T`: one immutable object per type, like `typeid`.
+template <class T>
+const type_descriptor& type_of() {
+  static_assert(is_encodable_v<T>,
+                "Swarm arguments and results must be encodable so they can cross nodes: "
+                "declare `template <class Inspector> bool inspect(Inspector& f, T& x)`");
+  static const type_descriptor instance{&typeid(T), demangle(typeid(T).name()),
+                                        &byte_size_of<T>};
+  return instance;
+}
+
+/// An immutable value of a type known only at run time; copies share the value.
+struct boxed_value {
+  std::shared_ptr<const void> ptr;
+  const type_descriptor* type = nullptr;
+
+  template <class T>
+  static boxed_value make(T&& x) {
+    using U = std::decay_t<T>;
+    return {std::make_shared<const U>(std::forward<T>(x)), &type_of<U>()};
+  }
+};
+
+} // namespace swarm::detail

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <type_traits>
+
+#include "framework/detail/object_slot.hpp"
+#include "framework/detail/type_descriptor.hpp"
+#include "framework/object_id.hpp"
+#include "framework/result.hpp"
+
+namespace swarm {
+
+/// Waits forever.
+inline constexpr std::chrono::milliseconds forever = std::chrono::milliseconds::max();
+
+namespace detail {
+
+/// A deadline `timeout` from now, saturating at "never".
+object_slot::clock::time_point deadline_after(std::chrono::milliseconds timeout);
+
+/// Reads a slot as a `T` after waiting up to `timeout`.
+result<std::shared_ptr<const void>> read_slot(const object_slot& slot,
+                                              const type_descriptor& expected,
+                                              std::chrono::milliseconds timeout);
+
+} // namespace detail
+
+/// A future: names an object that a task, an actor call or `put` makes, possibly not yet.
+/// Copies refer to the same object; the object is freed when no reference remains.
+template <class T>
+class object_ref {
+public:
+  using value_type = T;
+
+  object_ref() = default;
+
+  /// Wraps a slot; for the runtime.
+  explicit object_ref(detail::slot_ptr slot) : slot_(std::move(slot)) {}
+
+  /// Whether this refers to an object at all.
+  bool valid() const noexcept { return slot_ != nullptr; }
+
+  const object_id& id() const { return slot_->id(); }
+
+  /// Whether the object (or the error that replaced it) exists yet.
+  bool ready() const { return slot_ && slot_->done(); }
+
+  /// Waits up to `timeout` for the object and returns a copy of it, or the error.
+  auto get(std::chrono::milliseconds timeout = forever) const {
+    auto p = get_shared(timeout);
+    if constexpr (std::is_void_v<T>) {
+      return p ? result<void>{} : result<void>{p.err()};
+    } else {
+      return p ? result<T>{**p} : result<T>{p.err()};
+    }
+  }
+
+  /// Waits up to `timeout` and returns the stored object itself, without copying it.
+  result<std::shared_ptr<const detail::stored_t<T>>>
+  get_shared(std::chrono::milliseconds timeout = forever) const {
+    using stored = detail::stored_t<T>;
+    if (!slot_)
+      return error{errc::invalid_argument, "get on an empty object_ref"};
+    auto p = detail::read_slot(*slot_, detail::type_of<stored>(), timeout);
+    if (!p)
+      return p.err();
+    return std::static_pointer_cast<const stored>(*p);
+  }
+
+  /// The slot behind this reference; for the runtime.
+  const detail::slot_ptr& slot() const noexcept { return slot_; }
+
+private:
+  detail::slot_ptr slot_;
+};
+
+/// Whether `T` is an `object_ref`.
+template <class T>
+struct is_object_ref : std::false_type {};
+template <class T>
+struct is_object_ref<object_ref<T>> : std::true_type {};
+
+} // namespace swarm

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "framework/resources.hpp"
+
+namespace swarm {
+
+/// How one task is run.
+struct task_options {
+  /// What the task holds while it runs; by default one CPU.
+  resource_set resources = resource_set::cpus(1);
+  /// Re-runs after the worker running it died; user exceptions only with `retry_exceptions`.
+  uint32_t max_retries = 3;
+  /// Whether an exception in user code also counts as a failure to retry.
+  bool retry_exceptions = false;
+  /// Higher runs first among queued tasks.
+  int32_t priority = 0;
+};
+
+/// How one actor is created.
+struct actor_options {
+  /// Resources the actor holds for its whole life (none by default).
+  resource_set resources;
+  /// Restarts after a crash (an `actor_failure` thrown by a method); 0 never restarts.
+  uint32_t max_restarts = 0;
+  /// A name under which any caller can find the actor; empty for none. A named actor
+  /// lives until killed or the runtime stops, even without handles.
+  std::string name;
+  /// Runs the actor on a thread of its own. Needed when its methods block on futures
+  /// made by other actors; otherwise it shares the node's scheduler threads.
+  bool dedicated_thread = false;
+};
+
+} // namespace swarm

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "framework/resources.hpp"
+
+namespace swarm {
+
+/// How an embedded node is set up. Every field has a safe default; unset counts are
+/// discovered from the machine.
+struct runtime_config {
+  /// CPUs to offer; default: the cores hwloc finds.
+  std::optional<double> cpus;
+  /// Further resources to offer (GPUs, memory, custom names).
+  resource_set extra_resources;
+  /// Bytes the object store may hold; default: a quarter of physical memory.
+  std::optional<size_t> object_store_bytes;
+  /// Objects smaller than this live inline with their owner, not in the store.
+  size_t inline_threshold = 100 * 1024;
+  /// Most task workers, counting those started while others block in `get`; default
+  /// four per CPU.
+  std::optional<size_t> max_workers;
+  /// Scheduler threads for actors and system actors; default: one per core.
+  std::optional<size_t> scheduler_threads;
+  /// Tasks queued at one worker beyond the one it runs.
+  size_t worker_pipeline_depth = 16;
+};
+
+} // namespace swarm

@@ -1,0 +1,15 @@
+#pragma once
+
+/// Everything a Swarm program needs: include this one header.
+
+#include "framework/actor.hpp"
+#include "framework/actor_handle.hpp"
+#include "framework/application.hpp"
+#include "framework/context.hpp"
+#include "framework/error.hpp"
+#include "framework/object_ref.hpp"
+#include "framework/options.hpp"
+#include "framework/resources.hpp"
+#include "framework/result.hpp"
+#include "framework/runtime.hpp"
+#include "framework/runtime_config.hpp"

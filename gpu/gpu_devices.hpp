@@ -1,0 +1,23 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace swarm::gpu {
+
+/// One GPU as the CUDA runtime reports it.
+struct device_info {
+  int index = 0;
+  std::string name;
+  size_t memory_bytes = 0;
+};
+
+/// The GPUs this process can use; empty without the CUDA toolkit at build time, without
+/// a driver, or without devices (the CUDA runtime's error then means "none").
+std::vector<device_info> list_devices();
+
+/// Whether this build can drive GPUs at all.
+bool built_with_cuda();
+
+} // namespace swarm::gpu

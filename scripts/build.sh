@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Configures and builds Swarm into build/ (Release unless SWARM_BUILD_TYPE says otherwise).
+# Extra CMake arguments may be passed, e.g. -DSWARM_SANITIZE=address.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install_deps.sh"
+build_dir=${SWARM_BUILD_DIR:-$root/build}
+werror=OFF
+[ -n "${CI:-}" ] && werror=ON
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="${SWARM_BUILD_TYPE:-Release}" \
+  -DSWARM_WERROR="$werror" "$@" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"

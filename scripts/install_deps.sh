@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Swarm needs, only those missing (idempotent).
+set -euo pipefail
+pkgs=(g++ make cmake pkg-config libcaf-dev capnproto libcapnp-dev libhwloc-dev
+      doctest-dev libbenchmark-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
+fi

@@ -20,6 +20,9 @@ using detail::make_claim;
 using detail::task_phase;
 using detail::task_ptr;
 
+// Workers blocked in `get` hold a thread but no CPU; this bounds the threads they hold.
+constexpr size_t max_threads = 1024;
+
 struct worker_slot {
   caf::actor handle;
   std::deque<task_ptr> inflight;  // front: running or next to run
@@ -106,11 +109,17 @@ struct scheduler_state {
     }
     if (pipelined)
       return pipelined;
-    if (fits && workers.size() < config.max_workers) {
+    if (fits && workers.size() - blocked_count() < config.max_workers
+        && workers.size() < max_threads) {
       start_worker(workers.size());
       return workers.size() - 1;
     }
     return std::nullopt;
+  }
+
+  size_t blocked_count() const {
+    return static_cast<size_t>(
+      std::count_if(workers.begin(), workers.end(), [](auto& w) { return w.blocked; }));
   }
 
   void dispatch_ready() {

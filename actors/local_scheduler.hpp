@@ -18,6 +18,7 @@ class topology;
 struct scheduler_config {
   resource_set total;
   size_t initial_workers = 1;
+  /// Most workers not blocked in `get`; blocked ones do not count (they hold no CPU).
   size_t max_workers = 4;
   /// Tasks queued at one worker beyond the one it runs.
   size_t pipeline_depth = 16;
@@ -29,7 +30,7 @@ struct scheduler_config {
 /// resources per task, and leases workers to tasks of one resource shape, pipelining
 /// further tasks of that shape to a leased worker. A worker blocked in `get` hands its
 /// resources back and its queued tasks are moved to other workers; more workers start
-/// (up to `max_workers`) when all are blocked. Tasks of a dead worker are retried.
+/// (up to `max_workers` not blocked) when the others are blocked. Tasks of a dead worker are retried.
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors

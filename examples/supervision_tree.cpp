@@ -51,7 +51,9 @@ private:
 };
 
 caf::behavior worker_actor(caf::event_based_actor* self, std::string id) {
-  return {[self, id](crash_atom) { self->quit(caf::make_error(caf::sec::runtime_error, id)); }};
+  return {[self, id](crash_atom) {
+    self->quit(caf::make_error(caf::sec::runtime_error, id));
+  }};
 }
 
 supervised_child worker(const std::string& id) {
@@ -60,26 +62,29 @@ supervised_child worker(const std::string& id) {
 }
 
 supervised_child subtree(const std::string& id, strategy how, strings ids, journal& log) {
-  supervisor_config cfg{how, {}, {}, [&log, id](const std::string& e) { log.add(id + ": " + e); }};
+  supervisor_config cfg{
+      how, {}, {}, [&log, id](const std::string& e) { log.add(id + ": " + e); }};
   for (const auto& x : ids)
     cfg.children.push_back(worker(x));
   shutdown_policy wait_forever{false, std::chrono::milliseconds::max()};
   return {child_policy{id, restart_type::permanent, wait_forever},
-          [cfg](caf::local_actor& parent) { return spawn_supervisor(parent.home_system(), cfg); }};
+          [cfg](caf::local_actor& parent) {
+            return spawn_supervisor(parent.home_system(), cfg);
+          }};
 }
 
 /// Returns the events of `events` that start with `prefix`.
 strings only(const strings& events, const std::string& prefix) {
   strings result;
   for (const auto& e : events)
-    if (e.find(prefix) != std::string::npos)
-      result.push_back(e);
+    if (e.find(prefix) != std::string::npos) result.push_back(e);
   return result;
 }
 
-/// Crashes `path` (supervisor ids, then the child id) and checks the restarts that follow.
-bool crash(caf::actor_system& sys, journal& log, const caf::actor& root, const strings& path,
-           const strings& expected) {
+/// Crashes `path` (supervisor ids, then the child id) and checks the restarts that
+/// follow.
+bool crash(caf::actor_system& sys, journal& log, const caf::actor& root,
+           const strings& path, const strings& expected) {
   auto target = root;
   for (const auto& id : path) {
     auto next = which_child(sys, target, id);
@@ -110,18 +115,19 @@ int main() {
   cfg.set("scheduler.max-threads", 2);
   caf::actor_system sys{cfg};
   supervisor_config root_cfg{
-    strategy::one_for_one,
-    {},
-    {worker("w"), subtree("all", strategy::one_for_all, {"a1", "a2", "a3"}, log),
-     subtree("rest", strategy::rest_for_one, {"r1", "r2", "r3"}, log)},
-    [&log](const std::string& e) { log.add("root: " + e); }};
+      strategy::one_for_one,
+      {},
+      {worker("w"), subtree("all", strategy::one_for_all, {"a1", "a2", "a3"}, log),
+       subtree("rest", strategy::rest_for_one, {"r1", "r2", "r3"}, log)},
+      [&log](const std::string& e) { log.add("root: " + e); }};
   auto root = spawn_supervisor(sys, root_cfg);
   log.take("rest: start r3"); // the whole tree runs
 
-  bool ok = crash(sys, log, root, {"w"}, {"root: restart w"})
-            && crash(sys, log, root, {"all", "a2"},
-                     {"all: restart a1", "all: restart a2", "all: restart a3"})
-            && crash(sys, log, root, {"rest", "r2"}, {"rest: restart r2", "rest: restart r3"});
+  bool ok =
+      crash(sys, log, root, {"w"}, {"root: restart w"}) &&
+      crash(sys, log, root, {"all", "a2"},
+            {"all: restart a1", "all: restart a2", "all: restart a3"}) &&
+      crash(sys, log, root, {"rest", "r2"}, {"rest: restart r2", "rest: restart r3"});
 
   caf::scoped_actor self{sys};
   self->monitor(root);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include "framework/actor.hpp"
@@ -82,7 +83,16 @@ public:
   template <class T>
   actor_class<T> actor_type(std::string name) {
     static_assert(std::is_base_of_v<actor, T>, "actor types must derive from swarm::actor");
-    return actor_class<T>{&add_actor_type(std::move(name))};
+    return actor_class<T>{&add_actor_type(std::move(name), typeid(T))};
+  }
+
+  /// Looks up an actor type by name, checking it is a `T`; a clear error otherwise.
+  template <class T>
+  result<actor_class<T>> find_actor_type(const std::string& name) const {
+    auto n = find_actor_name(name, typeid(T));
+    if (!n)
+      return n.err();
+    return actor_class<T>{*n};
   }
 
   /// Looks up a function by name, checking its signature; a clear error otherwise.
@@ -119,13 +129,20 @@ private:
   }
 
   const detail::function_entry& add_function(std::unique_ptr<detail::function_entry> e);
-  const std::string& add_actor_type(std::string name);
+  const std::string& add_actor_type(std::string name, const std::type_info& type);
+  result<const std::string*> find_actor_name(const std::string& name,
+                                             const std::type_info& type) const;
+
+  struct actor_type_entry {
+    std::unique_ptr<std::string> name;
+    const std::type_info* type;
+  };
   static result<void> check_signature(const detail::function_entry& e,
                                       const std::vector<const detail::type_descriptor*>& params,
                                       const detail::type_descriptor* result_type);
 
   std::map<std::string, std::unique_ptr<detail::function_entry>> functions_;
-  std::map<std::string, std::unique_ptr<std::string>> actor_types_;
+  std::map<std::string, actor_type_entry> actor_types_;
 };
 
 } // namespace swarm

@@ -66,10 +66,10 @@ void submit_when_ready(core& c, task_ptr t) {
   struct pending_deps {
     std::atomic<size_t> count;
   };
-  size_t unresolved = 0;
+  std::vector<object_slot*> unresolved;
   for (auto& a : t->args)
     if (a.ref && !a.ref->done())
-      ++unresolved;
+      unresolved.push_back(a.ref.get());
   auto finish = [&c](const task_ptr& task) {
     for (auto& a : task->args) {
       if (!a.ref || a.ref->current() == object_slot::state::ready)
@@ -86,18 +86,18 @@ void submit_when_ready(core& c, task_ptr t) {
     }
     c.submit(task);
   };
-  if (unresolved == 0) {
+  if (unresolved.empty()) {
     finish(t);
     return;
   }
+  // Exactly the slots counted get a callback; one that completed meanwhile runs it at once.
   auto deps = std::make_shared<pending_deps>();
-  deps->count = unresolved;
-  for (auto& a : t->args)
-    if (a.ref && !a.ref->done())
-      a.ref->when_done([deps, t, finish] {
-        if (deps->count.fetch_sub(1) == 1)
-          finish(t);
-      });
+  deps->count = unresolved.size();
+  for (auto* slot : unresolved)
+    slot->when_done([deps, t, finish] {
+      if (deps->count.fetch_sub(1) == 1)
+        finish(t);
+    });
 }
 
 } // namespace

@@ -143,6 +143,9 @@ public:
 
   // -- introspection --------------------------------------------------------------------
 
+  /// The registry of functions and actor types, to look them up by name.
+  const application& app() const { return core_->app(); }
+
   /// The identity that owns what this context creates.
   uint64_t owner_id() const noexcept { return owner_; }
 

@@ -18,8 +18,8 @@ struct runtime_config {
   std::optional<size_t> object_store_bytes;
   /// Objects smaller than this live inline with their owner, not in the store.
   size_t inline_threshold = 100 * 1024;
-  /// Most task workers, counting those started while others block in `get`; default
-  /// four per CPU.
+  /// Most task workers not blocked in `get`/`wait` (blocked ones lend their CPU to new
+  /// workers and do not count); default four per CPU.
   std::optional<size_t> max_workers;
   /// Scheduler threads for actors and system actors; default: one per core.
   std::optional<size_t> scheduler_threads;

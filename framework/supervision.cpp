@@ -16,8 +16,7 @@ void restart_window::expire(time_point now) {
 
 bool restart_window::allow(time_point now) {
   expire(now);
-  if (restarts_.size() >= limits_.max_restarts)
-    return false;
+  if (restarts_.size() >= limits_.max_restarts) return false;
   restarts_.push_back(now);
   return true;
 }
@@ -26,7 +25,7 @@ bool restart_window::allow(time_point now) {
 
 supervisor_logic::supervisor_logic(strategy how, restart_intensity limits,
                                    std::vector<child_policy> children)
-  : how_(how), window_(limits) {
+    : how_(how), window_(limits) {
   children_.reserve(children.size());
   for (auto& policy : children) {
     if (index_of(policy.id))
@@ -37,19 +36,18 @@ supervisor_logic::supervisor_logic(strategy how, restart_intensity limits,
 
 std::optional<size_t> supervisor_logic::index_of(const std::string& id) const {
   for (size_t i = 0; i < children_.size(); ++i)
-    if (children_[i].policy.id == id)
-      return i;
+    if (children_[i].policy.id == id) return i;
   return std::nullopt;
 }
 
 bool supervisor_logic::restarts(restart_type type, exit_kind how) {
   switch (type) {
-    case restart_type::permanent:
-      return true;
-    case restart_type::transient:
-      return how == exit_kind::failure;
-    case restart_type::temporary:
-      return false;
+  case restart_type::permanent:
+    return true;
+  case restart_type::transient:
+    return how == exit_kind::failure;
+  case restart_type::temporary:
+    return false;
   }
   return false;
 }
@@ -57,8 +55,7 @@ bool supervisor_logic::restarts(restart_type type, exit_kind how) {
 supervisor_decision supervisor_logic::on_child_exit(size_t index, exit_kind how,
                                                     time_point now) {
   supervisor_decision result;
-  if (terminated_ || index >= children_.size() || !running(index))
-    return result;
+  if (terminated_ || index >= children_.size() || !running(index)) return result;
   auto& failed = children_[index];
   if (!restarts(failed.policy.restart, how)) {
     failed.state = status::removed;
@@ -76,12 +73,12 @@ supervisor_decision supervisor_logic::on_child_exit(size_t index, exit_kind how,
   return result;
 }
 
-void supervisor_logic::plan_restart(size_t failed, size_t first, supervisor_decision& out) {
+void supervisor_logic::plan_restart(size_t failed, size_t first,
+                                    supervisor_decision& out) {
   if (how_ != strategy::one_for_one) {
     for (size_t i = children_.size(); i-- > first;) {
       auto& x = children_[i];
-      if (i == failed || x.state != status::running)
-        continue;
+      if (i == failed || x.state != status::running) continue;
       out.stop.push_back(i);
       // As in OTP, a temporary child stopped by a group restart is gone for good.
       if (x.policy.restart == restart_type::temporary) {
@@ -117,36 +114,36 @@ std::vector<size_t> supervisor_logic::shutdown() {
 
 const char* to_string(strategy x) {
   switch (x) {
-    case strategy::one_for_one:
-      return "one_for_one";
-    case strategy::one_for_all:
-      return "one_for_all";
-    case strategy::rest_for_one:
-      return "rest_for_one";
+  case strategy::one_for_one:
+    return "one_for_one";
+  case strategy::one_for_all:
+    return "one_for_all";
+  case strategy::rest_for_one:
+    return "rest_for_one";
   }
   return "?";
 }
 
 const char* to_string(restart_type x) {
   switch (x) {
-    case restart_type::permanent:
-      return "permanent";
-    case restart_type::transient:
-      return "transient";
-    case restart_type::temporary:
-      return "temporary";
+  case restart_type::permanent:
+    return "permanent";
+  case restart_type::transient:
+    return "transient";
+  case restart_type::temporary:
+    return "temporary";
   }
   return "?";
 }
 
 const char* to_string(exit_kind x) {
   switch (x) {
-    case exit_kind::normal:
-      return "normal";
-    case exit_kind::shutdown:
-      return "shutdown";
-    case exit_kind::failure:
-      return "failure";
+  case exit_kind::normal:
+    return "normal";
+  case exit_kind::shutdown:
+    return "shutdown";
+  case exit_kind::failure:
+    return "failure";
   }
   return "?";
 }

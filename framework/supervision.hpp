@@ -30,7 +30,8 @@ enum class exit_kind {
   failure,  ///< anything else: crash, kill, lost node
 };
 
-/// How many restarts a supervisor may do within a period before it gives up and escalates.
+/// How many restarts a supervisor may do within a period before it gives up and
+/// escalates.
 struct restart_intensity {
   size_t max_restarts = 3;
   std::chrono::milliseconds period{5000};
@@ -100,7 +101,8 @@ public:
 
   /// All children count as running (started in the given order).
   /// @throws std::invalid_argument when two children share an id.
-  supervisor_logic(strategy how, restart_intensity limits, std::vector<child_policy> children);
+  supervisor_logic(strategy how, restart_intensity limits,
+                   std::vector<child_policy> children);
 
   /// Decides what to do after child `index` exited. Exits of children that do not count
   /// as running (already stopped, removed, or after an escalation) are ignored.
@@ -114,8 +116,12 @@ public:
 
   size_t size() const { return children_.size(); }
   const child_policy& child(size_t index) const { return children_.at(index).policy; }
-  bool running(size_t index) const { return children_.at(index).state == status::running; }
-  bool removed(size_t index) const { return children_.at(index).state == status::removed; }
+  bool running(size_t index) const {
+    return children_.at(index).state == status::running;
+  }
+  bool removed(size_t index) const {
+    return children_.at(index).state == status::removed;
+  }
   /// Returns true once a decision escalated or `shutdown` was called.
   bool terminated() const { return terminated_; }
   std::optional<size_t> index_of(const std::string& id) const;

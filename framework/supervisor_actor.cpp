@@ -26,8 +26,7 @@ public:
   // not outlive their supervisor.
   ~supervisor() {
     for (auto& child : actors_)
-      if (child)
-        caf::anon_send_exit(child, caf::exit_reason::kill);
+      if (child) caf::anon_send_exit(child, caf::exit_reason::kill);
   }
 
   caf::behavior make_behavior(supervisor_logic logic, supervisor_config cfg);
@@ -40,23 +39,19 @@ private:
 
   // Reports "<event> <child id>[ <detail>]".
   void emit(const char* event, size_t index, const char* detail = nullptr) {
-    if (!on_event_)
-      return;
+    if (!on_event_) return;
     auto text = std::string(event) + ' ' + logic_->child(index).id;
-    if (detail)
-      text.append(1, ' ').append(detail);
+    if (detail) text.append(1, ' ').append(detail);
     on_event_(text);
   }
 
   void emit(const char* event) {
-    if (on_event_)
-      on_event_(event);
+    if (on_event_) on_event_(event);
   }
 
   std::optional<size_t> index_of(const caf::actor_addr& who) const {
     for (size_t i = 0; i < actors_.size(); ++i)
-      if (actors_[i] && actors_[i].address() == who)
-        return i;
+      if (actors_[i] && actors_[i].address() == who) return i;
     return std::nullopt;
   }
 
@@ -102,15 +97,13 @@ caf::behavior supervisor::make_behavior(supervisor_logic logic, supervisor_confi
     }
   }
   return {
-    [this](which_child_atom, const std::string& id) -> caf::result<caf::actor> {
-      auto index = logic_->index_of(id);
-      if (!index)
-        return make_error(supervisor_error::unknown_child);
-      if (!actors_[*index])
-        return make_error(supervisor_error::child_not_running);
-      return actors_[*index];
-    },
-    [this](stop_timeout_atom, uint64_t seq) { on_stop_timeout(seq); },
+      [this](which_child_atom, const std::string& id) -> caf::result<caf::actor> {
+        auto index = logic_->index_of(id);
+        if (!index) return make_error(supervisor_error::unknown_child);
+        if (!actors_[*index]) return make_error(supervisor_error::child_not_running);
+        return actors_[*index];
+      },
+      [this](stop_timeout_atom, uint64_t seq) { on_stop_timeout(seq); },
   };
 }
 
@@ -146,16 +139,14 @@ void supervisor::begin_stop(size_t index) {
 }
 
 void supervisor::on_stop_timeout(uint64_t seq) {
-  if (!stopping_ || seq != stop_seq_)
-    return;
+  if (!stopping_ || seq != stop_seq_) return;
   emit("kill", *stopping_);
   self_->send_exit(actors_[*stopping_], caf::exit_reason::kill);
 }
 
 void supervisor::on_down(const caf::down_msg& msg) {
   auto index = index_of(msg.source);
-  if (!index)
-    return;
+  if (!index) return;
   actors_[*index] = nullptr;
   if (stopping_ == index) {
     stopping_.reset();
@@ -165,8 +156,7 @@ void supervisor::on_down(const caf::down_msg& msg) {
   }
   const auto how = classify(msg.reason);
   emit("exit", *index, to_string(how));
-  if (terminating_)
-    return; // its stop step, if any, finds it gone
+  if (terminating_) return; // its stop step, if any, finds it gone
   if (stopping_) {
     deferred_.emplace_back(*index, how);
     return;
@@ -177,14 +167,12 @@ void supervisor::on_down(const caf::down_msg& msg) {
 
 void supervisor::on_exit(const caf::exit_msg& msg) {
   // Children are monitored, not linked; links from them tell nothing new.
-  if (!msg.reason || index_of(msg.source))
-    return;
+  if (!msg.reason || index_of(msg.source)) return;
   begin_shutdown(msg.reason);
 }
 
 void supervisor::begin_shutdown(caf::error reason) {
-  if (terminating_)
-    return;
+  if (terminating_) return;
   terminating_ = true;
   exit_reason_ = std::move(reason);
   emit("shutdown");
@@ -197,15 +185,15 @@ void supervisor::plan_exit(size_t index, exit_kind how) {
   for (auto i : decision.remove)
     emit("remove", i);
   switch (decision.what) {
-    case supervisor_decision::action::none:
-      return;
-    case supervisor_decision::action::escalate:
-      emit("escalate");
-      terminating_ = true;
-      exit_reason_ = make_error(supervisor_error::intensity_exceeded);
-      break;
-    case supervisor_decision::action::restart:
-      break;
+  case supervisor_decision::action::none:
+    return;
+  case supervisor_decision::action::escalate:
+    emit("escalate");
+    terminating_ = true;
+    exit_reason_ = make_error(supervisor_error::intensity_exceeded);
+    break;
+  case supervisor_decision::action::restart:
+    break;
   }
   for (auto i : decision.stop)
     plan_.push_back(step{step::stop, i});
@@ -218,8 +206,7 @@ void supervisor::plan_stop_all() {
   plan_.clear();
   deferred_.clear();
   for (size_t i = actors_.size(); i-- > 0;)
-    if (actors_[i] && stopping_ != i)
-      plan_.push_back(step{step::stop, i});
+    if (actors_[i] && stopping_ != i) plan_.push_back(step{step::stop, i});
 }
 
 void supervisor::forget_deferred(size_t index) {
@@ -236,20 +223,17 @@ void supervisor::run_plan() {
       // exit is folded into this restart (as OTP does).
       forget_deferred(next.index);
       if (next.what == step::stop) {
-        if (actors_[next.index])
-          begin_stop(next.index);
+        if (actors_[next.index]) begin_stop(next.index);
       } else if (!start_child(next.index, "restart")) {
         deferred_.emplace_back(next.index, exit_kind::failure);
       }
     }
-    if (stopping_)
-      return;
+    if (stopping_) return;
     if (terminating_) {
       self_->quit(exit_reason_);
       return;
     }
-    if (deferred_.empty())
-      return;
+    if (deferred_.empty()) return;
     auto [index, how] = deferred_.front();
     deferred_.pop_front();
     plan_exit(index, how);
@@ -264,23 +248,21 @@ caf::error make_error(supervisor_error x) {
 
 const char* to_string(supervisor_error x) {
   switch (x) {
-    case supervisor_error::intensity_exceeded:
-      return "intensity_exceeded";
-    case supervisor_error::start_failed:
-      return "start_failed";
-    case supervisor_error::unknown_child:
-      return "unknown_child";
-    case supervisor_error::child_not_running:
-      return "child_not_running";
+  case supervisor_error::intensity_exceeded:
+    return "intensity_exceeded";
+  case supervisor_error::start_failed:
+    return "start_failed";
+  case supervisor_error::unknown_child:
+    return "unknown_child";
+  case supervisor_error::child_not_running:
+    return "child_not_running";
   }
   return "?";
 }
 
 exit_kind classify(const caf::error& reason) {
-  if (!reason || reason == caf::exit_reason::normal)
-    return exit_kind::normal;
-  if (reason == caf::exit_reason::user_shutdown)
-    return exit_kind::shutdown;
+  if (!reason || reason == caf::exit_reason::normal) return exit_kind::normal;
+  if (reason == caf::exit_reason::user_shutdown) return exit_kind::shutdown;
   return exit_kind::failure;
 }
 
@@ -306,8 +288,8 @@ caf::expected<caf::actor> which_child(caf::actor_system& sys, const caf::actor& 
   caf::scoped_actor self{sys};
   caf::expected<caf::actor> result{caf::sec::request_timeout};
   self->request(sup, timeout, which_child_atom::value, id)
-    .receive([&](const caf::actor& child) { result = child; },
-             [&](caf::error& err) { result = std::move(err); });
+      .receive([&](const caf::actor& child) { result = child; },
+               [&](caf::error& err) { result = std::move(err); });
   return result;
 }
 

@@ -67,9 +67,8 @@ caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_config cfg);
 
 /// Asks supervisor `sup` for the current actor of child `id`, blocking the caller for at
 /// most `timeout`. Not for actor code: it blocks.
-caf::expected<caf::actor> which_child(caf::actor_system& sys, const caf::actor& sup,
-                                      const std::string& id,
-                                      std::chrono::milliseconds timeout
-                                      = std::chrono::seconds(5));
+caf::expected<caf::actor>
+which_child(caf::actor_system& sys, const caf::actor& sup, const std::string& id,
+            std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
 } // namespace swarm::detail

@@ -17,7 +17,8 @@ const std::chrono::steady_clock::time_point t0{};
 std::vector<child_policy> children(std::initializer_list<restart_type> types) {
   std::vector<child_policy> result;
   for (auto type : types)
-    result.push_back(child_policy{std::string(1, static_cast<char>('a' + result.size())), type, {}});
+    result.push_back(
+        child_policy{std::string(1, static_cast<char>('a' + result.size())), type, {}});
   return result;
 }
 
@@ -125,7 +126,8 @@ TEST_CASE("one_for_one restarts only the failed child") {
     CHECK(logic.running(i));
 }
 
-TEST_CASE("one_for_all stops the others in reverse start order and restarts all in order") {
+TEST_CASE(
+    "one_for_all stops the others in reverse start order and restarts all in order") {
   auto logic = make(strategy::one_for_all, {permanent, permanent, permanent, permanent});
   auto d = logic.on_child_exit(1, exit_kind::failure, t0);
   CHECK(d.what == action::restart);
@@ -189,7 +191,8 @@ TEST_CASE("a transient child stopped by a group restart is restarted with the gr
 
 // -- intensity ----------------------------------------------------------------
 
-TEST_CASE("exceeding the restart intensity escalates and stops all children in reverse order") {
+TEST_CASE(
+    "exceeding the restart intensity escalates and stops all children in reverse order") {
   auto logic = make(strategy::one_for_one, {permanent, permanent, permanent, permanent},
                     {2, 1000ms});
   CHECK(logic.on_child_exit(2, exit_kind::failure, t0).what == action::restart);
@@ -253,7 +256,8 @@ TEST_CASE("child ids must be unique and can be looked up") {
   CHECK_FALSE(logic.index_of("z"));
   CHECK(logic.child(0).id == "a");
   auto twins = std::vector<child_policy>{{"x", permanent, {}}, {"x", temporary, {}}};
-  CHECK_THROWS_AS(supervisor_logic(strategy::one_for_one, {}, twins), std::invalid_argument);
+  CHECK_THROWS_AS(supervisor_logic(strategy::one_for_one, {}, twins),
+                  std::invalid_argument);
 }
 
 TEST_CASE("enums print their OTP names") {

@@ -1,0 +1,53 @@
+#include <doctest/doctest.h>
+
+#include "actors/gcs_shard.hpp"
+#include "actors/store_table.hpp"
+
+namespace {
+
+swarm::detail::boxed_value bytes(size_t n) {
+  return swarm::detail::boxed_value::make(std::vector<char>(n));
+}
+
+} // namespace
+
+TEST_CASE("the store accounts admitted objects until their leases go") {
+  auto table = std::make_shared<swarm::actors::store_table>(10000, 100);
+  auto a = table->admit({1, 1}, bytes(3000));
+  auto b = table->admit({1, 2}, bytes(3000));
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(table->stats().objects == 2);
+  CHECK(table->contains({1, 1}));
+  a->reset();
+  CHECK(table->stats().objects == 1);
+  CHECK_FALSE(table->contains({1, 1}));
+  b->reset();
+  CHECK(table->stats().bytes == 0);
+}
+
+TEST_CASE("values under the inline threshold take no store room") {
+  auto table = std::make_shared<swarm::actors::store_table>(1000, 100);
+  auto small = table->admit({1, 1}, bytes(10));
+  REQUIRE(small);
+  CHECK(*small == nullptr);
+  CHECK(table->stats().objects == 0);
+}
+
+TEST_CASE("a value that does not fit is refused and counted") {
+  auto table = std::make_shared<swarm::actors::store_table>(5000, 100);
+  auto a = table->admit({1, 1}, bytes(4000));
+  REQUIRE(a);
+  auto b = table->admit({1, 2}, bytes(4000));
+  REQUIRE_FALSE(b);
+  CHECK(b.err().code == swarm::errc::store_full);
+  CHECK(table->stats().rejected == 1);
+}
+
+TEST_CASE("control-store keys map to a stable shard") {
+  CHECK(swarm::actors::shard_of("ps", 1) == 0);
+  auto s = swarm::actors::shard_of("ps", 8);
+  CHECK(s < 8);
+  CHECK(swarm::actors::shard_of("ps", 8) == s);
+  CHECK(swarm::actors::shard_of("", 0) == 0);
+}

@@ -1,0 +1,207 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "framework/swarm.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+struct counter : swarm::actor {
+  explicit counter(int start = 0) : value(start) {}
+  int add(int k) {
+    value += k;
+    return value;
+  }
+  int get() const { return value; }
+  std::vector<int> log_append(int x) {
+    log.push_back(x);
+    return log;
+  }
+  void crash(const std::string& why) { throw swarm::actor_failure(why); }
+  int fail_call() { throw std::runtime_error("just this call"); }
+  void on_restart(const swarm::error& cause) override { restarted_because = cause.message; }
+  std::string why() const { return restarted_because; }
+
+  int value;
+  std::vector<int> log;
+  std::string restarted_because;
+};
+
+struct spawner : swarm::actor {
+  spawner(int) {}
+  int spawn_and_call(int k);
+};
+
+struct app_fixture {
+  swarm::application app;
+  swarm::actor_class<counter> counter_t = app.actor_type<counter>("counter");
+  swarm::task_fn<int(int)> inc = app.function("inc", [](int x) { return x + 1; });
+  swarm::actor_class<spawner> spawner_t = app.actor_type<spawner>("spawner");
+};
+
+int spawner::spawn_and_call(int k) {
+  auto& ctx = actor_context();
+  auto counter_t = ctx.app().find_actor_type<counter>("counter").value();
+  auto inc = ctx.app().find_function<int(int)>("inc").value();
+  auto c = ctx.spawn(counter_t, k);
+  auto r = ctx.submit(inc, c.call(&counter::add, 1));
+  return r.get(5s).value();
+}
+
+swarm::runtime_config two_cpus() {
+  swarm::runtime_config cfg;
+  cfg.cpus = 2;
+  return cfg;
+}
+
+template <class Pred>
+bool eventually(Pred p) {
+  for (int i = 0; i < 500; ++i) {
+    if (p())
+      return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("an actor keeps its state across calls") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  auto c = rt.spawn(f.counter_t, 10);
+  c.call(&counter::add, 5);
+  CHECK(c.call(&counter::add, 1).get(5s).value() == 16);
+  CHECK(c.call(&counter::get).get(5s).value() == 16);
+}
+
+TEST_CASE("calls from one caller to one actor run in the order made") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  auto c = rt.spawn(f.counter_t);
+  swarm::object_ref<std::vector<int>> last;
+  for (int i = 0; i < 1000; ++i)
+    last = c.call(&counter::log_append, i);
+  auto log = last.get(10s).value();
+  REQUIRE(log.size() == 1000);
+  for (int i = 0; i < 1000; ++i)
+    REQUIRE(log[static_cast<size_t>(i)] == i);
+}
+
+TEST_CASE("a call waiting for an argument future holds back the calls after it") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  auto c = rt.spawn(f.counter_t);
+  auto slow = rt.submit(f.inc, 41);
+  c.call(&counter::log_append, slow);
+  auto after = c.call(&counter::log_append, 7);
+  CHECK(after.get(5s).value() == std::vector<int>{42, 7});
+}
+
+TEST_CASE("an exception in a method fails that call only") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  auto c = rt.spawn(f.counter_t, 3);
+  auto r = c.call(&counter::fail_call).get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::application_error);
+  CHECK(r.err().message.find("just this call") != std::string::npos);
+  CHECK(c.call(&counter::get).get(5s).value() == 3);
+}
+
+TEST_CASE("a crashed actor is restarted fresh and told why") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  swarm::actor_options o;
+  o.max_restarts = 2;
+  auto c = rt.spawn(o, f.counter_t, 100);
+  c.call(&counter::add, 5);
+  auto crashed = c.call(&counter::crash, std::string{"disk on fire"}).get(5s);
+  REQUIRE_FALSE(crashed);
+  CHECK(crashed.err().code == swarm::errc::actor_died);
+  CHECK(c.call(&counter::get).get(5s).value() == 100);
+  CHECK(c.call(&counter::why).get(5s).value().find("disk on fire") != std::string::npos);
+  CHECK_FALSE(c.dead());
+}
+
+TEST_CASE("an actor that used up max_restarts dies and later calls fail with actor_died") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  swarm::actor_options o;
+  o.max_restarts = 1;
+  auto c = rt.spawn(o, f.counter_t);
+  c.call(&counter::crash, std::string{"one"});
+  c.call(&counter::crash, std::string{"two"});
+  auto r = c.call(&counter::get).get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::actor_died);
+  CHECK(r.err().message.find("restarts used up") != std::string::npos);
+  CHECK(c.dead());
+  auto later = c.call(&counter::get).get(5s);
+  REQUIRE_FALSE(later);
+  CHECK(later.err().code == swarm::errc::actor_died);
+}
+
+TEST_CASE("a killed actor fails later calls") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  auto c = rt.spawn(f.counter_t);
+  REQUIRE(c.call(&counter::get).get(5s));
+  rt.kill(c);
+  REQUIRE(eventually([&] { return c.dead(); }));
+  auto r = c.call(&counter::get).get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::actor_died);
+}
+
+TEST_CASE("a named actor is found by name from anywhere and its name is unique") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  swarm::actor_options o;
+  o.name = "ps";
+  auto c = rt.spawn(o, f.counter_t, 5);
+  auto found = rt.find_actor(f.counter_t, "ps");
+  REQUIRE(found);
+  CHECK(found->call(&counter::add, 1).get(5s).value() == 6);
+  CHECK_THROWS_AS(rt.spawn(o, f.counter_t, 1), swarm::failure);
+  auto missing = rt.find_actor(f.counter_t, "nobody");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.err().message.find("nobody") != std::string::npos);
+  auto wrong_type = rt.find_actor(f.spawner_t, "ps");
+  REQUIRE_FALSE(wrong_type);
+  CHECK(wrong_type.err().code == swarm::errc::type_mismatch);
+}
+
+TEST_CASE("actors can create actors and submit tasks") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  swarm::actor_options o;
+  o.dedicated_thread = true;
+  auto s = rt.spawn(o, f.spawner_t, 0);
+  CHECK(s.call(&spawner::spawn_and_call, 40).get(10s).value() == 42);
+}
+
+TEST_CASE("an actor whose last handle goes is stopped and its on_stop runs") {
+  swarm::application app;
+  auto stopped = std::make_shared<std::atomic<bool>>(false);
+  // on_stop reports through a registered task, the only way out of an actor it needs.
+  app.function("note_stop", [stopped](int) { *stopped = true; });
+  struct watched : swarm::actor {
+    int ping() { return 1; }
+    void on_stop() override {
+      auto note = actor_context().app().find_function<void(int)>("note_stop").value();
+      actor_context().submit(note, 0);
+    }
+  };
+  auto t = app.actor_type<watched>("watched");
+  swarm::runtime rt{app, two_cpus()};
+  {
+    auto a = rt.spawn(t);
+    CHECK(a.call(&watched::ping).get(5s).value() == 1);
+  }
+  CHECK(eventually([&] { return stopped->load(); }));
+}

@@ -1,0 +1,254 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "framework/swarm.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+swarm::runtime_config cpus(double n) {
+  swarm::runtime_config cfg;
+  cfg.cpus = n;
+  return cfg;
+}
+
+} // namespace
+
+TEST_CASE("a submitted task returns a future that yields its result") {
+  swarm::application app;
+  auto add = app.function("add", [](int a, int b) { return a + b; });
+  swarm::runtime rt{app, cpus(2)};
+  auto f = rt.submit(add, 2, 3);
+  CHECK(f.get(5s).value() == 5);
+}
+
+TEST_CASE("futures passed as arguments are resolved before the task runs") {
+  swarm::application app;
+  auto add = app.function("add", [](int a, int b) { return a + b; });
+  swarm::runtime rt{app, cpus(2)};
+  auto f = rt.submit(add, 1, 1);
+  for (int i = 0; i < 50; ++i)
+    f = rt.submit(add, f, 1);
+  CHECK(f.get(5s).value() == 52);
+}
+
+TEST_CASE("a large object passed by future reaches the task without a copy") {
+  swarm::application app;
+  auto where = app.function("where", [](const std::vector<char>& v) {
+    return reinterpret_cast<uintptr_t>(v.data());
+  });
+  swarm::runtime rt{app, cpus(2)};
+  auto big = rt.put(std::vector<char>(8 << 20, 'x'));
+  auto stored = big.get_shared(5s).value();
+  CHECK(rt.submit(where, big).get(5s).value() == reinterpret_cast<uintptr_t>(stored->data()));
+}
+
+TEST_CASE("fan-out and fan-in over futures computes the right sum") {
+  swarm::application app;
+  auto square = app.function("square", [](int x) { return x * x; });
+  auto sum = app.function("sum", [](int a, int b) { return a + b; });
+  swarm::runtime rt{app, cpus(2)};
+  std::vector<swarm::object_ref<int>> level;
+  for (int i = 1; i <= 64; ++i)
+    level.push_back(rt.submit(square, i));
+  while (level.size() > 1) {
+    std::vector<swarm::object_ref<int>> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2)
+      next.push_back(rt.submit(sum, level[i], level[i + 1]));
+    level = next;
+  }
+  CHECK(level[0].get(10s).value() == 64 * 65 * 129 / 6);
+}
+
+TEST_CASE("tasks can submit tasks and wait for them even on a single CPU") {
+  swarm::application app;
+  auto leaf = app.function("leaf", [](int x) { return x + 1; });
+  auto parent = app.function("parent", [leaf](swarm::context& ctx, int depth) {
+    std::vector<swarm::object_ref<int>> kids;
+    for (int i = 0; i < 4; ++i)
+      kids.push_back(ctx.submit(leaf, depth * 10 + i));
+    int total = 0;
+    for (auto& k : kids)
+      total += k.get(10s).value();
+    return total;
+  });
+  swarm::runtime rt{app, cpus(1)};
+  std::vector<swarm::object_ref<int>> parents;
+  for (int i = 0; i < 4; ++i)
+    parents.push_back(rt.submit(parent, i));
+  int total = 0;
+  for (auto& p : parents)
+    total += p.get(20s).value();
+  // sum over i of (40 i + 0+1+2+3 + 4)
+  CHECK(total == 40 * 6 + 4 * 10);
+}
+
+TEST_CASE("a task holds its resource demand while it runs") {
+  swarm::application app;
+  auto running = std::make_shared<std::atomic<int>>(0);
+  auto peak = std::make_shared<std::atomic<int>>(0);
+  auto work = app.function("work", [running, peak](int) {
+    int now = ++*running;
+    int seen = peak->load();
+    while (now > seen && !peak->compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(5ms);
+    --*running;
+    return 0;
+  });
+  swarm::runtime rt{app, cpus(2)};
+  swarm::task_options two;
+  two.resources = swarm::resource_set::cpus(2);
+  std::vector<swarm::object_ref<int>> refs;
+  for (int i = 0; i < 8; ++i)
+    refs.push_back(rt.submit(two, work, i));
+  for (auto& r : refs)
+    REQUIRE(r.get(10s));
+  CHECK(peak->load() == 1);
+}
+
+TEST_CASE("queued tasks with higher priority run first") {
+  swarm::application app;
+  auto gate = std::make_shared<std::promise<void>>();
+  auto opened = gate->get_future().share();
+  auto order = std::make_shared<std::vector<int>>();
+  auto mtx = std::make_shared<std::mutex>();
+  auto block = app.function("block", [opened](int) {
+    opened.wait_for(10s);
+    return 0;
+  });
+  auto record = app.function("record", [order, mtx](int x) {
+    std::lock_guard<std::mutex> guard{*mtx};
+    order->push_back(x);
+    return x;
+  });
+  swarm::runtime_config cfg = cpus(1);
+  cfg.worker_pipeline_depth = 0;
+  swarm::runtime rt{app, cfg};
+  auto blocker = rt.submit(block, 0);
+  std::vector<swarm::object_ref<int>> refs;
+  for (int p : {1, 5, 3}) {
+    swarm::task_options o;
+    o.priority = p;
+    refs.push_back(rt.submit(o, record, p));
+  }
+  // Give the scheduler the three tasks before the worker frees up.
+  auto w = rt.wait(refs, 3, 50ms);
+  CHECK(w.ready.empty());
+  gate->set_value();
+  for (auto& r : refs)
+    REQUIRE(r.get(10s));
+  REQUIRE(blocker.get(10s));
+  CHECK(*order == std::vector<int>{5, 3, 1});
+}
+
+TEST_CASE("wait returns once k of n are ready and honours its timeout") {
+  swarm::application app;
+  auto gate = std::make_shared<std::promise<void>>();
+  auto opened = gate->get_future().share();
+  auto fast = app.function("fast", [](int x) { return x; });
+  auto slow = app.function("slow", [opened](int x) {
+    opened.wait_for(10s);
+    return x;
+  });
+  swarm::runtime rt{app, cpus(2)};
+  std::vector<swarm::object_ref<int>> refs{rt.submit(fast, 1), rt.submit(slow, 2),
+                                           rt.submit(fast, 3)};
+  auto two = rt.wait(refs, 2, 5s);
+  CHECK(two.ready.size() >= 2);
+  auto all = rt.wait(refs, 3, 30ms);
+  CHECK(all.pending.size() == 1);
+  CHECK(all.ready.size() == 2);
+  gate->set_value();
+  auto done = rt.wait(refs, 3, 5s);
+  CHECK(done.ready.size() == 3);
+}
+
+TEST_CASE("cancel stops a queued task and its future holds a cancelled error") {
+  swarm::application app;
+  auto gate = std::make_shared<std::promise<void>>();
+  auto opened = gate->get_future().share();
+  auto block = app.function("block", [opened](int x) {
+    opened.wait_for(10s);
+    return x;
+  });
+  swarm::runtime rt{app, cpus(1)};
+  auto running = rt.submit(block, 1);
+  auto queued = rt.submit(block, 2);
+  CHECK(rt.cancel(queued));
+  auto r = queued.get(1s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::cancelled);
+  gate->set_value();
+  CHECK(running.get(10s).value() == 1);
+  CHECK_FALSE(rt.cancel(running));
+}
+
+TEST_CASE("a task returning void gives a future that completes") {
+  swarm::application app;
+  auto hits = std::make_shared<std::atomic<int>>(0);
+  auto touch = app.function("touch", [hits](int n) { *hits += n; });
+  swarm::runtime rt{app, cpus(2)};
+  auto f = rt.submit(touch, 3);
+  CHECK(f.get(5s).has_value());
+  CHECK(hits->load() == 3);
+}
+
+TEST_CASE("a task that throws is retried when the caller asked for it") {
+  swarm::application app;
+  auto attempts = std::make_shared<std::atomic<int>>(0);
+  auto flaky = app.function("flaky", [attempts](int x) {
+    if (++*attempts < 3)
+      throw std::runtime_error("transient");
+    return x;
+  });
+  swarm::runtime rt{app, cpus(1)};
+  swarm::task_options o;
+  o.retry_exceptions = true;
+  o.max_retries = 3;
+  CHECK(rt.submit(o, flaky, 7).get(5s).value() == 7);
+  CHECK(attempts->load() == 3);
+
+  attempts->store(-10);
+  o.max_retries = 2;
+  auto r = rt.submit(o, flaky, 7).get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::application_error);
+  CHECK(r.err().message.find("transient") != std::string::npos);
+}
+
+TEST_CASE("many tasks in flight all complete with their own results") {
+  swarm::application app;
+  auto twice = app.function("twice", [](int x) { return 2 * x; });
+  swarm::runtime rt{app, cpus(2)};
+  std::vector<swarm::object_ref<int>> refs;
+  for (int i = 0; i < 20000; ++i)
+    refs.push_back(rt.submit(twice, i));
+  long long total = 0;
+  for (auto& r : refs)
+    total += r.get(30s).value();
+  CHECK(total == 2LL * 19999 * 20000 / 2);
+}
+
+TEST_CASE("many tasks waiting on one future all run once it completes") {
+  swarm::application app;
+  auto inc = app.function("inc", [](int x) { return x + 1; });
+  swarm::runtime rt{app, cpus(2)};
+  // Repeated so the future often completes while its dependents are being submitted.
+  for (int round = 0; round < 20; ++round) {
+    auto root = rt.submit(inc, round);
+    std::vector<swarm::object_ref<int>> refs;
+    for (int i = 0; i < 200; ++i)
+      refs.push_back(rt.submit(inc, root));
+    for (auto& r : refs)
+      REQUIRE(r.get(10s).value() == round + 2);
+  }
+}

@@ -86,7 +86,7 @@ struct host_state {
     death = why;
     instance.reset();
     if (auto r = record.lock())
-      r->mark_dead();
+      r->mark_dead(why);
     fail_pending(why);
   }
 

@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <condition_variable>
 
 #include "actors/gcs_shard.hpp"
@@ -82,10 +83,12 @@ local_node::local_node(const application& app, const runtime_config& cfg)
   sched_cfg.pipeline_depth = cfg.worker_pipeline_depth;
   sched_cfg.node = this;
   sched_cfg.topo = &topo_;
+  sched_cfg.inbox = &inbox_;
 
   detail::supervisor_config sup;
   sup.how = strategy::rest_for_one;
   sup.intensity = restart_intensity{5, std::chrono::seconds(10)};
+  sup.on_event = [this](const std::string& event) { on_supervisor_event(event); };
   auto child = [this](std::string id, part p, auto start) {
     detail::supervised_child c;
     c.policy.id = std::move(id);
@@ -117,6 +120,9 @@ local_node::local_node(const application& app, const runtime_config& cfg)
 
 local_node::~local_node() {
   stopping_ = true;
+  for (auto& t : inbox_.close())
+    t->result->set_error({errc::runtime_stopped,
+                          "node stopped before task '" + t->name + "' ran"});
   {
     std::lock_guard<std::mutex> guard{liveness_->mtx};
     liveness_->alive = false;
@@ -140,6 +146,9 @@ local_node::~local_node() {
     scheduler_ = nullptr;
   }
   sys_.reset(); // waits for every actor, including workers finishing a running task
+  for (auto& t : inbox_.close())
+    t->result->set_error({errc::runtime_stopped,
+                          "node stopped before task '" + t->name + "' ran"});
 }
 
 caf::actor local_node::current(part p) {
@@ -156,18 +165,42 @@ caf::actor local_node::current(part p) {
 }
 
 void local_node::set_current(part p, caf::actor a) {
-  std::lock_guard<std::mutex> guard{parts_mtx_};
-  switch (p) {
-    case part::gcs:
-      gcs_ = std::move(a);
-      break;
-    case part::store:
-      store_actor_ = std::move(a);
-      break;
-    case part::scheduler:
-      scheduler_ = std::move(a);
-      break;
+  {
+    std::lock_guard<std::mutex> guard{parts_mtx_};
+    switch (p) {
+      case part::gcs:
+        gcs_ = std::move(a);
+        break;
+      case part::store:
+        store_actor_ = std::move(a);
+        break;
+      case part::scheduler:
+        scheduler_ = std::move(a);
+        // A wake-up sent to the predecessor may have been lost with it.
+        if (!inbox_.empty())
+          caf::anon_send(scheduler_, wake_atom::value);
+        break;
+    }
   }
+}
+
+void local_node::on_supervisor_event(const std::string& event) {
+  // "exit <id> <how>", "stop <id>", "kill <id>": the child is gone until it restarts.
+  auto space = event.find(' ');
+  auto verb = event.substr(0, space);
+  if (verb == "exit" || verb == "stop" || verb == "kill") {
+    auto id = event.substr(space + 1, event.find(' ', space + 1) - space - 1);
+    std::lock_guard<std::mutex> guard{parts_mtx_};
+    if (id == "gcs_shard")
+      gcs_ = nullptr;
+    else if (id == "object_store")
+      store_actor_ = nullptr;
+    else if (id == "local_scheduler")
+      scheduler_ = nullptr;
+  }
+  if (!stopping_ && (event.find("failure") != std::string::npos || verb == "restart"
+                     || verb == "escalate"))
+    std::fprintf(stderr, "swarm: node_supervisor: %s\n", event.c_str());
 }
 
 uint64_t local_node::new_owner_id() {
@@ -179,13 +212,22 @@ object_id local_node::new_object_id(uint64_t owner) {
 }
 
 void local_node::submit(detail::task_ptr task) {
-  auto sched = stopping_ ? caf::actor{} : current(part::scheduler);
-  if (!sched) {
+  if (stopping_) {
     task->result->set_error({errc::runtime_stopped,
                              "node is stopping; task '" + task->name + "' was not run"});
     return;
   }
-  caf::anon_send(sched, submit_atom::value, std::move(task));
+  auto result = task->result;
+  auto name = task->name;
+  bool accepted = false;
+  if (inbox_.push(std::move(task), accepted)) {
+    // While the scheduler restarts there is none to wake: its successor drains at start.
+    if (auto sched = current(part::scheduler))
+      caf::anon_send(sched, wake_atom::value);
+  } else if (!accepted) {
+    result->set_error({errc::runtime_stopped,
+                       "node is stopping; task '" + name + "' was not run"});
+  }
 }
 
 bool local_node::cancel(detail::task_spec& task) {

@@ -11,6 +11,7 @@
 
 #include "actors/actor_host.hpp"
 #include "actors/store_table.hpp"
+#include "actors/task_inbox.hpp"
 #include "actors/topology.hpp"
 #include "framework/application.hpp"
 #include "framework/detail/core.hpp"
@@ -50,6 +51,7 @@ private:
 
   caf::actor current(part p);
   void set_current(part p, caf::actor a);
+  void on_supervisor_event(const std::string& event);
 
   const application& app_;
   runtime_config config_;
@@ -69,6 +71,7 @@ private:
   std::atomic<uint64_t> next_owner_{1};
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<bool> stopping_{false};
+  task_inbox inbox_;
 
   std::mutex hosts_mtx_;
   std::vector<std::weak_ptr<host_record>> hosts_;

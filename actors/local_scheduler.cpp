@@ -10,6 +10,7 @@
 
 #include "actors/cpu_worker.hpp"
 #include "actors/messages.hpp"
+#include "actors/task_inbox.hpp"
 #include "framework/detail/core.hpp"
 
 namespace swarm::actors {
@@ -59,9 +60,15 @@ struct scheduler_state {
   caf::event_based_actor* self = nullptr;
 
   ~scheduler_state() {
-    // Whatever has not started will not run now; its owners learn why.
-    auto stop = [](const task_ptr& t) {
-      if (abort_queued(*t))
+    // Whatever has not started goes back to the inbox for a successor; when the node
+    // stops, it will not run and its owner learns why.
+    auto stop = [this](const task_ptr& t) {
+      if (!reclaim(*t))
+        return;
+      bool accepted = false;
+      if (config.inbox)
+        config.inbox->push(t, accepted);
+      if (!accepted && abort_queued(*t))
         t->result->set_error({errc::runtime_stopped,
                               "node stopped before task '" + t->name + "' ran"});
     };
@@ -235,6 +242,13 @@ struct scheduler_state {
     }
   }
 
+  void drain_inbox() {
+    for (auto& t : config.inbox->drain())
+      if (t->phase() == task_phase::queued)
+        ready[t->options.priority].push_back(std::move(t));
+    dispatch_ready();
+  }
+
   void on_submit(task_ptr t) {
     if (t->phase() != task_phase::queued)
       return;
@@ -252,7 +266,9 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
   for (size_t i = 0; i < cfg.initial_workers; ++i)
     st.start_worker(i);
   self->set_down_handler([self](caf::down_msg& dm) { self->state.on_worker_down(dm); });
+  st.drain_inbox();
   return {
+    [self](wake_atom) { self->state.drain_inbox(); },
     [self](submit_atom, task_ptr& t) { self->state.on_submit(std::move(t)); },
     [self](done_atom, size_t index, task_ptr& t) { self->state.on_done(index, t); },
     [self](blocked_atom, size_t index) { self->state.on_blocked(index); },

@@ -12,6 +12,7 @@ class core;
 
 namespace swarm::actors {
 
+class task_inbox;
 class topology;
 
 /// Sizes of a node's task worker pool.
@@ -24,9 +25,12 @@ struct scheduler_config {
   size_t pipeline_depth = 16;
   detail::core* node = nullptr;
   const topology* topo = nullptr;
+  /// Where submitted tasks wait; owned by the node, outlives scheduler restarts.
+  task_inbox* inbox = nullptr;
 };
 
-/// Spawns the local scheduler: it queues ready tasks by priority, accounts the node's
+/// Spawns the local scheduler: it drains the inbox when woken (and at start, taking over
+/// from a crashed predecessor), queues ready tasks by priority, accounts the node's
 /// resources per task, and leases workers to tasks of one resource shape, pipelining
 /// further tasks of that shape to a leased worker. A worker blocked in `get` hands its
 /// resources back and its queued tasks are moved to other workers; more workers start

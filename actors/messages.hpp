@@ -13,6 +13,7 @@
 
 namespace swarm::actors {
 
+using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using run_atom = caf::atom_constant<caf::atom("run")>;
 using done_atom = caf::atom_constant<caf::atom("done")>;

@@ -51,8 +51,7 @@ slot_ptr send_actor_call(core& c, actor_record& target, task_ptr call) {
     return slot;
   }
   if (target.dead()) {
-    slot->set_error({errc::actor_died, "actor of type '" + target.spec().type_name
-                                         + "' is dead"});
+    slot->set_error({errc::actor_died, target.death_reason()});
     return slot;
   }
   c.call(target, std::move(call));

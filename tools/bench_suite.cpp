@@ -4,12 +4,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,7 +52,8 @@ struct bench_plan {
 
 bench_plan plan_for(bool quick) {
   if (quick)
-    return {3, 2'000, 2'000, 10'000, 5'000, 20'000, 100'000, 50, std::chrono::milliseconds(400)};
+    return {3, 5'000, 5'000, 20'000, 10'000, 50'000, 200'000, 100,
+            std::chrono::milliseconds(400)};
   return {5, 10'000, 10'000, 50'000, 20'000, 100'000, 500'000, 200,
           std::chrono::milliseconds(2'000)};
 }
@@ -110,58 +114,113 @@ struct caf_floor {
   double pipelined_per_s = 0;
 };
 
-caf_floor measure_caf_raw(const bench_plan& plan) {
-  caf::actor_system_config cfg;
-  auto threads = std::max<size_t>(2, std::thread::hardware_concurrency());
-  cfg.set("scheduler.policy", caf::atom("sharing"));
-  cfg.set("scheduler.max-threads", threads);
-  caf::actor_system sys{cfg};
-  auto echo = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
-    return {[](int x) { return x; }};
-  });
-  caf_floor out;
-  {
-    caf::scoped_actor self{sys};
-    std::vector<double> rates;
-    out.rtt_p50_us = median_of_reps(plan.reps, plan.rtt_calls, [&](size_t n) {
-      std::vector<double> us;
-      us.reserve(n);
-      auto t0 = bench_clock::now();
-      for (size_t i = 0; i < n && !past_cap(i, t0, plan.cap); ++i) {
-        auto s = bench_clock::now();
-        int got = -1;
-        self->request(echo, caf::infinite, static_cast<int>(i))
-          .receive([&](int x) { got = x; }, [&](caf::error&) {});
-        us.push_back(seconds_since(s) * 1e6);
-        check(got == static_cast<int>(i), "caf raw request");
-      }
-      rates.push_back(static_cast<double>(us.size()) / seconds_since(t0));
-      return median(std::move(us));
-    });
-    out.sync_per_s = median(std::vector<double>(rates.end() - plan.reps, rates.end()));
-    out.pipelined_per_s = median_of_reps(plan.reps, plan.batch, [&](size_t n) {
-      auto t0 = bench_clock::now();
-      size_t sent = 0;
-      for (; sent < n && !past_cap(sent, t0, plan.cap); ++sent)
-        self->send(echo, static_cast<int>(sent));
-      size_t received = 0;
-      self->receive_for(received, sent)([](int) {});
-      return static_cast<double>(sent) / seconds_since(t0);
-    });
-    self->send_exit(echo, caf::exit_reason::user_shutdown);
-  }
-  return out;
-}
+/// A bare CAF system with the scheduler settings Swarm uses, an actor that replies with
+/// its argument, and a blocking caller: the floor of a local actor call.
+class caf_echo_rig {
+public:
+  caf_echo_rig()
+    : sys_{configured(cfg_)},
+      echo_{sys_.spawn([](caf::event_based_actor*) -> caf::behavior {
+        return {[](int x) { return x; }};
+      })},
+      self_{sys_} {}
 
-/// Floors for the object phases: what the memory system does without Swarm.
+  ~caf_echo_rig() { self_->send_exit(echo_, caf::exit_reason::user_shutdown); }
+
+  caf_echo_rig(const caf_echo_rig&) = delete;
+  caf_echo_rig& operator=(const caf_echo_rig&) = delete;
+
+  /// Up to `n` sequential blocking requests; the round trip of each in µs.
+  std::vector<double> round_trips(size_t n, std::chrono::milliseconds cap) {
+    std::vector<double> us;
+    us.reserve(n);
+    auto t0 = bench_clock::now();
+    for (size_t i = 0; i < n && !past_cap(i, t0, cap); ++i) {
+      auto s = bench_clock::now();
+      int got = -1;
+      self_->request(echo_, caf::infinite, static_cast<int>(i))
+        .receive([&](int x) { got = x; }, [&](caf::error&) {});
+      us.push_back(seconds_since(s) * 1e6);
+      check(got == static_cast<int>(i), "caf raw request");
+    }
+    return us;
+  }
+
+  /// Up to `n` messages sent at once, then every reply received; messages per second.
+  double pipelined(size_t n, std::chrono::milliseconds cap) {
+    auto t0 = bench_clock::now();
+    size_t sent = 0;
+    for (; sent < n && !past_cap(sent, t0, cap); ++sent)
+      self_->send(echo_, static_cast<int>(sent));
+    size_t received = 0;
+    self_->receive_for(received, sent)([](int) {});
+    return static_cast<double>(sent) / seconds_since(t0);
+  }
+
+private:
+  static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
+    cfg.set("scheduler.policy", caf::atom("sharing"));
+    cfg.set("scheduler.max-threads", std::max<size_t>(2, std::thread::hardware_concurrency()));
+    return cfg;
+  }
+
+  caf::actor_system_config cfg_;
+  caf::actor_system sys_;
+  caf::actor echo_;
+  caf::scoped_actor self_;
+};
+
+/// Floors for the object phases, and the cost of handing work to another thread and back.
 struct memory_floor {
+  double handoff_rtt_p50_us = 0;
   double memcpy_100mb_us = 0;
   double make_shared_per_s = 0;
   double shared_ptr_copy_per_s = 0;
 };
 
+/// Round trips between two threads over a mutex and condition variable: the least a
+/// call answered on another thread can cost.
+double measure_handoff(const bench_plan& plan) {
+  std::mutex mtx;
+  std::condition_variable cv;
+  int turn = 0;  // 1: the peer's turn, 0: the caller's, -1: stop
+  std::thread peer{[&] {
+    std::unique_lock<std::mutex> lock{mtx};
+    for (;;) {
+      cv.wait(lock, [&] { return turn != 0; });
+      if (turn < 0)
+        return;
+      turn = 0;
+      cv.notify_all();
+    }
+  }};
+  auto p50 = median_of_reps(plan.reps, plan.rtt_calls, [&](size_t n) {
+    std::vector<double> us;
+    us.reserve(n);
+    auto t0 = bench_clock::now();
+    for (size_t i = 0; i < n && !past_cap(i, t0, plan.cap); ++i) {
+      auto s = bench_clock::now();
+      std::unique_lock<std::mutex> lock{mtx};
+      turn = 1;
+      cv.notify_all();
+      cv.wait(lock, [&] { return turn == 0; });
+      lock.unlock();
+      us.push_back(seconds_since(s) * 1e6);
+    }
+    return median(std::move(us));
+  });
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    turn = -1;
+  }
+  cv.notify_all();
+  peer.join();
+  return p50;
+}
+
 memory_floor measure_memory(const bench_plan& plan) {
   memory_floor out;
+  out.handoff_rtt_p50_us = measure_handoff(plan);
   std::vector<char> src(big_object_bytes, 'x');
   std::vector<char> dst(big_object_bytes, 'y');
   out.memcpy_100mb_us = median_of_reps(plan.reps, 1, [&](size_t) {
@@ -215,7 +274,7 @@ struct swarm_figures {
   bool big_get_zero_copy = true;
 };
 
-swarm_figures measure_swarm(const bench_plan& plan) {
+swarm_figures measure_swarm(const bench_plan& plan, caf_echo_rig& rig, caf_floor& floor) {
   application app;
   auto add = app.function("add", [](int a, int b) { return a + b; });
   auto leaf = app.function("leaf", [](int i) { return i; });
@@ -227,10 +286,15 @@ swarm_figures measure_swarm(const bench_plan& plan) {
   runtime rt{app};
   swarm_figures out;
 
-  // Actor call round trip; the same loop gives the sequential call rate.
+  // Actor call round trip, each repetition right after one of bare CAF so that both see
+  // the machine in the same state; the same loops give the sequential call rates.
   auto h = rt.spawn(echo_t);
-  std::vector<double> rates;
+  std::vector<double> caf_p50, caf_rates, rates;
   out.actor_rtt_p50_us = median_of_reps(plan.reps, plan.rtt_calls, [&](size_t n) {
+    auto caf_t0 = bench_clock::now();
+    auto raw = rig.round_trips(n, plan.cap);
+    caf_rates.push_back(static_cast<double>(raw.size()) / seconds_since(caf_t0));
+    caf_p50.push_back(median(std::move(raw)));
     std::vector<double> us;
     us.reserve(n);
     auto t0 = bench_clock::now();
@@ -243,7 +307,14 @@ swarm_figures measure_swarm(const bench_plan& plan) {
     rates.push_back(static_cast<double>(us.size()) / seconds_since(t0));
     return median(std::move(us));
   });
-  out.actor_sync = median(std::vector<double>(rates.end() - plan.reps, rates.end()));
+  auto last_reps = [&](const std::vector<double>& xs) {
+    return median(std::vector<double>(xs.end() - plan.reps, xs.end()));
+  };
+  out.actor_sync = last_reps(rates);
+  floor.rtt_p50_us = last_reps(caf_p50);
+  floor.sync_per_s = last_reps(caf_rates);
+  floor.pipelined_per_s = median_of_reps(
+    plan.reps, plan.batch, [&](size_t n) { return rig.pipelined(n, plan.cap); });
 
   out.actor_async = median_of_reps(plan.reps, plan.batch, [&](size_t n) {
     std::vector<object_ref<int>> refs;
@@ -396,6 +467,8 @@ std::vector<figure> make_report(const swarm_figures& s, const caf_floor& c,
   r.push_back({"dag_1000_fanin_ms", s.dag_ms, "ms", "dag_1000_fanin_at_async_rate_ms",
                dag_at_async_rate, goal::at_most, 5, "<= 5 ms"});
   r.push_back({"caf_raw_local_rtt_p50_us", c.rtt_p50_us, "us", "", 0, goal::none, 0, ""});
+  r.push_back({"thread_handoff_rtt_p50_us", m.handoff_rtt_p50_us, "us", "", 0, goal::none, 0,
+               ""});
   r.push_back({"caf_raw_sync_per_s", c.sync_per_s, "rt/s", "", 0, goal::none, 0, ""});
   r.push_back({"caf_raw_pipelined_per_s", c.pipelined_per_s, "msg/s", "", 0, goal::none, 0, ""});
   r.push_back({"make_shared_small_per_s", m.make_shared_per_s, "ops/s", "", 0, goal::none, 0,
@@ -532,10 +605,11 @@ int run_bench(const std::vector<std::string>& args) {
   try {
     std::printf("swarm bench --nodes 1%s: measuring...\n\n", opts.quick ? " --quick" : "");
     std::fflush(stdout);
-    auto caf = measure_caf_raw(plan);
     auto mem = measure_memory(plan);
-    auto sw = measure_swarm(plan);
-    auto rows = make_report(sw, caf, mem, 1000 + 100 + 10 + 1);
+    caf_echo_rig rig;
+    caf_floor raw;
+    auto sw = measure_swarm(plan, rig, raw);
+    auto rows = make_report(sw, raw, mem, 1000 + 100 + 10 + 1);
     print_table(rows, sw, plan, seconds_since(t0));
     if (!opts.json_path.empty()
         && !write_json(opts.json_path, rows, ratio_of(rows.front()))) {

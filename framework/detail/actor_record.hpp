@@ -3,6 +3,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "framework/actor.hpp"
@@ -29,11 +30,24 @@ public:
 
   /// Whether the actor died for good; calls then fail with `actor_died`.
   bool dead() const noexcept { return dead_.load(std::memory_order_acquire); }
-  void mark_dead() noexcept { dead_.store(true, std::memory_order_release); }
+
+  /// Why the actor died; empty while it lives.
+  std::string death_reason() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return death_reason_;
+  }
+
+  void mark_dead(std::string why) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    death_reason_ = std::move(why);
+    dead_.store(true, std::memory_order_release);
+  }
 
 private:
   actor_spec spec_;
   std::atomic<bool> dead_{false};
+  mutable std::mutex mtx_;
+  std::string death_reason_;
 };
 
 using actor_record_ptr = std::shared_ptr<actor_record>;

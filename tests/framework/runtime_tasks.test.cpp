@@ -119,9 +119,11 @@ TEST_CASE("queued tasks with higher priority run first") {
   swarm::application app;
   auto gate = std::make_shared<std::promise<void>>();
   auto opened = gate->get_future().share();
+  auto running = std::make_shared<std::promise<void>>();
   auto order = std::make_shared<std::vector<int>>();
   auto mtx = std::make_shared<std::mutex>();
-  auto block = app.function("block", [opened](int) {
+  auto block = app.function("block", [opened, running](int) {
+    running->set_value();
     opened.wait_for(10s);
     return 0;
   });
@@ -134,6 +136,7 @@ TEST_CASE("queued tasks with higher priority run first") {
   cfg.worker_pipeline_depth = 0;
   swarm::runtime rt{app, cfg};
   auto blocker = rt.submit(block, 0);
+  REQUIRE(running->get_future().wait_for(10s) == std::future_status::ready);
   std::vector<swarm::object_ref<int>> refs;
   for (int p : {1, 5, 3}) {
     swarm::task_options o;

@@ -1,0 +1,75 @@
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "actors/local_node.hpp"
+#include "framework/detail/supervisor_actor.hpp"
+#include "framework/swarm.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+struct named : swarm::actor {
+  int ping() { return 7; }
+};
+
+caf::actor wait_for_new_child(swarm::actors::local_node& node, const std::string& id,
+                              const caf::actor& old) {
+  for (int i = 0; i < 500; ++i) {
+    auto now = swarm::detail::which_child(node.system(), node.supervisor(), id, 1s);
+    if (now && *now != old)
+      return *now;
+    std::this_thread::sleep_for(5ms);
+  }
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("a crashed scheduler is restarted by the node supervisor and tasks keep running") {
+  swarm::application app;
+  auto inc = app.function("inc", [](int x) { return x + 1; });
+  swarm::runtime_config cfg;
+  cfg.cpus = 2;
+  swarm::actors::local_node node{app, cfg};
+  swarm::context ctx{node, node.new_owner_id()};
+  REQUIRE(ctx.submit(inc, 1).get(5s).value() == 2);
+  auto old = swarm::detail::which_child(node.system(), node.supervisor(), "local_scheduler");
+  REQUIRE(old);
+  caf::anon_send_exit(*old, caf::exit_reason::kill);
+  // Submitted while the scheduler may be down: held, then run by its successor.
+  auto during = ctx.submit(inc, 10);
+  REQUIRE(wait_for_new_child(node, "local_scheduler", *old));
+  CHECK(during.get(10s).value() == 11);
+  CHECK(ctx.submit(inc, 20).get(10s).value() == 21);
+}
+
+TEST_CASE("a crashed control-store shard restarts the parts after it and keeps names working") {
+  swarm::application app;
+  auto named_t = app.actor_type<named>("named");
+  auto inc = app.function("inc", [](int x) { return x + 1; });
+  swarm::runtime_config cfg;
+  cfg.cpus = 2;
+  swarm::actors::local_node node{app, cfg};
+  swarm::context ctx{node, node.new_owner_id()};
+  auto old_gcs = swarm::detail::which_child(node.system(), node.supervisor(), "gcs_shard");
+  auto old_sched =
+    swarm::detail::which_child(node.system(), node.supervisor(), "local_scheduler");
+  REQUIRE(old_gcs);
+  REQUIRE(old_sched);
+  caf::anon_send_exit(*old_gcs, caf::exit_reason::kill);
+  REQUIRE(wait_for_new_child(node, "gcs_shard", *old_gcs));
+  // rest_for_one: the scheduler, started after the shard, was restarted too.
+  REQUIRE(wait_for_new_child(node, "local_scheduler", *old_sched));
+  swarm::actor_options o;
+  o.name = "after";
+  auto a = ctx.spawn(o, named_t);
+  auto found = ctx.find_actor(named_t, "after");
+  REQUIRE(found);
+  CHECK(found->call(&named::ping).get(5s).value() == 7);
+  CHECK(ctx.submit(inc, 1).get(5s).value() == 2);
+}

@@ -231,15 +231,10 @@ void local_node::submit(detail::task_ptr task) {
 }
 
 bool local_node::cancel(detail::task_spec& task) {
-  auto c = task.claim.load();
-  while ((c & 3) == static_cast<uint64_t>(detail::task_phase::queued)) {
-    if (task.claim.compare_exchange_weak(
-          c, detail::make_claim(c >> 2, detail::task_phase::cancelled))) {
-      task.result->set_error({errc::cancelled, "task '" + task.name + "' was cancelled"});
-      return true;
-    }
-  }
-  return false;
+  if (!task.cancel_queued())
+    return false;
+  task.result->set_error({errc::cancelled, "task '" + task.name + "' was cancelled"});
+  return true;
 }
 
 result<std::unique_ptr<detail::store_lease>>

@@ -32,26 +32,6 @@ struct worker_slot {
   bool blocked = false;
 };
 
-// Moves a queued task to a new dispatch epoch; false when it already runs or ended.
-bool reclaim(detail::task_spec& t) {
-  auto c = t.claim.load();
-  while ((c & 3) == static_cast<uint64_t>(task_phase::queued)) {
-    if (t.claim.compare_exchange_weak(c, make_claim((c >> 2) + 1, task_phase::queued)))
-      return true;
-  }
-  return false;
-}
-
-// Cancels a queued task for good; false when it already runs or ended.
-bool abort_queued(detail::task_spec& t) {
-  auto c = t.claim.load();
-  while ((c & 3) == static_cast<uint64_t>(task_phase::queued)) {
-    if (t.claim.compare_exchange_weak(c, make_claim(c >> 2, task_phase::cancelled)))
-      return true;
-  }
-  return false;
-}
-
 struct scheduler_state {
   scheduler_config config;
   resource_set available;
@@ -63,12 +43,12 @@ struct scheduler_state {
     // Whatever has not started goes back to the inbox for a successor; when the node
     // stops, it will not run and its owner learns why.
     auto stop = [this](const task_ptr& t) {
-      if (!reclaim(*t))
+      if (!t->requeue())
         return;
       bool accepted = false;
       if (config.inbox)
         config.inbox->push(t, accepted);
-      if (!accepted && abort_queued(*t))
+      if (!accepted && t->cancel_queued())
         t->result->set_error({errc::runtime_stopped,
                               "node stopped before task '" + t->name + "' ran"});
     };
@@ -181,7 +161,7 @@ struct scheduler_state {
     std::deque<task_ptr> keep;
     for (size_t k = 0; k < w.inflight.size(); ++k) {
       auto& t = w.inflight[k];
-      if (k > 0 && reclaim(*t))
+      if (k > 0 && t->requeue())
         requeue_front(t, k);
       else
         keep.push_back(t);
@@ -232,7 +212,7 @@ struct scheduler_state {
                                     + std::to_string(t->options.max_retries)
                                     + " retries are used up"});
           }
-        } else if (reclaim(*t)) {
+        } else if (t->requeue()) {
           ready[t->options.priority].push_back(t);
         }
       }

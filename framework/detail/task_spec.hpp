@@ -54,10 +54,31 @@ struct task_spec {
     return claim.compare_exchange_strong(expected, make_claim(epoch, to));
   }
 
+  /// Moves a queued task to a new dispatch epoch, so a stale dispatch of it is skipped;
+  /// false when it already runs or ended.
+  bool requeue() { return move_queued(true); }
+
+  /// Cancels a queued task for good; false when it already runs or ended.
+  bool cancel_queued() { return move_queued(false); }
+
   uint64_t epoch() const { return claim.load() >> 2; }
   task_phase phase() const { return static_cast<task_phase>(claim.load() & 3); }
+
+private:
+  bool move_queued(bool next_epoch);
 };
 
 using task_ptr = std::shared_ptr<task_spec>;
+
+inline bool task_spec::move_queued(bool next_epoch) {
+  auto c = claim.load();
+  while ((c & 3) == static_cast<uint64_t>(task_phase::queued)) {
+    auto to = next_epoch ? make_claim((c >> 2) + 1, task_phase::queued)
+                         : make_claim(c >> 2, task_phase::cancelled);
+    if (claim.compare_exchange_weak(c, to))
+      return true;
+  }
+  return false;
+}
 
 } // namespace swarm::detail

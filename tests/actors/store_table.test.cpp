@@ -2,6 +2,11 @@
 
 #include "actors/gcs_shard.hpp"
 #include "actors/store_table.hpp"
+#include "actors/task_inbox.hpp"
+
+#include <atomic>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -50,4 +55,44 @@ TEST_CASE("control-store keys map to a stable shard") {
   CHECK(s < 8);
   CHECK(swarm::actors::shard_of("ps", 8) == s);
   CHECK(swarm::actors::shard_of("", 0) == 0);
+}
+
+TEST_CASE("concurrent admits and releases keep the store's accounting exact") {
+  auto table = std::make_shared<swarm::actors::store_table>(1 << 30, 100);
+  std::vector<std::thread> threads;
+  for (uint64_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (uint64_t i = 0; i < 500; ++i) {
+        auto lease = table->admit({t, i}, bytes(1000));
+        REQUIRE(lease);
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  CHECK(table->stats().objects == 0);
+  CHECK(table->stats().bytes == 0);
+}
+
+TEST_CASE("tasks pushed from many threads are drained once, with one wake-up per burst") {
+  swarm::actors::task_inbox inbox;
+  std::atomic<int> wakes{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 250; ++i) {
+        bool accepted = false;
+        if (inbox.push(std::make_shared<swarm::detail::task_spec>(), accepted))
+          ++wakes;
+        REQUIRE(accepted);
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  CHECK(wakes.load() == 1);
+  CHECK(inbox.drain().size() == 1000);
+  CHECK(inbox.empty());
+  bool accepted = true;
+  inbox.close();
+  CHECK_FALSE(inbox.push(std::make_shared<swarm::detail::task_spec>(), accepted));
+  CHECK_FALSE(accepted);
 }

@@ -109,6 +109,7 @@ detail::slot_ptr context::submit_erased(const detail::function_entry& f,
   auto t = detail::make_task(*core_, owner_, f.name, std::move(args));
   t->fn = &f.fn;
   t->params = f.params;
+  t->result->spin_before_sleeping();
   t->options = opts;
   auto slot = t->result;
   auto total = core_->total_resources();

@@ -44,6 +44,10 @@ public:
   using clock = std::chrono::steady_clock;
 
   explicit object_slot(object_id id);
+
+  /// Makes waiters yield a while before sleeping: for objects made on dedicated worker
+  /// threads. Set before the slot is shared.
+  void spin_before_sleeping() noexcept { spin_ = true; }
   ~object_slot();
 
   object_slot(const object_slot&) = delete;
@@ -91,6 +95,7 @@ private:
   std::unique_ptr<store_lease> lease_;
   std::vector<std::function<void()>> callbacks_;
   std::weak_ptr<task_spec> producer_;
+  bool spin_ = false;
 };
 
 using slot_ptr = std::shared_ptr<object_slot>;

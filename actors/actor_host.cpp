@@ -12,13 +12,12 @@
 namespace swarm::actors {
 
 host_record::host_record(detail::actor_spec spec, std::shared_ptr<node_liveness> node)
-  : actor_record(std::move(spec)), node_(std::move(node)) {}
+    : actor_record(std::move(spec)), node_(std::move(node)) {}
 
 host_record::~host_record() {
   std::lock_guard<std::mutex> node_guard{node_->mtx};
   std::lock_guard<std::mutex> guard{mtx_};
-  if (node_->alive && host_)
-    caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
+  if (node_->alive && host_) caf::anon_send_exit(host_, caf::exit_reason::user_shutdown);
 }
 
 caf::actor host_record::host() const {
@@ -43,11 +42,8 @@ using clock = std::chrono::steady_clock;
 
 struct host_state {
   host_state(detail::core& n, detail::actor_spec s, std::weak_ptr<host_record> r)
-    : node(n),
-      spec(std::move(s)),
-      record(std::move(r)),
-      ctx(n, n.new_owner_id()),
-      restarts({spec.options.max_restarts, std::chrono::hours(24 * 365 * 100)}) {}
+      : node(n), spec(std::move(s)), record(std::move(r)), ctx(n, n.new_owner_id()),
+        restarts({spec.options.max_restarts, std::chrono::hours(24 * 365 * 100)}) {}
 
   ~host_state() {
     stop_instance();
@@ -61,12 +57,11 @@ struct host_state {
   restart_window restarts;
   std::unique_ptr<actor> instance;
   std::deque<detail::task_ptr> pending;
-  std::string death;  // why the actor died for good; empty while alive
+  std::string death; // why the actor died for good; empty while alive
   bool waiting = false;
 
   void stop_instance() {
-    if (!instance)
-      return;
+    if (!instance) return;
     try {
       instance->on_stop();
     } catch (...) {
@@ -85,8 +80,7 @@ struct host_state {
   void die(const std::string& why) {
     death = why;
     instance.reset();
-    if (auto r = record.lock())
-      r->mark_dead(why);
+    if (auto r = record.lock()) r->mark_dead(why);
     fail_pending(why);
   }
 
@@ -99,8 +93,7 @@ struct host_state {
         instance = spec.factory();
         detail::actor_access::attach(*instance, ctx, spec.type_name);
         instance->on_start();
-        if (cause)
-          instance->on_restart(*cause);
+        if (cause) instance->on_restart(*cause);
         return;
       } catch (const std::exception& e) {
         what = e.what();
@@ -121,8 +114,8 @@ struct host_state {
   void crash(const error& cause) {
     instance.reset();
     if (!restarts.allow(clock::now())) {
-      die(cause.message + "; restarts used up (max_restarts = "
-          + std::to_string(spec.options.max_restarts) + ")");
+      die(cause.message + "; restarts used up (max_restarts = " +
+          std::to_string(spec.options.max_restarts) + ")");
       return;
     }
     start(&cause);
@@ -149,8 +142,7 @@ void drain(caf::stateful_actor<std::unique_ptr<host_state>>* self) {
     }
     auto task = std::move(t);
     st.pending.pop_front();
-    if (!task->try_claim(0, detail::task_phase::running))
-      continue; // cancelled
+    if (!task->try_claim(0, detail::task_phase::running)) continue; // cancelled
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
     task->claim.store(detail::make_claim(0, detail::task_phase::finished));
     if (outcome.what == call_outcome::kind::crash) {
@@ -169,27 +161,27 @@ caf::behavior actor_host(caf::stateful_actor<std::unique_ptr<host_state>>* self,
   rec.reset(); // the host must not keep its own record (and so itself) alive
   self->state->start(nullptr);
   return {
-    [self](call_atom, detail::task_ptr& t) {
-      self->state->pending.push_back(std::move(t));
-      drain(self);
-    },
-    [self](resume_atom) {
-      self->state->waiting = false;
-      drain(self);
-    },
-    [self](kill_atom, bool restart) {
-      auto& st = *self->state;
-      if (!st.death.empty())
-        return;
-      if (restart) {
-        st.crash({errc::actor_died, "actor of type '" + st.spec.type_name + "' was killed"});
+      [self](call_atom, detail::task_ptr& t) {
+        self->state->pending.push_back(std::move(t));
         drain(self);
-        return;
-      }
-      st.stop_instance();
-      st.die("actor of type '" + st.spec.type_name + "' was killed");
-      self->quit(caf::exit_reason::user_shutdown);
-    },
+      },
+      [self](resume_atom) {
+        self->state->waiting = false;
+        drain(self);
+      },
+      [self](kill_atom, bool restart) {
+        auto& st = *self->state;
+        if (!st.death.empty()) return;
+        if (restart) {
+          st.crash(
+              {errc::actor_died, "actor of type '" + st.spec.type_name + "' was killed"});
+          drain(self);
+          return;
+        }
+        st.stop_instance();
+        st.die("actor of type '" + st.spec.type_name + "' was killed");
+        self->quit(caf::exit_reason::user_shutdown);
+      },
   };
 }
 

@@ -19,18 +19,18 @@ call_outcome execute_call(detail::task_spec& task, void* self, context& ctx) {
       auto v = a.ref->read();
       if (!v) {
         out.what = call_outcome::kind::error;
-        out.err = {errc::dependency_failed, "argument " + std::to_string(i + 1) + " ("
-                                              + a.ref->id().to_string() + ") of '"
-                                              + task.name + "': " + v.err().to_string()};
+        out.err = {errc::dependency_failed, "argument " + std::to_string(i + 1) + " (" +
+                                                a.ref->id().to_string() + ") of '" +
+                                                task.name + "': " + v.err().to_string()};
         return out;
       }
       held.push_back(std::move(*v));
     }
     if (!detail::same_type(*held.back().type, *task.params[i])) {
       out.what = call_outcome::kind::error;
-      out.err = {errc::type_mismatch, "'" + task.name + "' argument " + std::to_string(i + 1)
-                                        + ": expected " + task.params[i]->name + ", got "
-                                        + held.back().type->name};
+      out.err = {errc::type_mismatch,
+                 "'" + task.name + "' argument " + std::to_string(i + 1) + ": expected " +
+                     task.params[i]->name + ", got " + held.back().type->name};
       return out;
     }
     ptrs.push_back(held.back().ptr.get());
@@ -48,7 +48,8 @@ call_outcome execute_call(detail::task_spec& task, void* self, context& ctx) {
     out.err = {errc::application_error, "'" + task.name + "' threw: " + e.what()};
   } catch (...) {
     out.what = call_outcome::kind::error;
-    out.err = {errc::application_error, "'" + task.name + "' threw a non-standard exception"};
+    out.err = {errc::application_error,
+               "'" + task.name + "' threw a non-standard exception"};
   }
   return out;
 }

@@ -14,16 +14,14 @@ namespace {
 class worker_hook final : public detail::blocking_hook {
 public:
   worker_hook(caf::actor_addr scheduler, size_t index)
-    : scheduler_(std::move(scheduler)), index_(index) {}
+      : scheduler_(std::move(scheduler)), index_(index) {}
 
   void on_block() override { notify(blocked_atom::value); }
   void on_unblock() override { notify(unblocked_atom::value); }
 
 private:
-  template <class Atom>
-  void notify(Atom a) {
-    if (auto s = caf::actor_cast<caf::actor>(scheduler_))
-      caf::anon_send(s, a, index_);
+  template <class Atom> void notify(Atom a) {
+    if (auto s = caf::actor_cast<caf::actor>(scheduler_)) caf::anon_send(s, a, index_);
   }
 
   caf::actor_addr scheduler_;
@@ -32,7 +30,7 @@ private:
 
 struct worker_state {
   worker_state(detail::core& node, const worker_config& cfg)
-    : ctx(node, node.new_owner_id()), hook(cfg.scheduler, cfg.index), config(cfg) {}
+      : ctx(node, node.new_owner_id()), hook(cfg.scheduler, cfg.index), config(cfg) {}
 
   context ctx;
   worker_hook hook;
@@ -51,17 +49,17 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
   if (!task.try_claim(d.epoch, detail::task_phase::running)) {
     // Cancelled while queued here: the scheduler still counts it. Stolen by the scheduler
     // (a newer epoch): it no longer does.
-    if (task.claim.load() == detail::make_claim(d.epoch, detail::task_phase::cancelled)
-        && scheduler)
+    if (task.claim.load() == detail::make_claim(d.epoch, detail::task_phase::cancelled) &&
+        scheduler)
       self->send(scheduler, done_atom::value, st.config.index, d.task);
     return;
   }
   detail::set_thread_blocking_hook(&st.hook);
   auto outcome = execute_call(task, nullptr, st.ctx);
   detail::set_thread_blocking_hook(nullptr);
-  bool retry = outcome.what == call_outcome::kind::error
-               && outcome.err.code == errc::application_error
-               && task.options.retry_exceptions && task.attempts < task.options.max_retries;
+  bool retry = outcome.what == call_outcome::kind::error &&
+               outcome.err.code == errc::application_error &&
+               task.options.retry_exceptions && task.attempts < task.options.max_retries;
   if (retry) {
     ++task.attempts;
     task.claim.store(detail::make_claim(d.epoch + 1, detail::task_phase::queued));
@@ -71,11 +69,10 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
   }
   if (scheduler) {
     self->send(scheduler, done_atom::value, st.config.index, d.task);
-    if (retry)
-      self->send(scheduler, submit_atom::value, d.task);
+    if (retry) self->send(scheduler, submit_atom::value, d.task);
   } else if (retry) {
-    task.result->set_error({errc::runtime_stopped, "node stopped before task '" + task.name
-                                                     + "' could be retried"});
+    task.result->set_error({errc::runtime_stopped, "node stopped before task '" +
+                                                       task.name + "' could be retried"});
   }
 }
 
@@ -86,7 +83,7 @@ caf::actor spawn_cpu_worker(caf::actor_system& sys, const worker_config& cfg) {
                  worker_config c) -> caf::behavior {
     self->state = std::make_unique<worker_state>(*c.node, c);
     return {
-      [self](run_atom, dispatch& d) { run(self, d); },
+        [self](run_atom, dispatch& d) { run(self, d); },
     };
   };
   return sys.spawn<caf::detached>(body, cfg);

@@ -24,35 +24,35 @@ caf::error not_found(const std::string& what) {
 caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config cfg) {
   self->state.config = std::move(cfg);
   return {
-    [self](register_atom, const std::string& name,
-           detail::actor_record_ptr& rec) -> caf::result<bool> {
-      if (!self->state.owns(name))
-        return not_found("actor name '" + name + "' belongs to another shard");
-      return self->state.named_actors.emplace(name, std::move(rec)).second;
-    },
-    [self](lookup_atom,
-           const std::string& name) -> caf::result<detail::actor_record_ptr> {
-      auto& actors = self->state.named_actors;
-      auto i = actors.find(name);
-      if (i == actors.end() || i->second->dead())
-        return not_found("no live actor is named '" + name + "'");
-      return i->second;
-    },
-    [self](forget_atom, const std::string& name) { self->state.named_actors.erase(name); },
-    [self](lookup_atom, const std::string& table,
-           const std::string& name) -> caf::result<std::string> {
-      if (table != "function")
-        return not_found("unknown table '" + table + "'");
-      auto& fns = self->state.config.functions;
-      auto i = fns.find(name);
-      if (i == fns.end())
-        return not_found("no function named '" + name + "'");
-      return i->second;
-    },
-    [self](stats_atom) {
-      return caf::make_message(self->state.config.functions.size(),
-                               self->state.named_actors.size());
-    },
+      [self](register_atom, const std::string& name,
+             detail::actor_record_ptr& rec) -> caf::result<bool> {
+        if (!self->state.owns(name))
+          return not_found("actor name '" + name + "' belongs to another shard");
+        return self->state.named_actors.emplace(name, std::move(rec)).second;
+      },
+      [self](lookup_atom,
+             const std::string& name) -> caf::result<detail::actor_record_ptr> {
+        auto& actors = self->state.named_actors;
+        auto i = actors.find(name);
+        if (i == actors.end() || i->second->dead())
+          return not_found("no live actor is named '" + name + "'");
+        return i->second;
+      },
+      [self](forget_atom, const std::string& name) {
+        self->state.named_actors.erase(name);
+      },
+      [self](lookup_atom, const std::string& table,
+             const std::string& name) -> caf::result<std::string> {
+        if (table != "function") return not_found("unknown table '" + table + "'");
+        auto& fns = self->state.config.functions;
+        auto i = fns.find(name);
+        if (i == fns.end()) return not_found("no function named '" + name + "'");
+        return i->second;
+      },
+      [self](stats_atom) {
+        return caf::make_message(self->state.config.functions.size(),
+                                 self->state.named_actors.size());
+      },
   };
 }
 

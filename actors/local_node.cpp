@@ -3,8 +3,8 @@
 #include <caf/all.hpp>
 
 #include <cmath>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 
 #include "actors/gcs_shard.hpp"
 #include "actors/local_scheduler.hpp"
@@ -15,7 +15,8 @@
 
 namespace swarm::detail {
 
-std::unique_ptr<core> start_local_node(const application& app, const runtime_config& cfg) {
+std::unique_ptr<core> start_local_node(const application& app,
+                                       const runtime_config& cfg) {
   return std::make_unique<actors::local_node>(app, cfg);
 }
 
@@ -33,8 +34,8 @@ error bad_config(const std::string& key, const std::string& why) {
 
 void validate(const runtime_config& cfg) {
   if (cfg.cpus && (!std::isfinite(*cfg.cpus) || *cfg.cpus <= 0))
-    throw failure{bad_config("cpus", "must be a positive number, got "
-                                       + std::to_string(*cfg.cpus))};
+    throw failure{bad_config("cpus", "must be a positive number, got " +
+                                         std::to_string(*cfg.cpus))};
   if (cfg.object_store_bytes && *cfg.object_store_bytes == 0)
     throw failure{bad_config("object_store_bytes", "must be positive")};
   if (cfg.max_workers && *cfg.max_workers == 0)
@@ -52,7 +53,7 @@ std::string reason_of(const caf::error& e) {
 } // namespace
 
 local_node::local_node(const application& app, const runtime_config& cfg)
-  : app_(app), config_(cfg), liveness_(std::make_shared<node_liveness>()) {
+    : app_(app), config_(cfg), liveness_(std::make_shared<node_liveness>()) {
   validate(cfg);
   double cpus = cfg.cpus.value_or(static_cast<double>(topo_.cores()));
   total_ = cfg.extra_resources;
@@ -63,7 +64,7 @@ local_node::local_node(const application& app, const runtime_config& cfg)
   if (total_.get("memory") == 0 && topo_.memory_bytes() > 0)
     total_.set("memory", static_cast<double>(topo_.memory_bytes()));
   auto store_bytes = cfg.object_store_bytes.value_or(
-    topo_.memory_bytes() > 0 ? topo_.memory_bytes() / 4 : size_t{1} << 30);
+      topo_.memory_bytes() > 0 ? topo_.memory_bytes() / 4 : size_t{1} << 30);
   store_ = std::make_shared<store_table>(store_bytes, cfg.inline_threshold);
 
   auto initial_workers = std::max<size_t>(1, static_cast<size_t>(std::ceil(cpus)));
@@ -78,8 +79,8 @@ local_node::local_node(const application& app, const runtime_config& cfg)
   scheduler_config sched_cfg;
   sched_cfg.total = total_;
   sched_cfg.initial_workers = initial_workers;
-  sched_cfg.max_workers = std::max(initial_workers,
-                                   cfg.max_workers.value_or(4 * initial_workers));
+  sched_cfg.max_workers =
+      std::max(initial_workers, cfg.max_workers.value_or(4 * initial_workers));
   sched_cfg.pipeline_depth = cfg.worker_pipeline_depth;
   sched_cfg.node = this;
   sched_cfg.topo = &topo_;
@@ -102,27 +103,27 @@ local_node::local_node(const application& app, const runtime_config& cfg)
   sup.children.push_back(child("gcs_shard", part::gcs, [gcs_cfg](caf::actor_system& s) {
     return spawn_gcs_shard(s, gcs_cfg);
   }));
-  sup.children.push_back(child("object_store", part::store,
-                               [table = store_](caf::actor_system& s) {
-                                 return spawn_object_store(s, table);
-                               }));
-  sup.children.push_back(child("local_scheduler", part::scheduler,
-                               [sched_cfg](caf::actor_system& s) {
-                                 return spawn_local_scheduler(s, sched_cfg);
-                               }));
+  sup.children.push_back(
+      child("object_store", part::store, [table = store_](caf::actor_system& s) {
+        return spawn_object_store(s, table);
+      }));
+  sup.children.push_back(
+      child("local_scheduler", part::scheduler, [sched_cfg](caf::actor_system& s) {
+        return spawn_local_scheduler(s, sched_cfg);
+      }));
   supervisor_ = detail::spawn_supervisor(*sys_, std::move(sup));
   // The supervisor starts its children asynchronously; the node is usable once they run.
   for (auto id : {"gcs_shard", "object_store", "local_scheduler"})
     if (auto a = detail::which_child(*sys_, supervisor_, id, request_timeout); !a)
-      throw failure{{errc::runtime_stopped, std::string{"node could not start its "} + id
-                                              + ": " + caf::to_string(a.error())}};
+      throw failure{{errc::runtime_stopped, std::string{"node could not start its "} +
+                                                id + ": " + caf::to_string(a.error())}};
 }
 
 local_node::~local_node() {
   stopping_ = true;
   for (auto& t : inbox_.close())
-    t->result->set_error({errc::runtime_stopped,
-                          "node stopped before task '" + t->name + "' ran"});
+    t->result->set_error(
+        {errc::runtime_stopped, "node stopped before task '" + t->name + "' ran"});
   {
     std::lock_guard<std::mutex> guard{liveness_->mtx};
     liveness_->alive = false;
@@ -131,8 +132,7 @@ local_node::~local_node() {
     std::lock_guard<std::mutex> guard{hosts_mtx_};
     for (auto& weak : hosts_)
       if (auto rec = weak.lock()) {
-        if (auto h = rec->host())
-          caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+        if (auto h = rec->host()) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
         rec->detach();
       }
     hosts_.clear();
@@ -147,19 +147,19 @@ local_node::~local_node() {
   }
   sys_.reset(); // waits for every actor, including workers finishing a running task
   for (auto& t : inbox_.close())
-    t->result->set_error({errc::runtime_stopped,
-                          "node stopped before task '" + t->name + "' ran"});
+    t->result->set_error(
+        {errc::runtime_stopped, "node stopped before task '" + t->name + "' ran"});
 }
 
 caf::actor local_node::current(part p) {
   std::lock_guard<std::mutex> guard{parts_mtx_};
   switch (p) {
-    case part::gcs:
-      return gcs_;
-    case part::store:
-      return store_actor_;
-    case part::scheduler:
-      return scheduler_;
+  case part::gcs:
+    return gcs_;
+  case part::store:
+    return store_actor_;
+  case part::scheduler:
+    return scheduler_;
   }
   return nullptr;
 }
@@ -168,18 +168,17 @@ void local_node::set_current(part p, caf::actor a) {
   {
     std::lock_guard<std::mutex> guard{parts_mtx_};
     switch (p) {
-      case part::gcs:
-        gcs_ = std::move(a);
-        break;
-      case part::store:
-        store_actor_ = std::move(a);
-        break;
-      case part::scheduler:
-        scheduler_ = std::move(a);
-        // A wake-up sent to the predecessor may have been lost with it.
-        if (!inbox_.empty())
-          caf::anon_send(scheduler_, wake_atom::value);
-        break;
+    case part::gcs:
+      gcs_ = std::move(a);
+      break;
+    case part::store:
+      store_actor_ = std::move(a);
+      break;
+    case part::scheduler:
+      scheduler_ = std::move(a);
+      // A wake-up sent to the predecessor may have been lost with it.
+      if (!inbox_.empty()) caf::anon_send(scheduler_, wake_atom::value);
+      break;
     }
   }
 }
@@ -198,8 +197,8 @@ void local_node::on_supervisor_event(const std::string& event) {
     else if (id == "local_scheduler")
       scheduler_ = nullptr;
   }
-  if (!stopping_ && (event.find("failure") != std::string::npos || verb == "restart"
-                     || verb == "escalate"))
+  if (!stopping_ && (event.find("failure") != std::string::npos || verb == "restart" ||
+                     verb == "escalate"))
     std::fprintf(stderr, "swarm: node_supervisor: %s\n", event.c_str());
 }
 
@@ -222,17 +221,15 @@ void local_node::submit(detail::task_ptr task) {
   bool accepted = false;
   if (inbox_.push(std::move(task), accepted)) {
     // While the scheduler restarts there is none to wake: its successor drains at start.
-    if (auto sched = current(part::scheduler))
-      caf::anon_send(sched, wake_atom::value);
+    if (auto sched = current(part::scheduler)) caf::anon_send(sched, wake_atom::value);
   } else if (!accepted) {
-    result->set_error({errc::runtime_stopped,
-                       "node is stopping; task '" + name + "' was not run"});
+    result->set_error(
+        {errc::runtime_stopped, "node is stopping; task '" + name + "' was not run"});
   }
 }
 
 bool local_node::cancel(detail::task_spec& task) {
-  if (!task.cancel_queued())
-    return false;
+  if (!task.cancel_queued()) return false;
   task.result->set_error({errc::cancelled, "task '" + task.name + "' was cancelled"});
   return true;
 }
@@ -243,8 +240,7 @@ local_node::admit(const object_id& id, const detail::boxed_value& v) {
 }
 
 result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
-  if (stopping_)
-    return error{errc::runtime_stopped, "node is stopping"};
+  if (stopping_) return error{errc::runtime_stopped, "node is stopping"};
   auto name = spec.options.name;
   auto rec = std::make_shared<host_record>(std::move(spec), liveness_);
   rec->set_host(spawn_actor_host(*sys_, *this, rec));
@@ -254,8 +250,8 @@ result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
     std::string why;
     self->request(current(part::gcs), request_timeout, register_atom::value, name,
                   detail::actor_record_ptr{rec})
-      .receive([&](bool ok) { registered = ok; },
-               [&](caf::error& e) { why = reason_of(e); });
+        .receive([&](bool ok) { registered = ok; },
+                 [&](caf::error& e) { why = reason_of(e); });
     if (!registered) {
       caf::anon_send(rec->host(), kill_atom::value, false);
       return error{errc::invalid_argument,
@@ -265,9 +261,9 @@ result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
   }
   std::lock_guard<std::mutex> guard{hosts_mtx_};
   if (hosts_.size() > 64 && hosts_.size() == hosts_.capacity())
-    hosts_.erase(std::remove_if(hosts_.begin(), hosts_.end(),
-                                [](auto& w) { return w.expired(); }),
-                 hosts_.end());
+    hosts_.erase(
+        std::remove_if(hosts_.begin(), hosts_.end(), [](auto& w) { return w.expired(); }),
+        hosts_.end());
   hosts_.push_back(rec);
   return detail::actor_record_ptr{std::move(rec)};
 }
@@ -275,8 +271,9 @@ result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
 void local_node::call(detail::actor_record& target, detail::task_ptr call) {
   auto h = static_cast<host_record&>(target).host();
   if (!h || stopping_) {
-    call->result->set_error({errc::actor_died, "actor of type '" + target.spec().type_name
-                                                 + "' is gone: the node stopped"});
+    call->result->set_error(
+        {errc::actor_died,
+         "actor of type '" + target.spec().type_name + "' is gone: the node stopped"});
     return;
   }
   caf::anon_send(h, call_atom::value, std::move(call));
@@ -294,10 +291,10 @@ result<detail::actor_record_ptr> local_node::find_actor(const std::string& name)
   caf::scoped_actor self{*sys_};
   result<detail::actor_record_ptr> out{error{errc::unregistered, ""}};
   self->request(current(part::gcs), request_timeout, lookup_atom::value, name)
-    .receive([&](detail::actor_record_ptr& rec) { out = std::move(rec); },
-             [&](caf::error&) {
-               out = error{errc::unregistered, "no live actor is named '" + name + "'"};
-             });
+      .receive([&](detail::actor_record_ptr& rec) { out = std::move(rec); },
+               [&](caf::error&) {
+                 out = error{errc::unregistered, "no live actor is named '" + name + "'"};
+               });
   return out;
 }
 
@@ -310,18 +307,19 @@ node_stats local_node::stats() {
   out.store_rejected = s.rejected;
   caf::scoped_actor self{*sys_};
   self->request(current(part::scheduler), request_timeout, stats_atom::value)
-    .receive(
-      [&](size_t queued, size_t dispatched, size_t workers, size_t blocked,
-          std::string& available) {
-        out.queued_tasks = queued;
-        out.dispatched_tasks = dispatched;
-        out.workers = workers;
-        out.blocked_workers = blocked;
-        out.available = std::move(available);
-      },
-      [](caf::error&) {});
+      .receive(
+          [&](size_t queued, size_t dispatched, size_t workers, size_t blocked,
+              std::string& available) {
+            out.queued_tasks = queued;
+            out.dispatched_tasks = dispatched;
+            out.workers = workers;
+            out.blocked_workers = blocked;
+            out.available = std::move(available);
+          },
+          [](caf::error&) {});
   self->request(current(part::gcs), request_timeout, stats_atom::value)
-    .receive([&](size_t, size_t named) { out.named_actors = named; }, [](caf::error&) {});
+      .receive([&](size_t, size_t named) { out.named_actors = named; },
+               [](caf::error&) {});
   return out;
 }
 

@@ -33,8 +33,8 @@ public:
   resource_set total_resources() const override { return total_; }
   void submit(detail::task_ptr task) override;
   bool cancel(detail::task_spec& task) override;
-  result<std::unique_ptr<detail::store_lease>> admit(const object_id& id,
-                                                     const detail::boxed_value& v) override;
+  result<std::unique_ptr<detail::store_lease>>
+  admit(const object_id& id, const detail::boxed_value& v) override;
   result<detail::actor_record_ptr> spawn(detail::actor_spec spec) override;
   void call(detail::actor_record& target, detail::task_ptr call) override;
   void kill(detail::actor_record& target, bool restart) override;

@@ -26,7 +26,7 @@ constexpr size_t max_threads = 1024;
 
 struct worker_slot {
   caf::actor handle;
-  std::deque<task_ptr> inflight;  // front: running or next to run
+  std::deque<task_ptr> inflight; // front: running or next to run
   resource_set lease;
   bool leased = false;
   bool blocked = false;
@@ -43,14 +43,12 @@ struct scheduler_state {
     // Whatever has not started goes back to the inbox for a successor; when the node
     // stops, it will not run and its owner learns why.
     auto stop = [this](const task_ptr& t) {
-      if (!t->requeue())
-        return;
+      if (!t->requeue()) return;
       bool accepted = false;
-      if (config.inbox)
-        config.inbox->push(t, accepted);
+      if (config.inbox) config.inbox->push(t, accepted);
       if (!accepted && t->cancel_queued())
-        t->result->set_error({errc::runtime_stopped,
-                              "node stopped before task '" + t->name + "' ran"});
+        t->result->set_error(
+            {errc::runtime_stopped, "node stopped before task '" + t->name + "' ran"});
     };
     for (auto& [prio, q] : ready)
       for (auto& t : q)
@@ -58,8 +56,7 @@ struct scheduler_state {
     for (auto& w : workers) {
       for (auto& t : w.inflight)
         stop(t);
-      if (w.handle)
-        caf::anon_send_exit(w.handle, caf::exit_reason::user_shutdown);
+      if (w.handle) caf::anon_send_exit(w.handle, caf::exit_reason::user_shutdown);
     }
   }
 
@@ -71,8 +68,7 @@ struct scheduler_state {
     wc.pin_to = index < config.initial_workers ? config.topo : nullptr;
     auto w = spawn_cpu_worker(self->home_system(), wc);
     self->monitor(w);
-    if (index == workers.size())
-      workers.emplace_back();
+    if (index == workers.size()) workers.emplace_back();
     workers[index] = worker_slot{};
     workers[index].handle = std::move(w);
   }
@@ -84,20 +80,18 @@ struct scheduler_state {
     std::optional<size_t> pipelined;
     for (size_t i = 0; i < workers.size(); ++i) {
       auto& w = workers[i];
-      if (w.blocked)
-        continue;
+      if (w.blocked) continue;
       if (!w.leased) {
-        if (fits)
-          return i;
-      } else if (w.lease == d && w.inflight.size() <= config.pipeline_depth
-                 && (!pipelined || w.inflight.size() < workers[*pipelined].inflight.size())) {
+        if (fits) return i;
+      } else if (w.lease == d && w.inflight.size() <= config.pipeline_depth &&
+                 (!pipelined ||
+                  w.inflight.size() < workers[*pipelined].inflight.size())) {
         pipelined = i;
       }
     }
-    if (pipelined)
-      return pipelined;
-    if (fits && workers.size() - blocked_count() < config.max_workers
-        && workers.size() < max_threads) {
+    if (pipelined) return pipelined;
+    if (fits && workers.size() - blocked_count() < config.max_workers &&
+        workers.size() < max_threads) {
       start_worker(workers.size());
       return workers.size() - 1;
     }
@@ -106,7 +100,7 @@ struct scheduler_state {
 
   size_t blocked_count() const {
     return static_cast<size_t>(
-      std::count_if(workers.begin(), workers.end(), [](auto& w) { return w.blocked; }));
+        std::count_if(workers.begin(), workers.end(), [](auto& w) { return w.blocked; }));
   }
 
   void dispatch_ready() {
@@ -118,8 +112,7 @@ struct scheduler_state {
           continue;
         }
         auto w = pick(t->options.resources);
-        if (!w)
-          return; // keep priority order: nothing lower runs before this one
+        if (!w) return; // keep priority order: nothing lower runs before this one
         auto& slot = workers[*w];
         if (!slot.leased) {
           slot.leased = true;
@@ -142,19 +135,16 @@ struct scheduler_state {
   }
 
   void on_done(size_t index, const task_ptr& t) {
-    if (index >= workers.size())
-      return;
+    if (index >= workers.size()) return;
     auto& w = workers[index];
     auto i = std::find(w.inflight.begin(), w.inflight.end(), t);
-    if (i != w.inflight.end())
-      w.inflight.erase(i);
+    if (i != w.inflight.end()) w.inflight.erase(i);
     release_if_idle(w);
     dispatch_ready();
   }
 
   void on_blocked(size_t index) {
-    if (index >= workers.size() || workers[index].blocked)
-      return;
+    if (index >= workers.size() || workers[index].blocked) return;
     auto& w = workers[index];
     // Everything behind the blocked task goes back to the queue, in order: it may be
     // exactly what the blocked task waits for.
@@ -168,8 +158,7 @@ struct scheduler_state {
     }
     w.inflight.swap(keep);
     w.blocked = true;
-    if (w.leased)
-      available += w.lease;
+    if (w.leased) available += w.lease;
     dispatch_ready();
   }
 
@@ -180,23 +169,19 @@ struct scheduler_state {
   }
 
   void on_unblocked(size_t index) {
-    if (index >= workers.size() || !workers[index].blocked)
-      return;
+    if (index >= workers.size() || !workers[index].blocked) return;
     auto& w = workers[index];
     w.blocked = false;
-    if (w.leased)
-      available -= w.lease; // may briefly oversubscribe, as a task resumes
+    if (w.leased) available -= w.lease; // may briefly oversubscribe, as a task resumes
     release_if_idle(w);
   }
 
   void on_worker_down(const caf::down_msg& dm) {
     for (size_t index = 0; index < workers.size(); ++index) {
       auto& w = workers[index];
-      if (w.handle.address() != dm.source)
-        continue;
+      if (w.handle.address() != dm.source) continue;
       auto lost = std::move(w.inflight);
-      if (w.leased && !w.blocked)
-        available += w.lease;
+      if (w.leased && !w.blocked) available += w.lease;
       for (auto& t : lost) {
         auto phase = t->phase();
         if (phase == task_phase::running) {
@@ -206,11 +191,11 @@ struct scheduler_state {
             ready[t->options.priority].push_back(t);
           } else {
             t->claim.store(make_claim(t->epoch(), task_phase::finished));
-            t->result->set_error({errc::worker_died,
-                                  "worker running task '" + t->name + "' died ("
-                                    + caf::to_string(dm.reason) + ") and "
-                                    + std::to_string(t->options.max_retries)
-                                    + " retries are used up"});
+            t->result->set_error(
+                {errc::worker_died, "worker running task '" + t->name + "' died (" +
+                                        caf::to_string(dm.reason) + ") and " +
+                                        std::to_string(t->options.max_retries) +
+                                        " retries are used up"});
           }
         } else if (t->requeue()) {
           ready[t->options.priority].push_back(t);
@@ -230,8 +215,7 @@ struct scheduler_state {
   }
 
   void on_submit(task_ptr t) {
-    if (t->phase() != task_phase::queued)
-      return;
+    if (t->phase() != task_phase::queued) return;
     ready[t->options.priority].push_back(std::move(t));
     dispatch_ready();
   }
@@ -248,22 +232,22 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
   self->set_down_handler([self](caf::down_msg& dm) { self->state.on_worker_down(dm); });
   st.drain_inbox();
   return {
-    [self](wake_atom) { self->state.drain_inbox(); },
-    [self](submit_atom, task_ptr& t) { self->state.on_submit(std::move(t)); },
-    [self](done_atom, size_t index, task_ptr& t) { self->state.on_done(index, t); },
-    [self](blocked_atom, size_t index) { self->state.on_blocked(index); },
-    [self](unblocked_atom, size_t index) { self->state.on_unblocked(index); },
-    [self](stats_atom) {
-      size_t queued = 0, running = 0, blocked = 0;
-      for (auto& [p, q] : self->state.ready)
-        queued += q.size();
-      for (auto& w : self->state.workers) {
-        running += w.inflight.size();
-        blocked += w.blocked ? 1 : 0;
-      }
-      return caf::make_message(queued, running, self->state.workers.size(), blocked,
-                               self->state.available.to_string());
-    },
+      [self](wake_atom) { self->state.drain_inbox(); },
+      [self](submit_atom, task_ptr& t) { self->state.on_submit(std::move(t)); },
+      [self](done_atom, size_t index, task_ptr& t) { self->state.on_done(index, t); },
+      [self](blocked_atom, size_t index) { self->state.on_blocked(index); },
+      [self](unblocked_atom, size_t index) { self->state.on_unblocked(index); },
+      [self](stats_atom) {
+        size_t queued = 0, running = 0, blocked = 0;
+        for (auto& [p, q] : self->state.ready)
+          queued += q.size();
+        for (auto& w : self->state.workers) {
+          running += w.inflight.size();
+          blocked += w.blocked ? 1 : 0;
+        }
+        return caf::make_message(queued, running, self->state.workers.size(), blocked,
+                                 self->state.available.to_string());
+      },
   };
 }
 

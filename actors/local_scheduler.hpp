@@ -34,7 +34,8 @@ struct scheduler_config {
 /// resources per task, and leases workers to tasks of one resource shape, pipelining
 /// further tasks of that shape to a leased worker. A worker blocked in `get` hands its
 /// resources back and its queued tasks are moved to other workers; more workers start
-/// (up to `max_workers` not blocked) when the others are blocked. Tasks of a dead worker are retried.
+/// (up to `max_workers` not blocked) when the others are blocked. Tasks of a dead worker
+/// are retried.
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors

@@ -22,7 +22,7 @@ std::string human_bytes(size_t n) {
 class table_lease final : public detail::store_lease {
 public:
   table_lease(std::shared_ptr<store_table> table, object_id id)
-    : table_(std::move(table)), id_(id) {}
+      : table_(std::move(table)), id_(id) {}
   ~table_lease() override { table_->release(id_); }
 
 private:
@@ -31,36 +31,35 @@ private:
 };
 
 store_table::store_table(size_t capacity, size_t inline_threshold)
-  : capacity_(capacity), inline_threshold_(inline_threshold) {}
+    : capacity_(capacity), inline_threshold_(inline_threshold) {}
 
 result<std::unique_ptr<detail::store_lease>>
 store_table::admit(const object_id& id, const detail::boxed_value& value) {
   auto bytes = value.type->byte_size(value.ptr.get());
-  if (bytes < inline_threshold_)
-    return std::unique_ptr<detail::store_lease>{};
+  if (bytes < inline_threshold_) return std::unique_ptr<detail::store_lease>{};
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (bytes > capacity_ - bytes_) {
       ++rejected_;
       return error{errc::store_full,
-                   "object " + id.to_string() + " (" + value.type->name + ", "
-                     + human_bytes(bytes) + ") does not fit in the object store: "
-                     + human_bytes(bytes_) + " of " + human_bytes(capacity_) + " in use"};
+                   "object " + id.to_string() + " (" + value.type->name + ", " +
+                       human_bytes(bytes) + ") does not fit in the object store: " +
+                       human_bytes(bytes_) + " of " + human_bytes(capacity_) + " in use"};
     }
     auto [i, added] = objects_.emplace(id, bytes);
     if (!added)
-      return error{errc::invalid_argument, "object " + id.to_string() + " is already stored"};
+      return error{errc::invalid_argument,
+                   "object " + id.to_string() + " is already stored"};
     bytes_ += bytes;
   }
   return std::unique_ptr<detail::store_lease>{
-    std::make_unique<table_lease>(shared_from_this(), id)};
+      std::make_unique<table_lease>(shared_from_this(), id)};
 }
 
 void store_table::release(const object_id& id) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = objects_.find(id);
-  if (i == objects_.end())
-    return;
+  if (i == objects_.end()) return;
   bytes_ -= i->second;
   objects_.erase(i);
 }

@@ -5,11 +5,9 @@ namespace swarm::actors {
 bool task_inbox::push(detail::task_ptr t, bool& accepted) {
   std::lock_guard<std::mutex> guard{mtx_};
   accepted = !closed_;
-  if (closed_)
-    return false;
+  if (closed_) return false;
   items_.push_back(std::move(t));
-  if (wake_pending_)
-    return false;
+  if (wake_pending_) return false;
   wake_pending_ = true;
   return true;
 }

@@ -22,7 +22,7 @@ public:
   bool pin_current_thread(size_t index) const;
 
 private:
-  void* topo_ = nullptr;  // hwloc_topology_t, kept out of this header
+  void* topo_ = nullptr; // hwloc_topology_t, kept out of this header
   size_t cores_ = 1;
   size_t memory_ = 0;
 };

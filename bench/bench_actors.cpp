@@ -22,8 +22,7 @@ struct echo : swarm::actor {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv))
-    return 1;
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   swarm::application app;
   auto echo_t = app.actor_type<echo>("echo");
   swarm::runtime rt{app};
@@ -32,11 +31,11 @@ int main(int argc, char** argv) {
   // The scheduler settings Swarm gives its own actor system.
   caf::actor_system_config cfg;
   cfg.set("scheduler.policy", caf::atom("sharing"));
-  cfg.set("scheduler.max-threads", std::max<size_t>(2, std::thread::hardware_concurrency()));
+  cfg.set("scheduler.max-threads",
+          std::max<size_t>(2, std::thread::hardware_concurrency()));
   caf::actor_system sys{cfg};
-  auto raw_echo = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
-    return {[](int x) { return x; }};
-  });
+  auto raw_echo = sys.spawn(
+      [](caf::event_based_actor*) -> caf::behavior { return {[](int x) { return x; }}; });
 
   // One call at a time from the driver thread.
   benchmark::RegisterBenchmark("BM_actors_call_sync", [&](benchmark::State& state) {
@@ -66,8 +65,9 @@ int main(int argc, char** argv) {
     int i = 0;
     for (auto _ : state)
       self->request(raw_echo, caf::infinite, i++)
-        .receive([](int x) { benchmark::DoNotOptimize(x); },
-                 [&](caf::error& err) { state.SkipWithError(caf::to_string(err).c_str()); });
+          .receive(
+              [](int x) { benchmark::DoNotOptimize(x); },
+              [&](caf::error& err) { state.SkipWithError(caf::to_string(err).c_str()); });
     state.SetItemsProcessed(state.iterations());
   })->UseRealTime();
 

@@ -15,8 +15,7 @@ constexpr size_t big_object_bytes = size_t{100} << 20;
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv))
-    return 1;
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   swarm::application app;
   swarm::runtime rt{app};
 
@@ -45,13 +44,15 @@ int main(int argc, char** argv) {
   });
 
   // Zero-copy gets of a 100 MB object that is already there.
-  benchmark::RegisterBenchmark("BM_objects_get_100mb_shared", [&](benchmark::State& state) {
-    auto big = rt.put(std::vector<char>(big_object_bytes, 'x'));
-    for (auto _ : state)
-      benchmark::DoNotOptimize(big.get_shared().value());
-    state.SetItemsProcessed(state.iterations());
-    state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(big_object_bytes));
-  });
+  benchmark::RegisterBenchmark(
+      "BM_objects_get_100mb_shared", [&](benchmark::State& state) {
+        auto big = rt.put(std::vector<char>(big_object_bytes, 'x'));
+        for (auto _ : state)
+          benchmark::DoNotOptimize(big.get_shared().value());
+        state.SetItemsProcessed(state.iterations());
+        state.SetBytesProcessed(state.iterations() *
+                                static_cast<int64_t>(big_object_bytes));
+      });
 
   // The floor: copying the same 100 MB once.
   benchmark::RegisterBenchmark("BM_memcpy_100mb", [](benchmark::State& state) {

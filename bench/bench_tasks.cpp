@@ -14,8 +14,7 @@ constexpr int batch_size = 1'000;
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv))
-    return 1;
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   swarm::application app;
   auto add = app.function("add", [](int a, int b) { return a + b; });
   swarm::runtime rt{app};

@@ -11,14 +11,14 @@ public:
 
   long deposit(long amount) {
     if (amount < 0)
-      throw std::invalid_argument("negative deposit");  // fails this call only
+      throw std::invalid_argument("negative deposit"); // fails this call only
     balance_ += amount;
     return balance_;
   }
 
   long balance() const { return balance_; }
 
-  void corrupt() { throw swarm::actor_failure("ledger corrupted"); }  // crashes the actor
+  void corrupt() { throw swarm::actor_failure("ledger corrupted"); } // crashes the actor
 
   void on_restart(const swarm::error& cause) override {
     std::printf("restarted after: %s\n", cause.message.c_str());

@@ -22,15 +22,14 @@ int main() {
   const int chunks = 32, per_chunk = 100000;
   std::vector<swarm::object_ref<double>> sums;
   for (int c = 0; c < chunks; ++c) {
-    auto chunk = rt.submit(make_chunk, c * per_chunk, per_chunk);  // fan out
-    sums.push_back(rt.submit(chunk_sum, chunk));                   // future as argument
+    auto chunk = rt.submit(make_chunk, c * per_chunk, per_chunk); // fan out
+    sums.push_back(rt.submit(chunk_sum, chunk));                  // future as argument
   }
-  while (sums.size() > 1) {  // fan in, pairwise
+  while (sums.size() > 1) { // fan in, pairwise
     std::vector<swarm::object_ref<double>> next;
     for (size_t i = 0; i + 1 < sums.size(); i += 2)
       next.push_back(rt.submit(add, sums[i], sums[i + 1]));
-    if (sums.size() % 2)
-      next.push_back(sums.back());
+    if (sums.size() % 2) next.push_back(sums.back());
     sums = next;
   }
   double n = double(chunks) * per_chunk;

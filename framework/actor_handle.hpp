@@ -14,14 +14,13 @@ namespace swarm {
 
 /// A reference to a live actor of type `T`; copies refer to the same actor. An unnamed
 /// actor stops when its last handle goes.
-template <class T>
-class actor_handle {
+template <class T> class actor_handle {
 public:
   actor_handle() = default;
 
   /// For the runtime.
   actor_handle(detail::core& c, detail::actor_record_ptr rec)
-    : core_(&c), record_(std::move(rec)) {}
+      : core_(&c), record_(std::move(rec)) {}
 
   /// Calls `method(xs...)` on the actor and returns a future of the result at once. Calls
   /// made from one thread run in the order made.
@@ -50,8 +49,9 @@ private:
   template <class R, class... Args, class M, class... Xs>
   object_ref<R> call_impl(M method, Xs&&... xs) const {
     static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
-    auto task = detail::make_task(*core_, record_->spec().owner, record_->spec().type_name,
-                                  {detail::make_arg<Args>(std::forward<Xs>(xs))...});
+    auto task =
+        detail::make_task(*core_, record_->spec().owner, record_->spec().type_name,
+                          {detail::make_arg<Args>(std::forward<Xs>(xs))...});
     task->params = detail::param_types(detail::type_list<Args...>{});
     task->own_fn = [method](void* self, context& ctx,
                             const void* const* args) -> detail::boxed_value {

@@ -7,8 +7,7 @@ namespace {
 std::string names_of(const std::vector<const detail::type_descriptor*>& types) {
   std::string out;
   for (auto* t : types) {
-    if (!out.empty())
-      out += ", ";
+    if (!out.empty()) out += ", ";
     out += t->name;
   }
   return out;
@@ -26,8 +25,8 @@ application::add_function(std::unique_ptr<detail::function_entry> e) {
     throw failure{{errc::invalid_argument, "function name must not be empty"}};
   auto [i, added] = functions_.emplace(e->name, nullptr);
   if (!added)
-    throw failure{{errc::invalid_argument,
-                   "function '" + e->name + "' is already registered"}};
+    throw failure{
+        {errc::invalid_argument, "function '" + e->name + "' is already registered"}};
   i->second = std::move(e);
   return *i->second;
 }
@@ -38,33 +37,35 @@ const std::string& application::add_actor_type(std::string name,
     throw failure{{errc::invalid_argument, "actor type name must not be empty"}};
   auto [i, added] = actor_types_.emplace(name, actor_type_entry{});
   if (!added)
-    throw failure{{errc::invalid_argument,
-                   "actor type '" + name + "' is already registered"}};
+    throw failure{
+        {errc::invalid_argument, "actor type '" + name + "' is already registered"}};
   i->second = actor_type_entry{std::make_unique<std::string>(std::move(name)), &type};
   return *i->second.name;
 }
 
-result<const std::string*> application::find_actor_name(const std::string& name,
-                                                         const std::type_info& type) const {
+result<const std::string*>
+application::find_actor_name(const std::string& name, const std::type_info& type) const {
   auto i = actor_types_.find(name);
   if (i == actor_types_.end())
     return error{errc::unregistered, "no actor type named '" + name + "' is registered"};
   if (*i->second.type != type)
-    return error{errc::type_mismatch, "actor type '" + name + "' is a "
-                                        + detail::demangle(i->second.type->name()) + ", not a "
-                                        + detail::demangle(type.name())};
+    return error{errc::type_mismatch, "actor type '" + name + "' is a " +
+                                          detail::demangle(i->second.type->name()) +
+                                          ", not a " + detail::demangle(type.name())};
   return static_cast<const std::string*>(i->second.name.get());
 }
 
-result<const detail::function_entry*> application::find_entry(const std::string& name) const {
+result<const detail::function_entry*>
+application::find_entry(const std::string& name) const {
   auto i = functions_.find(name);
   if (i != functions_.end())
     return static_cast<const detail::function_entry*>(i->second.get());
   std::string known;
   for (auto& [n, e] : functions_)
     known += (known.empty() ? "" : ", ") + n;
-  return error{errc::unregistered, "no function named '" + name + "' is registered"
-                                     + (known.empty() ? "" : " (registered: " + known + ")")};
+  return error{errc::unregistered,
+               "no function named '" + name + "' is registered" +
+                   (known.empty() ? "" : " (registered: " + known + ")")};
 }
 
 std::vector<std::string> application::function_names() const {
@@ -85,11 +86,10 @@ application::check_signature(const detail::function_entry& e,
   bool same = params.size() == e.params.size() && detail::same_type(*res, *e.result);
   for (size_t i = 0; same && i < params.size(); ++i)
     same = detail::same_type(*params[i], *e.params[i]);
-  if (same)
-    return {};
-  return error{errc::type_mismatch, "function '" + e.name + "' has signature "
-                                      + e.signature() + ", not " + res->name + "("
-                                      + names_of(params) + ")"};
+  if (same) return {};
+  return error{errc::type_mismatch, "function '" + e.name + "' has signature " +
+                                        e.signature() + ", not " + res->name + "(" +
+                                        names_of(params) + ")"};
 }
 
 } // namespace swarm
@@ -104,20 +104,20 @@ result<void> check_arguments(const std::string& what,
                              const std::vector<const type_descriptor*>& params,
                              const std::vector<task_arg>& args) {
   if (params.size() != args.size())
-    return error{errc::type_mismatch, what + " takes " + std::to_string(params.size())
-                                        + " argument(s), got " + std::to_string(args.size())};
+    return error{errc::type_mismatch, what + " takes " + std::to_string(params.size()) +
+                                          " argument(s), got " +
+                                          std::to_string(args.size())};
   for (size_t i = 0; i < args.size(); ++i) {
     auto* actual = args[i].value.type;
     if (actual == nullptr && args[i].ref) {
       auto v = args[i].ref->read();
-      if (!v)
-        continue; // the dependency's own error is reported when it resolves
+      if (!v) continue; // the dependency's own error is reported when it resolves
       actual = v->type;
     }
     if (actual != nullptr && !same_type(*actual, *params[i]))
-      return error{errc::type_mismatch, what + " argument " + std::to_string(i + 1)
-                                          + ": expected " + params[i]->name + ", got "
-                                          + actual->name};
+      return error{errc::type_mismatch, what + " argument " + std::to_string(i + 1) +
+                                            ": expected " + params[i]->name + ", got " +
+                                            actual->name};
   }
   return {};
 }

@@ -15,11 +15,9 @@
 namespace swarm {
 
 /// A handle to a registered task function with signature `Sig`; cheap to copy.
-template <class Sig>
-class task_fn;
+template <class Sig> class task_fn;
 
-template <class R, class... Args>
-class task_fn<R(Args...)> {
+template <class R, class... Args> class task_fn<R(Args...)> {
 public:
   task_fn() = default;
   explicit task_fn(const detail::function_entry* entry) : entry_(entry) {}
@@ -32,8 +30,7 @@ private:
 };
 
 /// A handle to a registered actor type.
-template <class T>
-class actor_class {
+template <class T> class actor_class {
 public:
   actor_class() = default;
   explicit actor_class(const std::string* name) : name_(name) {}
@@ -46,10 +43,8 @@ private:
 
 namespace detail {
 
-template <class R, class List>
-struct task_fn_of;
-template <class R, class... Args>
-struct task_fn_of<R, type_list<Args...>> {
+template <class R, class List> struct task_fn_of;
+template <class R, class... Args> struct task_fn_of<R, type_list<Args...>> {
   using type = task_fn<R(Args...)>;
 };
 
@@ -66,8 +61,7 @@ public:
 
   /// Registers a task function (a function or non-generic lambda). Its parameters are
   /// taken by value or const reference; a leading `context&` gives nested submission.
-  template <class F>
-  auto function(std::string name, F f) {
+  template <class F> auto function(std::string name, F f) {
     using traits = detail::callable_traits<std::decay_t<F>>;
     using R = typename traits::result_type;
     using params = typename traits::params;
@@ -80,9 +74,9 @@ public:
   }
 
   /// Registers an actor type: a class deriving from `swarm::actor`.
-  template <class T>
-  actor_class<T> actor_type(std::string name) {
-    static_assert(std::is_base_of_v<actor, T>, "actor types must derive from swarm::actor");
+  template <class T> actor_class<T> actor_type(std::string name) {
+    static_assert(std::is_base_of_v<actor, T>,
+                  "actor types must derive from swarm::actor");
     return actor_class<T>{&add_actor_type(std::move(name), typeid(T))};
   }
 
@@ -90,22 +84,19 @@ public:
   template <class T>
   result<actor_class<T>> find_actor_type(const std::string& name) const {
     auto n = find_actor_name(name, typeid(T));
-    if (!n)
-      return n.err();
+    if (!n) return n.err();
     return actor_class<T>{*n};
   }
 
   /// Looks up a function by name, checking its signature; a clear error otherwise.
-  template <class Sig>
-  result<task_fn<Sig>> find_function(const std::string& name) const {
+  template <class Sig> result<task_fn<Sig>> find_function(const std::string& name) const {
     using traits = detail::callable_traits<Sig>;
     auto e = find_entry(name);
-    if (!e)
-      return e.err();
+    if (!e) return e.err();
     auto want_params = detail::param_types(typename traits::params{});
-    auto* want_result = &detail::type_of<detail::stored_t<typename traits::result_type>>();
-    if (auto ok = check_signature(**e, want_params, want_result); !ok)
-      return ok.err();
+    auto* want_result =
+        &detail::type_of<detail::stored_t<typename traits::result_type>>();
+    if (auto ok = check_signature(**e, want_params, want_result); !ok) return ok.err();
     return task_fn<Sig>{*e};
   }
 
@@ -124,7 +115,7 @@ private:
     return [f = std::move(f)](void*, context& ctx,
                               const void* const* args) mutable -> detail::boxed_value {
       return detail::call_unboxed<WithContext, R, Args...>(
-        f, ctx, args, std::index_sequence_for<Args...>{});
+          f, ctx, args, std::index_sequence_for<Args...>{});
     };
   }
 
@@ -137,9 +128,10 @@ private:
     std::unique_ptr<std::string> name;
     const std::type_info* type;
   };
-  static result<void> check_signature(const detail::function_entry& e,
-                                      const std::vector<const detail::type_descriptor*>& params,
-                                      const detail::type_descriptor* result_type);
+  static result<void>
+  check_signature(const detail::function_entry& e,
+                  const std::vector<const detail::type_descriptor*>& params,
+                  const detail::type_descriptor* result_type);
 
   std::map<std::string, std::unique_ptr<detail::function_entry>> functions_;
   std::map<std::string, actor_type_entry> actor_types_;

@@ -21,18 +21,18 @@ result<std::shared_ptr<const void>> read_slot(const object_slot& slot,
                                               const type_descriptor& expected,
                                               std::chrono::milliseconds timeout) {
   if (!slot.wait_until(deadline_after(timeout)))
-    return error{errc::timeout, "object " + slot.id().to_string() + " not ready after "
-                                  + std::to_string(timeout.count()) + " ms"};
+    return error{errc::timeout, "object " + slot.id().to_string() + " not ready after " +
+                                    std::to_string(timeout.count()) + " ms"};
   auto v = slot.read();
-  if (!v)
-    return v.err();
+  if (!v) return v.err();
   if (!same_type(*v->type, expected))
-    return error{errc::type_mismatch, "object " + slot.id().to_string() + " holds a "
-                                        + v->type->name + ", read as " + expected.name};
+    return error{errc::type_mismatch, "object " + slot.id().to_string() + " holds a " +
+                                          v->type->name + ", read as " + expected.name};
   return v->ptr;
 }
 
-task_ptr make_task(core& c, uint64_t owner, std::string name, std::vector<task_arg> args) {
+task_ptr make_task(core& c, uint64_t owner, std::string name,
+                   std::vector<task_arg> args) {
   auto t = std::make_shared<task_spec>();
   t->name = std::move(name);
   t->args = std::move(args);
@@ -67,19 +67,18 @@ void submit_when_ready(core& c, task_ptr t) {
   };
   std::vector<object_slot*> unresolved;
   for (auto& a : t->args)
-    if (a.ref && !a.ref->done())
-      unresolved.push_back(a.ref.get());
+    if (a.ref && !a.ref->done()) unresolved.push_back(a.ref.get());
   auto finish = [&c](const task_ptr& task) {
     for (auto& a : task->args) {
-      if (!a.ref || a.ref->current() == object_slot::state::ready)
-        continue;
+      if (!a.ref || a.ref->current() == object_slot::state::ready) continue;
       auto v = a.ref->read();
-      task->result->set_error({errc::dependency_failed,
-                               "argument " + a.ref->id().to_string() + " of task '"
-                                 + task->name + "' failed: " + v.err().to_string()});
+      task->result->set_error(
+          {errc::dependency_failed, "argument " + a.ref->id().to_string() + " of task '" +
+                                        task->name + "' failed: " + v.err().to_string()});
       return;
     }
-    if (auto ok = check_arguments("task '" + task->name + "'", task->params, task->args); !ok) {
+    if (auto ok = check_arguments("task '" + task->name + "'", task->params, task->args);
+        !ok) {
       task->result->set_error(ok.err());
       return;
     }
@@ -89,13 +88,13 @@ void submit_when_ready(core& c, task_ptr t) {
     finish(t);
     return;
   }
-  // Exactly the slots counted get a callback; one that completed meanwhile runs it at once.
+  // Exactly the slots counted get a callback; one that completed meanwhile runs it at
+  // once.
   auto deps = std::make_shared<pending_deps>();
   deps->count = unresolved.size();
   for (auto* slot : unresolved)
     slot->when_done([deps, t, finish] {
-      if (deps->count.fetch_sub(1) == 1)
-        finish(t);
+      if (deps->count.fetch_sub(1) == 1) finish(t);
     });
 }
 
@@ -114,9 +113,9 @@ detail::slot_ptr context::submit_erased(const detail::function_entry& f,
   auto slot = t->result;
   auto total = core_->total_resources();
   if (!opts.resources.fits_in(total)) {
-    slot->set_error({errc::infeasible, "task '" + f.name + "' demands "
-                                         + opts.resources.to_string()
-                                         + " but the node has only " + total.to_string()});
+    slot->set_error(
+        {errc::infeasible, "task '" + f.name + "' demands " + opts.resources.to_string() +
+                               " but the node has only " + total.to_string()});
     return slot;
   }
   detail::submit_when_ready(*core_, std::move(t));
@@ -129,9 +128,9 @@ detail::slot_ptr context::call_erased(const std::string& name,
   auto e = core_->app().find_entry(name);
   if (!e || !detail::same_type(*(*e)->result, *result_type)) {
     auto slot = std::make_shared<detail::object_slot>(core_->new_object_id(owner_));
-    slot->set_error(e ? error{errc::type_mismatch, "function '" + name + "' returns "
-                                                     + (*e)->result->name + ", not "
-                                                     + result_type->name}
+    slot->set_error(e ? error{errc::type_mismatch, "function '" + name + "' returns " +
+                                                       (*e)->result->name + ", not " +
+                                                       result_type->name}
                       : e.err());
     return slot;
   }
@@ -141,26 +140,23 @@ detail::slot_ptr context::call_erased(const std::string& name,
 detail::slot_ptr context::put_erased(detail::boxed_value v) {
   auto slot = std::make_shared<detail::object_slot>(core_->new_object_id(owner_));
   auto lease = core_->admit(slot->id(), v);
-  if (!lease)
-    throw failure{lease.err()};
+  if (!lease) throw failure{lease.err()};
   slot->set_value(std::move(v), std::move(*lease));
   return slot;
 }
 
 bool context::cancel_slot(const detail::slot_ptr& slot) {
-  if (!slot)
-    return false;
+  if (!slot) return false;
   auto task = slot->producer();
   return task && core_->cancel(*task);
 }
 
 detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {
   if (!core_->app().has_actor_type(spec.type_name))
-    throw failure{{errc::unregistered,
-                   "actor type '" + spec.type_name + "' is not registered"}};
+    throw failure{
+        {errc::unregistered, "actor type '" + spec.type_name + "' is not registered"}};
   auto rec = core_->spawn(std::move(spec));
-  if (!rec)
-    throw failure{rec.err()};
+  if (!rec) throw failure{rec.err()};
   return std::move(*rec);
 }
 

@@ -18,14 +18,14 @@
 namespace swarm {
 
 /// Which of the references given to `wait` are ready.
-template <class T>
-struct wait_result {
+template <class T> struct wait_result {
   std::vector<object_ref<T>> ready;
   std::vector<object_ref<T>> pending;
 };
 
 /// Submits tasks, creates actors, puts and waits on objects on behalf of one owner (the
-/// driver, a task, or an actor). The owner of a call's result is the context it came from.
+/// driver, a task, or an actor). The owner of a call's result is the context it came
+/// from.
 class context {
 public:
   /// For the runtime: a context of `owner` on node `c`.
@@ -45,21 +45,22 @@ public:
   object_ref<R> submit(const task_options& opts, const task_fn<R(Args...)>& f,
                        Xs&&... xs) {
     static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
-    return object_ref<R>{submit_erased(*f.entry(), opts, {detail::make_arg<Args>(std::forward<Xs>(xs))...})};
+    return object_ref<R>{submit_erased(
+        *f.entry(), opts, {detail::make_arg<Args>(std::forward<Xs>(xs))...})};
   }
 
   /// Runs the function registered as `name`, with types checked at run time: a wrong
   /// name, argument count or type gives a future holding the error.
   template <class R, class... Xs>
   object_ref<R> call(const std::string& name, Xs&&... xs) {
-    return object_ref<R>{call_erased(name, &detail::type_of<detail::stored_t<R>>(),
-                                     {detail::make_dynamic_arg(std::forward<Xs>(xs))...})};
+    return object_ref<R>{
+        call_erased(name, &detail::type_of<detail::stored_t<R>>(),
+                    {detail::make_dynamic_arg(std::forward<Xs>(xs))...})};
   }
 
   /// Cancels a task that has not started; its future then holds a `cancelled` error.
   /// Returns false when the task already runs or finished.
-  template <class T>
-  bool cancel(const object_ref<T>& ref) {
+  template <class T> bool cancel(const object_ref<T>& ref) {
     return cancel_slot(ref.slot());
   }
 
@@ -67,9 +68,9 @@ public:
 
   /// Stores a value and returns its reference. Throws `failure` (`store_full`) when the
   /// object store has no room.
-  template <class T>
-  object_ref<std::decay_t<T>> put(T&& value) {
-    return object_ref<std::decay_t<T>>{put_erased(detail::boxed_value::make(std::forward<T>(value)))};
+  template <class T> object_ref<std::decay_t<T>> put(T&& value) {
+    return object_ref<std::decay_t<T>>{
+        put_erased(detail::boxed_value::make(std::forward<T>(value)))};
   }
 
   /// Waits until `k` of `refs` are ready or `timeout` passes.
@@ -89,10 +90,8 @@ public:
 
   /// Frees an object now, even while references remain; reading it then fails with
   /// `object_freed`.
-  template <class T>
-  void free(const object_ref<T>& ref) {
-    if (ref.valid())
-      ref.slot()->free();
+  template <class T> void free(const object_ref<T>& ref) {
+    if (ref.valid()) ref.slot()->free();
   }
 
   // -- actors ---------------------------------------------------------------------------
@@ -117,7 +116,8 @@ public:
     spec.owner = owner_;
     spec.factory = [args = std::make_tuple(std::decay_t<Xs>(std::forward<Xs>(xs))...)]() {
       return std::apply(
-        [](auto&... a) -> std::unique_ptr<actor> { return std::make_unique<T>(a...); }, args);
+          [](auto&... a) -> std::unique_ptr<actor> { return std::make_unique<T>(a...); },
+          args);
     };
     return actor_handle<T>{*core_, spawn_erased(std::move(spec))};
   }
@@ -126,18 +126,16 @@ public:
   template <class T>
   result<actor_handle<T>> find_actor(const actor_class<T>& cls, const std::string& name) {
     auto rec = core_->find_actor(name);
-    if (!rec)
-      return rec.err();
+    if (!rec) return rec.err();
     if ((*rec)->spec().type_name != cls.name())
-      return error{errc::type_mismatch, "actor '" + name + "' is a "
-                                          + (*rec)->spec().type_name + ", not a "
-                                          + cls.name()};
+      return error{errc::type_mismatch, "actor '" + name + "' is a " +
+                                            (*rec)->spec().type_name + ", not a " +
+                                            cls.name()};
     return actor_handle<T>{*core_, std::move(*rec)};
   }
 
   /// Stops an actor; with `restart` it is restarted if its policy allows.
-  template <class T>
-  void kill(const actor_handle<T>& a, bool restart = false) {
+  template <class T> void kill(const actor_handle<T>& a, bool restart = false) {
     core_->kill(*a.record(), restart);
   }
 
@@ -156,9 +154,11 @@ protected:
   detail::core& node() const { return *core_; }
 
 private:
-  detail::slot_ptr submit_erased(const detail::function_entry& f, const task_options& opts,
+  detail::slot_ptr submit_erased(const detail::function_entry& f,
+                                 const task_options& opts,
                                  std::vector<detail::task_arg> args);
-  detail::slot_ptr call_erased(const std::string& name, const detail::type_descriptor* result,
+  detail::slot_ptr call_erased(const std::string& name,
+                               const detail::type_descriptor* result,
                                std::vector<detail::task_arg> args);
   detail::slot_ptr put_erased(detail::boxed_value v);
   bool cancel_slot(const detail::slot_ptr& slot);

@@ -4,32 +4,32 @@ namespace swarm {
 
 const char* to_string(errc code) {
   switch (code) {
-    case errc::application_error:
-      return "application_error";
-    case errc::timeout:
-      return "timeout";
-    case errc::cancelled:
-      return "cancelled";
-    case errc::object_freed:
-      return "object_freed";
-    case errc::unregistered:
-      return "unregistered";
-    case errc::type_mismatch:
-      return "type_mismatch";
-    case errc::store_full:
-      return "store_full";
-    case errc::infeasible:
-      return "infeasible";
-    case errc::actor_died:
-      return "actor_died";
-    case errc::worker_died:
-      return "worker_died";
-    case errc::dependency_failed:
-      return "dependency_failed";
-    case errc::invalid_argument:
-      return "invalid_argument";
-    case errc::runtime_stopped:
-      return "runtime_stopped";
+  case errc::application_error:
+    return "application_error";
+  case errc::timeout:
+    return "timeout";
+  case errc::cancelled:
+    return "cancelled";
+  case errc::object_freed:
+    return "object_freed";
+  case errc::unregistered:
+    return "unregistered";
+  case errc::type_mismatch:
+    return "type_mismatch";
+  case errc::store_full:
+    return "store_full";
+  case errc::infeasible:
+    return "infeasible";
+  case errc::actor_died:
+    return "actor_died";
+  case errc::worker_died:
+    return "worker_died";
+  case errc::dependency_failed:
+    return "dependency_failed";
+  case errc::invalid_argument:
+    return "invalid_argument";
+  case errc::runtime_stopped:
+    return "runtime_stopped";
   }
   return "unknown";
 }

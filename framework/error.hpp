@@ -7,19 +7,19 @@ namespace swarm {
 
 /// What kind of failure an `error` reports.
 enum class errc {
-  application_error,      ///< user code threw; the message is the exception's
-  timeout,                ///< a wait ended before the object was ready
-  cancelled,              ///< the task was cancelled before it ran
-  object_freed,           ///< the object was freed before it was read
-  unregistered,           ///< no function or actor type with that name
-  type_mismatch,          ///< arguments or a result of the wrong type
-  store_full,             ///< the object store has no room for the object
-  infeasible,             ///< no node could ever satisfy the resource demand
-  actor_died,             ///< the actor died and will not be restarted
-  worker_died,            ///< the worker running a task died and retries ran out
-  dependency_failed,      ///< an argument future held an error
-  invalid_argument,       ///< bad input to an API call
-  runtime_stopped,        ///< the runtime shut down before the work finished
+  application_error, ///< user code threw; the message is the exception's
+  timeout,           ///< a wait ended before the object was ready
+  cancelled,         ///< the task was cancelled before it ran
+  object_freed,      ///< the object was freed before it was read
+  unregistered,      ///< no function or actor type with that name
+  type_mismatch,     ///< arguments or a result of the wrong type
+  store_full,        ///< the object store has no room for the object
+  infeasible,        ///< no node could ever satisfy the resource demand
+  actor_died,        ///< the actor died and will not be restarted
+  worker_died,       ///< the worker running a task died and retries ran out
+  dependency_failed, ///< an argument future held an error
+  invalid_argument,  ///< bad input to an API call
+  runtime_stopped,   ///< the runtime shut down before the work finished
 };
 
 /// Returns the name of `code`, e.g. "timeout".

@@ -7,16 +7,16 @@ namespace swarm {
 
 /// A snapshot of one node, for status output and tests.
 struct node_stats {
-  size_t store_objects = 0;     ///< objects in the object store (not inline ones)
-  size_t store_bytes = 0;       ///< their bytes
-  size_t store_capacity = 0;    ///< the store's limit in bytes
-  size_t store_rejected = 0;    ///< puts and results refused for lack of room
-  size_t queued_tasks = 0;      ///< ready tasks waiting for a worker
-  size_t dispatched_tasks = 0;  ///< tasks at workers, running or next
-  size_t workers = 0;           ///< task workers started
-  size_t blocked_workers = 0;   ///< workers whose task waits in get/wait
-  size_t named_actors = 0;      ///< names in the control store
-  std::string available;        ///< resources not held by running work
+  size_t store_objects = 0;    ///< objects in the object store (not inline ones)
+  size_t store_bytes = 0;      ///< their bytes
+  size_t store_capacity = 0;   ///< the store's limit in bytes
+  size_t store_rejected = 0;   ///< puts and results refused for lack of room
+  size_t queued_tasks = 0;     ///< ready tasks waiting for a worker
+  size_t dispatched_tasks = 0; ///< tasks at workers, running or next
+  size_t workers = 0;          ///< task workers started
+  size_t blocked_workers = 0;  ///< workers whose task waits in get/wait
+  size_t named_actors = 0;     ///< names in the control store
+  std::string available;       ///< resources not held by running work
 };
 
 } // namespace swarm

@@ -23,15 +23,13 @@ struct object_id {
   }
 };
 
-template <class Inspector>
-bool inspect(Inspector& f, object_id& x) {
+template <class Inspector> bool inspect(Inspector& f, object_id& x) {
   return f(x.owner, x.seq);
 }
 
 } // namespace swarm
 
-template <>
-struct std::hash<swarm::object_id> {
+template <> struct std::hash<swarm::object_id> {
   size_t operator()(const swarm::object_id& x) const noexcept {
     return std::hash<uint64_t>{}(x.owner * 0x9e3779b97f4a7c15ULL ^ x.seq);
   }

@@ -28,8 +28,7 @@ result<std::shared_ptr<const void>> read_slot(const object_slot& slot,
 
 /// A future: names an object that a task, an actor call or `put` makes, possibly not yet.
 /// Copies refer to the same object; the object is freed when no reference remains.
-template <class T>
-class object_ref {
+template <class T> class object_ref {
 public:
   using value_type = T;
 
@@ -60,11 +59,9 @@ public:
   result<std::shared_ptr<const detail::stored_t<T>>>
   get_shared(std::chrono::milliseconds timeout = forever) const {
     using stored = detail::stored_t<T>;
-    if (!slot_)
-      return error{errc::invalid_argument, "get on an empty object_ref"};
+    if (!slot_) return error{errc::invalid_argument, "get on an empty object_ref"};
     auto p = detail::read_slot(*slot_, detail::type_of<stored>(), timeout);
-    if (!p)
-      return p.err();
+    if (!p) return p.err();
     return std::static_pointer_cast<const stored>(*p);
   }
 
@@ -76,9 +73,7 @@ private:
 };
 
 /// Whether `T` is an `object_ref`.
-template <class T>
-struct is_object_ref : std::false_type {};
-template <class T>
-struct is_object_ref<object_ref<T>> : std::true_type {};
+template <class T> struct is_object_ref : std::false_type {};
+template <class T> struct is_object_ref<object_ref<T>> : std::true_type {};
 
 } // namespace swarm

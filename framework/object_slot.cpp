@@ -9,19 +9,18 @@ namespace {
 // The hook of the task-running thread this code runs on, if any.
 thread_local blocking_hook* current_hook = nullptr;
 
-// Yielding a while before sleeping saves a sleep and wake-up (15-55 us on a small VM) when
-// the producer runs on a thread of its own and is about to finish; when it shares the
-// waiter's cores (CAF scheduler threads) it only delays it. Measured by `swarm bench`.
+// Yielding a while before sleeping saves a sleep and wake-up (15-55 us on a small VM)
+// when the producer runs on a thread of its own and is about to finish; when it shares
+// the waiter's cores (CAF scheduler threads) it only delays it. Measured by `swarm
+// bench`.
 constexpr int spin_rounds = 200;
 
 struct hook_guard {
   hook_guard() : hook(current_hook) {
-    if (hook)
-      hook->on_block();
+    if (hook) hook->on_block();
   }
   ~hook_guard() {
-    if (hook)
-      hook->on_unblock();
+    if (hook) hook->on_unblock();
   }
   blocking_hook* hook;
 };
@@ -53,8 +52,7 @@ bool object_slot::complete(state s, boxed_value v, error e,
   std::vector<std::function<void()>> callbacks;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (state_.load(std::memory_order_relaxed) != state::pending)
-      return false;
+    if (state_.load(std::memory_order_relaxed) != state::pending) return false;
     value_ = std::move(v);
     error_ = std::move(e);
     lease_ = std::move(lease);
@@ -73,8 +71,7 @@ void object_slot::free() {
   std::unique_ptr<store_lease> released;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (state_.load(std::memory_order_relaxed) == state::freed)
-      return;
+    if (state_.load(std::memory_order_relaxed) == state::freed) return;
     dropped = std::move(value_);
     released = std::move(lease_);
     error_ = {errc::object_freed, "object " + id_.to_string() + " was freed"};
@@ -87,12 +84,10 @@ void object_slot::free() {
 }
 
 bool object_slot::wait_until(clock::time_point deadline) const {
-  if (done())
-    return true;
+  if (done()) return true;
   for (int i = 0; spin_ && i < spin_rounds; ++i) {
     std::this_thread::yield();
-    if (done())
-      return true;
+    if (done()) return true;
   }
   hook_guard guard;
   std::unique_lock<std::mutex> lock{mtx_};
@@ -102,12 +97,12 @@ bool object_slot::wait_until(clock::time_point deadline) const {
 result<boxed_value> object_slot::read() const {
   std::lock_guard<std::mutex> guard{mtx_};
   switch (state_.load(std::memory_order_relaxed)) {
-    case state::ready:
-      return value_;
-    case state::pending:
-      return error{errc::timeout, "object " + id_.to_string() + " is not ready"};
-    default:
-      return error_;
+  case state::ready:
+    return value_;
+  case state::pending:
+    return error{errc::timeout, "object " + id_.to_string() + " is not ready"};
+  default:
+    return error_;
   }
 }
 

@@ -11,7 +11,8 @@ namespace swarm {
 struct task_options {
   /// What the task holds while it runs; by default one CPU.
   resource_set resources = resource_set::cpus(1);
-  /// Re-runs after the worker running it died; user exceptions only with `retry_exceptions`.
+  /// Re-runs after the worker running it died; user exceptions only with
+  /// `retry_exceptions`.
   uint32_t max_retries = 3;
   /// Whether an exception in user code also counts as a failure to retry.
   bool retry_exceptions = false;

@@ -24,9 +24,9 @@ resource_set& resource_set::set(const std::string& name, double amount) {
   if (name.empty())
     throw failure{{errc::invalid_argument, "resource name must not be empty"}};
   if (!std::isfinite(amount) || amount < 0)
-    throw failure{{errc::invalid_argument, "resource '" + name + "' has invalid amount "
-                                             + std::to_string(amount)
-                                             + " (must be finite and >= 0)"}};
+    throw failure{{errc::invalid_argument, "resource '" + name + "' has invalid amount " +
+                                               std::to_string(amount) +
+                                               " (must be finite and >= 0)"}};
   if (amount == 0)
     amounts_.erase(name);
   else
@@ -41,8 +41,7 @@ double resource_set::get(const std::string& name) const {
 
 bool resource_set::fits_in(const resource_set& capacity) const {
   for (auto& [name, amount] : amounts_)
-    if (amount > capacity.get(name) + epsilon)
-      return false;
+    if (amount > capacity.get(name) + epsilon) return false;
   return true;
 }
 
@@ -56,8 +55,7 @@ resource_set& resource_set::operator-=(const resource_set& other) {
   for (auto& [name, amount] : other.amounts_) {
     auto& mine = amounts_[name];
     mine -= amount;
-    if (std::fabs(mine) < epsilon)
-      amounts_.erase(name);
+    if (std::fabs(mine) < epsilon) amounts_.erase(name);
   }
   return *this;
 }
@@ -67,8 +65,7 @@ std::string resource_set::to_string() const {
   out << '{';
   bool first = true;
   for (auto& [name, amount] : amounts_) {
-    if (!first)
-      out << ", ";
+    if (!first) out << ", ";
     first = false;
     out << name << ": " << amount;
   }

@@ -8,8 +8,7 @@
 namespace swarm {
 
 /// Either a value or the `error` that prevented it.
-template <class T>
-class result {
+template <class T> class result {
 public:
   result(T value) : data_(std::in_place_index<0>, std::move(value)) {}
   result(error err) : data_(std::in_place_index<1>, std::move(err)) {}
@@ -41,16 +40,14 @@ public:
 
 private:
   void check() const {
-    if (data_.index() != 0)
-      throw failure{std::get<1>(data_)};
+    if (data_.index() != 0) throw failure{std::get<1>(data_)};
   }
 
   std::variant<T, swarm::error> data_;
 };
 
 /// A result without a value.
-template <>
-class result<void> {
+template <> class result<void> {
 public:
   result() = default;
   result(error err) : err_(std::move(err)), ok_(false) {}
@@ -58,8 +55,7 @@ public:
   bool has_value() const noexcept { return ok_; }
   explicit operator bool() const noexcept { return ok_; }
   void value() const {
-    if (!ok_)
-      throw failure{err_};
+    if (!ok_) throw failure{err_};
   }
   const swarm::error& err() const { return err_; }
 

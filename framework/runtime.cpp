@@ -3,8 +3,8 @@
 namespace swarm {
 
 runtime::runtime(const application& app, const runtime_config& cfg)
-  : node_holder(detail::start_local_node(app, cfg)),
-    context(*node_, node_->new_owner_id()) {}
+    : node_holder(detail::start_local_node(app, cfg)),
+      context(*node_, node_->new_owner_id()) {}
 
 runtime::~runtime() = default;
 

@@ -1,7 +1,7 @@
 #include "gpu/gpu_devices.hpp"
 
 #ifdef SWARM_WITH_CUDA
-#  include <cuda_runtime_api.h>
+#include <cuda_runtime_api.h>
 #endif
 
 namespace swarm::gpu {
@@ -10,12 +10,10 @@ std::vector<device_info> list_devices() {
   std::vector<device_info> out;
 #ifdef SWARM_WITH_CUDA
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess)
-    return out;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return out;
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess)
-      continue;
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
     out.push_back({i, prop.name, prop.totalGlobalMem});
   }
 #endif

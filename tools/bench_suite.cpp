@@ -52,10 +52,12 @@ struct bench_plan {
 
 bench_plan plan_for(bool quick) {
   if (quick)
-    return {3, 5'000, 5'000, 20'000, 10'000, 50'000, 200'000, 100,
-            std::chrono::milliseconds(400)};
-  return {5, 10'000, 10'000, 50'000, 20'000, 100'000, 500'000, 200,
-          std::chrono::milliseconds(2'000)};
+    return {3,       5'000,  5'000,
+            20'000,  10'000, 50'000,
+            200'000, 100,    std::chrono::milliseconds(400)};
+  return {5,       10'000, 10'000,
+          50'000,  20'000, 100'000,
+          500'000, 200,    std::chrono::milliseconds(2'000)};
 }
 
 /// How a figure is judged against the target.
@@ -66,7 +68,7 @@ struct figure {
   std::string key;
   double value = 0;
   std::string unit;
-  std::string ref_key;  // empty: no floor or reference
+  std::string ref_key; // empty: no floor or reference
   double ref = 0;
   goal kind = goal::none;
   double target = 0;
@@ -78,8 +80,7 @@ double seconds_since(bench_clock::time_point t0) {
 }
 
 double median(std::vector<double> xs) {
-  if (xs.empty())
-    return 0;
+  if (xs.empty()) return 0;
   std::sort(xs.begin(), xs.end());
   auto n = xs.size();
   return n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
@@ -101,11 +102,11 @@ bool past_cap(size_t i, bench_clock::time_point t0, std::chrono::milliseconds ca
 }
 
 void check(bool ok, const char* what) {
-  if (!ok)
-    throw std::runtime_error(std::string{"wrong result in "} + what);
+  if (!ok) throw std::runtime_error(std::string{"wrong result in "} + what);
 }
 
-// -- floors measured with bare CAF -------------------------------------------------------
+// -- floors measured with bare CAF
+// -------------------------------------------------------
 
 /// The bare-CAF equivalents of a local actor call.
 struct caf_floor {
@@ -119,11 +120,11 @@ struct caf_floor {
 class caf_echo_rig {
 public:
   caf_echo_rig()
-    : sys_{configured(cfg_)},
-      echo_{sys_.spawn([](caf::event_based_actor*) -> caf::behavior {
-        return {[](int x) { return x; }};
-      })},
-      self_{sys_} {}
+      : sys_{configured(cfg_)}, echo_{sys_.spawn(
+                                    [](caf::event_based_actor*) -> caf::behavior {
+                                      return {[](int x) { return x; }};
+                                    })},
+        self_{sys_} {}
 
   ~caf_echo_rig() { self_->send_exit(echo_, caf::exit_reason::user_shutdown); }
 
@@ -139,7 +140,7 @@ public:
       auto s = bench_clock::now();
       int got = -1;
       self_->request(echo_, caf::infinite, static_cast<int>(i))
-        .receive([&](int x) { got = x; }, [&](caf::error&) {});
+          .receive([&](int x) { got = x; }, [&](caf::error&) {});
       us.push_back(seconds_since(s) * 1e6);
       check(got == static_cast<int>(i), "caf raw request");
     }
@@ -160,7 +161,8 @@ public:
 private:
   static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
     cfg.set("scheduler.policy", caf::atom("sharing"));
-    cfg.set("scheduler.max-threads", std::max<size_t>(2, std::thread::hardware_concurrency()));
+    cfg.set("scheduler.max-threads",
+            std::max<size_t>(2, std::thread::hardware_concurrency()));
     return cfg;
   }
 
@@ -183,13 +185,12 @@ struct memory_floor {
 double measure_handoff(const bench_plan& plan) {
   std::mutex mtx;
   std::condition_variable cv;
-  int turn = 0;  // 1: the peer's turn, 0: the caller's, -1: stop
+  int turn = 0; // 1: the peer's turn, 0: the caller's, -1: stop
   std::thread peer{[&] {
     std::unique_lock<std::mutex> lock{mtx};
     for (;;) {
       cv.wait(lock, [&] { return turn != 0; });
-      if (turn < 0)
-        return;
+      if (turn < 0) return;
       turn = 0;
       cv.notify_all();
     }
@@ -251,7 +252,8 @@ memory_floor measure_memory(const bench_plan& plan) {
   return out;
 }
 
-// -- the runtime -------------------------------------------------------------------------
+// -- the runtime
+// -------------------------------------------------------------------------
 
 /// The actor the actor phases call.
 struct echo : actor {
@@ -278,10 +280,9 @@ swarm_figures measure_swarm(const bench_plan& plan, caf_echo_rig& rig, caf_floor
   application app;
   auto add = app.function("add", [](int a, int b) { return a + b; });
   auto leaf = app.function("leaf", [](int i) { return i; });
-  auto sum10 = app.function("sum10", [](int a0, int a1, int a2, int a3, int a4, int a5,
-                                         int a6, int a7, int a8, int a9) {
-    return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9;
-  });
+  auto sum10 = app.function(
+      "sum10", [](int a0, int a1, int a2, int a3, int a4, int a5, int a6, int a7, int a8,
+                  int a9) { return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9; });
   auto echo_t = app.actor_type<echo>("echo");
   runtime rt{app};
   swarm_figures out;
@@ -314,7 +315,7 @@ swarm_figures measure_swarm(const bench_plan& plan, caf_echo_rig& rig, caf_floor
   floor.rtt_p50_us = last_reps(caf_p50);
   floor.sync_per_s = last_reps(caf_rates);
   floor.pipelined_per_s = median_of_reps(
-    plan.reps, plan.batch, [&](size_t n) { return rig.pipelined(n, plan.cap); });
+      plan.reps, plan.batch, [&](size_t n) { return rig.pipelined(n, plan.cap); });
 
   out.actor_async = median_of_reps(plan.reps, plan.batch, [&](size_t n) {
     std::vector<object_ref<int>> refs;
@@ -360,7 +361,8 @@ swarm_figures measure_swarm(const bench_plan& plan, caf_echo_rig& rig, caf_floor
     auto t0 = bench_clock::now();
     size_t i = 0;
     for (; i < n && !past_cap(i, t0, plan.cap); ++i)
-      check(rt.submit(add, static_cast<int>(i), 1).get().value() == static_cast<int>(i) + 1,
+      check(rt.submit(add, static_cast<int>(i), 1).get().value() ==
+                static_cast<int>(i) + 1,
             "task");
     return static_cast<double>(i) / seconds_since(t0);
   });
@@ -410,8 +412,8 @@ swarm_figures measure_swarm(const bench_plan& plan, caf_echo_rig& rig, caf_floor
       std::vector<object_ref<int>> next;
       for (size_t j = 0; j < level.size(); j += 10) {
         auto* l = &level[j];
-        next.push_back(rt.submit(sum10, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7],
-                                 l[8], l[9]));
+        next.push_back(
+            rt.submit(sum10, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9]));
       }
       level = std::move(next);
     }
@@ -437,7 +439,8 @@ swarm_figures measure_swarm(const bench_plan& plan, caf_echo_rig& rig, caf_floor
   return out;
 }
 
-// -- the report --------------------------------------------------------------------------
+// -- the report
+// --------------------------------------------------------------------------
 
 std::vector<figure> make_report(const swarm_figures& s, const caf_floor& c,
                                 const memory_floor& m, size_t dag_tasks) {
@@ -452,8 +455,8 @@ std::vector<figure> make_report(const swarm_figures& s, const caf_floor& c,
                ">= 300,000/s"});
   r.push_back({"1_1_actor_calls_sync", s.actor_sync, "calls/s", "caf_raw_sync_per_s",
                c.sync_per_s, goal::none, 0, ""});
-  r.push_back({"1_1_actor_calls_async", s.actor_async, "calls/s", "caf_raw_pipelined_per_s",
-               c.pipelined_per_s, goal::none, 0, ""});
+  r.push_back({"1_1_actor_calls_async", s.actor_async, "calls/s",
+               "caf_raw_pipelined_per_s", c.pipelined_per_s, goal::none, 0, ""});
   r.push_back({"n_n_actor_calls_async", s.n_n_async, "calls/s", "caf_raw_pipelined_per_s",
                c.pipelined_per_s, goal::none, 0, ""});
   r.push_back({"single_client_put_calls", s.put, "ops/s", "make_shared_small_per_s",
@@ -463,21 +466,22 @@ std::vector<figure> make_report(const swarm_figures& s, const caf_floor& c,
   r.push_back({"single_client_get_100mb_us", s.get_100mb_us, "us", "memcpy_100mb_us",
                m.memcpy_100mb_us, goal::below, 50, "< 50 us"});
   double dag_at_async_rate =
-    s.tasks_async > 0 ? static_cast<double>(dag_tasks) / s.tasks_async * 1e3 : 0;
+      s.tasks_async > 0 ? static_cast<double>(dag_tasks) / s.tasks_async * 1e3 : 0;
   r.push_back({"dag_1000_fanin_ms", s.dag_ms, "ms", "dag_1000_fanin_at_async_rate_ms",
                dag_at_async_rate, goal::at_most, 5, "<= 5 ms"});
   r.push_back({"caf_raw_local_rtt_p50_us", c.rtt_p50_us, "us", "", 0, goal::none, 0, ""});
-  r.push_back({"thread_handoff_rtt_p50_us", m.handoff_rtt_p50_us, "us", "", 0, goal::none, 0,
-               ""});
+  r.push_back({"thread_handoff_rtt_p50_us", m.handoff_rtt_p50_us, "us", "", 0, goal::none,
+               0, ""});
   r.push_back({"caf_raw_sync_per_s", c.sync_per_s, "rt/s", "", 0, goal::none, 0, ""});
-  r.push_back({"caf_raw_pipelined_per_s", c.pipelined_per_s, "msg/s", "", 0, goal::none, 0, ""});
-  r.push_back({"make_shared_small_per_s", m.make_shared_per_s, "ops/s", "", 0, goal::none, 0,
-               ""});
-  r.push_back({"shared_ptr_copy_per_s", m.shared_ptr_copy_per_s, "ops/s", "", 0, goal::none,
+  r.push_back(
+      {"caf_raw_pipelined_per_s", c.pipelined_per_s, "msg/s", "", 0, goal::none, 0, ""});
+  r.push_back({"make_shared_small_per_s", m.make_shared_per_s, "ops/s", "", 0, goal::none,
                0, ""});
+  r.push_back({"shared_ptr_copy_per_s", m.shared_ptr_copy_per_s, "ops/s", "", 0,
+               goal::none, 0, ""});
   r.push_back({"memcpy_100mb_us", m.memcpy_100mb_us, "us", "", 0, goal::none, 0, ""});
-  r.push_back({"dag_1000_fanin_at_async_rate_ms", dag_at_async_rate, "ms", "", 0, goal::none,
-               0, ""});
+  r.push_back({"dag_1000_fanin_at_async_rate_ms", dag_at_async_rate, "ms", "", 0,
+               goal::none, 0, ""});
   return r;
 }
 
@@ -487,29 +491,28 @@ double ratio_of(const figure& f) {
 
 bool met(const figure& f) {
   switch (f.kind) {
-    case goal::at_least:
-      return f.value >= f.target;
-    case goal::at_most:
-      return f.value <= f.target;
-    case goal::below:
-      return f.value < f.target;
-    case goal::ratio_at_most:
-      return f.ref > 0 && ratio_of(f) <= f.target;
-    case goal::none:
-      break;
+  case goal::at_least:
+    return f.value >= f.target;
+  case goal::at_most:
+    return f.value <= f.target;
+  case goal::below:
+    return f.value < f.target;
+  case goal::ratio_at_most:
+    return f.ref > 0 && ratio_of(f) <= f.target;
+  case goal::none:
+    break;
   }
   return true;
 }
 
-void print_table(const std::vector<figure>& rows, const swarm_figures& s, const bench_plan& p,
-                 double total_s) {
+void print_table(const std::vector<figure>& rows, const swarm_figures& s,
+                 const bench_plan& p, double total_s) {
   std::printf("%-34s %14s %-8s %-34s %14s %9s  %-18s %s\n", "figure", "value", "unit",
               "floor/reference", "ref value", "ratio", "target", "");
   for (auto& f : rows) {
-    if (f.ref_key.empty())
-      continue;
-    std::printf("%-34s %14.2f %-8s %-34s %14.2f %8.3fx  %-18s %s\n", f.key.c_str(), f.value,
-                f.unit.c_str(), f.ref_key.c_str(), f.ref, ratio_of(f),
+    if (f.ref_key.empty()) continue;
+    std::printf("%-34s %14.2f %-8s %-34s %14.2f %8.3fx  %-18s %s\n", f.key.c_str(),
+                f.value, f.unit.c_str(), f.ref_key.c_str(), f.ref, ratio_of(f),
                 f.target_text.empty() ? "-" : f.target_text.c_str(),
                 f.kind == goal::none ? "" : (met(f) ? "MET" : "MISSED"));
   }
@@ -517,15 +520,16 @@ void print_table(const std::vector<figure>& rows, const swarm_figures& s, const 
   for (auto& f : rows)
     if (f.ref_key.empty())
       std::printf("  %-34s %14.2f %s\n", f.key.c_str(), f.value, f.unit.c_str());
-  std::printf("\nmedian of %d repetitions after a warm-up; n_n callers: %zu; 100 MB get %s; "
-              "total %.1f s\n",
-              p.reps, s.n_n_callers, s.big_get_zero_copy ? "zero-copy" : "COPIED", total_s);
+  std::printf(
+      "\nmedian of %d repetitions after a warm-up; n_n callers: %zu; 100 MB get %s; "
+      "total %.1f s\n",
+      p.reps, s.n_n_callers, s.big_get_zero_copy ? "zero-copy" : "COPIED", total_s);
 }
 
-bool write_json(const std::string& path, const std::vector<figure>& rows, double rtt_ratio) {
+bool write_json(const std::string& path, const std::vector<figure>& rows,
+                double rtt_ratio) {
   std::ofstream out{path};
-  if (!out)
-    return false;
+  if (!out) return false;
   char buf[64];
   out << "{\n";
   for (auto& f : rows) {
@@ -537,7 +541,8 @@ bool write_json(const std::string& path, const std::vector<figure>& rows, double
   return static_cast<bool>(out);
 }
 
-// -- command line ------------------------------------------------------------------------
+// -- command line
+// ------------------------------------------------------------------------
 
 void bench_usage(std::FILE* out) {
   std::fprintf(out, "usage: swarm bench [--nodes 1] [--quick] [--json FILE]\n");
@@ -558,12 +563,10 @@ int parse(const std::vector<std::string>& args, bench_options& opts) {
     if (a == "--quick") {
       opts.quick = true;
     } else if (a == "--json") {
-      if (!value(opts.json_path))
-        return 2;
+      if (!value(opts.json_path)) return 2;
     } else if (a == "--nodes") {
       std::string v;
-      if (!value(v))
-        return 2;
+      if (!value(v)) return 2;
       size_t used = 0;
       try {
         opts.nodes = std::stoi(v, &used);
@@ -571,7 +574,8 @@ int parse(const std::vector<std::string>& args, bench_options& opts) {
         used = 0;
       }
       if (used != v.size() || opts.nodes < 1) {
-        std::fprintf(stderr, "swarm bench: --nodes expects a positive integer, not '%s'\n",
+        std::fprintf(stderr,
+                     "swarm bench: --nodes expects a positive integer, not '%s'\n",
                      v.c_str());
         return 2;
       }
@@ -598,12 +602,12 @@ int parse(const std::vector<std::string>& args, bench_options& opts) {
 
 int run_bench(const std::vector<std::string>& args) {
   bench_options opts;
-  if (auto rc = parse(args, opts); rc >= 0)
-    return rc;
+  if (auto rc = parse(args, opts); rc >= 0) return rc;
   auto plan = plan_for(opts.quick);
   auto t0 = bench_clock::now();
   try {
-    std::printf("swarm bench --nodes 1%s: measuring...\n\n", opts.quick ? " --quick" : "");
+    std::printf("swarm bench --nodes 1%s: measuring...\n\n",
+                opts.quick ? " --quick" : "");
     std::fflush(stdout);
     auto mem = measure_memory(plan);
     caf_echo_rig rig;
@@ -611,8 +615,8 @@ int run_bench(const std::vector<std::string>& args) {
     auto sw = measure_swarm(plan, rig, raw);
     auto rows = make_report(sw, raw, mem, 1000 + 100 + 10 + 1);
     print_table(rows, sw, plan, seconds_since(t0));
-    if (!opts.json_path.empty()
-        && !write_json(opts.json_path, rows, ratio_of(rows.front()))) {
+    if (!opts.json_path.empty() &&
+        !write_json(opts.json_path, rows, ratio_of(rows.front()))) {
       std::fprintf(stderr, "swarm bench: cannot write '%s'\n", opts.json_path.c_str());
       return 1;
     }

@@ -8,7 +8,8 @@ namespace swarm::tools {
 /// `swarm demo [--tasks N] [--cpus N]`: runs the demo workload on an embedded cluster.
 int run_demo(const std::vector<std::string>& args);
 
-/// `swarm bench --nodes 1 [--quick] [--json FILE]`: measures the runtime beside its floors.
+/// `swarm bench --nodes 1 [--quick] [--json FILE]`: measures the runtime beside its
+/// floors.
 int run_bench(const std::vector<std::string>& args);
 
 } // namespace swarm::tools

@@ -1,8 +1,8 @@
-// `swarm demo`: evolution strategies on an embedded cluster. A parameter-server actor holds
-// the parameters; each generation, hundreds of tasks evaluate perturbed copies, reading
-// the parameters through a future passed as their argument; the driver folds the rewards
-// into an update. Midway the parameter server is crashed on purpose: it restarts, and the
-// driver restores it from the last parameters it put into the object store.
+// `swarm demo`: evolution strategies on an embedded cluster. A parameter-server actor
+// holds the parameters; each generation, hundreds of tasks evaluate perturbed copies,
+// reading the parameters through a future passed as their argument; the driver folds the
+// rewards into an update. Midway the parameter server is crashed on purpose: it restarts,
+// and the driver restores it from the last parameters it put into the object store.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -93,8 +93,7 @@ bool parse(const std::vector<std::string>& args, demo_options& out) {
     const auto& a = args[i];
     if (a == "--tasks" || a == "--cpus") {
       auto* v = need_value(a);
-      if (!v)
-        return false;
+      if (!v) return false;
       char* end = nullptr;
       double x = std::strtod(v->c_str(), &end);
       if (end == v->c_str() || *end != '\0' || !(x > 0)) {
@@ -118,8 +117,7 @@ bool parse(const std::vector<std::string>& args, demo_options& out) {
 
 int run_demo(const std::vector<std::string>& args) {
   demo_options opts;
-  if (!parse(args, opts))
-    return 2;
+  if (!parse(args, opts)) return 2;
   using clock = std::chrono::steady_clock;
   auto started = clock::now();
 
@@ -160,14 +158,15 @@ int run_demo(const std::vector<std::string>& args) {
     if (g == generations / 2) {
       std::printf("  * injecting a crash into the parameter server\n");
       auto crashed = ps.call(&parameter_server::fail, std::string{"injected by the demo"})
-                       .get(std::chrono::seconds(10));
+                         .get(std::chrono::seconds(10));
       if (crashed || crashed.err().code != errc::actor_died) {
         std::fprintf(stderr, "swarm demo: the injected crash was not reported\n");
         return 1;
       }
       ++restarts;
       // The fresh instance starts from zero; the last checkpoint brings it back.
-      auto v = ps.call(&parameter_server::restore, checkpoint).get(std::chrono::seconds(10));
+      auto v =
+          ps.call(&parameter_server::restore, checkpoint).get(std::chrono::seconds(10));
       if (!v) {
         std::fprintf(stderr, "swarm demo: could not restore the parameter server: %s\n",
                      v.err().to_string().c_str());
@@ -177,7 +176,7 @@ int run_demo(const std::vector<std::string>& args) {
                   checkpoint.id().to_string().c_str());
     }
     auto gen_start = clock::now();
-    auto params = ps.call(&parameter_server::params);  // a future, passed on unread
+    auto params = ps.call(&parameter_server::params); // a future, passed on unread
     std::vector<object_ref<double>> scores;
     std::vector<uint64_t> seeds;
     for (size_t k = 0; k < population; ++k) {
@@ -200,15 +199,17 @@ int run_demo(const std::vector<std::string>& args) {
     task_seconds += std::chrono::duration<double>(clock::now() - gen_start).count();
     auto r = ps.call(&parameter_server::apply, step).get(std::chrono::seconds(10));
     if (!r) {
-      std::fprintf(stderr, "swarm demo: update failed: %s\n", r.err().to_string().c_str());
+      std::fprintf(stderr, "swarm demo: update failed: %s\n",
+                   r.err().to_string().c_str());
       return 1;
     }
     last_reward = *r;
     checkpoint = rt.put(ps.call(&parameter_server::params).get().value());
     if (g % std::max<size_t>(1, generations / 20) == 0 || g + 1 == generations)
-      std::printf("  gen %3zu/%zu: reward %10.3f  (%zu tasks, %.1f ms)\n", g, generations,
-                  last_reward, population,
-                  std::chrono::duration<double, std::milli>(clock::now() - gen_start).count());
+      std::printf(
+          "  gen %3zu/%zu: reward %10.3f  (%zu tasks, %.1f ms)\n", g, generations,
+          last_reward, population,
+          std::chrono::duration<double, std::milli>(clock::now() - gen_start).count());
   }
 
   auto total = std::chrono::duration<double>(clock::now() - started).count();

@@ -7,15 +7,15 @@
 namespace {
 
 void usage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: swarm <command> [options]\n"
-               "\n"
-               "commands:\n"
-               "  demo   [--tasks N] [--cpus N]             run the demo workload on an "
-               "embedded cluster\n"
-               "  bench  --nodes 1 [--quick] [--json FILE]  measure latency and throughput "
-               "beside their floors\n"
-               "  help                                      show this text\n");
+  std::fprintf(
+      out, "usage: swarm <command> [options]\n"
+           "\n"
+           "commands:\n"
+           "  demo   [--tasks N] [--cpus N]             run the demo workload on an "
+           "embedded cluster\n"
+           "  bench  --nodes 1 [--quick] [--json FILE]  measure latency and throughput "
+           "beside their floors\n"
+           "  help                                      show this text\n");
 }
 
 } // namespace
@@ -27,10 +27,8 @@ int main(int argc, char** argv) {
   }
   std::string cmd = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (cmd == "demo")
-    return swarm::tools::run_demo(args);
-  if (cmd == "bench")
-    return swarm::tools::run_bench(args);
+  if (cmd == "demo") return swarm::tools::run_demo(args);
+  if (cmd == "bench") return swarm::tools::run_bench(args);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     usage(stdout);
     return 0;

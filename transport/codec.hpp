@@ -29,76 +29,59 @@ class binary_reader;
 
 namespace detail {
 
-template <class T, class = void>
-struct has_inspect : std::false_type {};
+template <class T, class = void> struct has_inspect : std::false_type {};
 
 template <class T>
-struct has_inspect<T, std::void_t<decltype(inspect(std::declval<binary_writer&>(),
-                                                   std::declval<T&>()))>>
-  : std::true_type {};
+struct has_inspect<
+    T, std::void_t<decltype(inspect(std::declval<binary_writer&>(), std::declval<T&>()))>>
+    : std::true_type {};
 
-template <class T>
-struct is_vector : std::false_type {};
-template <class T, class A>
-struct is_vector<std::vector<T, A>> : std::true_type {};
+template <class T> struct is_vector : std::false_type {};
+template <class T, class A> struct is_vector<std::vector<T, A>> : std::true_type {};
 
-template <class T>
-struct is_map : std::false_type {};
+template <class T> struct is_map : std::false_type {};
 template <class K, class V, class C, class A>
 struct is_map<std::map<K, V, C, A>> : std::true_type {};
 template <class K, class V, class H, class E, class A>
 struct is_map<std::unordered_map<K, V, H, E, A>> : std::true_type {};
 
-template <class T>
-struct is_optional : std::false_type {};
-template <class T>
-struct is_optional<std::optional<T>> : std::true_type {};
+template <class T> struct is_optional : std::false_type {};
+template <class T> struct is_optional<std::optional<T>> : std::true_type {};
 
-template <class T>
-struct is_tuple_like : std::false_type {};
-template <class... Ts>
-struct is_tuple_like<std::tuple<Ts...>> : std::true_type {};
-template <class A, class B>
-struct is_tuple_like<std::pair<A, B>> : std::true_type {};
+template <class T> struct is_tuple_like : std::false_type {};
+template <class... Ts> struct is_tuple_like<std::tuple<Ts...>> : std::true_type {};
+template <class A, class B> struct is_tuple_like<std::pair<A, B>> : std::true_type {};
 
-template <class T>
-struct is_array : std::false_type {};
-template <class T, size_t N>
-struct is_array<std::array<T, N>> : std::true_type {};
+template <class T> struct is_array : std::false_type {};
+template <class T, size_t N> struct is_array<std::array<T, N>> : std::true_type {};
 
 } // namespace detail
 
 /// True when values of `T` can be encoded to bytes and decoded again.
-template <class T>
-struct is_encodable;
+template <class T> struct is_encodable;
 
 template <class T>
-struct is_encodable
-  : std::bool_constant<
-      std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>
-      || detail::has_inspect<T>::value> {};
+struct is_encodable : std::bool_constant<std::is_arithmetic_v<T> || std::is_enum_v<T> ||
+                                         std::is_same_v<T, std::string> ||
+                                         detail::has_inspect<T>::value> {};
 
-template <class T, class A>
-struct is_encodable<std::vector<T, A>> : is_encodable<T> {};
-template <class T, size_t N>
-struct is_encodable<std::array<T, N>> : is_encodable<T> {};
-template <class T>
-struct is_encodable<std::optional<T>> : is_encodable<T> {};
+template <class T, class A> struct is_encodable<std::vector<T, A>> : is_encodable<T> {};
+template <class T, size_t N> struct is_encodable<std::array<T, N>> : is_encodable<T> {};
+template <class T> struct is_encodable<std::optional<T>> : is_encodable<T> {};
 template <class A, class B>
 struct is_encodable<std::pair<A, B>>
-  : std::bool_constant<is_encodable<A>::value && is_encodable<B>::value> {};
+    : std::bool_constant<is_encodable<A>::value && is_encodable<B>::value> {};
 template <class... Ts>
 struct is_encodable<std::tuple<Ts...>>
-  : std::bool_constant<(is_encodable<Ts>::value && ...)> {};
+    : std::bool_constant<(is_encodable<Ts>::value && ...)> {};
 template <class K, class V, class C, class A>
 struct is_encodable<std::map<K, V, C, A>>
-  : std::bool_constant<is_encodable<K>::value && is_encodable<V>::value> {};
+    : std::bool_constant<is_encodable<K>::value && is_encodable<V>::value> {};
 template <class K, class V, class H, class E, class A>
 struct is_encodable<std::unordered_map<K, V, H, E, A>>
-  : std::bool_constant<is_encodable<K>::value && is_encodable<V>::value> {};
+    : std::bool_constant<is_encodable<K>::value && is_encodable<V>::value> {};
 
-template <class T>
-inline constexpr bool is_encodable_v = is_encodable<T>::value;
+template <class T> inline constexpr bool is_encodable_v = is_encodable<T>::value;
 
 namespace detail {
 
@@ -128,13 +111,11 @@ private:
 } // namespace detail
 
 /// Appends the encoding of values to a sink (a byte buffer, or a counter).
-template <class Sink>
-class basic_writer {
+template <class Sink> class basic_writer {
 public:
   explicit basic_writer(Sink& sink) : sink_(sink) {}
 
-  template <class... Ts>
-  bool operator()(Ts&... xs) {
+  template <class... Ts> bool operator()(Ts&... xs) {
     (write(xs), ...);
     return true;
   }
@@ -147,8 +128,7 @@ private:
     write_raw(&v, sizeof v);
   }
 
-  template <class T>
-  void write(T& x) {
+  template <class T> void write(T& x) {
     using U = std::remove_const_t<T>;
     if constexpr (std::is_same_v<U, bool>) {
       uint8_t b = x ? 1 : 0;
@@ -178,8 +158,7 @@ private:
     } else if constexpr (detail::is_optional<U>::value) {
       bool has = x.has_value();
       write(has);
-      if (has)
-        write(*x);
+      if (has) write(*x);
     } else if constexpr (detail::is_tuple_like<U>::value) {
       std::apply([this](auto&... es) { (write(es), ...); }, x);
     } else {
@@ -197,7 +176,7 @@ private:
 class binary_writer : public basic_writer<detail::vector_sink> {
 public:
   explicit binary_writer(std::vector<uint8_t>& out)
-    : basic_writer(sink_storage_), sink_storage_(out) {}
+      : basic_writer(sink_storage_), sink_storage_(out) {}
 
 private:
   detail::vector_sink sink_storage_;
@@ -208,10 +187,7 @@ class binary_reader {
 public:
   binary_reader(const uint8_t* data, size_t size) : pos_(data), end_(data + size) {}
 
-  template <class... Ts>
-  bool operator()(Ts&... xs) {
-    return (read(xs) && ...);
-  }
+  template <class... Ts> bool operator()(Ts&... xs) { return (read(xs) && ...); }
 
   /// Whether every byte was consumed.
   bool at_end() const { return pos_ == end_; }
@@ -221,14 +197,12 @@ public:
 
 private:
   bool fail(const char* what) {
-    if (failure_.empty())
-      failure_ = what;
+    if (failure_.empty()) failure_ = what;
     return false;
   }
 
   bool read_raw(void* p, size_t n) {
-    if (static_cast<size_t>(end_ - pos_) < n)
-      return fail("truncated input");
+    if (static_cast<size_t>(end_ - pos_) < n) return fail("truncated input");
     std::memcpy(p, pos_, n);
     pos_ += n;
     return true;
@@ -236,8 +210,7 @@ private:
 
   bool read_size(size_t& n, size_t min_element_size) {
     uint64_t v = 0;
-    if (!read_raw(&v, sizeof v))
-      return false;
+    if (!read_raw(&v, sizeof v)) return false;
     // A size larger than the remaining bytes could hold is corrupt input, not a reason to
     // allocate.
     if (min_element_size > 0 && v > static_cast<uint64_t>(end_ - pos_) / min_element_size)
@@ -246,22 +219,18 @@ private:
     return true;
   }
 
-  template <class T>
-  bool read(T& x) {
+  template <class T> bool read(T& x) {
     if constexpr (std::is_same_v<T, bool>) {
       uint8_t b = 0;
-      if (!read_raw(&b, 1))
-        return false;
-      if (b > 1)
-        return fail("invalid bool");
+      if (!read_raw(&b, 1)) return false;
+      if (b > 1) return fail("invalid bool");
       x = b == 1;
       return true;
     } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
       return read_raw(&x, sizeof x);
     } else if constexpr (std::is_same_v<T, std::string>) {
       size_t n = 0;
-      if (!read_size(n, 1))
-        return false;
+      if (!read_size(n, 1)) return false;
       x.assign(reinterpret_cast<const char*>(pos_), n);
       pos_ += n;
       return true;
@@ -269,58 +238,51 @@ private:
       using E = typename T::value_type;
       size_t n = 0;
       if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>) {
-        if (!read_size(n, sizeof(E)))
-          return false;
+        if (!read_size(n, sizeof(E))) return false;
         x.resize(n);
         return read_raw(x.data(), n * sizeof(E));
       } else {
-        if (!read_size(n, 1))
-          return false;
+        if (!read_size(n, 1)) return false;
         x.clear();
         x.reserve(n);
         for (size_t i = 0; i < n; ++i) {
           E e{};
-          if (!read(e))
-            return false;
+          if (!read(e)) return false;
           x.push_back(std::move(e));
         }
         return true;
       }
     } else if constexpr (detail::is_array<T>::value) {
       for (auto& e : x)
-        if (!read(e))
-          return false;
+        if (!read(e)) return false;
       return true;
     } else if constexpr (detail::is_map<T>::value) {
       size_t n = 0;
-      if (!read_size(n, 1))
-        return false;
+      if (!read_size(n, 1)) return false;
       x.clear();
       for (size_t i = 0; i < n; ++i) {
         typename T::key_type k{};
         typename T::mapped_type v{};
-        if (!read(k) || !read(v))
-          return false;
+        if (!read(k) || !read(v)) return false;
         x.emplace(std::move(k), std::move(v));
       }
       return true;
     } else if constexpr (detail::is_optional<T>::value) {
       bool has = false;
-      if (!read(has))
-        return false;
+      if (!read(has)) return false;
       if (!has) {
         x.reset();
         return true;
       }
       typename T::value_type v{};
-      if (!read(v))
-        return false;
+      if (!read(v)) return false;
       x = std::move(v);
       return true;
     } else if constexpr (detail::is_tuple_like<T>::value) {
       return std::apply([this](auto&... es) { return (read(es) && ...); }, x);
     } else {
-      static_assert(detail::has_inspect<T>::value, "type is not decodable: declare inspect");
+      static_assert(detail::has_inspect<T>::value,
+                    "type is not decodable: declare inspect");
       return inspect(*this, x);
     }
   }
@@ -331,8 +293,7 @@ private:
 };
 
 /// Encodes `x` into a fresh buffer.
-template <class T>
-std::vector<uint8_t> encode(const T& x) {
+template <class T> std::vector<uint8_t> encode(const T& x) {
   std::vector<uint8_t> out;
   detail::vector_sink sink{out};
   basic_writer<detail::vector_sink> w{sink};
@@ -341,8 +302,7 @@ std::vector<uint8_t> encode(const T& x) {
 }
 
 /// The number of bytes `encode(x)` would produce, computed without encoding.
-template <class T>
-size_t encoded_size(const T& x) {
+template <class T> size_t encoded_size(const T& x) {
   detail::counting_sink sink;
   basic_writer<detail::counting_sink> w{sink};
   w(const_cast<T&>(x));
@@ -351,8 +311,7 @@ size_t encoded_size(const T& x) {
 
 /// Decodes a `T` from `data`; returns false (and leaves a reason in `why`) on malformed
 /// input or trailing bytes.
-template <class T>
-bool decode(const uint8_t* data, size_t size, T& x, std::string& why) {
+template <class T> bool decode(const uint8_t* data, size_t size, T& x, std::string& why) {
   binary_reader r{data, size};
   if (!r(x)) {
     why = r.failure().empty() ? "inspect rejected the input" : r.failure();

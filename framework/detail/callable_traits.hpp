@@ -13,20 +13,15 @@ class context;
 
 namespace swarm::detail {
 
-template <class... Ts>
-struct type_list {
-  static constexpr size_t size = sizeof...(Ts);
-};
+template <class... Ts> struct type_list { static constexpr size_t size = sizeof...(Ts); };
 
-template <class R, class... Args>
-struct signature_traits {
+template <class R, class... Args> struct signature_traits {
   using result_type = R;
   using params = type_list<Args...>;
   static constexpr bool takes_context = false;
 };
 
-template <class R, class... Args>
-struct signature_traits<R, context&, Args...> {
+template <class R, class... Args> struct signature_traits<R, context&, Args...> {
   using result_type = R;
   using params = type_list<Args...>;
   static constexpr bool takes_context = true;
@@ -34,8 +29,7 @@ struct signature_traits<R, context&, Args...> {
 
 /// The signature of a function, function pointer or non-generic lambda, with a leading
 /// `context&` parameter noted and dropped.
-template <class F>
-struct callable_traits : callable_traits<decltype(&F::operator())> {};
+template <class F> struct callable_traits : callable_traits<decltype(&F::operator())> {};
 
 template <class R, class... Args>
 struct callable_traits<R (*)(Args...)> : signature_traits<R, Args...> {};
@@ -52,7 +46,7 @@ struct callable_traits<R (C::*)(Args...) const> : signature_traits<R, Args...> {
 /// Parameters may be taken by value or by const reference: values are immutable.
 template <class P>
 constexpr bool is_valid_param_v =
-  !std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>;
+    !std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>;
 
 /// Calls `f(ctx?, args...)` and boxes what it returns.
 template <bool WithContext, class R, class... Args, class F, size_t... Is>

@@ -10,8 +10,7 @@
 namespace swarm::detail {
 
 /// Boxes `x` as an argument for parameter type `Param`, checked at compile time.
-template <class Param, class X>
-task_arg make_arg(X&& x) {
+template <class Param, class X> task_arg make_arg(X&& x) {
   using P = std::decay_t<Param>;
   using XD = std::decay_t<X>;
   if constexpr (is_object_ref<XD>::value) {
@@ -26,8 +25,7 @@ task_arg make_arg(X&& x) {
 }
 
 /// Boxes `x` as is, for calls whose types are checked at run time.
-template <class X>
-task_arg make_dynamic_arg(X&& x) {
+template <class X> task_arg make_dynamic_arg(X&& x) {
   using XD = std::decay_t<X>;
   if constexpr (is_object_ref<XD>::value)
     return {{}, x.slot()};

@@ -100,7 +100,8 @@ private:
 
 using slot_ptr = std::shared_ptr<object_slot>;
 
-/// Blocks until at least `k` of `slots` are done or `deadline` passes; returns which are done.
+/// Blocks until at least `k` of `slots` are done or `deadline` passes; returns which are
+/// done.
 std::vector<bool> wait_for_slots(const std::vector<object_slot*>& slots, size_t k,
                                  object_slot::clock::time_point deadline);
 

@@ -18,7 +18,8 @@ namespace swarm::detail {
 
 /// Calls user code: `self` is the actor object for methods, nullptr for tasks; `args`
 /// point at the argument values, one per parameter.
-using invoker = std::function<boxed_value(void* self, context& ctx, const void* const* args)>;
+using invoker =
+    std::function<boxed_value(void* self, context& ctx, const void* const* args)>;
 
 /// One argument of a call: a value, or a future whose value is passed once it exists.
 struct task_arg {
@@ -38,7 +39,7 @@ constexpr uint64_t make_claim(uint64_t epoch, task_phase p) {
 struct task_spec {
   std::string name;
   const invoker* fn = nullptr;
-  invoker own_fn;  // for actor methods; `fn` then points here
+  invoker own_fn; // for actor methods; `fn` then points here
   std::vector<const type_descriptor*> params;
   std::vector<task_arg> args;
   task_options options;
@@ -48,7 +49,8 @@ struct task_spec {
   /// Epoch and phase; whoever moves it from `queued` gets to run or cancel the task.
   std::atomic<uint64_t> claim{make_claim(0, task_phase::queued)};
 
-  /// Moves a queued task into `to` for the dispatch of `epoch`; false if someone else won.
+  /// Moves a queued task into `to` for the dispatch of `epoch`; false if someone else
+  /// won.
   bool try_claim(uint64_t epoch, task_phase to) {
     auto expected = make_claim(epoch, task_phase::queued);
     return claim.compare_exchange_strong(expected, make_claim(epoch, to));
@@ -75,8 +77,7 @@ inline bool task_spec::move_queued(bool next_epoch) {
   while ((c & 3) == static_cast<uint64_t>(task_phase::queued)) {
     auto to = next_epoch ? make_claim((c >> 2) + 1, task_phase::queued)
                          : make_claim(c >> 2, task_phase::cancelled);
-    if (claim.compare_exchange_weak(c, to))
-      return true;
+    if (claim.compare_exchange_weak(c, to)) return true;
   }
   return false;
 }

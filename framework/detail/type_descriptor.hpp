@@ -30,8 +30,7 @@ inline bool same_type(const type_descriptor& a, const type_descriptor& b) {
 /// Stands in for `void` results.
 struct unit {};
 
-template <class Inspector>
-bool inspect(Inspector&, unit&) {
+template <class Inspector> bool inspect(Inspector&, unit&) {
   return true;
 }
 
@@ -39,8 +38,7 @@ bool inspect(Inspector&, unit&) {
 template <class R>
 using stored_t = std::conditional_t<std::is_void_v<R>, unit, std::decay_t<R>>;
 
-template <class T>
-size_t byte_size_of(const void* p) {
+template <class T> size_t byte_size_of(const void* p) {
   auto& x = *static_cast<const T*>(p);
   if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_empty_v<T>)
     return sizeof(T);
@@ -49,8 +47,7 @@ size_t byte_size_of(const void* p) {
 }
 
 /// The descriptor of `T`: one immutable object per type, like `typeid`.
-template <class T>
-const type_descriptor& type_of() {
+template <class T> const type_descriptor& type_of() {
   static_assert(is_encodable_v<T>,
                 "Swarm arguments and results must be encodable so they can cross nodes: "
                 "declare `template <class Inspector> bool inspect(Inspector& f, T& x)`");
@@ -64,8 +61,7 @@ struct boxed_value {
   std::shared_ptr<const void> ptr;
   const type_descriptor* type = nullptr;
 
-  template <class T>
-  static boxed_value make(T&& x) {
+  template <class T> static boxed_value make(T&& x) {
     using U = std::decay_t<T>;
     return {std::make_shared<const U>(std::forward<T>(x)), &type_of<U>()};
   }

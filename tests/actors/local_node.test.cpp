@@ -21,8 +21,7 @@ caf::actor wait_for_new_child(swarm::actors::local_node& node, const std::string
                               const caf::actor& old) {
   for (int i = 0; i < 500; ++i) {
     auto now = swarm::detail::which_child(node.system(), node.supervisor(), id, 1s);
-    if (now && *now != old)
-      return *now;
+    if (now && *now != old) return *now;
     std::this_thread::sleep_for(5ms);
   }
   return nullptr;
@@ -30,7 +29,8 @@ caf::actor wait_for_new_child(swarm::actors::local_node& node, const std::string
 
 } // namespace
 
-TEST_CASE("a crashed scheduler is restarted by the node supervisor and tasks keep running") {
+TEST_CASE(
+    "a crashed scheduler is restarted by the node supervisor and tasks keep running") {
   swarm::application app;
   auto inc = app.function("inc", [](int x) { return x + 1; });
   swarm::runtime_config cfg;
@@ -38,7 +38,8 @@ TEST_CASE("a crashed scheduler is restarted by the node supervisor and tasks kee
   swarm::actors::local_node node{app, cfg};
   swarm::context ctx{node, node.new_owner_id()};
   REQUIRE(ctx.submit(inc, 1).get(5s).value() == 2);
-  auto old = swarm::detail::which_child(node.system(), node.supervisor(), "local_scheduler");
+  auto old =
+      swarm::detail::which_child(node.system(), node.supervisor(), "local_scheduler");
   REQUIRE(old);
   caf::anon_send_exit(*old, caf::exit_reason::kill);
   // Submitted while the scheduler may be down: held, then run by its successor.
@@ -48,7 +49,8 @@ TEST_CASE("a crashed scheduler is restarted by the node supervisor and tasks kee
   CHECK(ctx.submit(inc, 20).get(10s).value() == 21);
 }
 
-TEST_CASE("a crashed control-store shard restarts the parts after it and keeps names working") {
+TEST_CASE(
+    "a crashed control-store shard restarts the parts after it and keeps names working") {
   swarm::application app;
   auto named_t = app.actor_type<named>("named");
   auto inc = app.function("inc", [](int x) { return x + 1; });
@@ -56,9 +58,10 @@ TEST_CASE("a crashed control-store shard restarts the parts after it and keeps n
   cfg.cpus = 2;
   swarm::actors::local_node node{app, cfg};
   swarm::context ctx{node, node.new_owner_id()};
-  auto old_gcs = swarm::detail::which_child(node.system(), node.supervisor(), "gcs_shard");
+  auto old_gcs =
+      swarm::detail::which_child(node.system(), node.supervisor(), "gcs_shard");
   auto old_sched =
-    swarm::detail::which_child(node.system(), node.supervisor(), "local_scheduler");
+      swarm::detail::which_child(node.system(), node.supervisor(), "local_scheduler");
   REQUIRE(old_gcs);
   REQUIRE(old_sched);
   caf::anon_send_exit(*old_gcs, caf::exit_reason::kill);

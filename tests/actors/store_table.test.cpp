@@ -81,8 +81,7 @@ TEST_CASE("tasks pushed from many threads are drained once, with one wake-up per
     threads.emplace_back([&] {
       for (int i = 0; i < 250; ++i) {
         bool accepted = false;
-        if (inbox.push(std::make_shared<swarm::detail::task_spec>(), accepted))
-          ++wakes;
+        if (inbox.push(std::make_shared<swarm::detail::task_spec>(), accepted)) ++wakes;
         REQUIRE(accepted);
       }
     });

@@ -25,7 +25,8 @@ TEST_CASE("a value published on one thread wakes every waiter on others") {
   std::vector<std::thread> waiters;
   for (int i = 0; i < 4; ++i)
     waiters.emplace_back([&] {
-      if (slot.wait_until(in(10s)) && *static_cast<const int*>(slot.read()->ptr.get()) == 9)
+      if (slot.wait_until(in(10s)) &&
+          *static_cast<const int*>(slot.read()->ptr.get()) == 9)
         ++woke;
     });
   std::thread producer{[&] { slot.set_value(boxed_value::make(9)); }};

@@ -23,7 +23,9 @@ struct counter : swarm::actor {
   }
   void crash(const std::string& why) { throw swarm::actor_failure(why); }
   int fail_call() { throw std::runtime_error("just this call"); }
-  void on_restart(const swarm::error& cause) override { restarted_because = cause.message; }
+  void on_restart(const swarm::error& cause) override {
+    restarted_because = cause.message;
+  }
   std::string why() const { return restarted_because; }
 
   int value;
@@ -58,11 +60,9 @@ swarm::runtime_config two_cpus() {
   return cfg;
 }
 
-template <class Pred>
-bool eventually(Pred p) {
+template <class Pred> bool eventually(Pred p) {
   for (int i = 0; i < 500; ++i) {
-    if (p())
-      return true;
+    if (p()) return true;
     std::this_thread::sleep_for(10ms);
   }
   return false;
@@ -128,7 +128,8 @@ TEST_CASE("a crashed actor is restarted fresh and told why") {
   CHECK_FALSE(c.dead());
 }
 
-TEST_CASE("an actor that used up max_restarts dies and later calls fail with actor_died") {
+TEST_CASE(
+    "an actor that used up max_restarts dies and later calls fail with actor_died") {
   app_fixture f;
   swarm::runtime rt{f.app, two_cpus()};
   swarm::actor_options o;

@@ -38,7 +38,8 @@ TEST_CASE("an exception in a task comes back as an application error with its me
 
 TEST_CASE("an error in an argument future propagates to the task that needs it") {
   swarm::application app;
-  auto bad = app.function("bad", [](int) -> int { throw std::runtime_error("root cause"); });
+  auto bad =
+      app.function("bad", [](int) -> int { throw std::runtime_error("root cause"); });
   auto inc = app.function("inc", [](int x) { return x + 1; });
   swarm::runtime rt{app, two_cpus()};
   auto r = rt.submit(inc, rt.submit(inc, rt.submit(bad, 1))).get(5s);

@@ -24,8 +24,7 @@ struct point {
   std::string label;
 };
 
-template <class Inspector>
-bool inspect(Inspector& f, point& p) {
+template <class Inspector> bool inspect(Inspector& f, point& p) {
   return f(p.x, p.y, p.label);
 }
 
@@ -68,7 +67,8 @@ TEST_CASE("small objects stay inline and large ones are stored once") {
 
 TEST_CASE("an object is freed from the store when its last reference goes") {
   swarm::application app;
-  auto make = app.function("make", [](int n) { return std::vector<char>(static_cast<size_t>(n)); });
+  auto make = app.function(
+      "make", [](int n) { return std::vector<char>(static_cast<size_t>(n)); });
   swarm::runtime rt{app, small_store(1 << 20)};
   {
     auto a = rt.put(std::vector<char>(10000));
@@ -99,7 +99,8 @@ TEST_CASE("reading an object after it was freed is a clear error") {
 
 TEST_CASE("an object larger than the store's room is refused with a clear error") {
   swarm::application app;
-  auto make = app.function("make", [](int n) { return std::vector<char>(static_cast<size_t>(n)); });
+  auto make = app.function(
+      "make", [](int n) { return std::vector<char>(static_cast<size_t>(n)); });
   swarm::runtime rt{app, small_store(64 * 1024)};
   auto keep = rt.put(std::vector<char>(40 * 1024));
   try {

@@ -48,7 +48,8 @@ TEST_CASE("a large object passed by future reaches the task without a copy") {
   swarm::runtime rt{app, cpus(2)};
   auto big = rt.put(std::vector<char>(8 << 20, 'x'));
   auto stored = big.get_shared(5s).value();
-  CHECK(rt.submit(where, big).get(5s).value() == reinterpret_cast<uintptr_t>(stored->data()));
+  CHECK(rt.submit(where, big).get(5s).value() ==
+        reinterpret_cast<uintptr_t>(stored->data()));
 }
 
 TEST_CASE("fan-out and fan-in over futures computes the right sum") {
@@ -209,8 +210,7 @@ TEST_CASE("a task that throws is retried when the caller asked for it") {
   swarm::application app;
   auto attempts = std::make_shared<std::atomic<int>>(0);
   auto flaky = app.function("flaky", [attempts](int x) {
-    if (++*attempts < 3)
-      throw std::runtime_error("transient");
+    if (++*attempts < 3) throw std::runtime_error("transient");
     return x;
   });
   swarm::runtime rt{app, cpus(1)};

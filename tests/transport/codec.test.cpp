@@ -17,8 +17,7 @@ struct sample {
   bool flag = false;
 };
 
-template <class Inspector>
-bool inspect(Inspector& f, sample& x) {
+template <class Inspector> bool inspect(Inspector& f, sample& x) {
   return f(x.id, x.name, x.weights, x.counts, x.score, x.pairs, x.flag);
 }
 
@@ -63,7 +62,7 @@ TEST_CASE("truncated input is rejected with a reason instead of read past its en
 }
 
 TEST_CASE("a corrupt length field does not allocate what it claims") {
-  std::vector<uint8_t> bytes(8, 0xff);  // a vector length of 2^64-1 and nothing after
+  std::vector<uint8_t> bytes(8, 0xff); // a vector length of 2^64-1 and nothing after
   std::vector<double> v;
   std::string why;
   CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), v, why));

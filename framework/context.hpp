@@ -150,9 +150,6 @@ public:
   /// The node's total resources.
   resource_set total_resources() const { return core_->total_resources(); }
 
-protected:
-  detail::core& node() const { return *core_; }
-
 private:
   detail::slot_ptr submit_erased(const detail::function_entry& f,
                                  const task_options& opts,

@@ -49,6 +49,19 @@ struct task_spec {
   /// Epoch and phase; whoever moves it from `queued` gets to run or cancel the task.
   std::atomic<uint64_t> claim{make_claim(0, task_phase::queued)};
 
+  task_spec() = default;
+  task_spec(const task_spec&) = delete;
+  task_spec& operator=(const task_spec&) = delete;
+
+  /// A task dropped unrun (a message lost with an actor that died, say) fails its future
+  /// instead of leaving its owner waiting forever.
+  ~task_spec() {
+    if (result && !result->done())
+      result->set_error({own_fn ? errc::actor_died : errc::worker_died,
+                         "'" + name + "' was dropped before it ran: the actor or worker "
+                                      "holding it went away"});
+  }
+
   /// Moves a queued task into `to` for the dispatch of `epoch`; false if someone else
   /// won.
   bool try_claim(uint64_t epoch, task_phase to) {

@@ -206,3 +206,41 @@ TEST_CASE("an actor whose last handle goes is stopped and its on_stop runs") {
   }
   CHECK(eventually([&] { return stopped->load(); }));
 }
+
+TEST_CASE("an actor whose last handle goes still runs the calls made before") {
+  swarm::application app;
+  auto t = app.actor_type<counter>("counter");
+  swarm::runtime rt{app, two_cpus()};
+  std::vector<swarm::object_ref<int>> refs;
+  {
+    auto a = rt.spawn(t);
+    for (int i = 0; i < 200; ++i)
+      refs.push_back(a.call(&counter::add, 1));
+  }
+  CHECK(refs.back().get(10s).value() == 200);
+}
+
+TEST_CASE("calls still queued when the runtime stops all end before it is gone") {
+  swarm::application app;
+  struct slow : swarm::actor {
+    int nap(int x) {
+      std::this_thread::sleep_for(2ms);
+      return x;
+    }
+  };
+  auto t = app.actor_type<slow>("slow");
+  std::vector<swarm::object_ref<int>> refs;
+  {
+    swarm::runtime rt{app, two_cpus()};
+    auto a = rt.spawn(t);
+    for (int i = 0; i < 200; ++i)
+      refs.push_back(a.call(&slow::nap, i));
+  }
+  // Each call either ran or failed with actor_died; none is left pending.
+  for (auto& r : refs) {
+    REQUIRE(r.ready());
+    auto v = r.get(1ms);
+    if (!v)
+      REQUIRE(v.err().code == swarm::errc::actor_died);
+  }
+}

@@ -11,8 +11,9 @@
 
 namespace swarm::actors {
 
-host_record::host_record(detail::actor_spec spec, std::shared_ptr<node_liveness> node)
-    : actor_record(std::move(spec)), node_(std::move(node)) {}
+host_record::host_record(detail::actor_spec spec, std::shared_ptr<node_liveness> node,
+                         bool supervised)
+    : actor_record(std::move(spec)), node_(std::move(node)), supervised_(supervised) {}
 
 host_record::~host_record() {
   std::lock_guard<std::mutex> node_guard{node_->mtx};
@@ -26,8 +27,16 @@ caf::actor host_record::host() const {
 }
 
 void host_record::set_host(caf::actor a) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  host_ = std::move(a);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    host_ = std::move(a);
+  }
+  host_set_.notify_all();
+}
+
+bool host_record::wait_for_host(std::chrono::steady_clock::time_point deadline) const {
+  std::unique_lock<std::mutex> guard{mtx_};
+  return host_set_.wait_until(guard, deadline, [this] { return host_ != nullptr; });
 }
 
 void host_record::detach() {
@@ -41,13 +50,19 @@ namespace {
 using clock = std::chrono::steady_clock;
 
 struct host_state {
-  host_state(detail::core& n, detail::actor_spec s, std::weak_ptr<host_record> r)
+  host_state(detail::core& n, detail::actor_spec s, std::weak_ptr<host_record> r,
+             bool under_supervisor)
       : node(n), spec(std::move(s)), record(std::move(r)), ctx(n, n.new_owner_id()),
-        restarts({spec.options.max_restarts, std::chrono::hours(24 * 365 * 100)}) {}
+        restarts({spec.options.max_restarts, std::chrono::hours(24 * 365 * 100)}),
+        supervised(under_supervisor) {}
 
   ~host_state() {
     stop_instance();
-    fail_pending("actor of type '" + spec.type_name + "' stopped");
+    auto why = "actor of type '" + spec.type_name + "' stopped";
+    // Until its supervisor starts a successor, calls fail at once instead of vanishing.
+    if (supervised && death.empty())
+      if (auto r = record.lock()) r->mark_dead(why);
+    fail_pending(why);
   }
 
   detail::core& node;
@@ -59,6 +74,8 @@ struct host_state {
   std::deque<detail::task_ptr> pending;
   std::string death; // why the actor died for good; empty while alive
   bool waiting = false;
+  // Restarts are its supervisor's business: a crash ends this host.
+  bool supervised;
 
   void stop_instance() {
     if (!instance) return;
@@ -103,7 +120,7 @@ struct host_state {
       instance.reset();
       error failed{errc::actor_died,
                    "actor of type '" + spec.type_name + "' failed to start: " + what};
-      if (!restarts.allow(clock::now())) {
+      if (supervised || !restarts.allow(clock::now())) {
         die(failed.message);
         return;
       }
@@ -113,6 +130,10 @@ struct host_state {
 
   void crash(const error& cause) {
     instance.reset();
+    if (supervised) {
+      die(cause.message);
+      return;
+    }
     if (!restarts.allow(clock::now())) {
       die(cause.message + "; restarts used up (max_restarts = " +
           std::to_string(spec.options.max_restarts) + ")");
@@ -149,6 +170,10 @@ void drain(caf::stateful_actor<std::unique_ptr<host_state>>* self) {
       auto cause = outcome.err;
       publish(st.node, *task, std::move(outcome));
       st.crash(cause);
+      if (st.supervised) {
+        self->quit(caf::make_error(caf::sec::runtime_error, st.death));
+        return;
+      }
     } else {
       publish(st.node, *task, std::move(outcome));
     }
@@ -156,10 +181,21 @@ void drain(caf::stateful_actor<std::unique_ptr<host_state>>* self) {
 }
 
 caf::behavior actor_host(caf::stateful_actor<std::unique_ptr<host_state>>* self,
-                         detail::core* node, std::shared_ptr<host_record> rec) {
-  self->state = std::make_unique<host_state>(*node, rec->spec(), rec);
+                         detail::core* node, std::shared_ptr<host_record> rec,
+                         std::string restart_cause) {
+  self->state = std::make_unique<host_state>(*node, rec->spec(), rec, rec->supervised());
   rec.reset(); // the host must not keep its own record (and so itself) alive
-  self->state->start(nullptr);
+  auto& init = *self->state;
+  if (restart_cause.empty()) {
+    init.start(nullptr);
+  } else {
+    error cause{errc::actor_died, std::move(restart_cause)};
+    init.start(&cause);
+  }
+  if (init.supervised && !init.death.empty()) {
+    self->quit(caf::make_error(caf::sec::runtime_error, init.death));
+    return {};
+  }
   return {
       [self](call_atom, detail::task_ptr& t) {
         self->state->pending.push_back(std::move(t));
@@ -175,7 +211,10 @@ caf::behavior actor_host(caf::stateful_actor<std::unique_ptr<host_state>>* self,
         if (restart) {
           st.crash(
               {errc::actor_died, "actor of type '" + st.spec.type_name + "' was killed"});
-          drain(self);
+          if (st.supervised)
+            self->quit(caf::make_error(caf::sec::runtime_error, st.death));
+          else
+            drain(self);
           return;
         }
         st.stop_instance();
@@ -188,10 +227,11 @@ caf::behavior actor_host(caf::stateful_actor<std::unique_ptr<host_state>>* self,
 } // namespace
 
 caf::actor spawn_actor_host(caf::actor_system& sys, detail::core& node,
-                            const std::shared_ptr<host_record>& record) {
+                            const std::shared_ptr<host_record>& record,
+                            std::string restart_cause) {
   if (record->spec().options.dedicated_thread)
-    return sys.spawn<caf::detached>(actor_host, &node, record);
-  return sys.spawn(actor_host, &node, record);
+    return sys.spawn<caf::detached>(actor_host, &node, record, std::move(restart_cause));
+  return sys.spawn(actor_host, &node, record, std::move(restart_cause));
 }
 
 } // namespace swarm::actors

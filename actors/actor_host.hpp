@@ -3,6 +3,8 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 
@@ -25,7 +27,9 @@ struct node_liveness {
 /// hosts it.
 class host_record final : public detail::actor_record {
 public:
-  host_record(detail::actor_spec spec, std::shared_ptr<node_liveness> node);
+  /// A `supervised` actor is restarted by a supervision tree, not by its own policy.
+  host_record(detail::actor_spec spec, std::shared_ptr<node_liveness> node,
+              bool supervised = false);
   ~host_record() override;
 
   /// The hosting CAF actor; invalid once the node stopped.
@@ -33,20 +37,30 @@ public:
 
   void set_host(caf::actor a);
 
+  /// Waits until a host is set (a supervisor starts its children asynchronously).
+  bool wait_for_host(std::chrono::steady_clock::time_point deadline) const;
+
   /// Drops the CAF handle; the node calls this while it stops.
   void detach();
 
+  bool supervised() const noexcept { return supervised_; }
+
 private:
   std::shared_ptr<node_liveness> node_;
+  const bool supervised_;
   mutable std::mutex mtx_;
+  mutable std::condition_variable host_set_;
   caf::actor host_;
 };
 
 /// Spawns the CAF actor hosting a user actor: it constructs the instance, runs calls one
 /// at a time in arrival order (a call whose argument futures are pending holds back those
 /// behind it), restarts a crashed instance while `max_restarts` allows, and fails calls
-/// with `actor_died` once it cannot.
+/// with `actor_died` once it cannot. A supervised actor's host instead exits with the
+/// crash as its reason, for its supervisor to decide; its successor gets `restart_cause`
+/// (empty for a first start) passed to `on_restart`.
 caf::actor spawn_actor_host(caf::actor_system& sys, detail::core& node,
-                            const std::shared_ptr<host_record>& record);
+                            const std::shared_ptr<host_record>& record,
+                            std::string restart_cause = {});
 
 } // namespace swarm::actors

@@ -130,6 +130,13 @@ local_node::~local_node() {
   }
   {
     std::lock_guard<std::mutex> guard{hosts_mtx_};
+    for (auto& weak : groups_)
+      if (auto g = weak.lock()) {
+        if (auto root = g->root())
+          caf::anon_send_exit(root, caf::exit_reason::user_shutdown);
+        g->detach();
+      }
+    groups_.clear();
     for (auto& weak : hosts_)
       if (auto rec = weak.lock()) {
         if (auto h = rec->host()) caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
@@ -296,6 +303,77 @@ result<detail::actor_record_ptr> local_node::find_actor(const std::string& name)
                  out = error{errc::unregistered, "no live actor is named '" + name + "'"};
                });
   return out;
+}
+
+result<detail::supervisor_config>
+local_node::tree_config(const detail::group_spec& spec,
+                        const std::shared_ptr<local_group>& group, bool root) {
+  detail::supervisor_config cfg;
+  cfg.how = spec.how;
+  cfg.intensity = spec.intensity;
+  std::weak_ptr<local_group> weak = group;
+  cfg.on_event = [weak, root](const std::string& event) {
+    if (auto g = weak.lock())
+      g->record_event(event, root && (event == "escalate" || event == "shutdown"));
+  };
+  for (auto& c : spec.children) {
+    if (c.policy.id.empty())
+      return error{errc::invalid_argument, "a supervision tree child has an empty id"};
+    if (group->has_child(c.policy.id))
+      return error{errc::invalid_argument, "child id '" + c.policy.id +
+                                               "' appears twice in the supervision tree"};
+    detail::supervised_child child;
+    child.policy = c.policy;
+    if (c.nested) {
+      group->add_child(c.policy.id, nullptr);
+      auto nested = tree_config(*c.nested, group, false);
+      if (!nested) return nested.err();
+      child.start = [cfg = std::move(*nested)](caf::local_actor& parent) {
+        return detail::spawn_supervisor(parent.home_system(), cfg);
+      };
+    } else {
+      if (!app_.has_actor_type(c.actor.type_name))
+        return error{errc::unregistered, "actor type '" + c.actor.type_name +
+                                             "' of child '" + c.policy.id +
+                                             "' is not registered"};
+      auto spec_copy = c.actor;
+      spec_copy.options.max_restarts = 0;
+      auto rec = std::make_shared<host_record>(std::move(spec_copy), liveness_, true);
+      group->add_child(c.policy.id, rec);
+      {
+        std::lock_guard<std::mutex> guard{hosts_mtx_};
+        hosts_.push_back(rec);
+      }
+      child.start = [this, rec](caf::local_actor& parent) {
+        auto cause = rec->revive();
+        auto host = spawn_actor_host(parent.home_system(), *this, rec, std::move(cause));
+        rec->set_host(host);
+        return host;
+      };
+    }
+    cfg.children.push_back(std::move(child));
+  }
+  return cfg;
+}
+
+result<detail::group_record_ptr> local_node::supervise(const detail::group_spec& spec) {
+  if (stopping_) return error{errc::runtime_stopped, "node is stopping"};
+  auto group = std::make_shared<local_group>(liveness_);
+  auto cfg = tree_config(spec, group, true);
+  if (!cfg) return cfg.err();
+  group->set_root(detail::spawn_supervisor(*sys_, std::move(*cfg)));
+  {
+    std::lock_guard<std::mutex> guard{hosts_mtx_};
+    groups_.push_back(group);
+  }
+  // The supervisors start their children asynchronously; the tree is usable once they
+  // run.
+  auto deadline = std::chrono::steady_clock::now() + request_timeout;
+  for (auto& [id, rec] : group->children())
+    if (rec && !static_cast<host_record&>(*rec).wait_for_host(deadline))
+      return error{errc::actor_died,
+                   "child '" + id + "' of the supervision tree did not start"};
+  return detail::group_record_ptr{std::move(group)};
 }
 
 node_stats local_node::stats() {

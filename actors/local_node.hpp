@@ -10,12 +10,15 @@
 #include <caf/actor_system_config.hpp>
 
 #include "actors/actor_host.hpp"
+#include "actors/local_group.hpp"
 #include "actors/store_table.hpp"
 #include "actors/task_inbox.hpp"
 #include "actors/topology.hpp"
 #include "framework/application.hpp"
 #include "framework/detail/core.hpp"
+#include "framework/detail/supervisor_actor.hpp"
 #include "framework/runtime_config.hpp"
+#include "framework/supervisor_spec.hpp"
 
 namespace swarm::actors {
 
@@ -39,6 +42,7 @@ public:
   void call(detail::actor_record& target, detail::task_ptr call) override;
   void kill(detail::actor_record& target, bool restart) override;
   result<detail::actor_record_ptr> find_actor(const std::string& name) override;
+  result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
   node_stats stats() override;
 
   /// The node's supervisor (for tests that crash system actors).
@@ -52,6 +56,9 @@ private:
   caf::actor current(part p);
   void set_current(part p, caf::actor a);
   void on_supervisor_event(const std::string& event);
+  result<detail::supervisor_config> tree_config(const detail::group_spec& spec,
+                                                const std::shared_ptr<local_group>& group,
+                                                bool root);
 
   const application& app_;
   runtime_config config_;
@@ -75,6 +82,7 @@ private:
 
   std::mutex hosts_mtx_;
   std::vector<std::weak_ptr<host_record>> hosts_;
+  std::vector<std::weak_ptr<local_group>> groups_;
 };
 
 } // namespace swarm::actors

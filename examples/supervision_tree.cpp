@@ -1,141 +1,88 @@
-// A supervision tree with each OTP strategy: crashes one child under each supervisor,
-// prints what the supervisors did, and exits 0 only when each restarted what it should.
+// A supervision tree over actors with each OTP strategy: crashes one child under each
+// supervisor, prints what the supervisors did, and exits 0 only when each restarted what
+// it should.
 //
-//   root (one_for_one) ── w
-//                      ├─ all (one_for_all)  ── a1 a2 a3
-//                      └─ rest (rest_for_one) ── r1 r2 r3
+//   root (one_for_one) ── logger
+//                      ├─ pipeline (rest_for_one) ── reader parser writer
+//                      └─ replicas (one_for_all)  ── r1 r2
+#include <chrono>
+#include <cstdio>
+#include <thread>
 
-#include "framework/detail/supervisor_actor.hpp"
+#include "framework/swarm.hpp"
 
-#include <caf/all.hpp>
-
-#include <algorithm>
-#include <condition_variable>
-#include <iostream>
-#include <mutex>
-#include <utility>
-
-using namespace swarm;
-using namespace swarm::detail;
 using namespace std::chrono_literals;
 
-namespace {
-
-using crash_atom = caf::atom_constant<caf::atom("crash")>;
-using strings = std::vector<std::string>;
-
-/// Collects supervisor events from any thread; `take` waits (bounded) for one of them.
-class journal {
+// A stage that counts what it processed; crashing loses the count (a fresh instance).
+class stage : public swarm::actor {
 public:
-  void add(std::string event) {
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      events_.push_back(std::move(event));
-    }
-    cv_.notify_all();
-  }
-
-  /// Waits at most 5 s until `last` was logged, then returns and forgets all events.
-  strings take(const std::string& last) {
-    std::unique_lock<std::mutex> guard{mtx_};
-    cv_.wait_for(guard, 5s, [&] {
-      return std::find(events_.begin(), events_.end(), last) != events_.end();
-    });
-    return std::exchange(events_, {});
-  }
+  int process(int n) { return done_ += n; }
+  int done() const { return done_; }
+  void crash() { throw swarm::actor_failure("bad input"); }
 
 private:
-  std::mutex mtx_;
-  std::condition_variable cv_;
-  strings events_;
+  int done_ = 0;
 };
 
-caf::behavior worker_actor(caf::event_based_actor* self, std::string id) {
-  return {[self, id](crash_atom) {
-    self->quit(caf::make_error(caf::sec::runtime_error, id));
-  }};
-}
-
-supervised_child worker(const std::string& id) {
-  return {child_policy{id, restart_type::permanent, {}},
-          [id](caf::local_actor& parent) { return parent.spawn(worker_actor, id); }};
-}
-
-supervised_child subtree(const std::string& id, strategy how, strings ids, journal& log) {
-  supervisor_config cfg{
-      how, {}, {}, [&log, id](const std::string& e) { log.add(id + ": " + e); }};
-  for (const auto& x : ids)
-    cfg.children.push_back(worker(x));
-  shutdown_policy wait_forever{false, std::chrono::milliseconds::max()};
-  return {child_policy{id, restart_type::permanent, wait_forever},
-          [cfg](caf::local_actor& parent) {
-            return spawn_supervisor(parent.home_system(), cfg);
-          }};
-}
-
-/// Returns the events of `events` that start with `prefix`.
-strings only(const strings& events, const std::string& prefix) {
-  strings result;
-  for (const auto& e : events)
-    if (e.find(prefix) != std::string::npos) result.push_back(e);
-  return result;
-}
-
-/// Crashes `path` (supervisor ids, then the child id) and checks the restarts that
-/// follow.
-bool crash(caf::actor_system& sys, journal& log, const caf::actor& root,
-           const strings& path, const strings& expected) {
-  auto target = root;
-  for (const auto& id : path) {
-    auto next = which_child(sys, target, id);
-    if (!next) {
-      std::cout << "cannot find " << id << ": " << sys.render(next.error()) << '\n';
-      return false;
-    }
-    target = *next;
+// Reads a stage's count, waiting out a restart (calls meanwhile fail with actor_died).
+int count_of(const swarm::actor_handle<stage>& s) {
+  for (int i = 0; i < 1000; ++i) {
+    if (auto r = s.call(&stage::done).get(1s)) return *r;
+    std::this_thread::sleep_for(5ms);
   }
-  std::cout << "crashing " << path.back() << '\n';
-  caf::anon_send(target, crash_atom::value);
-  auto events = log.take(expected.back());
-  for (const auto& e : events)
-    std::cout << "  " << e << '\n';
-  auto restarts = only(events, "restart ");
-  if (restarts != expected) {
-    std::cout << "  unexpected restarts\n";
-    return false;
-  }
-  return true;
+  return -1;
 }
-
-} // namespace
 
 int main() {
-  journal log; // outlives the actor system, whose supervisors log into it
-  caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  caf::actor_system sys{cfg};
-  supervisor_config root_cfg{
-      strategy::one_for_one,
-      {},
-      {worker("w"), subtree("all", strategy::one_for_all, {"a1", "a2", "a3"}, log),
-       subtree("rest", strategy::rest_for_one, {"r1", "r2", "r3"}, log)},
-      [&log](const std::string& e) { log.add("root: " + e); }};
-  auto root = spawn_supervisor(sys, root_cfg);
-  log.take("rest: start r3"); // the whole tree runs
+  swarm::application app;
+  auto stage_t = app.actor_type<stage>("stage");
+  swarm::runtime rt{app};
 
-  bool ok =
-      crash(sys, log, root, {"w"}, {"root: restart w"}) &&
-      crash(sys, log, root, {"all", "a2"},
-            {"all: restart a1", "all: restart a2", "all: restart a3"}) &&
-      crash(sys, log, root, {"rest", "r2"}, {"rest: restart r2", "rest: restart r3"});
+  swarm::supervisor_spec pipeline{swarm::strategy::rest_for_one};
+  pipeline.child("reader", stage_t).child("parser", stage_t).child("writer", stage_t);
+  swarm::supervisor_spec replicas{swarm::strategy::one_for_all};
+  replicas.child("r1", stage_t).child("r2", stage_t);
+  swarm::supervisor_spec root{swarm::strategy::one_for_one, {10, 5s}};
+  root.child("logger", stage_t).child("pipeline", pipeline).child("replicas", replicas);
+  auto tree = rt.supervise(root);
 
-  caf::scoped_actor self{sys};
-  self->monitor(root);
-  caf::anon_send_exit(root, caf::exit_reason::user_shutdown);
-  bool stopped = false;
-  self->receive([&](caf::down_msg&) { stopped = true; }, caf::after(10s) >> [] {});
-  std::cout << (stopped ? "tree stopped\n" : "tree did not stop in time\n");
-  ok = ok && stopped;
-  std::cout << (ok ? "supervision behaved as expected\n" : "supervision FAILED\n");
+  const char* ids[] = {"logger", "reader", "parser", "writer", "r1", "r2"};
+  std::vector<swarm::actor_handle<stage>> s;
+  for (auto* id : ids) {
+    s.push_back(tree.child(stage_t, id).value());
+    s.back().call(&stage::process, 1);
+  }
+  auto restarts = [&] {
+    size_t n = 0;
+    for (auto& e : tree.events())
+      n += e.rfind("restart", 0) == 0;
+    return n;
+  };
+  auto crash_and_report = [&](size_t who, size_t restarts_after) {
+    s[who].call(&stage::crash);
+    for (int i = 0; i < 1000 && restarts() < restarts_after; ++i)
+      std::this_thread::sleep_for(5ms);
+    std::printf("crashed %-7s counts now:", ids[who]);
+    std::vector<int> counts;
+    for (size_t i = 0; i < s.size(); ++i) {
+      counts.push_back(count_of(s[i]));
+      std::printf(" %s=%d", ids[i], counts.back());
+    }
+    std::printf("\n");
+    for (auto& h : s) // back to 1 everywhere for the next round
+      if (count_of(h) == 0) h.call(&stage::process, 1).get(5s);
+    return counts;
+  };
+  auto parser = crash_and_report(2, 2); // rest_for_one: parser and writer restart
+  auto r2 = crash_and_report(5, 4);     // one_for_all: both replicas restart
+  auto logger = crash_and_report(0, 5); // one_for_one: only the logger restarts
+  for (auto& e : tree.events())
+    if (e.rfind("restart", 0) == 0) std::printf("  %s\n", e.c_str());
+
+  bool ok = parser == std::vector<int>{1, 1, 0, 0, 1, 1} &&
+            r2 == std::vector<int>{1, 1, 1, 1, 0, 0} &&
+            logger == std::vector<int>{0, 1, 1, 1, 1, 1} && tree.alive();
+  std::printf("%s\n",
+              ok ? "every supervisor restarted what its strategy says" : "UNEXPECTED");
   return ok ? 0 : 1;
 }

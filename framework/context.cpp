@@ -8,6 +8,8 @@ namespace detail {
 
 core::~core() = default;
 
+group_record::~group_record() = default;
+
 actor_record::~actor_record() = default;
 
 object_slot::clock::time_point deadline_after(std::chrono::milliseconds timeout) {
@@ -149,6 +151,12 @@ bool context::cancel_slot(const detail::slot_ptr& slot) {
   if (!slot) return false;
   auto task = slot->producer();
   return task && core_->cancel(*task);
+}
+
+actor_group context::supervise(const supervisor_spec& spec) {
+  auto rec = core_->supervise(spec.spec());
+  if (!rec) throw failure{rec.err()};
+  return actor_group{*core_, std::move(*rec)};
 }
 
 detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {

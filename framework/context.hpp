@@ -8,12 +8,14 @@
 #include <utility>
 #include <vector>
 
+#include "framework/actor_group.hpp"
 #include "framework/actor_handle.hpp"
 #include "framework/application.hpp"
 #include "framework/detail/core.hpp"
 #include "framework/detail/make_arg.hpp"
 #include "framework/object_ref.hpp"
 #include "framework/options.hpp"
+#include "framework/supervisor_spec.hpp"
 
 namespace swarm {
 
@@ -138,6 +140,10 @@ public:
   template <class T> void kill(const actor_handle<T>& a, bool restart = false) {
     core_->kill(*a.record(), restart);
   }
+
+  /// Starts a supervision tree over actors (see `supervisor_spec`). Throws `failure`
+  /// when a child id repeats or an actor type is not registered.
+  actor_group supervise(const supervisor_spec& spec);
 
   // -- introspection --------------------------------------------------------------------
 

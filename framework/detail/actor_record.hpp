@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "framework/actor.hpp"
 #include "framework/options.hpp"
@@ -35,6 +36,13 @@ public:
   std::string death_reason() const {
     std::lock_guard<std::mutex> guard{mtx_};
     return death_reason_;
+  }
+
+  /// Brings a dead actor back (its supervisor restarted it); returns why it had died.
+  std::string revive() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    dead_.store(false, std::memory_order_release);
+    return std::exchange(death_reason_, {});
   }
 
   void mark_dead(std::string why) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "framework/detail/actor_record.hpp"
+#include "framework/detail/group_record.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/task_spec.hpp"
 #include "framework/node_stats.hpp"
@@ -17,6 +18,8 @@ struct runtime_config;
 } // namespace swarm
 
 namespace swarm::detail {
+
+struct group_spec;
 
 /// What the public API needs from a node. The framework defines it; the node's system
 /// actors (in actors/) implement it.
@@ -58,6 +61,9 @@ public:
 
   /// Finds a named actor.
   virtual result<actor_record_ptr> find_actor(const std::string& name) = 0;
+
+  /// Starts a supervision tree over actors.
+  virtual result<group_record_ptr> supervise(const group_spec& spec) = 0;
 
   /// A snapshot of the node's store, scheduler and control store.
   virtual node_stats stats() = 0;

@@ -108,19 +108,11 @@ public:
   template <class T, class... Xs>
   actor_handle<T> spawn(const actor_options& opts, const actor_class<T>& cls,
                         Xs&&... xs) {
-    static_assert(std::is_constructible_v<T, std::decay_t<Xs>&...>,
-                  "the actor type cannot be constructed from these arguments");
-    static_assert((is_encodable_v<std::decay_t<Xs>> && ...),
-                  "actor constructor arguments must be encodable");
     detail::actor_spec spec;
     spec.type_name = cls.name();
     spec.options = opts;
     spec.owner = owner_;
-    spec.factory = [args = std::make_tuple(std::decay_t<Xs>(std::forward<Xs>(xs))...)]() {
-      return std::apply(
-          [](auto&... a) -> std::unique_ptr<actor> { return std::make_unique<T>(a...); },
-          args);
-    };
+    spec.factory = detail::make_actor_factory<T>(std::forward<Xs>(xs)...);
     return actor_handle<T>{*core_, spawn_erased(std::move(spec))};
   }
 

@@ -46,19 +46,10 @@ public:
   /// `xs...` at every (re)start.
   template <class T, class... Xs>
   supervisor_spec& child(child_policy policy, const actor_class<T>& cls, Xs&&... xs) {
-    static_assert(std::is_constructible_v<T, std::decay_t<Xs>&...>,
-                  "the actor type cannot be constructed from these arguments");
-    static_assert((is_encodable_v<std::decay_t<Xs>> && ...),
-                  "actor constructor arguments must be encodable");
     detail::group_child c;
     c.policy = std::move(policy);
     c.actor.type_name = cls.name();
-    c.actor.factory = [args =
-                           std::make_tuple(std::decay_t<Xs>(std::forward<Xs>(xs))...)]() {
-      return std::apply(
-          [](auto&... a) -> std::unique_ptr<actor> { return std::make_unique<T>(a...); },
-          args);
-    };
+    c.actor.factory = detail::make_actor_factory<T>(std::forward<Xs>(xs)...);
     spec_.children.push_back(std::move(c));
     return *this;
   }

@@ -5,10 +5,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "framework/actor.hpp"
 #include "framework/options.hpp"
+#include "transport/codec.hpp"
 
 namespace swarm::detail {
 
@@ -19,6 +22,19 @@ struct actor_spec {
   actor_options options;
   uint64_t owner = 0;
 };
+
+/// A factory that constructs a `T` from copies of `xs...`, as often as it is restarted.
+template <class T, class... Xs>
+std::function<std::unique_ptr<actor>()> make_actor_factory(Xs&&... xs) {
+  static_assert(std::is_constructible_v<T, std::decay_t<Xs>&...>,
+                "the actor type cannot be constructed from these arguments");
+  static_assert((is_encodable_v<std::decay_t<Xs>> && ...),
+                "actor constructor arguments must be encodable");
+  return [args = std::make_tuple(std::decay_t<Xs>(std::forward<Xs>(xs))...)]() {
+    return std::apply(
+        [](auto&... a) -> std::unique_ptr<actor> { return std::make_unique<T>(a...); }, args);
+  };
+}
 
 /// The runtime's side of one live actor; handles share it. When the last handle of an
 /// unnamed actor goes, the actor stops.

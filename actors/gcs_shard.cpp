@@ -28,7 +28,11 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
              detail::actor_record_ptr& rec) -> caf::result<bool> {
         if (!self->state.owns(name))
           return not_found("actor name '" + name + "' belongs to another shard");
-        return self->state.named_actors.emplace(name, std::move(rec)).second;
+        // A name whose actor died for good may be taken again.
+        auto& slot = self->state.named_actors[name];
+        if (slot && !slot->dead()) return false;
+        slot = std::move(rec);
+        return true;
       },
       [self](lookup_atom,
              const std::string& name) -> caf::result<detail::actor_record_ptr> {

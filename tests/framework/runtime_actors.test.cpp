@@ -240,7 +240,20 @@ TEST_CASE("calls still queued when the runtime stops all end before it is gone")
   for (auto& r : refs) {
     REQUIRE(r.ready());
     auto v = r.get(1ms);
-    if (!v)
-      REQUIRE(v.err().code == swarm::errc::actor_died);
+    if (!v) REQUIRE(v.err().code == swarm::errc::actor_died);
   }
+}
+
+TEST_CASE("the name of an actor that died for good can be taken again") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  swarm::actor_options o;
+  o.name = "singleton";
+  auto first = rt.spawn(o, f.counter_t, 1);
+  first.call(&counter::crash, std::string{"gone"});
+  REQUIRE(eventually([&] { return first.dead(); }));
+  CHECK_FALSE(rt.find_actor(f.counter_t, "singleton"));
+  auto second = rt.spawn(o, f.counter_t, 2);
+  CHECK(rt.find_actor(f.counter_t, "singleton")->call(&counter::get).get(5s).value() ==
+        2);
 }

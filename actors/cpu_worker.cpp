@@ -3,7 +3,6 @@
 #include <caf/all.hpp>
 
 #include "actors/call_executor.hpp"
-#include "actors/idle_workers.hpp"
 #include "actors/messages.hpp"
 #include "actors/topology.hpp"
 
@@ -47,25 +46,12 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
   }
   auto& task = *d.task;
   auto scheduler = caf::actor_cast<caf::actor>(st.config.scheduler);
-  // A worker taken for a direct task lends itself again before the result is published,
-  // so a caller that submits its next task on seeing the result finds it idle.
-  auto lend_again = [&] {
-    if (d.direct && st.config.idle)
-      st.config.idle->lend({st.config.index, caf::actor_cast<caf::actor>(self),
-                            task.options.resources, st.config.generation});
-  };
-  // The scheduler tracks what it dispatched; of direct tasks it hears only on request.
-  auto report_done = [&] {
-    if (scheduler && (!d.direct || (st.config.idle && st.config.idle->wanted())))
-      self->send(scheduler, done_atom::value, st.config.index, d.task);
-  };
   if (!task.try_claim(d.epoch, detail::task_phase::running)) {
     // Cancelled while queued here: the scheduler still counts it. Stolen by the scheduler
     // (a newer epoch): it no longer does.
-    if (task.claim.load() == detail::make_claim(d.epoch, detail::task_phase::cancelled)) {
-      lend_again();
-      report_done();
-    }
+    if (task.claim.load() == detail::make_claim(d.epoch, detail::task_phase::cancelled) &&
+        scheduler)
+      self->send(scheduler, done_atom::value, st.config.index, d.task);
     return;
   }
   detail::set_thread_blocking_hook(&st.hook);
@@ -74,7 +60,6 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
   bool retry = outcome.what == call_outcome::kind::error &&
                outcome.err.code == errc::application_error &&
                task.options.retry_exceptions && task.attempts < task.options.max_retries;
-  lend_again();
   if (retry) {
     ++task.attempts;
     task.claim.store(detail::make_claim(d.epoch + 1, detail::task_phase::queued));
@@ -82,14 +67,12 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
     task.claim.store(detail::make_claim(d.epoch, detail::task_phase::finished));
     publish(*st.config.node, task, std::move(outcome));
   }
-  report_done();
-  if (retry) {
-    if (scheduler)
-      self->send(scheduler, submit_atom::value, d.task);
-    else
-      task.result->set_error(
-          {errc::runtime_stopped,
-           "node stopped before task '" + task.name + "' could be retried"});
+  if (scheduler) {
+    self->send(scheduler, done_atom::value, st.config.index, d.task);
+    if (retry) self->send(scheduler, submit_atom::value, d.task);
+  } else if (retry) {
+    task.result->set_error({errc::runtime_stopped, "node stopped before task '" +
+                                                       task.name + "' could be retried"});
   }
 }
 

@@ -4,7 +4,6 @@
 #include <caf/fwd.hpp>
 
 #include <cstddef>
-#include <cstdint>
 
 namespace swarm::detail {
 class core;
@@ -12,7 +11,6 @@ class core;
 
 namespace swarm::actors {
 
-class idle_workers;
 class topology;
 
 /// Where a worker runs and whom it reports to.
@@ -23,10 +21,6 @@ struct worker_config {
   detail::core* node = nullptr;
   /// Pins the worker's thread to a core when set.
   const topology* pin_to = nullptr;
-  /// Where the worker lends itself again after a task handed to it directly.
-  idle_workers* idle = nullptr;
-  /// The generation of the scheduler that started the worker, for `idle`.
-  uint64_t generation = 0;
 };
 
 /// Spawns a task worker on a thread of its own. It runs the tasks the scheduler

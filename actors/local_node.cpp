@@ -85,7 +85,6 @@ local_node::local_node(const application& app, const runtime_config& cfg)
   sched_cfg.node = this;
   sched_cfg.topo = &topo_;
   sched_cfg.inbox = &inbox_;
-  sched_cfg.idle = &idle_;
 
   detail::supervisor_config sup;
   sup.how = strategy::rest_for_one;
@@ -122,7 +121,6 @@ local_node::local_node(const application& app, const runtime_config& cfg)
 
 local_node::~local_node() {
   stopping_ = true;
-  idle_.close();
   for (auto& t : inbox_.close())
     t->result->set_error(
         {errc::runtime_stopped, "node stopped before task '" + t->name + "' ran"});
@@ -223,12 +221,6 @@ void local_node::submit(detail::task_ptr task) {
   if (stopping_) {
     task->result->set_error({errc::runtime_stopped,
                              "node is stopping; task '" + task->name + "' was not run"});
-    return;
-  }
-  // Fast path: a worker idle with exactly this demand takes the task directly.
-  if (auto w = idle_.take_for(task->options.resources)) {
-    auto epoch = task->epoch();
-    caf::anon_send(w->handle, run_atom::value, dispatch{std::move(task), epoch, true});
     return;
   }
   auto result = task->result;

@@ -10,7 +10,6 @@
 #include <caf/actor_system_config.hpp>
 
 #include "actors/actor_host.hpp"
-#include "actors/idle_workers.hpp"
 #include "actors/local_group.hpp"
 #include "actors/store_table.hpp"
 #include "actors/task_inbox.hpp"
@@ -80,7 +79,6 @@ private:
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<bool> stopping_{false};
   task_inbox inbox_;
-  idle_workers idle_;
 
   std::mutex hosts_mtx_;
   std::vector<std::weak_ptr<host_record>> hosts_;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "actors/cpu_worker.hpp"
-#include "actors/idle_workers.hpp"
 #include "actors/messages.hpp"
 #include "actors/task_inbox.hpp"
 #include "framework/detail/core.hpp"
@@ -31,7 +30,6 @@ struct worker_slot {
   resource_set lease;
   bool leased = false;
   bool blocked = false;
-  bool lent = false; // idle, in the idle list, or running a task handed over directly
 };
 
 struct scheduler_state {
@@ -40,7 +38,6 @@ struct scheduler_state {
   std::vector<worker_slot> workers;
   std::map<int32_t, std::deque<task_ptr>, std::greater<>> ready;
   caf::event_based_actor* self = nullptr;
-  uint64_t generation = 0; // of the idle list, for this incarnation
 
   ~scheduler_state() {
     // Whatever has not started goes back to the inbox for a successor; when the node
@@ -56,7 +53,6 @@ struct scheduler_state {
     for (auto& [prio, q] : ready)
       for (auto& t : q)
         stop(t);
-    if (config.idle) config.idle->renew();
     for (auto& w : workers) {
       for (auto& t : w.inflight)
         stop(t);
@@ -70,8 +66,6 @@ struct scheduler_state {
     wc.scheduler = self->address();
     wc.node = config.node;
     wc.pin_to = index < config.initial_workers ? config.topo : nullptr;
-    wc.idle = config.idle;
-    wc.generation = generation;
     auto w = spawn_cpu_worker(self->home_system(), wc);
     self->monitor(w);
     if (index == workers.size()) workers.emplace_back();
@@ -86,7 +80,7 @@ struct scheduler_state {
     std::optional<size_t> pipelined;
     for (size_t i = 0; i < workers.size(); ++i) {
       auto& w = workers[i];
-      if (w.blocked || w.lent) continue;
+      if (w.blocked) continue;
       if (!w.leased) {
         if (fits) return i;
       } else if (w.lease == d && w.inflight.size() <= config.pipeline_depth &&
@@ -109,31 +103,7 @@ struct scheduler_state {
         std::count_if(workers.begin(), workers.end(), [](auto& w) { return w.blocked; }));
   }
 
-  bool nothing_ready() const {
-    return std::all_of(ready.begin(), ready.end(),
-                       [](auto& q) { return q.second.empty(); });
-  }
-
-  // Takes lent workers back for queued work; those busy with a direct task are asked to
-  // report when done. Returns whether any came back.
-  bool reclaim_lent() {
-    bool any = false;
-    for (size_t i = 0; i < workers.size(); ++i) {
-      auto& w = workers[i];
-      if (!w.lent) continue;
-      if (config.idle && config.idle->take_back(i)) {
-        w.lent = false;
-        any = true;
-        release_if_idle(w);
-      } else if (config.idle) {
-        config.idle->want(true);
-      }
-    }
-    return any;
-  }
-
   void dispatch_ready() {
-    if (config.idle && nothing_ready()) config.idle->want(false);
     for (auto& [prio, q] : ready) {
       while (!q.empty()) {
         auto& t = q.front();
@@ -142,7 +112,6 @@ struct scheduler_state {
           continue;
         }
         auto w = pick(t->options.resources);
-        if (!w && reclaim_lent()) w = pick(t->options.resources);
         if (!w) return; // keep priority order: nothing lower runs before this one
         auto& slot = workers[*w];
         if (!slot.leased) {
@@ -157,20 +126,12 @@ struct scheduler_state {
     }
   }
 
-  // An idle worker gives its resources back, or, when nothing waits, is lent out with
-  // them so the next task of the same demand can go to it directly.
   void release_if_idle(worker_slot& w) {
-    if (!w.inflight.empty() || !w.leased || w.blocked || w.lent) return;
-    if (config.idle && nothing_ready()) {
-      auto index = static_cast<size_t>(&w - workers.data());
-      if (config.idle->lend({index, w.handle, w.lease, generation})) {
-        w.lent = true;
-        return;
-      }
+    if (w.inflight.empty() && w.leased && !w.blocked) {
+      available += w.lease;
+      w.leased = false;
+      w.lease = resource_set{};
     }
-    available += w.lease;
-    w.leased = false;
-    w.lease = resource_set{};
   }
 
   void on_done(size_t index, const task_ptr& t) {
@@ -220,7 +181,6 @@ struct scheduler_state {
       auto& w = workers[index];
       if (w.handle.address() != dm.source) continue;
       auto lost = std::move(w.inflight);
-      if (w.lent && config.idle) config.idle->take_back(index);
       if (w.leased && !w.blocked) available += w.lease;
       for (auto& t : lost) {
         auto phase = t->phase();
@@ -267,7 +227,6 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
   st.self = self;
   st.config = cfg;
   st.available = cfg.total;
-  if (cfg.idle) st.generation = cfg.idle->renew();
   for (size_t i = 0; i < cfg.initial_workers; ++i)
     st.start_worker(i);
   self->set_down_handler([self](caf::down_msg& dm) { self->state.on_worker_down(dm); });

@@ -12,7 +12,6 @@ class core;
 
 namespace swarm::actors {
 
-class idle_workers;
 class task_inbox;
 class topology;
 
@@ -28,8 +27,6 @@ struct scheduler_config {
   const topology* topo = nullptr;
   /// Where submitted tasks wait; owned by the node, outlives scheduler restarts.
   task_inbox* inbox = nullptr;
-  /// Where idle workers are lent to submitters; owned by the node.
-  idle_workers* idle = nullptr;
 };
 
 /// Spawns the local scheduler: it drains the inbox when woken (and at start, taking over

@@ -31,8 +31,6 @@ using forget_atom = caf::atom_constant<caf::atom("forget")>;
 struct dispatch {
   detail::task_ptr task;
   uint64_t epoch = 0;
-  /// Handed over by a submitter to a lent worker, unknown to the scheduler.
-  bool direct = false;
 };
 
 } // namespace swarm::actors

@@ -1,5 +1,6 @@
 #include "framework/context.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 namespace swarm {
@@ -17,6 +18,13 @@ object_slot::clock::time_point deadline_after(std::chrono::milliseconds timeout)
   if (timeout == forever || timeout > std::chrono::hours(24 * 365))
     return object_slot::clock::time_point::max();
   return now + timeout;
+}
+
+std::chrono::milliseconds remaining(object_slot::clock::time_point deadline) {
+  if (deadline == object_slot::clock::time_point::max()) return forever;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - object_slot::clock::now());
+  return std::max(left, std::chrono::milliseconds{0});
 }
 
 result<std::shared_ptr<const void>> read_slot(const object_slot& slot,

@@ -90,6 +90,22 @@ public:
     return out;
   }
 
+  /// Waits up to `timeout` in all for every object of `refs` and returns their copies in
+  /// order, or the first error (with the failing object's id in its message).
+  template <class T>
+  result<std::vector<T>> get(const std::vector<object_ref<T>>& refs,
+                             std::chrono::milliseconds timeout = forever) {
+    auto deadline = detail::deadline_after(timeout);
+    std::vector<T> out;
+    out.reserve(refs.size());
+    for (auto& r : refs) {
+      auto v = r.get(detail::remaining(deadline));
+      if (!v) return v.err();
+      out.push_back(std::move(*v));
+    }
+    return out;
+  }
+
   /// Frees an object now, even while references remain; reading it then fails with
   /// `object_freed`.
   template <class T> void free(const object_ref<T>& ref) {

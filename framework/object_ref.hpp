@@ -19,6 +19,9 @@ namespace detail {
 /// A deadline `timeout` from now, saturating at "never".
 object_slot::clock::time_point deadline_after(std::chrono::milliseconds timeout);
 
+/// The time left until `deadline`, `forever` for a deadline that never comes.
+std::chrono::milliseconds remaining(object_slot::clock::time_point deadline);
+
 /// Reads a slot as a `T` after waiting up to `timeout`.
 result<std::shared_ptr<const void>> read_slot(const object_slot& slot,
                                               const type_descriptor& expected,

@@ -22,8 +22,6 @@ struct task_options {
 
 /// How one actor is created.
 struct actor_options {
-  /// Resources the actor holds for its whole life (none by default).
-  resource_set resources;
   /// Restarts after a crash (an `actor_failure` thrown by a method); 0 never restarts.
   uint32_t max_restarts = 0;
   /// A name under which any caller can find the actor; empty for none. A named actor

@@ -255,3 +255,19 @@ TEST_CASE("many tasks waiting on one future all run once it completes") {
       REQUIRE(r.get(10s).value() == round + 2);
   }
 }
+
+TEST_CASE("getting a list of futures returns their values in order or the first error") {
+  swarm::application app;
+  auto twice = app.function("twice", [](int x) { return 2 * x; });
+  auto bad = app.function("bad", [](int) -> int { throw std::runtime_error("nope"); });
+  swarm::runtime rt{app, cpus(2)};
+  std::vector<swarm::object_ref<int>> refs;
+  for (int i = 0; i < 10; ++i)
+    refs.push_back(rt.submit(twice, i));
+  auto all = rt.get(refs, 5s).value();
+  CHECK(all == std::vector<int>{0, 2, 4, 6, 8, 10, 12, 14, 16, 18});
+  refs.push_back(rt.submit(bad, 0));
+  auto failed = rt.get(refs, 5s);
+  REQUIRE_FALSE(failed);
+  CHECK(failed.err().message.find("nope") != std::string::npos);
+}

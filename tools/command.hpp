@@ -12,4 +12,7 @@ int run_demo(const std::vector<std::string>& args);
 /// floors.
 int run_bench(const std::vector<std::string>& args);
 
+/// `swarm check-config --config FILE [--node NAME]`: validates a cluster file.
+int run_check_config(const std::vector<std::string>& args);
+
 } // namespace swarm::tools

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (cmd == "demo") return swarm::tools::run_demo(args);
   if (cmd == "bench") return swarm::tools::run_bench(args);
+  if (cmd == "check-config") return swarm::tools::run_check_config(args);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     usage(stdout);
     return 0;

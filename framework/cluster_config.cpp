@@ -1,0 +1,343 @@
+#include "framework/cluster_config.hpp"
+
+#include <toml++/toml.h>
+
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace swarm {
+
+namespace {
+
+// Validates one parsed file; the first problem found is kept with its place and key.
+class checker {
+public:
+  explicit checker(std::string source) : source_(std::move(source)) {}
+
+  bool failed() const { return err_.has_value(); }
+  const error& err() const { return *err_; }
+
+  void fail(const toml::source_region& where, const std::string& key,
+            const std::string& why) {
+    if (err_) return;
+    std::ostringstream out;
+    out << source_;
+    if (where.begin.line > 0) out << ':' << where.begin.line << ':' << where.begin.column;
+    out << ": " << (key.empty() ? "" : "key `" + key + "`: ") << why;
+    err_ = error{errc::invalid_argument, out.str()};
+  }
+
+  // Rejects keys of `t` not in `known`: a misspelt key must not be silently ignored.
+  void only(const toml::table& t, const std::string& prefix,
+            std::set<std::string> known) {
+    for (auto&& [k, v] : t)
+      if (!known.count(std::string{k.str()}))
+        fail(k.source(), join(prefix, k.str()),
+             "unknown key (known here: " + list(known) + ")");
+  }
+
+  std::optional<std::string> string(const toml::table& t, const std::string& prefix,
+                                    const char* key, bool required) {
+    auto* n = t.get(key);
+    if (!n) {
+      if (required) fail(t.source(), join(prefix, key), "is required");
+      return std::nullopt;
+    }
+    if (!n->is_string()) {
+      fail(n->source(), join(prefix, key), "must be a string");
+      return std::nullopt;
+    }
+    return n->value<std::string>();
+  }
+
+  // An integer in [lo, hi].
+  std::optional<int64_t> integer(const toml::table& t, const std::string& prefix,
+                                 const char* key, int64_t lo, int64_t hi, bool required) {
+    auto* n = t.get(key);
+    if (!n) {
+      if (required) fail(t.source(), join(prefix, key), "is required");
+      return std::nullopt;
+    }
+    if (!n->is_integer()) {
+      fail(n->source(), join(prefix, key), "must be an integer");
+      return std::nullopt;
+    }
+    auto v = *n->value<int64_t>();
+    if (v < lo || v > hi) {
+      fail(n->source(), join(prefix, key),
+           "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+               ", got " + std::to_string(v));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // A byte size: an integer, or a string with a unit ("4GiB").
+  std::optional<size_t> bytes(const toml::table& t, const std::string& prefix,
+                              const char* key) {
+    auto* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (n->is_integer() && *n->value<int64_t>() > 0)
+      return static_cast<size_t>(*n->value<int64_t>());
+    if (n->is_string())
+      if (auto v = parse_byte_size(*n->value<std::string>()); v && *v > 0) return v;
+    fail(n->source(), join(prefix, key),
+         "must be a positive byte count, e.g. 1048576 or \"1MiB\", \"4GiB\"");
+    return std::nullopt;
+  }
+
+  // "discover" (empty) or a non-negative number; `whole` requires an integer.
+  std::optional<std::optional<double>>
+  amount(const toml::table& t, const std::string& prefix, const char* key, bool whole) {
+    auto* n = t.get(key);
+    if (!n) return std::optional<double>{};
+    if (n->is_string() && *n->value<std::string>() == "discover")
+      return std::optional<double>{};
+    double v = -1;
+    if (n->is_integer())
+      v = static_cast<double>(*n->value<int64_t>());
+    else if (n->is_floating_point() && !whole)
+      v = *n->value<double>();
+    if (!(v >= 0) || !std::isfinite(v)) {
+      fail(n->source(), join(prefix, key),
+           std::string{"must be \"discover\" or a non-negative "} +
+               (whole ? "integer" : "number"));
+      return std::nullopt;
+    }
+    return std::optional<double>{v};
+  }
+
+  static std::string join(const std::string& prefix, std::string_view key) {
+    return prefix.empty() ? std::string{key} : prefix + "." + std::string{key};
+  }
+
+private:
+  static std::string list(const std::set<std::string>& keys) {
+    std::string out;
+    for (auto& k : keys)
+      out += (out.empty() ? "" : ", ") + k;
+    return out;
+  }
+
+  std::string source_;
+  std::optional<error> err_;
+};
+
+const toml::table* table_at(checker& c, const toml::table& root, const char* key) {
+  auto* n = root.get(key);
+  if (!n) return nullptr;
+  if (!n->is_table()) {
+    c.fail(n->source(), key, "must be a table ([" + std::string{key} + "])");
+    return nullptr;
+  }
+  return n->as_table();
+}
+
+void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
+  c.only(root, "", {"cluster", "limits", "node"});
+  auto* cl = table_at(c, root, "cluster");
+  if (!cl) {
+    c.fail(root.source(), "cluster", "is required ([cluster] with at least `secret`)");
+    return;
+  }
+  c.only(*cl, "cluster",
+         {"name", "secret", "gcs_shards", "gcs_replication", "heartbeat_ms",
+          "node_timeout_ms"});
+  out.name = c.string(*cl, "cluster", "name", false).value_or("swarm");
+  if (auto s = c.string(*cl, "cluster", "secret", true)) {
+    if (s->size() < 16)
+      c.fail(cl->get("secret")->source(), "cluster.secret",
+             "must be at least 16 characters (it authenticates nodes)");
+    out.secret = *s;
+  }
+  out.gcs_shards = static_cast<size_t>(
+      c.integer(*cl, "cluster", "gcs_shards", 1, 1024, false).value_or(1));
+  out.gcs_replication = static_cast<size_t>(
+      c.integer(*cl, "cluster", "gcs_replication", 1, 16, false).value_or(1));
+  out.heartbeat_interval = std::chrono::milliseconds{
+      c.integer(*cl, "cluster", "heartbeat_ms", 10, 60000, false).value_or(500)};
+  out.node_timeout = std::chrono::milliseconds{
+      c.integer(*cl, "cluster", "node_timeout_ms", 50, 600000, false).value_or(2000)};
+  if (out.node_timeout <= out.heartbeat_interval)
+    c.fail(cl->source(), "cluster.node_timeout_ms",
+           "must be longer than cluster.heartbeat_ms");
+  if (auto* lim = table_at(c, root, "limits")) {
+    c.only(*lim, "limits", {"object_store", "inline_threshold", "max_message"});
+    if (auto v = c.bytes(*lim, "limits", "object_store")) out.object_store_bytes = *v;
+    if (auto v = c.bytes(*lim, "limits", "inline_threshold")) out.inline_threshold = *v;
+    if (auto v = c.bytes(*lim, "limits", "max_message")) out.max_message_bytes = *v;
+  }
+}
+
+void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
+  auto* n = root.get("node");
+  if (!n || !n->is_array_of_tables() || n->as_array()->empty()) {
+    c.fail(n ? n->source() : root.source(), "node",
+           "is required: one [[node]] table per node, exactly one with role = \"head\"");
+    return;
+  }
+  std::set<std::string> names, endpoints;
+  size_t heads = 0, index = 0;
+  for (auto&& entry : *n->as_array()) {
+    auto& t = *entry.as_table();
+    auto prefix = "node[" + std::to_string(index++) + "]";
+    c.only(t, prefix, {"name", "address", "port", "role", "cpus", "gpus", "resources"});
+    node_spec spec;
+    spec.name = c.string(t, prefix, "name", true).value_or("");
+    if (!spec.name.empty())
+      prefix = "node[" + std::to_string(index - 1) + "] (" + spec.name + ")";
+    if (!spec.name.empty() && !names.insert(spec.name).second)
+      c.fail(t.get("name")->source(), prefix + ".name", "repeats another node's name");
+    spec.address = c.string(t, prefix, "address", true).value_or("");
+    spec.port =
+        static_cast<uint16_t>(c.integer(t, prefix, "port", 1, 65535, true).value_or(0));
+    if (!spec.address.empty() && spec.port != 0 &&
+        !endpoints.insert(spec.address + ":" + std::to_string(spec.port)).second)
+      c.fail(t.get("port")->source(), prefix + ".port",
+             spec.address + ":" + std::to_string(spec.port) + " is used by another node");
+    auto role = c.string(t, prefix, "role", false).value_or("worker");
+    if (role == "head") {
+      spec.role = node_spec::role_type::head;
+      ++heads;
+    } else if (role != "worker") {
+      c.fail(t.get("role")->source(), prefix + ".role",
+             "must be \"head\" or \"worker\", got \"" + role + "\"");
+    }
+    if (auto cpus = c.amount(t, prefix, "cpus", false)) {
+      if (*cpus && **cpus == 0)
+        c.fail(t.get("cpus")->source(), prefix + ".cpus",
+               "must be positive or \"discover\"");
+      spec.cpus = *cpus;
+    }
+    if (auto gpus = c.amount(t, prefix, "gpus", true))
+      if (*gpus) spec.gpus = static_cast<size_t>(**gpus);
+    if (auto* res = t.get("resources")) {
+      if (!res->is_table()) {
+        c.fail(res->source(), prefix + ".resources", "must be a table of name = amount");
+      } else {
+        for (auto&& [k, v] : *res->as_table()) {
+          auto key = prefix + ".resources." + std::string{k.str()};
+          if (k.str() == "CPU" || k.str() == "GPU") {
+            c.fail(k.source(), key, "CPU and GPU are set by `cpus` and `gpus`");
+            continue;
+          }
+          double amount = v.is_integer() ? static_cast<double>(*v.value<int64_t>())
+                          : v.is_floating_point() ? *v.value<double>()
+                                                  : -1;
+          if (!(amount >= 0) || !std::isfinite(amount))
+            c.fail(v.source(), key, "must be a non-negative number");
+          else
+            spec.resources.set(std::string{k.str()}, amount);
+        }
+      }
+    }
+    out.nodes.push_back(std::move(spec));
+  }
+  if (heads != 1)
+    c.fail(n->source(), "node",
+           "exactly one node must have role = \"head\", found " + std::to_string(heads));
+  if (out.gcs_replication > out.nodes.size())
+    c.fail(root.source(), "cluster.gcs_replication",
+           "is " + std::to_string(out.gcs_replication) + " but the cluster has only " +
+               std::to_string(out.nodes.size()) + " node(s)");
+}
+
+} // namespace
+
+std::optional<size_t> parse_byte_size(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
+  if (i == 0) return std::nullopt;
+  double value = 0;
+  try {
+    size_t used = 0;
+    value = std::stod(std::string{text.substr(0, i)}, &used);
+    if (used != i) return std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  auto unit = text.substr(i);
+  while (!unit.empty() && unit.front() == ' ')
+    unit.remove_prefix(1);
+  double scale = 0;
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "KB")
+    scale = 1e3;
+  else if (unit == "MB")
+    scale = 1e6;
+  else if (unit == "GB")
+    scale = 1e9;
+  else
+    return std::nullopt;
+  double bytes = value * scale;
+  if (!std::isfinite(bytes) || bytes >= 1.8e19) return std::nullopt;
+  return static_cast<size_t>(bytes);
+}
+
+result<cluster_config> parse_cluster_config(std::string_view text,
+                                            const std::string& source_name) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream out;
+    out << source_name << ':' << e.source().begin.line << ':' << e.source().begin.column
+        << ": not valid TOML: " << e.description();
+    return error{errc::invalid_argument, out.str()};
+  }
+  checker c{source_name};
+  cluster_config out;
+  read_cluster(c, root, out);
+  if (!c.failed()) read_nodes(c, root, out);
+  if (c.failed()) return c.err();
+  return out;
+}
+
+result<cluster_config> load_cluster_config(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in) return error{errc::invalid_argument, path + ": cannot open the cluster file"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_cluster_config(text.str(), path);
+}
+
+result<const node_spec*> cluster_config::find(const std::string& node_name) const {
+  std::string known;
+  for (auto& n : nodes) {
+    if (n.name == node_name) return &n;
+    known += (known.empty() ? "" : ", ") + n.name;
+  }
+  return error{errc::invalid_argument, "no node named '" + node_name +
+                                           "' in the cluster file (nodes: " + known +
+                                           ")"};
+}
+
+const node_spec& cluster_config::head() const {
+  for (auto& n : nodes)
+    if (n.role == node_spec::role_type::head) return n;
+  throw failure{{errc::invalid_argument, "the cluster has no head node"}};
+}
+
+runtime_config cluster_config::runtime_for(const node_spec& n) const {
+  runtime_config cfg;
+  cfg.cpus = n.cpus;
+  cfg.extra_resources = n.resources;
+  if (n.gpus) cfg.extra_resources.set("GPU", static_cast<double>(*n.gpus));
+  if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
+  cfg.inline_threshold = inline_threshold;
+  return cfg;
+}
+
+} // namespace swarm

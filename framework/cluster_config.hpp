@@ -1,0 +1,69 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/resources.hpp"
+#include "framework/result.hpp"
+#include "framework/runtime_config.hpp"
+
+namespace swarm {
+
+/// One node of a cluster file.
+struct node_spec {
+  enum class role_type { head, worker };
+
+  std::string name;
+  std::string address;
+  uint16_t port = 0;
+  role_type role = role_type::worker;
+  /// CPUs to offer; empty means "discover" (hwloc).
+  std::optional<double> cpus;
+  /// GPUs to offer; empty means "discover" (CUDA).
+  std::optional<size_t> gpus;
+  /// Custom resources, e.g. {"TPU": 2}.
+  resource_set resources;
+};
+
+/// A whole cluster as one file describes it: every host runs the same binary with the
+/// same file and its own node name. See examples/cluster.toml for every key.
+struct cluster_config {
+  std::string name;
+  /// Shared by every node; a peer that cannot prove it holds it is dropped.
+  std::string secret;
+  size_t gcs_shards = 1;
+  size_t gcs_replication = 1;
+  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds node_timeout{2000};
+  size_t object_store_bytes = 0; ///< 0: a quarter of each node's memory
+  size_t inline_threshold = 100 * 1024;
+  size_t max_message_bytes = 64 << 20;
+  std::vector<node_spec> nodes;
+
+  /// The node named `name`, or an error listing the names there are.
+  result<const node_spec*> find(const std::string& name) const;
+
+  /// The head node (exactly one exists in a valid file).
+  const node_spec& head() const;
+
+  /// How node `n` of this cluster sets up its runtime.
+  runtime_config runtime_for(const node_spec& n) const;
+};
+
+/// Parses and validates a cluster file's text. Every error names the place (file, line,
+/// column), the key (`node[2].port`) and the reason; unknown keys are errors too.
+result<cluster_config> parse_cluster_config(std::string_view text,
+                                            const std::string& source_name);
+
+/// Reads and validates the cluster file at `path`.
+result<cluster_config> load_cluster_config(const std::string& path);
+
+/// Parses a byte size with an optional unit: "512", "100KiB", "4GiB", "1.5MB".
+std::optional<size_t> parse_byte_size(std::string_view text);
+
+} // namespace swarm

@@ -1,0 +1,120 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "framework/cluster_config.hpp"
+
+namespace {
+
+const char* valid = R"(
+[cluster]
+secret = "0123456789abcdef"
+gcs_shards = 2
+
+[[node]]
+name = "head"
+address = "127.0.0.1"
+port = 7100
+role = "head"
+
+[[node]]
+name = "w1"
+address = "127.0.0.1"
+port = 7101
+cpus = 1.5
+gpus = 2
+resources = { TPU = 4 }
+)";
+
+std::string error_of(const std::string& text) {
+  auto r = swarm::parse_cluster_config(text, "cluster.toml");
+  REQUIRE_FALSE(r);
+  return r.err().message;
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+} // namespace
+
+TEST_CASE("a valid cluster file gives every node its resources and the head") {
+  auto cfg = swarm::parse_cluster_config(valid, "cluster.toml").value();
+  CHECK(cfg.gcs_shards == 2);
+  REQUIRE(cfg.nodes.size() == 2);
+  CHECK(cfg.head().name == "head");
+  auto* w1 = cfg.find("w1").value();
+  CHECK(w1->cpus == 1.5);
+  auto rt = cfg.runtime_for(*w1);
+  CHECK(rt.cpus == 1.5);
+  CHECK(rt.extra_resources.get("GPU") == 2);
+  CHECK(rt.extra_resources.get("TPU") == 4);
+  CHECK_FALSE(cfg.head().cpus.has_value()); // discover
+  CHECK(cfg.find("nobody").err().message.find("head, w1") != std::string::npos);
+}
+
+TEST_CASE("a value of the wrong type is rejected with its line and key") {
+  auto msg = error_of(replace(valid, "port = 7101", "port = \"7101\""));
+  CHECK(msg.find("cluster.toml:15:") != std::string::npos);
+  CHECK(msg.find("node[1] (w1).port") != std::string::npos);
+  CHECK(msg.find("must be an integer") != std::string::npos);
+}
+
+TEST_CASE("a value out of range is rejected with the range and the value") {
+  auto msg = error_of(replace(valid, "port = 7101", "port = 70000"));
+  CHECK(msg.find("between 1 and 65535, got 70000") != std::string::npos);
+}
+
+TEST_CASE("an unknown key is rejected instead of silently ignored") {
+  auto msg = error_of(replace(valid, "gcs_shards = 2", "gcs_shard = 2"));
+  CHECK(msg.find("cluster.gcs_shard") != std::string::npos);
+  CHECK(msg.find("unknown key") != std::string::npos);
+  CHECK(msg.find("gcs_shards") != std::string::npos); // the known keys are listed
+}
+
+TEST_CASE("a cluster without exactly one head is rejected") {
+  CHECK(error_of(replace(valid, "role = \"head\"", "role = \"worker\""))
+            .find("exactly one node must have role = \"head\", found 0") !=
+        std::string::npos);
+  CHECK(error_of(replace(valid, "role = \"head\"", "role = \"boss\""))
+            .find("must be \"head\" or \"worker\"") != std::string::npos);
+}
+
+TEST_CASE("repeated node names and endpoints are rejected") {
+  CHECK(error_of(replace(valid, "name = \"w1\"", "name = \"head\"")).find("repeats") !=
+        std::string::npos);
+  CHECK(error_of(replace(valid, "port = 7101", "port = 7100"))
+            .find("127.0.0.1:7100 is used") != std::string::npos);
+}
+
+TEST_CASE("a short or missing secret is rejected") {
+  CHECK(error_of(replace(valid, "0123456789abcdef", "short")).find("at least 16") !=
+        std::string::npos);
+  CHECK(error_of(replace(valid, "secret = \"0123456789abcdef\"", ""))
+            .find("cluster.secret") != std::string::npos);
+}
+
+TEST_CASE("broken TOML is reported with its place") {
+  auto msg = error_of("[cluster\nsecret = 1");
+  CHECK(msg.find("cluster.toml:1:") != std::string::npos);
+  CHECK(msg.find("not valid TOML") != std::string::npos);
+}
+
+TEST_CASE("byte sizes take binary and decimal units") {
+  CHECK(swarm::parse_byte_size("512") == 512u);
+  CHECK(swarm::parse_byte_size("100KiB") == 102400u);
+  CHECK(swarm::parse_byte_size("1.5MB") == 1500000u);
+  CHECK(swarm::parse_byte_size("4GiB") == (size_t{4} << 30));
+  CHECK_FALSE(swarm::parse_byte_size("4 parsecs"));
+  CHECK_FALSE(swarm::parse_byte_size("GiB"));
+  auto msg = error_of(replace(valid, "gcs_shards = 2",
+                              "gcs_shards = 2\n[limits]\nobject_store = \"lots\""));
+  CHECK(msg.find("limits.object_store") != std::string::npos);
+}
+
+TEST_CASE("gcs replication cannot exceed the number of nodes") {
+  auto msg = error_of(replace(valid, "gcs_shards = 2", "gcs_replication = 3"));
+  CHECK(msg.find("only 2 node(s)") != std::string::npos);
+}

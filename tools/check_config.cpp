@@ -1,0 +1,57 @@
+// `swarm check-config --config FILE [--node NAME]`: validates a cluster file and shows
+// what each node will offer.
+#include <cstdio>
+
+#include "framework/cluster_config.hpp"
+#include "tools/command.hpp"
+
+namespace swarm::tools {
+
+int run_check_config(const std::vector<std::string>& args) {
+  std::string path, node;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if ((a == "--config" || a == "--node") && i + 1 < args.size()) {
+      (a == "--config" ? path : node) = args[++i];
+    } else {
+      std::fprintf(stderr, "swarm check-config: %s '%s'\n",
+                   (a == "--config" || a == "--node") ? "missing value for"
+                                                      : "unknown option",
+                   a.c_str());
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::fprintf(stderr, "swarm check-config: --config FILE is required\n");
+    return 2;
+  }
+  auto cfg = load_cluster_config(path);
+  if (!cfg) {
+    std::fprintf(stderr, "swarm: invalid cluster file: %s\n", cfg.err().message.c_str());
+    return 2;
+  }
+  if (!node.empty()) {
+    if (auto n = cfg->find(node); !n) {
+      std::fprintf(stderr, "swarm: %s\n", n.err().message.c_str());
+      return 2;
+    }
+  }
+  std::printf(
+      "cluster '%s': %zu node(s), %zu control-store shard(s) x %zu, heartbeat %lld ms, "
+      "node timeout %lld ms\n",
+      cfg->name.c_str(), cfg->nodes.size(), cfg->gcs_shards, cfg->gcs_replication,
+      static_cast<long long>(cfg->heartbeat_interval.count()),
+      static_cast<long long>(cfg->node_timeout.count()));
+  for (auto& n : cfg->nodes) {
+    auto rt = cfg->runtime_for(n);
+    char cpus[32] = "discover";
+    if (n.cpus) std::snprintf(cpus, sizeof cpus, "%g", *n.cpus);
+    std::printf("  %c %-12s %s:%u %-6s cpus=%s %s\n", n.name == node ? '*' : ' ',
+                n.name.c_str(), n.address.c_str(), static_cast<unsigned>(n.port),
+                n.role == node_spec::role_type::head ? "head" : "worker", cpus,
+                rt.extra_resources.to_string().c_str());
+  }
+  return 0;
+}
+
+} // namespace swarm::tools

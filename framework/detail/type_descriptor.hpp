@@ -20,6 +20,11 @@ struct type_descriptor {
   std::string name;
   /// Bytes the value occupies, for store accounting.
   size_t (*byte_size)(const void* value);
+  /// Appends the value's encoding (what crosses nodes).
+  void (*encode)(const void* value, std::vector<uint8_t>& out);
+  /// Decodes a value; nullptr with the reason in `why` on malformed input.
+  std::shared_ptr<const void> (*decode)(const uint8_t* data, size_t size,
+                                        std::string& why);
 };
 
 /// Whether two descriptors describe the same type.
@@ -46,13 +51,30 @@ template <class T> size_t byte_size_of(const void* p) {
     return sizeof(T) + encoded_size(x);
 }
 
+template <class T> void encode_into(const void* p, std::vector<uint8_t>& out) {
+  detail::vector_sink sink{out};
+  basic_writer<detail::vector_sink> w{sink};
+  w(*const_cast<T*>(static_cast<const T*>(p)));
+}
+
+template <class T>
+std::shared_ptr<const void> decode_from(const uint8_t* data, size_t size,
+                                        std::string& why) {
+  static_assert(std::is_default_constructible_v<T>,
+                "values that cross nodes must be default-constructible to be decoded");
+  auto x = std::make_shared<T>();
+  if (!swarm::decode(data, size, *x, why)) return nullptr;
+  return x;
+}
+
 /// The descriptor of `T`: one immutable object per type, like `typeid`.
 template <class T> const type_descriptor& type_of() {
   static_assert(is_encodable_v<T>,
                 "Swarm arguments and results must be encodable so they can cross nodes: "
                 "declare `template <class Inspector> bool inspect(Inspector& f, T& x)`");
   static const type_descriptor instance{&typeid(T), demangle(typeid(T).name()),
-                                        &byte_size_of<T>};
+                                        &byte_size_of<T>, &encode_into<T>,
+                                        &decode_from<T>};
   return instance;
 }
 

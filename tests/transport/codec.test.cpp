@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include "framework/detail/type_descriptor.hpp"
 #include "transport/codec.hpp"
 
 namespace {
@@ -85,4 +86,17 @@ TEST_CASE("encodability is known at compile time") {
   static_assert(!swarm::is_encodable_v<opaque>);
   static_assert(!swarm::is_encodable_v<std::vector<opaque>>);
   CHECK(true);
+}
+
+TEST_CASE("a boxed value crosses through bytes with only its run-time descriptor") {
+  auto& desc = swarm::detail::type_of<sample>();
+  auto boxed = swarm::detail::boxed_value::make(make_sample());
+  std::vector<uint8_t> bytes;
+  desc.encode(boxed.ptr.get(), bytes);
+  std::string why;
+  auto back = desc.decode(bytes.data(), bytes.size(), why);
+  REQUIRE(static_cast<bool>(back));
+  CHECK(static_cast<const sample*>(back.get())->pairs == make_sample().pairs);
+  CHECK_FALSE(static_cast<bool>(desc.decode(bytes.data(), bytes.size() - 1, why)));
+  CHECK_FALSE(why.empty());
 }

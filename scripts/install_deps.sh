@@ -2,7 +2,7 @@
 # Installs the Debian packages Swarm needs, only those missing (idempotent).
 set -euo pipefail
 pkgs=(g++ make cmake pkg-config libcaf-dev capnproto libcapnp-dev libhwloc-dev
-      doctest-dev libbenchmark-dev libtomlplusplus-dev)
+      doctest-dev libbenchmark-dev libtomlplusplus-dev libssl-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

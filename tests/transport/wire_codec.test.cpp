@@ -1,0 +1,124 @@
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "transport/wire_codec.hpp"
+
+using namespace swarm::wire_msg;
+
+namespace {
+
+std::vector<message> samples() {
+  task_submit t;
+  t.function = "add";
+  t.args.emplace_back(value{"int", {1, 0, 0, 0}});
+  t.args.emplace_back(object_ref_id{3, 9});
+  t.result = {3, 10};
+  t.resources = {{"CPU", 1.0}, {"GPU", 0.5}};
+  t.max_retries = 3;
+  t.retry_exceptions = true;
+  t.priority = -2;
+  return {hello{"head", std::vector<uint8_t>(32, 7), 1},
+          proof{std::vector<uint8_t>(32, 9)},
+          heartbeat{123456789, 0.75},
+          t,
+          task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
+          task_result{{3, 11}, error_value{0, "boom"}},
+          object_pull{{1, 2}, 4096, 1 << 20},
+          object_chunk{{1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab)}};
+}
+
+std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
+  frame_decoder d{1 << 20};
+  std::vector<message> out;
+  for (size_t i = 0; i < bytes.size(); i += step)
+    REQUIRE(d.feed(bytes.data() + i, std::min(step, bytes.size() - i), out));
+  CHECK(d.buffered() == 0);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("every message kind round-trips through a frame") {
+  std::vector<uint8_t> stream;
+  for (auto& m : samples()) {
+    auto f = encode_frame(m);
+    stream.insert(stream.end(), f.begin(), f.end());
+  }
+  auto back = decode_all(stream, stream.size());
+  REQUIRE(back.size() == samples().size());
+  auto& t = std::get<task_submit>(back[3]);
+  CHECK(t.function == "add");
+  CHECK(std::get<value>(t.args[0]) == value{"int", {1, 0, 0, 0}});
+  CHECK(std::get<object_ref_id>(t.args[1]) == object_ref_id{3, 9});
+  CHECK(t.resources[1].second == 0.5);
+  CHECK(t.priority == -2);
+  CHECK(std::get<error_value>(std::get<task_result>(back[5]).outcome).message == "boom");
+  CHECK(std::get<object_chunk>(back[7]).data.size() == 1000);
+  CHECK(std::get<hello>(back[0]).nonce.size() == 32);
+}
+
+TEST_CASE("a stream arriving a byte at a time decodes into the same frames") {
+  std::vector<uint8_t> stream;
+  for (auto& m : samples()) {
+    auto f = encode_frame(m);
+    stream.insert(stream.end(), f.begin(), f.end());
+  }
+  CHECK(decode_all(stream, 1).size() == samples().size());
+  CHECK(decode_all(stream, 7).size() == samples().size());
+}
+
+TEST_CASE("messages travel on their lanes: bulk transfers apart from control and calls") {
+  CHECK(lane_of(object_chunk{}) == lane::bulk);
+  CHECK(lane_of(object_pull{}) == lane::bulk);
+  CHECK(lane_of(task_submit{}) == lane::call);
+  CHECK(lane_of(heartbeat{}) == lane::control);
+  CHECK(encode_frame(object_chunk{})[4] == static_cast<uint8_t>(lane::bulk));
+}
+
+TEST_CASE("garbage bytes are rejected with a reason and the decoder refuses more") {
+  std::mt19937 gen{42};
+  size_t rejected = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<uint8_t> junk(64 + gen() % 256);
+    for (auto& b : junk)
+      b = static_cast<uint8_t>(gen());
+    // A plausible header so the payload itself is what is wrong.
+    uint32_t len = static_cast<uint32_t>((junk.size() - frame_header_bytes) & ~size_t{7});
+    for (int i = 0; i < 4; ++i)
+      junk[static_cast<size_t>(i)] = static_cast<uint8_t>(len >> (8 * i));
+    junk[4] = 1;
+    frame_decoder d{1 << 20};
+    std::vector<message> out;
+    auto r = d.feed(junk.data(), junk.size(), out);
+    if (!r) {
+      ++rejected;
+      CHECK_FALSE(r.err().message.empty());
+      CHECK_FALSE(d.feed(junk.data(), 1, out));
+    }
+  }
+  CHECK(rejected > 150);
+}
+
+TEST_CASE("a frame larger than the limit is rejected before its payload arrives") {
+  auto big = encode_frame(object_chunk{{1, 1}, 0, 0, std::vector<uint8_t>(4096)});
+  frame_decoder d{1024};
+  std::vector<message> out;
+  auto r = d.feed(big.data(), frame_header_bytes, out);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("exceeds the limit of 1024") != std::string::npos);
+}
+
+TEST_CASE("a message on the wrong lane or an unknown lane is rejected") {
+  auto f = encode_frame(object_chunk{});
+  f[4] = static_cast<uint8_t>(lane::control);
+  frame_decoder d{1 << 20};
+  std::vector<message> out;
+  auto r = d.feed(f.data(), f.size(), out);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("belongs on lane 2") != std::string::npos);
+  f[4] = 9;
+  frame_decoder d2{1 << 20};
+  CHECK(d2.feed(f.data(), f.size(), out).err().message.find("unknown lane 9") !=
+        std::string::npos);
+}

@@ -25,6 +25,7 @@ public:
   /// The handle of actor child `id`, checked to be a `T`.
   template <class T>
   result<actor_handle<T>> child(const actor_class<T>& cls, const std::string& id) const {
+    if (!record_) return error{errc::invalid_argument, "child of an empty actor_group"};
     auto rec = record_->child(id);
     if (!rec)
       return error{errc::invalid_argument,
@@ -37,10 +38,12 @@ public:
   }
 
   /// What the supervisors did so far: "start a", "exit a failure", "restart a", ...
-  std::vector<std::string> events() const { return record_->events(); }
+  std::vector<std::string> events() const {
+    return record_ ? record_->events() : std::vector<std::string>{};
+  }
 
   /// False once the root supervisor gave up (restart intensity exceeded) or stopped.
-  bool alive() const { return record_->alive(); }
+  bool alive() const { return record_ && record_->alive(); }
 
 private:
   detail::core* core_ = nullptr;

@@ -36,8 +36,8 @@ public:
 
   bool valid() const noexcept { return record_ != nullptr; }
 
-  /// Whether the actor died for good.
-  bool dead() const { return record_->dead(); }
+  /// Whether the actor died for good (an empty handle counts as dead).
+  bool dead() const { return !record_ || record_->dead(); }
 
   /// The actor's registered type name.
   const std::string& type_name() const { return record_->spec().type_name; }
@@ -49,6 +49,11 @@ private:
   template <class R, class... Args, class M, class... Xs>
   object_ref<R> call_impl(M method, Xs&&... xs) const {
     static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
+    if (!record_)
+      throw failure{
+          {errc::invalid_argument,
+           "call on an empty actor_handle: get one from spawn, find_actor or an "
+           "actor_group"}};
     auto task =
         detail::make_task(*core_, record_->spec().owner, record_->spec().type_name,
                           {detail::make_arg<Args>(std::forward<Xs>(xs))...});

@@ -47,6 +47,10 @@ public:
   object_ref<R> submit(const task_options& opts, const task_fn<R(Args...)>& f,
                        Xs&&... xs) {
     static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
+    if (f.entry() == nullptr)
+      throw failure{{errc::invalid_argument,
+                     "submit with an empty task_fn: get one from application::function "
+                     "or application::find_function"}};
     return object_ref<R>{submit_erased(
         *f.entry(), opts, {detail::make_arg<Args>(std::forward<Xs>(xs))...})};
   }

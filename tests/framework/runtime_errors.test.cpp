@@ -147,3 +147,17 @@ TEST_CASE("reading an empty object_ref is a clear error") {
   REQUIRE_FALSE(r);
   CHECK(r.err().code == swarm::errc::invalid_argument);
 }
+
+TEST_CASE("empty function and actor handles are clear errors, not crashes") {
+  swarm::application app;
+  swarm::runtime rt{app, two_cpus()};
+  swarm::task_fn<int(int)> none;
+  CHECK_THROWS_WITH_AS(rt.submit(none, 1), doctest::Contains("empty task_fn"),
+                       swarm::failure);
+  swarm::actor_handle<plain> nobody;
+  CHECK(nobody.dead());
+  CHECK_THROWS_WITH_AS(nobody.call(&plain::one), doctest::Contains("empty actor_handle"),
+                       swarm::failure);
+  swarm::actor_group no_group;
+  CHECK_FALSE(no_group.alive());
+}

@@ -33,7 +33,7 @@ public:
   const application& app() const override { return app_; }
   uint64_t new_owner_id() override;
   object_id new_object_id(uint64_t owner) override;
-  resource_set total_resources() const override { return total_; }
+  const resource_set& total_resources() const override { return total_; }
   void submit(detail::task_ptr task) override;
   bool cancel(detail::task_spec& task) override;
   result<std::unique_ptr<detail::store_lease>>

@@ -100,22 +100,19 @@ std::string function_entry::signature() const {
   return result->name + "(" + names_of(params) + ")";
 }
 
-result<void> check_arguments(const std::string& what,
+result<void> check_arguments(const char* kind, const std::string& name,
                              const std::vector<const type_descriptor*>& params,
                              const std::vector<task_arg>& args) {
+  // The message is built only on failure: this runs for every call.
+  auto what = [&] { return std::string{kind} + " '" + name + "'"; };
   if (params.size() != args.size())
-    return error{errc::type_mismatch, what + " takes " + std::to_string(params.size()) +
+    return error{errc::type_mismatch, what() + " takes " + std::to_string(params.size()) +
                                           " argument(s), got " +
                                           std::to_string(args.size())};
   for (size_t i = 0; i < args.size(); ++i) {
     auto* actual = args[i].value.type;
-    if (actual == nullptr && args[i].ref) {
-      auto v = args[i].ref->read();
-      if (!v) continue; // the dependency's own error is reported when it resolves
-      actual = v->type;
-    }
     if (actual != nullptr && !same_type(*actual, *params[i]))
-      return error{errc::type_mismatch, what + " argument " + std::to_string(i + 1) +
+      return error{errc::type_mismatch, what() + " argument " + std::to_string(i + 1) +
                                             ": expected " + params[i]->name + ", got " +
                                             actual->name};
   }

@@ -54,8 +54,8 @@ task_ptr make_task(core& c, uint64_t owner, std::string name,
 
 slot_ptr send_actor_call(core& c, actor_record& target, task_ptr call) {
   auto slot = call->result;
-  if (auto ok = check_arguments("method of actor '" + target.spec().type_name + "'",
-                                call->params, call->args);
+  if (auto ok = check_arguments("method of actor", target.spec().type_name, call->params,
+                                call->args);
       !ok) {
     slot->set_error(ok.err());
     return slot;
@@ -87,8 +87,7 @@ void submit_when_ready(core& c, task_ptr t) {
                                         task->name + "' failed: " + v.err().to_string()});
       return;
     }
-    if (auto ok = check_arguments("task '" + task->name + "'", task->params, task->args);
-        !ok) {
+    if (auto ok = check_arguments("task", task->name, task->params, task->args); !ok) {
       task->result->set_error(ok.err());
       return;
     }
@@ -121,7 +120,7 @@ detail::slot_ptr context::submit_erased(const detail::function_entry& f,
   t->result->spin_before_sleeping();
   t->options = opts;
   auto slot = t->result;
-  auto total = core_->total_resources();
+  const auto& total = core_->total_resources();
   if (!opts.resources.fits_in(total)) {
     slot->set_error(
         {errc::infeasible, "task '" + f.name + "' demands " + opts.resources.to_string() +

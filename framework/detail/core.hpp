@@ -37,7 +37,7 @@ public:
   virtual object_id new_object_id(uint64_t owner) = 0;
 
   /// The node's total resources.
-  virtual resource_set total_resources() const = 0;
+  virtual const resource_set& total_resources() const = 0;
 
   /// Queues a task whose dependencies are all ready.
   virtual void submit(task_ptr task) = 0;

@@ -19,9 +19,10 @@ struct function_entry {
   std::string signature() const;
 };
 
-/// Checks that `args` suit `params`; returns an error naming `what` and the first
-/// mismatched argument otherwise.
-result<void> check_arguments(const std::string& what,
+/// Checks that `args` suit `params` in number and, for values, in type; an error naming
+/// the `kind` ("task", "method of actor") and `name` and the first mismatch otherwise.
+/// Futures are checked when the call runs, once their values exist.
+result<void> check_arguments(const char* kind, const std::string& name,
                              const std::vector<const type_descriptor*>& params,
                              const std::vector<task_arg>& args);
 

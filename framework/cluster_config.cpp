@@ -39,13 +39,18 @@ public:
              "unknown key (known here: " + list(known) + ")");
   }
 
+  // The value of `key`, or nullptr (an error too when it is required).
+  const toml::node* lookup(const toml::table& t, const std::string& prefix,
+                           const char* key, bool required) {
+    auto* n = t.get(key);
+    if (!n && required) fail(t.source(), join(prefix, key), "is required");
+    return n;
+  }
+
   std::optional<std::string> string(const toml::table& t, const std::string& prefix,
                                     const char* key, bool required) {
-    auto* n = t.get(key);
-    if (!n) {
-      if (required) fail(t.source(), join(prefix, key), "is required");
-      return std::nullopt;
-    }
+    auto* n = lookup(t, prefix, key, required);
+    if (!n) return std::nullopt;
     if (!n->is_string()) {
       fail(n->source(), join(prefix, key), "must be a string");
       return std::nullopt;
@@ -56,11 +61,8 @@ public:
   // An integer in [lo, hi].
   std::optional<int64_t> integer(const toml::table& t, const std::string& prefix,
                                  const char* key, int64_t lo, int64_t hi, bool required) {
-    auto* n = t.get(key);
-    if (!n) {
-      if (required) fail(t.source(), join(prefix, key), "is required");
-      return std::nullopt;
-    }
+    auto* n = lookup(t, prefix, key, required);
+    if (!n) return std::nullopt;
     if (!n->is_integer()) {
       fail(n->source(), join(prefix, key), "must be an integer");
       return std::nullopt;

@@ -30,6 +30,8 @@ const char* to_string(errc code) {
     return "invalid_argument";
   case errc::runtime_stopped:
     return "runtime_stopped";
+  case errc::node_unreachable:
+    return "node_unreachable";
   }
   return "unknown";
 }

@@ -20,6 +20,7 @@ enum class errc {
   dependency_failed, ///< an argument future held an error
   invalid_argument,  ///< bad input to an API call
   runtime_stopped,   ///< the runtime shut down before the work finished
+  node_unreachable,  ///< no connection to the node that holds the work or object
 };
 
 /// Returns the name of `code`, e.g. "timeout".

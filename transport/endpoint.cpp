@@ -1,0 +1,419 @@
+#include "transport/endpoint.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+
+#include "transport/handshake.hpp"
+#include "transport/wire_codec.hpp"
+
+namespace swarm::wire_msg {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr size_t read_chunk = 256 << 10;
+
+std::string sys_error(const char* what) {
+  return std::string{what} + ": " + std::strerror(errno);
+}
+
+void tune(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+std::string peer_address(const sockaddr_in& a) {
+  char buf[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &a.sin_addr, buf, sizeof(buf));
+  return std::string{buf} + ":" + std::to_string(ntohs(a.sin_port));
+}
+
+result<sockaddr_in> make_address(const std::string& host, uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
+    return error{errc::invalid_argument,
+                 "'" + host +
+                     "' is not an IPv4 address (use dotted form, e.g. 127.0.0.1)"};
+  return a;
+}
+
+} // namespace
+
+struct endpoint::connection {
+  enum class phase { handshaking, up, closed };
+
+  connection(int f, std::string where, const endpoint_config& cfg)
+      : fd(f), remote(std::move(where)), hs(cfg.name, cfg.secret),
+        decoder(cfg.max_frame_bytes), opened(clock_type::now()) {}
+
+  int fd;
+  std::string remote;
+  handshake hs;          // I/O thread only
+  frame_decoder decoder; // I/O thread only
+  clock_type::time_point opened;
+  // Guarded by the endpoint's mutex.
+  phase state = phase::handshaking;
+  std::string peer;
+  std::string closed_because;
+  // Guarded by send_mtx.
+  std::mutex send_mtx;
+  std::array<std::deque<std::vector<uint8_t>>, 3> queued;
+  std::vector<uint8_t> current;
+  size_t current_off = 0;
+  bool broken = false;
+  std::string broken_because;
+
+  bool pending_locked() const {
+    return !current.empty() || !queued[0].empty() || !queued[1].empty() ||
+           !queued[2].empty();
+  }
+};
+
+result<std::unique_ptr<endpoint>> endpoint::start(endpoint_config cfg,
+                                                  endpoint_handlers h) {
+  std::unique_ptr<endpoint> ep{new endpoint(std::move(cfg), std::move(h))};
+  ep->wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (ep->wake_fd_ < 0) return error{errc::invalid_argument, sys_error("eventfd")};
+  if (ep->cfg_.listen) {
+    auto addr = make_address(ep->cfg_.listen_address, ep->cfg_.listen_port);
+    if (!addr) return addr.err();
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return error{errc::invalid_argument, sys_error("socket")};
+    ep->listen_fd_ = fd;
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    auto where = ep->cfg_.listen_address + ":" + std::to_string(ep->cfg_.listen_port);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) != 0)
+      return error{errc::invalid_argument,
+                   sys_error(("cannot listen on " + where).c_str())};
+    if (::listen(fd, 128) != 0)
+      return error{errc::invalid_argument,
+                   sys_error(("cannot listen on " + where).c_str())};
+    sockaddr_in bound{};
+    socklen_t len = sizeof(bound);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    ep->port_ = ntohs(bound.sin_port);
+  }
+  ep->io_ = std::thread{[raw = ep.get()] { raw->run(); }};
+  return ep;
+}
+
+endpoint::endpoint(endpoint_config cfg, endpoint_handlers h)
+    : cfg_(std::move(cfg)), handlers_(std::move(h)) {}
+
+endpoint::~endpoint() {
+  stop_ = true;
+  wake();
+  if (io_.joinable()) io_.join();
+  for (auto& c : conns_) {
+    std::lock_guard<std::mutex> guard{c->send_mtx};
+    c->broken = true;
+    ::close(c->fd);
+  }
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void endpoint::log(const std::string& line) const {
+  if (handlers_.log) handlers_.log(line);
+}
+
+void endpoint::wake() {
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof(one));
+}
+
+endpoint::counters endpoint::stats() const {
+  std::lock_guard<std::mutex> guard{stats_mtx_};
+  return stats_;
+}
+
+bool endpoint::connected(const std::string& peer) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return by_name_.count(peer) != 0;
+}
+
+void endpoint::disconnect(const std::string& peer) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& c : conns_) {
+    if (c->peer != peer) continue;
+    std::lock_guard<std::mutex> send_guard{c->send_mtx};
+    c->broken = true;
+    c->broken_because = "closed by this node";
+  }
+  wake();
+}
+
+bool endpoint::flush_locked(connection& c) {
+  while (true) {
+    if (c.current.empty()) {
+      auto next = std::find_if(c.queued.begin(), c.queued.end(),
+                               [](auto& q) { return !q.empty(); });
+      if (next == c.queued.end()) return true;
+      c.current = std::move(next->front());
+      c.current_off = 0;
+      next->pop_front();
+    }
+    while (c.current_off < c.current.size()) {
+      auto n = ::send(c.fd, c.current.data() + c.current_off,
+                      c.current.size() - c.current_off, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+        if (errno == EINTR) continue;
+        c.broken = true;
+        c.broken_because = sys_error("write failed");
+        return false;
+      }
+      c.current_off += static_cast<size_t>(n);
+    }
+    c.current.clear();
+    c.current_off = 0;
+  }
+}
+
+void endpoint::enqueue(connection& c, std::vector<uint8_t> frame, lane l) {
+  {
+    std::lock_guard<std::mutex> guard{stats_mtx_};
+    auto i = static_cast<size_t>(l);
+    ++stats_.frames_sent[i];
+    stats_.bytes_sent[i] += frame.size();
+  }
+  std::unique_lock<std::mutex> guard{c.send_mtx};
+  if (c.broken) return;
+  if (c.pending_locked()) {
+    c.queued[static_cast<size_t>(l)].push_back(std::move(frame));
+  } else {
+    c.current = std::move(frame);
+    c.current_off = 0;
+    flush_locked(c);
+    if (!c.pending_locked() && !c.broken) return;
+  }
+  guard.unlock();
+  wake();
+}
+
+result<void> endpoint::send(const std::string& peer, const message& m) {
+  conn_ptr c;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = by_name_.find(peer);
+    if (i == by_name_.end())
+      return error{errc::node_unreachable, "no connection to node '" + peer + "'"};
+    c = i->second;
+  }
+  enqueue(*c, encode_frame(m), lane_of(m));
+  std::lock_guard<std::mutex> guard{c->send_mtx};
+  if (c->broken)
+    return error{errc::node_unreachable,
+                 "connection to node '" + peer + "' broke: " + c->broken_because};
+  return {};
+}
+
+result<std::string> endpoint::connect(const std::string& address, uint16_t port,
+                                      std::chrono::milliseconds timeout) {
+  auto where = address + ":" + std::to_string(port);
+  auto addr = make_address(address, port);
+  if (!addr) return addr.err();
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return error{errc::node_unreachable, sys_error("socket")};
+  auto deadline = clock_type::now() + timeout;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) != 0 &&
+      errno != EINPROGRESS) {
+    auto why = sys_error(("cannot connect to " + where).c_str());
+    ::close(fd);
+    return error{errc::node_unreachable, why};
+  }
+  pollfd p{fd, POLLOUT, 0};
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+  int soerr = 0;
+  socklen_t len = sizeof(soerr);
+  if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, ms.count()))) != 1 ||
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
+    ::close(fd);
+    return error{errc::node_unreachable,
+                 "cannot connect to " + where + ": " +
+                     (soerr != 0 ? std::strerror(soerr) : "timed out")};
+  }
+  tune(fd);
+  auto c = std::make_shared<connection>(fd, where, cfg_);
+  enqueue(*c, encode_frame(c->hs.own_hello()), lane::control);
+  std::unique_lock<std::mutex> guard{mtx_};
+  conns_.push_back(c);
+  wake();
+  if (!auth_cv_.wait_until(guard, deadline,
+                           [&] { return c->state != connection::phase::handshaking; })) {
+    std::lock_guard<std::mutex> send_guard{c->send_mtx};
+    c->broken = true;
+    c->broken_because = "handshake timed out";
+    wake();
+    return error{errc::node_unreachable, "no handshake with " + where + " within " +
+                                             std::to_string(timeout.count()) + " ms"};
+  }
+  if (c->state == connection::phase::closed)
+    return error{errc::node_unreachable,
+                 "connection to " + where + " refused: " + c->closed_because};
+  return c->peer;
+}
+
+void endpoint::accept_all() {
+  while (true) {
+    sockaddr_in from{};
+    socklen_t len = sizeof(from);
+    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    tune(fd);
+    auto c = std::make_shared<connection>(fd, peer_address(from), cfg_);
+    enqueue(*c, encode_frame(c->hs.own_hello()), lane::control);
+    std::lock_guard<std::mutex> guard{mtx_};
+    conns_.push_back(std::move(c));
+  }
+}
+
+void endpoint::close(const conn_ptr& c, const std::string& why) {
+  std::string peer;
+  bool was_up = false;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (c->state == connection::phase::closed) return;
+    was_up = c->state == connection::phase::up;
+    peer = c->peer;
+    c->state = connection::phase::closed;
+    c->closed_because = why;
+    conns_.erase(std::remove(conns_.begin(), conns_.end(), c), conns_.end());
+    if (was_up) {
+      auto i = by_name_.find(peer);
+      if (i != by_name_.end() && i->second == c) {
+        by_name_.erase(i);
+        for (auto& other : conns_)
+          if (other->state == connection::phase::up && other->peer == peer)
+            by_name_[peer] = other;
+      }
+    }
+    std::lock_guard<std::mutex> send_guard{c->send_mtx};
+    c->broken = true;
+    ::close(c->fd);
+  }
+  auth_cv_.notify_all();
+  if (!was_up) {
+    {
+      std::lock_guard<std::mutex> guard{stats_mtx_};
+      ++stats_.refused;
+    }
+    log("closed connection with " + c->remote + " before authentication: " + why);
+    return;
+  }
+  log("closed connection with node '" + peer + "' (" + c->remote + "): " + why);
+  if (handlers_.on_peer_down) handlers_.on_peer_down(peer, why);
+}
+
+void endpoint::on_readable(const conn_ptr& c) {
+  std::vector<uint8_t> buf(read_chunk);
+  std::vector<message> msgs;
+  // Bounded per round so one busy peer cannot starve the others.
+  for (int round = 0; round < 8; ++round) {
+    auto n = ::recv(c->fd, buf.data(), buf.size(), 0);
+    if (n == 0) return close(c, "the peer closed the connection");
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      return close(c, sys_error("read failed"));
+    }
+    msgs.clear();
+    if (auto ok = c->decoder.feed(buf.data(), static_cast<size_t>(n), msgs); !ok)
+      return close(c, "bad frame: " + ok.err().message);
+    for (auto& m : msgs) {
+      std::vector<message> reply;
+      auto was_up = c->hs.authenticated();
+      auto for_app = c->hs.accept(m, reply);
+      if (!for_app) return close(c, for_app.err().message);
+      for (auto& r : reply)
+        enqueue(*c, encode_frame(r), lane::control);
+      if (!was_up && c->hs.authenticated()) {
+        {
+          std::lock_guard<std::mutex> guard{mtx_};
+          c->state = connection::phase::up;
+          c->peer = c->hs.peer_name();
+          by_name_.emplace(c->peer, c);
+        }
+        auth_cv_.notify_all();
+        if (handlers_.on_peer_up) handlers_.on_peer_up(c->peer);
+      }
+      if (!*for_app) continue;
+      {
+        std::lock_guard<std::mutex> guard{stats_mtx_};
+        ++stats_.frames_received[static_cast<size_t>(lane_of(m))];
+      }
+      if (handlers_.on_message) handlers_.on_message(c->peer, std::move(m));
+    }
+    if (static_cast<size_t>(n) < buf.size()) return;
+  }
+}
+
+void endpoint::run() {
+  std::vector<pollfd> fds;
+  std::vector<conn_ptr> polled;
+  while (!stop_) {
+    fds.clear();
+    polled.clear();
+    fds.push_back({wake_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_, static_cast<short>(listen_fd_ >= 0 ? POLLIN : 0), 0});
+    std::vector<std::pair<conn_ptr, std::string>> to_close;
+    auto now = clock_type::now();
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      polled = conns_;
+    }
+    for (auto& c : polled) {
+      short events = POLLIN;
+      {
+        std::lock_guard<std::mutex> guard{c->send_mtx};
+        if (c->broken) to_close.emplace_back(c, c->broken_because);
+        if (c->pending_locked()) events |= POLLOUT;
+      }
+      if (!c->hs.authenticated() && now - c->opened > cfg_.handshake_timeout)
+        to_close.emplace_back(c, "no handshake within " +
+                                     std::to_string(cfg_.handshake_timeout.count()) +
+                                     " ms");
+      fds.push_back({c->fd, events, 0});
+    }
+    for (auto& [c, why] : to_close)
+      close(c, why);
+    if (!to_close.empty()) continue;
+    if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) {
+      log(sys_error("poll failed"));
+      continue;
+    }
+    if (fds[0].revents & POLLIN) {
+      uint64_t v;
+      [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof(v));
+    }
+    if (fds[1].revents & POLLIN) accept_all();
+    for (size_t i = 0; i < polled.size(); ++i) {
+      auto& c = polled[i];
+      auto rev = fds[i + 2].revents;
+      if (rev & POLLOUT) {
+        std::lock_guard<std::mutex> guard{c->send_mtx};
+        if (!c->broken) flush_locked(*c);
+      }
+      if (rev & (POLLIN | POLLHUP | POLLERR)) on_readable(c);
+    }
+  }
+}
+
+} // namespace swarm::wire_msg

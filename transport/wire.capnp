@@ -41,6 +41,8 @@ struct Proof {
 struct Heartbeat {
   sentNs @0 :UInt64;
   load @1 :Float64;
+  available @2 :List(Resource);
+  queued @3 :UInt32;
 }
 
 struct Arg {
@@ -48,6 +50,8 @@ struct Arg {
     value @0 :Value;
     ref @1 :ObjectId;
   }
+  node @2 :Text;       # for a ref: the node holding the value
+  size @3 :UInt64;     # for a ref: its encoded bytes
 }
 
 struct TaskSubmit {
@@ -58,6 +62,14 @@ struct TaskSubmit {
   maxRetries @4 :UInt32;
   retryExceptions @5 :Bool;
   priority @6 :Int32;
+  ownerNode @7 :Text;  # where the result goes
+  placed @8 :Bool;     # chosen by the global scheduler: run here, do not spill again
+}
+
+# A result too large to travel inline stays on the node that made it.
+struct StoredAt {
+  node @0 :Text;
+  size @1 :UInt64;
 }
 
 struct TaskResult {
@@ -65,6 +77,7 @@ struct TaskResult {
   union {
     value @1 :Value;
     error @2 :ErrorValue;
+    stored @3 :StoredAt;
   }
 }
 
@@ -79,6 +92,96 @@ struct ObjectChunk {
   offset @1 :UInt64;
   total @2 :UInt64;
   data @3 :Data;
+  missing @4 :Text;    # non-empty: the holder has no such object, and why
+}
+
+# The owner dropped its last reference: the holder may free the value.
+struct ObjectFree {
+  id @0 :ObjectId;
+}
+
+struct NodeInfo {
+  name @0 :Text;
+  address @1 :Text;
+  port @2 :UInt16;
+  total @3 :List(Resource);
+  available @4 :List(Resource);
+  queued @5 :UInt32;
+  alive @6 :Bool;
+  head @7 :Bool;
+  lastSeenMs @8 :UInt64;  # since the head last heard from it
+}
+
+# A node joins the head's node table.
+struct Join {
+  node @0 :NodeInfo;
+}
+
+struct NodeTable {
+  nodes @0 :List(NodeInfo);
+}
+
+struct StatusRequest {
+  requestId @0 :UInt64;
+}
+
+# Stops one node, or every node when `node` is empty.
+struct StopRequest {
+  node @0 :Text;
+}
+
+struct ActorCreate {
+  requestId @0 :UInt64;
+  typeName @1 :Text;
+  args @2 :List(Value);
+  name @3 :Text;
+  resources @4 :List(Resource);
+  maxRestarts @5 :Int32;
+  ownerNode @6 :Text;
+  placed @7 :Bool;
+}
+
+struct ActorCreated {
+  requestId @0 :UInt64;
+  actorId @1 :UInt64;
+  node @2 :Text;
+  error @3 :ErrorValue;
+  ok @4 :Bool;
+}
+
+struct ActorCall {
+  actorId @0 :UInt64;
+  method @1 :Text;
+  args @2 :List(Arg);
+  result @3 :ObjectId;
+  callerNode @4 :Text;
+}
+
+# Named-actor table of the control store: register, look up, answer.
+struct ActorRegister {
+  requestId @0 :UInt64;
+  name @1 :Text;
+  actorId @2 :UInt64;
+  node @3 :Text;
+  typeName @4 :Text;
+}
+
+struct ActorLookup {
+  requestId @0 :UInt64;
+  name @1 :Text;
+}
+
+struct ActorLocation {
+  requestId @0 :UInt64;
+  found @1 :Bool;
+  actorId @2 :UInt64;
+  node @3 :Text;
+  typeName @4 :Text;
+  error @5 :Text;
+}
+
+struct ActorKill {
+  actorId @0 :UInt64;
 }
 
 struct Envelope {
@@ -90,5 +193,17 @@ struct Envelope {
     taskResult @4 :TaskResult;
     objectPull @5 :ObjectPull;
     objectChunk @6 :ObjectChunk;
+    objectFree @7 :ObjectFree;
+    join @8 :Join;
+    nodeTable @9 :NodeTable;
+    statusRequest @10 :StatusRequest;
+    stopRequest @11 :StopRequest;
+    actorCreate @12 :ActorCreate;
+    actorCreated @13 :ActorCreated;
+    actorCall @14 :ActorCall;
+    actorRegister @15 :ActorRegister;
+    actorLookup @16 :ActorLookup;
+    actorLocation @17 :ActorLocation;
+    actorKill @18 :ActorKill;
   }
 }

@@ -38,6 +38,81 @@ value get_value(wire::Value::Reader r) {
   return {r.getTypeName(), to_vector(r.getBytes())};
 }
 
+template <class B> void put_resources(B list, const resource_list& rs) {
+  for (unsigned i = 0; i < rs.size(); ++i) {
+    list[i].setName(rs[i].first);
+    list[i].setAmount(rs[i].second);
+  }
+}
+
+resource_list get_resources(capnp::List<wire::Resource>::Reader r) {
+  resource_list out;
+  for (auto x : r)
+    out.emplace_back(x.getName(), x.getAmount());
+  return out;
+}
+
+void put_args(capnp::List<wire::Arg>::Builder list, const std::vector<arg>& args) {
+  for (unsigned i = 0; i < args.size(); ++i) {
+    if (auto* v = std::get_if<value>(&args[i])) {
+      put_value(list[i].initValue(), *v);
+    } else {
+      auto& r = std::get<remote_ref>(args[i]);
+      put_id(list[i].initRef(), r.id);
+      list[i].setNode(r.node);
+      list[i].setSize(r.size);
+    }
+  }
+}
+
+std::vector<arg> get_args(capnp::List<wire::Arg>::Reader list) {
+  std::vector<arg> out;
+  for (auto a : list) {
+    if (a.isValue())
+      out.emplace_back(get_value(a.getValue()));
+    else
+      out.emplace_back(remote_ref{get_id(a.getRef()), a.getNode(), a.getSize()});
+  }
+  return out;
+}
+
+void put_error(wire::ErrorValue::Builder b, const error_value& e) {
+  b.setCode(e.code);
+  b.setMessage(e.message);
+}
+
+error_value get_error(wire::ErrorValue::Reader r) {
+  return {r.getCode(), r.getMessage()};
+}
+
+void put_node(wire::NodeInfo::Builder b, const node_info& n) {
+  b.setName(n.name);
+  b.setAddress(n.address);
+  b.setPort(n.port);
+  put_resources(b.initTotal(static_cast<unsigned>(n.total.size())), n.total);
+  put_resources(b.initAvailable(static_cast<unsigned>(n.available.size())), n.available);
+  b.setQueued(n.queued);
+  b.setAlive(n.alive);
+  b.setHead(n.head);
+  b.setLastSeenMs(n.last_seen_ms);
+}
+
+node_info get_node(wire::NodeInfo::Reader r) {
+  return {r.getName(),
+          r.getAddress(),
+          r.getPort(),
+          get_resources(r.getTotal()),
+          get_resources(r.getAvailable()),
+          r.getQueued(),
+          r.getAlive(),
+          r.getHead(),
+          r.getLastSeenMs()};
+}
+
+unsigned size_of(size_t n) {
+  return static_cast<unsigned>(n);
+}
+
 struct builder_visitor {
   wire::Envelope::Builder env;
 
@@ -52,36 +127,32 @@ struct builder_visitor {
     auto b = env.initHeartbeat();
     b.setSentNs(m.sent_ns);
     b.setLoad(m.load);
+    put_resources(b.initAvailable(size_of(m.available.size())), m.available);
+    b.setQueued(m.queued);
   }
   void operator()(const task_submit& m) {
     auto b = env.initTaskSubmit();
     b.setFunction(m.function);
-    auto args = b.initArgs(static_cast<unsigned>(m.args.size()));
-    for (unsigned i = 0; i < m.args.size(); ++i) {
-      if (auto* v = std::get_if<value>(&m.args[i]))
-        put_value(args[i].initValue(), *v);
-      else
-        put_id(args[i].initRef(), std::get<object_ref_id>(m.args[i]));
-    }
+    put_args(b.initArgs(size_of(m.args.size())), m.args);
     put_id(b.initResult(), m.result);
-    auto res = b.initResources(static_cast<unsigned>(m.resources.size()));
-    for (unsigned i = 0; i < m.resources.size(); ++i) {
-      res[i].setName(m.resources[i].first);
-      res[i].setAmount(m.resources[i].second);
-    }
+    put_resources(b.initResources(size_of(m.resources.size())), m.resources);
     b.setMaxRetries(m.max_retries);
     b.setRetryExceptions(m.retry_exceptions);
     b.setPriority(m.priority);
+    b.setOwnerNode(m.owner_node);
+    b.setPlaced(m.placed);
   }
   void operator()(const task_result& m) {
     auto b = env.initTaskResult();
     put_id(b.initResult(), m.result);
     if (auto* v = std::get_if<value>(&m.outcome)) {
       put_value(b.initValue(), *v);
+    } else if (auto* e = std::get_if<error_value>(&m.outcome)) {
+      put_error(b.initError(), *e);
     } else {
-      auto e = b.initError();
-      e.setCode(std::get<error_value>(m.outcome).code);
-      e.setMessage(std::get<error_value>(m.outcome).message);
+      auto s = b.initStored();
+      s.setNode(std::get<stored_at>(m.outcome).node);
+      s.setSize(std::get<stored_at>(m.outcome).size);
     }
   }
   void operator()(const object_pull& m) {
@@ -96,7 +167,71 @@ struct builder_visitor {
     b.setOffset(m.offset);
     b.setTotal(m.total);
     b.setData(bytes_of(m.data));
+    b.setMissing(m.missing);
   }
+  void operator()(const object_free& m) { put_id(env.initObjectFree().initId(), m.id); }
+  void operator()(const join& m) { put_node(env.initJoin().initNode(), m.node); }
+  void operator()(const node_table& m) {
+    auto list = env.initNodeTable().initNodes(size_of(m.nodes.size()));
+    for (unsigned i = 0; i < m.nodes.size(); ++i)
+      put_node(list[i], m.nodes[i]);
+  }
+  void operator()(const status_request& m) {
+    env.initStatusRequest().setRequestId(m.request_id);
+  }
+  void operator()(const stop_request& m) { env.initStopRequest().setNode(m.node); }
+  void operator()(const actor_create& m) {
+    auto b = env.initActorCreate();
+    b.setRequestId(m.request_id);
+    b.setTypeName(m.type_name);
+    auto args = b.initArgs(size_of(m.args.size()));
+    for (unsigned i = 0; i < m.args.size(); ++i)
+      put_value(args[i], m.args[i]);
+    b.setName(m.name);
+    put_resources(b.initResources(size_of(m.resources.size())), m.resources);
+    b.setMaxRestarts(m.max_restarts);
+    b.setOwnerNode(m.owner_node);
+    b.setPlaced(m.placed);
+  }
+  void operator()(const actor_created& m) {
+    auto b = env.initActorCreated();
+    b.setRequestId(m.request_id);
+    b.setActorId(m.actor_id);
+    b.setNode(m.node);
+    put_error(b.initError(), m.error);
+    b.setOk(m.ok);
+  }
+  void operator()(const actor_call& m) {
+    auto b = env.initActorCall();
+    b.setActorId(m.actor_id);
+    b.setMethod(m.method);
+    put_args(b.initArgs(size_of(m.args.size())), m.args);
+    put_id(b.initResult(), m.result);
+    b.setCallerNode(m.caller_node);
+  }
+  void operator()(const actor_register& m) {
+    auto b = env.initActorRegister();
+    b.setRequestId(m.request_id);
+    b.setName(m.name);
+    b.setActorId(m.actor_id);
+    b.setNode(m.node);
+    b.setTypeName(m.type_name);
+  }
+  void operator()(const actor_lookup& m) {
+    auto b = env.initActorLookup();
+    b.setRequestId(m.request_id);
+    b.setName(m.name);
+  }
+  void operator()(const actor_location& m) {
+    auto b = env.initActorLocation();
+    b.setRequestId(m.request_id);
+    b.setFound(m.found);
+    b.setActorId(m.actor_id);
+    b.setNode(m.node);
+    b.setTypeName(m.type_name);
+    b.setError(m.error);
+  }
+  void operator()(const actor_kill& m) { env.initActorKill().setActorId(m.actor_id); }
 };
 
 message read_envelope(wire::Envelope::Reader env) {
@@ -107,34 +242,40 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::PROOF:
     return proof{to_vector(env.getProof().getMac())};
-  case wire::Envelope::HEARTBEAT:
-    return heartbeat{env.getHeartbeat().getSentNs(), env.getHeartbeat().getLoad()};
+  case wire::Envelope::HEARTBEAT: {
+    auto r = env.getHeartbeat();
+    return heartbeat{r.getSentNs(), r.getLoad(), get_resources(r.getAvailable()),
+                     r.getQueued()};
+  }
   case wire::Envelope::TASK_SUBMIT: {
     auto r = env.getTaskSubmit();
     task_submit m;
     m.function = r.getFunction();
-    for (auto a : r.getArgs()) {
-      if (a.isValue())
-        m.args.emplace_back(get_value(a.getValue()));
-      else
-        m.args.emplace_back(get_id(a.getRef()));
-    }
+    m.args = get_args(r.getArgs());
     m.result = get_id(r.getResult());
-    for (auto res : r.getResources())
-      m.resources.emplace_back(res.getName(), res.getAmount());
+    m.resources = get_resources(r.getResources());
     m.max_retries = r.getMaxRetries();
     m.retry_exceptions = r.getRetryExceptions();
     m.priority = r.getPriority();
+    m.owner_node = r.getOwnerNode();
+    m.placed = r.getPlaced();
     return m;
   }
   case wire::Envelope::TASK_RESULT: {
     auto r = env.getTaskResult();
     task_result m;
     m.result = get_id(r.getResult());
-    if (r.isValue())
+    switch (r.which()) {
+    case wire::TaskResult::VALUE:
       m.outcome = get_value(r.getValue());
-    else
-      m.outcome = error_value{r.getError().getCode(), r.getError().getMessage()};
+      break;
+    case wire::TaskResult::ERROR:
+      m.outcome = get_error(r.getError());
+      break;
+    case wire::TaskResult::STORED:
+      m.outcome = stored_at{r.getStored().getNode(), r.getStored().getSize()};
+      break;
+    }
     return m;
   }
   case wire::Envelope::OBJECT_PULL: {
@@ -144,8 +285,62 @@ message read_envelope(wire::Envelope::Reader env) {
   case wire::Envelope::OBJECT_CHUNK: {
     auto r = env.getObjectChunk();
     return object_chunk{get_id(r.getId()), r.getOffset(), r.getTotal(),
-                        to_vector(r.getData())};
+                        to_vector(r.getData()), r.getMissing()};
   }
+  case wire::Envelope::OBJECT_FREE:
+    return object_free{get_id(env.getObjectFree().getId())};
+  case wire::Envelope::JOIN:
+    return join{get_node(env.getJoin().getNode())};
+  case wire::Envelope::NODE_TABLE: {
+    node_table m;
+    for (auto n : env.getNodeTable().getNodes())
+      m.nodes.push_back(get_node(n));
+    return m;
+  }
+  case wire::Envelope::STATUS_REQUEST:
+    return status_request{env.getStatusRequest().getRequestId()};
+  case wire::Envelope::STOP_REQUEST:
+    return stop_request{env.getStopRequest().getNode()};
+  case wire::Envelope::ACTOR_CREATE: {
+    auto r = env.getActorCreate();
+    actor_create m;
+    m.request_id = r.getRequestId();
+    m.type_name = r.getTypeName();
+    for (auto v : r.getArgs())
+      m.args.push_back(get_value(v));
+    m.name = r.getName();
+    m.resources = get_resources(r.getResources());
+    m.max_restarts = r.getMaxRestarts();
+    m.owner_node = r.getOwnerNode();
+    m.placed = r.getPlaced();
+    return m;
+  }
+  case wire::Envelope::ACTOR_CREATED: {
+    auto r = env.getActorCreated();
+    return actor_created{r.getRequestId(), r.getActorId(), r.getNode(),
+                         get_error(r.getError()), r.getOk()};
+  }
+  case wire::Envelope::ACTOR_CALL: {
+    auto r = env.getActorCall();
+    return actor_call{r.getActorId(), r.getMethod(), get_args(r.getArgs()),
+                      get_id(r.getResult()), r.getCallerNode()};
+  }
+  case wire::Envelope::ACTOR_REGISTER: {
+    auto r = env.getActorRegister();
+    return actor_register{r.getRequestId(), r.getName(), r.getActorId(), r.getNode(),
+                          r.getTypeName()};
+  }
+  case wire::Envelope::ACTOR_LOOKUP: {
+    auto r = env.getActorLookup();
+    return actor_lookup{r.getRequestId(), r.getName()};
+  }
+  case wire::Envelope::ACTOR_LOCATION: {
+    auto r = env.getActorLocation();
+    return actor_location{r.getRequestId(), r.getFound(), r.getActorId(), r.getNode(),
+                          r.getTypeName(), r.getError()};
+  }
+  case wire::Envelope::ACTOR_KILL:
+    return actor_kill{env.getActorKill().getActorId()};
   }
   // A union member from a newer peer this build does not know.
   throw std::invalid_argument("unknown message kind " + std::to_string(env.which()));
@@ -156,7 +351,8 @@ message read_envelope(wire::Envelope::Reader env) {
 lane lane_of(const message& m) {
   if (std::holds_alternative<object_pull>(m) || std::holds_alternative<object_chunk>(m))
     return lane::bulk;
-  if (std::holds_alternative<task_submit>(m) || std::holds_alternative<task_result>(m))
+  if (std::holds_alternative<task_submit>(m) || std::holds_alternative<task_result>(m) ||
+      std::holds_alternative<actor_call>(m))
     return lane::call;
   return lane::control;
 }

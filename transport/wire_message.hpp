@@ -44,24 +44,48 @@ struct proof {
   std::vector<uint8_t> mac;
 };
 
+using resource_list = std::vector<std::pair<std::string, double>>;
+
 struct heartbeat {
   uint64_t sent_ns = 0;
   double load = 0;
+  resource_list available;
+  uint32_t queued = 0;
 };
+
+/// A reference argument: the object, the node holding its value, and its size.
+struct remote_ref {
+  object_ref_id id;
+  std::string node;
+  uint64_t size = 0;
+  friend bool operator==(const remote_ref& a, const remote_ref& b) {
+    return a.id == b.id && a.node == b.node && a.size == b.size;
+  }
+};
+
+using arg = std::variant<value, remote_ref>;
 
 struct task_submit {
   std::string function;
-  std::vector<std::variant<value, object_ref_id>> args;
+  std::vector<arg> args;
   object_ref_id result;
-  std::vector<std::pair<std::string, double>> resources;
+  resource_list resources;
   uint32_t max_retries = 0;
   bool retry_exceptions = false;
   int32_t priority = 0;
+  std::string owner_node;
+  bool placed = false;
+};
+
+/// A result that stayed on the node that made it.
+struct stored_at {
+  std::string node;
+  uint64_t size = 0;
 };
 
 struct task_result {
   object_ref_id result;
-  std::variant<value, error_value> outcome;
+  std::variant<value, error_value, stored_at> outcome;
 };
 
 struct object_pull {
@@ -75,11 +99,100 @@ struct object_chunk {
   uint64_t offset = 0;
   uint64_t total = 0;
   std::vector<uint8_t> data;
+  std::string missing;
+};
+
+struct object_free {
+  object_ref_id id;
+};
+
+struct node_info {
+  std::string name;
+  std::string address;
+  uint16_t port = 0;
+  resource_list total;
+  resource_list available;
+  uint32_t queued = 0;
+  bool alive = true;
+  bool head = false;
+  uint64_t last_seen_ms = 0;
+};
+
+struct join {
+  node_info node;
+};
+
+struct node_table {
+  std::vector<node_info> nodes;
+};
+
+struct status_request {
+  uint64_t request_id = 0;
+};
+
+struct stop_request {
+  std::string node;
+};
+
+struct actor_create {
+  uint64_t request_id = 0;
+  std::string type_name;
+  std::vector<value> args;
+  std::string name;
+  resource_list resources;
+  int32_t max_restarts = 0;
+  std::string owner_node;
+  bool placed = false;
+};
+
+struct actor_created {
+  uint64_t request_id = 0;
+  uint64_t actor_id = 0;
+  std::string node;
+  error_value error;
+  bool ok = false;
+};
+
+struct actor_call {
+  uint64_t actor_id = 0;
+  std::string method;
+  std::vector<arg> args;
+  object_ref_id result;
+  std::string caller_node;
+};
+
+struct actor_register {
+  uint64_t request_id = 0;
+  std::string name;
+  uint64_t actor_id = 0;
+  std::string node;
+  std::string type_name;
+};
+
+struct actor_lookup {
+  uint64_t request_id = 0;
+  std::string name;
+};
+
+struct actor_location {
+  uint64_t request_id = 0;
+  bool found = false;
+  uint64_t actor_id = 0;
+  std::string node;
+  std::string type_name;
+  std::string error;
+};
+
+struct actor_kill {
+  uint64_t actor_id = 0;
 };
 
 /// Any message that crosses nodes.
-using message = std::variant<hello, proof, heartbeat, task_submit, task_result,
-                             object_pull, object_chunk>;
+using message =
+    std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
+                 object_chunk, object_free, join, node_table, status_request,
+                 stop_request, actor_create, actor_created, actor_call, actor_register,
+                 actor_lookup, actor_location, actor_kill>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

@@ -95,12 +95,12 @@ TEST_CASE("two endpoints authenticate over TCP and exchange messages both ways")
   auto peer = a->connect("127.0.0.1", b->port(), 5s);
   REQUIRE(peer);
   CHECK(*peer == "b");
-  REQUIRE(a->send("b", heartbeat{42, 0.5}));
+  REQUIRE(a->send("b", heartbeat{42, 0.5, {}, 0}));
   REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(in_b.got[0].first == "a");
   CHECK(std::get<heartbeat>(in_b.got[0].second).sent_ns == 42);
   // b answers over the connection a opened.
-  REQUIRE(b->send("a", heartbeat{7, 0}));
+  REQUIRE(b->send("a", heartbeat{7, 0, {}, 0}));
   REQUIRE(in_a.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(std::get<heartbeat>(in_a.got[0].second).sent_ns == 7);
 }
@@ -113,7 +113,7 @@ TEST_CASE("a peer without the cluster secret is refused before any message arriv
   REQUIRE_FALSE(peer);
   CHECK(peer.err().message.find("secret") != std::string::npos);
   CHECK_FALSE(b->connected("intruder"));
-  CHECK(a->send("b", heartbeat{1, 0}).err().code == swarm::errc::node_unreachable);
+  CHECK(a->send("b", heartbeat{1, 0, {}, 0}).err().code == swarm::errc::node_unreachable);
   CHECK(in_b.wait([](inbox& i) { return !i.logs.empty(); }));
   CHECK(in_b.got.empty());
   CHECK(b->stats().refused >= 1);
@@ -139,7 +139,7 @@ TEST_CASE("garbage bytes close only that connection and the node keeps serving")
     n = ::read(fd, buf.data(), buf.size());
   CHECK(n == 0);
   ::close(fd);
-  REQUIRE(a->send("b", heartbeat{9, 0}));
+  REQUIRE(a->send("b", heartbeat{9, 0, {}, 0}));
   REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(in_b.got[0].first == "a");
 }
@@ -169,8 +169,8 @@ TEST_CASE("control messages overtake queued bulk frames on the same connection")
   for (size_t i = 0; i < chunks; ++i)
     REQUIRE(a->send(
         "b",
-        object_chunk{{1, 1}, i << 20, chunks << 20, std::vector<uint8_t>(1 << 20, 7)}));
-  REQUIRE(a->send("b", heartbeat{99, 0}));
+        object_chunk{{1, 1}, i << 20, chunks << 20, std::vector<uint8_t>(1 << 20, 7), {}}));
+  REQUIRE(a->send("b", heartbeat{99, 0, {}, 0}));
   in_b.release();
   REQUIRE(in_b.wait([&](inbox& i) { return i.got.size() == chunks + 1; }, 20s));
   size_t heartbeat_at = 0;
@@ -187,7 +187,7 @@ TEST_CASE("a closed peer is reported down and sends to it fail with node_unreach
   b.reset();
   REQUIRE(in_a.wait([](inbox& i) { return !i.down.empty(); }));
   CHECK(in_a.down[0] == "b");
-  CHECK(a->send("b", heartbeat{1, 0}).err().code == swarm::errc::node_unreachable);
+  CHECK(a->send("b", heartbeat{1, 0, {}, 0}).err().code == swarm::errc::node_unreachable);
   inbox in_c;
   auto c = start("c", in_c);
   CHECK_FALSE(c->connect("127.0.0.1", 1, 2s));

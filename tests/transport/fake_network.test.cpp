@@ -29,7 +29,7 @@ TEST_CASE(
   REQUIRE(net.connect("a", "b"));
   CHECK(net.connected("a", "b"));
   CHECK(net.connected("b", "a"));
-  REQUIRE(net.send("a", "b", heartbeat{1, 0.5}));
+  REQUIRE(net.send("a", "b", heartbeat{1, 0.5, {}, 0}));
   REQUIRE(net.send("b", "a", task_result{{1, 1}, value{"int", {1}}}));
   CHECK(b.seen.empty()); // nothing moves until the test says so
   CHECK(net.deliver() == 2);
@@ -61,7 +61,7 @@ TEST_CASE("control and call frames overtake bulk frames queued before them") {
   REQUIRE(net.connect("a", "b"));
   for (uint64_t i = 0; i < 3; ++i)
     REQUIRE(
-        net.send("a", "b", object_chunk{{1, 1}, i * 10, 30, std::vector<uint8_t>(10)}));
+        net.send("a", "b", object_chunk{{1, 1}, i * 10, 30, std::vector<uint8_t>(10), {}}));
   REQUIRE(net.send("a", "b", task_submit{}));
   REQUIRE(net.send("a", "b", heartbeat{}));
   net.deliver();
@@ -84,7 +84,7 @@ TEST_CASE("garbage bytes close that connection while the others keep working") {
   REQUIRE(net.connect("c", "b"));
   net.inject("a", "b",
              {0x10, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
-  REQUIRE(net.send("c", "b", heartbeat{7, 0}));
+  REQUIRE(net.send("c", "b", heartbeat{7, 0, {}, 0}));
   net.deliver();
   CHECK_FALSE(net.connected("a", "b"));
   CHECK(net.last_refusal().find("from 'a' to 'b'") != std::string::npos);
@@ -116,10 +116,10 @@ TEST_CASE("a handler can answer while messages are being delivered") {
   net.add_node("a", secret, a.handler());
   net.add_node("echo", secret, [&net](const std::string& from, const message& m) {
     if (auto* h = std::get_if<heartbeat>(&m))
-      REQUIRE(net.send("echo", from, heartbeat{h->sent_ns + 1, 0}));
+      REQUIRE(net.send("echo", from, heartbeat{h->sent_ns + 1, 0, {}, 0}));
   });
   REQUIRE(net.connect("a", "echo"));
-  REQUIRE(net.send("a", "echo", heartbeat{41, 0}));
+  REQUIRE(net.send("a", "echo", heartbeat{41, 0, {}, 0}));
   CHECK(net.deliver() == 2);
   REQUIRE(a.seen.size() == 1);
   CHECK(std::get<heartbeat>(a.seen[0].second).sent_ns == 42);

@@ -12,7 +12,8 @@ std::vector<message> samples() {
   task_submit t;
   t.function = "add";
   t.args.emplace_back(value{"int", {1, 0, 0, 0}});
-  t.args.emplace_back(object_ref_id{3, 9});
+  t.args.emplace_back(remote_ref{{3, 9}, "worker-1", 1 << 20});
+  t.owner_node = "head";
   t.result = {3, 10};
   t.resources = {{"CPU", 1.0}, {"GPU", 0.5}};
   t.max_retries = 3;
@@ -25,7 +26,12 @@ std::vector<message> samples() {
           task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
           task_result{{3, 11}, error_value{0, "boom"}},
           object_pull{{1, 2}, 4096, 1 << 20},
-          object_chunk{{1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab)}};
+          object_chunk{{1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}},
+          task_result{{3, 12}, stored_at{"worker-2", 1 << 24}},
+          node_table{{node_info{"head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3,
+                                true, true, 12}}},
+          actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
+          actor_location{9, true, 5, "worker-1", "counter", {}}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -50,12 +56,20 @@ TEST_CASE("every message kind round-trips through a frame") {
   auto& t = std::get<task_submit>(back[3]);
   CHECK(t.function == "add");
   CHECK(std::get<value>(t.args[0]) == value{"int", {1, 0, 0, 0}});
-  CHECK(std::get<object_ref_id>(t.args[1]) == object_ref_id{3, 9});
+  CHECK(std::get<remote_ref>(t.args[1]) == remote_ref{{3, 9}, "worker-1", 1 << 20});
+  CHECK(t.owner_node == "head");
   CHECK(t.resources[1].second == 0.5);
   CHECK(t.priority == -2);
   CHECK(std::get<error_value>(std::get<task_result>(back[5]).outcome).message == "boom");
   CHECK(std::get<object_chunk>(back[7]).data.size() == 1000);
   CHECK(std::get<hello>(back[0]).nonce.size() == 32);
+  CHECK(std::get<stored_at>(std::get<task_result>(back[8]).outcome).node == "worker-2");
+  auto& table = std::get<node_table>(back[9]);
+  REQUIRE(table.nodes.size() == 1);
+  CHECK(table.nodes[0].port == 7100);
+  CHECK(table.nodes[0].available[0].second == 1);
+  CHECK(std::get<actor_call>(back[10]).method == "add");
+  CHECK(std::get<actor_location>(back[11]).node == "worker-1");
 }
 
 TEST_CASE("a stream arriving a byte at a time decodes into the same frames") {

@@ -52,8 +52,10 @@ std::string reason_of(const caf::error& e) {
 
 } // namespace
 
-local_node::local_node(const application& app, const runtime_config& cfg)
-    : app_(app), config_(cfg), liveness_(std::make_shared<node_liveness>()) {
+local_node::local_node(const application& app, const runtime_config& cfg,
+                       detail::core* outer)
+    : app_(app), outer_(outer ? outer : this), config_(cfg),
+      liveness_(std::make_shared<node_liveness>()) {
   validate(cfg);
   double cpus = cfg.cpus.value_or(static_cast<double>(topo_.cores()));
   total_ = cfg.extra_resources;
@@ -82,7 +84,7 @@ local_node::local_node(const application& app, const runtime_config& cfg)
   sched_cfg.max_workers =
       std::max(initial_workers, cfg.max_workers.value_or(4 * initial_workers));
   sched_cfg.pipeline_depth = cfg.worker_pipeline_depth;
-  sched_cfg.node = this;
+  sched_cfg.node = outer_;
   sched_cfg.topo = &topo_;
   sched_cfg.inbox = &inbox_;
 
@@ -250,20 +252,14 @@ result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
   if (stopping_) return error{errc::runtime_stopped, "node is stopping"};
   auto name = spec.options.name;
   auto rec = std::make_shared<host_record>(std::move(spec), liveness_);
-  rec->set_host(spawn_actor_host(*sys_, *this, rec));
+  rec->set_host(spawn_actor_host(*sys_, *outer_, rec));
   if (!name.empty()) {
-    caf::scoped_actor self{*sys_};
-    bool registered = false;
-    std::string why;
-    self->request(current(part::gcs), request_timeout, register_atom::value, name,
-                  detail::actor_record_ptr{rec})
-        .receive([&](bool ok) { registered = ok; },
-                 [&](caf::error& e) { why = reason_of(e); });
-    if (!registered) {
+    auto registered = register_name(name, rec);
+    if (!registered || !*registered) {
       caf::anon_send(rec->host(), kill_atom::value, false);
       return error{errc::invalid_argument,
-                   why.empty() ? "actor name '" + name + "' is already taken"
-                               : "could not register actor name '" + name + "': " + why};
+                   registered ? "actor name '" + name + "' is already taken"
+                              : registered.err().message};
     }
   }
   std::lock_guard<std::mutex> guard{hosts_mtx_};
@@ -273,6 +269,20 @@ result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
         hosts_.end());
   hosts_.push_back(rec);
   return detail::actor_record_ptr{std::move(rec)};
+}
+
+result<bool> local_node::register_name(const std::string& name,
+                                       detail::actor_record_ptr rec) {
+  caf::scoped_actor self{*sys_};
+  result<bool> out{false};
+  self->request(current(part::gcs), request_timeout, register_atom::value, name,
+                std::move(rec))
+      .receive([&](bool ok) { out = ok; },
+               [&](caf::error& e) {
+                 out = error{errc::invalid_argument, "could not register actor name '" +
+                                                         name + "': " + reason_of(e)};
+               });
+  return out;
 }
 
 void local_node::call(detail::actor_record& target, detail::task_ptr call) {
@@ -346,7 +356,8 @@ local_node::tree_config(const detail::group_spec& spec,
       }
       child.start = [this, rec](caf::local_actor& parent) {
         auto cause = rec->revive();
-        auto host = spawn_actor_host(parent.home_system(), *this, rec, std::move(cause));
+        auto host =
+            spawn_actor_host(parent.home_system(), *outer_, rec, std::move(cause));
         rec->set_host(host);
         return host;
       };

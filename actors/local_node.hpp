@@ -27,7 +27,10 @@ namespace swarm::actors {
 /// restarted control store restarts what depends on it).
 class local_node final : public detail::core {
 public:
-  local_node(const application& app, const runtime_config& cfg);
+  /// `outer` is the core that work running here submits through (a cluster node that
+  /// wraps this one); this node itself when null.
+  local_node(const application& app, const runtime_config& cfg,
+             detail::core* outer = nullptr);
   ~local_node() override;
 
   const application& app() const override { return app_; }
@@ -45,6 +48,9 @@ public:
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
   node_stats stats() override;
 
+  /// Enters `rec` under `name` in the control store; false when the name is taken.
+  result<bool> register_name(const std::string& name, detail::actor_record_ptr rec);
+
   /// The node's supervisor (for tests that crash system actors).
   const caf::actor& supervisor() const { return supervisor_; }
 
@@ -61,6 +67,7 @@ private:
                                                 bool root);
 
   const application& app_;
+  detail::core* outer_;
   runtime_config config_;
   topology topo_;
   resource_set total_;

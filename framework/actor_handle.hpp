@@ -5,8 +5,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "framework/application.hpp"
 #include "framework/detail/actor_record.hpp"
 #include "framework/detail/callable_traits.hpp"
+#include "framework/detail/core.hpp"
 #include "framework/detail/make_arg.hpp"
 #include "framework/object_ref.hpp"
 
@@ -58,6 +60,8 @@ private:
         detail::make_task(*core_, record_->spec().owner, record_->spec().type_name,
                           {detail::make_arg<Args>(std::forward<Xs>(xs))...});
     task->params = detail::param_types(detail::type_list<Args...>{});
+    task->result_type = &detail::type_of<detail::stored_t<R>>();
+    if (!record_->remote_node().empty()) task->method = method_name(method);
     task->own_fn = [method](void* self, context& ctx,
                             const void* const* args) -> detail::boxed_value {
       auto& obj = *static_cast<T*>(static_cast<actor*>(self));
@@ -67,6 +71,14 @@ private:
     };
     task->fn = &task->own_fn;
     return object_ref<R>{detail::send_actor_call(*core_, *record_, std::move(task))};
+  }
+
+  // The registered name a call to another node carries; empty when not registered (the
+  // node then fails the call, naming the fix).
+  template <class M> std::string method_name(M method) const {
+    auto* info = core_->app().actor_info(record_->spec().type_name);
+    auto* m = info ? info->find_method_key(detail::member_key(method)) : nullptr;
+    return m ? m->name : std::string{};
   }
 
   detail::core* core_ = nullptr;

@@ -31,28 +31,35 @@ application::add_function(std::unique_ptr<detail::function_entry> e) {
   return *i->second;
 }
 
-const std::string& application::add_actor_type(std::string name,
-                                               const std::type_info& type) {
+detail::actor_type_info& application::add_actor_type(std::string name,
+                                                     const std::type_info& type) {
   if (name.empty())
     throw failure{{errc::invalid_argument, "actor type name must not be empty"}};
-  auto [i, added] = actor_types_.emplace(name, actor_type_entry{});
+  auto [i, added] = actor_types_.emplace(name, nullptr);
   if (!added)
     throw failure{
         {errc::invalid_argument, "actor type '" + name + "' is already registered"}};
-  i->second = actor_type_entry{std::make_unique<std::string>(std::move(name)), &type};
-  return *i->second.name;
+  i->second = std::make_unique<detail::actor_type_info>();
+  i->second->name = std::move(name);
+  i->second->type = &type;
+  return *i->second;
 }
 
-result<const std::string*>
-application::find_actor_name(const std::string& name, const std::type_info& type) const {
+result<detail::actor_type_info*>
+application::find_actor_info(const std::string& name, const std::type_info& type) const {
   auto i = actor_types_.find(name);
   if (i == actor_types_.end())
     return error{errc::unregistered, "no actor type named '" + name + "' is registered"};
-  if (*i->second.type != type)
+  if (*i->second->type != type)
     return error{errc::type_mismatch, "actor type '" + name + "' is a " +
-                                          detail::demangle(i->second.type->name()) +
+                                          detail::demangle(i->second->type->name()) +
                                           ", not a " + detail::demangle(type.name())};
-  return static_cast<const std::string*>(i->second.name.get());
+  return i->second.get();
+}
+
+const detail::actor_type_info* application::actor_info(const std::string& name) const {
+  auto i = actor_types_.find(name);
+  return i == actor_types_.end() ? nullptr : i->second.get();
 }
 
 result<const detail::function_entry*>

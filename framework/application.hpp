@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "framework/actor.hpp"
+#include "framework/detail/actor_type_info.hpp"
 #include "framework/detail/callable_traits.hpp"
 #include "framework/detail/function_entry.hpp"
 #include "framework/result.hpp"
@@ -29,16 +30,72 @@ private:
   const detail::function_entry* entry_ = nullptr;
 };
 
-/// A handle to a registered actor type.
+/// A handle to a registered actor type. Methods called and constructors used from other
+/// nodes are registered on it (before a runtime starts):
+///
+///     app.actor_type<counter>("counter").constructor<int>().method("add",
+///     &counter::add);
 template <class T> class actor_class {
 public:
   actor_class() = default;
-  explicit actor_class(const std::string* name) : name_(name) {}
+  explicit actor_class(detail::actor_type_info* info) : info_(info) {}
 
-  const std::string& name() const { return *name_; }
+  const std::string& name() const { return info_->name; }
+
+  /// Lets other nodes call `m` (a member function of `T`) as `method_name`.
+  template <class M> actor_class& method(std::string method_name, M m) {
+    using traits = detail::callable_traits<M>;
+    using R = typename traits::result_type;
+    detail::method_entry e;
+    e.name = std::move(method_name);
+    e.key = detail::member_key(m);
+    e.params = detail::param_types(typename traits::params{});
+    e.result = &detail::type_of<detail::stored_t<R>>();
+    e.fn = make_method_invoker<R>(m, typename traits::params{});
+    if (e.name.empty() || info_->find_method(e.name) || info_->find_method_key(e.key))
+      throw failure{{errc::invalid_argument, "method '" + e.name + "' of actor type '" +
+                                                 info_->name +
+                                                 "' is empty or already registered"}};
+    info_->methods.push_back(std::move(e));
+    return *this;
+  }
+
+  /// Lets other nodes create the actor from arguments of types `Args...`.
+  template <class... Args> actor_class& constructor() {
+    static_assert(std::is_constructible_v<T, const Args&...>,
+                  "the actor type has no constructor taking these arguments");
+    detail::constructor_entry e;
+    e.params = detail::param_types(detail::type_list<Args...>{});
+    e.make = [](const std::vector<detail::boxed_value>& args) -> std::unique_ptr<actor> {
+      return construct(args, std::index_sequence_for<Args...>{},
+                       detail::type_list<Args...>{});
+    };
+    info_->constructors.push_back(std::move(e));
+    return *this;
+  }
+
+  /// For the runtime.
+  const detail::actor_type_info* info() const noexcept { return info_; }
 
 private:
-  const std::string* name_ = nullptr;
+  template <class R, class M, class... Args>
+  static detail::invoker make_method_invoker(M m, detail::type_list<Args...>) {
+    return [m](void* self, context& ctx, const void* const* args) -> detail::boxed_value {
+      auto& obj = *static_cast<T*>(static_cast<actor*>(self));
+      auto bound = [&](auto&&... a) -> decltype(auto) { return (obj.*m)(a...); };
+      return detail::call_unboxed<false, R, Args...>(bound, ctx, args,
+                                                     std::index_sequence_for<Args...>{});
+    };
+  }
+
+  template <size_t... Is, class... Args>
+  static std::unique_ptr<actor> construct(const std::vector<detail::boxed_value>& args,
+                                          std::index_sequence<Is...>,
+                                          detail::type_list<Args...>) {
+    return std::make_unique<T>(*static_cast<const Args*>(args[Is].ptr.get())...);
+  }
+
+  detail::actor_type_info* info_ = nullptr;
 };
 
 namespace detail {
@@ -77,13 +134,15 @@ public:
   template <class T> actor_class<T> actor_type(std::string name) {
     static_assert(std::is_base_of_v<actor, T>,
                   "actor types must derive from swarm::actor");
-    return actor_class<T>{&add_actor_type(std::move(name), typeid(T))};
+    actor_class<T> cls{&add_actor_type(std::move(name), typeid(T))};
+    if constexpr (std::is_default_constructible_v<T>) cls.template constructor<>();
+    return cls;
   }
 
   /// Looks up an actor type by name, checking it is a `T`; a clear error otherwise.
   template <class T>
   result<actor_class<T>> find_actor_type(const std::string& name) const {
-    auto n = find_actor_name(name, typeid(T));
+    auto n = find_actor_info(name, typeid(T));
     if (!n) return n.err();
     return actor_class<T>{*n};
   }
@@ -109,6 +168,9 @@ public:
   /// Whether an actor type named `name` is registered.
   bool has_actor_type(const std::string& name) const;
 
+  /// What is registered about the actor type `name`, or nullptr.
+  const detail::actor_type_info* actor_info(const std::string& name) const;
+
 private:
   template <bool WithContext, class R, class F, class... Args>
   static detail::invoker make_invoker(F f, detail::type_list<Args...>) {
@@ -120,21 +182,17 @@ private:
   }
 
   const detail::function_entry& add_function(std::unique_ptr<detail::function_entry> e);
-  const std::string& add_actor_type(std::string name, const std::type_info& type);
-  result<const std::string*> find_actor_name(const std::string& name,
-                                             const std::type_info& type) const;
+  detail::actor_type_info& add_actor_type(std::string name, const std::type_info& type);
+  result<detail::actor_type_info*> find_actor_info(const std::string& name,
+                                                   const std::type_info& type) const;
 
-  struct actor_type_entry {
-    std::unique_ptr<std::string> name;
-    const std::type_info* type;
-  };
   static result<void>
   check_signature(const detail::function_entry& e,
                   const std::vector<const detail::type_descriptor*>& params,
                   const detail::type_descriptor* result_type);
 
   std::map<std::string, std::unique_ptr<detail::function_entry>> functions_;
-  std::map<std::string, actor_type_entry> actor_types_;
+  std::map<std::string, std::unique_ptr<detail::actor_type_info>> actor_types_;
 };
 
 } // namespace swarm

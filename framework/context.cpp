@@ -9,9 +9,24 @@ namespace detail {
 
 core::~core() = default;
 
+result<void> core::feasible(const resource_set& demand, const std::string& node) {
+  if (!node.empty())
+    return error{errc::infeasible, "no node named '" + node +
+                                       "': this runtime is a single node, not a cluster"};
+  const auto& total = total_resources();
+  if (demand.fits_in(total)) return {};
+  return error{errc::infeasible, "demands " + demand.to_string() +
+                                     " but the node has only " + total.to_string()};
+}
+
 group_record::~group_record() = default;
 
 actor_record::~actor_record() = default;
+
+const std::string& actor_record::remote_node() const {
+  static const std::string here;
+  return here;
+}
 
 object_slot::clock::time_point deadline_after(std::chrono::milliseconds timeout) {
   auto now = object_slot::clock::now();
@@ -117,14 +132,12 @@ detail::slot_ptr context::submit_erased(const detail::function_entry& f,
   auto t = detail::make_task(*core_, owner_, f.name, std::move(args));
   t->fn = &f.fn;
   t->params = f.params;
+  t->result_type = f.result;
   t->result->spin_before_sleeping();
   t->options = opts;
   auto slot = t->result;
-  const auto& total = core_->total_resources();
-  if (!opts.resources.fits_in(total)) {
-    slot->set_error(
-        {errc::infeasible, "task '" + f.name + "' demands " + opts.resources.to_string() +
-                               " but the node has only " + total.to_string()});
+  if (auto ok = core_->feasible(opts.resources, opts.node); !ok) {
+    slot->set_error({errc::infeasible, "task '" + f.name + "': " + ok.err().message});
     return slot;
   }
   detail::submit_when_ready(*core_, std::move(t));

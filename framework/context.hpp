@@ -132,6 +132,7 @@ public:
     spec.type_name = cls.name();
     spec.options = opts;
     spec.owner = owner_;
+    spec.constructor_args = {detail::boxed_value::make(std::decay_t<Xs>(xs))...};
     spec.factory = detail::make_actor_factory<T>(std::forward<Xs>(xs)...);
     return actor_handle<T>{*core_, spawn_erased(std::move(spec))};
   }

@@ -18,6 +18,8 @@ struct task_options {
   bool retry_exceptions = false;
   /// Higher runs first among queued tasks.
   int32_t priority = 0;
+  /// Runs the task on this node of the cluster; empty lets the schedulers choose.
+  std::string node;
 };
 
 /// How one actor is created.
@@ -30,6 +32,12 @@ struct actor_options {
   /// Runs the actor on a thread of its own. Needed when its methods block on futures
   /// made by other actors; otherwise it shares the node's scheduler threads.
   bool dedicated_thread = false;
+  /// Creates the actor on this node of the cluster; empty: on this node, or wherever
+  /// `resources` fit when they do not fit here.
+  std::string node;
+  /// What the actor holds while it lives (used to place it in a cluster); none by
+  /// default.
+  resource_set resources;
 };
 
 } // namespace swarm

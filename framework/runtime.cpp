@@ -6,6 +6,11 @@ runtime::runtime(const application& app, const runtime_config& cfg)
     : node_holder(detail::start_local_node(app, cfg)),
       context(*node_, node_->new_owner_id()) {}
 
+runtime::runtime(const application& app, const cluster_config& cluster,
+                 const std::string& node)
+    : node_holder(detail::start_cluster_node(app, cluster, node)),
+      context(*node_, node_->new_owner_id()) {}
+
 runtime::~runtime() = default;
 
 } // namespace swarm

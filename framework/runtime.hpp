@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "framework/application.hpp"
+#include "framework/cluster_config.hpp"
 #include "framework/context.hpp"
 #include "framework/runtime_config.hpp"
 
@@ -25,6 +26,10 @@ protected:
 class runtime final : private detail::node_holder, public context {
 public:
   explicit runtime(const application& app, const runtime_config& cfg = {});
+
+  /// Joins the cluster `cluster` as its node `node` (listening on that node's port):
+  /// work goes wherever the cluster's schedulers place it.
+  runtime(const application& app, const cluster_config& cluster, const std::string& node);
   ~runtime();
 
   /// A snapshot of the node's store, scheduler and control store.

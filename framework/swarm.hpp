@@ -5,6 +5,7 @@
 #include "framework/actor.hpp"
 #include "framework/actor_handle.hpp"
 #include "framework/application.hpp"
+#include "framework/cluster.hpp"
 #include "framework/context.hpp"
 #include "framework/error.hpp"
 #include "framework/object_ref.hpp"

@@ -15,4 +15,8 @@ int run_bench(const std::vector<std::string>& args);
 /// `swarm check-config --config FILE [--node NAME]`: validates a cluster file.
 int run_check_config(const std::vector<std::string>& args);
 
+/// `swarm floor-peer tcp-echo|tcp-stream|caf-echo PORT [BYTES]` (internal): the child
+/// side of the cross-process floors in tools/bench_floors.hpp. Returns the exit code.
+int run_floor_peer(const std::vector<std::string>& args);
+
 } // namespace swarm::tools

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   if (cmd == "demo") return swarm::tools::run_demo(args);
   if (cmd == "bench") return swarm::tools::run_bench(args);
   if (cmd == "check-config") return swarm::tools::run_check_config(args);
+  if (cmd == "floor-peer") return swarm::tools::run_floor_peer(args);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     usage(stdout);
     return 0;

@@ -8,8 +8,10 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "framework/actor.hpp"
+#include "framework/detail/type_descriptor.hpp"
 #include "framework/options.hpp"
 #include "transport/codec.hpp"
 
@@ -19,6 +21,8 @@ namespace swarm::detail {
 struct actor_spec {
   std::string type_name;
   std::function<std::unique_ptr<actor>()> factory;
+  /// The constructor's arguments, for creating it on another node.
+  std::vector<boxed_value> constructor_args;
   actor_options options;
   uint64_t owner = 0;
 };
@@ -44,6 +48,9 @@ public:
   virtual ~actor_record();
 
   const actor_spec& spec() const noexcept { return spec_; }
+
+  /// The node the actor lives on when that is not this one; empty otherwise.
+  virtual const std::string& remote_node() const;
 
   /// Whether the actor died for good; calls then fail with `actor_died`.
   bool dead() const noexcept { return dead_.load(std::memory_order_acquire); }

@@ -15,6 +15,7 @@
 namespace swarm {
 class application;
 struct runtime_config;
+struct cluster_config;
 } // namespace swarm
 
 namespace swarm::detail {
@@ -38,6 +39,10 @@ public:
 
   /// The node's total resources.
   virtual const resource_set& total_resources() const = 0;
+
+  /// Whether some node could ever run work demanding `demand` (on `node` when given);
+  /// the reason when none could.
+  virtual result<void> feasible(const resource_set& demand, const std::string& node);
 
   /// Queues a task whose dependencies are all ready.
   virtual void submit(task_ptr task) = 0;
@@ -71,5 +76,10 @@ public:
 
 /// Starts a single-node cluster inside this process (defined in actors/).
 std::unique_ptr<core> start_local_node(const application& app, const runtime_config& cfg);
+
+/// Starts node `node` of the cluster `cfg` in this process: it listens on its port and
+/// joins the head (defined in actors/).
+std::unique_ptr<core> start_cluster_node(const application& app, const cluster_config& cfg,
+                                         const std::string& node);
 
 } // namespace swarm::detail

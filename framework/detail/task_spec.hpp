@@ -41,6 +41,10 @@ struct task_spec {
   const invoker* fn = nullptr;
   invoker own_fn; // for actor methods; `fn` then points here
   std::vector<const type_descriptor*> params;
+  /// The result's type, to decode a result that comes from another node.
+  const type_descriptor* result_type = nullptr;
+  /// For calls to an actor on another node: the method's registered name.
+  std::string method;
   std::vector<task_arg> args;
   task_options options;
   slot_ptr result;

@@ -1,0 +1,169 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "actors/local_node.hpp"
+#include "framework/cluster.hpp"
+#include "framework/cluster_config.hpp"
+#include "framework/detail/core.hpp"
+#include "transport/endpoint.hpp"
+
+namespace swarm::actors {
+
+/// This process's node of a cluster: the in-process node (its system actors run the
+/// work placed here), the TCP endpoint to the other nodes, and the cluster protocol.
+/// Bottom-up scheduling: work runs here when this node can hold it and its large
+/// inputs are here; otherwise it is spilled to the head's global scheduler, which
+/// picks a node by feasible resources, then bytes of inputs already there, then load.
+/// Results small enough travel inline to their owner; larger ones stay on the node
+/// that made them and are pulled in chunks by whoever needs them. Actor calls go
+/// straight from the caller to the actor's node. On the head, the node table and the
+/// named-actor table (in the control store's shard actors) live here too.
+class cluster_node final : public detail::core {
+public:
+  cluster_node(const application& app, cluster_config cfg, const std::string& node);
+  ~cluster_node() override;
+
+  const application& app() const override { return local_->app(); }
+  uint64_t new_owner_id() override;
+  object_id new_object_id(uint64_t owner) override;
+  const resource_set& total_resources() const override {
+    return local_->total_resources();
+  }
+  result<void> feasible(const resource_set& demand, const std::string& node) override;
+  void submit(detail::task_ptr task) override;
+  bool cancel(detail::task_spec& task) override;
+  result<std::unique_ptr<detail::store_lease>>
+  admit(const object_id& id, const detail::boxed_value& v) override;
+  result<detail::actor_record_ptr> spawn(detail::actor_spec spec) override;
+  void call(detail::actor_record& target, detail::task_ptr call) override;
+  void kill(detail::actor_record& target, bool restart) override;
+  result<detail::actor_record_ptr> find_actor(const std::string& name) override;
+  result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
+  node_stats stats() override { return local_->stats(); }
+
+  /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.
+  bool wait_for_stop(std::chrono::milliseconds timeout);
+
+  /// The node table as this node last saw it (the head's is authoritative).
+  std::vector<node_status> nodes() const;
+
+  const std::string& name() const noexcept { return self_.name; }
+
+  /// Runs `f` on the node's control actor, which may block (connects, lookups).
+  void post(std::function<void()> f);
+
+  /// One control tick: heartbeats, and on the head failure detection and the table
+  /// broadcast.
+  void tick();
+
+private:
+  struct pending_call;
+  struct held_object;
+  struct pull_state;
+  struct peer_entry;
+  struct release_sink;
+  using key = std::pair<uint64_t, uint64_t>;
+  using values_cb = std::function<void(result<std::vector<detail::boxed_value>>)>;
+  using value_cb = std::function<void(result<detail::boxed_value>)>;
+
+  bool is_head() const { return self_.role == node_spec::role_type::head; }
+  const std::string& head_name() const { return cfg_.head().name; }
+
+  // -- network
+  // ---------------------------------------------------------------------------
+  void on_message(const std::string& peer, wire_msg::message&& m);
+  void on_peer_down(const std::string& peer, const std::string& why);
+  // Sends at once when connected; otherwise connects on the control actor first.
+  void send_to(const std::string& node, wire_msg::message m);
+  result<void> connect_to(const std::string& node);
+  void join_head();
+
+  // -- tasks
+  // -----------------------------------------------------------------------------
+  void send_task(detail::task_ptr task, const std::string& to, bool placed);
+  void run_task_here(wire_msg::task_submit m);
+  void place_and_forward(wire_msg::task_submit m);
+  result<std::string> place(const resource_set& demand,
+                            const std::vector<wire_msg::arg>& args) const;
+  void on_result(wire_msg::task_result&& m);
+  void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
+
+  // -- objects
+  // ---------------------------------------------------------------------------
+  wire_msg::arg export_arg(const detail::task_arg& a, std::vector<key>& exported);
+  void release_exports(const std::vector<key>& exported);
+  void gather_args(const std::vector<wire_msg::arg>& args,
+                   const std::vector<const detail::type_descriptor*>& params,
+                   values_cb done);
+  void fetch(const wire_msg::remote_ref& ref, const detail::type_descriptor* type,
+             value_cb done);
+  void request_chunks(const key& k, pull_state& p);
+  void on_pull(const std::string& peer, const wire_msg::object_pull& m);
+  void on_chunk(wire_msg::object_chunk&& m);
+
+  // -- actors
+  // ----------------------------------------------------------------------------
+  void create_actor_here(const std::string& peer, wire_msg::actor_create m);
+  void on_actor_call(wire_msg::actor_call&& m);
+  void register_remote_name(const std::string& peer, const wire_msg::actor_register& m);
+  void lookup_name(const std::string& peer, const wire_msg::actor_lookup& m);
+  result<wire_msg::message> request(const std::string& node, uint64_t id,
+                                    wire_msg::message m);
+  void answer(uint64_t id, wire_msg::message m);
+
+  // -- head
+  // ------------------------------------------------------------------------------
+  void on_join(const wire_msg::join& m);
+  void on_heartbeat(const std::string& peer, const wire_msg::heartbeat& m);
+  wire_msg::node_table table_snapshot() const;
+  void on_table(const wire_msg::node_table& t);
+  void on_stop(const wire_msg::stop_request& m);
+
+  cluster_config cfg_;
+  node_spec self_;
+  uint64_t index_ = 0;
+  // Owner ids carry the node's index above bit 40, so ids are unique cluster-wide.
+  std::atomic<uint64_t> next_owner_{1};
+  std::atomic<uint64_t> next_seq_{1};
+  std::unique_ptr<local_node> local_;
+  std::unique_ptr<wire_msg::endpoint> net_;
+  std::shared_ptr<release_sink> releases_;
+  caf::actor agent_;
+
+  // Held shared by handlers while they run; the destructor takes it alone to stop them.
+  std::shared_mutex alive_mtx_;
+  bool closing_ = false;
+
+  mutable std::mutex mtx_;
+  std::map<std::string, peer_entry> peers_;
+  std::map<key, pending_call> pending_;
+  std::map<key, held_object> held_;
+  // Results owned here whose primary copy stays on the node that made them.
+  std::map<key, std::pair<std::string, uint64_t>> located_;
+  std::map<key, std::shared_ptr<pull_state>> pulls_;
+  std::map<key, std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
+      fetched_;
+  std::map<uint64_t, detail::actor_record_ptr> hosted_;
+  std::map<uint64_t, std::function<void(wire_msg::message)>> requests_;
+  uint64_t next_actor_ = 1;
+  uint64_t next_request_ = 1;
+
+  std::mutex stop_mtx_;
+  std::condition_variable stop_cv_;
+  bool stop_requested_ = false;
+};
+
+} // namespace swarm::actors

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/application.hpp"
+#include "framework/cluster_config.hpp"
+#include "framework/resources.hpp"
+#include "framework/result.hpp"
+
+namespace swarm {
+
+/// One row of the head's node table.
+struct node_status {
+  std::string name;
+  std::string address;
+  uint16_t port = 0;
+  bool head = false;
+  bool alive = false;
+  resource_set total;
+  resource_set available;
+  uint32_t queued = 0;       ///< tasks waiting for a worker
+  uint64_t last_seen_ms = 0; ///< since the head last heard from it
+};
+
+/// Runs node `node` of the cluster `cfg` in this process until `swarm stop` (or
+/// SIGINT/SIGTERM) and returns the exit code. A user's program calls it to serve as a
+/// node with its own registered functions and actor types.
+int serve(const application& app, const cluster_config& cfg, const std::string& node);
+
+/// Asks the head of `cfg` for its node table.
+result<std::vector<node_status>> cluster_status(const cluster_config& cfg,
+                                                std::chrono::milliseconds timeout);
+
+/// Asks node `node` (every node when empty) of `cfg` to stop.
+result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
+                          std::chrono::milliseconds timeout);
+
+} // namespace swarm

@@ -1,0 +1,107 @@
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+
+#include "framework/cluster.hpp"
+#include "transport/endpoint.hpp"
+
+namespace swarm {
+
+namespace {
+
+/// A short-lived client connection to one node of a cluster: authenticates with the
+/// cluster secret, sends one message and waits for one answer.
+class cluster_client {
+public:
+  explicit cluster_client(const cluster_config& cfg) {
+    wire_msg::endpoint_config ec;
+    ec.name = "swarm-client-" + std::to_string(::getpid());
+    ec.secret = cfg.secret;
+    ec.listen = false;
+    ec.max_frame_bytes = cfg.max_message_bytes;
+    wire_msg::endpoint_handlers h;
+    h.on_message = [this](const std::string&, wire_msg::message&& m) {
+      std::lock_guard<std::mutex> guard{mtx_};
+      got_ = std::move(m);
+      cv_.notify_all();
+    };
+    auto ep = wire_msg::endpoint::start(ec, std::move(h));
+    if (!ep) throw failure{ep.err()};
+    net_ = std::move(*ep);
+  }
+
+  result<void> send(const node_spec& n, const wire_msg::message& m,
+                    std::chrono::milliseconds timeout) {
+    auto peer = net_->connect(n.address, n.port, timeout);
+    if (!peer)
+      return error{peer.err().code, "node '" + n.name + "' at " + n.address + ":" +
+                                        std::to_string(n.port) + ": " +
+                                        peer.err().message};
+    return net_->send(*peer, m);
+  }
+
+  std::optional<wire_msg::message> wait(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> guard{mtx_};
+    cv_.wait_for(guard, timeout, [this] { return got_.has_value(); });
+    return std::move(got_);
+  }
+
+private:
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::optional<wire_msg::message> got_;
+  std::unique_ptr<wire_msg::endpoint> net_;
+};
+
+resource_set to_set(const wire_msg::resource_list& l) {
+  resource_set out;
+  for (auto& [name, amount] : l)
+    out.set(name, amount);
+  return out;
+}
+
+} // namespace
+
+result<std::vector<node_status>> cluster_status(const cluster_config& cfg,
+                                                std::chrono::milliseconds timeout) {
+  cluster_client c{cfg};
+  if (auto ok = c.send(cfg.head(), wire_msg::status_request{1}, timeout); !ok)
+    return ok.err();
+  auto answer = c.wait(timeout);
+  auto* table = answer ? std::get_if<wire_msg::node_table>(&*answer) : nullptr;
+  if (!table)
+    return error{errc::node_unreachable, "the head '" + cfg.head().name +
+                                             "' sent no node table within " +
+                                             std::to_string(timeout.count()) + " ms"};
+  std::vector<node_status> out;
+  for (auto& n : table->nodes) {
+    node_status s;
+    s.name = n.name;
+    s.address = n.address;
+    s.port = n.port;
+    s.head = n.head;
+    s.alive = n.alive;
+    s.total = to_set(n.total);
+    s.available = to_set(n.available);
+    s.queued = n.queued;
+    s.last_seen_ms = n.last_seen_ms;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
+                          std::chrono::milliseconds timeout) {
+  const node_spec* target = &cfg.head();
+  if (!node.empty()) {
+    auto n = cfg.find(node);
+    if (!n) return n.err();
+    target = *n;
+  }
+  cluster_client c{cfg};
+  return c.send(*target, wire_msg::stop_request{node}, timeout);
+}
+
+} // namespace swarm

@@ -1,0 +1,247 @@
+// A real 3-node cluster on 127.0.0.1: this test process is the head (and the driver),
+// two node processes are the workers.
+
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "tests/cluster/node_process.hpp"
+#include "tests/cluster/test_app.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm::cluster_test;
+
+namespace {
+
+const std::string secret = "the-secret-of-the-test-cluster";
+
+std::string make_dir() {
+  char tmpl[] = "/tmp/swarm-cluster-test-XXXXXX";
+  return ::mkdtemp(tmpl);
+}
+
+std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2,
+                         const std::string& key) {
+  return "[cluster]\nname = \"test\"\nsecret = \"" + key +
+         "\"\ngcs_shards = 2\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n"
+         "[limits]\ninline_threshold = \"64KiB\"\n"
+         "[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = " +
+         std::to_string(head) +
+         "\nrole = \"head\"\ncpus = 2\n"
+         "[[node]]\nname = \"worker-1\"\naddress = \"127.0.0.1\"\nport = " +
+         std::to_string(w1) +
+         "\ncpus = 1\n"
+         "[[node]]\nname = \"worker-2\"\naddress = \"127.0.0.1\"\nport = " +
+         std::to_string(w2) + "\ncpus = 1\nresources = { special = 1 }\n";
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream{path} << text;
+}
+
+/// The head in this process, two workers as processes.
+struct three_nodes {
+  std::string dir = make_dir();
+  std::string config = dir + "/cluster.toml";
+  swarm::cluster_config cfg;
+  swarm::application app;
+  std::unique_ptr<node_process> w1, w2;
+  std::unique_ptr<swarm::runtime> rt;
+
+  three_nodes() {
+    write(config, cluster_file(free_port(), free_port(), free_port(), secret));
+    cfg = swarm::load_cluster_config(config).value();
+    register_all(app);
+    rt = std::make_unique<swarm::runtime>(app, cfg, "head");
+    w1 = start("worker-1");
+    w2 = start("worker-2");
+    // Bounded: both workers join within 10 s.
+    for (int i = 0; i < 200 && alive() < 3; ++i)
+      std::this_thread::sleep_for(50ms);
+    REQUIRE(alive() == 3);
+  }
+
+  ~three_nodes() {
+    w1.reset();
+    w2.reset();
+    rt.reset();
+  }
+
+  std::unique_ptr<node_process> start(const std::string& name,
+                                      const std::string& file = {}) {
+    return std::make_unique<node_process>(
+        SWARM_TEST_NODE,
+        std::vector<std::string>{"--config", file.empty() ? config : file, "--node",
+                                 name},
+        dir + "/" + name + ".log");
+  }
+
+  size_t alive() {
+    auto s = swarm::cluster_status(cfg, 2s);
+    if (!s) return 0;
+    size_t n = 0;
+    for (auto& node : *s)
+      n += node.alive ? 1 : 0;
+    return n;
+  }
+
+  swarm::task_options on(const std::string& node) {
+    swarm::task_options o;
+    o.node = node;
+    return o;
+  }
+};
+
+} // namespace
+
+TEST_CASE("tasks run on the node they are sent to and their results come back") {
+  three_nodes c;
+  auto pid = c.app.find_function<int()>("pid").value();
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  CHECK(c.rt->submit(c.on("worker-1"), pid).get(10s).value() == c.w1->pid());
+  CHECK(c.rt->submit(c.on("worker-2"), pid).get(10s).value() == c.w2->pid());
+  CHECK(c.rt->submit(c.on("worker-1"), add, 2, 3).get(10s).value() == 5);
+  CHECK(c.rt->submit(pid).get(10s).value() == ::getpid());
+}
+
+TEST_CASE("a future passed to a task on another node is fetched there") {
+  three_nodes c;
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  auto a = c.rt->submit(c.on("worker-1"), add, 1, 2);
+  auto b = c.rt->submit(c.on("worker-2"), add, a, 10);
+  CHECK(b.get(10s).value() == 13);
+  // Errors cross too: an unknown node fails at once with a clear error.
+  auto bad = c.rt->submit(c.on("nowhere"), add, 1, 1).get(10s);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.err().code == swarm::errc::infeasible);
+}
+
+TEST_CASE("a task demanding a resource this node lacks spills to the node that has it") {
+  three_nodes c;
+  auto pid = c.app.find_function<int()>("pid").value();
+  swarm::task_options special;
+  special.resources.set("special", 1);
+  CHECK(c.rt->submit(special, pid).get(10s).value() == c.w2->pid());
+  swarm::task_options impossible;
+  impossible.resources.set("CPU", 64);
+  auto r = c.rt->submit(impossible, pid).get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::infeasible);
+}
+
+TEST_CASE("a task whose large input lives on another node runs on that node") {
+  three_nodes c;
+  auto blob = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
+  const int n = 3 << 20; // above the inline threshold: stays on worker-1
+  auto big = c.rt->submit(c.on("worker-1"), blob, n);
+  auto got = c.rt->submit(read, big).get(20s).value();
+  CHECK(got[0] == c.w1->pid());
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i)
+    sum += static_cast<uint8_t>(i);
+  CHECK(got[1] == sum);
+  // The owner has its own copy too, pulled in chunks.
+  CHECK(big.get(20s).value().size() == static_cast<size_t>(n));
+  // A large value put here is pulled by the node that reads it.
+  auto local = c.rt->put(swarm::cluster_test::blob(n));
+  auto there = c.rt->submit(c.on("worker-2"), read, local).get(20s).value();
+  CHECK(there[0] == c.w2->pid());
+  CHECK(there[1] == sum);
+}
+
+TEST_CASE("actors are created on other nodes, called there, and found by name anywhere") {
+  three_nodes c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  swarm::actor_options o;
+  o.node = "worker-2";
+  o.name = "tally";
+  auto a = c.rt->spawn(o, counter_t, 100);
+  CHECK(a.call(&counter::where).get(10s).value() == c.w2->pid());
+  CHECK(a.call(&counter::add, 5).get(10s).value() == 105);
+  // From a task on worker-1, by name, through the head's control store.
+  auto call_named =
+      c.app.find_function<int(const std::string&, int)>("call_named").value();
+  CHECK(c.rt->submit(c.on("worker-1"), call_named, std::string{"tally"}, 1)
+            .get(10s)
+            .value() == 106);
+  auto found = c.rt->find_actor(counter_t, "tally").value();
+  CHECK(found.call(&counter::add, 1).get(10s).value() == 107);
+  // Names are unique cluster-wide.
+  swarm::actor_options again;
+  again.node = "worker-1";
+  again.name = "tally";
+  CHECK_THROWS_AS(c.rt->spawn(again, counter_t, 0), swarm::failure);
+  CHECK_FALSE(c.rt->find_actor(counter_t, "nobody"));
+}
+
+TEST_CASE("a node without the cluster secret cannot join") {
+  three_nodes c;
+  auto wrong = c.dir + "/wrong.toml";
+  std::ifstream in{c.config};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  text.replace(text.find(secret), secret.size(), "a-different-secret-entirely");
+  write(wrong, text);
+  // worker-1 under the wrong secret: its port is taken, so give it worker-2's name and a
+  // fresh port.
+  auto port_at = text.find(std::to_string(c.cfg.nodes[2].port));
+  text.replace(port_at, std::to_string(c.cfg.nodes[2].port).size(),
+               std::to_string(free_port()));
+  write(wrong, text);
+  auto intruder = c.start("worker-2", wrong);
+  CHECK(intruder->wait_exit(40s) == 1);
+  CHECK(intruder->log().find("secret") != std::string::npos);
+  CHECK(c.alive() == 3);
+}
+
+TEST_CASE("garbage bytes sent to a node's port close only that connection") {
+  three_nodes c;
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(c.cfg.nodes[1].port);
+  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  std::string junk(256, '\xee');
+  REQUIRE(::write(fd, junk.data(), junk.size()) == static_cast<ssize_t>(junk.size()));
+  ::close(fd);
+  auto pid = c.app.find_function<int()>("pid").value();
+  CHECK(c.rt->submit(c.on("worker-1"), pid).get(10s).value() == c.w1->pid());
+  for (int i = 0; i < 100 && c.w1->log().find("bad frame") == std::string::npos; ++i)
+    std::this_thread::sleep_for(50ms);
+  CHECK(c.w1->log().find("bad frame") != std::string::npos);
+}
+
+TEST_CASE("status lists every node and stop ends a node process") {
+  three_nodes c;
+  auto s = swarm::cluster_status(c.cfg, 5s).value();
+  REQUIRE(s.size() == 3);
+  for (auto& n : s)
+    CHECK(n.alive);
+  CHECK(s[0].total.get("CPU") > 0);
+  REQUIRE(swarm::stop_cluster(c.cfg, "worker-1", 5s));
+  CHECK(c.w1->wait_exit(10s) == 0);
+}
+
+TEST_CASE("a node started with an invalid cluster file names the key and exits") {
+  auto dir = make_dir();
+  auto text = cluster_file(free_port(), free_port(), free_port(), secret);
+  text.replace(text.find("heartbeat_ms = 100"), 18, "heartbeat_ms = \"soon\"");
+  write(dir + "/bad.toml", text);
+  node_process p{SWARM_TEST_NODE,
+                 {"--config", dir + "/bad.toml", "--node", "head"},
+                 dir + "/bad.log"};
+  CHECK(p.wait_exit(10s) == 1);
+  CHECK(p.log().find("heartbeat_ms") != std::string::npos);
+}

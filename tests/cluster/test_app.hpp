@@ -1,0 +1,68 @@
+#pragma once
+
+// What the 3-node tests run: the driver (the test binary) and the node processes
+// register the same functions and actor types, as every host of a cluster does.
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "framework/swarm.hpp"
+
+namespace swarm::cluster_test {
+
+inline int add(int a, int b) {
+  return a + b;
+}
+
+inline int pid() {
+  return static_cast<int>(::getpid());
+}
+
+/// `n` bytes counting up, as a large object.
+inline std::vector<uint8_t> blob(int n) {
+  std::vector<uint8_t> out(static_cast<size_t>(n));
+  std::iota(out.begin(), out.end(), uint8_t{0});
+  return out;
+}
+
+/// Where a large input was read, and what it summed to.
+inline std::vector<int64_t> read_blob(const std::vector<uint8_t>& b) {
+  return {static_cast<int64_t>(::getpid()),
+          std::accumulate(b.begin(), b.end(), int64_t{0})};
+}
+
+class counter : public actor {
+public:
+  counter() = default;
+  explicit counter(int start) : n_(start) {}
+  int add(int x) { return n_ += x; }
+  int where() const { return static_cast<int>(::getpid()); }
+
+private:
+  int n_ = 0;
+};
+
+/// Calls the actor named `name` from wherever this task runs.
+inline int call_named(context& ctx, const std::string& name, int x) {
+  auto cls = ctx.app().find_actor_type<counter>("counter").value();
+  auto a = ctx.find_actor(cls, name).value();
+  return a.call(&counter::add, x).get().value();
+}
+
+inline void register_all(application& app) {
+  app.function("add", add);
+  app.function("pid", pid);
+  app.function("blob", blob);
+  app.function("read_blob", read_blob);
+  app.function("call_named", call_named);
+  app.actor_type<counter>("counter")
+      .constructor<int>()
+      .method("add", &counter::add)
+      .method("where", &counter::where);
+}
+
+} // namespace swarm::cluster_test

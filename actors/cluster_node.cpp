@@ -189,6 +189,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   self_ = **spec;
   index_ = static_cast<uint64_t>(*spec - cfg_.nodes.data());
   local_ = std::make_unique<local_node>(app, cfg_.runtime_for(self_), this);
+  spill_threshold_ = static_cast<size_t>(2 * local_->total_resources().get("CPU")) + 1;
   releases_ = std::make_shared<release_sink>();
 
   wire_msg::endpoint_config ec;
@@ -436,7 +437,7 @@ void cluster_node::tick() {
   if (!is_head()) {
     wire_msg::heartbeat hb;
     hb.sent_ns = static_cast<uint64_t>(steady::now().time_since_epoch().count());
-    hb.queued = static_cast<uint32_t>(s.queued_tasks);
+    hb.queued = static_cast<uint32_t>(local_inflight_.load());
     hb.load = static_cast<double>(s.queued_tasks + s.dispatched_tasks);
     if (!net_->connected(head_name())) {
       if (connect_to(head_name())) {
@@ -455,7 +456,7 @@ void cluster_node::tick() {
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto& me = peers_[self_.name];
-    me.info.queued = static_cast<uint32_t>(s.queued_tasks);
+    me.info.queued = static_cast<uint32_t>(local_inflight_.load());
     me.last_seen = steady::now();
     for (auto& [name, p] : peers_) {
       if (name != self_.name && steady::now() - p.last_seen > cfg_.node_timeout)
@@ -596,10 +597,32 @@ void cluster_node::submit(detail::task_ptr task) {
           if (auto i = located_.find(key_of(a.ref->id())); i != located_.end())
             inputs_elsewhere |= i->second.first != self_.name;
     }
-    if (!fits_here || inputs_elsewhere)
+    // Bottom-up: a busy node spills what it cannot start soon, when another node can.
+    bool busy = local_inflight_.load(std::memory_order_relaxed) >= spill_threshold_ &&
+                idle_elsewhere();
+    if (!fits_here || inputs_elsewhere || busy)
       return send_task(std::move(task), is_head() ? std::string{} : head_name(), false);
   }
+  run_locally(std::move(task));
+}
+
+void cluster_node::run_locally(detail::task_ptr task) {
+  local_inflight_.fetch_add(1, std::memory_order_relaxed);
+  task->result->when_done(
+      [this] { local_inflight_.fetch_sub(1, std::memory_order_relaxed); });
   local_->submit(std::move(task));
+}
+
+bool cluster_node::idle_elsewhere() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& [name, p] : peers_) {
+    if (name == self_.name || !p.info.alive) continue;
+    double cpus = 0;
+    for (auto& [r, amount] : p.info.total)
+      if (r == "CPU") cpus = amount;
+    if (static_cast<double>(p.info.queued) < cpus) return true;
+  }
+  return false;
 }
 
 void cluster_node::send_task(detail::task_ptr task, const std::string& to, bool placed) {
@@ -627,7 +650,7 @@ void cluster_node::send_task(detail::task_ptr task, const std::string& to, bool 
     }
     if (*where == self_.name) {
       release_exports(exported);
-      return local_->submit(std::move(task));
+      return run_locally(std::move(task));
     }
     target = *where;
     m.placed = true;
@@ -640,9 +663,9 @@ void cluster_node::send_task(detail::task_ptr task, const std::string& to, bool 
 }
 
 result<std::string> cluster_node::place(const resource_set& demand,
-                                        const std::vector<wire_msg::arg>& args) const {
+                                        const std::vector<wire_msg::arg>& args) {
   std::lock_guard<std::mutex> guard{mtx_};
-  const peer_entry* best = nullptr;
+  peer_entry* best = nullptr;
   uint64_t best_local = 0;
   for (auto& [name, p] : peers_) {
     auto total = from_list(p.info.total);
@@ -661,6 +684,8 @@ result<std::string> cluster_node::place(const resource_set& demand,
   if (!best)
     return error{errc::infeasible, "demands " + demand.to_string() +
                                        " but no live node of the cluster has it"};
+  // Until its next heartbeat, the node counts what was just placed there.
+  ++best->info.queued;
   return best->info.name;
 }
 

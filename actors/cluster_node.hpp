@@ -94,10 +94,13 @@ private:
   // -- tasks
   // -----------------------------------------------------------------------------
   void send_task(detail::task_ptr task, const std::string& to, bool placed);
+  void run_locally(detail::task_ptr task);
+  bool idle_elsewhere() const;
   void run_task_here(wire_msg::task_submit m);
   void place_and_forward(wire_msg::task_submit m);
+  // The global scheduler's choice; counts the placement against the chosen node.
   result<std::string> place(const resource_set& demand,
-                            const std::vector<wire_msg::arg>& args) const;
+                            const std::vector<wire_msg::arg>& args);
   void on_result(wire_msg::task_result&& m);
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
 
@@ -138,6 +141,9 @@ private:
   // Owner ids carry the node's index above bit 40, so ids are unique cluster-wide.
   std::atomic<uint64_t> next_owner_{1};
   std::atomic<uint64_t> next_seq_{1};
+  // Tasks placed here and not finished; past the threshold, new work may spill.
+  std::atomic<size_t> local_inflight_{0};
+  size_t spill_threshold_ = 1;
   std::unique_ptr<local_node> local_;
   std::unique_ptr<wire_msg::endpoint> net_;
   std::shared_ptr<release_sink> releases_;

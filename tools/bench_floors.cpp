@@ -112,13 +112,13 @@ private:
   posix_spawn_file_actions_t actions_;
 };
 
-/// A child `swarm floor-peer ARGS...`, killed and reaped on destruction.
+/// A child `swarm ARGS...` (this binary), killed and reaped on destruction.
 class peer_process {
 public:
   /// Starts the child; with `piped`, its stdin and stdout are pipes to this process.
   peer_process(const std::vector<std::string>& args, bool piped)
-      : name_{"floor peer '" + args.at(0) + "'"} {
-    std::vector<std::string> words{"swarm", "floor-peer"};
+      : name_{"peer 'swarm " + args.at(0) + " " + args.at(1) + "'"} {
+    std::vector<std::string> words{"swarm"};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& w : words)
@@ -521,7 +521,8 @@ std::vector<double> tcp_floor_round_trips(size_t msg_bytes, size_t n,
   if (msg_bytes == 0)
     throw std::invalid_argument("tcp_floor_round_trips: msg_bytes must be positive");
   auto [listener, port] = listen_loopback();
-  peer_process peer{{"tcp-echo", std::to_string(port), std::to_string(msg_bytes)}, false};
+  peer_process peer{
+      {"floor-peer", "tcp-echo", std::to_string(port), std::to_string(msg_bytes)}, false};
   unique_fd conn = accept_peer(listener.get(), peer);
   listener.reset();
   tune_socket(conn.get(), peer_timeout, true);
@@ -555,7 +556,8 @@ double tcp_stream_gigabytes(size_t bytes) {
   if (bytes == 0)
     throw std::invalid_argument("tcp_stream_gigabytes: bytes must be positive");
   auto [listener, port] = listen_loopback();
-  peer_process peer{{"tcp-stream", std::to_string(port), std::to_string(bytes)}, false};
+  peer_process peer{
+      {"floor-peer", "tcp-stream", std::to_string(port), std::to_string(bytes)}, false};
   unique_fd conn = accept_peer(listener.get(), peer);
   listener.reset();
   tune_socket(conn.get(), peer_timeout, false);
@@ -581,12 +583,16 @@ double tcp_stream_gigabytes(size_t bytes) {
 }
 
 std::vector<double> caf_remote_round_trips(size_t n, std::chrono::milliseconds cap) {
-  peer_process peer{{"caf-echo", "0"}, true};
+  peer_process peer{{"floor-peer", "caf-echo", "0"}, true};
   uint16_t port = read_published_port(peer);
   caf::actor_system_config cfg;
   caf::actor_system sys{floor_caf_config(cfg)};
   // Every actor handle lives in caf_round_trips, so it is gone before `sys` is destroyed.
   return caf_round_trips(sys, peer, port, n, cap);
+}
+
+std::shared_ptr<void> start_self(const std::vector<std::string>& args) {
+  return std::make_shared<peer_process>(args, false);
 }
 
 int run_floor_peer(const std::vector<std::string>& args) {

@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace swarm::tools {
@@ -29,5 +31,9 @@ double tcp_stream_gigabytes(size_t bytes);
 /// short untimed warm-up, this process makes `n` sequential blocking requests from a
 /// `scoped_actor`. Returns each round trip in microseconds. Stops early after `cap`.
 std::vector<double> caf_remote_round_trips(size_t n, std::chrono::milliseconds cap);
+
+/// Starts this binary as `swarm ARGS...` in a child process; it is killed and reaped when
+/// the last copy of the returned handle goes.
+std::shared_ptr<void> start_self(const std::vector<std::string>& args);
 
 } // namespace swarm::tools

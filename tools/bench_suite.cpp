@@ -20,6 +20,8 @@
 #include <caf/all.hpp>
 
 #include "framework/swarm.hpp"
+#include "tools/bench_remote.hpp"
+#include "tools/bench_report.hpp"
 #include "tools/command.hpp"
 
 namespace swarm::tools {
@@ -59,21 +61,6 @@ bench_plan plan_for(bool quick) {
           50'000,  20'000, 100'000,
           500'000, 200,    std::chrono::milliseconds(2'000)};
 }
-
-/// How a figure is judged against the target.
-enum class goal { none, at_least, at_most, below, ratio_at_most };
-
-/// One row of the report.
-struct figure {
-  std::string key;
-  double value = 0;
-  std::string unit;
-  std::string ref_key; // empty: no floor or reference
-  double ref = 0;
-  goal kind = goal::none;
-  double target = 0;
-  std::string target_text;
-};
 
 double seconds_since(bench_clock::time_point t0) {
   return std::chrono::duration<double>(bench_clock::now() - t0).count();
@@ -485,67 +472,20 @@ std::vector<figure> make_report(const swarm_figures& s, const caf_floor& c,
   return r;
 }
 
-double ratio_of(const figure& f) {
-  return f.ref > 0 ? f.value / f.ref : 0;
-}
-
-bool met(const figure& f) {
-  switch (f.kind) {
-  case goal::at_least:
-    return f.value >= f.target;
-  case goal::at_most:
-    return f.value <= f.target;
-  case goal::below:
-    return f.value < f.target;
-  case goal::ratio_at_most:
-    return f.ref > 0 && ratio_of(f) <= f.target;
-  case goal::none:
-    break;
-  }
-  return true;
-}
-
 void print_table(const std::vector<figure>& rows, const swarm_figures& s,
                  const bench_plan& p, double total_s) {
-  std::printf("%-34s %14s %-8s %-34s %14s %9s  %-18s %s\n", "figure", "value", "unit",
-              "floor/reference", "ref value", "ratio", "target", "");
-  for (auto& f : rows) {
-    if (f.ref_key.empty()) continue;
-    std::printf("%-34s %14.2f %-8s %-34s %14.2f %8.3fx  %-18s %s\n", f.key.c_str(),
-                f.value, f.unit.c_str(), f.ref_key.c_str(), f.ref, ratio_of(f),
-                f.target_text.empty() ? "-" : f.target_text.c_str(),
-                f.kind == goal::none ? "" : (met(f) ? "MET" : "MISSED"));
-  }
-  std::printf("\nfloors and references measured in the same run:\n");
-  for (auto& f : rows)
-    if (f.ref_key.empty())
-      std::printf("  %-34s %14.2f %s\n", f.key.c_str(), f.value, f.unit.c_str());
+  print_rows(rows);
   std::printf(
       "\nmedian of %d repetitions after a warm-up; n_n callers: %zu; 100 MB get %s; "
       "total %.1f s\n",
       p.reps, s.n_n_callers, s.big_get_zero_copy ? "zero-copy" : "COPIED", total_s);
 }
 
-bool write_json(const std::string& path, const std::vector<figure>& rows,
-                double rtt_ratio) {
-  std::ofstream out{path};
-  if (!out) return false;
-  char buf[64];
-  out << "{\n";
-  for (auto& f : rows) {
-    std::snprintf(buf, sizeof buf, "%.3f", std::isfinite(f.value) ? f.value : 0.0);
-    out << "  \"" << f.key << "\": " << buf << ",\n";
-  }
-  std::snprintf(buf, sizeof buf, "%.4f", std::isfinite(rtt_ratio) ? rtt_ratio : 0.0);
-  out << "  \"local_actor_call_rtt_ratio\": " << buf << "\n}\n";
-  return static_cast<bool>(out);
-}
-
 // -- command line
 // ------------------------------------------------------------------------
 
 void bench_usage(std::FILE* out) {
-  std::fprintf(out, "usage: swarm bench [--nodes 1] [--quick] [--json FILE]\n");
+  std::fprintf(out, "usage: swarm bench [--nodes 1|2] [--quick] [--json FILE]\n");
 }
 
 /// Parses `args`; returns the exit code to stop with, or -1 to go on.
@@ -588,10 +528,8 @@ int parse(const std::vector<std::string>& args, bench_options& opts) {
       return 2;
     }
   }
-  if (opts.nodes != 1) {
-    std::fprintf(stderr,
-                 "swarm bench: --nodes %d: multi-node benchmarks need the multi-node "
-                 "transport, not built yet\n",
+  if (opts.nodes > 2) {
+    std::fprintf(stderr, "swarm bench: --nodes %d: only 1 or 2 nodes are measured\n",
                  opts.nodes);
     return 2;
   }
@@ -606,17 +544,28 @@ int run_bench(const std::vector<std::string>& args) {
   auto plan = plan_for(opts.quick);
   auto t0 = bench_clock::now();
   try {
-    std::printf("swarm bench --nodes 1%s: measuring...\n\n",
+    std::printf("swarm bench --nodes %d%s: measuring...\n\n", opts.nodes,
                 opts.quick ? " --quick" : "");
     std::fflush(stdout);
+    if (opts.nodes == 2) {
+      auto rows = measure_remote(opts.quick);
+      print_rows(rows);
+      std::printf("\ntotal %.1f s\n", seconds_since(t0));
+      if (!opts.json_path.empty() && !write_json(opts.json_path, rows)) {
+        std::fprintf(stderr, "swarm bench: cannot write '%s'\n", opts.json_path.c_str());
+        return 1;
+      }
+      return 0;
+    }
     auto mem = measure_memory(plan);
     caf_echo_rig rig;
     caf_floor raw;
     auto sw = measure_swarm(plan, rig, raw);
     auto rows = make_report(sw, raw, mem, 1000 + 100 + 10 + 1);
     print_table(rows, sw, plan, seconds_since(t0));
-    if (!opts.json_path.empty() &&
-        !write_json(opts.json_path, rows, ratio_of(rows.front()))) {
+    rows.push_back({"local_actor_call_rtt_ratio", ratio_of(rows.front()), "x", "", 0,
+                    goal::none, 0, ""});
+    if (!opts.json_path.empty() && !write_json(opts.json_path, rows)) {
       std::fprintf(stderr, "swarm bench: cannot write '%s'\n", opts.json_path.c_str());
       return 1;
     }

@@ -7,12 +7,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "framework/swarm.hpp"
+#include "tools/bench_remote.hpp"
 #include "tools/command.hpp"
 
 namespace swarm::tools {
@@ -79,7 +81,21 @@ private:
 struct demo_options {
   size_t tasks = 20000;
   std::optional<double> cpus;
+  std::string config; // with `node`: run as that node of a cluster
+  std::string node;
 };
+
+// Antithetic pair: evaluates params + sigma*e and params - sigma*e for one noise seed.
+double evaluate(const params_t& p, uint64_t seed) {
+  static const params_t goal = target();
+  auto e = noise(seed);
+  params_t plus = p, minus = p;
+  for (size_t i = 0; i < dims; ++i) {
+    plus[i] += 0.1 * e[i];
+    minus[i] -= 0.1 * e[i];
+  }
+  return reward(plus, goal) - reward(minus, goal);
+}
 
 bool parse(const std::vector<std::string>& args, demo_options& out) {
   for (size_t i = 0; i < args.size(); ++i) {
@@ -91,7 +107,11 @@ bool parse(const std::vector<std::string>& args, demo_options& out) {
       return &args[++i];
     };
     const auto& a = args[i];
-    if (a == "--tasks" || a == "--cpus") {
+    if (a == "--config" || a == "--node") {
+      auto* v = need_value(a);
+      if (!v) return false;
+      (a == "--config" ? out.config : out.node) = *v;
+    } else if (a == "--tasks" || a == "--cpus") {
       auto* v = need_value(a);
       if (!v) return false;
       char* end = nullptr;
@@ -110,10 +130,28 @@ bool parse(const std::vector<std::string>& args, demo_options& out) {
       return false;
     }
   }
+  if (out.config.empty() != out.node.empty()) {
+    std::fprintf(stderr, "swarm demo: --config and --node go together\n");
+    return false;
+  }
   return true;
 }
 
 } // namespace
+
+void register_demo(application& app) {
+  app.function("demo.evaluate", evaluate);
+  app.actor_type<parameter_server>("demo.parameter_server")
+      .method("params", &parameter_server::params)
+      .method("apply", &parameter_server::apply)
+      .method("restore", &parameter_server::restore)
+      .method("fail", &parameter_server::fail);
+}
+
+void register_builtins(application& app) {
+  register_demo(app);
+  register_remote_bench(app);
+}
 
 int run_demo(const std::vector<std::string>& args) {
   demo_options opts;
@@ -122,24 +160,32 @@ int run_demo(const std::vector<std::string>& args) {
   auto started = clock::now();
 
   application app;
+  register_builtins(app);
   const params_t goal = target();
-  // Antithetic pair: evaluates params + sigma*e and params - sigma*e for one noise seed.
-  auto evaluate = app.function("evaluate", [goal](const params_t& p, uint64_t seed) {
-    auto e = noise(seed);
-    params_t plus = p, minus = p;
-    for (size_t i = 0; i < dims; ++i) {
-      plus[i] += 0.1 * e[i];
-      minus[i] -= 0.1 * e[i];
-    }
-    return reward(plus, goal) - reward(minus, goal);
-  });
-  auto ps_t = app.actor_type<parameter_server>("parameter_server");
+  auto evaluate_fn =
+      app.find_function<double(const params_t&, uint64_t)>("demo.evaluate").value();
+  auto ps_t = app.find_actor_type<parameter_server>("demo.parameter_server").value();
 
-  runtime_config cfg;
-  cfg.cpus = opts.cpus;
-  runtime rt{app, cfg};
-  std::printf("swarm demo: evolution strategies, %zu-dim, on an embedded node with %s\n",
-              dims, rt.total_resources().to_string().c_str());
+  std::unique_ptr<runtime> rt_owner;
+  if (opts.config.empty()) {
+    runtime_config cfg;
+    cfg.cpus = opts.cpus;
+    rt_owner = std::make_unique<runtime>(app, cfg);
+    std::printf(
+        "swarm demo: evolution strategies, %zu-dim, on an embedded node with %s\n", dims,
+        rt_owner->total_resources().to_string().c_str());
+  } else {
+    auto cluster = load_cluster_config(opts.config);
+    if (!cluster) {
+      std::fprintf(stderr, "swarm demo: %s\n", cluster.err().message.c_str());
+      return 1;
+    }
+    rt_owner = std::make_unique<runtime>(app, *cluster, opts.node);
+    std::printf(
+        "swarm demo: evolution strategies, %zu-dim, as node '%s' of cluster '%s'\n", dims,
+        opts.node.c_str(), cluster->name.c_str());
+  }
+  auto& rt = *rt_owner;
 
   actor_options ps_opts;
   ps_opts.max_restarts = 3;
@@ -181,7 +227,7 @@ int run_demo(const std::vector<std::string>& args) {
     std::vector<uint64_t> seeds;
     for (size_t k = 0; k < population; ++k) {
       seeds.push_back(seed);
-      scores.push_back(rt.submit(evaluate, params, seed++));
+      scores.push_back(rt.submit(evaluate_fn, params, seed++));
     }
     params_t step(dims, 0.0);
     for (size_t k = 0; k < population; ++k) {

@@ -8,14 +8,21 @@ namespace {
 
 void usage(std::FILE* out) {
   std::fprintf(
-      out, "usage: swarm <command> [options]\n"
-           "\n"
-           "commands:\n"
-           "  demo   [--tasks N] [--cpus N]             run the demo workload on an "
-           "embedded cluster\n"
-           "  bench  --nodes 1 [--quick] [--json FILE]  measure latency and throughput "
-           "beside their floors\n"
-           "  help                                      show this text\n");
+      out,
+      "usage: swarm <command> [options]\n"
+      "\n"
+      "commands:\n"
+      "  demo   [--tasks N] [--cpus N]             run the demo workload on an "
+      "embedded cluster\n"
+      "  demo   --config FILE --node NAME          the same, as one node of a cluster\n"
+      "  bench  --nodes 1|2 [--quick] [--json FILE]  measure latency and throughput "
+      "beside their floors\n"
+      "  start  --config FILE --node NAME          run that node of the cluster "
+      "until stopped\n"
+      "  status --config FILE                      show nodes, resources and load\n"
+      "  stop   --config FILE [--node NAME]        stop one node, or all of them\n"
+      "  check-config --config FILE [--node NAME]  validate a cluster file\n"
+      "  help                                      show this text\n");
 }
 
 } // namespace
@@ -30,6 +37,9 @@ int main(int argc, char** argv) {
   if (cmd == "demo") return swarm::tools::run_demo(args);
   if (cmd == "bench") return swarm::tools::run_bench(args);
   if (cmd == "check-config") return swarm::tools::run_check_config(args);
+  if (cmd == "start") return swarm::tools::run_start(args);
+  if (cmd == "status") return swarm::tools::run_status(args);
+  if (cmd == "stop") return swarm::tools::run_stop(args);
   if (cmd == "floor-peer") return swarm::tools::run_floor_peer(args);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     usage(stdout);

@@ -1,0 +1,98 @@
+// `swarm start`, `swarm status` and `swarm stop`: deployment from one cluster file.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "framework/swarm.hpp"
+#include "tools/bench_remote.hpp"
+#include "tools/command.hpp"
+
+namespace swarm::tools {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// `--config FILE` and `--node NAME` from `args`; false (after a message) on bad input.
+bool parse_cluster_args(const char* cmd, const std::vector<std::string>& args,
+                        std::string& config, std::string& node) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "--config" || args[i] == "--node") && i + 1 < args.size()) {
+      (args[i] == "--config" ? config : node) = args[i + 1];
+      ++i;
+    } else {
+      std::fprintf(stderr, "swarm %s: unexpected argument '%s'\n", cmd, args[i].c_str());
+      return false;
+    }
+  }
+  if (config.empty()) {
+    std::fprintf(stderr, "swarm %s: --config FILE is required\n", cmd);
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int run_start(const std::vector<std::string>& args) {
+  std::string config, node;
+  if (!parse_cluster_args("start", args, config, node)) return 2;
+  if (node.empty()) {
+    std::fprintf(stderr, "swarm start: --node NAME is required\n");
+    return 2;
+  }
+  auto cfg = load_cluster_config(config);
+  if (!cfg) {
+    std::fprintf(stderr, "swarm start: %s\n", cfg.err().message.c_str());
+    return 1;
+  }
+  application app;
+  register_builtins(app);
+  return serve(app, *cfg, node);
+}
+
+int run_status(const std::vector<std::string>& args) {
+  std::string config, node;
+  if (!parse_cluster_args("status", args, config, node)) return 2;
+  auto cfg = load_cluster_config(config);
+  if (!cfg) {
+    std::fprintf(stderr, "swarm status: %s\n", cfg.err().message.c_str());
+    return 1;
+  }
+  auto nodes = cluster_status(*cfg, 5s);
+  if (!nodes) {
+    std::fprintf(stderr, "swarm status: %s\n", nodes.err().message.c_str());
+    return 1;
+  }
+  std::printf("cluster '%s': %zu node(s)\n", cfg->name.c_str(), nodes->size());
+  std::printf("%-16s %-22s %-6s %-5s %7s %-32s %s\n", "node", "address", "role", "state",
+              "queued", "resources", "last seen");
+  for (auto& n : *nodes) {
+    auto where = n.address + ":" + std::to_string(n.port);
+    std::printf("%-16s %-22s %-6s %-5s %7u %-32s %llu ms ago\n", n.name.c_str(),
+                where.c_str(), n.head ? "head" : "worker", n.alive ? "up" : "down",
+                n.queued, n.total.to_string().c_str(),
+                static_cast<unsigned long long>(n.last_seen_ms));
+  }
+  return 0;
+}
+
+int run_stop(const std::vector<std::string>& args) {
+  std::string config, node;
+  if (!parse_cluster_args("stop", args, config, node)) return 2;
+  auto cfg = load_cluster_config(config);
+  if (!cfg) {
+    std::fprintf(stderr, "swarm stop: %s\n", cfg.err().message.c_str());
+    return 1;
+  }
+  if (auto ok = stop_cluster(*cfg, node, 5s); !ok) {
+    std::fprintf(stderr, "swarm stop: %s\n", ok.err().message.c_str());
+    return 1;
+  }
+  std::printf("asked %s to stop\n",
+              node.empty() ? "every node" : ("node '" + node + "'").c_str());
+  return 0;
+}
+
+} // namespace swarm::tools

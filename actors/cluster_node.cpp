@@ -70,6 +70,7 @@ std::pair<uint64_t, uint64_t> key_of(const wire_msg::object_ref_id& id) {
 
 std::vector<uint8_t> encode(const detail::boxed_value& v) {
   std::vector<uint8_t> out;
+  out.reserve(v.type->byte_size(v.ptr.get()));
   v.type->encode(v.ptr.get(), out);
   return out;
 }
@@ -243,8 +244,13 @@ cluster_node::~cluster_node() {
     releases_->net = nullptr;
     releases_->forget = nullptr;
   }
-  caf::anon_send_exit(agent_, caf::exit_reason::user_shutdown);
-  agent_ = nullptr;
+  if (agent_) {
+    // The agent uses the local node: it must be gone before the node goes.
+    caf::scoped_actor self{local_->system()};
+    self->send_exit(agent_, caf::exit_reason::user_shutdown);
+    self->wait_for(agent_);
+    agent_ = nullptr;
+  }
   {
     std::unique_lock<std::shared_mutex> alive{alive_mtx_};
     closing_ = true;
@@ -336,6 +342,9 @@ void cluster_node::join_head() {
   auto deadline = steady::now() + 30s;
   result<void> ok = error{errc::node_unreachable, "not tried"};
   while (steady::now() < deadline) {
+    if (wait_for_stop(std::chrono::milliseconds(0)))
+      throw failure{{errc::runtime_stopped,
+                     "node '" + self_.name + "' was stopped before it joined the head"}};
     ok = connect_to(head_name());
     if (ok || ok.err().message.find("secret") != std::string::npos) break;
     std::this_thread::sleep_for(100ms);
@@ -967,9 +976,8 @@ void cluster_node::on_pull(const std::string& peer, const wire_msg::object_pull&
     c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
   } else {
     c.total = bytes->size();
-    auto end = m.offset + std::min<uint64_t>(m.length, bytes->size() - m.offset);
-    c.data.assign(bytes->begin() + static_cast<std::ptrdiff_t>(m.offset),
-                  bytes->begin() + static_cast<std::ptrdiff_t>(end));
+    c.source_length = std::min<uint64_t>(m.length, bytes->size() - m.offset);
+    c.source = std::move(bytes);
   }
   send_to(peer, std::move(c));
 }

@@ -1,8 +1,10 @@
 #include "transport/wire_codec.hpp"
 
 #include <capnp/message.h>
+#include <capnp/orphan.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
+#include <kj/io.h>
 
 #include <cstring>
 
@@ -166,7 +168,15 @@ struct builder_visitor {
     put_id(b.initId(), m.id);
     b.setOffset(m.offset);
     b.setTotal(m.total);
-    b.setData(bytes_of(m.data));
+    // The chunk's bytes are referenced, not copied: they are written once, by
+    // encode_frame, straight into the frame.
+    capnp::Data::Reader bytes =
+        m.source ? capnp::Data::Reader{reinterpret_cast<const kj::byte*>(
+                                           m.source->data() + m.offset),
+                                       m.source_length}
+                 : capnp::Data::Reader{bytes_of(m.data)};
+    b.adoptData(
+        capnp::Orphanage::getForMessageContaining(b).referenceExternalData(bytes));
     b.setMissing(m.missing);
   }
   void operator()(const object_free& m) { put_id(env.initObjectFree().initId(), m.id); }
@@ -284,8 +294,13 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::OBJECT_CHUNK: {
     auto r = env.getObjectChunk();
-    return object_chunk{get_id(r.getId()), r.getOffset(), r.getTotal(),
-                        to_vector(r.getData()), r.getMissing()};
+    return object_chunk{get_id(r.getId()),
+                        r.getOffset(),
+                        r.getTotal(),
+                        to_vector(r.getData()),
+                        r.getMissing(),
+                        nullptr,
+                        0};
   }
   case wire::Envelope::OBJECT_FREE:
     return object_free{get_id(env.getObjectFree().getId())};
@@ -336,8 +351,8 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::ACTOR_LOCATION: {
     auto r = env.getActorLocation();
-    return actor_location{r.getRequestId(), r.getFound(), r.getActorId(), r.getNode(),
-                          r.getTypeName(), r.getError()};
+    return actor_location{r.getRequestId(), r.getFound(),    r.getActorId(),
+                          r.getNode(),      r.getTypeName(), r.getError()};
   }
   case wire::Envelope::ACTOR_KILL:
     return actor_kill{env.getActorKill().getActorId()};
@@ -360,14 +375,16 @@ lane lane_of(const message& m) {
 std::vector<uint8_t> encode_frame(const message& m) {
   capnp::MallocMessageBuilder builder;
   std::visit(builder_visitor{builder.initRoot<wire::Envelope>()}, m);
-  auto words = capnp::messageToFlatArray(builder);
-  auto payload = words.asBytes();
-  std::vector<uint8_t> out(frame_header_bytes + payload.size());
-  auto len = static_cast<uint32_t>(payload.size());
+  // Serialized once, straight into the frame.
+  auto words = capnp::computeSerializedSizeInWords(builder);
+  auto len = static_cast<uint32_t>(words * sizeof(capnp::word));
+  std::vector<uint8_t> out(frame_header_bytes + len);
   for (int i = 0; i < 4; ++i)
     out[static_cast<size_t>(i)] = static_cast<uint8_t>(len >> (8 * i));
   out[4] = static_cast<uint8_t>(lane_of(m));
-  std::memcpy(out.data() + frame_header_bytes, payload.begin(), payload.size());
+  kj::ArrayOutputStream stream{
+      kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data() + frame_header_bytes), len)};
+  capnp::writeMessage(stream, builder);
   return out;
 }
 

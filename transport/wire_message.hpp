@@ -4,6 +4,7 @@
 // Proto types; wire_codec converts.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -100,6 +101,10 @@ struct object_chunk {
   uint64_t total = 0;
   std::vector<uint8_t> data;
   std::string missing;
+  /// Sending side only: the chunk is `source[offset, offset + source_length)`, encoded
+  /// straight from there instead of from `data`.
+  std::shared_ptr<const std::vector<uint8_t>> source;
+  uint64_t source_length = 0;
 };
 
 struct object_free {

@@ -21,15 +21,16 @@ std::vector<message> samples() {
   t.priority = -2;
   return {hello{"head", std::vector<uint8_t>(32, 7), 1},
           proof{std::vector<uint8_t>(32, 9)},
-          heartbeat{123456789, 0.75},
+          heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4},
           t,
           task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
           task_result{{3, 11}, error_value{0, "boom"}},
           object_pull{{1, 2}, 4096, 1 << 20},
-          object_chunk{{1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}},
+          object_chunk{
+              {1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}, nullptr, 0},
           task_result{{3, 12}, stored_at{"worker-2", 1 << 24}},
-          node_table{{node_info{"head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3,
-                                true, true, 12}}},
+          node_table{{node_info{
+              "head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3, true, true, 12}}},
           actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
           actor_location{9, true, 5, "worker-1", "counter", {}}};
 }
@@ -115,7 +116,8 @@ TEST_CASE("garbage bytes are rejected with a reason and the decoder refuses more
 }
 
 TEST_CASE("a frame larger than the limit is rejected before its payload arrives") {
-  auto big = encode_frame(object_chunk{{1, 1}, 0, 0, std::vector<uint8_t>(4096)});
+  auto big = encode_frame(
+      object_chunk{{1, 1}, 0, 0, std::vector<uint8_t>(4096), {}, nullptr, 0});
   frame_decoder d{1024};
   std::vector<message> out;
   auto r = d.feed(big.data(), frame_header_bytes, out);

@@ -536,24 +536,6 @@ void cluster_node::on_table(const wire_msg::node_table& t) {
     if (!net_->connected(n)) post([this, n] { (void)connect_to(n); });
 }
 
-std::vector<node_status> cluster_node::nodes() const {
-  std::vector<node_status> out;
-  for (auto& n : table_snapshot().nodes) {
-    node_status s;
-    s.name = n.name;
-    s.address = n.address;
-    s.port = n.port;
-    s.head = n.head;
-    s.alive = n.alive;
-    if (auto r = from_list(n.total)) s.total = *r;
-    if (auto r = from_list(n.available)) s.available = *r;
-    s.queued = n.queued;
-    s.last_seen_ms = n.last_seen_ms;
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
 void cluster_node::on_stop(const wire_msg::stop_request& m) {
   if (is_head() && (m.node.empty() || m.node != self_.name)) {
     std::vector<std::string> targets;

@@ -57,9 +57,6 @@ public:
   /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.
   bool wait_for_stop(std::chrono::milliseconds timeout);
 
-  /// The node table as this node last saw it (the head's is authoritative).
-  std::vector<node_status> nodes() const;
-
   const std::string& name() const noexcept { return self_.name; }
 
   /// Runs `f` on the node's control actor, which may block (connects, lookups).

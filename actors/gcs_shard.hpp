@@ -23,8 +23,8 @@ struct gcs_shard_config {
 ///   (forget_atom, name)                                drops a name (actor killed)
 ///   (lookup_atom, "function", name) -> signature       error when unknown
 ///   (stats_atom) -> (functions, actors)
-/// Sharding and replication across nodes come with the multi-node work; keys are already
-/// routed by `shard_of`.
+/// A node runs `runtime_config::gcs_shards` of them (a cluster's head: the file's
+/// `gcs_shards`); keys are routed by `shard_of`. Replication comes with fault tolerance.
 caf::actor spawn_gcs_shard(caf::actor_system& sys, gcs_shard_config cfg);
 
 /// The shard that owns `key` among `count` shards.

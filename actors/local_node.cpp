@@ -40,6 +40,9 @@ void validate(const runtime_config& cfg) {
     throw failure{bad_config("object_store_bytes", "must be positive")};
   if (cfg.max_workers && *cfg.max_workers == 0)
     throw failure{bad_config("max_workers", "must be positive")};
+  if (cfg.gcs_shards == 0 || cfg.gcs_shards > 1024)
+    throw failure{bad_config("gcs_shards",
+                             "must be 1-1024, got " + std::to_string(cfg.gcs_shards))};
   if (cfg.scheduler_threads && *cfg.scheduler_threads == 0)
     throw failure{bad_config("scheduler_threads", "must be positive")};
   if (cfg.extra_resources.get("CPU") > 0)
@@ -75,9 +78,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   sys_config_.set("scheduler.max-threads", threads);
   sys_ = std::make_unique<caf::actor_system>(sys_config_);
 
-  gcs_shard_config gcs_cfg;
-  for (auto& name : app.function_names())
-    gcs_cfg.functions.emplace(name, (*app.find_entry(name))->signature());
+  gcs_.resize(config_.gcs_shards);
   scheduler_config sched_cfg;
   sched_cfg.total = total_;
   sched_cfg.initial_workers = initial_workers;
@@ -92,19 +93,30 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   sup.how = strategy::rest_for_one;
   sup.intensity = restart_intensity{5, std::chrono::seconds(10)};
   sup.on_event = [this](const std::string& event) { on_supervisor_event(event); };
-  auto child = [this](std::string id, part p, auto start) {
+  auto child = [this](std::string id, part p, auto start, size_t shard = 0) {
     detail::supervised_child c;
     c.policy.id = std::move(id);
-    c.start = [this, p, start](caf::local_actor& parent) {
+    c.start = [this, p, start, shard](caf::local_actor& parent) {
       auto a = start(parent.home_system());
-      set_current(p, a);
+      set_current(p, a, shard);
       return a;
     };
     return c;
   };
-  sup.children.push_back(child("gcs_shard", part::gcs, [gcs_cfg](caf::actor_system& s) {
-    return spawn_gcs_shard(s, gcs_cfg);
-  }));
+  // The control store, sharded by key hash; each shard holds the keys it owns.
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < gcs_.size(); ++i) {
+    gcs_shard_config gcs_cfg;
+    gcs_cfg.index = i;
+    gcs_cfg.count = gcs_.size();
+    for (auto& name : app.function_names())
+      if (shard_of(name, gcs_cfg.count) == i)
+        gcs_cfg.functions.emplace(name, (*app.find_entry(name))->signature());
+    ids.push_back(gcs_.size() == 1 ? "gcs_shard" : "gcs_shard-" + std::to_string(i));
+    sup.children.push_back(child(
+        ids.back(), part::gcs,
+        [gcs_cfg](caf::actor_system& s) { return spawn_gcs_shard(s, gcs_cfg); }, i));
+  }
   sup.children.push_back(
       child("object_store", part::store, [table = store_](caf::actor_system& s) {
         return spawn_object_store(s, table);
@@ -115,7 +127,9 @@ local_node::local_node(const application& app, const runtime_config& cfg,
       }));
   supervisor_ = detail::spawn_supervisor(*sys_, std::move(sup));
   // The supervisor starts its children asynchronously; the node is usable once they run.
-  for (auto id : {"gcs_shard", "object_store", "local_scheduler"})
+  ids.push_back("object_store");
+  ids.push_back("local_scheduler");
+  for (auto& id : ids)
     if (auto a = detail::which_child(*sys_, supervisor_, id, request_timeout); !a)
       throw failure{{errc::runtime_stopped, std::string{"node could not start its "} +
                                                 id + ": " + caf::to_string(a.error())}};
@@ -150,7 +164,7 @@ local_node::~local_node() {
   supervisor_ = nullptr;
   {
     std::lock_guard<std::mutex> guard{parts_mtx_};
-    gcs_ = nullptr;
+    gcs_.clear();
     store_actor_ = nullptr;
     scheduler_ = nullptr;
   }
@@ -160,11 +174,11 @@ local_node::~local_node() {
         {errc::runtime_stopped, "node stopped before task '" + t->name + "' ran"});
 }
 
-caf::actor local_node::current(part p) {
+caf::actor local_node::current(part p, const std::string& key) {
   std::lock_guard<std::mutex> guard{parts_mtx_};
   switch (p) {
   case part::gcs:
-    return gcs_;
+    return gcs_.empty() ? nullptr : gcs_[shard_of(key, gcs_.size())];
   case part::store:
     return store_actor_;
   case part::scheduler:
@@ -173,12 +187,12 @@ caf::actor local_node::current(part p) {
   return nullptr;
 }
 
-void local_node::set_current(part p, caf::actor a) {
+void local_node::set_current(part p, caf::actor a, size_t shard) {
   {
     std::lock_guard<std::mutex> guard{parts_mtx_};
     switch (p) {
     case part::gcs:
-      gcs_ = std::move(a);
+      if (shard < gcs_.size()) gcs_[shard] = std::move(a);
       break;
     case part::store:
       store_actor_ = std::move(a);
@@ -199,9 +213,11 @@ void local_node::on_supervisor_event(const std::string& event) {
   if (verb == "exit" || verb == "stop" || verb == "kill") {
     auto id = event.substr(space + 1, event.find(' ', space + 1) - space - 1);
     std::lock_guard<std::mutex> guard{parts_mtx_};
-    if (id == "gcs_shard")
-      gcs_ = nullptr;
-    else if (id == "object_store")
+    if (id.rfind("gcs_shard", 0) == 0) {
+      auto dash = id.find('-');
+      auto shard = dash == std::string::npos ? 0 : std::stoul(id.substr(dash + 1));
+      if (shard < gcs_.size()) gcs_[shard] = nullptr;
+    } else if (id == "object_store")
       store_actor_ = nullptr;
     else if (id == "local_scheduler")
       scheduler_ = nullptr;
@@ -275,7 +291,7 @@ result<bool> local_node::register_name(const std::string& name,
                                        detail::actor_record_ptr rec) {
   caf::scoped_actor self{*sys_};
   result<bool> out{false};
-  self->request(current(part::gcs), request_timeout, register_atom::value, name,
+  self->request(current(part::gcs, name), request_timeout, register_atom::value, name,
                 std::move(rec))
       .receive([&](bool ok) { out = ok; },
                [&](caf::error& e) {
@@ -300,14 +316,14 @@ void local_node::kill(detail::actor_record& target, bool restart) {
   if (auto h = static_cast<host_record&>(target).host())
     caf::anon_send(h, kill_atom::value, restart);
   if (!restart && !target.spec().options.name.empty())
-    if (auto gcs = current(part::gcs))
+    if (auto gcs = current(part::gcs, target.spec().options.name))
       caf::anon_send(gcs, forget_atom::value, target.spec().options.name);
 }
 
 result<detail::actor_record_ptr> local_node::find_actor(const std::string& name) {
   caf::scoped_actor self{*sys_};
   result<detail::actor_record_ptr> out{error{errc::unregistered, ""}};
-  self->request(current(part::gcs), request_timeout, lookup_atom::value, name)
+  self->request(current(part::gcs, name), request_timeout, lookup_atom::value, name)
       .receive([&](detail::actor_record_ptr& rec) { out = std::move(rec); },
                [&](caf::error&) {
                  out = error{errc::unregistered, "no live actor is named '" + name + "'"};
@@ -406,9 +422,16 @@ node_stats local_node::stats() {
             out.available = std::move(available);
           },
           [](caf::error&) {});
-  self->request(current(part::gcs), request_timeout, stats_atom::value)
-      .receive([&](size_t, size_t named) { out.named_actors = named; },
-               [](caf::error&) {});
+  std::vector<caf::actor> shards;
+  {
+    std::lock_guard<std::mutex> guard{parts_mtx_};
+    shards = gcs_;
+  }
+  for (auto& shard : shards)
+    if (shard)
+      self->request(shard, request_timeout, stats_atom::value)
+          .receive([&](size_t, size_t named) { out.named_actors += named; },
+                   [](caf::error&) {});
   return out;
 }
 

@@ -59,8 +59,9 @@ public:
 private:
   enum class part { gcs, store, scheduler };
 
-  caf::actor current(part p);
-  void set_current(part p, caf::actor a);
+  // The current actor of part `p`; for the control store, the shard owning `key`.
+  caf::actor current(part p, const std::string& key = {});
+  void set_current(part p, caf::actor a, size_t shard = 0);
   void on_supervisor_event(const std::string& event);
   result<detail::supervisor_config> tree_config(const detail::group_spec& spec,
                                                 const std::shared_ptr<local_group>& group,
@@ -78,7 +79,7 @@ private:
   caf::actor supervisor_;
 
   std::mutex parts_mtx_;
-  caf::actor gcs_;
+  std::vector<caf::actor> gcs_; // one per control-store shard
   caf::actor store_actor_;
   caf::actor scheduler_;
 

@@ -339,6 +339,7 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   if (n.gpus) cfg.extra_resources.set("GPU", static_cast<double>(*n.gpus));
   if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
   cfg.inline_threshold = inline_threshold;
+  if (n.role == node_spec::role_type::head) cfg.gcs_shards = gcs_shards;
   return cfg;
 }
 

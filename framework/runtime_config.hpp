@@ -25,6 +25,8 @@ struct runtime_config {
   std::optional<size_t> scheduler_threads;
   /// Tasks queued at one worker beyond the one it runs.
   size_t worker_pipeline_depth = 16;
+  /// Shards of the control store this node runs (a cluster's head runs them all).
+  size_t gcs_shards = 1;
 };
 
 } // namespace swarm

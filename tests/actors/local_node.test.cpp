@@ -2,9 +2,11 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
+#include "actors/gcs_shard.hpp"
 #include "actors/local_node.hpp"
 #include "framework/detail/supervisor_actor.hpp"
 #include "framework/swarm.hpp"
@@ -75,4 +77,34 @@ TEST_CASE(
   REQUIRE(found);
   CHECK(found->call(&named::ping).get(5s).value() == 7);
   CHECK(ctx.submit(inc, 1).get(5s).value() == 2);
+}
+
+TEST_CASE("named actors are spread over control-store shards by key hash") {
+  swarm::application app;
+  auto named_t = app.actor_type<named>("named");
+  swarm::runtime_config cfg;
+  cfg.cpus = 1;
+  cfg.gcs_shards = 4;
+  swarm::actors::local_node node{app, cfg};
+  swarm::context ctx{node, node.new_owner_id()};
+  std::vector<size_t> per_shard(4);
+  std::vector<swarm::actor_handle<named>> keep;
+  for (int i = 0; i < 16; ++i) {
+    swarm::actor_options o;
+    o.name = "actor-" + std::to_string(i);
+    keep.push_back(ctx.spawn(o, named_t));
+    ++per_shard[swarm::actors::shard_of(o.name, 4)];
+  }
+  // The names land on more than one shard, and each is found through its own shard.
+  CHECK(std::count_if(per_shard.begin(), per_shard.end(),
+                      [](size_t n) { return n > 0; }) > 1);
+  for (int i = 0; i < 16; ++i)
+    CHECK(ctx.find_actor(named_t, "actor-" + std::to_string(i)));
+  CHECK(node.stats().named_actors == 16);
+  for (size_t i = 0; i < 4; ++i)
+    CHECK(swarm::detail::which_child(node.system(), node.supervisor(),
+                                     "gcs_shard-" + std::to_string(i)));
+  swarm::runtime_config bad;
+  bad.gcs_shards = 0;
+  CHECK_THROWS_AS(swarm::actors::local_node(app, bad), swarm::failure);
 }

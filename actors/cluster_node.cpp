@@ -1247,6 +1247,9 @@ void cluster_node::call(detail::actor_record& target, detail::task_ptr call) {
              target.spec().type_name + "\").method(\"name\", &T::method)"});
     return;
   }
+  // The reply comes back through this node's I/O thread: a caller that yields a while
+  // before sleeping saves a thread wake-up per call (p50 2.2x -> 1.1x the TCP floor).
+  call->result->spin_before_sleeping();
   wire_msg::actor_call m;
   m.actor_id = remote->id();
   m.method = call->method;

@@ -715,24 +715,35 @@ void cluster_node::run_task_here(wire_msg::task_submit m) {
   opts.priority = m.priority;
   gather_args(m.args, f->params,
               [this, f, owner, id, opts](result<std::vector<detail::boxed_value>> args) {
-                auto t = std::make_shared<detail::task_spec>();
-                t->name = f->name;
-                t->fn = &f->fn;
-                t->params = f->params;
-                t->result_type = f->result;
+                auto t = incoming(f->name, &f->fn, f->params, f->result, id, owner, args);
+                if (!t) return;
                 t->options = opts;
-                t->owner = id.owner;
-                t->result = std::make_shared<detail::object_slot>(id);
                 t->result->set_producer(t);
-                reply_when_done(t->result, owner);
-                if (!args) {
-                  t->result->set_error(args.err());
-                  return;
-                }
-                for (auto& v : *args)
-                  t->args.push_back({std::move(v), nullptr});
                 local_->submit(std::move(t));
               });
+}
+
+detail::task_ptr
+cluster_node::incoming(std::string name, const detail::invoker* fn,
+                       const std::vector<const detail::type_descriptor*>& params,
+                       const detail::type_descriptor* result_type, const object_id& id,
+                       const std::string& reply_to,
+                       result<std::vector<detail::boxed_value>>& args) {
+  auto t = std::make_shared<detail::task_spec>();
+  t->name = std::move(name);
+  t->fn = fn;
+  t->params = params;
+  t->result_type = result_type;
+  t->owner = id.owner;
+  t->result = std::make_shared<detail::object_slot>(id);
+  reply_when_done(t->result, reply_to);
+  if (!args) {
+    t->result->set_error(args.err());
+    return nullptr;
+  }
+  for (auto& v : *args)
+    t->args.push_back({std::move(v), nullptr});
+  return t;
 }
 
 void cluster_node::reply_when_done(const detail::slot_ptr& slot, const std::string& to) {
@@ -1294,21 +1305,10 @@ void cluster_node::on_actor_call(wire_msg::actor_call&& m) {
   gather_args(
       m.args, method->params,
       [this, rec, method, id, caller](result<std::vector<detail::boxed_value>> args) {
-        auto t = std::make_shared<detail::task_spec>();
-        t->name = rec->spec().type_name;
+        auto t = incoming(rec->spec().type_name, &method->fn, method->params,
+                          method->result, id, caller, args);
+        if (!t) return;
         t->method = method->name;
-        t->fn = &method->fn;
-        t->params = method->params;
-        t->result_type = method->result;
-        t->owner = id.owner;
-        t->result = std::make_shared<detail::object_slot>(id);
-        reply_when_done(t->result, caller);
-        if (!args) {
-          t->result->set_error(args.err());
-          return;
-        }
-        for (auto& v : *args)
-          t->args.push_back({std::move(v), nullptr});
         if (rec->dead()) {
           t->result->set_error({errc::actor_died, rec->death_reason()});
           return;

@@ -100,6 +100,13 @@ private:
                             const std::vector<wire_msg::arg>& args);
   void on_result(wire_msg::task_result&& m);
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
+  // A call that came from another node, keeping the owner's result id; its outcome goes
+  // back to `reply_to`. Null (the error already sent) when `args` failed.
+  detail::task_ptr incoming(std::string name, const detail::invoker* fn,
+                            const std::vector<const detail::type_descriptor*>& params,
+                            const detail::type_descriptor* result_type,
+                            const object_id& id, const std::string& reply_to,
+                            result<std::vector<detail::boxed_value>>& args);
 
   // -- objects
   // ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // `swarm start`, `swarm status` and `swarm stop`: deployment from one cluster file.
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,16 @@ bool parse_cluster_args(const char* cmd, const std::vector<std::string>& args,
   return true;
 }
 
+/// The validated cluster file, or nothing after printing why not.
+std::optional<cluster_config> load(const char* cmd, const std::string& path) {
+  auto cfg = load_cluster_config(path);
+  if (!cfg) {
+    std::fprintf(stderr, "swarm %s: %s\n", cmd, cfg.err().message.c_str());
+    return std::nullopt;
+  }
+  return std::move(*cfg);
+}
+
 } // namespace
 
 int run_start(const std::vector<std::string>& args) {
@@ -42,11 +53,8 @@ int run_start(const std::vector<std::string>& args) {
     std::fprintf(stderr, "swarm start: --node NAME is required\n");
     return 2;
   }
-  auto cfg = load_cluster_config(config);
-  if (!cfg) {
-    std::fprintf(stderr, "swarm start: %s\n", cfg.err().message.c_str());
-    return 1;
-  }
+  auto cfg = load("start", config);
+  if (!cfg) return 1;
   application app;
   register_builtins(app);
   return serve(app, *cfg, node);
@@ -55,11 +63,8 @@ int run_start(const std::vector<std::string>& args) {
 int run_status(const std::vector<std::string>& args) {
   std::string config, node;
   if (!parse_cluster_args("status", args, config, node)) return 2;
-  auto cfg = load_cluster_config(config);
-  if (!cfg) {
-    std::fprintf(stderr, "swarm status: %s\n", cfg.err().message.c_str());
-    return 1;
-  }
+  auto cfg = load("status", config);
+  if (!cfg) return 1;
   auto nodes = cluster_status(*cfg, 5s);
   if (!nodes) {
     std::fprintf(stderr, "swarm status: %s\n", nodes.err().message.c_str());
@@ -81,11 +86,8 @@ int run_status(const std::vector<std::string>& args) {
 int run_stop(const std::vector<std::string>& args) {
   std::string config, node;
   if (!parse_cluster_args("stop", args, config, node)) return 2;
-  auto cfg = load_cluster_config(config);
-  if (!cfg) {
-    std::fprintf(stderr, "swarm stop: %s\n", cfg.err().message.c_str());
-    return 1;
-  }
+  auto cfg = load("stop", config);
+  if (!cfg) return 1;
   if (auto ok = stop_cluster(*cfg, node, 5s); !ok) {
     std::fprintf(stderr, "swarm stop: %s\n", ok.err().message.c_str());
     return 1;

@@ -67,14 +67,49 @@ public:
   void tick();
 
 private:
-  struct pending_call;
-  struct held_object;
-  struct pull_state;
-  struct peer_entry;
-  struct release_sink;
   using key = std::pair<uint64_t, uint64_t>;
   using values_cb = std::function<void(result<std::vector<detail::boxed_value>>)>;
   using value_cb = std::function<void(result<detail::boxed_value>)>;
+  using steady = std::chrono::steady_clock;
+
+  // A task or call sent to another node, until its result comes back.
+  struct pending_call {
+    detail::task_ptr task;
+    std::string node;
+    std::vector<key> exported;
+  };
+
+  // A value other nodes may pull from here.
+  struct held_object {
+    detail::boxed_value value;
+    std::shared_ptr<const std::vector<uint8_t>> encoded;
+    size_t exports = 0; // tasks on other nodes that may still pull it; 0: owned result
+  };
+
+  // An object being pulled here, chunk by chunk.
+  struct pull_state {
+    std::string from;
+    const detail::type_descriptor* type = nullptr;
+    std::vector<uint8_t> buf;
+    uint64_t total = 0;
+    uint64_t received = 0;
+    uint64_t next_offset = 0;
+    size_t in_flight = 0;
+    std::vector<value_cb> waiters;
+  };
+
+  struct peer_entry {
+    wire_msg::node_info info;
+    steady::time_point last_seen = steady::now();
+  };
+
+  // Where leases of results held on other nodes send their `object_free`; cut at
+  // shutdown so late releases do nothing.
+  struct release_sink {
+    std::mutex mtx;
+    wire_msg::endpoint* net = nullptr;
+    std::function<void(const object_id&)> forget;
+  };
 
   bool is_head() const { return self_.role == node_spec::role_type::head; }
   const std::string& head_name() const { return cfg_.head().name; }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "framework/cluster.hpp"
+#include "framework/detail/wire_convert.hpp"
 #include "transport/endpoint.hpp"
 
 namespace swarm {
@@ -55,13 +56,6 @@ private:
   std::unique_ptr<wire_msg::endpoint> net_;
 };
 
-resource_set to_set(const wire_msg::resource_list& l) {
-  resource_set out;
-  for (auto& [name, amount] : l)
-    out.set(name, amount);
-  return out;
-}
-
 } // namespace
 
 result<std::vector<node_status>> cluster_status(const cluster_config& cfg,
@@ -83,8 +77,8 @@ result<std::vector<node_status>> cluster_status(const cluster_config& cfg,
     s.port = n.port;
     s.head = n.head;
     s.alive = n.alive;
-    s.total = to_set(n.total);
-    s.available = to_set(n.available);
+    s.total = detail::from_list(n.total).value();
+    s.available = detail::from_list(n.available).value();
     s.queued = n.queued;
     s.last_seen_ms = n.last_seen_ms;
     out.push_back(std::move(s));

@@ -1,0 +1,503 @@
+// The cluster node's tasks and objects: bottom-up placement, the head's global
+// scheduler, remote execution and results, and pulling objects in chunks.
+
+#include "actors/cluster_node.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using detail::decode;
+using detail::encode;
+using detail::from_list;
+using detail::from_wire;
+using detail::key_of;
+using detail::to_list;
+using detail::to_wire;
+
+constexpr uint64_t chunk_bytes = 4 << 20;
+constexpr size_t pull_window = 4;
+
+/// Keeps a result that stayed on another node there while the owner's slot lives.
+class remote_hold final : public detail::store_lease {
+public:
+  remote_hold(std::shared_ptr<void> sink, std::function<void()> release)
+      : sink_(std::move(sink)), release_(std::move(release)) {}
+  ~remote_hold() override { release_(); }
+
+private:
+  std::shared_ptr<void> sink_;
+  std::function<void()> release_;
+};
+
+} // namespace
+
+// -- scheduling -------------------------------------------------------------------------
+
+result<void> cluster_node::feasible(const resource_set& demand, const std::string& node) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::string seen;
+  for (auto& [name, p] : peers_) {
+    if (!node.empty() && name != node) continue;
+    auto total = from_list(p.info.total);
+    if (p.info.alive && total && demand.fits_in(*total)) return {};
+    seen += (seen.empty() ? "" : ", ") + name + " " + (total ? total->to_string() : "?");
+  }
+  if (!node.empty() && seen.empty()) {
+    if (!cfg_.find(node)) return error{errc::infeasible, cfg_.find(node).err().message};
+    return error{errc::infeasible, "node '" + node + "' has not joined the cluster"};
+  }
+  return error{errc::infeasible, "demands " + demand.to_string() +
+                                     " but no node of the cluster has it (" + seen + ")"};
+}
+
+void cluster_node::submit(detail::task_ptr task) {
+  const auto& opts = task->options;
+  if (!opts.node.empty() && opts.node != self_.name)
+    return send_task(std::move(task), opts.node, true);
+  if (opts.node.empty()) {
+    bool fits_here = opts.resources.fits_in(local_->total_resources());
+    // Large inputs held elsewhere pull the task towards them.
+    bool inputs_elsewhere = false;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      for (auto& a : task->args)
+        if (a.ref)
+          if (auto i = located_.find(key_of(a.ref->id())); i != located_.end())
+            inputs_elsewhere |= i->second.first != self_.name;
+    }
+    // Bottom-up: a busy node spills what it cannot start soon, when another node can.
+    bool busy = local_inflight_.load(std::memory_order_relaxed) >= spill_threshold_ &&
+                idle_elsewhere();
+    if (!fits_here || inputs_elsewhere || busy)
+      return send_task(std::move(task), is_head() ? std::string{} : head_name(), false);
+  }
+  run_locally(std::move(task));
+}
+
+void cluster_node::run_locally(detail::task_ptr task) {
+  local_inflight_.fetch_add(1, std::memory_order_relaxed);
+  task->result->when_done(
+      [this] { local_inflight_.fetch_sub(1, std::memory_order_relaxed); });
+  local_->submit(std::move(task));
+}
+
+bool cluster_node::idle_elsewhere() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& [name, p] : peers_) {
+    if (name == self_.name || !p.info.alive) continue;
+    double cpus = 0;
+    for (auto& [r, amount] : p.info.total)
+      if (r == "CPU") cpus = amount;
+    if (static_cast<double>(p.info.queued) < cpus) return true;
+  }
+  return false;
+}
+
+void cluster_node::send_task(detail::task_ptr task, const std::string& to, bool placed) {
+  wire_msg::task_submit m;
+  m.function = task->name;
+  m.result = to_wire(task->result->id());
+  m.resources = to_list(task->options.resources);
+  m.max_retries = task->options.max_retries;
+  m.retry_exceptions = task->options.retry_exceptions;
+  m.priority = task->options.priority;
+  m.owner_node = self_.name;
+  m.placed = placed;
+  std::vector<key> exported;
+  for (auto& a : task->args)
+    m.args.push_back(export_arg(a, exported));
+  auto target = to;
+  if (target.empty()) {
+    // This is the head: place it now.
+    auto demand = task->options.resources;
+    auto where = place(demand, m.args);
+    if (!where) {
+      release_exports(exported);
+      task->result->set_error(where.err());
+      return;
+    }
+    if (*where == self_.name) {
+      release_exports(exported);
+      return run_locally(std::move(task));
+    }
+    target = *where;
+    m.placed = true;
+  }
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    pending_[key_of(task->result->id())] = {task, target, std::move(exported)};
+  }
+  send_to(target, std::move(m));
+}
+
+result<std::string> cluster_node::place(const resource_set& demand,
+                                        const std::vector<wire_msg::arg>& args) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  peer_entry* best = nullptr;
+  uint64_t best_local = 0;
+  for (auto& [name, p] : peers_) {
+    auto total = from_list(p.info.total);
+    if (!p.info.alive || !total || !demand.fits_in(*total)) continue;
+    uint64_t local_bytes = 0;
+    for (auto& a : args)
+      if (auto* r = std::get_if<wire_msg::remote_ref>(&a); r && r->node == name)
+        local_bytes += r->size;
+    bool better = !best || local_bytes > best_local ||
+                  (local_bytes == best_local && p.info.queued < best->info.queued);
+    if (better) {
+      best = &p;
+      best_local = local_bytes;
+    }
+  }
+  if (!best)
+    return error{errc::infeasible, "demands " + demand.to_string() +
+                                       " but no live node of the cluster has it"};
+  // Until its next heartbeat, the node counts what was just placed there.
+  ++best->info.queued;
+  return best->info.name;
+}
+
+void cluster_node::place_and_forward(wire_msg::task_submit m) {
+  auto demand = from_list(m.resources);
+  if (!demand)
+    return send_to(m.owner_node, wire_msg::task_result{m.result, to_wire(demand.err())});
+  auto where = place(*demand, m.args);
+  if (!where)
+    return send_to(m.owner_node, wire_msg::task_result{m.result, to_wire(where.err())});
+  m.placed = true;
+  if (*where == self_.name) return run_task_here(std::move(m));
+  send_to(*where, std::move(m));
+}
+
+void cluster_node::run_task_here(wire_msg::task_submit m) {
+  auto fail = [this, &m](error e) {
+    send_to(m.owner_node, wire_msg::task_result{m.result, to_wire(e)});
+  };
+  auto entry = local_->app().find_entry(m.function);
+  if (!entry) return fail(entry.err());
+  auto demand = from_list(m.resources);
+  if (!demand) return fail(demand.err());
+  if (m.args.size() != (*entry)->params.size())
+    return fail({errc::type_mismatch, "task '" + m.function + "' takes " +
+                                          std::to_string((*entry)->params.size()) +
+                                          " argument(s), the owner sent " +
+                                          std::to_string(m.args.size())});
+  auto* f = *entry;
+  auto owner = m.owner_node;
+  auto id = from_wire(m.result);
+  task_options opts;
+  opts.resources = *demand;
+  opts.max_retries = m.max_retries;
+  opts.retry_exceptions = m.retry_exceptions;
+  opts.priority = m.priority;
+  gather_args(m.args, f->params,
+              [this, f, owner, id, opts](result<std::vector<detail::boxed_value>> args) {
+                auto t = incoming(f->name, &f->fn, f->params, f->result, id, owner, args);
+                if (!t) return;
+                t->options = opts;
+                t->result->set_producer(t);
+                local_->submit(std::move(t));
+              });
+}
+
+detail::task_ptr
+cluster_node::incoming(std::string name, const detail::invoker* fn,
+                       const std::vector<const detail::type_descriptor*>& params,
+                       const detail::type_descriptor* result_type, const object_id& id,
+                       const std::string& reply_to,
+                       result<std::vector<detail::boxed_value>>& args) {
+  auto t = std::make_shared<detail::task_spec>();
+  t->name = std::move(name);
+  t->fn = fn;
+  t->params = params;
+  t->result_type = result_type;
+  t->owner = id.owner;
+  t->result = std::make_shared<detail::object_slot>(id);
+  reply_when_done(t->result, reply_to);
+  if (!args) {
+    t->result->set_error(args.err());
+    return nullptr;
+  }
+  for (auto& v : *args)
+    t->args.push_back({std::move(v), nullptr});
+  return t;
+}
+
+void cluster_node::reply_when_done(const detail::slot_ptr& slot, const std::string& to) {
+  std::weak_ptr<detail::object_slot> weak = slot;
+  slot->when_done([this, weak, to] {
+    auto s = weak.lock();
+    if (!s) return;
+    wire_msg::task_result r;
+    r.result = to_wire(s->id());
+    auto v = s->read();
+    if (!v) {
+      r.outcome = to_wire(v.err());
+    } else {
+      auto bytes = std::make_shared<std::vector<uint8_t>>(encode(*v));
+      if (bytes->size() > cfg_.inline_threshold) {
+        auto size = bytes->size();
+        {
+          std::lock_guard<std::mutex> guard{mtx_};
+          held_[key_of(s->id())] = {*v, std::move(bytes), 0};
+        }
+        r.outcome = wire_msg::stored_at{self_.name, size};
+      } else {
+        r.outcome = wire_msg::value{v->type->name, std::move(*bytes)};
+      }
+    }
+    send_to(to, std::move(r));
+  });
+}
+
+void cluster_node::on_result(wire_msg::task_result&& m) {
+  pending_call p;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = pending_.find(key_of(m.result));
+    if (i == pending_.end()) return; // cancelled, or its owner gave up
+    p = std::move(i->second);
+    pending_.erase(i);
+  }
+  release_exports(p.exported);
+  auto& slot = p.task->result;
+  if (auto* e = std::get_if<wire_msg::error_value>(&m.outcome)) {
+    slot->set_error(from_wire(*e));
+  } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {
+    auto d = decode(*v, p.task->result_type);
+    if (d)
+      slot->set_value(std::move(*d));
+    else
+      slot->set_error(d.err());
+  } else {
+    // Stays where it was made; this copy is pulled now, the holder keeps the primary
+    // (so later tasks reading it run there) until this slot goes.
+    auto where = std::get<wire_msg::stored_at>(m.outcome);
+    wire_msg::remote_ref ref{m.result, where.node, where.size};
+    auto sink = releases_;
+    auto id = slot->id();
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      located_[key_of(id)] = {where.node, where.size};
+    }
+    auto release = [sink, id, node = where.node] {
+      std::lock_guard<std::mutex> guard{sink->mtx};
+      if (!sink->net) return;
+      (void)sink->net->send(node, wire_msg::object_free{to_wire(id)});
+      sink->forget(id);
+    };
+    // The callback keeps the task: dropping it unfinished would fail the slot.
+    fetch(ref, p.task->result_type,
+          [task = p.task, slot, sink, release](result<detail::boxed_value> got) {
+            if (!got) {
+              slot->set_error(got.err());
+              release();
+              return;
+            }
+            slot->set_value(std::move(*got),
+                            std::make_unique<remote_hold>(sink, release));
+          });
+  }
+}
+
+// -- objects ----------------------------------------------------------------------------
+
+wire_msg::arg cluster_node::export_arg(const detail::task_arg& a,
+                                       std::vector<key>& exported) {
+  detail::boxed_value v = a.value;
+  object_id id{new_owner_id(), 0};
+  if (a.ref) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (auto i = located_.find(key_of(a.ref->id())); i != located_.end())
+      return wire_msg::remote_ref{to_wire(a.ref->id()), i->second.first,
+                                  i->second.second};
+  }
+  if (a.ref) {
+    auto r = a.ref->read();
+    if (r) v = *r;
+    id = a.ref->id();
+  }
+  auto bytes = std::make_shared<std::vector<uint8_t>>(encode(v));
+  if (bytes->size() <= cfg_.inline_threshold)
+    return wire_msg::value{v.type->name, std::move(*bytes)};
+  auto k = key_of(id);
+  auto size = bytes->size();
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto& h = held_[k];
+    if (!h.encoded) h = {v, std::move(bytes), 0};
+    ++h.exports;
+  }
+  exported.push_back(k);
+  return wire_msg::remote_ref{to_wire(id), self_.name, size};
+}
+
+void cluster_node::release_exports(const std::vector<key>& exported) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& k : exported) {
+    auto i = held_.find(k);
+    if (i != held_.end() && i->second.exports > 0 && --i->second.exports == 0)
+      held_.erase(i);
+  }
+}
+
+void cluster_node::gather_args(const std::vector<wire_msg::arg>& args,
+                               const std::vector<const detail::type_descriptor*>& params,
+                               values_cb done) {
+  struct gather {
+    std::mutex mtx;
+    std::vector<detail::boxed_value> values;
+    size_t missing = 0;
+    std::optional<error> failed;
+    values_cb done;
+  };
+  auto g = std::make_shared<gather>();
+  g->values.resize(args.size());
+  g->done = std::move(done);
+  std::vector<size_t> refs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (auto* v = std::get_if<wire_msg::value>(&args[i])) {
+      auto d = decode(*v, params[i]);
+      if (!d) {
+        auto e = d.err();
+        e.message = "argument " + std::to_string(i + 1) + ": " + e.message;
+        return g->done(e);
+      }
+      g->values[i] = std::move(*d);
+    } else {
+      refs.push_back(i);
+    }
+  }
+  if (refs.empty()) return g->done(std::move(g->values));
+  g->missing = refs.size();
+  for (auto i : refs)
+    fetch(std::get<wire_msg::remote_ref>(args[i]), params[i],
+          [g, i](result<detail::boxed_value> v) {
+            std::unique_lock<std::mutex> guard{g->mtx};
+            if (v)
+              g->values[i] = std::move(*v);
+            else if (!g->failed)
+              g->failed = v.err();
+            if (--g->missing > 0) return;
+            guard.unlock();
+            if (g->failed)
+              g->done(*g->failed);
+            else
+              g->done(std::move(g->values));
+          });
+}
+
+void cluster_node::fetch(const wire_msg::remote_ref& ref,
+                         const detail::type_descriptor* type, value_cb done) {
+  auto k = key_of(ref.id);
+  std::unique_lock<std::mutex> guard{mtx_};
+  if (auto h = held_.find(k); h != held_.end()) {
+    auto v = h->second.value;
+    guard.unlock();
+    if (!detail::same_type(*v.type, *type))
+      return done(error{errc::type_mismatch,
+                        "expected a " + type->name + ", got a " + v.type->name});
+    return done(v);
+  }
+  if (auto c = fetched_.find(k); c != fetched_.end()) {
+    if (auto p = c->second.first.lock(); p && c->second.second == type) {
+      guard.unlock();
+      return done(detail::boxed_value{std::move(p), type});
+    }
+  }
+  auto& p = pulls_[k];
+  if (p) {
+    p->waiters.push_back(std::move(done));
+    return;
+  }
+  p = std::make_shared<pull_state>();
+  p->from = ref.node;
+  p->type = type;
+  p->total = ref.size;
+  p->buf.resize(ref.size);
+  p->waiters.push_back(std::move(done));
+  request_chunks(k, *p);
+}
+
+void cluster_node::request_chunks(const key& k, pull_state& p) {
+  // Flow control: at most `pull_window` chunks requested and not yet received.
+  while (p.in_flight < pull_window && p.next_offset < p.total) {
+    auto len = std::min(chunk_bytes, p.total - p.next_offset);
+    send_to(p.from, wire_msg::object_pull{{k.first, k.second}, p.next_offset, len});
+    p.next_offset += len;
+    ++p.in_flight;
+  }
+}
+
+void cluster_node::on_pull(const std::string& peer, const wire_msg::object_pull& m) {
+  std::shared_ptr<const std::vector<uint8_t>> bytes;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = held_.find(key_of(m.id));
+    if (i != held_.end()) bytes = i->second.encoded;
+  }
+  wire_msg::object_chunk c;
+  c.id = m.id;
+  c.offset = m.offset;
+  if (!bytes) {
+    c.missing = "node '" + self_.name + "' holds no object " +
+                object_id{m.id.owner, m.id.seq}.to_string() + " (freed, or never here)";
+  } else if (m.offset > bytes->size()) {
+    c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
+  } else {
+    c.total = bytes->size();
+    c.source_length = std::min<uint64_t>(m.length, bytes->size() - m.offset);
+    c.source = std::move(bytes);
+  }
+  send_to(peer, std::move(c));
+}
+
+void cluster_node::on_chunk(wire_msg::object_chunk&& m) {
+  auto k = key_of(m.id);
+  std::shared_ptr<pull_state> p;
+  std::vector<value_cb> waiters;
+  result<detail::boxed_value> out{error{errc::object_freed, ""}};
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = pulls_.find(k);
+    if (i == pulls_.end()) return;
+    p = i->second;
+    bool bad =
+        !m.missing.empty() || m.total != p->total || m.offset + m.data.size() > p->total;
+    if (!bad) {
+      std::memcpy(p->buf.data() + m.offset, m.data.data(), m.data.size());
+      p->received += m.data.size();
+      --p->in_flight;
+      if (p->received < p->total) {
+        request_chunks(k, *p);
+        return;
+      }
+      std::string why;
+      auto v = p->type->decode(p->buf.data(), p->buf.size(), why);
+      if (v) {
+        out = detail::boxed_value{v, p->type};
+        fetched_[k] = {v, p->type};
+      } else {
+        out = error{errc::type_mismatch, "malformed " + p->type->name + ": " + why};
+      }
+    } else {
+      out = error{errc::object_freed,
+                  "pulling " + object_id{k.first, k.second}.to_string() + " from node '" +
+                      p->from + "' failed: " +
+                      (m.missing.empty() ? "chunk does not fit the object" : m.missing)};
+    }
+    waiters = std::move(p->waiters);
+    pulls_.erase(i);
+  }
+  for (auto& w : waiters)
+    w(out);
+}
+
+} // namespace swarm::actors

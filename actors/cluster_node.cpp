@@ -1,4 +1,6 @@
 #include "actors/cluster_node.hpp"
+#include "actors/worker_processes.hpp"
+#include "framework/local_cluster.hpp"
 
 #include <caf/all.hpp>
 
@@ -13,6 +15,31 @@ std::unique_ptr<core> start_cluster_node(const application& app,
                                          const cluster_config& cfg,
                                          const std::string& node) {
   return std::make_unique<actors::cluster_node>(app, cfg, node);
+}
+
+std::unique_ptr<core> start_local_cluster(const application& app,
+                                          const local_cluster_config& lc) {
+  auto cfg = make_local_cluster(lc);
+  if (!cfg) throw failure{cfg.err()};
+  std::vector<std::string> workers;
+  for (auto& n : cfg->nodes)
+    if (n.role == node_spec::role_type::worker) workers.push_back(n.name);
+  // The workers are forked first, while this process has one thread; they retry joining
+  // until the head below listens.
+  auto children = actors::worker_processes::fork_nodes(app, *cfg, workers);
+  if (!children) throw failure{children.err()};
+  auto head = std::make_unique<actors::cluster_node>(app, *cfg, cfg->head().name);
+  auto joined = head->wait_for_nodes(cfg->nodes.size(), lc.join_timeout);
+  if (joined < cfg->nodes.size()) {
+    auto exited = (*children)->exited();
+    throw failure{{errc::node_unreachable,
+                   "local cluster: " + std::to_string(joined) + " of " +
+                       std::to_string(cfg->nodes.size()) + " nodes joined within " +
+                       std::to_string(lc.join_timeout.count()) + " ms" +
+                       (exited.empty() ? "" : " (" + exited + ")")}};
+  }
+  head->adopt(std::move(*children));
+  return head;
 }
 
 } // namespace swarm::detail
@@ -141,6 +168,24 @@ void cluster_node::post(std::function<void()> f) {
   // Before the agent runs (while joining) there is nothing to post to; what is posted
   // then (dialing peers of a node table) is redone on the next table.
   if (agent_) caf::anon_send(agent_, run_fn_atom::value, std::move(f));
+}
+
+void cluster_node::adopt(std::unique_ptr<worker_processes> children) {
+  children_ = std::move(children);
+}
+
+size_t cluster_node::wait_for_nodes(size_t n, std::chrono::milliseconds timeout) {
+  auto deadline = steady::now() + timeout;
+  while (true) {
+    size_t alive = 0;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      for (auto& [name, p] : peers_)
+        alive += p.info.alive || name == self_.name ? 1 : 0;
+    }
+    if (alive >= n || steady::now() >= deadline) return alive;
+    std::this_thread::sleep_for(10ms);
+  }
 }
 
 bool cluster_node::wait_for_stop(std::chrono::milliseconds timeout) {

@@ -22,6 +22,8 @@
 
 namespace swarm::actors {
 
+class worker_processes;
+
 /// This process's node of a cluster: the in-process node (its system actors run the
 /// work placed here), the TCP endpoint to the other nodes, and the cluster protocol.
 /// Bottom-up scheduling: work runs here when this node can hold it and its large
@@ -53,6 +55,14 @@ public:
   result<detail::actor_record_ptr> find_actor(const std::string& name) override;
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
   node_stats stats() override { return local_->stats(); }
+  const cluster_config* cluster() const override { return &cfg_; }
+
+  /// Keeps node processes this one started; they are stopped after this node stops.
+  void adopt(std::unique_ptr<worker_processes> children);
+
+  /// Waits up to `timeout` until `n` nodes (this one included) are alive in the node
+  /// table; returns how many are.
+  size_t wait_for_nodes(size_t n, std::chrono::milliseconds timeout);
 
   /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.
   bool wait_for_stop(std::chrono::milliseconds timeout);
@@ -174,6 +184,8 @@ private:
   void on_table(const wire_msg::node_table& t);
   void on_stop(const wire_msg::stop_request& m);
 
+  // First, so it goes last: child nodes stop after this one.
+  std::unique_ptr<worker_processes> children_;
   cluster_config cfg_;
   node_spec self_;
   uint64_t index_ = 0;

@@ -11,6 +11,10 @@ runtime::runtime(const application& app, const cluster_config& cluster,
     : node_holder(detail::start_cluster_node(app, cluster, node)),
       context(*node_, node_->new_owner_id()) {}
 
+runtime::runtime(const application& app, const local_cluster_config& cfg)
+    : node_holder(detail::start_local_cluster(app, cfg)),
+      context(*node_, node_->new_owner_id()) {}
+
 runtime::~runtime() = default;
 
 } // namespace swarm

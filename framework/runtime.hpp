@@ -5,6 +5,7 @@
 #include "framework/application.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/context.hpp"
+#include "framework/local_cluster.hpp"
 #include "framework/runtime_config.hpp"
 
 namespace swarm {
@@ -30,7 +31,16 @@ public:
   /// Joins the cluster `cluster` as its node `node` (listening on that node's port):
   /// work goes wherever the cluster's schedulers place it.
   runtime(const application& app, const cluster_config& cluster, const std::string& node);
+
+  /// Starts a cluster of `cfg.nodes` node processes on 127.0.0.1 and joins it as its
+  /// head: returns once every node joined (or throws naming the nodes that did not).
+  /// Create it before any other runtime or thread: the workers are forked.
+  runtime(const application& app, const local_cluster_config& cfg);
   ~runtime();
+
+  /// The cluster this runtime is a node of (for a local cluster: the file it made up);
+  /// null for an embedded single node.
+  const cluster_config* cluster() const { return node_->cluster(); }
 
   /// A snapshot of the node's store, scheduler and control store.
   node_stats stats() { return node_->stats(); }

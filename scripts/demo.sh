@@ -3,4 +3,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
+# With no arguments: a local cluster of three node processes on 127.0.0.1.
+if [ $# -eq 0 ]; then set -- --nodes 3; fi
 exec "${SWARM_BUILD_DIR:-$root/build}/bin/swarm" demo "$@"

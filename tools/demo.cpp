@@ -82,6 +82,7 @@ private:
 struct demo_options {
   size_t tasks = 20000;
   std::optional<double> cpus;
+  size_t nodes = 1;   // more than 1: a local cluster of that many processes
   std::string config; // with `node`: run as that node of a cluster
   std::string node;
 };
@@ -112,7 +113,7 @@ bool parse(const std::vector<std::string>& args, demo_options& out) {
       auto* v = need_value(a);
       if (!v) return false;
       (a == "--config" ? out.config : out.node) = *v;
-    } else if (a == "--tasks" || a == "--cpus") {
+    } else if (a == "--tasks" || a == "--cpus" || a == "--nodes") {
       auto* v = need_value(a);
       if (!v) return false;
       char* end = nullptr;
@@ -124,6 +125,8 @@ bool parse(const std::vector<std::string>& args, demo_options& out) {
       }
       if (a == "--tasks")
         out.tasks = static_cast<size_t>(x);
+      else if (a == "--nodes")
+        out.nodes = static_cast<size_t>(x);
       else
         out.cpus = x;
     } else {
@@ -133,6 +136,11 @@ bool parse(const std::vector<std::string>& args, demo_options& out) {
   }
   if (out.config.empty() != out.node.empty()) {
     std::fprintf(stderr, "swarm demo: --config and --node go together\n");
+    return false;
+  }
+  if (out.nodes > 1 && !out.config.empty()) {
+    std::fprintf(stderr, "swarm demo: --nodes starts a local cluster; --config joins one: "
+                         "give one of them\n");
     return false;
   }
   return true;
@@ -168,7 +176,15 @@ int run_demo(const std::vector<std::string>& args) {
   auto ps_t = app.find_actor_type<parameter_server>("demo.parameter_server").value();
 
   std::unique_ptr<runtime> rt_owner;
-  if (opts.config.empty()) {
+  if (opts.nodes > 1) {
+    local_cluster_config lc;
+    lc.nodes = opts.nodes;
+    lc.cpus_per_node = opts.cpus;
+    rt_owner = std::make_unique<runtime>(app, lc);
+    std::printf("swarm demo: evolution strategies, %zu-dim, on a local cluster of %zu node "
+                "processes\n",
+                dims, opts.nodes);
+  } else if (opts.config.empty()) {
     runtime_config cfg;
     cfg.cpus = opts.cpus;
     rt_owner = std::make_unique<runtime>(app, cfg);

@@ -16,6 +16,7 @@ namespace swarm {
 class application;
 struct runtime_config;
 struct cluster_config;
+struct local_cluster_config;
 } // namespace swarm
 
 namespace swarm::detail {
@@ -72,6 +73,9 @@ public:
 
   /// A snapshot of the node's store, scheduler and control store.
   virtual node_stats stats() = 0;
+
+  /// The cluster this node belongs to; null for an embedded single node.
+  virtual const cluster_config* cluster() const { return nullptr; }
 };
 
 /// Starts a single-node cluster inside this process (defined in actors/).
@@ -81,5 +85,10 @@ std::unique_ptr<core> start_local_node(const application& app, const runtime_con
 /// joins the head (defined in actors/).
 std::unique_ptr<core> start_cluster_node(const application& app, const cluster_config& cfg,
                                          const std::string& node);
+
+/// Starts a local cluster: forks its worker node processes, then runs its head in this
+/// process and waits until every node joined (defined in actors/).
+std::unique_ptr<core> start_local_cluster(const application& app,
+                                          const local_cluster_config& cfg);
 
 } // namespace swarm::detail

@@ -78,7 +78,7 @@ caf::behavior agent(caf::event_based_actor* self, cluster_node* node,
 // -- life cycle -------------------------------------------------------------------------
 
 cluster_node::cluster_node(const application& app, cluster_config cfg,
-                           const std::string& node)
+                           const std::string& node, wire_msg::transport_factory make_transport)
     : cfg_(std::move(cfg)) {
   auto spec = cfg_.find(node);
   if (!spec) throw failure{spec.err()};
@@ -106,7 +106,14 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   h.log = [name = self_.name](const std::string& line) {
     std::fprintf(stderr, "[swarm %s] %s\n", name.c_str(), line.c_str());
   };
-  auto ep = wire_msg::endpoint::start(ec, std::move(h));
+  if (!make_transport)
+    make_transport = [](wire_msg::endpoint_config c, wire_msg::endpoint_handlers hs)
+        -> result<std::unique_ptr<wire_msg::transport>> {
+      auto e = wire_msg::endpoint::start(std::move(c), std::move(hs));
+      if (!e) return e.err();
+      return std::unique_ptr<wire_msg::transport>{std::move(*e)};
+    };
+  auto ep = make_transport(ec, std::move(h));
   if (!ep)
     throw failure{{ep.err().code, "node '" + self_.name + "': " + ep.err().message}};
   net_ = std::move(*ep);
@@ -220,7 +227,7 @@ result<void> cluster_node::connect_to(const std::string& node) {
   if (net_->connected(node)) return {};
   auto spec = cfg_.find(node);
   if (!spec) return error{errc::node_unreachable, spec.err().message};
-  auto peer = net_->connect((*spec)->address, (*spec)->port, 5s);
+  auto peer = net_->connect(node, (*spec)->address, (*spec)->port, 5s);
   if (!peer) return peer.err();
   if (*peer != node)
     return error{errc::node_unreachable,

@@ -35,7 +35,10 @@ class worker_processes;
 /// named-actor table (in the control store's shard actors) live here too.
 class cluster_node final : public detail::core {
 public:
-  cluster_node(const application& app, cluster_config cfg, const std::string& node);
+  /// Starts node `node` of `cfg`: on TCP, or on the transport `make_transport` starts
+  /// (a fake network in tests).
+  cluster_node(const application& app, cluster_config cfg, const std::string& node,
+               wire_msg::transport_factory make_transport = {});
   ~cluster_node() override;
 
   const application& app() const override { return local_->app(); }
@@ -56,6 +59,7 @@ public:
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
   node_stats stats() override { return local_->stats(); }
   const cluster_config* cluster() const override { return &cfg_; }
+  const std::string& node_name() const override { return self_.name; }
 
   /// Keeps node processes this one started; they are stopped after this node stops.
   void adopt(std::unique_ptr<worker_processes> children);
@@ -66,8 +70,6 @@ public:
 
   /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.
   bool wait_for_stop(std::chrono::milliseconds timeout);
-
-  const std::string& name() const noexcept { return self_.name; }
 
   /// Runs `f` on the node's control actor, which may block (connects, lookups).
   void post(std::function<void()> f);
@@ -117,7 +119,7 @@ private:
   // shutdown so late releases do nothing.
   struct release_sink {
     std::mutex mtx;
-    wire_msg::endpoint* net = nullptr;
+    wire_msg::transport* net = nullptr;
     std::function<void(const object_id&)> forget;
   };
 
@@ -196,7 +198,7 @@ private:
   std::atomic<size_t> local_inflight_{0};
   size_t spill_threshold_ = 1;
   std::unique_ptr<local_node> local_;
-  std::unique_ptr<wire_msg::endpoint> net_;
+  std::unique_ptr<wire_msg::transport> net_;
   std::shared_ptr<release_sink> releases_;
   caf::actor agent_;
 

@@ -9,6 +9,11 @@ namespace detail {
 
 core::~core() = default;
 
+const std::string& core::node_name() const {
+  static const std::string local = "local";
+  return local;
+}
+
 result<void> core::feasible(const resource_set& demand, const std::string& node) {
   if (!node.empty())
     return error{errc::infeasible, "no node named '" + node +

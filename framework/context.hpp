@@ -166,6 +166,9 @@ public:
   /// The identity that owns what this context creates.
   uint64_t owner_id() const noexcept { return owner_; }
 
+  /// The name of the node this context runs on ("local" for an embedded node).
+  const std::string& node_name() const { return core_->node_name(); }
+
   /// The node's total resources.
   resource_set total_resources() const { return core_->total_resources(); }
 

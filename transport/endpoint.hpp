@@ -15,36 +15,10 @@
 #include <vector>
 
 #include "framework/result.hpp"
+#include "transport/transport.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::wire_msg {
-
-/// How a node's endpoint listens and authenticates.
-struct endpoint_config {
-  /// The name this side proves in the handshake.
-  std::string name;
-  std::string secret;
-  /// Where to accept connections; `listen` false for a pure client (e.g. `swarm status`).
-  bool listen = true;
-  std::string listen_address = "127.0.0.1";
-  uint16_t listen_port = 0; ///< 0: any free port (see `endpoint::port`)
-  size_t max_frame_bytes = 64 << 20;
-  /// A connection that has not proved the secret by then is closed.
-  std::chrono::milliseconds handshake_timeout{5000};
-};
-
-/// What the endpoint tells its owner. Every callback runs on the endpoint's I/O thread
-/// and must not block.
-struct endpoint_handlers {
-  /// A message from an authenticated peer.
-  std::function<void(const std::string& peer, message&& m)> on_message;
-  /// A peer proved the secret (once per connection).
-  std::function<void(const std::string& peer)> on_peer_up;
-  /// An authenticated connection closed, with the reason.
-  std::function<void(const std::string& peer, const std::string& why)> on_peer_down;
-  /// A line worth logging (refused connections, bad frames).
-  std::function<void(const std::string& line)> log;
-};
 
 /// A node's TCP connections to its peers: one I/O thread polls every socket, decodes
 /// frames and runs the handshake; nothing reaches `on_message` before the peer proved
@@ -52,7 +26,7 @@ struct endpoint_handlers {
 /// reason. Senders write straight to the socket from their own thread when nothing is
 /// queued (no thread hand-off on the latency path); what cannot be written at once is
 /// queued per lane and the I/O thread sends control and call frames before bulk ones.
-class endpoint {
+class endpoint final : public transport {
 public:
   /// Bytes and frames that crossed, by lane, and connections refused.
   struct counters {
@@ -67,7 +41,7 @@ public:
                                                  endpoint_handlers h);
 
   /// Closes every connection and stops the I/O thread.
-  ~endpoint();
+  ~endpoint() override;
 
   endpoint(const endpoint&) = delete;
   endpoint& operator=(const endpoint&) = delete;
@@ -82,14 +56,16 @@ public:
   result<std::string> connect(const std::string& address, uint16_t port,
                               std::chrono::milliseconds timeout);
 
-  /// Sends `m` to the authenticated peer `peer`; an error when none is connected.
-  result<void> send(const std::string& peer, const message& m);
+  /// Connects to `address:port` (`name` is only what the caller expects to find there).
+  result<std::string> connect(const std::string& name, const std::string& address,
+                              uint16_t port, std::chrono::milliseconds timeout) override {
+    (void)name;
+    return connect(address, port, timeout);
+  }
 
-  /// Whether an authenticated connection to `peer` is open.
-  bool connected(const std::string& peer) const;
-
-  /// Closes the connections to `peer`.
-  void disconnect(const std::string& peer);
+  result<void> send(const std::string& peer, const message& m) override;
+  bool connected(const std::string& peer) const override;
+  void disconnect(const std::string& peer) override;
 
   counters stats() const;
 

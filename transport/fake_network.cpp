@@ -1,25 +1,136 @@
 #include "transport/fake_network.hpp"
 
+#include <algorithm>
+#include <optional>
+
 namespace swarm::wire_msg {
+
+/// A node's transport on the fake network.
+class fake_network::view final : public transport {
+public:
+  view(fake_network& net, std::string name) : net_(net), name_(std::move(name)) {}
+  ~view() override { net_.remove(name_); }
+
+  result<std::string> connect(const std::string& name, const std::string&, uint16_t,
+                              std::chrono::milliseconds) override {
+    if (auto ok = net_.connect(name_, name); !ok) return ok.err();
+    return name;
+  }
+  result<void> send(const std::string& peer, const message& m) override {
+    return net_.send(name_, peer, m);
+  }
+  bool connected(const std::string& peer) const override {
+    return net_.connected(name_, peer);
+  }
+  void disconnect(const std::string& peer) override { net_.disconnect(name_, peer); }
+
+private:
+  fake_network& net_;
+  std::string name_;
+};
+
+void fake_network::add(const std::string& name, const std::string& secret,
+                       endpoint_handlers h) {
+  guard g{mtx_};
+  auto& n = nodes_[name];
+  n.secret = secret;
+  n.handlers = std::move(h);
+}
 
 void fake_network::add_node(const std::string& name, const std::string& secret,
                             handler on_message) {
-  nodes_[name] = node{secret, std::move(on_message)};
+  endpoint_handlers h;
+  h.on_message = [f = std::move(on_message)](const std::string& from, message&& m) {
+    f(from, m);
+  };
+  add(name, secret, std::move(h));
+}
+
+std::unique_ptr<transport> fake_network::attach(const endpoint_config& cfg,
+                                                endpoint_handlers h) {
+  add(cfg.name, cfg.secret, std::move(h));
+  return std::make_unique<view>(*this, cfg.name);
+}
+
+transport_factory fake_network::factory() {
+  return [this](endpoint_config cfg, endpoint_handlers h)
+             -> result<std::unique_ptr<transport>> {
+    {
+      guard g{mtx_};
+      if (nodes_.count(cfg.name))
+        return error{errc::invalid_argument,
+                     "node '" + cfg.name + "' is already on the fake network"};
+    }
+    return attach(cfg, std::move(h));
+  };
+}
+
+void fake_network::remove(const std::string& name) {
+  guard g{mtx_};
+  auto i = nodes_.find(name);
+  if (i == nodes_.end()) return;
+  pending calls;
+  std::vector<std::string> peers;
+  for (auto& [k, l] : links_)
+    if (k.first == name) peers.push_back(k.second);
+  for (auto& p : peers)
+    cut(name, p, "node '" + name + "' left the network", calls);
+  // Its own handlers do not run again: only its peers learn it left.
+  calls.erase(std::remove_if(calls.begin(), calls.end(),
+                             [&](auto& c) { return c.first == name; }),
+              calls.end());
+  run(g, calls);
+  idle_.wait(g, [&] { return nodes_[name].running == 0; });
+  nodes_.erase(name);
+}
+
+void fake_network::run(guard& g, pending& calls) {
+  if (calls.empty()) return;
+  std::vector<node*> targets;
+  for (auto& c : calls) {
+    auto i = nodes_.find(c.first);
+    targets.push_back(i == nodes_.end() ? nullptr : &i->second);
+    if (targets.back()) ++targets.back()->running;
+  }
+  g.unlock();
+  for (size_t k = 0; k < calls.size(); ++k)
+    if (targets[k]) calls[k].second(*targets[k]);
+  g.lock();
+  for (auto* n : targets)
+    if (n) --n->running;
+  calls.clear();
+  idle_.notify_all();
+}
+
+void fake_network::cut(const std::string& a, const std::string& b, const std::string& why,
+                       pending& out) {
+  for (auto& [from, to] : {key{a, b}, key{b, a}}) {
+    auto i = links_.find({from, to});
+    if (i == links_.end()) continue;
+    // The receiving side of each direction learns its peer is gone.
+    if (i->second.authenticated)
+      out.emplace_back(to, [peer = from, why](node& n) {
+        if (n.handlers.on_peer_down) n.handlers.on_peer_down(peer, why);
+      });
+    links_.erase(i);
+  }
 }
 
 void fake_network::refuse(const std::string& a, const std::string& b,
-                          const std::string& why) {
+                          const std::string& why, pending& out) {
   ++stats_.refused;
   last_refusal_ = why;
-  links_.erase({a, b});
-  links_.erase({b, a});
+  cut(a, b, why, out);
 }
 
 result<void> fake_network::connect(const std::string& a, const std::string& b) {
+  guard g{mtx_};
   auto na = nodes_.find(a), nb = nodes_.find(b);
   if (na == nodes_.end() || nb == nodes_.end())
-    return error{errc::invalid_argument,
+    return error{errc::node_unreachable,
                  "no node named '" + (na == nodes_.end() ? a : b) + "'"};
+  auto ab = links_.find({a, b});
+  if (ab != links_.end() && ab->second.authenticated) return {};
   handshake ha{a, na->second.secret}, hb{b, nb->second.secret};
   // Each handshake message crosses as a frame, decoded by the receiving side.
   auto cross = [this](const message& m, handshake& to, std::vector<message>& reply) {
@@ -29,109 +140,162 @@ result<void> fake_network::connect(const std::string& a, const std::string& b) {
     if (auto ok = d.feed(f.data(), f.size(), in); !ok) return result<bool>{ok.err()};
     return to.accept(in.at(0), reply);
   };
+  pending calls;
+  auto fail = [&](const std::string& why) -> result<void> {
+    refuse(a, b, why, calls);
+    run(g, calls);
+    return error{errc::node_unreachable, why};
+  };
   std::vector<message> to_b{ha.own_hello()}, to_a{hb.own_hello()};
   for (int round = 0; round < 3 && (!to_a.empty() || !to_b.empty()); ++round) {
     std::vector<message> next_a, next_b;
     for (auto& m : to_b)
-      if (auto r = cross(m, hb, next_a); !r) {
-        refuse(a, b, r.err().message);
-        return r.err();
-      }
+      if (auto r = cross(m, hb, next_a); !r) return fail(r.err().message);
     for (auto& m : to_a)
-      if (auto r = cross(m, ha, next_b); !r) {
-        refuse(a, b, r.err().message);
-        return r.err();
-      }
+      if (auto r = cross(m, ha, next_b); !r) return fail(r.err().message);
     to_a = std::move(next_a);
     to_b = std::move(next_b);
   }
-  if (!ha.authenticated() || !hb.authenticated()) {
-    refuse(a, b, "handshake did not complete");
-    return error{errc::invalid_argument, last_refusal_};
-  }
-  for (auto& k : {key{a, b}, key{b, a}}) {
-    auto& l = links_[k];
+  if (!ha.authenticated() || !hb.authenticated())
+    return fail("handshake did not complete");
+  for (auto& [from, to] : {key{a, b}, key{b, a}}) {
+    auto& l = links_[{from, to}];
+    l = link{};
     l.open = true;
+    l.authenticated = true;
     l.decoder = std::make_unique<frame_decoder>(max_frame_);
+    calls.emplace_back(to, [peer = from](node& n) {
+      if (n.handlers.on_peer_up) n.handlers.on_peer_up(peer);
+    });
   }
+  run(g, calls);
   return {};
 }
 
 bool fake_network::connected(const std::string& a, const std::string& b) const {
+  guard g{mtx_};
   auto i = links_.find({a, b});
-  return i != links_.end() && i->second.open;
+  return i != links_.end() && i->second.open && i->second.authenticated;
 }
 
 result<void> fake_network::send(const std::string& from, const std::string& to,
                                 const message& m) {
+  auto frame = encode_frame(m);
+  guard g{mtx_};
   auto i = links_.find({from, to});
   if (i == links_.end() || !i->second.open)
-    return error{errc::invalid_argument,
+    return error{errc::node_unreachable,
                  "no connection from '" + from + "' to '" + to + "'"};
-  i->second.queued[static_cast<size_t>(lane_of(m))].push_back(encode_frame(m));
+  i->second.queued[static_cast<size_t>(lane_of(m))].push_back(std::move(frame));
   return {};
 }
 
 void fake_network::inject(const std::string& from, const std::string& to,
                           std::vector<uint8_t> bytes) {
+  guard g{mtx_};
   auto& l = links_[{from, to}];
   if (!l.decoder) l.decoder = std::make_unique<frame_decoder>(max_frame_);
   l.open = true;
   l.queued[static_cast<size_t>(lane::control)].push_back(std::move(bytes));
 }
 
-void fake_network::drop_if(
-    std::function<bool(const std::string&, const std::string&, const message&)> pred) {
+void fake_network::drop_if(predicate pred) {
+  guard g{mtx_};
   drop_ = std::move(pred);
 }
 
+void fake_network::hold_if(predicate pred) {
+  guard g{mtx_};
+  hold_ = std::move(pred);
+}
+
 void fake_network::disconnect(const std::string& a, const std::string& b) {
-  links_.erase({a, b});
-  links_.erase({b, a});
+  guard g{mtx_};
+  pending calls;
+  cut(a, b, "disconnected by the test", calls);
+  run(g, calls);
+}
+
+fake_network::counters fake_network::stats() const {
+  guard g{mtx_};
+  return stats_;
+}
+
+std::string fake_network::last_refusal() const {
+  guard g{mtx_};
+  return last_refusal_;
+}
+
+void fake_network::deliver_one(guard&, const std::string& from, const std::string& to,
+                               message&& m, pending& calls) {
+  if (drop_ && drop_(from, to, m)) {
+    ++stats_.dropped;
+    return;
+  }
+  if (hold_ && hold_(from, to, m)) {
+    ++stats_.held;
+    held_.emplace_back(from, to, std::move(m));
+    return;
+  }
+  calls.emplace_back(to, [from, m = std::move(m)](node& n) mutable {
+    if (n.handlers.on_message) n.handlers.on_message(from, std::move(m));
+  });
+}
+
+size_t fake_network::release_held() {
+  guard g{mtx_};
+  pending calls;
+  auto held = std::move(held_);
+  held_.clear();
+  for (auto& [from, to, m] : held)
+    calls.emplace_back(to, [from = from, m = std::move(m)](node& n) mutable {
+      if (n.handlers.on_message) n.handlers.on_message(from, std::move(m));
+    });
+  auto n = calls.size();
+  run(g, calls);
+  return n;
 }
 
 size_t fake_network::deliver(size_t max) {
+  guard g{mtx_};
   size_t delivered = 0;
   bool progress = true;
   while (progress && delivered < max) {
     progress = false;
-    for (auto it = links_.begin(); it != links_.end() && delivered < max;) {
+    // One frame per connection per round, so no connection starves the others. Handlers
+    // run without the lock and may send, connect or disconnect: links are found afresh.
+    std::optional<key> cursor;
+    while (delivered < max) {
+      auto it = cursor ? links_.upper_bound(*cursor) : links_.begin();
+      size_t lane_index = 0;
+      for (; it != links_.end(); ++it) {
+        auto& q = it->second.queued;
+        for (lane_index = 0; lane_index < q.size() && q[lane_index].empty(); ++lane_index) {
+        }
+        if (lane_index < q.size()) break;
+      }
+      if (it == links_.end()) break;
+      progress = true;
+      cursor = it->first;
       auto [from, to] = it->first;
       auto& l = it->second;
-      std::vector<uint8_t> frame;
-      size_t lane_index = 0;
-      for (; lane_index < l.queued.size(); ++lane_index)
-        if (!l.queued[lane_index].empty()) {
-          frame = std::move(l.queued[lane_index].front());
-          l.queued[lane_index].pop_front();
-          break;
-        }
-      if (lane_index == l.queued.size()) {
-        ++it;
-        continue;
-      }
-      progress = true;
+      auto frame = std::move(l.queued[lane_index].front());
+      l.queued[lane_index].pop_front();
       ++stats_.frames[lane_index];
       stats_.bytes[lane_index] += frame.size();
       std::vector<message> in;
+      pending calls;
       if (auto ok = l.decoder->feed(frame.data(), frame.size(), in); !ok) {
-        ++it;
-        refuse(from, to,
-               "frame from '" + from + "' to '" + to + "': " + ok.err().message);
-        it = links_.lower_bound(key{from, to});
-        continue;
-      }
-      for (auto& m : in) {
-        if (drop_ && drop_(from, to, m)) {
-          ++stats_.dropped;
-          continue;
+        refuse(from, to, "frame from '" + from + "' to '" + to + "': " + ok.err().message,
+               calls);
+      } else {
+        for (auto& m : in) {
+          auto before = calls.size();
+          deliver_one(g, from, to, std::move(m), calls);
+          delivered += calls.size() - before;
         }
-        ++delivered;
-        auto n = nodes_.find(to);
-        if (n != nodes_.end() && n->second.on_message) n->second.on_message(from, m);
       }
-      // Handlers may send or disconnect: continue after this link, found afresh.
-      it = links_.upper_bound(key{from, to});
+      run(g, calls);
     }
   }
   return delivered;

@@ -1,17 +1,21 @@
 #pragma once
 
 #include <array>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "framework/result.hpp"
 #include "transport/handshake.hpp"
+#include "transport/transport.hpp"
 #include "transport/wire_codec.hpp"
 
 namespace swarm::wire_msg {
@@ -20,16 +24,24 @@ namespace swarm::wire_msg {
 /// message is really encoded into a frame and decoded on arrival (the codec, size limit
 /// and handshake run as on a socket), but nothing moves until the test calls `deliver`:
 /// time and order are the test's. Per connection, control and call frames overtake bulk
-/// ones, as the lanes promise. Counters and a drop hook let tests see and break traffic.
+/// ones, as the lanes promise. Counters, a drop hook and a hold hook (delay chosen
+/// messages until the test releases them) let tests see and break traffic.
+///
+/// A node is either a bare handler (`add_node`) or a whole cluster node running on a
+/// `transport` from `attach`/`factory`. Sending and connecting are thread-safe; handlers
+/// run on the thread that calls `deliver`, never under the network's lock.
 class fake_network {
 public:
   using handler = std::function<void(const std::string& from, const message& m)>;
+  using predicate =
+      std::function<bool(const std::string& from, const std::string& to, const message& m)>;
 
   /// What crossed the network so far.
   struct counters {
     std::array<size_t, 3> frames{}; // by lane
     std::array<size_t, 3> bytes{};  // by lane
     size_t dropped = 0;
+    size_t held = 0;
     size_t refused = 0; // connections closed by a failed handshake or a bad frame
   };
 
@@ -38,6 +50,14 @@ public:
 
   /// Adds a node holding `secret`; `on_message` sees what authenticated peers send it.
   void add_node(const std::string& name, const std::string& secret, handler on_message);
+
+  /// Adds the node `cfg.name` and returns its transport: what the node sends goes on this
+  /// network, and `h` sees what reaches it. Destroying the transport removes the node
+  /// (its peers see their connections close) once none of its handlers runs.
+  std::unique_ptr<transport> attach(const endpoint_config& cfg, endpoint_handlers h);
+
+  /// A factory that attaches each node started with it to this network.
+  transport_factory factory();
 
   /// Opens a connection from `a` to `b` and runs the handshake over frames; an error
   /// (e.g. a secret mismatch) leaves them unconnected.
@@ -50,30 +70,38 @@ public:
   result<void> send(const std::string& from, const std::string& to, const message& m);
 
   /// Delivers up to `max` queued frames, control and calls before bulk on each
-  /// connection; returns how many were delivered.
+  /// connection; returns how many messages were delivered.
   size_t deliver(size_t max = static_cast<size_t>(-1));
 
   /// Puts raw bytes on the wire from `from` to `to`, as a broken or hostile peer would;
   /// they are decoded on the next `deliver`.
   void inject(const std::string& from, const std::string& to, std::vector<uint8_t> bytes);
 
-  /// Drops every frame for which `pred` returns true, instead of delivering it.
-  void drop_if(std::function<bool(const std::string& from, const std::string& to,
-                                  const message& m)>
-                   pred);
+  /// Drops every message for which `pred` returns true, instead of delivering it.
+  void drop_if(predicate pred);
 
-  /// Cuts the connection between `a` and `b` (both directions), dropping what is queued.
+  /// Holds back every message for which `pred` returns true until `release_held`.
+  void hold_if(predicate pred);
+
+  /// Delivers the held messages, in the order they were held; returns how many.
+  size_t release_held();
+
+  /// Cuts the connection between `a` and `b` (both directions), dropping what is queued;
+  /// both sides' transports report the peer down.
   void disconnect(const std::string& a, const std::string& b);
 
-  const counters& stats() const noexcept { return stats_; }
+  counters stats() const;
 
   /// Why the last connection was closed, for tests.
-  const std::string& last_refusal() const noexcept { return last_refusal_; }
+  std::string last_refusal() const;
 
 private:
+  class view;
+
   struct node {
     std::string secret;
-    handler on_message;
+    endpoint_handlers handlers;
+    size_t running = 0; // handlers of this node running now
   };
 
   // One direction of a connection: frames queued per lane, and the receiver's decoder.
@@ -81,16 +109,33 @@ private:
     std::array<std::deque<std::vector<uint8_t>>, 3> queued;
     std::unique_ptr<frame_decoder> decoder;
     bool open = false;
+    bool authenticated = false; // false for injected raw links
   };
 
   using key = std::pair<std::string, std::string>;
+  using guard = std::unique_lock<std::mutex>;
+  // A handler to run outside the lock: (node, its handler invocation).
+  using pending = std::vector<std::pair<std::string, std::function<void(node&)>>>;
 
-  void refuse(const std::string& a, const std::string& b, const std::string& why);
+  void add(const std::string& name, const std::string& secret, endpoint_handlers h);
+  void remove(const std::string& name);
+  void refuse(const std::string& a, const std::string& b, const std::string& why,
+              pending& out);
+  void cut(const std::string& a, const std::string& b, const std::string& why,
+           pending& out);
+  // Runs the handlers in `calls` without the lock, keeping their nodes alive meanwhile.
+  void run(guard& g, pending& calls);
+  void deliver_one(guard& g, const std::string& from, const std::string& to,
+                   message&& m, pending& calls);
 
   size_t max_frame_;
+  mutable std::mutex mtx_;
+  std::condition_variable idle_;
   std::map<std::string, node> nodes_;
   std::map<key, link> links_;
-  std::function<bool(const std::string&, const std::string&, const message&)> drop_;
+  predicate drop_;
+  predicate hold_;
+  std::vector<std::tuple<std::string, std::string, message>> held_;
   counters stats_;
   std::string last_refusal_;
 };

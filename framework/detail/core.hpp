@@ -74,6 +74,9 @@ public:
   /// A snapshot of the node's store, scheduler and control store.
   virtual node_stats stats() = 0;
 
+  /// The node's name in its cluster; "local" for an embedded single node.
+  virtual const std::string& node_name() const;
+
   /// The cluster this node belongs to; null for an embedded single node.
   virtual const cluster_config* cluster() const { return nullptr; }
 };

@@ -22,6 +22,11 @@ inline int pid() {
   return static_cast<int>(::getpid());
 }
 
+/// The node a task ran on.
+inline std::string where(context& ctx) {
+  return ctx.node_name();
+}
+
 /// `n` bytes counting up, as a large object.
 inline std::vector<uint8_t> blob(int n) {
   std::vector<uint8_t> out(static_cast<size_t>(n));
@@ -56,6 +61,7 @@ inline int call_named(context& ctx, const std::string& name, int x) {
 inline void register_all(application& app) {
   app.function("add", add);
   app.function("pid", pid);
+  app.function("where", where);
   app.function("blob", blob);
   app.function("read_blob", read_blob);
   app.function("call_named", call_named);

@@ -1,0 +1,238 @@
+// The cluster protocol over the fake network: three cluster nodes in this process,
+// every message really encoded and decoded, and the test choosing what is delivered,
+// dropped or held back.
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <memory>
+#include <thread>
+
+#include "actors/cluster_node.hpp"
+#include "tests/cluster/test_app.hpp"
+#include "transport/fake_network.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm;
+using namespace swarm::cluster_test;
+using swarm::wire_msg::fake_network;
+
+namespace {
+
+cluster_config three_node_config() {
+  cluster_config cfg;
+  cfg.name = "fake";
+  cfg.secret = "the-fake-network-secret";
+  cfg.gcs_shards = 2;
+  cfg.heartbeat_interval = 50ms;
+  cfg.node_timeout = 400ms;
+  cfg.inline_threshold = 64 * 1024;
+  for (auto name : {"head", "worker-1", "worker-2"}) {
+    node_spec n;
+    n.name = name;
+    n.address = "fake";
+    n.role = n.name == "head" ? node_spec::role_type::head : node_spec::role_type::worker;
+    n.cpus = 1;
+    if (n.name == "worker-2") n.resources.set("special", 1);
+    cfg.nodes.push_back(n);
+  }
+  return cfg;
+}
+
+/// A head and two workers on one fake network. A pump thread delivers what is queued
+/// (tests that need a fixed order stop it and call `deliver` themselves).
+struct fake_cluster {
+  fake_network net;
+  application app;
+  cluster_config cfg = three_node_config();
+  std::unique_ptr<actors::cluster_node> head, w1, w2;
+  std::unique_ptr<context> driver;
+  std::atomic<bool> pumping{true};
+  std::thread pump;
+
+  fake_cluster() {
+    register_all(app);
+    pump = std::thread{[this] {
+      while (pumping)
+        if (net.deliver() == 0) std::this_thread::sleep_for(200us);
+    }};
+    head = std::make_unique<actors::cluster_node>(app, cfg, "head", net.factory());
+    w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());
+    w2 = std::make_unique<actors::cluster_node>(app, cfg, "worker-2", net.factory());
+    REQUIRE(head->wait_for_nodes(3, 10s) == 3);
+    driver = std::make_unique<context>(*head, head->new_owner_id());
+  }
+
+  ~fake_cluster() {
+    driver.reset();
+    w1.reset();
+    w2.reset();
+    head.reset();
+    pumping = false;
+    pump.join();
+  }
+
+  static task_options on(const std::string& node) {
+    task_options o;
+    o.node = node;
+    return o;
+  }
+
+  /// Counts, without changing anything, the messages `pred` selects.
+  std::shared_ptr<std::atomic<size_t>> spy(fake_network::predicate pred) {
+    auto n = std::make_shared<std::atomic<size_t>>(0);
+    net.drop_if([n, pred](auto& from, auto& to, auto& m) {
+      if (pred(from, to, m)) ++*n;
+      return false;
+    });
+    return n;
+  }
+
+  /// Waits (bounded) until `pred` holds.
+  static bool eventually(const std::function<bool()>& pred,
+                         std::chrono::milliseconds timeout = 5s) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+    return true;
+  }
+};
+
+template <class T> bool is(const wire_msg::message& m) {
+  return std::holds_alternative<T>(m);
+}
+
+} // namespace
+
+TEST_CASE("over the fake network, tasks run on the node they are sent to") {
+  fake_cluster c;
+  auto where = c.app.find_function<std::string()>("where").value();
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  CHECK(c.driver->submit(c.on("worker-1"), where).get(10s).value() == "worker-1");
+  CHECK(c.driver->submit(c.on("worker-2"), where).get(10s).value() == "worker-2");
+  CHECK(c.driver->submit(where).get(10s).value() == "head");
+  // A future made on worker-1 is an argument on worker-2: its value moves once, from
+  // worker-1 to worker-2, never through the head.
+  auto through_head = c.spy([](auto& from, auto& to, auto& m) {
+    return is<wire_msg::object_pull>(m) && from == "worker-2" && to == "head";
+  });
+  auto a = c.driver->submit(c.on("worker-1"), add, 1, 2);
+  CHECK(c.driver->submit(c.on("worker-2"), add, a, 10).get(10s).value() == 13);
+  CHECK(*through_head == 0);
+  swarm::task_options special;
+  special.resources.set("special", 1);
+  CHECK(c.driver->submit(special, where).get(10s).value() == "worker-2");
+}
+
+TEST_CASE("a result lost on the wire fails its future once the connection closes") {
+  fake_cluster c;
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  c.net.drop_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" && is<wire_msg::task_result>(m);
+  });
+  auto lost = c.driver->submit(c.on("worker-1"), add, 1, 1);
+  auto early = lost.get(300ms);
+  REQUIRE_FALSE(early);
+  CHECK(early.err().code == errc::timeout);
+  c.net.disconnect("head", "worker-1");
+  auto r = lost.get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::worker_died);
+  CHECK(r.err().message.find("worker-1") != std::string::npos);
+  // The other worker was never affected.
+  CHECK(c.driver->submit(c.on("worker-2"), add, 2, 2).get(10s).value() == 4);
+  CHECK(c.net.stats().dropped >= 1);
+}
+
+TEST_CASE("a large result is pulled in chunks on the bulk lane, once per node") {
+  fake_cluster c;
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  auto read = c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>(
+                        "read_blob")
+                  .value();
+  const int size = 9 << 20; // three 4 MiB chunks
+  auto chunks_to_w2 = c.spy([](auto&, auto& to, auto& m) {
+    return to == "worker-2" && is<wire_msg::object_chunk>(m);
+  });
+  auto big = c.driver->submit(c.on("worker-1"), blob_fn, size);
+  REQUIRE(big.get(10s));
+  auto bulk_before = c.net.stats().frames[static_cast<size_t>(wire_msg::lane::bulk)];
+  // Two readers on worker-2: the object crosses to worker-2 once.
+  auto r1 = c.driver->submit(c.on("worker-2"), read, big);
+  auto r2 = c.driver->submit(c.on("worker-2"), read, big);
+  auto expected = int64_t{0};
+  for (int i = 0; i < size; ++i)
+    expected += static_cast<uint8_t>(i);
+  CHECK(r1.get(20s).value().at(1) == expected);
+  CHECK(r2.get(20s).value().at(1) == expected);
+  CHECK(*chunks_to_w2 == 3);
+  // Three chunk requests and three chunks, all on the bulk lane.
+  CHECK(c.net.stats().frames[static_cast<size_t>(wire_msg::lane::bulk)] - bulk_before == 6);
+}
+
+TEST_CASE("calls to a named actor go from the caller's node straight to the actor's") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto call_named_fn =
+      c.app.find_function<int(const std::string&, int)>("call_named").value();
+  actor_options o;
+  o.node = "worker-2";
+  o.name = "tally";
+  auto a = c.driver->spawn(o, counter_t, 100);
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 101);
+  auto calls = std::make_shared<std::map<std::pair<std::string, std::string>, int>>();
+  auto calls_mtx = std::make_shared<std::mutex>();
+  c.net.drop_if([=](auto& from, auto& to, auto& m) {
+    if (is<wire_msg::actor_call>(m)) {
+      std::lock_guard<std::mutex> g{*calls_mtx};
+      ++(*calls)[{from, to}];
+    }
+    return false;
+  });
+  // From a task on worker-1: found by name through the head, then called directly.
+  CHECK(c.driver->submit(c.on("worker-1"), call_named_fn, std::string{"tally"}, 10)
+            .get(10s)
+            .value() == 111);
+  std::lock_guard<std::mutex> g{*calls_mtx};
+  CHECK((*calls)[{"worker-1", "worker-2"}] == 1);
+  CHECK(calls->size() == 1);
+}
+
+TEST_CASE("a node whose heartbeats stop reaching the head is marked dead, then alive again") {
+  fake_cluster c;
+  std::atomic<bool> silent{true};
+  c.net.drop_if([&](auto& from, auto&, auto& m) {
+    return silent && from == "worker-2" && is<wire_msg::heartbeat>(m);
+  });
+  // node_timeout is 400 ms: detected well within the bound.
+  CHECK(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 2; }, 5s));
+  auto status = c.head->stats();
+  (void)status;
+  silent = false;
+  CHECK(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
+}
+
+TEST_CASE("garbage from one node closes only its connection and fails its work") {
+  fake_cluster c;
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" && is<wire_msg::task_result>(m);
+  });
+  auto pending = c.driver->submit(c.on("worker-1"), add, 1, 1);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held == 1; }));
+  c.net.inject("worker-1", "head", {0x10, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  auto r = pending.get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::worker_died);
+  CHECK(c.net.last_refusal().find("from 'worker-1' to 'head'") != std::string::npos);
+  CHECK(c.net.stats().refused == 1);
+  // Releasing the stale result afterwards changes nothing, and the others keep working.
+  c.net.release_held();
+  CHECK(c.driver->submit(c.on("worker-2"), add, 3, 4).get(10s).value() == 7);
+}

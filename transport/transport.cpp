@@ -1,0 +1,7 @@
+#include "transport/transport.hpp"
+
+namespace swarm::wire_msg {
+
+transport::~transport() = default;
+
+} // namespace swarm::wire_msg

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "framework/result.hpp"
+#include "transport/wire_message.hpp"
+
+namespace swarm::wire_msg {
+
+/// How a node's transport listens and authenticates.
+struct endpoint_config {
+  /// The name this side proves in the handshake.
+  std::string name;
+  std::string secret;
+  /// Where to accept connections; `listen` false for a pure client (e.g. `swarm status`).
+  bool listen = true;
+  std::string listen_address = "127.0.0.1";
+  uint16_t listen_port = 0; ///< 0: any free port (see `endpoint::port`)
+  size_t max_frame_bytes = 64 << 20;
+  /// A connection that has not proved the secret by then is closed.
+  std::chrono::milliseconds handshake_timeout{5000};
+};
+
+/// What a transport tells its owner. Every callback runs on the transport's delivery
+/// thread (the endpoint's I/O thread; the caller of `fake_network::deliver`) and must
+/// not block.
+struct endpoint_handlers {
+  /// A message from an authenticated peer.
+  std::function<void(const std::string& peer, message&& m)> on_message;
+  /// A peer proved the secret (once per connection).
+  std::function<void(const std::string& peer)> on_peer_up;
+  /// An authenticated connection closed, with the reason.
+  std::function<void(const std::string& peer, const std::string& why)> on_peer_down;
+  /// A line worth logging (refused connections, bad frames).
+  std::function<void(const std::string& line)> log;
+};
+
+/// What a node needs from the network: authenticated connections to named peers that
+/// carry wire messages. The TCP `endpoint` in production; a node's view of a
+/// `fake_network` in deterministic tests.
+class transport {
+public:
+  virtual ~transport();
+
+  /// Connects to the node expected to be `name` at `address:port` and waits until both
+  /// sides proved the secret; returns the name the peer proved, or why it failed.
+  virtual result<std::string> connect(const std::string& name, const std::string& address,
+                                      uint16_t port, std::chrono::milliseconds timeout) = 0;
+
+  /// Sends `m` to the authenticated peer `peer`; an error when none is connected.
+  virtual result<void> send(const std::string& peer, const message& m) = 0;
+
+  /// Whether an authenticated connection to `peer` is open.
+  virtual bool connected(const std::string& peer) const = 0;
+
+  /// Closes the connections to `peer`.
+  virtual void disconnect(const std::string& peer) = 0;
+};
+
+/// Starts a node's transport with its settings and handlers.
+using transport_factory = std::function<result<std::unique_ptr<transport>>(
+    endpoint_config, endpoint_handlers)>;
+
+} // namespace swarm::wire_msg

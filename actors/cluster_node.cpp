@@ -4,6 +4,9 @@
 
 #include <caf/all.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
@@ -56,6 +59,16 @@ using detail::to_list;
 using detail::to_wire;
 
 constexpr int owner_shift = 40;
+
+uint64_t wall_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+std::string object_key(const wire_msg::object_ref_id& id) {
+  return std::to_string(id.owner) + "." + std::to_string(id.seq);
+}
 
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
@@ -121,8 +134,15 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     std::lock_guard<std::mutex> guard{releases_->mtx};
     releases_->net = net_.get();
     releases_->forget = [this](const object_id& id) {
-      std::lock_guard<std::mutex> g{mtx_};
-      located_.erase(key_of(id));
+      std::string holder;
+      {
+        std::lock_guard<std::mutex> g{mtx_};
+        auto i = located_.find(key_of(id));
+        if (i == located_.end()) return;
+        holder = i->second.first;
+        located_.erase(i);
+      }
+      publish(wire_msg::object_location{to_wire(id), holder, 0, false});
     };
   }
   {
@@ -136,6 +156,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     me.info.available = me.info.total;
     peers_[self_.name] = me;
   }
+  if (is_head()) record_node(peers_[self_.name].info);
   if (!is_head()) join_head();
   agent_ = local_->system().spawn<caf::detached>(agent, this, cfg_.heartbeat_interval);
 }
@@ -329,7 +350,17 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::node_table>) {
           on_table(x);
         } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {
-          send_to(peer, table_snapshot());
+          if (!is_head()) {
+            send_to(peer, table_snapshot());
+          } else {
+            post([this, peer] {
+              auto t = stored_table();
+              send_to(peer, t ? std::move(*t) : table_snapshot());
+            });
+          }
+        } else if constexpr (std::is_same_v<T, wire_msg::job_info> ||
+                             std::is_same_v<T, wire_msg::object_location>) {
+          on_row(x);
         } else if constexpr (std::is_same_v<T, wire_msg::stop_request>) {
           on_stop(x);
         } else if constexpr (std::is_same_v<T, wire_msg::actor_create>) {
@@ -382,17 +413,24 @@ void cluster_node::tick() {
     return;
   }
   std::vector<std::string> alive;
+  std::vector<wire_msg::node_info> changed;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto& me = peers_[self_.name];
     me.info.queued = static_cast<uint32_t>(local_inflight_.load());
     me.last_seen = steady::now();
+    changed.push_back(me.info);
     for (auto& [name, p] : peers_) {
-      if (name != self_.name && steady::now() - p.last_seen > cfg_.node_timeout)
+      if (name != self_.name && p.info.alive &&
+          steady::now() - p.last_seen > cfg_.node_timeout) {
         p.info.alive = false;
+        changed.push_back(p.info);
+      }
       if (p.info.alive && name != self_.name) alive.push_back(name);
     }
   }
+  for (auto& info : changed)
+    record_node(std::move(info));
   auto table = table_snapshot();
   for (auto& n : alive)
     (void)net_->send(n, table);
@@ -411,18 +449,106 @@ void cluster_node::on_join(const wire_msg::join& m) {
     for (auto& [name, e] : peers_)
       if (e.info.alive && name != self_.name) alive.push_back(name);
   }
+  record_node(m.node);
   auto table = table_snapshot();
   for (auto& n : alive)
     send_to(n, table);
 }
 
 void cluster_node::on_heartbeat(const std::string& peer, const wire_msg::heartbeat& m) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  auto i = peers_.find(peer);
-  if (i == peers_.end()) return; // not joined: ignored until it joins
-  i->second.last_seen = steady::now();
-  i->second.info.alive = true;
-  i->second.info.queued = m.queued;
+  wire_msg::node_info info;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = peers_.find(peer);
+    if (i == peers_.end()) return; // not joined: ignored until it joins
+    i->second.last_seen = steady::now();
+    i->second.info.alive = true;
+    i->second.info.queued = m.queued;
+    info = i->second.info;
+  }
+  record_node(std::move(info));
+}
+
+// -- control store: node, job and object tables ------------------------------------------
+
+void cluster_node::record_node(wire_msg::node_info info) {
+  info.last_seen_ms = wall_ms(); // stored as a time; reported as an age
+  info.head = info.name == head_name();
+  auto name = info.name;
+  local_->table_put("node", name, std::move(info));
+}
+
+void cluster_node::publish(wire_msg::message row) {
+  if (is_head())
+    std::visit(
+        [this](auto& r) {
+          using T = std::decay_t<decltype(r)>;
+          if constexpr (std::is_same_v<T, wire_msg::job_info> ||
+                        std::is_same_v<T, wire_msg::object_location>)
+            on_row(r);
+        },
+        row);
+  else
+    send_to(head_name(), std::move(row));
+}
+
+void cluster_node::on_row(const wire_msg::job_info& j) {
+  if (is_head()) local_->table_put("job", std::to_string(j.id), j);
+}
+
+void cluster_node::on_row(const wire_msg::object_location& o) {
+  if (!is_head()) return;
+  if (o.present)
+    local_->table_put("object", object_key(o.id), o);
+  else
+    local_->table_erase("object", object_key(o.id));
+}
+
+void cluster_node::job_event(uint64_t id, bool running) {
+  wire_msg::job_info j;
+  j.id = id;
+  j.driver = self_.name;
+  j.pid = static_cast<uint32_t>(::getpid());
+  j.running = running;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (running) {
+      j.started_ms = jobs_started_[id] = wall_ms();
+    } else {
+      j.started_ms = jobs_started_[id];
+      j.ended_ms = wall_ms();
+      jobs_started_.erase(id);
+    }
+  }
+  publish(j);
+}
+
+result<std::vector<table_row>> cluster_node::control_table(const std::string& table) {
+  if (!is_head())
+    return error{errc::invalid_argument,
+                 "node '" + self_.name + "' holds no control store: ask the head"};
+  return local_->table_scan(table);
+}
+
+result<wire_msg::node_table> cluster_node::stored_table() {
+  auto nodes = local_->table_scan("node");
+  if (!nodes) return nodes.err();
+  auto jobs = local_->table_scan("job");
+  if (!jobs) return jobs.err();
+  wire_msg::node_table t;
+  auto now = wall_ms();
+  for (auto& row : *nodes) {
+    auto n = std::get<wire_msg::node_info>(row);
+    n.last_seen_ms = now > n.last_seen_ms ? now - n.last_seen_ms : 0;
+    t.nodes.push_back(std::move(n));
+  }
+  for (auto& row : *jobs)
+    t.jobs.push_back(std::get<wire_msg::job_info>(row));
+  std::sort(t.nodes.begin(), t.nodes.end(), [](auto& a, auto& b) {
+    return std::make_pair(!a.head, a.name) < std::make_pair(!b.head, b.name);
+  });
+  std::sort(t.jobs.begin(), t.jobs.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  return t;
 }
 
 wire_msg::node_table cluster_node::table_snapshot() const {

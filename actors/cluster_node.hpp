@@ -60,6 +60,11 @@ public:
   node_stats stats() override { return local_->stats(); }
   const cluster_config* cluster() const override { return &cfg_; }
   const std::string& node_name() const override { return self_.name; }
+  void job_event(uint64_t id, bool running) override;
+
+  /// The rows of the control-store table `table` ("node", "job", "object"); only the
+  /// head holds the control store.
+  result<std::vector<table_row>> control_table(const std::string& table);
 
   /// Keeps node processes this one started; they are stopped after this node stops.
   void adopt(std::unique_ptr<worker_processes> children);
@@ -178,6 +183,16 @@ private:
                                     wire_msg::message m);
   void answer(uint64_t id, wire_msg::message m);
 
+  // -- control store: the head keeps the node, job and object tables in its shards
+  // -------------------------------------------------------------------------------------
+  void record_node(wire_msg::node_info info);
+  // A job or object row, written on the head (sent there from other nodes).
+  void publish(wire_msg::message row);
+  void on_row(const wire_msg::job_info& j);
+  void on_row(const wire_msg::object_location& o);
+  // The node and job tables as the control store holds them, for `swarm status`.
+  result<wire_msg::node_table> stored_table();
+
   // -- head
   // ------------------------------------------------------------------------------
   void on_join(const wire_msg::join& m);
@@ -217,6 +232,7 @@ private:
       fetched_;
   std::map<uint64_t, detail::actor_record_ptr> hosted_;
   std::map<uint64_t, std::function<void(wire_msg::message)>> requests_;
+  std::map<uint64_t, uint64_t> jobs_started_; // jobs of drivers on this node: start time
   uint64_t next_actor_ = 1;
   uint64_t next_request_ = 1;
 

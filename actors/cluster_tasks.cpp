@@ -287,6 +287,7 @@ void cluster_node::on_result(wire_msg::task_result&& m) {
       std::lock_guard<std::mutex> guard{mtx_};
       located_[key_of(id)] = {where.node, where.size};
     }
+    publish(wire_msg::object_location{m.result, where.node, where.size, true});
     auto release = [sink, id, node = where.node] {
       std::lock_guard<std::mutex> guard{sink->mtx};
       if (!sink->net) return;

@@ -11,6 +11,7 @@ namespace {
 struct gcs_state {
   gcs_shard_config config;
   std::map<std::string, detail::actor_record_ptr> named_actors;
+  std::map<std::string, std::map<std::string, table_row>> tables;
 
   bool owns(const std::string& key) const {
     return shard_of(key, config.count) == config.index;
@@ -53,9 +54,32 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
         if (i == fns.end()) return not_found("no function named '" + name + "'");
         return i->second;
       },
+      [self](put_atom, const std::string& table, const std::string& key,
+             table_row& row) { self->state.tables[table][key] = std::move(row); },
+      [self](erase_atom, const std::string& table, const std::string& key) {
+        auto t = self->state.tables.find(table);
+        if (t != self->state.tables.end()) t->second.erase(key);
+      },
+      [self](get_atom, const std::string& table,
+             const std::string& key) -> caf::result<table_row> {
+        auto& t = self->state.tables[table];
+        auto i = t.find(key);
+        if (i == t.end()) return not_found("no row '" + key + "' in table '" + table + "'");
+        return i->second;
+      },
+      [self](scan_atom, const std::string& table) {
+        std::vector<table_row> rows;
+        if (auto t = self->state.tables.find(table); t != self->state.tables.end())
+          for (auto& [k, row] : t->second)
+            rows.push_back(row);
+        return rows;
+      },
       [self](stats_atom) {
+        size_t rows = 0;
+        for (auto& [name, t] : self->state.tables)
+          rows += t.size();
         return caf::make_message(self->state.config.functions.size(),
-                                 self->state.named_actors.size());
+                                 self->state.named_actors.size(), rows);
       },
   };
 }

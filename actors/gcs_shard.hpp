@@ -4,6 +4,10 @@
 
 #include <map>
 #include <string>
+#include <variant>
+#include <vector>
+
+#include "transport/wire_message.hpp"
 
 namespace swarm::actors {
 
@@ -16,18 +20,32 @@ struct gcs_shard_config {
   std::map<std::string, std::string> functions;
 };
 
-/// Spawns one shard of the global control store. It holds the function table and the
-/// actor table with named-actor lookup:
+/// A row of a control-store table: the node table ("node"), the job table ("job") and
+/// the object table ("object", where objects live other than with their owners).
+using table_row =
+    std::variant<wire_msg::node_info, wire_msg::job_info, wire_msg::object_location>;
+
+/// Spawns one shard of the global control store. It holds the function table, the
+/// actor table with named-actor lookup, and the node, job and object tables:
 ///   (register_atom, name, actor_record_ptr) -> bool    false when the name is taken
 ///   (lookup_atom, name) -> actor_record_ptr            error when unknown
 ///   (forget_atom, name)                                drops a name (actor killed)
 ///   (lookup_atom, "function", name) -> signature       error when unknown
-///   (stats_atom) -> (functions, actors)
+///   (put_atom, table, key, table_row)                  writes a row
+///   (erase_atom, table, key)                           removes a row
+///   (get_atom, table, key) -> table_row                error when absent
+///   (scan_atom, table) -> std::vector<table_row>       this shard's rows of `table`
+///   (stats_atom) -> (functions, actors, rows)
 /// A node runs `runtime_config::gcs_shards` of them (a cluster's head: the file's
 /// `gcs_shards`); keys are routed by `shard_of`. Replication comes with fault tolerance.
 caf::actor spawn_gcs_shard(caf::actor_system& sys, gcs_shard_config cfg);
 
 /// The shard that owns `key` among `count` shards.
 size_t shard_of(const std::string& key, size_t count);
+
+/// The key a row of `table` is sharded by.
+inline std::string table_key(const std::string& table, const std::string& key) {
+  return table + "/" + key;
+}
 
 } // namespace swarm::actors

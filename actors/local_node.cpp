@@ -430,8 +430,49 @@ node_stats local_node::stats() {
   for (auto& shard : shards)
     if (shard)
       self->request(shard, request_timeout, stats_atom::value)
-          .receive([&](size_t, size_t named) { out.named_actors += named; },
-                   [](caf::error&) {});
+          .receive(
+              [&](size_t, size_t named, size_t rows) {
+                out.named_actors += named;
+                out.control_rows += rows;
+              },
+              [](caf::error&) {});
+  return out;
+}
+
+void local_node::table_put(const std::string& table, const std::string& key,
+                           table_row row) {
+  if (auto shard = current(part::gcs, table_key(table, key)))
+    caf::anon_send(shard, put_atom::value, table, key, std::move(row));
+}
+
+void local_node::table_erase(const std::string& table, const std::string& key) {
+  if (auto shard = current(part::gcs, table_key(table, key)))
+    caf::anon_send(shard, erase_atom::value, table, key);
+}
+
+result<std::vector<table_row>> local_node::table_scan(const std::string& table) {
+  std::vector<caf::actor> shards;
+  {
+    std::lock_guard<std::mutex> guard{parts_mtx_};
+    shards = gcs_;
+  }
+  caf::scoped_actor self{*sys_};
+  std::vector<table_row> out;
+  result<void> ok;
+  for (auto& shard : shards) {
+    if (!shard) return error{errc::runtime_stopped, "a control-store shard is restarting"};
+    self->request(shard, request_timeout, scan_atom::value, table)
+        .receive(
+            [&](std::vector<table_row>& rows) {
+              out.insert(out.end(), std::make_move_iterator(rows.begin()),
+                         std::make_move_iterator(rows.end()));
+            },
+            [&](caf::error& e) {
+              ok = error{errc::timeout,
+                         "control-store table '" + table + "': " + reason_of(e)};
+            });
+    if (!ok) return ok.err();
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "actors/actor_host.hpp"
+#include "actors/gcs_shard.hpp"
 #include "actors/local_group.hpp"
 #include "actors/store_table.hpp"
 #include "actors/task_inbox.hpp"
@@ -50,6 +51,16 @@ public:
 
   /// Enters `rec` under `name` in the control store; false when the name is taken.
   result<bool> register_name(const std::string& name, detail::actor_record_ptr rec);
+
+  /// Writes `row` under `key` in the control-store table `table` (asynchronous: writes
+  /// from one thread apply in order).
+  void table_put(const std::string& table, const std::string& key, table_row row);
+
+  /// Removes the row `key` of `table` (asynchronous, in order with puts).
+  void table_erase(const std::string& table, const std::string& key);
+
+  /// Every row of `table`, gathered from all shards.
+  result<std::vector<table_row>> table_scan(const std::string& table);
 
   /// The node's supervisor (for tests that crash system actors).
   const caf::actor& supervisor() const { return supervisor_; }

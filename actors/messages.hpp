@@ -26,6 +26,10 @@ using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using lookup_atom = caf::atom_constant<caf::atom("lookup")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
+using put_atom = caf::atom_constant<caf::atom("put")>;
+using get_atom = caf::atom_constant<caf::atom("get")>;
+using erase_atom = caf::atom_constant<caf::atom("erase")>;
+using scan_atom = caf::atom_constant<caf::atom("scan")>;
 
 /// A task handed to a worker for one dispatch epoch.
 struct dispatch {
@@ -41,3 +45,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::dispatch)
 #include "framework/detail/actor_record.hpp"
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::detail::actor_record_ptr)
+
+#include "actors/gcs_shard.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::table_row)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::table_row>)

@@ -25,14 +25,33 @@ struct node_status {
   uint64_t last_seen_ms = 0; ///< since the head last heard from it
 };
 
+/// One row of the control store's job table: a driver program on some node.
+struct job_status {
+  uint64_t id = 0;
+  std::string driver; ///< the node it runs on
+  uint32_t pid = 0;
+  bool running = false;
+  uint64_t started_ms = 0; ///< wall clock, ms since the epoch
+  uint64_t ended_ms = 0;   ///< 0 while running
+};
+
+/// What `cluster_status` reports: the head's node and job tables.
+struct cluster_state {
+  std::vector<node_status> nodes;
+  std::vector<job_status> jobs;
+
+  /// How many nodes are alive.
+  size_t alive() const;
+};
+
 /// Runs node `node` of the cluster `cfg` in this process until `swarm stop` (or
 /// SIGINT/SIGTERM) and returns the exit code. A user's program calls it to serve as a
 /// node with its own registered functions and actor types.
 int serve(const application& app, const cluster_config& cfg, const std::string& node);
 
-/// Asks the head of `cfg` for its node table.
-result<std::vector<node_status>> cluster_status(const cluster_config& cfg,
-                                                std::chrono::milliseconds timeout);
+/// Asks the head of `cfg` for its node and job tables.
+result<cluster_state> cluster_status(const cluster_config& cfg,
+                                     std::chrono::milliseconds timeout);
 
 /// Asks node `node` (every node when empty) of `cfg` to stop.
 result<void> stop_cluster(const cluster_config& cfg, const std::string& node,

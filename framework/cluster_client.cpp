@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -58,8 +59,13 @@ private:
 
 } // namespace
 
-result<std::vector<node_status>> cluster_status(const cluster_config& cfg,
-                                                std::chrono::milliseconds timeout) {
+size_t cluster_state::alive() const {
+  return static_cast<size_t>(
+      std::count_if(nodes.begin(), nodes.end(), [](auto& n) { return n.alive; }));
+}
+
+result<cluster_state> cluster_status(const cluster_config& cfg,
+                                     std::chrono::milliseconds timeout) {
   cluster_client c{cfg};
   if (auto ok = c.send(cfg.head(), wire_msg::status_request{1}, timeout); !ok)
     return ok.err();
@@ -69,7 +75,9 @@ result<std::vector<node_status>> cluster_status(const cluster_config& cfg,
     return error{errc::node_unreachable, "the head '" + cfg.head().name +
                                              "' sent no node table within " +
                                              std::to_string(timeout.count()) + " ms"};
-  std::vector<node_status> out;
+  cluster_state out;
+  for (auto& j : table->jobs)
+    out.jobs.push_back({j.id, j.driver, j.pid, j.running, j.started_ms, j.ended_ms});
   for (auto& n : table->nodes) {
     node_status s;
     s.name = n.name;
@@ -81,7 +89,7 @@ result<std::vector<node_status>> cluster_status(const cluster_config& cfg,
     s.available = detail::from_list(n.available).value();
     s.queued = n.queued;
     s.last_seen_ms = n.last_seen_ms;
-    out.push_back(std::move(s));
+    out.nodes.push_back(std::move(s));
   }
   return out;
 }

@@ -9,6 +9,8 @@ namespace detail {
 
 core::~core() = default;
 
+void core::job_event(uint64_t, bool) {}
+
 const std::string& core::node_name() const {
   static const std::string local = "local";
   return local;

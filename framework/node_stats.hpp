@@ -16,6 +16,7 @@ struct node_stats {
   size_t workers = 0;          ///< task workers started
   size_t blocked_workers = 0;  ///< workers whose task waits in get/wait
   size_t named_actors = 0;     ///< names in the control store
+  size_t control_rows = 0;     ///< rows in its node, job and object tables
   std::string available;       ///< resources not held by running work
 };
 

@@ -25,7 +25,8 @@ public:
     check();
     return std::get<0>(data_);
   }
-  T&& value() && {
+  /// By value from a temporary, so `for (auto& x : f().value())` is safe.
+  T value() && {
     check();
     return std::get<0>(std::move(data_));
   }

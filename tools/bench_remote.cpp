@@ -116,7 +116,7 @@ std::vector<figure> measure_remote(bool quick) {
   bool joined = false;
   for (int i = 0; i < 200 && !joined; ++i) {
     auto s = cluster_status(cfg, 1s);
-    joined = s && s->size() == 2 && s->at(0).alive && s->at(1).alive;
+    joined = s && s->alive() == 2;
     if (!joined) std::this_thread::sleep_for(50ms);
   }
   if (!joined) throw std::runtime_error("the second node did not join within 10 s");

@@ -65,12 +65,14 @@ int run_status(const std::vector<std::string>& args) {
   if (!parse_cluster_args("status", args, config, node)) return 2;
   auto cfg = load("status", config);
   if (!cfg) return 1;
-  auto nodes = cluster_status(*cfg, 5s);
-  if (!nodes) {
-    std::fprintf(stderr, "swarm status: %s\n", nodes.err().message.c_str());
+  auto state = cluster_status(*cfg, 5s);
+  if (!state) {
+    std::fprintf(stderr, "swarm status: %s\n", state.err().message.c_str());
     return 1;
   }
-  std::printf("cluster '%s': %zu node(s)\n", cfg->name.c_str(), nodes->size());
+  auto* nodes = &state->nodes;
+  std::printf("cluster '%s': %zu node(s), %zu alive\n", cfg->name.c_str(), nodes->size(),
+              state->alive());
   std::printf("%-16s %-22s %-6s %-5s %7s %-32s %s\n", "node", "address", "role", "state",
               "queued", "resources", "last seen");
   for (auto& n : *nodes) {
@@ -79,6 +81,12 @@ int run_status(const std::vector<std::string>& args) {
                 where.c_str(), n.head ? "head" : "worker", n.alive ? "up" : "down",
                 n.queued, n.total.to_string().c_str(),
                 static_cast<unsigned long long>(n.last_seen_ms));
+  }
+  if (!state->jobs.empty()) {
+    std::printf("\n%-20s %-16s %8s %-8s\n", "job", "driver node", "pid", "state");
+    for (auto& j : state->jobs)
+      std::printf("%-20llu %-16s %8u %-8s\n", static_cast<unsigned long long>(j.id),
+                  j.driver.c_str(), j.pid, j.running ? "running" : "ended");
   }
   return 0;
 }

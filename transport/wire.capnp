@@ -119,6 +119,26 @@ struct Join {
 
 struct NodeTable {
   nodes @0 :List(NodeInfo);
+  jobs @1 :List(JobInfo);
+}
+
+# A driver program's row in the control store's job table.
+struct JobInfo {
+  id @0 :UInt64;
+  driver @1 :Text;     # the node the driver runs on
+  pid @2 :UInt32;
+  running @3 :Bool;
+  startedMs @4 :UInt64; # wall clock, ms since the epoch
+  endedMs @5 :UInt64;
+}
+
+# A row of the control store's object table: where an object lives other than with its
+# owner (`present` false: it is gone from there).
+struct ObjectLocation {
+  id @0 :ObjectId;
+  node @1 :Text;
+  size @2 :UInt64;
+  present @3 :Bool;
 }
 
 struct StatusRequest {
@@ -205,5 +225,7 @@ struct Envelope {
     actorLookup @16 :ActorLookup;
     actorLocation @17 :ActorLocation;
     actorKill @18 :ActorKill;
+    jobInfo @19 :JobInfo;
+    objectLocation @20 :ObjectLocation;
   }
 }

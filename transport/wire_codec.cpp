@@ -115,6 +115,20 @@ unsigned size_of(size_t n) {
   return static_cast<unsigned>(n);
 }
 
+void put_job(wire::JobInfo::Builder b, const job_info& j) {
+  b.setId(j.id);
+  b.setDriver(j.driver);
+  b.setPid(j.pid);
+  b.setRunning(j.running);
+  b.setStartedMs(j.started_ms);
+  b.setEndedMs(j.ended_ms);
+}
+
+job_info get_job(wire::JobInfo::Reader r) {
+  return {r.getId(),      r.getDriver(),    r.getPid(),
+          r.getRunning(), r.getStartedMs(), r.getEndedMs()};
+}
+
 struct builder_visitor {
   wire::Envelope::Builder env;
 
@@ -182,9 +196,21 @@ struct builder_visitor {
   void operator()(const object_free& m) { put_id(env.initObjectFree().initId(), m.id); }
   void operator()(const join& m) { put_node(env.initJoin().initNode(), m.node); }
   void operator()(const node_table& m) {
-    auto list = env.initNodeTable().initNodes(size_of(m.nodes.size()));
+    auto t = env.initNodeTable();
+    auto list = t.initNodes(size_of(m.nodes.size()));
     for (unsigned i = 0; i < m.nodes.size(); ++i)
       put_node(list[i], m.nodes[i]);
+    auto jobs = t.initJobs(size_of(m.jobs.size()));
+    for (unsigned i = 0; i < m.jobs.size(); ++i)
+      put_job(jobs[i], m.jobs[i]);
+  }
+  void operator()(const job_info& m) { put_job(env.initJobInfo(), m); }
+  void operator()(const object_location& m) {
+    auto b = env.initObjectLocation();
+    put_id(b.initId(), m.id);
+    b.setNode(m.node);
+    b.setSize(m.size);
+    b.setPresent(m.present);
   }
   void operator()(const status_request& m) {
     env.initStatusRequest().setRequestId(m.request_id);
@@ -310,7 +336,15 @@ message read_envelope(wire::Envelope::Reader env) {
     node_table m;
     for (auto n : env.getNodeTable().getNodes())
       m.nodes.push_back(get_node(n));
+    for (auto j : env.getNodeTable().getJobs())
+      m.jobs.push_back(get_job(j));
     return m;
+  }
+  case wire::Envelope::JOB_INFO:
+    return get_job(env.getJobInfo());
+  case wire::Envelope::OBJECT_LOCATION: {
+    auto r = env.getObjectLocation();
+    return object_location{get_id(r.getId()), r.getNode(), r.getSize(), r.getPresent()};
   }
   case wire::Envelope::STATUS_REQUEST:
     return status_request{env.getStatusRequest().getRequestId()};

@@ -127,8 +127,25 @@ struct join {
   node_info node;
 };
 
+struct job_info {
+  uint64_t id = 0;
+  std::string driver;
+  uint32_t pid = 0;
+  bool running = true;
+  uint64_t started_ms = 0;
+  uint64_t ended_ms = 0;
+};
+
 struct node_table {
   std::vector<node_info> nodes;
+  std::vector<job_info> jobs;
+};
+
+struct object_location {
+  object_ref_id id;
+  std::string node;
+  uint64_t size = 0;
+  bool present = true;
 };
 
 struct status_request {
@@ -197,7 +214,7 @@ using message =
     std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
                  object_chunk, object_free, join, node_table, status_request,
                  stop_request, actor_create, actor_created, actor_call, actor_register,
-                 actor_lookup, actor_location, actor_kill>;
+                 actor_lookup, actor_location, actor_kill, job_info, object_location>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

@@ -74,6 +74,10 @@ public:
   /// A snapshot of the node's store, scheduler and control store.
   virtual node_stats stats() = 0;
 
+  /// A driver (a runtime) starts or ends its job `id` on this node: the cluster's job
+  /// table records it. Nothing for an embedded single node.
+  virtual void job_event(uint64_t id, bool running);
+
   /// The node's name in its cluster; "local" for an embedded single node.
   virtual const std::string& node_name() const;
 

@@ -212,8 +212,15 @@ TEST_CASE("a node whose heartbeats stop reaching the head is marked dead, then a
   });
   // node_timeout is 400 ms: detected well within the bound.
   CHECK(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 2; }, 5s));
-  auto status = c.head->stats();
-  (void)status;
+  // The control store's node table says so too.
+  CHECK(fake_cluster::eventually([&] {
+    auto rows = c.head->control_table("node").value();
+    for (auto& r : rows) {
+      auto& n = std::get<wire_msg::node_info>(r);
+      if (n.name == "worker-2") return !n.alive;
+    }
+    return false;
+  }));
   silent = false;
   CHECK(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
 }
@@ -235,4 +242,41 @@ TEST_CASE("garbage from one node closes only its connection and fails its work")
   // Releasing the stale result afterwards changes nothing, and the others keep working.
   c.net.release_held();
   CHECK(c.driver->submit(c.on("worker-2"), add, 3, 4).get(10s).value() == 7);
+}
+
+TEST_CASE("the head's control store holds the node, job and object tables") {
+  fake_cluster c;
+  auto rows = [&](const std::string& table) {
+    return c.head->control_table(table).value();
+  };
+  REQUIRE(fake_cluster::eventually([&] { return rows("node").size() == 3; }));
+  auto nodes = rows("node");
+  for (auto& r : nodes)
+    CHECK(std::get<wire_msg::node_info>(r).alive);
+  CHECK_FALSE(c.w1->control_table("node"));
+
+  // A driver on worker-2 starts and ends its job; the head's table follows.
+  c.w2->job_event(77, true);
+  REQUIRE(fake_cluster::eventually([&] { return rows("job").size() == 1; }));
+  auto started = std::get<wire_msg::job_info>(rows("job")[0]);
+  CHECK(started.driver == "worker-2");
+  CHECK(started.running);
+  c.w2->job_event(77, false);
+  REQUIRE(fake_cluster::eventually(
+      [&] { return !std::get<wire_msg::job_info>(rows("job")[0]).running; }));
+  auto ended = std::get<wire_msg::job_info>(rows("job")[0]);
+  CHECK(ended.started_ms == started.started_ms);
+  CHECK(ended.ended_ms >= started.started_ms);
+
+  // A large result kept on worker-1 is in the object table while its owner holds it.
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  {
+    auto big = c.driver->submit(c.on("worker-1"), blob_fn, 1 << 20);
+    REQUIRE(big.get(10s));
+    REQUIRE(fake_cluster::eventually([&] { return rows("object").size() == 1; }));
+    auto loc = std::get<wire_msg::object_location>(rows("object")[0]);
+    CHECK(loc.node == "worker-1");
+    CHECK(loc.size > (1 << 20));
+  }
+  CHECK(fake_cluster::eventually([&] { return rows("object").empty(); }));
 }

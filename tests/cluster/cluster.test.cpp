@@ -87,11 +87,7 @@ struct three_nodes {
 
   size_t alive() {
     auto s = swarm::cluster_status(cfg, 2s);
-    if (!s) return 0;
-    size_t n = 0;
-    for (auto& node : *s)
-      n += node.alive ? 1 : 0;
-    return n;
+    return s ? s->alive() : 0;
   }
 
   swarm::task_options on(const std::string& node) {
@@ -223,13 +219,19 @@ TEST_CASE("garbage bytes sent to a node's port close only that connection") {
   CHECK(c.w1->log().find("bad frame") != std::string::npos);
 }
 
-TEST_CASE("status lists every node and stop ends a node process") {
+TEST_CASE("status lists every node and the driver's job, and stop ends a node process") {
   three_nodes c;
-  auto s = swarm::cluster_status(c.cfg, 5s).value();
+  auto state = swarm::cluster_status(c.cfg, 5s).value();
+  auto& s = state.nodes;
   REQUIRE(s.size() == 3);
   for (auto& n : s)
     CHECK(n.alive);
+  CHECK(s[0].head);
   CHECK(s[0].total.get("CPU") > 0);
+  REQUIRE(state.jobs.size() == 1);
+  CHECK(state.jobs[0].driver == "head");
+  CHECK(state.jobs[0].pid == static_cast<uint32_t>(::getpid()));
+  CHECK(state.jobs[0].running);
   REQUIRE(swarm::stop_cluster(c.cfg, "worker-1", 5s));
   CHECK(c.w1->wait_exit(10s) == 0);
 }

@@ -29,10 +29,13 @@ std::vector<message> samples() {
           object_chunk{
               {1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}, nullptr, 0},
           task_result{{3, 12}, stored_at{"worker-2", 1 << 24}},
-          node_table{{node_info{
-              "head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3, true, true, 12}}},
+          node_table{{node_info{"head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3,
+                                true, true, 12}},
+                     {job_info{7, "head", 4242, true, 1000, 0}}},
           actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
-          actor_location{9, true, 5, "worker-1", "counter", {}}};
+          actor_location{9, true, 5, "worker-1", "counter", {}},
+          job_info{8, "worker-1", 99, false, 5, 6},
+          object_location{{3, 12}, "worker-2", 1 << 24, true}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -71,6 +74,12 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(table.nodes[0].available[0].second == 1);
   CHECK(std::get<actor_call>(back[10]).method == "add");
   CHECK(std::get<actor_location>(back[11]).node == "worker-1");
+  REQUIRE(table.jobs.size() == 1);
+  CHECK(table.jobs[0].pid == 4242);
+  CHECK(std::get<job_info>(back[12]).ended_ms == 6);
+  CHECK_FALSE(std::get<job_info>(back[12]).running);
+  CHECK(std::get<object_location>(back[13]).node == "worker-2");
+  CHECK(std::get<object_location>(back[13]).size == 1 << 24);
 }
 
 TEST_CASE("a stream arriving a byte at a time decodes into the same frames") {

@@ -68,10 +68,17 @@ void cluster_node::answer(uint64_t id, wire_msg::message m) {
 
 result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
   auto target = spec.options.node;
+  bool placed = true;
   if (target.empty() && !spec.options.resources.fits_in(local_->total_resources())) {
-    auto where = place(spec.options.resources, {});
-    if (!where) return where.err();
-    target = *where;
+    if (is_head()) {
+      auto where = place_now(spec.options.resources);
+      if (!where) return where.err();
+      target = *where;
+    } else {
+      // The head's global scheduler places it and forwards the request.
+      target = head_name();
+      placed = false;
+    }
   }
   if (target.empty() || target == self_.name) {
     if (spec.options.name.empty()) return local_->spawn(std::move(spec));
@@ -119,6 +126,7 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
   m.resources = to_list(spec.options.resources);
   m.max_restarts = static_cast<int32_t>(spec.options.max_restarts);
   m.owner_node = self_.name;
+  m.placed = placed;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     m.request_id = next_request_++;
@@ -128,18 +136,42 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
   if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
   if (!created->ok) return from_wire(created->error);
-  return detail::actor_record_ptr{
-      std::make_shared<remote_actor_record>(std::move(spec), target, created->actor_id)};
+  return detail::actor_record_ptr{std::make_shared<remote_actor_record>(
+      std::move(spec), created->node, created->actor_id)};
 }
 
-void cluster_node::create_actor_here(const std::string& peer, wire_msg::actor_create m) {
+result<std::string> cluster_node::place_now(const resource_set& demand) {
+  auto chosen = std::make_shared<std::promise<result<std::string>>>();
+  auto f = chosen->get_future();
+  place(demand, {}, [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
+  if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+    return error{errc::timeout, "the global scheduler did not place an actor within 10 s"};
+  return f.get();
+}
+
+void cluster_node::create_actor_here(wire_msg::actor_create m) {
   wire_msg::actor_created out;
   out.request_id = m.request_id;
   out.node = self_.name;
+  // The answer goes to whoever asked, even when the head placed it here.
+  auto peer = m.owner_node;
   auto fail = [&](error e) {
     out.error = to_wire(e);
     send_to(peer, out);
   };
+  if (!m.placed && is_head()) {
+    auto demand = from_list(m.resources);
+    if (!demand) return fail(demand.err());
+    return place(*demand, {}, [this, m](result<std::string> where) mutable {
+      m.placed = true;
+      if (!where) {
+        wire_msg::actor_created no{m.request_id, 0, self_.name, to_wire(where.err()), false};
+        return send_to(m.owner_node, no);
+      }
+      if (*where == self_.name) return post([this, m] { create_actor_here(m); });
+      send_to(*where, std::move(m));
+    });
+  }
   auto* info = local_->app().actor_info(m.type_name);
   if (!info)
     return fail({errc::unregistered, "node '" + self_.name + "' has no actor type '" +

@@ -1,4 +1,6 @@
 #include "actors/cluster_node.hpp"
+#include "actors/global_scheduler.hpp"
+#include "actors/messages.hpp"
 #include "actors/worker_processes.hpp"
 #include "framework/local_cluster.hpp"
 
@@ -54,6 +56,7 @@ namespace swarm::actors {
 namespace {
 
 using namespace std::chrono_literals;
+using detail::from_list;
 using detail::key_of;
 using detail::to_list;
 using detail::to_wire;
@@ -156,7 +159,10 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     me.info.available = me.info.total;
     peers_[self_.name] = me;
   }
-  if (is_head()) record_node(peers_[self_.name].info);
+  if (is_head()) {
+    global_ = spawn_global_scheduler(local_->system());
+    record_node(peers_[self_.name].info);
+  }
   if (!is_head()) join_head();
   agent_ = local_->system().spawn<caf::detached>(agent, this, cfg_.heartbeat_interval);
 }
@@ -167,12 +173,13 @@ cluster_node::~cluster_node() {
     releases_->net = nullptr;
     releases_->forget = nullptr;
   }
-  if (agent_) {
-    // The agent uses the local node: it must be gone before the node goes.
+  // The agent and the global scheduler call into this node: they go first.
+  for (auto* a : {&agent_, &global_}) {
+    if (!*a) continue;
     caf::scoped_actor self{local_->system()};
-    self->send_exit(agent_, caf::exit_reason::user_shutdown);
-    self->wait_for(agent_);
-    agent_ = nullptr;
+    self->send_exit(*a, caf::exit_reason::user_shutdown);
+    self->wait_for(*a);
+    *a = nullptr;
   }
   {
     std::unique_lock<std::shared_mutex> alive{alive_mtx_};
@@ -364,7 +371,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::stop_request>) {
           on_stop(x);
         } else if constexpr (std::is_same_v<T, wire_msg::actor_create>) {
-          post([this, peer, x]() { create_actor_here(peer, x); });
+          post([this, x]() { create_actor_here(x); });
         } else if constexpr (std::is_same_v<T, wire_msg::actor_register>) {
           post([this, peer, x]() { register_remote_name(peer, x); });
         } else if constexpr (std::is_same_v<T, wire_msg::actor_lookup>) {
@@ -469,9 +476,24 @@ void cluster_node::on_heartbeat(const std::string& peer, const wire_msg::heartbe
   record_node(std::move(info));
 }
 
+void cluster_node::place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
+                         std::function<void(result<std::string>)> then) {
+  placement_request req;
+  req.demand = demand;
+  for (auto& a : args)
+    if (auto* r = std::get_if<wire_msg::remote_ref>(&a))
+      req.input_bytes.emplace_back(r->node, r->size);
+  req.then = std::move(then);
+  caf::anon_send(global_, place_atom::value, std::move(req));
+}
+
 // -- control store: node, job and object tables ------------------------------------------
 
 void cluster_node::record_node(wire_msg::node_info info) {
+  if (global_)
+    if (auto total = from_list(info.total))
+      caf::anon_send(global_, update_atom::value, info.name, *total,
+                     static_cast<uint64_t>(info.queued), info.alive);
   info.last_seen_ms = wall_ms(); // stored as a time; reported as an age
   info.head = info.name == head_name();
   auto name = info.name;

@@ -146,10 +146,12 @@ private:
   void run_locally(detail::task_ptr task);
   bool idle_elsewhere() const;
   void run_task_here(wire_msg::task_submit m);
+  void forward_task(detail::task_ptr task, const std::string& to, wire_msg::task_submit m,
+                    std::vector<key> exported);
   void place_and_forward(wire_msg::task_submit m);
-  // The global scheduler's choice; counts the placement against the chosen node.
-  result<std::string> place(const resource_set& demand,
-                            const std::vector<wire_msg::arg>& args);
+  // Asks the head's global scheduler for a node; `then` runs on the scheduler.
+  void place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
+             std::function<void(result<std::string>)> then);
   void on_result(wire_msg::task_result&& m);
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
   // A call that came from another node, keeping the owner's result id; its outcome goes
@@ -175,7 +177,11 @@ private:
 
   // -- actors
   // ----------------------------------------------------------------------------
-  void create_actor_here(const std::string& peer, wire_msg::actor_create m);
+  // Creates the actor here and answers its owner; on the head, one not yet placed is
+  // placed by the global scheduler first.
+  void create_actor_here(wire_msg::actor_create m);
+  // The global scheduler's choice, waited for (on the head only).
+  result<std::string> place_now(const resource_set& demand);
   void on_actor_call(wire_msg::actor_call&& m);
   void register_remote_name(const std::string& peer, const wire_msg::actor_register& m);
   void lookup_name(const std::string& peer, const wire_msg::actor_lookup& m);
@@ -216,6 +222,7 @@ private:
   std::unique_ptr<wire_msg::transport> net_;
   std::shared_ptr<release_sink> releases_;
   caf::actor agent_;
+  caf::actor global_; // the head's global scheduler
 
   // Held shared by handlers while they run; the destructor takes it alone to stop them.
   std::shared_mutex alive_mtx_;

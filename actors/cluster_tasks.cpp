@@ -1,5 +1,5 @@
-// The cluster node's tasks and objects: bottom-up placement, the head's global
-// scheduler, remote execution and results, and pulling objects in chunks.
+// The cluster node's tasks and objects: bottom-up placement, spilling to the head's
+// global scheduler, remote execution and results, and pulling objects in chunks.
 
 #include "actors/cluster_node.hpp"
 
@@ -113,67 +113,47 @@ void cluster_node::send_task(detail::task_ptr task, const std::string& to, bool 
   std::vector<key> exported;
   for (auto& a : task->args)
     m.args.push_back(export_arg(a, exported));
-  auto target = to;
-  if (target.empty()) {
-    // This is the head: place it now.
-    auto demand = task->options.resources;
-    auto where = place(demand, m.args);
-    if (!where) {
-      release_exports(exported);
-      task->result->set_error(where.err());
-      return;
-    }
-    if (*where == self_.name) {
-      release_exports(exported);
-      return run_locally(std::move(task));
-    }
-    target = *where;
-    m.placed = true;
-  }
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    pending_[key_of(task->result->id())] = {task, target, std::move(exported)};
-  }
-  send_to(target, std::move(m));
+  if (!to.empty()) return forward_task(std::move(task), to, std::move(m), std::move(exported));
+  // This is the head: its global scheduler places it.
+  auto demand = task->options.resources;
+  auto args = m.args; // `m` moves into the continuation below
+  place(demand, args,
+        [this, task, m = std::move(m),
+         exported = std::move(exported)](result<std::string> where) mutable {
+          if (!where || *where == self_.name) {
+            release_exports(exported);
+            if (!where)
+              task->result->set_error(where.err());
+            else
+              run_locally(std::move(task));
+            return;
+          }
+          m.placed = true;
+          forward_task(std::move(task), *where, std::move(m), std::move(exported));
+        });
 }
 
-result<std::string> cluster_node::place(const resource_set& demand,
-                                        const std::vector<wire_msg::arg>& args) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  peer_entry* best = nullptr;
-  uint64_t best_local = 0;
-  for (auto& [name, p] : peers_) {
-    auto total = from_list(p.info.total);
-    if (!p.info.alive || !total || !demand.fits_in(*total)) continue;
-    uint64_t local_bytes = 0;
-    for (auto& a : args)
-      if (auto* r = std::get_if<wire_msg::remote_ref>(&a); r && r->node == name)
-        local_bytes += r->size;
-    bool better = !best || local_bytes > best_local ||
-                  (local_bytes == best_local && p.info.queued < best->info.queued);
-    if (better) {
-      best = &p;
-      best_local = local_bytes;
-    }
+void cluster_node::forward_task(detail::task_ptr task, const std::string& to,
+                                wire_msg::task_submit m, std::vector<key> exported) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    pending_[key_of(task->result->id())] = {task, to, std::move(exported)};
   }
-  if (!best)
-    return error{errc::infeasible, "demands " + demand.to_string() +
-                                       " but no live node of the cluster has it"};
-  // Until its next heartbeat, the node counts what was just placed there.
-  ++best->info.queued;
-  return best->info.name;
+  send_to(to, std::move(m));
 }
 
 void cluster_node::place_and_forward(wire_msg::task_submit m) {
   auto demand = from_list(m.resources);
   if (!demand)
     return send_to(m.owner_node, wire_msg::task_result{m.result, to_wire(demand.err())});
-  auto where = place(*demand, m.args);
-  if (!where)
-    return send_to(m.owner_node, wire_msg::task_result{m.result, to_wire(where.err())});
-  m.placed = true;
-  if (*where == self_.name) return run_task_here(std::move(m));
-  send_to(*where, std::move(m));
+  auto args = m.args;
+  place(*demand, args, [this, m = std::move(m)](result<std::string> where) mutable {
+    if (!where)
+      return send_to(m.owner_node, wire_msg::task_result{m.result, to_wire(where.err())});
+    m.placed = true;
+    if (*where == self_.name) return run_task_here(std::move(m));
+    send_to(*where, std::move(m));
+  });
 }
 
 void cluster_node::run_task_here(wire_msg::task_submit m) {

@@ -30,6 +30,8 @@ using put_atom = caf::atom_constant<caf::atom("put")>;
 using get_atom = caf::atom_constant<caf::atom("get")>;
 using erase_atom = caf::atom_constant<caf::atom("erase")>;
 using scan_atom = caf::atom_constant<caf::atom("scan")>;
+using update_atom = caf::atom_constant<caf::atom("update")>;
+using place_atom = caf::atom_constant<caf::atom("place")>;
 
 /// A task handed to a worker for one dispatch epoch.
 struct dispatch {
@@ -50,3 +52,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::detail::actor_record_ptr)
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::table_row)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::table_row>)
+
+#include "actors/global_scheduler.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::placement_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::resource_set)

@@ -280,3 +280,32 @@ TEST_CASE("the head's control store holds the node, job and object tables") {
   }
   CHECK(fake_cluster::eventually([&] { return rows("object").empty(); }));
 }
+
+TEST_CASE("an actor placed by resources from a worker goes through the head's scheduler") {
+  fake_cluster c;
+  auto spawn_special = c.app.find_function<int(int)>("spawn_special").value();
+  auto routes = std::make_shared<std::vector<std::string>>();
+  auto routes_mtx = std::make_shared<std::mutex>();
+  c.net.drop_if([=](auto& from, auto& to, auto& m) {
+    std::lock_guard<std::mutex> g{*routes_mtx};
+    if (auto* a = std::get_if<wire_msg::actor_create>(&m))
+      routes->push_back(from + ">" + to + (a->placed ? " placed" : " to place"));
+    if (is<wire_msg::actor_created>(m)) routes->push_back(from + ">" + to + " created");
+    return false;
+  });
+  CHECK(c.driver->submit(c.on("worker-1"), spawn_special, 41).get(10s).value() == 42);
+  {
+    std::lock_guard<std::mutex> g{*routes_mtx};
+    CHECK(*routes == std::vector<std::string>{"worker-1>head to place",
+                                              "head>worker-2 placed",
+                                              "worker-2>worker-1 created"});
+    routes->clear();
+  }
+  // On the head the scheduler is asked directly.
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  actor_options o;
+  o.resources.set("special", 1);
+  CHECK(c.driver->spawn(o, counter_t, 1).call(&counter::add, 1).get(10s).value() == 2);
+  std::lock_guard<std::mutex> g{*routes_mtx};
+  CHECK(*routes == std::vector<std::string>{"head>worker-2 placed", "worker-2>head created"});
+}

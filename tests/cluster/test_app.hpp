@@ -58,6 +58,16 @@ inline int call_named(context& ctx, const std::string& name, int x) {
   return a.call(&counter::add, x).get().value();
 }
 
+/// Creates a counter wherever the resource "special" is, from wherever this task runs,
+/// and calls it once.
+inline int spawn_special(context& ctx, int start) {
+  auto cls = ctx.app().find_actor_type<counter>("counter").value();
+  actor_options o;
+  o.resources.set("special", 1);
+  auto a = ctx.spawn(o, cls, start);
+  return a.call(&counter::add, 1).get().value();
+}
+
 inline void register_all(application& app) {
   app.function("add", add);
   app.function("pid", pid);
@@ -65,6 +75,7 @@ inline void register_all(application& app) {
   app.function("blob", blob);
   app.function("read_blob", read_blob);
   app.function("call_named", call_named);
+  app.function("spawn_special", spawn_special);
   app.actor_type<counter>("counter")
       .constructor<int>()
       .method("add", &counter::add)

@@ -1,0 +1,65 @@
+#include "actors/global_scheduler.hpp"
+
+#include <caf/all.hpp>
+
+#include <map>
+
+#include "actors/messages.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+struct node_view {
+  resource_set total;
+  uint64_t queued = 0;
+  bool alive = false;
+};
+
+struct global_state {
+  std::map<std::string, node_view> nodes;
+};
+
+result<std::string> choose(global_state& st, const placement_request& req) {
+  const std::string* best = nullptr;
+  uint64_t best_bytes = 0, best_queued = 0;
+  for (auto& [name, n] : st.nodes) {
+    if (!n.alive || !req.demand.fits_in(n.total)) continue;
+    uint64_t bytes = 0;
+    for (auto& [where, size] : req.input_bytes)
+      if (where == name) bytes += size;
+    if (!best || bytes > best_bytes || (bytes == best_bytes && n.queued < best_queued)) {
+      best = &name;
+      best_bytes = bytes;
+      best_queued = n.queued;
+    }
+  }
+  if (!best)
+    return error{errc::infeasible, "demands " + req.demand.to_string() +
+                                       " but no live node of the cluster has it"};
+  ++st.nodes[*best].queued;
+  return *best;
+}
+
+caf::behavior global_scheduler(caf::stateful_actor<global_state>* self) {
+  return {
+      [self](update_atom, const std::string& name, const resource_set& total,
+             uint64_t queued, bool alive) {
+        auto& n = self->state.nodes[name];
+        n.total = total;
+        n.queued = queued;
+        n.alive = alive;
+      },
+      [self](place_atom, const placement_request& req) {
+        if (req.then) req.then(choose(self->state, req));
+      },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_global_scheduler(caf::actor_system& sys) {
+  return sys.spawn(global_scheduler);
+}
+
+} // namespace swarm::actors

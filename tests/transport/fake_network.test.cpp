@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "transport/fake_network.hpp"
 
@@ -124,4 +127,76 @@ TEST_CASE("a handler can answer while messages are being delivered") {
   CHECK(net.deliver() == 2);
   REQUIRE(a.seen.size() == 1);
   CHECK(std::get<heartbeat>(a.seen[0].second).sent_ns == 42);
+}
+
+TEST_CASE("concurrent senders and a delivering thread: every message arrives once, in order") {
+  fake_network net;
+  std::mutex mtx;
+  std::map<std::string, std::vector<uint64_t>> seen;
+  net.add_node("sink", secret, [&](const std::string& from, const message& m) {
+    std::lock_guard<std::mutex> g{mtx};
+    seen[from].push_back(std::get<heartbeat>(m).sent_ns);
+  });
+  const int senders = 3, each = 500;
+  for (int s = 0; s < senders; ++s) {
+    net.add_node("s" + std::to_string(s), secret, [](auto&, auto&) {});
+    REQUIRE(net.connect("s" + std::to_string(s), "sink"));
+  }
+  std::atomic<int> done{0};
+  std::vector<std::thread> threads;
+  for (int s = 0; s < senders; ++s)
+    threads.emplace_back([&, s] {
+      for (int i = 0; i < each; ++i)
+        (void)net.send("s" + std::to_string(s), "sink",
+                       heartbeat{static_cast<uint64_t>(i), 0, {}, 0});
+      ++done;
+    });
+  size_t delivered = 0;
+  for (int spins = 0; spins < 100000 && delivered < size_t{senders * each}; ++spins)
+    if (size_t n = net.deliver(); n > 0)
+      delivered += n;
+    else
+      std::this_thread::yield();
+  for (auto& t : threads)
+    t.join();
+  delivered += net.deliver();
+  CHECK(delivered == size_t{senders * each});
+  std::lock_guard<std::mutex> g{mtx};
+  for (auto& [from, xs] : seen) {
+    REQUIRE(xs.size() == size_t{each});
+    for (int i = 0; i < each; ++i)
+      CHECK(xs[static_cast<size_t>(i)] == static_cast<uint64_t>(i));
+  }
+}
+
+TEST_CASE("a node's transport on the fake network reports its peers up and down") {
+  fake_network net;
+  std::vector<std::string> events;
+  auto handlers = [&](const std::string& who) {
+    endpoint_handlers h;
+    h.on_message = [&, who](const std::string& from, message&&) {
+      events.push_back(who + " got from " + from);
+    };
+    h.on_peer_up = [&, who](const std::string& p) { events.push_back(who + " up " + p); };
+    h.on_peer_down = [&, who](const std::string& p, const std::string&) {
+      events.push_back(who + " down " + p);
+    };
+    return h;
+  };
+  auto make = net.factory();
+  endpoint_config a_cfg, b_cfg;
+  a_cfg.name = "a";
+  a_cfg.secret = secret;
+  b_cfg.name = "b";
+  b_cfg.secret = secret;
+  auto a = make(a_cfg, handlers("a")).value();
+  auto b = make(b_cfg, handlers("b")).value();
+  CHECK_FALSE(make(a_cfg, handlers("a")));
+  REQUIRE(a->connect("b", "ignored", 0, std::chrono::milliseconds(0)).value() == "b");
+  CHECK(a->connected("b"));
+  REQUIRE(a->send("b", heartbeat{}));
+  net.deliver();
+  b.reset(); // b leaves: a sees it go
+  CHECK_FALSE(a->connected("b"));
+  CHECK(events == std::vector<std::string>{"b up a", "a up b", "b got from a", "a down b"});
 }

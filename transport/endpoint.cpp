@@ -323,11 +323,12 @@ void endpoint::close(const conn_ptr& c, const std::string& why) {
 }
 
 void endpoint::on_readable(const conn_ptr& c) {
-  std::vector<uint8_t> buf(read_chunk);
   std::vector<message> msgs;
   // Bounded per round so one busy peer cannot starve the others.
   for (int round = 0; round < 8; ++round) {
-    auto n = ::recv(c->fd, buf.data(), buf.size(), 0);
+    // Straight into the decoder's buffer; a large frame gets room for all of it.
+    auto [room, cap] = c->decoder.prepare(read_chunk);
+    auto n = ::recv(c->fd, room, cap, 0);
     if (n == 0) return close(c, "the peer closed the connection");
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -335,7 +336,7 @@ void endpoint::on_readable(const conn_ptr& c) {
       return close(c, sys_error("read failed"));
     }
     msgs.clear();
-    if (auto ok = c->decoder.feed(buf.data(), static_cast<size_t>(n), msgs); !ok)
+    if (auto ok = c->decoder.commit(static_cast<size_t>(n), msgs); !ok)
       return close(c, "bad frame: " + ok.err().message);
     for (auto& m : msgs) {
       std::vector<message> reply;
@@ -361,7 +362,7 @@ void endpoint::on_readable(const conn_ptr& c) {
       }
       if (handlers_.on_message) handlers_.on_message(c->peer, std::move(m));
     }
-    if (static_cast<size_t>(n) < buf.size()) return;
+    if (static_cast<size_t>(n) < cap) return;
   }
 }
 

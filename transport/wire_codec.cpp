@@ -6,6 +6,7 @@
 #include <kj/exception.h>
 #include <kj/io.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "transport/wire.capnp.h"
@@ -424,18 +425,69 @@ std::vector<uint8_t> encode_frame(const message& m) {
 
 result<void> frame_decoder::fail(std::string why) {
   broken_ = why;
-  buf_.clear();
-  pos_ = 0;
+  buf_.reset();
+  cap_ = size_ = pos_ = 0;
   return error{errc::invalid_argument, std::move(why)};
 }
 
 result<void> frame_decoder::feed(const uint8_t* data, size_t size,
                                  std::vector<message>& out) {
+  auto [room, cap] = prepare(size);
+  (void)cap;
+  std::memcpy(room, data, size);
+  return commit(size, out);
+}
+
+size_t frame_decoder::frame_remaining() const {
+  if (size_ - pos_ < frame_header_bytes) return 0;
+  const uint8_t* h = buf_.get() + pos_;
+  uint32_t len = 0;
+  for (int i = 0; i < 4; ++i)
+    len |= static_cast<uint32_t>(h[i]) << (8 * i);
+  if (len > max_) return 0;
+  size_t total = frame_header_bytes + len;
+  return total > size_ - pos_ ? total - (size_ - pos_) : 0;
+}
+
+std::pair<uint8_t*, size_t> frame_decoder::prepare(size_t want) {
+  want = std::max(want, frame_remaining());
+  if (cap_ - size_ < want) {
+    // Move the unread tail to the front (keeps it 8-byte aligned), then grow if needed.
+    if (pos_ > 0) {
+      std::memmove(buf_.get(), buf_.get() + pos_, size_ - pos_);
+      size_ -= pos_;
+      pos_ = 0;
+    }
+    if (cap_ - size_ < want) {
+      size_t cap = std::max(cap_ * 2, size_ + want);
+      std::unique_ptr<uint8_t[]> bigger{new uint8_t[cap]};
+      if (size_ > 0) std::memcpy(bigger.get(), buf_.get(), size_);
+      buf_ = std::move(bigger);
+      cap_ = cap;
+    }
+  }
+  return {buf_.get() + size_, cap_ - size_};
+}
+
+result<void> frame_decoder::commit(size_t n, std::vector<message>& out) {
+  size_ += n;
+  auto ok = decode(out);
+  if (pos_ == size_) {
+    pos_ = size_ = 0;
+    // A large frame's room is given back once it is decoded.
+    if (cap_ > (16u << 20)) {
+      buf_.reset();
+      cap_ = 0;
+    }
+  }
+  return ok;
+}
+
+result<void> frame_decoder::decode(std::vector<message>& out) {
   if (!broken_.empty())
     return error{errc::invalid_argument, "connection already failed: " + broken_};
-  buf_.insert(buf_.end(), data, data + size);
-  while (buf_.size() - pos_ >= frame_header_bytes) {
-    const uint8_t* h = buf_.data() + pos_;
+  while (size_ - pos_ >= frame_header_bytes) {
+    const uint8_t* h = buf_.get() + pos_;
     uint32_t len = 0;
     for (int i = 0; i < 4; ++i)
       len |= static_cast<uint32_t>(h[i]) << (8 * i);
@@ -448,16 +500,18 @@ result<void> frame_decoder::feed(const uint8_t* data, size_t size,
                   " is not a whole number of words");
     if (lane_byte > static_cast<uint8_t>(lane::bulk))
       return fail("unknown lane " + std::to_string(lane_byte));
-    if (buf_.size() - pos_ < frame_header_bytes + len) break;
-    // Cap'n Proto reads words: copy the payload to aligned memory.
-    kj::Array<capnp::word> words = kj::heapArray<capnp::word>(len / sizeof(capnp::word));
-    std::memcpy(words.begin(), h + frame_header_bytes, len);
+    if (h[5] != 0 || h[6] != 0 || h[7] != 0) return fail("frame header padding is not zero");
+    if (size_ - pos_ < frame_header_bytes + len) break;
+    // Read in place: frames are whole words, so every payload starts 8-byte aligned.
+    kj::ArrayPtr<const capnp::word> words{
+        reinterpret_cast<const capnp::word*>(h + frame_header_bytes),
+        len / sizeof(capnp::word)};
     pos_ += frame_header_bytes + len;
     try {
       capnp::ReaderOptions opts;
       opts.traversalLimitInWords = len / sizeof(capnp::word) * 4 + 64;
       opts.nestingLimit = 16;
-      capnp::FlatArrayMessageReader reader{words.asPtr(), opts};
+      capnp::FlatArrayMessageReader reader{words, opts};
       auto m = read_envelope(reader.getRoot<wire::Envelope>());
       if (static_cast<uint8_t>(lane_of(m)) != lane_byte)
         return fail("message on lane " + std::to_string(lane_byte) + " belongs on lane " +
@@ -469,11 +523,6 @@ result<void> frame_decoder::feed(const uint8_t* data, size_t size,
     } catch (const std::exception& e) {
       return fail(std::string{"malformed message: "} + e.what());
     }
-  }
-  // Drop consumed bytes once they dominate the buffer.
-  if (pos_ > 0 && pos_ * 2 >= buf_.size()) {
-    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(pos_));
-    pos_ = 0;
   }
   return {};
 }

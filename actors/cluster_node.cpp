@@ -101,6 +101,8 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   self_ = **spec;
   index_ = static_cast<uint64_t>(*spec - cfg_.nodes.data());
   local_ = std::make_unique<local_node>(app, cfg_.runtime_for(self_), this);
+  // Before the network starts: its handlers feed the global scheduler.
+  if (is_head()) global_ = spawn_global_scheduler(local_->system());
   spill_threshold_ = static_cast<size_t>(2 * local_->total_resources().get("CPU")) + 1;
   releases_ = std::make_shared<release_sink>();
 
@@ -160,8 +162,12 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     peers_[self_.name] = me;
   }
   if (is_head()) {
-    global_ = spawn_global_scheduler(local_->system());
-    record_node(peers_[self_.name].info);
+    wire_msg::node_info me;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      me = peers_[self_.name].info;
+    }
+    record_node(std::move(me));
   }
   if (!is_head()) join_head();
   agent_ = local_->system().spawn<caf::detached>(agent, this, cfg_.heartbeat_interval);
@@ -173,14 +179,16 @@ cluster_node::~cluster_node() {
     releases_->net = nullptr;
     releases_->forget = nullptr;
   }
-  // The agent and the global scheduler call into this node: they go first.
+  // The agent and the global scheduler call into this node: they go first. The global
+  // scheduler's handle stays (the network's handlers may still read it; what they send
+  // is dropped); the agent's goes, or its detached thread would outlive the system.
   for (auto* a : {&agent_, &global_}) {
     if (!*a) continue;
     caf::scoped_actor self{local_->system()};
     self->send_exit(*a, caf::exit_reason::user_shutdown);
     self->wait_for(*a);
-    *a = nullptr;
   }
+  agent_ = nullptr;
   {
     std::unique_lock<std::shared_mutex> alive{alive_mtx_};
     closing_ = true;

@@ -41,25 +41,35 @@ result<std::string> choose(global_state& st, const placement_request& req) {
   return *best;
 }
 
-caf::behavior global_scheduler(caf::stateful_actor<global_state>* self) {
-  return {
-      [self](update_atom, const std::string& name, const resource_set& total,
-             uint64_t queued, bool alive) {
-        auto& n = self->state.nodes[name];
-        n.total = total;
-        n.queued = queued;
-        n.alive = alive;
-      },
-      [self](place_atom, const placement_request& req) {
-        if (req.then) req.then(choose(self->state, req));
-      },
-  };
-}
+// Class-based: a function-based actor spawned without arguments trips UBSan inside
+// CAF 0.17 (a reference bound to its empty argument tuple's null pointer).
+class global_scheduler : public caf::event_based_actor {
+public:
+  explicit global_scheduler(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+
+  caf::behavior make_behavior() override {
+    return {
+        [this](update_atom, const std::string& name, const resource_set& total,
+               uint64_t queued, bool alive) {
+          auto& n = state_.nodes[name];
+          n.total = total;
+          n.queued = queued;
+          n.alive = alive;
+        },
+        [this](place_atom, const placement_request& req) {
+          if (req.then) req.then(choose(state_, req));
+        },
+    };
+  }
+
+private:
+  global_state state_;
+};
 
 } // namespace
 
 caf::actor spawn_global_scheduler(caf::actor_system& sys) {
-  return sys.spawn(global_scheduler);
+  return sys.spawn<global_scheduler>();
 }
 
 } // namespace swarm::actors

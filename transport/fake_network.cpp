@@ -226,7 +226,7 @@ std::string fake_network::last_refusal() const {
   return last_refusal_;
 }
 
-void fake_network::deliver_one(guard&, const std::string& from, const std::string& to,
+void fake_network::deliver_one(const std::string& from, const std::string& to,
                                message&& m, pending& calls) {
   if (drop_ && drop_(from, to, m)) {
     ++stats_.dropped;
@@ -291,7 +291,7 @@ size_t fake_network::deliver(size_t max) {
       } else {
         for (auto& m : in) {
           auto before = calls.size();
-          deliver_one(g, from, to, std::move(m), calls);
+          deliver_one(from, to, std::move(m), calls);
           delivered += calls.size() - before;
         }
       }

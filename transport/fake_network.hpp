@@ -125,8 +125,9 @@ private:
            pending& out);
   // Runs the handlers in `calls` without the lock, keeping their nodes alive meanwhile.
   void run(guard& g, pending& calls);
-  void deliver_one(guard& g, const std::string& from, const std::string& to,
-                   message&& m, pending& calls);
+  // Drops, holds or queues `m` for its handler; the caller holds the lock.
+  void deliver_one(const std::string& from, const std::string& to, message&& m,
+                   pending& calls);
 
   size_t max_frame_;
   mutable std::mutex mtx_;

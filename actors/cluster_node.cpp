@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "framework/detail/wire_convert.hpp"
@@ -318,24 +319,47 @@ void cluster_node::join_head() {
 }
 
 void cluster_node::on_peer_down(const std::string& peer, const std::string& why) {
-  std::vector<detail::task_ptr> lost;
+  std::vector<pending_call> lost;
+  std::optional<wire_msg::node_info> down;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (auto i = peers_.find(peer); i != peers_.end() && is_head())
+    if (auto i = peers_.find(peer); i != peers_.end() && is_head() && i->second.info.alive) {
       i->second.info.alive = false;
+      down = i->second.info;
+    }
     for (auto i = pending_.begin(); i != pending_.end();) {
       if (i->second.node == peer) {
-        lost.push_back(std::move(i->second.task));
+        lost.push_back(std::move(i->second));
         i = pending_.erase(i);
       } else {
         ++i;
       }
     }
   }
-  for (auto& t : lost)
+  // The node table and the global scheduler learn at once, before any retry is placed.
+  if (down) record_node(std::move(*down));
+  for (auto& p : lost) {
+    release_exports(p.exported);
+    auto& t = p.task;
+    // A task not pinned to that node runs again elsewhere while it has retries left;
+    // an actor call fails (its actor was there).
+    if (t->method.empty() && t->options.node != peer &&
+        t->attempts < t->options.max_retries) {
+      ++t->attempts;
+      std::fprintf(stderr, "[swarm %s] retrying '%s' (attempt %u of %u): node '%s' was lost\n",
+                   self_.name.c_str(), t->name.c_str(), t->attempts + 1,
+                   t->options.max_retries + 1, peer.c_str());
+      submit(std::move(t));
+      continue;
+    }
     t->result->set_error({t->method.empty() ? errc::worker_died : errc::actor_died,
                           "'" + t->name + "' was running on node '" + peer +
-                              "', whose connection closed: " + why});
+                              "', whose connection closed: " + why +
+                              (t->method.empty() ? " (after " +
+                                                       std::to_string(t->attempts + 1) +
+                                                       " attempt(s))"
+                                                 : "")});
+  }
 }
 
 void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {

@@ -38,6 +38,7 @@ cluster_config three_node_config() {
     n.role = n.name == "head" ? node_spec::role_type::head : node_spec::role_type::worker;
     n.cpus = 1;
     if (n.name == "worker-2") n.resources.set("special", 1);
+    if (n.name != "head") n.resources.set("slot", 1); // work only the workers can run
     cfg.nodes.push_back(n);
   }
   return cfg;
@@ -308,4 +309,40 @@ TEST_CASE("an actor placed by resources from a worker goes through the head's sc
   CHECK(c.driver->spawn(o, counter_t, 1).call(&counter::add, 1).get(10s).value() == 2);
   std::lock_guard<std::mutex> g{*routes_mtx};
   CHECK(*routes == std::vector<std::string>{"head>worker-2 placed", "worker-2>head created"});
+}
+
+TEST_CASE("a task whose node is lost runs again on another node, within its retries") {
+  fake_cluster c;
+  auto where = c.app.find_function<std::string()>("where").value();
+  // Results from worker-1 are held back: its task is in flight when its node goes.
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" && is<wire_msg::task_result>(m);
+  });
+  task_options on_a_worker;
+  on_a_worker.resources.set("slot", 1); // the head has none: the scheduler picks a worker
+  auto try_workers = [&](uint32_t retries) {
+    task_options o = on_a_worker;
+    o.max_retries = retries;
+    return c.driver->submit(o, where);
+  };
+  // With equal load the scheduler takes worker-1 first.
+  auto retried = try_workers(3);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held == 1; }));
+  c.net.disconnect("head", "worker-1");
+  CHECK(retried.get(10s).value() == "worker-2");
+
+  // Without retries the loss is the caller's error, naming the node.
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from != "head" && is<wire_msg::task_result>(m);
+  });
+  auto held_before = c.net.stats().held;
+  auto once = try_workers(0);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held > held_before; }));
+  // Whichever worker holds it, cut it off from the head.
+  c.net.disconnect("head", "worker-1");
+  c.net.disconnect("head", "worker-2");
+  auto r = once.get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::worker_died);
+  CHECK(r.err().message.find("after 1 attempt") != std::string::npos);
 }

@@ -39,9 +39,9 @@ std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2,
          "\nrole = \"head\"\ncpus = 2\n"
          "[[node]]\nname = \"worker-1\"\naddress = \"127.0.0.1\"\nport = " +
          std::to_string(w1) +
-         "\ncpus = 1\n"
+         "\ncpus = 1\nresources = { slot = 1 }\n"
          "[[node]]\nname = \"worker-2\"\naddress = \"127.0.0.1\"\nport = " +
-         std::to_string(w2) + "\ncpus = 1\nresources = { special = 1 }\n";
+         std::to_string(w2) + "\ncpus = 1\nresources = { special = 1, slot = 1 }\n";
 }
 
 void write(const std::string& path, const std::string& text) {
@@ -246,4 +246,25 @@ TEST_CASE("a node started with an invalid cluster file names the key and exits")
                  dir + "/bad.log"};
   CHECK(p.wait_exit(10s) == 1);
   CHECK(p.log().find("heartbeat_ms") != std::string::npos);
+}
+
+TEST_CASE("a task whose node is killed runs again on another node") {
+  three_nodes c;
+  auto nap = c.app.find_function<int(const std::string&, int)>("nap_pid").value();
+  swarm::task_options on_a_worker;
+  on_a_worker.resources.set("slot", 1); // only the workers have it
+  auto mark = c.dir + "/started";
+  auto r = c.rt->submit(on_a_worker, nap, mark, 3000);
+  // Bounded: the task starts on one of the workers, which is then killed mid-task.
+  int victim = 0;
+  for (int i = 0; i < 200 && victim == 0; ++i) {
+    std::ifstream{mark} >> victim;
+    if (victim == 0) std::this_thread::sleep_for(25ms);
+  }
+  REQUIRE((victim == c.w1->pid() || victim == c.w2->pid()));
+  auto& killed = victim == c.w1->pid() ? c.w1 : c.w2;
+  auto& survivor = victim == c.w1->pid() ? c.w2 : c.w1;
+  auto survivor_pid = survivor->pid();
+  killed->kill_now();
+  CHECK(r.get(20s).value() == survivor_pid);
 }

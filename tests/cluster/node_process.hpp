@@ -80,6 +80,13 @@ public:
     return exit_code_;
   }
 
+  /// Kills it at once (a node dying), then reaps it.
+  void kill_now() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    wait_exit(std::chrono::seconds(5));
+  }
+
   /// SIGTERM, then SIGKILL after a grace period.
   void stop() {
     if (pid_ <= 0) return;

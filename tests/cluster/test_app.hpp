@@ -5,9 +5,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/swarm.hpp"
@@ -19,6 +22,13 @@ inline int add(int a, int b) {
 }
 
 inline int pid() {
+  return static_cast<int>(::getpid());
+}
+
+/// Writes its process id to the file `mark` as it starts, sleeps `ms`, then returns it.
+inline int nap_pid(const std::string& mark, int ms) {
+  std::ofstream{mark} << ::getpid() << std::endl;
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   return static_cast<int>(::getpid());
 }
 
@@ -72,6 +82,7 @@ inline void register_all(application& app) {
   app.function("add", add);
   app.function("pid", pid);
   app.function("where", where);
+  app.function("nap_pid", nap_pid);
   app.function("blob", blob);
   app.function("read_blob", read_blob);
   app.function("call_named", call_named);

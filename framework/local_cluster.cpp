@@ -11,10 +11,7 @@
 
 namespace swarm {
 
-namespace {
-
-// Distinct free ports on 127.0.0.1: all bound at once, then released together.
-result<std::vector<uint16_t>> free_ports(size_t n) {
+result<std::vector<uint16_t>> free_local_ports(size_t n) {
   std::vector<int> fds;
   std::vector<uint16_t> ports;
   auto close_all = [&] {
@@ -40,6 +37,8 @@ result<std::vector<uint16_t>> free_ports(size_t n) {
   return ports;
 }
 
+namespace {
+
 result<std::string> random_secret() {
   unsigned char bytes[16];
   std::unique_ptr<FILE, int (*)(FILE*)> f{std::fopen("/dev/urandom", "rb"), &std::fclose};
@@ -62,7 +61,7 @@ result<cluster_config> make_local_cluster(const local_cluster_config& lc) {
   if (lc.node_timeout <= lc.heartbeat_interval)
     return error{errc::invalid_argument, "local_cluster_config::node_timeout must be "
                                          "longer than heartbeat_interval"};
-  auto ports = free_ports(lc.nodes);
+  auto ports = free_local_ports(lc.nodes);
   if (!ports) return ports.err();
   auto secret = random_secret();
   if (!secret) return secret.err();

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "framework/cluster_config.hpp"
 #include "framework/resources.hpp"
@@ -29,6 +30,9 @@ struct local_cluster_config {
   /// How long the runtime waits for every worker to join before it gives up.
   std::chrono::milliseconds join_timeout{15000};
 };
+
+/// `n` distinct TCP ports free on 127.0.0.1 right now (bound together, then released).
+result<std::vector<uint16_t>> free_local_ports(size_t n);
 
 /// The cluster file `local_cluster_config` stands for: nodes "head", "worker-1", ...
 /// on free ports of 127.0.0.1, with a fresh random secret.

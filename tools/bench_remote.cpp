@@ -1,7 +1,5 @@
 #include "tools/bench_remote.hpp"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,20 +55,6 @@ double percentile(std::vector<double> xs, double p) {
                      static_cast<size_t>(p * static_cast<double>(xs.size())))];
 }
 
-/// A port free on 127.0.0.1 right now (bound and released).
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    throw std::runtime_error("no free port on 127.0.0.1");
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 struct plan {
   int reps;
   size_t rtt_calls;
@@ -103,12 +87,13 @@ std::vector<figure> measure_remote(bool quick) {
   std::random_device rd;
   std::string secret = "bench-" + std::to_string(rd()) + "-" + std::to_string(rd());
   {
+    auto ports = free_local_ports(2).value();
     std::ofstream out{file};
     out << "[cluster]\nname = \"bench\"\nsecret = \"" << secret
         << "\"\n[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = "
-        << free_port()
+        << ports[0]
         << "\nrole = \"head\"\n[[node]]\nname = \"n2\"\naddress = \"127.0.0.1\"\nport = "
-        << free_port() << "\n";
+        << ports[1] << "\n";
   }
   auto cfg = load_cluster_config(file).value();
   runtime rt{app, cfg, "head"};

@@ -349,7 +349,9 @@ void cluster_node::on_peer_down(const std::string& peer, const std::string& why)
       std::fprintf(stderr, "[swarm %s] retrying '%s' (attempt %u of %u): node '%s' was lost\n",
                    self_.name.c_str(), t->name.c_str(), t->attempts + 1,
                    t->options.max_retries + 1, peer.c_str());
-      submit(std::move(t));
+      // On the control actor: resubmitting may encode large arguments, which the I/O
+      // thread that reports the loss must not wait for.
+      post([this, t = std::move(t)]() mutable { submit(std::move(t)); });
       continue;
     }
     t->result->set_error({t->method.empty() ? errc::worker_died : errc::actor_died,

@@ -2,7 +2,7 @@
 
 #include <sys/types.h>
 
-#include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,9 +32,6 @@ public:
   /// The children that exited already, with their exit codes ("worker-1 exited with
   /// code 1"); empty while all run.
   std::string exited();
-
-  /// Node name and pid of every child still tracked.
-  const std::vector<std::pair<std::string, pid_t>>& children() const { return children_; }
 
 private:
   worker_processes() = default;

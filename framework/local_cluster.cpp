@@ -58,6 +58,9 @@ result<std::string> random_secret() {
 result<cluster_config> make_local_cluster(const local_cluster_config& lc) {
   if (lc.nodes == 0)
     return error{errc::invalid_argument, "local_cluster_config::nodes must be at least 1"};
+  if (lc.gcs_shards == 0 || lc.gcs_shards > 1024)
+    return error{errc::invalid_argument, "local_cluster_config::gcs_shards must be 1-1024, "
+                                         "got " + std::to_string(lc.gcs_shards)};
   if (lc.node_timeout <= lc.heartbeat_interval)
     return error{errc::invalid_argument, "local_cluster_config::node_timeout must be "
                                          "longer than heartbeat_interval"};
@@ -68,7 +71,7 @@ result<cluster_config> make_local_cluster(const local_cluster_config& lc) {
   cluster_config cfg;
   cfg.name = "local";
   cfg.secret = *secret;
-  cfg.gcs_shards = lc.gcs_shards == 0 ? 1 : lc.gcs_shards;
+  cfg.gcs_shards = lc.gcs_shards;
   cfg.heartbeat_interval = lc.heartbeat_interval;
   cfg.node_timeout = lc.node_timeout;
   cfg.inline_threshold = lc.inline_threshold;

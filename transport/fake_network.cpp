@@ -29,40 +29,35 @@ private:
   std::string name_;
 };
 
-void fake_network::add(const std::string& name, const std::string& secret,
-                       endpoint_handlers h) {
+result<void> fake_network::add(const std::string& name, const std::string& secret,
+                               endpoint_handlers h) {
   guard g{mtx_};
+  if (nodes_.count(name))
+    return error{errc::invalid_argument,
+                 "node '" + name + "' is already on the fake network"};
   auto& n = nodes_[name];
   n.secret = secret;
   n.handlers = std::move(h);
+  return {};
 }
 
-void fake_network::add_node(const std::string& name, const std::string& secret,
-                            handler on_message) {
+result<void> fake_network::add_node(const std::string& name, const std::string& secret,
+                                    handler on_message) {
   endpoint_handlers h;
   h.on_message = [f = std::move(on_message)](const std::string& from, message&& m) {
     f(from, m);
   };
-  add(name, secret, std::move(h));
+  return add(name, secret, std::move(h));
 }
 
-std::unique_ptr<transport> fake_network::attach(const endpoint_config& cfg,
-                                                endpoint_handlers h) {
-  add(cfg.name, cfg.secret, std::move(h));
-  return std::make_unique<view>(*this, cfg.name);
+result<std::unique_ptr<transport>> fake_network::attach(const endpoint_config& cfg,
+                                                        endpoint_handlers h) {
+  if (auto ok = add(cfg.name, cfg.secret, std::move(h)); !ok) return ok.err();
+  return std::unique_ptr<transport>{std::make_unique<view>(*this, cfg.name)};
 }
 
 transport_factory fake_network::factory() {
-  return [this](endpoint_config cfg, endpoint_handlers h)
-             -> result<std::unique_ptr<transport>> {
-    {
-      guard g{mtx_};
-      if (nodes_.count(cfg.name))
-        return error{errc::invalid_argument,
-                     "node '" + cfg.name + "' is already on the fake network"};
-    }
-    return attach(cfg, std::move(h));
-  };
+  return [this](endpoint_config cfg, endpoint_handlers h) { return attach(cfg, std::move(h)); };
 }
 
 void fake_network::remove(const std::string& name) {

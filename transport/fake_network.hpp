@@ -49,12 +49,16 @@ public:
       : max_frame_(max_frame_bytes) {}
 
   /// Adds a node holding `secret`; `on_message` sees what authenticated peers send it.
-  void add_node(const std::string& name, const std::string& secret, handler on_message);
+  /// An error when a node of that name is already on the network.
+  result<void> add_node(const std::string& name, const std::string& secret,
+                        handler on_message);
 
   /// Adds the node `cfg.name` and returns its transport: what the node sends goes on this
   /// network, and `h` sees what reaches it. Destroying the transport removes the node
-  /// (its peers see their connections close) once none of its handlers runs.
-  std::unique_ptr<transport> attach(const endpoint_config& cfg, endpoint_handlers h);
+  /// (its peers see their connections close) once none of its handlers runs. An error
+  /// when a node of that name is already on the network.
+  result<std::unique_ptr<transport>> attach(const endpoint_config& cfg,
+                                            endpoint_handlers h);
 
   /// A factory that attaches each node started with it to this network.
   transport_factory factory();
@@ -117,7 +121,8 @@ private:
   // A handler to run outside the lock: (node, its handler invocation).
   using pending = std::vector<std::pair<std::string, std::function<void(node&)>>>;
 
-  void add(const std::string& name, const std::string& secret, endpoint_handlers h);
+  result<void> add(const std::string& name, const std::string& secret,
+                   endpoint_handlers h);
   void remove(const std::string& name);
   void refuse(const std::string& a, const std::string& b, const std::string& why,
               pending& out);

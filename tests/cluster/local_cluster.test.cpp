@@ -90,3 +90,21 @@ TEST_CASE("a local cluster refuses to fork from a process that already runs thre
   other.join();
   CHECK(why.find("single-threaded") != std::string::npos);
 }
+
+TEST_CASE("a local cluster's settings are checked before anything is started") {
+  swarm::local_cluster_config lc;
+  lc.nodes = 0;
+  auto none = swarm::make_local_cluster(lc);
+  REQUIRE_FALSE(none);
+  CHECK(none.err().message.find("nodes") != std::string::npos);
+  lc.nodes = 2;
+  lc.gcs_shards = 0;
+  auto shards = swarm::make_local_cluster(lc);
+  REQUIRE_FALSE(shards);
+  CHECK(shards.err().message.find("gcs_shards") != std::string::npos);
+  lc.gcs_shards = 2;
+  auto ok = swarm::make_local_cluster(lc).value();
+  CHECK(ok.nodes.size() == 2);
+  CHECK(ok.nodes[1].port != ok.nodes[0].port);
+  CHECK(ok.secret.size() >= 16);
+}

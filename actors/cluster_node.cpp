@@ -320,6 +320,8 @@ void cluster_node::join_head() {
 
 void cluster_node::on_peer_down(const std::string& peer, const std::string& why) {
   std::vector<pending_call> lost;
+  std::vector<std::pair<key, std::shared_ptr<pull_state>>> broken_pulls;
+  std::vector<key> moved;
   std::optional<wire_msg::node_info> down;
   {
     std::lock_guard<std::mutex> guard{mtx_};
@@ -335,33 +337,84 @@ void cluster_node::on_peer_down(const std::string& peer, const std::string& why)
         ++i;
       }
     }
+    for (auto i = pulls_.begin(); i != pulls_.end();) {
+      if (i->second->from == peer) {
+        broken_pulls.emplace_back(i->first, std::move(i->second));
+        i = pulls_.erase(i);
+      } else {
+        ++i;
+      }
+    }
+    // Results owned here that stayed there: this node's own copy is the primary now
+    // (or, while it was still being pulled, the pull fails and the task is remade).
+    for (auto i = located_.begin(); i != located_.end();) {
+      if (i->second.first == peer) {
+        moved.push_back(i->first);
+        i = located_.erase(i);
+      } else {
+        ++i;
+      }
+    }
+    // Results made here for an owner on that node: nobody will read or free them.
+    for (auto i = held_.begin(); i != held_.end();) {
+      if (i->second.exports == 0 && owner_node(i->first) == peer)
+        i = held_.erase(i);
+      else
+        ++i;
+    }
   }
   // The node table and the global scheduler learn at once, before any retry is placed.
   if (down) record_node(std::move(*down));
+  for (auto& k : moved)
+    publish(wire_msg::object_location{{k.first, k.second}, peer, 0, false});
+  for (auto& [k, p] : broken_pulls) {
+    auto e = lost_error(k, peer, why);
+    for (auto& w : p->waiters)
+      w(e);
+  }
   for (auto& p : lost) {
     release_exports(p.exported);
     auto& t = p.task;
-    // A task not pinned to that node runs again elsewhere while it has retries left;
-    // an actor call fails (its actor was there).
-    if (t->method.empty() && t->options.node != peer &&
-        t->attempts < t->options.max_retries) {
-      ++t->attempts;
-      std::fprintf(stderr, "[swarm %s] retrying '%s' (attempt %u of %u): node '%s' was lost\n",
-                   self_.name.c_str(), t->name.c_str(), t->attempts + 1,
-                   t->options.max_retries + 1, peer.c_str());
-      // On the control actor: resubmitting may encode large arguments, which the I/O
-      // thread that reports the loss must not wait for.
-      post([this, t = std::move(t)]() mutable { submit(std::move(t)); });
-      continue;
-    }
-    t->result->set_error({t->method.empty() ? errc::worker_died : errc::actor_died,
-                          "'" + t->name + "' was running on node '" + peer +
-                              "', whose connection closed: " + why +
-                              (t->method.empty() ? " (after " +
-                                                       std::to_string(t->attempts + 1) +
-                                                       " attempt(s))"
-                                                 : "")});
+    // An actor call fails (its actor was there); a task pinned there too.
+    if (!t->method.empty() || t->options.node == peer ||
+        !retry(t, "node '" + peer + "' was lost"))
+      t->result->set_error({t->method.empty() ? errc::worker_died : errc::actor_died,
+                            "'" + t->name + "' was running on node '" + peer +
+                                "', whose connection closed: " + why +
+                                (t->method.empty() ? " (after " +
+                                                         std::to_string(t->attempts + 1) +
+                                                         " attempt(s))"
+                                                   : "")});
   }
+}
+
+bool cluster_node::retry(const detail::task_ptr& t, const std::string& why) {
+  if (t->attempts >= t->options.max_retries) return false;
+  ++t->attempts;
+  std::fprintf(stderr, "[swarm %s] running '%s' again (attempt %u of %u): %s\n",
+               self_.name.c_str(), t->name.c_str(), t->attempts + 1,
+               t->options.max_retries + 1, why.c_str());
+  // On the control actor: resubmitting may encode large arguments, which the I/O
+  // thread that reports the loss must not wait for.
+  post([this, t]() mutable { submit(t); });
+  return true;
+}
+
+std::string cluster_node::owner_node(const key& k) const {
+  auto index = k.first >> owner_shift;
+  if (index == 0 || index > cfg_.nodes.size()) return {};
+  return cfg_.nodes[index - 1].name;
+}
+
+error cluster_node::lost_error(const key& k, const std::string& holder,
+                               const std::string& why) const {
+  auto id = object_id{k.first, k.second}.to_string();
+  auto owner = owner_node(k);
+  if (owner == holder)
+    return {errc::owner_died, "object " + id + "'s owner, node '" + owner +
+                                  "', died with its value: " + why};
+  return {errc::object_lost,
+          "node '" + holder + "', which held object " + id + ", died: " + why};
 }
 
 void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
@@ -453,7 +506,7 @@ void cluster_node::tick() {
     (void)net_->send(head_name(), hb);
     return;
   }
-  std::vector<std::string> alive;
+  std::vector<std::string> alive, silent;
   std::vector<wire_msg::node_info> changed;
   {
     std::lock_guard<std::mutex> guard{mtx_};
@@ -466,12 +519,18 @@ void cluster_node::tick() {
           steady::now() - p.last_seen > cfg_.node_timeout) {
         p.info.alive = false;
         changed.push_back(p.info);
+        silent.push_back(name);
       }
       if (p.info.alive && name != self_.name) alive.push_back(name);
     }
   }
   for (auto& info : changed)
     record_node(std::move(info));
+  // A frozen node (stopped, or its network cut) keeps its connection open: closing it
+  // fails over what was in flight there, as a crash would.
+  for (auto& n : silent)
+    net_->disconnect(n, "no heartbeat for " + std::to_string(cfg_.node_timeout.count()) +
+                            " ms");
   auto table = table_snapshot();
   for (auto& n : alive)
     (void)net_->send(n, table);
@@ -622,7 +681,7 @@ wire_msg::node_table cluster_node::table_snapshot() const {
 
 void cluster_node::on_table(const wire_msg::node_table& t) {
   if (is_head()) return;
-  std::vector<std::string> to_dial;
+  std::vector<std::string> to_dial, dead;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     for (auto& n : t.nodes) {
@@ -630,8 +689,12 @@ void cluster_node::on_table(const wire_msg::node_table& t) {
       auto& p = peers_[n.name];
       p.info = n;
       if (n.alive && n.name > self_.name) to_dial.push_back(n.name);
+      if (!n.alive) dead.push_back(n.name);
     }
   }
+  // The head's verdict stands for everyone: work and pulls in flight there fail over.
+  for (auto& n : dead)
+    if (net_->connected(n)) net_->disconnect(n, "the head found node '" + n + "' dead");
   // Peers dial each other once (the smaller name dials), so calls between workers do
   // not wait for a connection.
   for (auto& n : to_dial)

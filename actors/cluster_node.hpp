@@ -135,6 +135,13 @@ private:
   // ---------------------------------------------------------------------------
   void on_message(const std::string& peer, wire_msg::message&& m);
   void on_peer_down(const std::string& peer, const std::string& why);
+  // Runs a task whose run was lost once more while it has retries; false when it has
+  // none left.
+  bool retry(const detail::task_ptr& t, const std::string& why);
+  // The node whose owner made the object `k` (empty for an unknown index).
+  std::string owner_node(const key& k) const;
+  // Why object `k`, held on the dead node `holder`, cannot be read.
+  error lost_error(const key& k, const std::string& holder, const std::string& why) const;
   // Sends at once when connected; otherwise connects on the control actor first.
   void send_to(const std::string& node, wire_msg::message m);
   result<void> connect_to(const std::string& node);

@@ -249,7 +249,10 @@ void cluster_node::on_result(wire_msg::task_result&& m) {
   release_exports(p.exported);
   auto& slot = p.task->result;
   if (auto* e = std::get_if<wire_msg::error_value>(&m.outcome)) {
-    slot->set_error(from_wire(*e));
+    // An input held on a node that died since: the retry ships this node's copy.
+    auto err = from_wire(*e);
+    if (err.code != errc::object_lost || !retry(p.task, err.message))
+      slot->set_error(std::move(err));
   } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {
     auto d = decode(*v, p.task->result_type);
     if (d)
@@ -274,12 +277,15 @@ void cluster_node::on_result(wire_msg::task_result&& m) {
       (void)sink->net->send(node, wire_msg::object_free{to_wire(id)});
       sink->forget(id);
     };
-    // The callback keeps the task: dropping it unfinished would fail the slot.
+    // The callback keeps the task, its lineage: when the node holding the result dies
+    // before this copy is complete, the task runs again (its inputs are this node's).
     fetch(ref, p.task->result_type,
-          [task = p.task, slot, sink, release](result<detail::boxed_value> got) {
+          [this, task = p.task, slot, sink, release](result<detail::boxed_value> got) {
             if (!got) {
-              slot->set_error(got.err());
               release();
+              if (got.err().code != errc::object_lost ||
+                  !retry(task, "reconstructing its result: " + got.err().message))
+                slot->set_error(got.err());
               return;
             }
             slot->set_value(std::move(*got),
@@ -295,10 +301,15 @@ wire_msg::arg cluster_node::export_arg(const detail::task_arg& a,
   detail::boxed_value v = a.value;
   object_id id{new_owner_id(), 0};
   if (a.ref) {
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (auto i = located_.find(key_of(a.ref->id())); i != located_.end())
-      return wire_msg::remote_ref{to_wire(a.ref->id()), i->second.first,
-                                  i->second.second};
+    std::optional<wire_msg::remote_ref> there;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (auto i = located_.find(key_of(a.ref->id())); i != located_.end())
+        there = wire_msg::remote_ref{to_wire(a.ref->id()), i->second.first,
+                                     i->second.second};
+    }
+    // A holder this node lost touch with is not named: its own copy is shipped.
+    if (there && net_->connected(there->node)) return *there;
   }
   if (a.ref) {
     auto r = a.ref->read();

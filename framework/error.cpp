@@ -32,6 +32,10 @@ const char* to_string(errc code) {
     return "runtime_stopped";
   case errc::node_unreachable:
     return "node_unreachable";
+  case errc::object_lost:
+    return "object_lost";
+  case errc::owner_died:
+    return "owner_died";
   }
   return "unknown";
 }

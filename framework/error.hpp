@@ -21,7 +21,12 @@ enum class errc {
   invalid_argument,  ///< bad input to an API call
   runtime_stopped,   ///< the runtime shut down before the work finished
   node_unreachable,  ///< no connection to the node that holds the work or object
+  object_lost,       ///< the node holding the object died and it could not be remade
+  owner_died,        ///< the object's owner died, and with it the object's value
 };
+
+/// The last `errc`; codes past it from another build read as application errors.
+inline constexpr errc last_errc = errc::owner_died;
 
 /// Returns the name of `code`, e.g. "timeout".
 const char* to_string(errc code);

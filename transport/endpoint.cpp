@@ -147,13 +147,13 @@ bool endpoint::connected(const std::string& peer) const {
   return by_name_.count(peer) != 0;
 }
 
-void endpoint::disconnect(const std::string& peer) {
+void endpoint::disconnect(const std::string& peer, const std::string& why) {
   std::lock_guard<std::mutex> guard{mtx_};
   for (auto& c : conns_) {
     if (c->peer != peer) continue;
     std::lock_guard<std::mutex> send_guard{c->send_mtx};
     c->broken = true;
-    c->broken_because = "closed by this node";
+    c->broken_because = why;
   }
   wake();
 }

@@ -65,7 +65,7 @@ public:
 
   result<void> send(const std::string& peer, const message& m) override;
   bool connected(const std::string& peer) const override;
-  void disconnect(const std::string& peer) override;
+  void disconnect(const std::string& peer, const std::string& why) override;
 
   counters stats() const;
 

@@ -22,7 +22,9 @@ public:
   bool connected(const std::string& peer) const override {
     return net_.connected(name_, peer);
   }
-  void disconnect(const std::string& peer) override { net_.disconnect(name_, peer); }
+  void disconnect(const std::string& peer, const std::string& why) override {
+    net_.disconnect(name_, peer, why);
+  }
 
 private:
   fake_network& net_;
@@ -204,10 +206,11 @@ void fake_network::hold_if(predicate pred) {
   hold_ = std::move(pred);
 }
 
-void fake_network::disconnect(const std::string& a, const std::string& b) {
+void fake_network::disconnect(const std::string& a, const std::string& b,
+                              const std::string& why) {
   guard g{mtx_};
   pending calls;
-  cut(a, b, "disconnected by the test", calls);
+  cut(a, b, why, calls);
   run(g, calls);
 }
 

@@ -91,8 +91,9 @@ public:
   size_t release_held();
 
   /// Cuts the connection between `a` and `b` (both directions), dropping what is queued;
-  /// both sides' transports report the peer down.
-  void disconnect(const std::string& a, const std::string& b);
+  /// both sides' transports report the peer down, saying `why`.
+  void disconnect(const std::string& a, const std::string& b,
+                  const std::string& why = "disconnected by the test");
 
   counters stats() const;
 

@@ -58,8 +58,8 @@ public:
   /// Whether an authenticated connection to `peer` is open.
   virtual bool connected(const std::string& peer) const = 0;
 
-  /// Closes the connections to `peer`.
-  virtual void disconnect(const std::string& peer) = 0;
+  /// Closes the connections to `peer`; `why` is what its down report says.
+  virtual void disconnect(const std::string& peer, const std::string& why) = 0;
 };
 
 /// Starts a node's transport with its settings and handlers.

@@ -346,3 +346,68 @@ TEST_CASE("a task whose node is lost runs again on another node, within its retr
   CHECK(r.err().code == errc::worker_died);
   CHECK(r.err().message.find("after 1 attempt") != std::string::npos);
 }
+
+TEST_CASE("a frozen node is found dead by its silence and its task runs elsewhere") {
+  fake_cluster c;
+  auto where = c.app.find_function<std::string()>("where").value();
+  // Frozen: worker-1's connection stays open, but nothing more comes from it.
+  std::atomic<bool> frozen{true};
+  c.net.drop_if([&](auto& from, auto&, auto&) { return frozen && from == "worker-1"; });
+  task_options o;
+  o.resources.set("slot", 1); // equal load: the scheduler takes worker-1 first
+  auto start = std::chrono::steady_clock::now();
+  auto r = c.driver->submit(o, where);
+  CHECK(r.get(10s).value() == "worker-2");
+  // Within node_timeout (400 ms) plus a tick or two, far under the 2 s default.
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  CHECK(c.head->wait_for_nodes(3, 0ms) == 2);
+  // Thawed, it joins again.
+  frozen = false;
+  CHECK(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
+}
+
+TEST_CASE("a large result whose node dies before its owner has it is remade by its task") {
+  fake_cluster c;
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  // The owner's copy never arrives from worker-1: its chunks are held back.
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" && is<wire_msg::object_chunk>(m);
+  });
+  task_options o;
+  o.resources.set("slot", 1);
+  auto big = c.driver->submit(o, blob_fn, 1 << 20);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held >= 1; }));
+  c.net.disconnect("head", "worker-1", "killed by the test");
+  // Lineage: the task that made it runs again, on worker-2.
+  auto v = big.get(10s);
+  REQUIRE(v);
+  CHECK(v->size() == size_t{1} << 20);
+  CHECK((*v)[300] == static_cast<uint8_t>(300));
+  auto rows = c.head->control_table("object").value();
+  REQUIRE(rows.size() == 1);
+  CHECK(std::get<wire_msg::object_location>(rows[0]).node == "worker-2");
+}
+
+TEST_CASE("an input whose holder died is shipped from its owner's copy") {
+  fake_cluster c;
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  auto read = c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>(
+                        "read_blob")
+                  .value();
+  auto big = c.driver->submit(c.on("worker-1"), blob_fn, 1 << 20);
+  REQUIRE(big.get(10s));
+  // worker-1 goes; the object table forgets it held the result.
+  c.net.drop_if([](auto& from, auto& to, auto&) {
+    return from == "worker-1" || to == "worker-1";
+  });
+  c.net.disconnect("head", "worker-1", "killed by the test");
+  CHECK(fake_cluster::eventually([&] {
+    return c.head->control_table("object").value().empty();
+  }));
+  auto sum = c.driver->submit(c.on("worker-2"), read, big).get(10s);
+  REQUIRE(sum);
+  int64_t expected = 0;
+  for (int i = 0; i < (1 << 20); ++i)
+    expected += static_cast<uint8_t>(i);
+  CHECK(sum->at(1) == expected);
+}

@@ -268,3 +268,63 @@ TEST_CASE("a task whose node is killed runs again on another node") {
   killed->kill_now();
   CHECK(r.get(20s).value() == survivor_pid);
 }
+
+TEST_CASE("a frozen node is found dead within node_timeout and its task runs elsewhere") {
+  three_nodes c;
+  auto nap = c.app.find_function<int(const std::string&, int)>("nap_pid").value();
+  swarm::task_options on_a_worker;
+  on_a_worker.resources.set("slot", 1);
+  auto mark = c.dir + "/started";
+  auto r = c.rt->submit(on_a_worker, nap, mark, 3000);
+  int victim = 0;
+  for (int i = 0; i < 200 && victim == 0; ++i) {
+    std::ifstream{mark} >> victim;
+    if (victim == 0) std::this_thread::sleep_for(25ms);
+  }
+  REQUIRE((victim == c.w1->pid() || victim == c.w2->pid()));
+  auto& frozen = victim == c.w1->pid() ? c.w1 : c.w2;
+  auto survivor_pid = (victim == c.w1->pid() ? c.w2 : c.w1)->pid();
+  auto stopped_at = std::chrono::steady_clock::now();
+  frozen->freeze();
+  // SIGSTOP keeps its sockets open: only the missing heartbeats tell (node_timeout is
+  // 1 s in this cluster's file).
+  for (int i = 0; i < 100 && c.alive() == 3; ++i)
+    std::this_thread::sleep_for(20ms);
+  auto detected = std::chrono::steady_clock::now() - stopped_at;
+  CHECK(c.alive() == 2);
+  CHECK(detected < 2s);
+  CHECK(r.get(20s).value() == survivor_pid);
+  // Thawed, it joins again.
+  frozen->thaw();
+  for (int i = 0; i < 200 && c.alive() < 3; ++i)
+    std::this_thread::sleep_for(25ms);
+  CHECK(c.alive() == 3);
+}
+
+TEST_CASE("a worker node killed mid-DAG still gives the right answer") {
+  three_nodes c;
+  auto blob = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  auto slow_sum = c.app.find_function<int64_t(const std::vector<uint8_t>&, int)>(
+                          "slow_sum")
+                      .value();
+  swarm::task_options on_a_worker;
+  on_a_worker.resources.set("slot", 1);
+  // Layer one: large values (over the inline threshold) that stay on the workers; layer
+  // two reads them where they are, slowly; the driver adds it all up.
+  std::vector<swarm::object_ref<int64_t>> sums;
+  int64_t expected = 0;
+  for (int i = 0; i < 8; ++i) {
+    int size = 100'000 + i * 1000;
+    for (int b = 0; b < size; ++b)
+      expected += static_cast<uint8_t>(b);
+    auto part = c.rt->submit(on_a_worker, blob, size);
+    sums.push_back(c.rt->submit(on_a_worker, slow_sum, part, 400));
+  }
+  std::this_thread::sleep_for(300ms);
+  c.w1->kill_now();
+  int64_t total = 0;
+  for (auto& s : sums)
+    total += s.get(30s).value();
+  CHECK(total == expected);
+  CHECK(c.alive() == 2);
+}

@@ -87,9 +87,14 @@ public:
     wait_exit(std::chrono::seconds(5));
   }
 
+  /// Stops it without killing it (a frozen node), or lets it run on.
+  void freeze() { ::kill(pid_, SIGSTOP); }
+  void thaw() { ::kill(pid_, SIGCONT); }
+
   /// SIGTERM, then SIGKILL after a grace period.
   void stop() {
     if (pid_ <= 0) return;
+    thaw();
     ::kill(pid_, SIGTERM);
     if (wait_exit(std::chrono::seconds(5)) < 0) {
       ::kill(pid_, SIGKILL);

@@ -45,6 +45,12 @@ inline std::vector<uint8_t> blob(int n) {
 }
 
 /// Where a large input was read, and what it summed to.
+/// The sum of `b`'s bytes, after `ms` of work.
+inline int64_t slow_sum(const std::vector<uint8_t>& b, int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return std::accumulate(b.begin(), b.end(), int64_t{0});
+}
+
 inline std::vector<int64_t> read_blob(const std::vector<uint8_t>& b) {
   return {static_cast<int64_t>(::getpid()),
           std::accumulate(b.begin(), b.end(), int64_t{0})};
@@ -85,6 +91,7 @@ inline void register_all(application& app) {
   app.function("nap_pid", nap_pid);
   app.function("blob", blob);
   app.function("read_blob", read_blob);
+  app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);
   app.function("spawn_special", spawn_special);
   app.actor_type<counter>("counter")

@@ -74,6 +74,7 @@ struct host_state {
   std::deque<detail::task_ptr> pending;
   std::string death; // why the actor died for good; empty while alive
   bool waiting = false;
+  uint64_t calls = 0; // since the last checkpoint
   // Restarts are its supervisor's business: a crash ends this host.
   bool supervised;
 
@@ -104,11 +105,16 @@ struct host_state {
   // Creates (or re-creates after `cause`) the instance; a constructor or hook that throws
   // counts as another crash.
   void start(const error* cause) {
+    calls = 0;
     for (;;) {
       std::string what;
       try {
         instance = spec.factory();
         detail::actor_access::attach(*instance, ctx, spec.type_name);
+        if (auto r = record.lock()) {
+          auto state = r->checkpoint();
+          if (!state.empty()) instance->on_restore(state);
+        }
         instance->on_start();
         if (cause) instance->on_restart(*cause);
         return;
@@ -126,6 +132,27 @@ struct host_state {
       }
       cause = &failed;
     }
+  }
+
+  // Saves the state every `checkpoint_every` calls; false (and `failure` set) when the
+  // hook threw.
+  bool checkpoint(error& failure) {
+    auto every = spec.options.checkpoint_every;
+    if (every == 0 || ++calls < every) return true;
+    calls = 0;
+    try {
+      auto state = instance->on_checkpoint();
+      if (spec.on_checkpoint) spec.on_checkpoint(state);
+      if (auto r = record.lock()) r->save_checkpoint(std::move(state));
+      return true;
+    } catch (const std::exception& e) {
+      failure = {errc::actor_died, "actor of type '" + spec.type_name +
+                                       "' crashed in on_checkpoint: " + e.what()};
+    } catch (...) {
+      failure = {errc::actor_died, "actor of type '" + spec.type_name +
+                                       "' crashed in on_checkpoint"};
+    }
+    return false;
   }
 
   void crash(const error& cause) {
@@ -166,16 +193,16 @@ void drain(caf::stateful_actor<std::unique_ptr<host_state>>* self) {
     if (!task->try_claim(0, detail::task_phase::running)) continue; // cancelled
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
     task->claim.store(detail::make_claim(0, detail::task_phase::finished));
-    if (outcome.what == call_outcome::kind::crash) {
-      auto cause = outcome.err;
-      publish(st.node, *task, std::move(outcome));
+    error cause;
+    bool crashed = outcome.what == call_outcome::kind::crash;
+    if (crashed) cause = outcome.err;
+    publish(st.node, *task, std::move(outcome));
+    if (crashed || !st.checkpoint(cause)) {
       st.crash(cause);
       if (st.supervised) {
         self->quit(caf::make_error(caf::sec::runtime_error, st.death));
         return;
       }
-    } else {
-      publish(st.node, *task, std::move(outcome));
     }
   }
 }

@@ -127,6 +127,7 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
   m.max_restarts = static_cast<int32_t>(spec.options.max_restarts);
   m.owner_node = self_.name;
   m.placed = placed;
+  m.checkpoint_every = spec.options.checkpoint_every;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     m.request_id = next_request_++;
@@ -136,8 +137,105 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
   if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
   if (!created->ok) return from_wire(created->error);
-  return detail::actor_record_ptr{std::make_shared<remote_actor_record>(
-      std::move(spec), created->node, created->actor_id)};
+  return detail::actor_record_ptr{
+      track(std::move(spec), created->node, created->actor_id, std::move(m))};
+}
+
+std::shared_ptr<remote_actor_record>
+cluster_node::track(detail::actor_spec spec, const std::string& node, uint64_t id,
+                    std::optional<wire_msg::actor_create> created_by) {
+  auto rec =
+      std::make_shared<remote_actor_record>(std::move(spec), node, id, std::move(created_by));
+  std::lock_guard<std::mutex> guard{mtx_};
+  remote_actors_.erase(std::remove_if(remote_actors_.begin(), remote_actors_.end(),
+                                      [](auto& w) { return w.expired(); }),
+                       remote_actors_.end());
+  remote_actors_.push_back(rec);
+  return rec;
+}
+
+std::vector<std::shared_ptr<remote_actor_record>>
+cluster_node::actors_lost(const std::string& peer, const std::string& why) {
+  std::vector<std::shared_ptr<remote_actor_record>> on_peer;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& w : remote_actors_)
+      if (auto r = w.lock(); r && !r->dead() && r->remote_node() == peer)
+        on_peer.push_back(std::move(r));
+  }
+  std::vector<std::shared_ptr<remote_actor_record>> restarting;
+  for (auto& r : on_peer) {
+    if (auto used = r->begin_restart()) {
+      std::fprintf(stderr, "[swarm %s] restarting actor '%s' (restart %u of %u): node '%s' "
+                           "died: %s\n",
+                   self_.name.c_str(), r->spec().type_name.c_str(), *used + 1,
+                   r->spec().options.max_restarts, peer.c_str(), why.c_str());
+      restarting.push_back(std::move(r));
+      continue;
+    }
+    r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" + peer +
+                 "': " + why +
+                 (r->owned() ? "; restarts used up (max_restarts = " +
+                                   std::to_string(r->spec().options.max_restarts) + ")"
+                             : ""));
+  }
+  return restarting;
+}
+
+void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec) {
+  auto m = rec->recreate();
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    m.request_id = next_request_++;
+  }
+  // Wherever its resources fit now: the node it was made for, if named, is gone.
+  std::string target = head_name();
+  m.placed = false;
+  if (is_head()) {
+    auto demand = from_list(m.resources);
+    auto where = demand ? place_now(*demand) : result<std::string>{demand.err()};
+    if (!where) {
+      for (auto& c : rec->abandon("actor of type '" + m.type_name +
+                                  "' could not be restarted: " + where.err().message))
+        c->result->set_error({errc::actor_died, rec->death_reason()});
+      return;
+    }
+    target = *where;
+    m.placed = true;
+  }
+  result<std::pair<std::string, uint64_t>> at = error{errc::actor_died, ""};
+  if (target == self_.name) {
+    auto id = host_actor(m);
+    if (id)
+      at = std::make_pair(self_.name, *id);
+    else
+      at = id.err();
+  } else if (auto a = request(target, m.request_id, m); !a) {
+    at = a.err();
+  } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
+    at = error{errc::invalid_argument, "unexpected answer to actor_create"};
+  } else if (!created->ok) {
+    at = from_wire(created->error);
+  } else {
+    at = std::make_pair(created->node, created->actor_id);
+  }
+  if (!at) {
+    for (auto& c : rec->abandon("actor of type '" + m.type_name +
+                                "' could not be restarted: " + at.err().message))
+      c->result->set_error({errc::actor_died, rec->death_reason()});
+    return;
+  }
+  for (auto& c : rec->relocate(at->first, at->second))
+    call(*rec, std::move(c));
+}
+
+void cluster_node::on_checkpoint(const std::string& peer, wire_msg::actor_checkpoint&& m) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& w : remote_actors_)
+    if (auto r = w.lock(); r && r->owned() && r->is_at(peer, m.actor_id)) {
+      r->save_checkpoint(std::move(m.state));
+      return;
+    }
 }
 
 result<std::string> cluster_node::place_now(const resource_set& demand) {
@@ -172,6 +270,15 @@ void cluster_node::create_actor_here(wire_msg::actor_create m) {
       send_to(*where, std::move(m));
     });
   }
+  auto id = host_actor(m);
+  if (!id) return fail(id.err());
+  out.actor_id = *id;
+  out.ok = true;
+  send_to(peer, out);
+}
+
+result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
+  using fail = error;
   auto* info = local_->app().actor_info(m.type_name);
   if (!info)
     return fail({errc::unregistered, "node '" + self_.name + "' has no actor type '" +
@@ -205,15 +312,23 @@ void cluster_node::create_actor_here(wire_msg::actor_create m) {
   spec.options.name = m.name;
   if (auto r = from_list(m.resources)) spec.options.resources = *r;
   spec.options.node = self_.name;
-  auto rec = spawn(std::move(spec));
-  if (!rec) return fail(rec.err());
+  spec.options.checkpoint_every = m.checkpoint_every;
+  spec.checkpoint = m.checkpoint;
+  uint64_t id;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    out.actor_id = next_actor_++;
-    hosted_[out.actor_id] = *rec;
+    id = next_actor_++;
   }
-  out.ok = true;
-  send_to(peer, out);
+  // Saved states go to the owner, which restarts the actor if this node dies.
+  if (m.checkpoint_every > 0 && m.owner_node != self_.name)
+    spec.on_checkpoint = [this, owner = m.owner_node, id](const std::vector<uint8_t>& s) {
+      send_to(owner, wire_msg::actor_checkpoint{id, s});
+    };
+  auto rec = spawn(std::move(spec));
+  if (!rec) return rec.err();
+  std::lock_guard<std::mutex> guard{mtx_};
+  hosted_[id] = *rec;
+  return id;
 }
 
 void cluster_node::register_remote_name(const std::string& peer,
@@ -222,7 +337,7 @@ void cluster_node::register_remote_name(const std::string& peer,
   detail::actor_spec spec;
   spec.type_name = m.type_name;
   spec.options.name = m.name;
-  auto rec = std::make_shared<remote_actor_record>(std::move(spec), m.node, m.actor_id);
+  auto rec = track(std::move(spec), m.node, m.actor_id);
   auto ok = local_->register_name(m.name, rec);
   if (!ok)
     out.error = ok.err().message;
@@ -260,8 +375,7 @@ result<detail::actor_record_ptr> cluster_node::find_actor(const std::string& nam
   if (local || is_head()) {
     if (!local) return local;
     if (auto* r = dynamic_cast<remote_actor_record*>(local->get()))
-      return detail::actor_record_ptr{
-          std::make_shared<remote_actor_record>(r->spec(), r->remote_node(), r->id())};
+      return detail::actor_record_ptr{track(r->spec(), r->remote_node(), r->id())};
     return local;
   }
   wire_msg::actor_lookup m;
@@ -283,8 +397,7 @@ result<detail::actor_record_ptr> cluster_node::find_actor(const std::string& nam
   detail::actor_spec spec;
   spec.type_name = loc->type_name;
   spec.options.name = name;
-  return detail::actor_record_ptr{
-      std::make_shared<remote_actor_record>(std::move(spec), loc->node, loc->actor_id)};
+  return detail::actor_record_ptr{track(std::move(spec), loc->node, loc->actor_id)};
 }
 
 void cluster_node::call(detail::actor_record& target, detail::task_ptr call) {
@@ -301,8 +414,11 @@ void cluster_node::call(detail::actor_record& target, detail::task_ptr call) {
   // The reply comes back through this node's I/O thread: a caller that yields a while
   // before sleeping saves a thread wake-up per call (p50 2.2x -> 1.1x the TCP floor).
   call->result->spin_before_sleeping();
+  auto rec = std::static_pointer_cast<remote_actor_record>(remote->shared_from_this());
+  if (rec->hold(call)) return; // its node died: sent once it is restarted
+  auto node = rec->remote_node();
   wire_msg::actor_call m;
-  m.actor_id = remote->id();
+  m.actor_id = rec->id();
   m.method = call->method;
   m.result = to_wire(call->result->id());
   m.caller_node = self_.name;
@@ -311,10 +427,9 @@ void cluster_node::call(detail::actor_record& target, detail::task_ptr call) {
     m.args.push_back(export_arg(a, exported));
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    pending_[key_of(call->result->id())] = {call, remote->remote_node(),
-                                            std::move(exported)};
+    pending_[key_of(call->result->id())] = {call, node, std::move(exported), rec};
   }
-  send_to(remote->remote_node(), std::move(m));
+  send_to(node, std::move(m));
 }
 
 void cluster_node::on_actor_call(wire_msg::actor_call&& m) {

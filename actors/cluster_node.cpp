@@ -1,6 +1,7 @@
 #include "actors/cluster_node.hpp"
 #include "actors/global_scheduler.hpp"
 #include "actors/messages.hpp"
+#include "actors/remote_actor_record.hpp"
 #include "actors/worker_processes.hpp"
 #include "framework/local_cluster.hpp"
 
@@ -372,10 +373,18 @@ void cluster_node::on_peer_down(const std::string& peer, const std::string& why)
     for (auto& w : p->waiters)
       w(e);
   }
+  // Actors this node created restart elsewhere; calls to them wait for that.
+  for (auto& r : actors_lost(peer, why))
+    post([this, r] { restart_actor(r); });
   for (auto& p : lost) {
     release_exports(p.exported);
     auto& t = p.task;
-    // An actor call fails (its actor was there); a task pinned there too.
+    if (p.actor && t->attempts < p.actor->spec().options.max_task_retries &&
+        p.actor->hold(t, true)) {
+      ++t->attempts;
+      continue;
+    }
+    // Other actor calls fail (their actor was there); a task pinned there too.
     if (!t->method.empty() || t->options.node == peer ||
         !retry(t, "node '" + peer + "' was lost"))
       t->result->set_error({t->method.empty() ? errc::worker_died : errc::actor_died,
@@ -467,6 +476,8 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           answer(x.request_id, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::actor_location>) {
           answer(x.request_id, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_checkpoint>) {
+          on_checkpoint(peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
           detail::actor_record_ptr rec;
           {

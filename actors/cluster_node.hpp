@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -23,6 +24,7 @@
 namespace swarm::actors {
 
 class worker_processes;
+class remote_actor_record;
 
 /// This process's node of a cluster: the in-process node (its system actors run the
 /// work placed here), the TCP endpoint to the other nodes, and the cluster protocol.
@@ -94,6 +96,7 @@ private:
     detail::task_ptr task;
     std::string node;
     std::vector<key> exported;
+    std::shared_ptr<remote_actor_record> actor; // for actor calls
   };
 
   // A value other nodes may pull from here.
@@ -187,6 +190,19 @@ private:
   // Creates the actor here and answers its owner; on the head, one not yet placed is
   // placed by the global scheduler first.
   void create_actor_here(wire_msg::actor_create m);
+  // Creates the actor `m` asks for on this node; its id here.
+  result<uint64_t> host_actor(const wire_msg::actor_create& m);
+  // A record of an actor on another node, remembered so its node's death reaches it.
+  std::shared_ptr<remote_actor_record>
+  track(detail::actor_spec spec, const std::string& node, uint64_t id,
+        std::optional<wire_msg::actor_create> created_by = std::nullopt);
+  // Actors on `peer`, which died: those this node created restart elsewhere while they
+  // may, the others are dead; returns the ones restarting.
+  std::vector<std::shared_ptr<remote_actor_record>> actors_lost(const std::string& peer,
+                                                                const std::string& why);
+  // Creates an actor lost with its node again, on a node the global scheduler picks.
+  void restart_actor(const std::shared_ptr<remote_actor_record>& rec);
+  void on_checkpoint(const std::string& peer, wire_msg::actor_checkpoint&& m);
   // The global scheduler's choice, waited for (on the head only).
   result<std::string> place_now(const resource_set& demand);
   void on_actor_call(wire_msg::actor_call&& m);
@@ -245,6 +261,7 @@ private:
   std::map<key, std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
       fetched_;
   std::map<uint64_t, detail::actor_record_ptr> hosted_;
+  std::vector<std::weak_ptr<remote_actor_record>> remote_actors_;
   std::map<uint64_t, std::function<void(wire_msg::message)>> requests_;
   std::map<uint64_t, uint64_t> jobs_started_; // jobs of drivers on this node: start time
   uint64_t next_actor_ = 1;

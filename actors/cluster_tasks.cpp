@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "actors/remote_actor_record.hpp"
 #include "framework/detail/wire_convert.hpp"
 
 namespace swarm::actors {
@@ -137,7 +138,7 @@ void cluster_node::forward_task(detail::task_ptr task, const std::string& to,
                                 wire_msg::task_submit m, std::vector<key> exported) {
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    pending_[key_of(task->result->id())] = {task, to, std::move(exported)};
+    pending_[key_of(task->result->id())] = {task, to, std::move(exported), nullptr};
   }
   send_to(to, std::move(m));
 }
@@ -251,6 +252,13 @@ void cluster_node::on_result(wire_msg::task_result&& m) {
   if (auto* e = std::get_if<wire_msg::error_value>(&m.outcome)) {
     // An input held on a node that died since: the retry ships this node's copy.
     auto err = from_wire(*e);
+    // A call that could not reach an actor's dead node waits for its restart.
+    if (err.code == errc::node_unreachable && p.actor &&
+        p.task->attempts < p.actor->spec().options.max_task_retries &&
+        p.actor->hold(p.task, true)) {
+      ++p.task->attempts;
+      return;
+    }
     if (err.code != errc::object_lost || !retry(p.task, err.message))
       slot->set_error(std::move(err));
   } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {

@@ -1,25 +1,107 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "framework/detail/actor_record.hpp"
+#include "framework/detail/task_spec.hpp"
+#include "transport/wire_message.hpp"
 
 namespace swarm::actors {
 
-/// An actor on another node, as this node's handles see it.
+/// An actor on another node, as this node's handles see it. The node that created it
+/// (its owner) keeps what re-creates it, and restarts it elsewhere when its node dies;
+/// calls made meanwhile wait for the restart.
 class remote_actor_record final : public detail::actor_record {
 public:
-  remote_actor_record(detail::actor_spec spec, std::string node, uint64_t id)
-      : actor_record(std::move(spec)), node_(std::move(node)), id_(id) {}
+  remote_actor_record(detail::actor_spec spec, std::string node, uint64_t id,
+                      std::optional<wire_msg::actor_create> created_by = std::nullopt)
+      : actor_record(std::move(spec)), node_(std::move(node)), id_(id),
+        create_(std::move(created_by)) {}
 
-  const std::string& remote_node() const override { return node_; }
-  uint64_t id() const noexcept { return id_; }
+  std::string remote_node() const override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return node_;
+  }
+
+  uint64_t id() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return id_;
+  }
+
+  /// Whether the actor lives on `node` as `id`.
+  bool is_at(const std::string& node, uint64_t id) const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return node_ == node && id_ == id;
+  }
+
+  /// Whether this node created it (and so restarts it).
+  bool owned() const noexcept { return create_.has_value(); }
+
+  /// The request that creates it again, carrying the latest saved state.
+  wire_msg::actor_create recreate() const {
+    auto m = *create_;
+    m.checkpoint = checkpoint();
+    return m;
+  }
+
+  /// Begins a restart when restarts remain: calls wait until `relocate`. Returns how
+  /// many restarts were used before this one, or nothing when they are used up.
+  std::optional<uint32_t> begin_restart() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (!create_ || restarts_ >= spec().options.max_restarts) return std::nullopt;
+    restarting_ = true;
+    return restarts_++;
+  }
+
+  /// Keeps `call` for the restarted actor (`first`: ahead of those kept already); false
+  /// when no restart is under way.
+  bool hold(detail::task_ptr call, bool first = false) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (!restarting_) return false;
+    if (first)
+      held_.insert(held_.begin() + static_cast<std::ptrdiff_t>(first_held_++),
+                   std::move(call));
+    else
+      held_.push_back(std::move(call));
+    return true;
+  }
+
+  /// The restarted actor lives on `node` as `id`; returns the calls kept for it.
+  std::deque<detail::task_ptr> relocate(std::string node, uint64_t id) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    node_ = std::move(node);
+    id_ = id;
+    return end_restart();
+  }
+
+  /// The restart failed; returns the calls kept for it (the actor is dead).
+  std::deque<detail::task_ptr> abandon(std::string why) {
+    mark_dead(std::move(why));
+    std::lock_guard<std::mutex> guard{mtx_};
+    return end_restart();
+  }
 
 private:
+  std::deque<detail::task_ptr> end_restart() {
+    restarting_ = false;
+    first_held_ = 0;
+    return std::exchange(held_, {});
+  }
+
+  mutable std::mutex mtx_;
   std::string node_;
   uint64_t id_;
+  std::optional<wire_msg::actor_create> create_;
+  uint32_t restarts_ = 0;
+  bool restarting_ = false;
+  std::deque<detail::task_ptr> held_;
+  size_t first_held_ = 0;
 };
 
 } // namespace swarm::actors

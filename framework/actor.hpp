@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "framework/error.hpp"
 
@@ -27,6 +29,15 @@ public:
 
   /// Runs on the fresh instance that replaces a crashed one, before its first call.
   virtual void on_restart(const error& cause) { (void)cause; }
+
+  /// Returns the actor's state to save, after every `actor_options::checkpoint_every`
+  /// calls (the latest is kept with the actor's owner, so it outlives the actor's node).
+  /// Throwing crashes the actor.
+  virtual std::vector<uint8_t> on_checkpoint() { return {}; }
+
+  /// Restores a state `on_checkpoint` returned, on a fresh instance that replaces a
+  /// crashed one or one lost with its node, before `on_start`.
+  virtual void on_restore(const std::vector<uint8_t>& state) { (void)state; }
 
 protected:
   /// Submits tasks, creates actors and reads objects on behalf of this actor.

@@ -30,9 +30,8 @@ group_record::~group_record() = default;
 
 actor_record::~actor_record() = default;
 
-const std::string& actor_record::remote_node() const {
-  static const std::string here;
-  return here;
+std::string actor_record::remote_node() const {
+  return {};
 }
 
 object_slot::clock::time_point deadline_after(std::chrono::milliseconds timeout) {

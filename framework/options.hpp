@@ -38,6 +38,12 @@ struct actor_options {
   /// What the actor holds while it lives (used to place it in a cluster); none by
   /// default.
   resource_set resources;
+  /// Saves the actor's state (`actor::on_checkpoint`) after every this many calls; the
+  /// latest state is restored on each restart. 0: never saved.
+  uint32_t checkpoint_every = 0;
+  /// Calls in flight when the actor's node died are sent again, this many times at most,
+  /// to the actor restarted elsewhere; 0: they fail with `actor_died`.
+  uint32_t max_task_retries = 0;
 };
 
 } // namespace swarm

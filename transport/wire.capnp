@@ -159,6 +159,8 @@ struct ActorCreate {
   maxRestarts @5 :Int32;
   ownerNode @6 :Text;
   placed @7 :Bool;
+  checkpoint @8 :Data;       # the state to restore (a restart on another node)
+  checkpointEvery @9 :UInt32;
 }
 
 struct ActorCreated {
@@ -167,6 +169,12 @@ struct ActorCreated {
   node @2 :Text;
   error @3 :ErrorValue;
   ok @4 :Bool;
+}
+
+# A state an actor saved, sent by its node to its owner.
+struct ActorCheckpoint {
+  actorId @0 :UInt64;
+  state @1 :Data;
 }
 
 struct ActorCall {
@@ -227,5 +235,6 @@ struct Envelope {
     actorKill @18 :ActorKill;
     jobInfo @19 :JobInfo;
     objectLocation @20 :ObjectLocation;
+    actorCheckpoint @21 :ActorCheckpoint;
   }
 }

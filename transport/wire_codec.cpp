@@ -159,6 +159,11 @@ struct builder_visitor {
     b.setOwnerNode(m.owner_node);
     b.setPlaced(m.placed);
   }
+  void operator()(const actor_checkpoint& m) {
+    auto b = env.initActorCheckpoint();
+    b.setActorId(m.actor_id);
+    b.setState(bytes_of(m.state));
+  }
   void operator()(const task_result& m) {
     auto b = env.initTaskResult();
     put_id(b.initResult(), m.result);
@@ -229,6 +234,8 @@ struct builder_visitor {
     b.setMaxRestarts(m.max_restarts);
     b.setOwnerNode(m.owner_node);
     b.setPlaced(m.placed);
+    b.setCheckpoint(bytes_of(m.checkpoint));
+    b.setCheckpointEvery(m.checkpoint_every);
   }
   void operator()(const actor_created& m) {
     auto b = env.initActorCreated();
@@ -298,6 +305,10 @@ message read_envelope(wire::Envelope::Reader env) {
     m.placed = r.getPlaced();
     return m;
   }
+  case wire::Envelope::ACTOR_CHECKPOINT: {
+    auto r = env.getActorCheckpoint();
+    return actor_checkpoint{r.getActorId(), to_vector(r.getState())};
+  }
   case wire::Envelope::TASK_RESULT: {
     auto r = env.getTaskResult();
     task_result m;
@@ -363,6 +374,8 @@ message read_envelope(wire::Envelope::Reader env) {
     m.max_restarts = r.getMaxRestarts();
     m.owner_node = r.getOwnerNode();
     m.placed = r.getPlaced();
+    m.checkpoint = to_vector(r.getCheckpoint());
+    m.checkpoint_every = r.getCheckpointEvery();
     return m;
   }
   case wire::Envelope::ACTOR_CREATED: {

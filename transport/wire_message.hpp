@@ -165,6 +165,8 @@ struct actor_create {
   int32_t max_restarts = 0;
   std::string owner_node;
   bool placed = false;
+  std::vector<uint8_t> checkpoint;
+  uint32_t checkpoint_every = 0;
 };
 
 struct actor_created {
@@ -209,12 +211,18 @@ struct actor_kill {
   uint64_t actor_id = 0;
 };
 
+struct actor_checkpoint {
+  uint64_t actor_id = 0;
+  std::vector<uint8_t> state;
+};
+
 /// Any message that crosses nodes.
 using message =
     std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
                  object_chunk, object_free, join, node_table, status_request,
                  stop_request, actor_create, actor_created, actor_call, actor_register,
-                 actor_lookup, actor_location, actor_kill, job_info, object_location>;
+                 actor_lookup, actor_location, actor_kill, job_info, object_location,
+                 actor_checkpoint>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

@@ -25,6 +25,10 @@ struct actor_spec {
   std::vector<boxed_value> constructor_args;
   actor_options options;
   uint64_t owner = 0;
+  /// A state to restore the first instance from (an actor restarted on another node).
+  std::vector<uint8_t> checkpoint;
+  /// Also told each state saved (the owner on another node keeps it); may be empty.
+  std::function<void(const std::vector<uint8_t>&)> on_checkpoint;
 };
 
 /// A factory that constructs a `T` from copies of `xs...`, as often as it is restarted.
@@ -42,15 +46,27 @@ std::function<std::unique_ptr<actor>()> make_actor_factory(Xs&&... xs) {
 
 /// The runtime's side of one live actor; handles share it. When the last handle of an
 /// unnamed actor goes, the actor stops.
-class actor_record {
+class actor_record : public std::enable_shared_from_this<actor_record> {
 public:
-  explicit actor_record(actor_spec spec) : spec_(std::move(spec)) {}
+  explicit actor_record(actor_spec spec)
+      : spec_(std::move(spec)), checkpoint_(spec_.checkpoint) {}
   virtual ~actor_record();
 
   const actor_spec& spec() const noexcept { return spec_; }
 
   /// The node the actor lives on when that is not this one; empty otherwise.
-  virtual const std::string& remote_node() const;
+  virtual std::string remote_node() const;
+
+  /// The latest state the actor saved; a restart restores it.
+  std::vector<uint8_t> checkpoint() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return checkpoint_;
+  }
+
+  void save_checkpoint(std::vector<uint8_t> state) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    checkpoint_ = std::move(state);
+  }
 
   /// Whether the actor died for good; calls then fail with `actor_died`.
   bool dead() const noexcept { return dead_.load(std::memory_order_acquire); }
@@ -76,6 +92,7 @@ public:
 
 private:
   actor_spec spec_;
+  std::vector<uint8_t> checkpoint_;
   std::atomic<bool> dead_{false};
   mutable std::mutex mtx_;
   std::string death_reason_;

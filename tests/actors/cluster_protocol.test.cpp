@@ -411,3 +411,38 @@ TEST_CASE("an input whose holder died is shipped from its owner's copy") {
     expected += static_cast<uint8_t>(i);
   CHECK(sum->at(1) == expected);
 }
+
+TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  actor_options o;
+  o.resources.set("slot", 1); // on a worker: worker-1 first
+  o.max_restarts = 1;
+  o.checkpoint_every = 1;
+  o.max_task_retries = 1;
+  auto a = c.driver->spawn(o, counter_t, 100);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-1");
+  CHECK(a.call(&counter::add, 12).get(10s).value() == 112); // saved with the owner
+  // A call in flight when the node goes is sent again to the restarted actor, which
+  // resumes from the last state its owner received (112: the one after this call is
+  // held back with the call's result).
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" &&
+           (is<wire_msg::task_result>(m) || is<wire_msg::actor_checkpoint>(m));
+  });
+  auto in_flight = a.call(&counter::add, 1);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held >= 2; }));
+  c.net.drop_if([](auto& from, auto& to, auto&) {
+    return from == "worker-1" || to == "worker-1";
+  });
+  c.net.disconnect("head", "worker-1", "killed by the test");
+  CHECK(in_flight.get(10s).value() == 113);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 114);
+  // Its one restart is used: losing worker-2 too ends it, and says why.
+  c.net.disconnect("head", "worker-2", "killed by the test");
+  auto r = a.call(&counter::add, 1).get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::actor_died);
+  CHECK(r.err().message.find("restarts used up") != std::string::npos);
+}

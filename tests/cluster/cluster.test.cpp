@@ -328,3 +328,22 @@ TEST_CASE("a worker node killed mid-DAG still gives the right answer") {
   CHECK(total == expected);
   CHECK(c.alive() == 2);
 }
+
+TEST_CASE("an actor whose node is killed is restarted on another with its saved state") {
+  three_nodes c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  swarm::actor_options o;
+  o.node = "worker-1";
+  o.max_restarts = 1;
+  o.checkpoint_every = 1;
+  o.max_task_retries = 1; // a call racing the node's death is sent again
+  auto a = c.rt->spawn(o, counter_t, 40);
+  CHECK(a.call(&counter::add, 2).get(10s).value() == 42);
+  CHECK(a.call(&counter::where).get(10s).value() == c.w1->pid());
+  c.w1->kill_now();
+  // Calls made while it restarts wait for it.
+  CHECK(a.call(&counter::add, 1).get(20s).value() == 43);
+  auto now_at = a.call(&counter::where).get(10s).value();
+  CHECK(now_at != c.w1->pid());
+  CHECK((now_at == c.w2->pid() || now_at == ::getpid()));
+}

@@ -62,6 +62,12 @@ public:
   explicit counter(int start) : n_(start) {}
   int add(int x) { return n_ += x; }
   int where() const { return static_cast<int>(::getpid()); }
+  std::string node() { return actor_context().node_name(); }
+  std::vector<uint8_t> on_checkpoint() override { return encode(n_); }
+  void on_restore(const std::vector<uint8_t>& state) override {
+    std::string why;
+    if (!decode(state.data(), state.size(), n_, why)) throw std::runtime_error(why);
+  }
 
 private:
   int n_ = 0;
@@ -97,7 +103,8 @@ inline void register_all(application& app) {
   app.actor_type<counter>("counter")
       .constructor<int>()
       .method("add", &counter::add)
-      .method("where", &counter::where);
+      .method("where", &counter::where)
+      .method("node", &counter::node);
 }
 
 } // namespace swarm::cluster_test

@@ -33,6 +33,22 @@ struct counter : swarm::actor {
   std::string restarted_because;
 };
 
+/// Saves its total every `checkpoint_every` calls; a total of 13 refuses to be saved.
+struct ledger : swarm::actor {
+  int add(int k) { return total += k; }
+  int get() const { return total; }
+  void crash() { throw swarm::actor_failure("crash"); }
+  std::vector<uint8_t> on_checkpoint() override {
+    if (total == 13) throw std::runtime_error("unlucky total");
+    return swarm::encode(total);
+  }
+  void on_restore(const std::vector<uint8_t>& state) override {
+    std::string why;
+    REQUIRE(swarm::decode(state.data(), state.size(), total, why));
+  }
+  int total = 0;
+};
+
 struct spawner : swarm::actor {
   spawner(int) {}
   int spawn_and_call(int k);
@@ -43,6 +59,7 @@ struct app_fixture {
   swarm::actor_class<counter> counter_t = app.actor_type<counter>("counter");
   swarm::task_fn<int(int)> inc = app.function("inc", [](int x) { return x + 1; });
   swarm::actor_class<spawner> spawner_t = app.actor_type<spawner>("spawner");
+  swarm::actor_class<ledger> ledger_t = app.actor_type<ledger>("ledger");
 };
 
 int spawner::spawn_and_call(int k) {
@@ -126,6 +143,28 @@ TEST_CASE("a crashed actor is restarted fresh and told why") {
   CHECK(c.call(&counter::get).get(5s).value() == 100);
   CHECK(c.call(&counter::why).get(5s).value().find("disk on fire") != std::string::npos);
   CHECK_FALSE(c.dead());
+}
+
+TEST_CASE("a restarted actor resumes from the state it last checkpointed") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  swarm::actor_options o;
+  o.max_restarts = 2;
+  o.checkpoint_every = 2;
+  auto a = rt.spawn(o, f.ledger_t);
+  a.call(&ledger::add, 5);
+  a.call(&ledger::add, 7); // saved: 12
+  a.call(&ledger::add, 2); // not saved
+  CHECK_FALSE(a.call(&ledger::crash).get(5s));
+  CHECK(a.call(&ledger::get).get(5s).value() == 12);
+  // A hook that throws crashes the actor; the restart goes back to the last save.
+  a.call(&ledger::add, 1); // 13: the save after this call throws
+  CHECK(a.call(&ledger::get).get(5s).value() == 12);
+  a.call(&ledger::add, 1);
+  a.call(&ledger::add, 1); // 13 again: restarts used up
+  auto r = a.call(&ledger::get).get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("on_checkpoint: unlucky total") != std::string::npos);
 }
 
 TEST_CASE(

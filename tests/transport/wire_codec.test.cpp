@@ -35,7 +35,9 @@ std::vector<message> samples() {
           actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
           actor_location{9, true, 5, "worker-1", "counter", {}},
           job_info{8, "worker-1", 99, false, 5, 6},
-          object_location{{3, 12}, "worker-2", 1 << 24, true}};
+          object_location{{3, 12}, "worker-2", 1 << 24, true},
+          actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5},
+          actor_checkpoint{6, {9, 8, 7}}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -80,6 +82,9 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK_FALSE(std::get<job_info>(back[12]).running);
   CHECK(std::get<object_location>(back[13]).node == "worker-2");
   CHECK(std::get<object_location>(back[13]).size == 1 << 24);
+  CHECK(std::get<actor_create>(back[14]).checkpoint == std::vector<uint8_t>{1, 2, 3});
+  CHECK(std::get<actor_create>(back[14]).checkpoint_every == 5);
+  CHECK(std::get<actor_checkpoint>(back[15]).state == std::vector<uint8_t>{9, 8, 7});
 }
 
 TEST_CASE("a stream arriving a byte at a time decodes into the same frames") {

@@ -196,8 +196,11 @@ void drain(caf::stateful_actor<std::unique_ptr<host_state>>* self) {
     error cause;
     bool crashed = outcome.what == call_outcome::kind::crash;
     if (crashed) cause = outcome.err;
+    // Saved before the result goes out: whoever sees the result finds its effect in
+    // the state a restart restores.
+    if (!crashed) crashed = !st.checkpoint(cause);
     publish(st.node, *task, std::move(outcome));
-    if (crashed || !st.checkpoint(cause)) {
+    if (crashed) {
       st.crash(cause);
       if (st.supervised) {
         self->quit(caf::make_error(caf::sec::runtime_error, st.death));

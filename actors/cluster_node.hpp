@@ -203,6 +203,9 @@ private:
   // Creates an actor lost with its node again, on a node the global scheduler picks.
   void restart_actor(const std::shared_ptr<remote_actor_record>& rec);
   void on_checkpoint(const std::string& peer, wire_msg::actor_checkpoint&& m);
+  // Sends the calls queued for `rec` whose arguments are ready, in order.
+  void send_calls(const std::shared_ptr<remote_actor_record>& rec);
+  void send_call(const std::shared_ptr<remote_actor_record>& rec, detail::task_ptr call);
   // The global scheduler's choice, waited for (on the head only).
   result<std::string> place_now(const resource_set& demand);
   void on_actor_call(wire_msg::actor_call&& m);

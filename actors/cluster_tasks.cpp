@@ -259,8 +259,12 @@ void cluster_node::on_result(wire_msg::task_result&& m) {
       ++p.task->attempts;
       return;
     }
-    if (err.code != errc::object_lost || !retry(p.task, err.message))
-      slot->set_error(std::move(err));
+    // A task sent to a node that died on the way, or whose input was lost with one,
+    // runs again elsewhere.
+    bool again = err.code == errc::object_lost ||
+                 (err.code == errc::node_unreachable && p.task->method.empty() &&
+                  p.task->options.node.empty());
+    if (!again || !retry(p.task, err.message)) slot->set_error(std::move(err));
   } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {
     auto d = decode(*v, p.task->result_type);
     if (d)

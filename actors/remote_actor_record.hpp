@@ -72,6 +72,41 @@ public:
     return true;
   }
 
+  /// Queues `call` to be sent once its argument futures are ready, after those queued
+  /// before it; true when the caller should `next_ready` (no one else sends).
+  bool enqueue(detail::task_ptr call) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    outbox_.push_back(std::move(call));
+    return !std::exchange(sending_, true);
+  }
+
+  /// Takes the next queued call whose arguments are ready. Null when none is: sending
+  /// stops, and `blocked` is the future the first waiting call needs (null when the
+  /// queue is empty); whoever sees it ready calls `resume`, then `next_ready`.
+  detail::task_ptr next_ready(detail::slot_ptr& blocked) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    blocked = nullptr;
+    if (!outbox_.empty())
+      for (auto& a : outbox_.front()->args)
+        if (a.ref && !a.ref->done()) {
+          blocked = a.ref;
+          break;
+        }
+    if (outbox_.empty() || blocked) {
+      sending_ = false;
+      return nullptr;
+    }
+    auto c = std::move(outbox_.front());
+    outbox_.pop_front();
+    return c;
+  }
+
+  /// Takes up sending again; false when someone else already sends.
+  bool resume() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return !std::exchange(sending_, true);
+  }
+
   /// The restarted actor lives on `node` as `id`; returns the calls kept for it.
   std::deque<detail::task_ptr> relocate(std::string node, uint64_t id) {
     std::lock_guard<std::mutex> guard{mtx_};
@@ -102,6 +137,8 @@ private:
   bool restarting_ = false;
   std::deque<detail::task_ptr> held_;
   size_t first_held_ = 0;
+  std::deque<detail::task_ptr> outbox_; // waiting for argument futures, in call order
+  bool sending_ = false;
 };
 
 } // namespace swarm::actors

@@ -446,3 +446,25 @@ TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint")
   CHECK(r.err().code == errc::actor_died);
   CHECK(r.err().message.find("restarts used up") != std::string::npos);
 }
+
+TEST_CASE("calls to an actor on another node wait for their future arguments, in order") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto nap = c.app.find_function<int(const std::string&, int)>("nap_pid").value();
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  actor_options o;
+  o.node = "worker-1";
+  auto a = c.driver->spawn(o, counter_t, 100);
+  auto slow = c.driver->submit(c.on("worker-2"), nap, std::string{"/dev/null"}, 300);
+  auto first = a.call(&counter::add, slow);
+  auto second = a.call(&counter::add, 1); // ready at once, still sent second
+  auto pid = static_cast<int>(::getpid());
+  CHECK(first.get(10s).value() == 100 + pid);
+  CHECK(second.get(10s).value() == 101 + pid);
+  // A future that failed fails the call that needed it, naming it.
+  auto failed = c.driver->submit(c.on("nowhere"), add, 1, 1);
+  auto r = a.call(&counter::add, failed).get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::dependency_failed);
+  CHECK(a.call(&counter::add, 0).get(10s).value() == 101 + pid);
+}

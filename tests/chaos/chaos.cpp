@@ -1,0 +1,415 @@
+// The chaos check: a 4-node cluster on 127.0.0.1 runs a workload of dependent tasks and
+// stateful actors twice, once undisturbed and once while worker nodes are killed (and
+// started again) or frozen (and thawed), and the two results are compared with what the
+// same functions compute in this process.
+//
+//   swarm_chaos run [--quick] [--seed N]    the check; prints the `chaos:` line
+//   swarm_chaos node --config F --node N    a worker node (started by `run`)
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "framework/local_cluster.hpp"
+#include "framework/swarm.hpp"
+#include "tests/cluster/node_process.hpp"
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+// -- the workload's functions: deterministic, so this process can check every value ----
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return x;
+}
+
+uint64_t step(uint64_t prev, int lane, int round) {
+  return mix(prev + static_cast<uint64_t>(lane) * 1000003 + static_cast<uint64_t>(round));
+}
+
+// Large enough (96 KiB) to stay on the node that made it.
+std::vector<uint8_t> expand(uint64_t seed) {
+  std::vector<uint8_t> out(96 * 1024);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<uint8_t>(mix(seed + i / 64) >> (i % 8));
+  return out;
+}
+
+uint64_t fold(const std::vector<uint8_t>& big, uint64_t prev) {
+  uint64_t h = prev;
+  for (size_t i = 0; i < big.size(); i += 61)
+    h = h * 31 + big[i];
+  return mix(h);
+}
+
+/// Records values by key (so a call sent twice changes nothing) and saves them all.
+class ledger : public swarm::actor {
+public:
+  uint64_t record(uint64_t key, uint64_t value) {
+    entries_[key] = value;
+    return value;
+  }
+  std::vector<uint64_t> total() const {
+    uint64_t sum = 0;
+    for (auto& [k, v] : entries_)
+      sum += v * (k + 1);
+    return {entries_.size(), sum};
+  }
+  std::vector<uint8_t> on_checkpoint() override { return swarm::encode(entries_); }
+  void on_restore(const std::vector<uint8_t>& state) override {
+    std::string why;
+    if (!swarm::decode(state.data(), state.size(), entries_, why))
+      throw std::runtime_error("bad checkpoint: " + why);
+  }
+
+private:
+  std::map<uint64_t, uint64_t> entries_;
+};
+
+void register_workload(swarm::application& app) {
+  app.function("step", step);
+  app.function("expand", expand);
+  app.function("fold", fold);
+  app.actor_type<ledger>("ledger")
+      .constructor<>()
+      .method("record", &ledger::record)
+      .method("total", &ledger::total);
+}
+
+struct workload_size {
+  int lanes;
+  int rounds;
+  int actors;
+};
+
+struct outcome {
+  std::vector<uint64_t> values; // each lane's last value, then each ledger's two totals
+  size_t lost = 0;              // futures that ended in an error
+  size_t tasks = 0;
+  double seconds = 0;
+};
+
+// Every 5th round a lane's value grows into a large object on a worker and is folded
+// back; the ledgers record each lane's value on those rounds.
+bool big_round(int r) { return r % 5 == 4; }
+
+outcome run_workload(swarm::runtime& rt, const swarm::application& app, workload_size n) {
+  auto step_fn = app.find_function<uint64_t(uint64_t, int, int)>("step").value();
+  auto expand_fn = app.find_function<std::vector<uint8_t>(uint64_t)>("expand").value();
+  auto fold_fn =
+      app.find_function<uint64_t(const std::vector<uint8_t>&, uint64_t)>("fold").value();
+  auto ledger_t = app.find_actor_type<ledger>("ledger").value();
+  swarm::task_options on_workers;
+  on_workers.resources.set("w", 1); // only the workers have it: every task may be lost
+  on_workers.max_retries = 50;
+  swarm::actor_options durable;
+  durable.resources.set("w", 0.01);
+  durable.max_restarts = 50;
+  durable.max_task_retries = 50;
+  durable.checkpoint_every = 1;
+  outcome out;
+  auto start = clock_type::now();
+  std::vector<swarm::actor_handle<ledger>> ledgers;
+  for (int a = 0; a < n.actors; ++a)
+    ledgers.push_back(rt.spawn(durable, ledger_t));
+  std::vector<swarm::object_ref<uint64_t>> x;
+  for (int l = 0; l < n.lanes; ++l)
+    x.push_back(rt.put(static_cast<uint64_t>(l)));
+  std::vector<swarm::object_ref<uint64_t>> recorded;
+  for (int r = 0; r < n.rounds; ++r) {
+    for (int l = 0; l < n.lanes; ++l) {
+      x[l] = rt.submit(on_workers, step_fn, x[l], l, r);
+      ++out.tasks;
+      if (!big_round(r)) continue;
+      auto big = rt.submit(on_workers, expand_fn, x[l]);
+      x[l] = rt.submit(on_workers, fold_fn, big, x[l]);
+      out.tasks += 2;
+      auto key = static_cast<uint64_t>(r) * static_cast<uint64_t>(n.lanes) +
+                 static_cast<uint64_t>(l);
+      recorded.push_back(ledgers[static_cast<size_t>(l % n.actors)].call(
+          &ledger::record, key, x[l]));
+    }
+  }
+  for (auto& v : x) {
+    auto got = v.get(120s);
+    out.lost += got ? 0 : 1;
+    out.values.push_back(got ? *got : 0);
+    if (!got) std::fprintf(stderr, "chaos: lost a lane: %s\n", got.err().to_string().c_str());
+  }
+  for (auto& r : recorded)
+    out.lost += r.get(120s) ? 0 : 1;
+  for (auto& a : ledgers) {
+    auto t = a.call(&ledger::total).get(120s);
+    out.lost += t ? 0 : 1;
+    if (!t) std::fprintf(stderr, "chaos: lost a ledger: %s\n", t.err().to_string().c_str());
+    auto v = t ? *t : std::vector<uint64_t>{0, 0};
+    out.values.insert(out.values.end(), v.begin(), v.end());
+  }
+  out.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  return out;
+}
+
+// The same workload computed here, without the framework.
+std::vector<uint64_t> expected(workload_size n) {
+  std::vector<uint64_t> x(static_cast<size_t>(n.lanes));
+  std::vector<std::map<uint64_t, uint64_t>> books(static_cast<size_t>(n.actors));
+  for (int l = 0; l < n.lanes; ++l)
+    x[static_cast<size_t>(l)] = static_cast<uint64_t>(l);
+  for (int r = 0; r < n.rounds; ++r)
+    for (int l = 0; l < n.lanes; ++l) {
+      auto& v = x[static_cast<size_t>(l)];
+      v = step(v, l, r);
+      if (!big_round(r)) continue;
+      v = fold(expand(v), v);
+      books[static_cast<size_t>(l % n.actors)]
+           [static_cast<uint64_t>(r) * static_cast<uint64_t>(n.lanes) +
+            static_cast<uint64_t>(l)] = v;
+    }
+  for (auto& b : books) {
+    uint64_t sum = 0;
+    for (auto& [k, v] : b)
+      sum += v * (k + 1);
+    x.push_back(b.size());
+    x.push_back(sum);
+  }
+  return x;
+}
+
+// How many of `got` differ from `want`; each is reported.
+size_t differences(const std::vector<uint64_t>& got, const std::vector<uint64_t>& want,
+                   int lanes) {
+  size_t n = got.size() == want.size() ? 0 : std::max(got.size(), want.size());
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    if (got[i] == want[i]) continue;
+    ++n;
+    auto l = static_cast<size_t>(lanes);
+    std::fprintf(stderr, "chaos: wrong %s %zu: got %llu, want %llu\n",
+                 i < l ? "lane" : ((i - l) % 2 == 0 ? "ledger count" : "ledger sum"),
+                 i < l ? i : (i - l) / 2, static_cast<unsigned long long>(got[i]),
+                 static_cast<unsigned long long>(want[i]));
+  }
+  return n;
+}
+
+// -- the cluster ------------------------------------------------------------------------
+
+std::string cluster_file(const std::vector<uint16_t>& ports, const std::string& secret) {
+  std::string s = "[cluster]\nname = \"chaos\"\nsecret = \"" + secret +
+                  "\"\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n"
+                  "[limits]\ninline_threshold = \"64KiB\"\n";
+  for (size_t i = 0; i < ports.size(); ++i) {
+    s += "[[node]]\nname = \"" + (i == 0 ? std::string{"head"} : "worker-" + std::to_string(i)) +
+         "\"\naddress = \"127.0.0.1\"\nport = " + std::to_string(ports[i]) +
+         (i == 0 ? "\nrole = \"head\"\ncpus = 1\n" : "\ncpus = 2\nresources = { w = 2 }\n");
+  }
+  return s;
+}
+
+/// Measures the control store as a client sees it: `cluster_status` reads the node and
+/// job tables from the head's shards, every 50 ms.
+class gcs_probe {
+public:
+  explicit gcs_probe(const swarm::cluster_config& cfg)
+      : thread_([this, cfg] {
+          while (!stop_) {
+            auto t0 = clock_type::now();
+            auto s = swarm::cluster_status(cfg, 5s);
+            auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+            {
+              std::lock_guard<std::mutex> g{mtx_};
+              samples_.push_back(s ? ms : 5000.0);
+            }
+            std::this_thread::sleep_for(50ms);
+          }
+        }) {}
+  ~gcs_probe() {
+    stop_ = true;
+    thread_.join();
+  }
+  /// The longest read beyond the median one, in ms.
+  double stall_ms() {
+    std::lock_guard<std::mutex> g{mtx_};
+    if (samples_.empty()) return 0;
+    auto v = samples_;
+    std::sort(v.begin(), v.end());
+    return v.back() - v[v.size() / 2];
+  }
+
+private:
+  std::atomic<bool> stop_{false};
+  std::mutex mtx_;
+  std::vector<double> samples_;
+  std::thread thread_;
+};
+
+int run(bool quick, unsigned seed, workload_size size) {
+  char tmpl[] = "/tmp/swarm-chaos-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  auto ports = swarm::free_local_ports(4);
+  if (!ports) {
+    std::fprintf(stderr, "chaos: %s\n", ports.err().message.c_str());
+    return 2;
+  }
+  std::string config = dir + "/cluster.toml";
+  std::ofstream{config} << cluster_file(*ports, "the-chaos-check-secret-" + std::to_string(seed));
+  auto cfg = swarm::load_cluster_config(config);
+  if (!cfg) {
+    std::fprintf(stderr, "chaos: %s\n", cfg.err().message.c_str());
+    return 2;
+  }
+  swarm::application app;
+  register_workload(app);
+  swarm::runtime rt{app, *cfg, "head"};
+  std::string self = "/proc/self/exe";
+  char exe[4096] = {};
+  auto len = ::readlink(self.c_str(), exe, sizeof(exe) - 1);
+  std::string binary{exe, len > 0 ? static_cast<size_t>(len) : 0};
+  std::vector<std::unique_ptr<swarm::cluster_test::node_process>> workers(3);
+  auto start_worker = [&](size_t i) {
+    auto name = "worker-" + std::to_string(i + 1);
+    workers[i] = std::make_unique<swarm::cluster_test::node_process>(
+        binary, std::vector<std::string>{"node", "--config", config, "--node", name},
+        dir + "/" + name + ".log");
+  };
+  auto alive = [&] {
+    auto s = swarm::cluster_status(*cfg, 2s);
+    return s ? s->alive() : size_t{0};
+  };
+  auto wait_alive = [&](size_t n) {
+    for (int i = 0; i < 300 && alive() < n; ++i)
+      std::this_thread::sleep_for(50ms);
+    return alive() >= n;
+  };
+  for (size_t i = 0; i < workers.size(); ++i)
+    start_worker(i);
+  if (!wait_alive(4)) {
+    std::fprintf(stderr, "chaos: the 4 nodes did not all join (logs in %s)\n", dir.c_str());
+    return 2;
+  }
+  auto want = expected(size);
+  auto calm = run_workload(rt, app, size);
+  std::fprintf(stderr, "chaos: fault-free run: %zu tasks in %.2f s\n", calm.tasks,
+               calm.seconds);
+
+  // The chaos runs: a fault every `gap`, a bounded number of them, while the workload
+  // runs again and again until the last fault is over.
+  std::atomic<bool> done{false}, finished{false};
+  std::atomic<int> kills{0}, freezes{0};
+  auto gap = quick ? 1000ms : 2000ms;
+  int max_faults = quick ? 4 : 10;
+  std::mt19937 rng{seed};
+  std::thread chaos{[&] {
+    std::this_thread::sleep_for(gap / 2);
+    for (int f = 0; f < max_faults; ++f) {
+      auto i = static_cast<size_t>(rng() % workers.size());
+      if (rng() % 2 == 0) {
+        workers[i]->kill_now();
+        ++kills;
+        std::this_thread::sleep_for(300ms);
+        start_worker(i); // a fresh process under the same name
+      } else {
+        workers[i]->freeze();
+        ++freezes;
+        std::this_thread::sleep_for(1500ms); // past node_timeout: found dead
+        workers[i]->thaw();
+      }
+      std::this_thread::sleep_for(gap);
+    }
+    done = true;
+    // Workers started here die with this thread (PR_SET_PDEATHSIG): it lasts the run.
+    while (!finished)
+      std::this_thread::sleep_for(20ms);
+  }};
+  size_t lost = calm.lost, wrong = differences(calm.values, want, size.lanes), runs = 0, tasks = 0;
+  double seconds = 0, stall = 0;
+  {
+    gcs_probe probe{*cfg};
+    do {
+      auto stormy = run_workload(rt, app, size);
+      lost += stormy.lost;
+      wrong += differences(stormy.values, want, size.lanes);
+      seconds += stormy.seconds;
+      tasks += stormy.tasks;
+      ++runs;
+    } while (!done);
+    finished = true;
+    chaos.join();
+    stall = probe.stall_ms();
+  }
+  std::fprintf(stderr,
+               "chaos: %d kills and %d freezes of worker nodes during %zu runs, %zu tasks "
+               "in %.2f s\n",
+               kills.load(), freezes.load(), runs, tasks, seconds);
+  std::printf("chaos: kills=%d lost=%zu wrong=%zu time_ratio=%.2f gcs_stall_ms=%.1f\n",
+              kills.load() + freezes.load(), lost, wrong,
+              seconds / static_cast<double>(runs) / calm.seconds, stall);
+  std::fflush(stdout);
+  return lost == 0 && wrong == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "node") {
+    // A worker dies with the check that started it, however that ends.
+    auto parent = ::getppid();
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) return 1;
+    std::string config, node;
+    for (size_t i = 1; i + 1 < args.size(); i += 2) {
+      if (args[i] == "--config") config = args[i + 1];
+      if (args[i] == "--node") node = args[i + 1];
+    }
+    auto cfg = swarm::load_cluster_config(config);
+    if (!cfg || node.empty()) {
+      std::fprintf(stderr, "usage: swarm_chaos node --config FILE --node NAME%s%s\n",
+                   cfg ? "" : ": ", cfg ? "" : cfg.err().message.c_str());
+      return 2;
+    }
+    swarm::application app;
+    register_workload(app);
+    return swarm::serve(app, *cfg, node);
+  }
+  if (args.empty() || args[0] != "run") {
+    std::fprintf(stderr, "usage: swarm_chaos run [--quick] [--seed N] [--rounds N]\n"
+                         "       swarm_chaos node --config FILE --node NAME\n");
+    return 2;
+  }
+  bool quick = false;
+  unsigned seed = static_cast<unsigned>(::getpid());
+  int rounds = 0;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--quick") {
+      quick = true;
+    } else if (args[i] == "--rounds" && i + 1 < args.size()) {
+      rounds = std::stoi(args[++i]);
+    } else if (args[i] == "--seed" && i + 1 < args.size()) {
+      seed = static_cast<unsigned>(std::stoul(args[++i]));
+    } else {
+      std::fprintf(stderr, "swarm_chaos: unknown argument '%s'\n", args[i].c_str());
+      return 2;
+    }
+  }
+  workload_size size = quick ? workload_size{40, 200, 3} : workload_size{64, 400, 4};
+  if (rounds > 0) size.rounds = rounds;
+  std::fprintf(stderr, "chaos: seed %u%s\n", seed, quick ? " (quick)" : "");
+  return run(quick, seed, size);
+}

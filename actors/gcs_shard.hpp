@@ -4,10 +4,9 @@
 
 #include <map>
 #include <string>
-#include <variant>
 #include <vector>
 
-#include "transport/wire_message.hpp"
+#include "actors/table_row.hpp"
 
 namespace swarm::actors {
 
@@ -19,11 +18,6 @@ struct gcs_shard_config {
   /// The function table: name -> signature.
   std::map<std::string, std::string> functions;
 };
-
-/// A row of a control-store table: the node table ("node"), the job table ("job") and
-/// the object table ("object", where objects live other than with their owners).
-using table_row =
-    std::variant<wire_msg::node_info, wire_msg::job_info, wire_msg::object_location>;
 
 /// Spawns one shard of the global control store. It holds the function table, the
 /// actor table with named-actor lookup, and the node, job and object tables:

@@ -32,6 +32,8 @@ const char* to_string(errc code) {
     return "runtime_stopped";
   case errc::node_unreachable:
     return "node_unreachable";
+  case errc::io_error:
+    return "io_error";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@ enum class errc {
   invalid_argument,  ///< bad input to an API call
   runtime_stopped,   ///< the runtime shut down before the work finished
   node_unreachable,  ///< no connection to the node that holds the work or object
+  io_error,          ///< a file could not be read or written; the message names it
 };
 
 /// Returns the name of `code`, e.g. "timeout".

@@ -47,7 +47,7 @@ wire_msg::error_value to_wire(const error& e) {
 }
 
 error from_wire(const wire_msg::error_value& e) {
-  auto code = e.code <= static_cast<uint16_t>(errc::node_unreachable)
+  auto code = e.code <= static_cast<uint16_t>(errc::io_error)
                   ? static_cast<errc>(e.code)
                   : errc::application_error;
   return {code, e.message};

@@ -170,6 +170,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
       me = peers_[self_.name].info;
     }
     record_node(std::move(me));
+    forget_restored_liveness();
   }
   if (!is_head()) join_head();
   agent_ = local_->system().spawn<caf::detached>(agent, this, cfg_.heartbeat_interval);
@@ -602,6 +603,20 @@ void cluster_node::record_node(wire_msg::node_info info) {
   info.head = info.name == head_name();
   auto name = info.name;
   local_->table_put("node", name, std::move(info));
+}
+
+void cluster_node::forget_restored_liveness() {
+  // Rows restored from a persisted control store (`gcs_dir`) describe nodes this head
+  // has not heard from since it started: none is alive until it joins again (workers
+  // rejoin by themselves). A join racing this write is re-recorded at its next heartbeat.
+  auto rows = local_->table_scan("node");
+  if (!rows) return;
+  for (auto& row : *rows) {
+    auto n = std::get<wire_msg::node_info>(row);
+    if (n.name == self_.name || !n.alive) continue;
+    n.alive = false;
+    local_->table_put("node", n.name, std::move(n));
+  }
 }
 
 void cluster_node::publish(wire_msg::message row) {

@@ -218,6 +218,8 @@ private:
   // -- control store: the head keeps the node, job and object tables in its shards
   // -------------------------------------------------------------------------------------
   void record_node(wire_msg::node_info info);
+  // Marks node rows restored from disk as not alive (the head just started).
+  void forget_restored_liveness();
   // A job or object row, written on the head (sent there from other nodes).
   void publish(wire_msg::message row);
   void on_row(const wire_msg::job_info& j);

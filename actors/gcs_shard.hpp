@@ -4,10 +4,11 @@
 
 #include <map>
 #include <string>
-#include <variant>
 #include <vector>
 
-#include "transport/wire_message.hpp"
+#include "actors/gcs_log.hpp"
+#include "actors/table_row.hpp"
+#include "framework/result.hpp"
 
 namespace swarm::actors {
 
@@ -18,12 +19,12 @@ struct gcs_shard_config {
   size_t count = 1;
   /// The function table: name -> signature.
   std::map<std::string, std::string> functions;
+  /// Where the row tables persist (`gcs_log`, in `<dir>/shard-<index>/`); empty: in
+  /// memory only.
+  std::string dir;
+  /// How the log behaves when `dir` is set.
+  gcs_log_options log;
 };
-
-/// A row of a control-store table: the node table ("node"), the job table ("job") and
-/// the object table ("object", where objects live other than with their owners).
-using table_row =
-    std::variant<wire_msg::node_info, wire_msg::job_info, wire_msg::object_location>;
 
 /// Spawns one shard of the global control store. It holds the function table, the
 /// actor table with named-actor lookup, and the node, job and object tables:
@@ -31,14 +32,20 @@ using table_row =
 ///   (lookup_atom, name) -> actor_record_ptr            error when unknown
 ///   (forget_atom, name)                                drops a name (actor killed)
 ///   (lookup_atom, "function", name) -> signature       error when unknown
-///   (put_atom, table, key, table_row)                  writes a row
-///   (erase_atom, table, key)                           removes a row
+///   (put_atom, table, key, table_row) -> void          writes a row
+///   (erase_atom, table, key) -> void                   removes a row
 ///   (get_atom, table, key) -> table_row                error when absent
 ///   (scan_atom, table) -> std::vector<table_row>       this shard's rows of `table`
 ///   (stats_atom) -> (functions, actors, rows)
 /// A node runs `runtime_config::gcs_shards` of them (a cluster's head: the file's
 /// `gcs_shards`); keys are routed by `shard_of`. Replication comes with fault tolerance.
-caf::actor spawn_gcs_shard(caf::actor_system& sys, gcs_shard_config cfg);
+///
+/// With `cfg.dir` set, the row tables (node, job, object) are replayed from disk here,
+/// before the shard exists, and every put and erase is on disk before it applies; a
+/// write the disk refuses is not applied, is logged, and its reply is the error. The
+/// function table comes from the application and named actors are live pointers: those
+/// are never persisted. An error when the store cannot be opened (it names the file).
+result<caf::actor> spawn_gcs_shard(caf::actor_system& sys, gcs_shard_config cfg);
 
 /// The shard that owns `key` among `count` shards.
 size_t shard_of(const std::string& key, size_t count);

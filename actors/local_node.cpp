@@ -109,13 +109,26 @@ local_node::local_node(const application& app, const runtime_config& cfg,
     gcs_shard_config gcs_cfg;
     gcs_cfg.index = i;
     gcs_cfg.count = gcs_.size();
+    gcs_cfg.dir = cfg.gcs_dir;
     for (auto& name : app.function_names())
       if (shard_of(name, gcs_cfg.count) == i)
         gcs_cfg.functions.emplace(name, (*app.find_entry(name))->signature());
     ids.push_back(gcs_.size() == 1 ? "gcs_shard" : "gcs_shard-" + std::to_string(i));
     sup.children.push_back(child(
         ids.back(), part::gcs,
-        [gcs_cfg](caf::actor_system& s) { return spawn_gcs_shard(s, gcs_cfg); }, i));
+        [this, gcs_cfg](caf::actor_system& s) -> caf::actor {
+          auto shard = spawn_gcs_shard(s, gcs_cfg);
+          if (shard) return *shard;
+          // The supervisor only learns that the start failed: the constructor throws
+          // why; a later restart can only log it.
+          std::lock_guard<std::mutex> guard{parts_mtx_};
+          if (started_)
+            std::fprintf(stderr, "swarm: %s\n", shard.err().to_string().c_str());
+          else
+            start_error_ = shard.err().to_string();
+          return nullptr;
+        },
+        i));
   }
   sup.children.push_back(
       child("object_store", part::store, [table = store_](caf::actor_system& s) {
@@ -130,9 +143,15 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   ids.push_back("object_store");
   ids.push_back("local_scheduler");
   for (auto& id : ids)
-    if (auto a = detail::which_child(*sys_, supervisor_, id, request_timeout); !a)
-      throw failure{{errc::runtime_stopped, std::string{"node could not start its "} +
-                                                id + ": " + caf::to_string(a.error())}};
+    if (auto a = detail::which_child(*sys_, supervisor_, id, request_timeout); !a) {
+      std::lock_guard<std::mutex> guard{parts_mtx_};
+      throw failure{
+          {errc::runtime_stopped,
+           std::string{"node could not start its "} + id + ": " +
+               (start_error_.empty() ? caf::to_string(a.error()) : start_error_)}};
+    }
+  std::lock_guard<std::mutex> guard{parts_mtx_};
+  started_ = true;
 }
 
 local_node::~local_node() {

@@ -91,6 +91,8 @@ private:
 
   std::mutex parts_mtx_;
   std::vector<caf::actor> gcs_; // one per control-store shard
+  std::string start_error_;     // why a control-store shard could not start
+  bool started_ = false;        // the constructor returned
   caf::actor store_actor_;
   caf::actor scheduler_;
 

@@ -146,7 +146,7 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
     return;
   }
   c.only(*cl, "cluster",
-         {"name", "secret", "gcs_shards", "gcs_replication", "heartbeat_ms",
+         {"name", "secret", "gcs_shards", "gcs_replication", "gcs_dir", "heartbeat_ms",
           "node_timeout_ms"});
   out.name = c.string(*cl, "cluster", "name", false).value_or("swarm");
   if (auto s = c.string(*cl, "cluster", "secret", true)) {
@@ -159,6 +159,10 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
       c.integer(*cl, "cluster", "gcs_shards", 1, 1024, false).value_or(1));
   out.gcs_replication = static_cast<size_t>(
       c.integer(*cl, "cluster", "gcs_replication", 1, 16, false).value_or(1));
+  out.gcs_dir = c.string(*cl, "cluster", "gcs_dir", false).value_or("");
+  if (out.gcs_dir.find('\0') != std::string::npos)
+    c.fail(cl->get("gcs_dir")->source(), "cluster.gcs_dir",
+           "must not contain a NUL character");
   out.heartbeat_interval = std::chrono::milliseconds{
       c.integer(*cl, "cluster", "heartbeat_ms", 10, 60000, false).value_or(500)};
   out.node_timeout = std::chrono::milliseconds{
@@ -193,6 +197,13 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
       prefix = "node[" + std::to_string(index - 1) + "] (" + spec.name + ")";
     if (!spec.name.empty() && !names.insert(spec.name).second)
       c.fail(t.get("name")->source(), prefix + ".name", "repeats another node's name");
+    // The node's control store persists in gcs_dir/<name>/.
+    if (!out.gcs_dir.empty() &&
+        (spec.name == "." || spec.name == ".." ||
+         spec.name.find_first_of(std::string{"/\0", 2}) != std::string::npos))
+      c.fail(t.get("name")->source(), prefix + ".name",
+             "must be usable as a directory name under cluster.gcs_dir (no '/', not '.' "
+             "or '..')");
     spec.address = c.string(t, prefix, "address", true).value_or("");
     spec.port =
         static_cast<uint16_t>(c.integer(t, prefix, "port", 1, 65535, true).value_or(0));
@@ -339,7 +350,11 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   if (n.gpus) cfg.extra_resources.set("GPU", static_cast<double>(*n.gpus));
   if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
   cfg.inline_threshold = inline_threshold;
-  if (n.role == node_spec::role_type::head) cfg.gcs_shards = gcs_shards;
+  if (n.role == node_spec::role_type::head) {
+    cfg.gcs_shards = gcs_shards;
+    // Only the head holds the control store's tables.
+    if (!gcs_dir.empty()) cfg.gcs_dir = gcs_dir + "/" + n.name;
+  }
   return cfg;
 }
 

@@ -38,6 +38,9 @@ struct cluster_config {
   std::string secret;
   size_t gcs_shards = 1;
   size_t gcs_replication = 1;
+  /// Where the head persists its control store (in `<gcs_dir>/<node name>/`); empty:
+  /// in memory only, lost when the head stops.
+  std::string gcs_dir;
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds node_timeout{2000};
   size_t object_store_bytes = 0; ///< 0: a quarter of each node's memory

@@ -36,6 +36,8 @@ const char* to_string(errc code) {
     return "object_lost";
   case errc::owner_died:
     return "owner_died";
+  case errc::io_error:
+    return "io_error";
   }
   return "unknown";
 }

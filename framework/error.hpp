@@ -23,10 +23,11 @@ enum class errc {
   node_unreachable,  ///< no connection to the node that holds the work or object
   object_lost,       ///< the node holding the object died and it could not be remade
   owner_died,        ///< the object's owner died, and with it the object's value
+  io_error,          ///< a file could not be read or written; the message names it
 };
 
 /// The last `errc`; codes past it from another build read as application errors.
-inline constexpr errc last_errc = errc::owner_died;
+inline constexpr errc last_errc = errc::io_error;
 
 /// Returns the name of `code`, e.g. "timeout".
 const char* to_string(errc code);

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "framework/resources.hpp"
 
@@ -27,6 +28,10 @@ struct runtime_config {
   size_t worker_pipeline_depth = 16;
   /// Shards of the control store this node runs (a cluster's head runs them all).
   size_t gcs_shards = 1;
+  /// Where the control store's row tables (node, job, object) persist, one directory
+  /// `shard-<i>/` per shard holding a log and a snapshot; a node started again on the
+  /// same directory (and `gcs_shards`) finds them. Empty: in memory only.
+  std::string gcs_dir;
 };
 
 } // namespace swarm

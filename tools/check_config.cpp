@@ -42,6 +42,9 @@ int run_check_config(const std::vector<std::string>& args) {
       cfg->name.c_str(), cfg->nodes.size(), cfg->gcs_shards, cfg->gcs_replication,
       static_cast<long long>(cfg->heartbeat_interval.count()),
       static_cast<long long>(cfg->node_timeout.count()));
+  std::printf("control store %s%s\n",
+              cfg->gcs_dir.empty() ? "in memory only" : "persisted in ",
+              cfg->gcs_dir.empty() ? "" : cfg->runtime_for(cfg->head()).gcs_dir.c_str());
   for (auto& n : cfg->nodes) {
     auto rt = cfg->runtime_for(n);
     char cpus[32] = "discover";

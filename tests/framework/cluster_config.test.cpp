@@ -118,3 +118,33 @@ TEST_CASE("gcs replication cannot exceed the number of nodes") {
   auto msg = error_of(replace(valid, "gcs_shards = 2", "gcs_replication = 3"));
   CHECK(msg.find("only 2 node(s)") != std::string::npos);
 }
+
+TEST_CASE("gcs_dir gives the head a control-store directory of its own name") {
+  auto none = swarm::parse_cluster_config(valid, "cluster.toml").value();
+  CHECK(none.gcs_dir.empty());
+  CHECK(none.runtime_for(none.head()).gcs_dir.empty());
+  auto cfg =
+      swarm::parse_cluster_config(
+          replace(valid, "gcs_shards = 2", "gcs_shards = 2\ngcs_dir = \"/var/gcs\""),
+          "cluster.toml")
+          .value();
+  CHECK(cfg.gcs_dir == "/var/gcs");
+  CHECK(cfg.runtime_for(cfg.head()).gcs_dir == "/var/gcs/head");
+  // Workers hold no control-store tables.
+  CHECK(cfg.runtime_for(*cfg.find("w1").value()).gcs_dir.empty());
+}
+
+TEST_CASE(
+    "a gcs_dir that is not a string, or a node name unfit for a path, is rejected") {
+  auto msg = error_of(replace(valid, "gcs_shards = 2", "gcs_shards = 2\ngcs_dir = 7"));
+  CHECK(msg.find("cluster.toml:5:") != std::string::npos);
+  CHECK(msg.find("`cluster.gcs_dir`: must be a string") != std::string::npos);
+  auto with_dir =
+      replace(valid, "gcs_shards = 2", "gcs_shards = 2\ngcs_dir = \"/var/gcs\"");
+  msg = error_of(replace(with_dir, "name = \"w1\"", "name = \"../w1\""));
+  CHECK(msg.find("node[1] (../w1).name") != std::string::npos);
+  CHECK(msg.find("directory name under cluster.gcs_dir") != std::string::npos);
+  // The same name is fine while nothing persists.
+  CHECK(swarm::parse_cluster_config(replace(valid, "name = \"w1\"", "name = \"../w1\""),
+                                    "cluster.toml"));
+}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -88,6 +89,30 @@ struct three_nodes {
   size_t alive() {
     auto s = swarm::cluster_status(cfg, 2s);
     return s ? s->alive() : 0;
+  }
+
+  /// Starts a 3 s task on one of the workers; returns it and the worker running it (the
+  /// victim) and the other one.
+  struct busy_worker {
+    swarm::object_ref<int> task;
+    std::unique_ptr<node_process>* victim;
+    std::unique_ptr<node_process>* survivor;
+  };
+  busy_worker start_long_task() {
+    auto nap = app.find_function<int(const std::string&, int)>("nap_pid").value();
+    swarm::task_options on_a_worker;
+    on_a_worker.resources.set("slot", 1); // only the workers have it
+    auto mark = dir + "/started";
+    std::remove(mark.c_str());
+    auto r = rt->submit(on_a_worker, nap, mark, 3000);
+    // Bounded: the task writes its node's pid when it starts.
+    int pid = 0;
+    for (int i = 0; i < 200 && pid == 0; ++i) {
+      std::ifstream{mark} >> pid;
+      if (pid == 0) std::this_thread::sleep_for(25ms);
+    }
+    REQUIRE((pid == w1->pid() || pid == w2->pid()));
+    return {r, pid == w1->pid() ? &w1 : &w2, pid == w1->pid() ? &w2 : &w1};
   }
 
   swarm::task_options on(const std::string& node) {
@@ -250,40 +275,17 @@ TEST_CASE("a node started with an invalid cluster file names the key and exits")
 
 TEST_CASE("a task whose node is killed runs again on another node") {
   three_nodes c;
-  auto nap = c.app.find_function<int(const std::string&, int)>("nap_pid").value();
-  swarm::task_options on_a_worker;
-  on_a_worker.resources.set("slot", 1); // only the workers have it
-  auto mark = c.dir + "/started";
-  auto r = c.rt->submit(on_a_worker, nap, mark, 3000);
-  // Bounded: the task starts on one of the workers, which is then killed mid-task.
-  int victim = 0;
-  for (int i = 0; i < 200 && victim == 0; ++i) {
-    std::ifstream{mark} >> victim;
-    if (victim == 0) std::this_thread::sleep_for(25ms);
-  }
-  REQUIRE((victim == c.w1->pid() || victim == c.w2->pid()));
-  auto& killed = victim == c.w1->pid() ? c.w1 : c.w2;
-  auto& survivor = victim == c.w1->pid() ? c.w2 : c.w1;
-  auto survivor_pid = survivor->pid();
-  killed->kill_now();
-  CHECK(r.get(20s).value() == survivor_pid);
+  auto busy = c.start_long_task();
+  auto survivor_pid = (*busy.survivor)->pid();
+  (*busy.victim)->kill_now();
+  CHECK(busy.task.get(20s).value() == survivor_pid);
 }
 
 TEST_CASE("a frozen node is found dead within node_timeout and its task runs elsewhere") {
   three_nodes c;
-  auto nap = c.app.find_function<int(const std::string&, int)>("nap_pid").value();
-  swarm::task_options on_a_worker;
-  on_a_worker.resources.set("slot", 1);
-  auto mark = c.dir + "/started";
-  auto r = c.rt->submit(on_a_worker, nap, mark, 3000);
-  int victim = 0;
-  for (int i = 0; i < 200 && victim == 0; ++i) {
-    std::ifstream{mark} >> victim;
-    if (victim == 0) std::this_thread::sleep_for(25ms);
-  }
-  REQUIRE((victim == c.w1->pid() || victim == c.w2->pid()));
-  auto& frozen = victim == c.w1->pid() ? c.w1 : c.w2;
-  auto survivor_pid = (victim == c.w1->pid() ? c.w2 : c.w1)->pid();
+  auto busy = c.start_long_task();
+  auto& frozen = *busy.victim;
+  auto survivor_pid = (*busy.survivor)->pid();
   auto stopped_at = std::chrono::steady_clock::now();
   frozen->freeze();
   // SIGSTOP keeps its sockets open: only the missing heartbeats tell (node_timeout is
@@ -293,7 +295,7 @@ TEST_CASE("a frozen node is found dead within node_timeout and its task runs els
   auto detected = std::chrono::steady_clock::now() - stopped_at;
   CHECK(c.alive() == 2);
   CHECK(detected < 2s);
-  CHECK(r.get(20s).value() == survivor_pid);
+  CHECK(busy.task.get(20s).value() == survivor_pid);
   // Thawed, it joins again.
   frozen->thaw();
   for (int i = 0; i < 200 && c.alive() < 3; ++i)

@@ -165,11 +165,8 @@ cluster_node::actors_lost(const std::string& peer, const std::string& why) {
   }
   std::vector<std::shared_ptr<remote_actor_record>> restarting;
   for (auto& r : on_peer) {
-    if (auto used = r->begin_restart()) {
-      std::fprintf(stderr, "[swarm %s] restarting actor '%s' (restart %u of %u): node '%s' "
-                           "died: %s\n",
-                   self_.name.c_str(), r->spec().type_name.c_str(), *used + 1,
-                   r->spec().options.max_restarts, peer.c_str(), why.c_str());
+    if (r->restarting()) continue; // found lost already, by a call that could not reach it
+    if (begin_restart(*r, peer, why)) {
       restarting.push_back(std::move(r));
       continue;
     }
@@ -180,6 +177,17 @@ cluster_node::actors_lost(const std::string& peer, const std::string& why) {
                              : ""));
   }
   return restarting;
+}
+
+bool cluster_node::begin_restart(remote_actor_record& r, const std::string& peer,
+                                 const std::string& why) {
+  auto used = r.begin_restart();
+  if (!used) return false;
+  std::fprintf(stderr, "[swarm %s] restarting actor '%s' (restart %u of %u): node '%s' "
+                       "is lost: %s\n",
+               self_.name.c_str(), r.spec().type_name.c_str(), *used + 1,
+               r.spec().options.max_restarts, peer.c_str(), why.c_str());
+  return true;
 }
 
 void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec) {

@@ -200,6 +200,8 @@ private:
   // may, the others are dead; returns the ones restarting.
   std::vector<std::shared_ptr<remote_actor_record>> actors_lost(const std::string& peer,
                                                                 const std::string& why);
+  // Starts restarting `r`, lost with `peer`, when restarts remain (logged).
+  bool begin_restart(remote_actor_record& r, const std::string& peer, const std::string& why);
   // Creates an actor lost with its node again, on a node the global scheduler picks.
   void restart_actor(const std::shared_ptr<remote_actor_record>& rec);
   void on_checkpoint(const std::string& peer, wire_msg::actor_checkpoint&& m);

@@ -252,12 +252,19 @@ void cluster_node::on_result(wire_msg::task_result&& m) {
   if (auto* e = std::get_if<wire_msg::error_value>(&m.outcome)) {
     // An input held on a node that died since: the retry ships this node's copy.
     auto err = from_wire(*e);
-    // A call that could not reach an actor's dead node waits for its restart.
-    if (err.code == errc::node_unreachable && p.actor &&
-        p.task->attempts < p.actor->spec().options.max_task_retries &&
-        p.actor->hold(p.task, true)) {
-      ++p.task->attempts;
-      return;
+    // A call that never reached its actor's dead node (it did not run) waits for the
+    // actor's restart, or goes to where the actor was restarted meanwhile.
+    // Its node is gone (no connection, none to be made): the actor is lost with it, as
+    // when the connection closes, which may be reported only later.
+    if (err.code == errc::node_unreachable && p.actor) {
+      if (p.actor->hold(p.task, true)) return;
+      if (!p.actor->dead() && p.actor->remote_node() != p.node)
+        return call(*p.actor, std::move(p.task));
+      if (!p.actor->dead() && begin_restart(*p.actor, p.node, err.message)) {
+        p.actor->hold(p.task, true);
+        auto rec = p.actor;
+        return post([this, rec] { restart_actor(rec); });
+      }
     }
     // A task sent to a node that died on the way, or whose input was lost with one,
     // runs again elsewhere.

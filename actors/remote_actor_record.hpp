@@ -54,9 +54,15 @@ public:
   /// many restarts were used before this one, or nothing when they are used up.
   std::optional<uint32_t> begin_restart() {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (!create_ || restarts_ >= spec().options.max_restarts) return std::nullopt;
+    if (!create_ || restarting_ || restarts_ >= spec().options.max_restarts)
+      return std::nullopt;
     restarting_ = true;
     return restarts_++;
+  }
+
+  bool restarting() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return restarting_;
   }
 
   /// Keeps `call` for the restarted actor (`first`: ahead of those kept already); false

@@ -196,18 +196,18 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
     std::lock_guard<std::mutex> guard{mtx_};
     m.request_id = next_request_++;
   }
+  auto give_up = [&](const error& e) {
+    for (auto& c :
+         rec->abandon("actor of type '" + m.type_name + "' could not be restarted: " + e.message))
+      c->result->set_error({errc::actor_died, rec->death_reason()});
+  };
   // Wherever its resources fit now: the node it was made for, if named, is gone.
   std::string target = head_name();
   m.placed = false;
   if (is_head()) {
     auto demand = from_list(m.resources);
     auto where = demand ? place_now(*demand) : result<std::string>{demand.err()};
-    if (!where) {
-      for (auto& c : rec->abandon("actor of type '" + m.type_name +
-                                  "' could not be restarted: " + where.err().message))
-        c->result->set_error({errc::actor_died, rec->death_reason()});
-      return;
-    }
+    if (!where) return give_up(where.err());
     target = *where;
     m.placed = true;
   }
@@ -227,12 +227,7 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
   } else {
     at = std::make_pair(created->node, created->actor_id);
   }
-  if (!at) {
-    for (auto& c : rec->abandon("actor of type '" + m.type_name +
-                                "' could not be restarted: " + at.err().message))
-      c->result->set_error({errc::actor_died, rec->death_reason()});
-    return;
-  }
+  if (!at) return give_up(at.err());
   for (auto& c : rec->relocate(at->first, at->second))
     call(*rec, std::move(c));
 }
@@ -286,11 +281,10 @@ void cluster_node::create_actor_here(wire_msg::actor_create m) {
 }
 
 result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
-  using fail = error;
   auto* info = local_->app().actor_info(m.type_name);
   if (!info)
-    return fail({errc::unregistered, "node '" + self_.name + "' has no actor type '" +
-                                         m.type_name + "' registered"});
+    return error{errc::unregistered,
+                 "node '" + self_.name + "' has no actor type '" + m.type_name + "' registered"};
   const detail::constructor_entry* ctor = nullptr;
   for (auto& c : info->constructors) {
     bool same = c.params.size() == m.args.size();
@@ -302,15 +296,15 @@ result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
     std::string sig;
     for (auto& a : m.args)
       sig += (sig.empty() ? "" : ", ") + a.type_name;
-    return fail({errc::type_mismatch,
+    return error{errc::type_mismatch,
                  "actor type '" + m.type_name + "' has no constructor(" + sig +
                      ") registered for creation from other nodes: register it with "
-                     ".constructor<...>()"});
+                     ".constructor<...>()"};
   }
   std::vector<detail::boxed_value> args;
   for (size_t i = 0; i < m.args.size(); ++i) {
     auto d = decode(m.args[i], ctor->params[i]);
-    if (!d) return fail(d.err());
+    if (!d) return d.err();
     args.push_back(std::move(*d));
   }
   detail::actor_spec spec;

@@ -29,18 +29,6 @@ error damaged(const std::string& path, uint64_t offset, const std::string& why) 
                                       ": " + why};
 }
 
-void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-uint64_t get_le(const uint8_t* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
 std::vector<uint8_t> header(const char (&magic)[8], size_t index, size_t count) {
   std::vector<uint8_t> out(magic, magic + 8);
   put_le(out, format_version, 4);

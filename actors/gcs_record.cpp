@@ -30,15 +30,11 @@ const table_kind* find_table(const std::string& name) {
 }
 
 void put_u32(std::vector<uint8_t>& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i)
-    out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  put_le(out, v, 4);
 }
 
 uint32_t get_u32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= static_cast<uint32_t>(p[i]) << (8 * i);
-  return v;
+  return static_cast<uint32_t>(get_le(p, 4));
 }
 
 void put_text(std::vector<uint8_t>& out, const std::string& s) {
@@ -74,6 +70,18 @@ bool all_zero(const uint8_t* p, size_t n) {
 }
 
 } // namespace
+
+void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+uint64_t get_le(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
 
 uint32_t crc32(const uint8_t* data, size_t size) {
   static const auto table = make_crc_table();

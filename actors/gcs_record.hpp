@@ -58,6 +58,12 @@ struct frame_at {
 /// Reads the framed record at `at` of `data[0, size)`.
 frame_at next_frame(const uint8_t* data, size_t size, size_t at);
 
+/// Appends the low `bytes` bytes of `v` to `out`, little-endian.
+void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes);
+
+/// Reads a `bytes`-byte little-endian number at `p`.
+uint64_t get_le(const uint8_t* p, int bytes);
+
 /// The CRC-32 (IEEE 802.3, as zlib's) of `data[0, size)`.
 uint32_t crc32(const uint8_t* data, size_t size);
 

@@ -65,16 +65,6 @@ using detail::to_wire;
 
 constexpr int owner_shift = 40;
 
-uint64_t wall_ms() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
-std::string object_key(const wire_msg::object_ref_id& id) {
-  return std::to_string(id.owner) + "." + std::to_string(id.seq);
-}
-
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
 
@@ -163,6 +153,11 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     me.info.available = me.info.total;
     peers_[self_.name] = me;
   }
+  local_->chain_link()->set(self_.name,
+                            [this](const std::string& to, wire_msg::gcs_chain m) {
+                              std::shared_lock<std::shared_mutex> alive{alive_mtx_};
+                              if (!closing_) send_to(to, std::move(m));
+                            });
   if (is_head()) {
     wire_msg::node_info me;
     {
@@ -366,7 +361,10 @@ void cluster_node::on_peer_down(const std::string& peer, const std::string& why)
     }
   }
   // The node table and the global scheduler learn at once, before any retry is placed.
-  if (down) record_node(std::move(*down));
+  if (down) {
+    record_node(std::move(*down));
+    update_chain();
+  }
   for (auto& k : moved)
     publish(wire_msg::object_location{{k.first, k.second}, peer, 0, false});
   for (auto& [k, p] : broken_pulls) {
@@ -479,6 +477,16 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           answer(x.request_id, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::actor_checkpoint>) {
           on_checkpoint(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
+          auto shard = x.shard;
+          if (!local_->chain_message(std::move(x)))
+            std::fprintf(stderr, "[swarm %s] chain message from '%s' for shard %u dropped: "
+                                 "this node has %zu\n",
+                         self_.name.c_str(), peer.c_str(), shard, cfg_.gcs_shards);
+        } else if constexpr (std::is_same_v<T, wire_msg::kv_request>) {
+          on_kv_request(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::kv_reply>) {
+          answer(x.request_id, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
           detail::actor_record_ptr rec;
           {
@@ -543,6 +551,7 @@ void cluster_node::tick() {
   for (auto& n : silent)
     net_->disconnect(n, "no heartbeat for " + std::to_string(cfg_.node_timeout.count()) +
                             " ms");
+  update_chain(); // also brings back a node that answers again
   auto table = table_snapshot();
   for (auto& n : alive)
     (void)net_->send(n, table);
@@ -562,6 +571,7 @@ void cluster_node::on_join(const wire_msg::join& m) {
       if (e.info.alive && name != self_.name) alive.push_back(name);
   }
   record_node(m.node);
+  update_chain();
   auto table = table_snapshot();
   for (auto& n : alive)
     send_to(n, table);
@@ -590,106 +600,6 @@ void cluster_node::place(const resource_set& demand, const std::vector<wire_msg:
       req.input_bytes.emplace_back(r->node, r->size);
   req.then = std::move(then);
   caf::anon_send(global_, place_atom::value, std::move(req));
-}
-
-// -- control store: node, job and object tables ------------------------------------------
-
-void cluster_node::record_node(wire_msg::node_info info) {
-  if (global_)
-    if (auto total = from_list(info.total))
-      caf::anon_send(global_, update_atom::value, info.name, *total,
-                     static_cast<uint64_t>(info.queued), info.alive);
-  info.last_seen_ms = wall_ms(); // stored as a time; reported as an age
-  info.head = info.name == head_name();
-  auto name = info.name;
-  local_->table_put("node", name, std::move(info));
-}
-
-void cluster_node::forget_restored_liveness() {
-  // Rows restored from a persisted control store (`gcs_dir`) describe nodes this head
-  // has not heard from since it started: none is alive until it joins again (workers
-  // rejoin by themselves). A join racing this write is re-recorded at its next heartbeat.
-  auto rows = local_->table_scan("node");
-  if (!rows) return;
-  for (auto& row : *rows) {
-    auto n = std::get<wire_msg::node_info>(row);
-    if (n.name == self_.name || !n.alive) continue;
-    n.alive = false;
-    local_->table_put("node", n.name, std::move(n));
-  }
-}
-
-void cluster_node::publish(wire_msg::message row) {
-  if (is_head())
-    std::visit(
-        [this](auto& r) {
-          using T = std::decay_t<decltype(r)>;
-          if constexpr (std::is_same_v<T, wire_msg::job_info> ||
-                        std::is_same_v<T, wire_msg::object_location>)
-            on_row(r);
-        },
-        row);
-  else
-    send_to(head_name(), std::move(row));
-}
-
-void cluster_node::on_row(const wire_msg::job_info& j) {
-  if (is_head()) local_->table_put("job", std::to_string(j.id), j);
-}
-
-void cluster_node::on_row(const wire_msg::object_location& o) {
-  if (!is_head()) return;
-  if (o.present)
-    local_->table_put("object", object_key(o.id), o);
-  else
-    local_->table_erase("object", object_key(o.id));
-}
-
-void cluster_node::job_event(uint64_t id, bool running) {
-  wire_msg::job_info j;
-  j.id = id;
-  j.driver = self_.name;
-  j.pid = static_cast<uint32_t>(::getpid());
-  j.running = running;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (running) {
-      j.started_ms = jobs_started_[id] = wall_ms();
-    } else {
-      j.started_ms = jobs_started_[id];
-      j.ended_ms = wall_ms();
-      jobs_started_.erase(id);
-    }
-  }
-  publish(j);
-}
-
-result<std::vector<table_row>> cluster_node::control_table(const std::string& table) {
-  if (!is_head())
-    return error{errc::invalid_argument,
-                 "node '" + self_.name + "' holds no control store: ask the head"};
-  return local_->table_scan(table);
-}
-
-result<wire_msg::node_table> cluster_node::stored_table() {
-  auto nodes = local_->table_scan("node");
-  if (!nodes) return nodes.err();
-  auto jobs = local_->table_scan("job");
-  if (!jobs) return jobs.err();
-  wire_msg::node_table t;
-  auto now = wall_ms();
-  for (auto& row : *nodes) {
-    auto n = std::get<wire_msg::node_info>(row);
-    n.last_seen_ms = now > n.last_seen_ms ? now - n.last_seen_ms : 0;
-    t.nodes.push_back(std::move(n));
-  }
-  for (auto& row : *jobs)
-    t.jobs.push_back(std::get<wire_msg::job_info>(row));
-  std::sort(t.nodes.begin(), t.nodes.end(), [](auto& a, auto& b) {
-    return std::make_pair(!a.head, a.name) < std::make_pair(!b.head, b.name);
-  });
-  std::sort(t.jobs.begin(), t.jobs.end(), [](auto& a, auto& b) { return a.id < b.id; });
-  return t;
 }
 
 wire_msg::node_table cluster_node::table_snapshot() const {

@@ -58,6 +58,8 @@ public:
   void call(detail::actor_record& target, detail::task_ptr call) override;
   void kill(detail::actor_record& target, bool restart) override;
   result<detail::actor_record_ptr> find_actor(const std::string& name) override;
+  result<std::optional<std::vector<uint8_t>>> kv(detail::kv_op op, const std::string& name,
+                                                 std::vector<uint8_t> value) override;
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
   node_stats stats() override { return local_->stats(); }
   const cluster_config* cluster() const override { return &cfg_; }
@@ -226,6 +228,10 @@ private:
   void publish(wire_msg::message row);
   void on_row(const wire_msg::job_info& j);
   void on_row(const wire_msg::object_location& o);
+  // The head: the chain of every control-store shard is the head and the first
+  // `gcs_replication - 1` live nodes in the file's order; a change reconfigures them.
+  void update_chain();
+  void on_kv_request(const std::string& peer, wire_msg::kv_request m);
   // The node and job tables as the control store holds them, for `swarm status`.
   result<wire_msg::node_table> stored_table();
 
@@ -273,6 +279,9 @@ private:
   std::map<uint64_t, uint64_t> jobs_started_; // jobs of drivers on this node: start time
   uint64_t next_actor_ = 1;
   uint64_t next_request_ = 1;
+
+  std::mutex chain_mtx_; // before mtx_
+  std::vector<std::string> chain_;
 
   std::mutex stop_mtx_;
   std::condition_variable stop_cv_;

@@ -21,7 +21,10 @@ struct table_kind {
 };
 
 constexpr table_kind known_tables[] = {
-    {"node", 0, "node_info"}, {"job", 1, "job_info"}, {"object", 2, "object_location"}};
+    {"node", 0, "node_info"},
+    {"job", 1, "job_info"},
+    {"object", 2, "object_location"},
+    {"kv", 3, "kv_entry"}};
 
 const table_kind* find_table(const std::string& name) {
   for (auto& t : known_tables)
@@ -104,7 +107,7 @@ result<void> check_record(const gcs_record& rec) {
   auto* t = find_table(rec.table);
   if (!t)
     return error{errc::invalid_argument, "unknown control-store table '" + rec.table +
-                                             "' (known: node, job, object)"};
+                                             "' (known: node, job, object, kv)"};
   if (rec.row && rec.row->index() != t->row_index)
     return error{errc::invalid_argument,
                  "a row of table '" + rec.table + "' must be a " + t->row_name};
@@ -166,7 +169,8 @@ result<gcs_record> decode_record(const uint8_t* payload, size_t size) {
         if constexpr (std::is_same_v<T, wire_msg::join>)
           rec.row = std::move(m.node);
         else if constexpr (std::is_same_v<T, wire_msg::job_info> ||
-                           std::is_same_v<T, wire_msg::object_location>)
+                           std::is_same_v<T, wire_msg::object_location> ||
+                           std::is_same_v<T, wire_msg::kv_entry>)
           rec.row = std::move(m);
       },
       msgs.front());

@@ -22,7 +22,7 @@ struct gcs_record {
 void apply_record(row_tables& tables, const gcs_record& rec);
 
 /// The tables a record may name, and the row each holds: "node" (node_info), "job"
-/// (job_info), "object" (object_location). An error naming the table otherwise.
+/// (job_info), "object" (object_location), "kv" (kv_entry). An error naming the table otherwise.
 result<void> check_record(const gcs_record& rec);
 
 /// Bytes before a record's payload: the little-endian u32 payload length, the CRC-32 of

@@ -2,68 +2,208 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <optional>
 
+#include "actors/gcs_chain.hpp"
 #include "actors/messages.hpp"
 
 namespace swarm::actors {
 
 namespace {
 
+// A write waiting for the chain's tail to acknowledge it.
+struct pending_write {
+  uint64_t seq;
+  gcs_record rec;
+  caf::response_promise reply;
+};
+
 struct gcs_state {
   gcs_shard_config config;
   // Live pointers into this process: they mean nothing after a restart, so they are
   // never persisted (a restarted node's actors register their names again).
   std::map<std::string, detail::actor_record_ptr> named_actors;
+  // The rows every chain member has: what reads see.
   row_tables tables;
-  // With `config.dir`: every write is on disk before it applies.
+  // With `config.dir`: every write is on disk before it goes down the chain.
   std::optional<gcs_log> log;
   size_t failed_writes = 0; // since the last write the disk took
+
+  // As the chain's head: the members (this node first), the configuration's epoch, and
+  // the writes sent down the chain that the tail has not acknowledged yet.
+  std::vector<std::string> chain;
+  uint64_t epoch = 0;
+  uint64_t next_seq = 1;
+  uint64_t committed_seq = 0;
+  std::deque<pending_write> pending;
+
+  // As a member further down a chain: the configuration it follows and the last write
+  // it applied.
+  uint64_t member_epoch = 0;
+  uint64_t member_seq = 0;
 
   bool owns(const std::string& key) const {
     return shard_of(key, config.count) == config.index;
   }
+
+  bool replicating() const { return chain.size() > 1; }
 };
 
 caf::error not_found(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, what);
 }
 
-// Appends `rec` (when persisting), then applies it. A refused write is not applied: the
-// tables never hold what the disk does not.
+// Appends `rec` to the log (when persisting). A refused write is not applied nor sent
+// down the chain: the tables never hold what the disk does not.
 // TODO(perf): one fdatasync per write, on this actor's thread; heartbeats rewrite node
 // rows often. Group commit (sync once per drained mailbox) would batch them.
-caf::result<void> persist_and_apply(gcs_state& st, const gcs_record& rec) {
+caf::error persist(gcs_state& st, const gcs_record& rec) {
+  if (!st.log) return {};
   auto index = st.config.index;
-  if (st.log) {
-    if (auto ok = st.log->append(rec); !ok) {
-      // Logged on the first failure and every 100th after: heartbeats write often.
-      if (st.failed_writes++ % 100 == 0)
-        std::fprintf(stderr,
-                     "swarm: gcs shard %zu: write of '%s/%s' refused (%zu so far): %s\n",
-                     index, rec.table.c_str(), rec.key.c_str(), st.failed_writes,
-                     ok.err().to_string().c_str());
-      return caf::make_error(caf::sec::runtime_error,
-                             "control store write not persisted: " +
-                                 ok.err().to_string());
-    }
-    if (st.failed_writes > 0) {
+  if (auto ok = st.log->append(rec); !ok) {
+    // Logged on the first failure and every 100th after: heartbeats write often.
+    if (st.failed_writes++ % 100 == 0)
       std::fprintf(stderr,
-                   "swarm: gcs shard %zu: writes persist again after %zu refused\n",
-                   index, st.failed_writes);
-      st.failed_writes = 0;
-    }
+                   "swarm: gcs shard %zu: write of '%s/%s' refused (%zu so far): %s\n",
+                   index, rec.table.c_str(), rec.key.c_str(), st.failed_writes,
+                   ok.err().to_string().c_str());
+    return caf::make_error(caf::sec::runtime_error,
+                           "control store write not persisted: " + ok.err().to_string());
   }
+  if (st.failed_writes > 0) {
+    std::fprintf(stderr, "swarm: gcs shard %zu: writes persist again after %zu refused\n",
+                 index, st.failed_writes);
+    st.failed_writes = 0;
+  }
+  return {};
+}
+
+// Applies a write every chain member has.
+void apply_committed(gcs_state& st, const gcs_record& rec) {
   apply_record(st.tables, rec);
+  // The snapshot must hold every logged record: not while writes are still in the chain.
   // The write is durable in the log either way; a failed snapshot is retried later.
-  if (st.log && st.log->snapshot_due())
+  if (st.log && st.pending.empty() && st.log->snapshot_due())
     if (auto ok = st.log->snapshot(st.tables); !ok)
       std::fprintf(stderr,
                    "swarm: gcs shard %zu: snapshot failed, the log keeps growing: %s\n",
-                   index, ok.err().to_string().c_str());
-  return caf::unit;
+                   st.config.index, ok.err().to_string().c_str());
+}
+
+wire_msg::gcs_chain chain_msg(const gcs_state& st, wire_msg::gcs_chain::kind what,
+                              uint64_t epoch, uint64_t seq,
+                              std::vector<gcs_record> recs = {}) {
+  return {static_cast<uint32_t>(st.config.index),
+          what,
+          epoch,
+          seq,
+          st.chain,
+          encode_records(recs)};
+}
+
+// Answers and applies every pending write up to `seq` (all of them without a chain).
+void commit_up_to(gcs_state& st, uint64_t seq) {
+  while (!st.pending.empty() && st.pending.front().seq <= seq) {
+    auto w = std::move(st.pending.front());
+    st.pending.pop_front();
+    apply_committed(st, w.rec);
+    st.committed_seq = w.seq;
+    w.reply.deliver(caf::unit);
+  }
+}
+
+// A write from this node: on disk, then down the chain (or applied at once without one).
+caf::result<void> write(caf::stateful_actor<gcs_state>* self, gcs_record rec) {
+  auto& st = self->state;
+  if (auto err = persist(st, rec)) return err;
+  if (!st.replicating()) {
+    apply_committed(st, rec);
+    return caf::unit;
+  }
+  auto seq = st.next_seq++;
+  auto rp = self->make_response_promise();
+  st.config.link->send(
+      st.chain[1], chain_msg(st, wire_msg::gcs_chain::kind::write, st.epoch, seq, {rec}));
+  st.pending.push_back({seq, std::move(rec), rp});
+  return rp;
+}
+
+// A new chain (this node first): the first member after this one gets the whole shard,
+// then every write it has not acknowledged, so the new tail can acknowledge them.
+void reconfigure(gcs_state& st, std::vector<std::string> members) {
+  using kind = wire_msg::gcs_chain::kind;
+  auto now_ms =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
+  // Later than any configuration before, also those of an earlier run of this head.
+  st.epoch = std::max(st.epoch + 1, now_ms << 10);
+  st.chain = std::move(members);
+  if (!st.replicating()) {
+    commit_up_to(st, st.next_seq);
+    return;
+  }
+  auto& next = st.chain[1];
+  st.config.link->send(
+      next, chain_msg(st, kind::sync, st.epoch, st.committed_seq, records_of(st.tables)));
+  for (auto& w : st.pending)
+    st.config.link->send(next, chain_msg(st, kind::write, st.epoch, w.seq, {w.rec}));
+}
+
+// A chain message from another member.
+void on_chain(gcs_state& st, wire_msg::gcs_chain&& m) {
+  using kind = wire_msg::gcs_chain::kind;
+  auto index = st.config.index;
+  switch (m.what) {
+  case kind::ack:
+    if (m.epoch == st.epoch) commit_up_to(st, m.seq);
+    return;
+  case kind::resync:
+    if (m.epoch <= st.epoch && st.replicating()) reconfigure(st, st.chain);
+    return;
+  case kind::sync:
+  case kind::write:
+    break;
+  }
+  auto self_name = st.config.link->self();
+  if (m.members.empty() || m.members.front() == self_name) return;
+  auto recs = decode_records(m.records);
+  if (!recs) {
+    std::fprintf(stderr, "swarm: gcs shard %zu: chain message from '%s' dropped: %s\n",
+                 index, m.members.front().c_str(), recs.err().to_string().c_str());
+    return;
+  }
+  if (m.what == kind::sync) {
+    if (m.epoch < st.member_epoch) return; // an older configuration
+    st.member_epoch = m.epoch;
+    st.tables.clear();
+    for (auto& r : *recs)
+      apply_record(st.tables, r);
+  } else if (m.epoch != st.member_epoch) {
+    // A write of a configuration whose sync this member never had (it restarted, or
+    // joined late): it cannot apply it, so it asks the head for the whole shard.
+    if (m.epoch > st.member_epoch)
+      st.config.link->send(m.members.front(),
+                           chain_msg(st, kind::resync, m.epoch, st.member_seq));
+    return;
+  } else if (m.seq > st.member_seq) {
+    for (auto& r : *recs)
+      apply_record(st.tables, r);
+  }
+  st.member_seq = std::max(st.member_seq, m.seq);
+  auto next = successor(m.members, self_name);
+  if (next.empty()) {
+    auto ack = chain_msg(st, kind::ack, m.epoch, st.member_seq);
+    ack.members = m.members;
+    st.config.link->send(m.members.front(), std::move(ack));
+  } else {
+    st.config.link->send(next, std::move(m));
+  }
 }
 
 caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config cfg,
@@ -105,20 +245,27 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
       },
       [self](put_atom, const std::string& table, const std::string& key,
              table_row& row) -> caf::result<void> {
-        return persist_and_apply(self->state, {table, key, std::move(row)});
+        return write(self, {table, key, std::move(row)});
       },
       [self](erase_atom, const std::string& table,
              const std::string& key) -> caf::result<void> {
-        auto& tables = self->state.tables;
-        auto t = tables.find(table);
-        if (t == tables.end() || t->second.count(key) == 0) return caf::unit;
-        return persist_and_apply(self->state, {table, key, std::nullopt});
+        auto& st = self->state;
+        auto t = st.tables.find(table);
+        // Nothing to erase, unless a put of it is still on its way down the chain.
+        if ((t == st.tables.end() || t->second.count(key) == 0) && st.pending.empty())
+          return caf::unit;
+        return write(self, {table, key, std::nullopt});
       },
+      [self](chain_atom, std::vector<std::string>& members) {
+        reconfigure(self->state, std::move(members));
+      },
+      [self](chain_atom, wire_msg::gcs_chain& m) { on_chain(self->state, std::move(m)); },
       [self](get_atom, const std::string& table,
              const std::string& key) -> caf::result<table_row> {
         auto& t = self->state.tables[table];
         auto i = t.find(key);
-        if (i == t.end()) return not_found("no row '" + key + "' in table '" + table + "'");
+        if (i == t.end())
+          return not_found("no row '" + key + "' in table '" + table + "'");
         return i->second;
       },
       [self](scan_atom, const std::string& table) {
@@ -128,12 +275,24 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
             rows.push_back(row);
         return rows;
       },
+      [self](scan_atom, const std::string& table, const std::string& key) {
+        std::vector<table_row> rows;
+        if (auto t = self->state.tables.find(table); t != self->state.tables.end())
+          if (auto i = t->second.find(key); i != t->second.end())
+            rows.push_back(i->second);
+        return rows;
+      },
       [self](stats_atom) {
         size_t rows = 0;
         for (auto& [name, t] : self->state.tables)
           rows += t.size();
         return caf::make_message(self->state.config.functions.size(),
                                  self->state.named_actors.size(), rows);
+      },
+      [self](stats_atom, chain_atom) {
+        auto& st = self->state;
+        return caf::make_message(st.chain, st.pending.size(), st.member_epoch,
+                                 st.member_seq);
       },
   };
 }

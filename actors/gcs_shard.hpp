@@ -3,9 +3,11 @@
 #include <caf/fwd.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "actors/gcs_chain.hpp"
 #include "actors/gcs_log.hpp"
 #include "actors/table_row.hpp"
 #include "framework/result.hpp"
@@ -24,6 +26,8 @@ struct gcs_shard_config {
   std::string dir;
   /// How the log behaves when `dir` is set.
   gcs_log_options log;
+  /// How this shard reaches the other members of its chain (one link per node).
+  std::shared_ptr<gcs_chain_link> link = std::make_shared<gcs_chain_link>();
 };
 
 /// Spawns one shard of the global control store. It holds the function table, the
@@ -36,9 +40,20 @@ struct gcs_shard_config {
 ///   (erase_atom, table, key) -> void                   removes a row
 ///   (get_atom, table, key) -> table_row                error when absent
 ///   (scan_atom, table) -> std::vector<table_row>       this shard's rows of `table`
+///   (scan_atom, table, key) -> std::vector<table_row>  the row, or none
 ///   (stats_atom) -> (functions, actors, rows)
-/// A node runs `runtime_config::gcs_shards` of them (a cluster's head: the file's
-/// `gcs_shards`); keys are routed by `shard_of`. Replication comes with fault tolerance.
+///   (chain_atom, members)                              this shard heads a new chain
+///   (chain_atom, wire_msg::gcs_chain)                  a message from another member
+///   (stats_atom, chain_atom) -> (members, pending writes, member epoch, member seq)
+/// A node runs `runtime_config::gcs_shards` of them (every node of a cluster: the file's
+/// `gcs_shards`); keys are routed by `shard_of`.
+///
+/// Chain replication: the head's shard i heads the chain of shard i, whose members are
+/// shard i of other nodes (`members`, this node first; the link carries the messages).
+/// A put or erase goes down the chain and is answered, and applied to what reads see,
+/// once the tail acknowledges it: reads at the head see exactly what the tail has, as
+/// reads at the tail would. A new chain gets the whole shard first (a sync), then the
+/// writes still unacknowledged. A member that misses a sync asks for one (resync).
 ///
 /// With `cfg.dir` set, the row tables (node, job, object) are replayed from disk here,
 /// before the shard exists, and every put and erase is on disk before it applies; a

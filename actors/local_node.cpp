@@ -5,6 +5,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <future>
 
 #include "actors/gcs_shard.hpp"
 #include "actors/local_scheduler.hpp"
@@ -110,6 +111,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
     gcs_cfg.index = i;
     gcs_cfg.count = gcs_.size();
     gcs_cfg.dir = cfg.gcs_dir;
+    gcs_cfg.link = chain_link_;
     for (auto& name : app.function_names())
       if (shard_of(name, gcs_cfg.count) == i)
         gcs_cfg.functions.emplace(name, (*app.find_entry(name))->signature());
@@ -212,6 +214,9 @@ void local_node::set_current(part p, caf::actor a, size_t shard) {
     switch (p) {
     case part::gcs:
       if (shard < gcs_.size()) gcs_[shard] = std::move(a);
+      // A restarted shard heads the chain its predecessor headed (and syncs it).
+      if (gcs_[shard] && chain_.size() > 1)
+        caf::anon_send(gcs_[shard], chain_atom::value, chain_);
       break;
     case part::store:
       store_actor_ = std::move(a);
@@ -479,7 +484,8 @@ result<std::vector<table_row>> local_node::table_scan(const std::string& table) 
   std::vector<table_row> out;
   result<void> ok;
   for (auto& shard : shards) {
-    if (!shard) return error{errc::runtime_stopped, "a control-store shard is restarting"};
+    if (!shard)
+      return error{errc::runtime_stopped, "a control-store shard is restarting"};
     self->request(shard, request_timeout, scan_atom::value, table)
         .receive(
             [&](std::vector<table_row>& rows) {
@@ -493,6 +499,74 @@ result<std::vector<table_row>> local_node::table_scan(const std::string& table) 
     if (!ok) return ok.err();
   }
   return out;
+}
+
+void local_node::set_chain(std::vector<std::string> members) {
+  std::lock_guard<std::mutex> guard{parts_mtx_};
+  chain_ = std::move(members);
+  for (auto& shard : gcs_)
+    if (shard) caf::anon_send(shard, chain_atom::value, chain_);
+}
+
+bool local_node::chain_message(wire_msg::gcs_chain m) {
+  caf::actor shard;
+  {
+    std::lock_guard<std::mutex> guard{parts_mtx_};
+    if (m.shard >= gcs_.size()) return false;
+    shard = gcs_[m.shard];
+  }
+  // A shard being restarted misses this; its chain resyncs it on the next write.
+  if (shard) caf::anon_send(shard, chain_atom::value, std::move(m));
+  return true;
+}
+
+void local_node::kv_async(
+    detail::kv_op op, const std::string& key, std::vector<uint8_t> value,
+    std::function<void(result<std::optional<std::vector<uint8_t>>>)> done) {
+  using reply = result<std::optional<std::vector<uint8_t>>>;
+  auto shard = current(part::gcs, table_key("kv", key));
+  if (!shard) {
+    done(error{errc::runtime_stopped,
+               "the control-store shard for key '" + key + "' is restarting"});
+    return;
+  }
+  auto fail = [key](const caf::error& e) {
+    return error{errc::timeout, "control store, key '" + key + "': " + reason_of(e)};
+  };
+  // A one-shot actor waits for the shard, so no thread blocks on the chain.
+  sys_->spawn([=, value = std::move(value)](caf::event_based_actor* self) mutable {
+    switch (op) {
+    case detail::kv_op::get:
+      self->request(shard, request_timeout, scan_atom::value, std::string{"kv"}, key)
+          .then(
+              [done](std::vector<table_row>& rows) {
+                if (rows.empty()) return done(reply{std::nullopt});
+                done(reply{std::move(std::get<wire_msg::kv_entry>(rows.front()).value)});
+              },
+              [done, fail](caf::error& e) { done(fail(e)); });
+      break;
+    case detail::kv_op::put:
+      self->request(shard, request_timeout, put_atom::value, std::string{"kv"}, key,
+                    table_row{wire_msg::kv_entry{key, std::move(value)}})
+          .then([done] { done(reply{std::nullopt}); },
+                [done, fail](caf::error& e) { done(fail(e)); });
+      break;
+    case detail::kv_op::erase:
+      self->request(shard, request_timeout, erase_atom::value, std::string{"kv"}, key)
+          .then([done] { done(reply{std::nullopt}); },
+                [done, fail](caf::error& e) { done(fail(e)); });
+      break;
+    }
+  });
+}
+
+result<std::optional<std::vector<uint8_t>>>
+local_node::kv(detail::kv_op op, const std::string& key, std::vector<uint8_t> value) {
+  using reply = result<std::optional<std::vector<uint8_t>>>;
+  auto p = std::make_shared<std::promise<reply>>();
+  auto f = p->get_future();
+  kv_async(op, key, std::move(value), [p](reply r) { p->set_value(std::move(r)); });
+  return f.get();
 }
 
 } // namespace swarm::actors

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <caf/actor.hpp>
@@ -62,6 +64,25 @@ public:
   /// Every row of `table`, gathered from all shards.
   result<std::vector<table_row>> table_scan(const std::string& table);
 
+  result<std::optional<std::vector<uint8_t>>> kv(detail::kv_op op, const std::string& key,
+                                                 std::vector<uint8_t> value) override;
+
+  /// The same, asynchronous: `done` runs on an actor's thread once the shard answered
+  /// (after the chain's tail acknowledged a put or erase), or after 10 s with a timeout.
+  void kv_async(detail::kv_op op, const std::string& key, std::vector<uint8_t> value,
+                std::function<void(result<std::optional<std::vector<uint8_t>>>)> done);
+
+  /// How this node's shards reach other nodes' shards (chain replication).
+  const std::shared_ptr<gcs_chain_link>& chain_link() const { return chain_link_; }
+
+  /// Makes every shard here head of a chain of `members` (this node first); a shard
+  /// restarted by the supervisor gets the same chain again.
+  void set_chain(std::vector<std::string> members);
+
+  /// Hands a chain message from another node to the shard it names; false when this
+  /// node has no such shard.
+  bool chain_message(wire_msg::gcs_chain m);
+
   /// The node's supervisor (for tests that crash system actors).
   const caf::actor& supervisor() const { return supervisor_; }
 
@@ -91,6 +112,8 @@ private:
 
   std::mutex parts_mtx_;
   std::vector<caf::actor> gcs_; // one per control-store shard
+  std::vector<std::string> chain_; // the chain the shards here head (set_chain)
+  std::shared_ptr<gcs_chain_link> chain_link_ = std::make_shared<gcs_chain_link>();
   std::string start_error_;     // why a control-store shard could not start
   bool started_ = false;        // the constructor returned
   caf::actor store_actor_;

@@ -32,6 +32,7 @@ using erase_atom = caf::atom_constant<caf::atom("erase")>;
 using scan_atom = caf::atom_constant<caf::atom("scan")>;
 using update_atom = caf::atom_constant<caf::atom("update")>;
 using place_atom = caf::atom_constant<caf::atom("place")>;
+using chain_atom = caf::atom_constant<caf::atom("chain")>;
 
 /// A task handed to a worker for one dispatch epoch.
 struct dispatch {
@@ -52,6 +53,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::detail::actor_record_ptr)
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::table_row)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::table_row>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::gcs_chain)
 
 #include "actors/global_scheduler.hpp"
 

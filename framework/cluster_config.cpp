@@ -350,11 +350,11 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   if (n.gpus) cfg.extra_resources.set("GPU", static_cast<double>(*n.gpus));
   if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
   cfg.inline_threshold = inline_threshold;
-  if (n.role == node_spec::role_type::head) {
-    cfg.gcs_shards = gcs_shards;
-    // Only the head holds the control store's tables.
-    if (!gcs_dir.empty()) cfg.gcs_dir = gcs_dir + "/" + n.name;
-  }
+  // Every node runs every shard: the head's hold the tables, the others' are members of
+  // their chains (gcs_replication). Only the head persists them.
+  cfg.gcs_shards = gcs_shards;
+  if (n.role == node_spec::role_type::head && !gcs_dir.empty())
+    cfg.gcs_dir = gcs_dir + "/" + n.name;
   return cfg;
 }
 

@@ -132,6 +132,36 @@ void submit_when_ready(core& c, task_ptr t) {
 
 } // namespace detail
 
+namespace {
+
+result<void> check_kv_key(const std::string& key) {
+  if (key.empty() || key.size() > 1024)
+    return error{errc::invalid_argument, "a key-value key must be 1-1024 bytes, got " +
+                                             std::to_string(key.size())};
+  return {};
+}
+
+} // namespace
+
+result<void> context::kv_put(const std::string& key, std::vector<uint8_t> value) {
+  if (auto ok = check_kv_key(key); !ok) return ok;
+  auto r = core_->kv(detail::kv_op::put, key, std::move(value));
+  if (!r) return r.err();
+  return {};
+}
+
+result<std::optional<std::vector<uint8_t>>> context::kv_get(const std::string& key) {
+  if (auto ok = check_kv_key(key); !ok) return ok.err();
+  return core_->kv(detail::kv_op::get, key, {});
+}
+
+result<void> context::kv_erase(const std::string& key) {
+  if (auto ok = check_kv_key(key); !ok) return ok;
+  auto r = core_->kv(detail::kv_op::erase, key, {});
+  if (!r) return r.err();
+  return {};
+}
+
 detail::slot_ptr context::submit_erased(const detail::function_entry& f,
                                         const task_options& opts,
                                         std::vector<detail::task_arg> args) {

@@ -158,6 +158,21 @@ public:
   /// when a child id repeats or an actor type is not registered.
   actor_group supervise(const supervisor_spec& spec);
 
+  // -- the cluster's key-value store ----------------------------------------------------
+
+  /// Stores `value` under `key` in the control store's key-value table (as Ray's internal
+  /// KV): it lives on the head's shard for `key`, on every member of that shard's chain
+  /// (`gcs_replication`) and on disk with `gcs_dir`, so it outlives the caller, its node
+  /// and any one control-store member. Returns once every chain member has it. Keys are
+  /// 1-1024 bytes; values at most `max_message_bytes` of the cluster.
+  result<void> kv_put(const std::string& key, std::vector<uint8_t> value);
+
+  /// The value stored under `key`; nullopt when there is none.
+  result<std::optional<std::vector<uint8_t>>> kv_get(const std::string& key);
+
+  /// Removes `key`; nothing when it is absent.
+  result<void> kv_erase(const std::string& key);
+
   // -- introspection --------------------------------------------------------------------
 
   /// The registry of functions and actor types, to look them up by name.

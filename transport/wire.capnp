@@ -212,6 +212,38 @@ struct ActorKill {
   actorId @0 :UInt64;
 }
 
+# Chain replication of a control-store shard: the chain's head sends each write down
+# the chain, the tail acknowledges to the head.
+struct GcsChain {
+  shard @0 :UInt32;
+  kind @1 :UInt8;          # 0 sync (the whole shard), 1 write (one record), 2 ack, 3 resync
+  epoch @2 :UInt64;        # the chain's configuration; older ones are dropped
+  seq @3 :UInt64;          # write: its number; sync and ack: the last write covered
+  members @4 :List(Text);  # the chain, its head first
+  records @5 :Data;        # framed control-store records (actors/gcs_record.hpp)
+}
+
+# A row of the control store's key-value table.
+struct KvEntry {
+  key @0 :Text;
+  value @1 :Data;
+}
+
+struct KvRequest {
+  requestId @0 :UInt64;
+  op @1 :UInt8;            # 0 get, 1 put, 2 erase
+  key @2 :Text;
+  value @3 :Data;
+}
+
+struct KvReply {
+  requestId @0 :UInt64;
+  found @1 :Bool;
+  value @2 :Data;
+  failed @3 :Bool;
+  error @4 :ErrorValue;    # when failed: why
+}
+
 struct Envelope {
   union {
     hello @0 :Hello;
@@ -236,5 +268,9 @@ struct Envelope {
     jobInfo @19 :JobInfo;
     objectLocation @20 :ObjectLocation;
     actorCheckpoint @21 :ActorCheckpoint;
+    gcsChain @22 :GcsChain;
+    kvEntry @23 :KvEntry;
+    kvRequest @24 :KvRequest;
+    kvReply @25 :KvReply;
   }
 }

@@ -276,6 +276,39 @@ struct builder_visitor {
     b.setError(m.error);
   }
   void operator()(const actor_kill& m) { env.initActorKill().setActorId(m.actor_id); }
+  void operator()(const gcs_chain& m) {
+    auto b = env.initGcsChain();
+    b.setShard(m.shard);
+    b.setKind(static_cast<uint8_t>(m.what));
+    b.setEpoch(m.epoch);
+    b.setSeq(m.seq);
+    auto members = b.initMembers(size_of(m.members.size()));
+    for (unsigned i = 0; i < m.members.size(); ++i)
+      members.set(i, m.members[i]);
+    b.setRecords(bytes_of(m.records));
+  }
+  void operator()(const kv_entry& m) {
+    auto b = env.initKvEntry();
+    b.setKey(m.key);
+    b.setValue(bytes_of(m.value));
+  }
+  void operator()(const kv_request& m) {
+    auto b = env.initKvRequest();
+    b.setRequestId(m.request_id);
+    b.setOp(static_cast<uint8_t>(m.op));
+    b.setKey(m.key);
+    b.setValue(bytes_of(m.value));
+  }
+  void operator()(const kv_reply& m) {
+    auto b = env.initKvReply();
+    b.setRequestId(m.request_id);
+    b.setFound(m.found);
+    b.setValue(bytes_of(m.value));
+    b.setFailed(m.failed);
+    auto e = b.initError();
+    e.setCode(m.error.code);
+    e.setMessage(m.error.message);
+  }
 };
 
 message read_envelope(wire::Envelope::Reader env) {
@@ -404,6 +437,36 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::ACTOR_KILL:
     return actor_kill{env.getActorKill().getActorId()};
+  case wire::Envelope::GCS_CHAIN: {
+    auto r = env.getGcsChain();
+    if (r.getKind() > static_cast<uint8_t>(gcs_chain::kind::resync))
+      throw std::invalid_argument("unknown gcs chain kind " + std::to_string(r.getKind()));
+    gcs_chain m;
+    m.shard = r.getShard();
+    m.what = static_cast<gcs_chain::kind>(r.getKind());
+    m.epoch = r.getEpoch();
+    m.seq = r.getSeq();
+    for (auto t : r.getMembers())
+      m.members.emplace_back(t);
+    m.records = to_vector(r.getRecords());
+    return m;
+  }
+  case wire::Envelope::KV_ENTRY: {
+    auto r = env.getKvEntry();
+    return kv_entry{r.getKey(), to_vector(r.getValue())};
+  }
+  case wire::Envelope::KV_REQUEST: {
+    auto r = env.getKvRequest();
+    if (r.getOp() > static_cast<uint8_t>(kv_request::op_type::erase))
+      throw std::invalid_argument("unknown key-value op " + std::to_string(r.getOp()));
+    return kv_request{r.getRequestId(), static_cast<kv_request::op_type>(r.getOp()),
+                      r.getKey(), to_vector(r.getValue())};
+  }
+  case wire::Envelope::KV_REPLY: {
+    auto r = env.getKvReply();
+    return kv_reply{r.getRequestId(), r.getFound(), to_vector(r.getValue()), r.getFailed(),
+                    error_value{r.getError().getCode(), r.getError().getMessage()}};
+  }
   }
   // A union member from a newer peer this build does not know.
   throw std::invalid_argument("unknown message kind " + std::to_string(env.which()));

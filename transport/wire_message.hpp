@@ -216,13 +216,52 @@ struct actor_checkpoint {
   std::vector<uint8_t> state;
 };
 
+/// One message along a control-store shard's chain (chain replication): `sync` carries
+/// the whole shard to a new chain, `write` one record, `ack` goes from the tail to the
+/// head for every write up to `seq`, and `resync` asks the head for a new sync (a member
+/// that lost its copy).
+struct gcs_chain {
+  enum class kind : uint8_t { sync = 0, write = 1, ack = 2, resync = 3 };
+  uint32_t shard = 0;
+  kind what = kind::write;
+  uint64_t epoch = 0;
+  uint64_t seq = 0;
+  std::vector<std::string> members;
+  std::vector<uint8_t> records;
+};
+
+/// A row of the control store's key-value table.
+struct kv_entry {
+  std::string key;
+  std::vector<uint8_t> value;
+  friend bool operator==(const kv_entry& a, const kv_entry& b) {
+    return a.key == b.key && a.value == b.value;
+  }
+};
+
+struct kv_request {
+  enum class op_type : uint8_t { get = 0, put = 1, erase = 2 };
+  uint64_t request_id = 0;
+  op_type op = op_type::get;
+  std::string key;
+  std::vector<uint8_t> value;
+};
+
+struct kv_reply {
+  uint64_t request_id = 0;
+  bool found = false;
+  std::vector<uint8_t> value;
+  bool failed = false;
+  error_value error;
+};
+
 /// Any message that crosses nodes.
 using message =
     std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
                  object_chunk, object_free, join, node_table, status_request,
                  stop_request, actor_create, actor_created, actor_call, actor_register,
                  actor_lookup, actor_location, actor_kill, job_info, object_location,
-                 actor_checkpoint>;
+                 actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

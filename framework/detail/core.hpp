@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "framework/detail/actor_record.hpp"
 #include "framework/detail/group_record.hpp"
@@ -22,6 +24,9 @@ struct local_cluster_config;
 namespace swarm::detail {
 
 struct group_spec;
+
+/// An operation on the control store's key-value table.
+enum class kv_op { get, put, erase };
 
 /// What the public API needs from a node. The framework defines it; the node's system
 /// actors (in actors/) implement it.
@@ -83,6 +88,11 @@ public:
 
   /// The cluster this node belongs to; null for an embedded single node.
   virtual const cluster_config* cluster() const { return nullptr; }
+
+  /// Reads, writes or erases `key` of the control store's key-value table; a get gives
+  /// the value (nullopt when absent), a put and an erase nullopt once they are stored.
+  virtual result<std::optional<std::vector<uint8_t>>> kv(kv_op op, const std::string& key,
+                                                         std::vector<uint8_t> value) = 0;
 };
 
 /// Starts a single-node cluster inside this process (defined in actors/).

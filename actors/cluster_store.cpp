@@ -1,0 +1,211 @@
+// The control store as a cluster sees it: the node, job, object and key-value tables on
+// the head's shards, and the chains that replicate them to other nodes.
+
+#include "actors/cluster_node.hpp"
+#include "actors/messages.hpp"
+
+#include <caf/all.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <future>
+
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using detail::from_list;
+
+uint64_t wall_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+std::string object_key(const wire_msg::object_ref_id& id) {
+  return std::to_string(id.owner) + "." + std::to_string(id.seq);
+}
+
+} // namespace
+
+// -- control store: node, job and object tables
+// ------------------------------------------
+
+void cluster_node::record_node(wire_msg::node_info info) {
+  if (global_)
+    if (auto total = from_list(info.total))
+      caf::anon_send(global_, update_atom::value, info.name, *total,
+                     static_cast<uint64_t>(info.queued), info.alive);
+  info.last_seen_ms = wall_ms(); // stored as a time; reported as an age
+  info.head = info.name == head_name();
+  auto name = info.name;
+  local_->table_put("node", name, std::move(info));
+}
+
+void cluster_node::forget_restored_liveness() {
+  // Rows restored from a persisted control store (`gcs_dir`) describe nodes this head
+  // has not heard from since it started: none is alive until it joins again (workers
+  // rejoin by themselves). A join racing this write is re-recorded at its next heartbeat.
+  auto rows = local_->table_scan("node");
+  if (!rows) return;
+  for (auto& row : *rows) {
+    auto n = std::get<wire_msg::node_info>(row);
+    if (n.name == self_.name || !n.alive) continue;
+    n.alive = false;
+    local_->table_put("node", n.name, std::move(n));
+  }
+}
+
+void cluster_node::publish(wire_msg::message row) {
+  if (is_head())
+    std::visit(
+        [this](auto& r) {
+          using T = std::decay_t<decltype(r)>;
+          if constexpr (std::is_same_v<T, wire_msg::job_info> ||
+                        std::is_same_v<T, wire_msg::object_location>)
+            on_row(r);
+        },
+        row);
+  else
+    send_to(head_name(), std::move(row));
+}
+
+void cluster_node::on_row(const wire_msg::job_info& j) {
+  if (is_head()) local_->table_put("job", std::to_string(j.id), j);
+}
+
+void cluster_node::on_row(const wire_msg::object_location& o) {
+  if (!is_head()) return;
+  if (o.present)
+    local_->table_put("object", object_key(o.id), o);
+  else
+    local_->table_erase("object", object_key(o.id));
+}
+
+void cluster_node::job_event(uint64_t id, bool running) {
+  wire_msg::job_info j;
+  j.id = id;
+  j.driver = self_.name;
+  j.pid = static_cast<uint32_t>(::getpid());
+  j.running = running;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (running) {
+      j.started_ms = jobs_started_[id] = wall_ms();
+    } else {
+      j.started_ms = jobs_started_[id];
+      j.ended_ms = wall_ms();
+      jobs_started_.erase(id);
+    }
+  }
+  publish(j);
+}
+
+result<std::vector<table_row>> cluster_node::control_table(const std::string& table) {
+  if (!is_head())
+    return error{errc::invalid_argument,
+                 "node '" + self_.name + "' holds no control store: ask the head"};
+  return local_->table_scan(table);
+}
+
+result<wire_msg::node_table> cluster_node::stored_table() {
+  auto nodes = local_->table_scan("node");
+  if (!nodes) return nodes.err();
+  auto jobs = local_->table_scan("job");
+  if (!jobs) return jobs.err();
+  wire_msg::node_table t;
+  auto now = wall_ms();
+  for (auto& row : *nodes) {
+    auto n = std::get<wire_msg::node_info>(row);
+    n.last_seen_ms = now > n.last_seen_ms ? now - n.last_seen_ms : 0;
+    t.nodes.push_back(std::move(n));
+  }
+  for (auto& row : *jobs)
+    t.jobs.push_back(std::get<wire_msg::job_info>(row));
+  std::sort(t.nodes.begin(), t.nodes.end(), [](auto& a, auto& b) {
+    return std::make_pair(!a.head, a.name) < std::make_pair(!b.head, b.name);
+  });
+  std::sort(t.jobs.begin(), t.jobs.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  return t;
+}
+
+// -- chain replication and the key-value table
+// -------------------------------------------
+
+void cluster_node::update_chain() {
+  if (!is_head() || cfg_.gcs_replication <= 1) return;
+  std::lock_guard<std::mutex> chain_guard{chain_mtx_};
+  std::vector<std::string> members{self_.name};
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& n : cfg_.nodes) {
+      if (members.size() >= cfg_.gcs_replication) break;
+      auto p = peers_.find(n.name);
+      if (n.name != self_.name && p != peers_.end() && p->second.info.alive)
+        members.push_back(n.name);
+    }
+  }
+  if (members == chain_) return;
+  std::string names;
+  for (auto& m : members)
+    names += (names.empty() ? "" : " -> ") + m;
+  std::fprintf(stderr, "[swarm %s] control-store chain: %s%s\n", self_.name.c_str(),
+               names.c_str(),
+               members.size() < cfg_.gcs_replication
+                   ? (" (" + std::to_string(cfg_.gcs_replication) + " wanted)").c_str()
+                   : "");
+  chain_ = members;
+  local_->set_chain(std::move(members));
+}
+
+result<std::optional<std::vector<uint8_t>>>
+cluster_node::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t> value) {
+  if (value.size() > cfg_.max_message_bytes)
+    return error{errc::invalid_argument,
+                 "a key-value value of " + std::to_string(value.size()) +
+                     " bytes is over the cluster's max_message_bytes (" +
+                     std::to_string(cfg_.max_message_bytes) + ")"};
+  if (is_head()) return local_->kv(op, name, std::move(value));
+  wire_msg::kv_request m;
+  m.op = static_cast<wire_msg::kv_request::op_type>(op);
+  m.key = name;
+  m.value = std::move(value);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    m.request_id = next_request_++;
+  }
+  auto id = m.request_id;
+  auto a = request(head_name(), id, std::move(m));
+  if (!a) return a.err();
+  auto* r = std::get_if<wire_msg::kv_reply>(&*a);
+  if (!r)
+    return error{errc::invalid_argument, "the head answered a key-value request "
+                                         "with another kind of message"};
+  if (r->failed) return detail::from_wire(r->error);
+  if (!r->found) return std::optional<std::vector<uint8_t>>{};
+  return std::optional<std::vector<uint8_t>>{std::move(r->value)};
+}
+
+void cluster_node::on_kv_request(const std::string& peer, wire_msg::kv_request m) {
+  if (!is_head()) return;
+  auto id = m.request_id;
+  local_->kv_async(static_cast<detail::kv_op>(m.op), m.key, std::move(m.value),
+                   [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
+                     wire_msg::kv_reply out;
+                     out.request_id = id;
+                     if (!r) {
+                       out.failed = true;
+                       out.error = detail::to_wire(r.err());
+                     } else if (*r) {
+                       out.found = true;
+                       out.value = std::move(**r);
+                     }
+                     std::shared_lock<std::shared_mutex> alive{alive_mtx_};
+                     if (!closing_) send_to(peer, std::move(out));
+                   });
+}
+
+} // namespace swarm::actors

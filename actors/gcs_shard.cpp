@@ -41,6 +41,11 @@ struct gcs_state {
   uint64_t next_seq = 1;
   uint64_t committed_seq = 0;
   std::deque<pending_write> pending;
+  // Started with nothing (no disk): the first chain's members may hold its rows, so it
+  // recovers them first, asking one member at a time.
+  bool fresh = true;
+  bool recovering = false;
+  std::vector<std::string> asked;
 
   // As a member further down a chain: the configuration it follows and the last write
   // it applied.
@@ -117,26 +122,68 @@ void commit_up_to(gcs_state& st, uint64_t seq) {
   }
 }
 
+using shard_actor = caf::stateful_actor<gcs_state>*;
+using chain_kind = wire_msg::gcs_chain::kind;
+
+// How long a restarted head waits for a member's copy before it asks the next one.
+constexpr auto recovery_timeout = std::chrono::seconds(2);
+
 // A write from this node: on disk, then down the chain (or applied at once without one).
-caf::result<void> write(caf::stateful_actor<gcs_state>* self, gcs_record rec) {
+// While the shard recovers its rows from the chain, writes wait for that.
+caf::result<void> write(shard_actor self, gcs_record rec) {
   auto& st = self->state;
   if (auto err = persist(st, rec)) return err;
-  if (!st.replicating()) {
+  if (!st.replicating() && !st.recovering) {
     apply_committed(st, rec);
     return caf::unit;
   }
   auto seq = st.next_seq++;
   auto rp = self->make_response_promise();
-  st.config.link->send(
-      st.chain[1], chain_msg(st, wire_msg::gcs_chain::kind::write, st.epoch, seq, {rec}));
+  if (!st.recovering)
+    st.config.link->send(st.chain[1],
+                         chain_msg(st, chain_kind::write, st.epoch, seq, {rec}));
   st.pending.push_back({seq, std::move(rec), rp});
   return rp;
 }
 
-// A new chain (this node first): the first member after this one gets the whole shard,
-// then every write it has not acknowledged, so the new tail can acknowledge them.
-void reconfigure(gcs_state& st, std::vector<std::string> members) {
-  using kind = wire_msg::gcs_chain::kind;
+// Sends the chain the whole shard, then every write it has not acknowledged, so the new
+// tail can acknowledge them.
+void sync_chain(gcs_state& st) {
+  auto& next = st.chain[1];
+  st.config.link->send(next, chain_msg(st, chain_kind::sync, st.epoch, st.committed_seq,
+                                       records_of(st.tables)));
+  for (auto& w : st.pending)
+    st.config.link->send(next,
+                         chain_msg(st, chain_kind::write, st.epoch, w.seq, {w.rec}));
+}
+
+// Recovering: asks the next member not asked yet for its copy of the shard, or, when
+// every member was asked, goes on with the rows it has.
+void ask_next(shard_actor self) {
+  auto& st = self->state;
+  for (size_t i = 1; i < st.chain.size(); ++i) {
+    auto& m = st.chain[i];
+    if (std::find(st.asked.begin(), st.asked.end(), m) != st.asked.end()) continue;
+    st.asked.push_back(m);
+    st.config.link->send(m, chain_msg(st, chain_kind::resync, st.epoch, 0));
+    self->delayed_send(self, recovery_timeout, chain_atom::value, st.epoch,
+                       st.asked.size());
+    return;
+  }
+  std::fprintf(
+      stderr, "swarm: gcs shard %zu: no member of the chain had a copy to recover from\n",
+      st.config.index);
+  st.recovering = false;
+  if (st.replicating())
+    sync_chain(st);
+  else
+    commit_up_to(st, st.next_seq);
+}
+
+// A new chain (this node first). A shard that started with nothing (no disk, or a crash)
+// first recovers the rows the other members kept; the others sync the new chain.
+void reconfigure(shard_actor self, std::vector<std::string> members) {
+  auto& st = self->state;
   auto now_ms =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
@@ -144,43 +191,85 @@ void reconfigure(gcs_state& st, std::vector<std::string> members) {
   // Later than any configuration before, also those of an earlier run of this head.
   st.epoch = std::max(st.epoch + 1, now_ms << 10);
   st.chain = std::move(members);
-  if (!st.replicating()) {
+  if (st.fresh && st.replicating()) {
+    st.fresh = false;
+    st.recovering = true;
+  }
+  if (st.recovering) {
+    ask_next(self);
+  } else if (st.replicating()) {
+    sync_chain(st);
+  } else {
     commit_up_to(st, st.next_seq);
+  }
+}
+
+// A member's copy, asked for while recovering: its rows join those written since this
+// shard started (which win), and the chain is synced with the result. Node rows say
+// alive only once their node is heard from again.
+void recover_from(shard_actor self, const std::string& from, uint64_t epoch,
+                  std::vector<gcs_record> recs) {
+  auto& st = self->state;
+  if (std::find(st.asked.begin(), st.asked.end(), from) == st.asked.end()) return;
+  if (epoch == 0) { // that member never had a copy
+    ask_next(self);
     return;
   }
-  auto& next = st.chain[1];
-  st.config.link->send(
-      next, chain_msg(st, kind::sync, st.epoch, st.committed_seq, records_of(st.tables)));
-  for (auto& w : st.pending)
-    st.config.link->send(next, chain_msg(st, kind::write, st.epoch, w.seq, {w.rec}));
+  size_t merged = 0;
+  for (auto& r : recs) {
+    auto& t = st.tables[r.table];
+    if (t.count(r.key) != 0 || !r.row) continue;
+    if (auto* n = std::get_if<wire_msg::node_info>(&*r.row)) n->alive = false;
+    t.emplace(r.key, std::move(*r.row));
+    ++merged;
+  }
+  std::fprintf(stderr, "swarm: gcs shard %zu: recovered %zu rows from node '%s'\n",
+               st.config.index, merged, from.c_str());
+  st.recovering = false;
+  reconfigure(self, st.chain);
 }
 
 // A chain message from another member.
-void on_chain(gcs_state& st, wire_msg::gcs_chain&& m) {
-  using kind = wire_msg::gcs_chain::kind;
+void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
+  auto& st = self->state;
   auto index = st.config.index;
-  switch (m.what) {
-  case kind::ack:
-    if (m.epoch == st.epoch) commit_up_to(st, m.seq);
-    return;
-  case kind::resync:
-    if (m.epoch <= st.epoch && st.replicating()) reconfigure(st, st.chain);
-    return;
-  case kind::sync:
-  case kind::write:
-    break;
-  }
   auto self_name = st.config.link->self();
-  if (m.members.empty() || m.members.front() == self_name) return;
+  bool heads_chain = !st.chain.empty() && st.chain.front() == self_name;
+  if (m.what == chain_kind::ack) {
+    if (heads_chain && m.epoch == st.epoch && !st.recovering) commit_up_to(st, m.seq);
+    return;
+  }
+  if (m.what == chain_kind::resync && heads_chain) {
+    // A member without this configuration's sync.
+    if (m.epoch <= st.epoch && st.replicating() && !st.recovering)
+      reconfigure(self, st.chain);
+    return;
+  }
+  if (m.what == chain_kind::resync) {
+    // A restarted head recovering: it gets this member's copy.
+    if (m.members.empty()) return;
+    auto copy = chain_msg(st, chain_kind::sync, st.member_epoch, st.member_seq,
+                          records_of(st.tables));
+    copy.members = {m.members.front(), self_name};
+    st.config.link->send(m.members.front(), std::move(copy));
+    return;
+  }
+  if (m.members.empty()) return;
   auto recs = decode_records(m.records);
   if (!recs) {
     std::fprintf(stderr, "swarm: gcs shard %zu: chain message from '%s' dropped: %s\n",
                  index, m.members.front().c_str(), recs.err().to_string().c_str());
     return;
   }
-  if (m.what == kind::sync) {
+  if (m.members.front() == self_name) {
+    if (m.what == chain_kind::sync && st.recovering && m.members.size() == 2)
+      recover_from(self, m.members[1], m.epoch, std::move(*recs));
+    return;
+  }
+  if (m.what == chain_kind::sync) {
     if (m.epoch < st.member_epoch) return; // an older configuration
     st.member_epoch = m.epoch;
+    st.member_seq = m.seq;
     st.tables.clear();
     for (auto& r : *recs)
       apply_record(st.tables, r);
@@ -189,16 +278,16 @@ void on_chain(gcs_state& st, wire_msg::gcs_chain&& m) {
     // joined late): it cannot apply it, so it asks the head for the whole shard.
     if (m.epoch > st.member_epoch)
       st.config.link->send(m.members.front(),
-                           chain_msg(st, kind::resync, m.epoch, st.member_seq));
+                           chain_msg(st, chain_kind::resync, m.epoch, st.member_seq));
     return;
   } else if (m.seq > st.member_seq) {
     for (auto& r : *recs)
       apply_record(st.tables, r);
+    st.member_seq = m.seq;
   }
-  st.member_seq = std::max(st.member_seq, m.seq);
   auto next = successor(m.members, self_name);
   if (next.empty()) {
-    auto ack = chain_msg(st, kind::ack, m.epoch, st.member_seq);
+    auto ack = chain_msg(st, chain_kind::ack, m.epoch, st.member_seq);
     ack.members = m.members;
     st.config.link->send(m.members.front(), std::move(ack));
   } else {
@@ -210,6 +299,7 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
                         std::shared_ptr<gcs_log::recovery> recovered) {
   self->state.config = std::move(cfg);
   if (recovered) {
+    self->state.fresh = false; // the disk holds the truth
     self->state.tables = std::move(recovered->tables);
     self->state.log.emplace(std::move(recovered->log));
   }
@@ -257,9 +347,15 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
         return write(self, {table, key, std::nullopt});
       },
       [self](chain_atom, std::vector<std::string>& members) {
-        reconfigure(self->state, std::move(members));
+        reconfigure(self, std::move(members));
       },
-      [self](chain_atom, wire_msg::gcs_chain& m) { on_chain(self->state, std::move(m)); },
+      [self](chain_atom, wire_msg::gcs_chain& m) { on_chain(self, std::move(m)); },
+      [self](chain_atom, uint64_t epoch, size_t asked) {
+        // The member asked for its copy did not answer in time: the next one is asked.
+        auto& st = self->state;
+        if (st.recovering && st.epoch == epoch && st.asked.size() == asked)
+          ask_next(self);
+      },
       [self](get_atom, const std::string& table,
              const std::string& key) -> caf::result<table_row> {
         auto& t = self->state.tables[table];

@@ -190,3 +190,20 @@ TEST_CASE("a shard with no chain applies its writes at once") {
   REQUIRE(rig.put(2));
   CHECK(rig.jobs("n0") == ids(1, 2));
 }
+
+TEST_CASE("a head shard that starts again empty recovers its rows from the chain") {
+  chain_rig rig;
+  for (auto n : {"n0", "n1", "n2"})
+    rig.start(n);
+  rig.configure({"n0", "n1", "n2"});
+  for (uint64_t i = 1; i <= 10; ++i)
+    REQUIRE(rig.put(i));
+  // The head and the first member both lost everything; the tail still has it all.
+  rig.start("n0");
+  rig.start("n1");
+  rig.configure({"n0", "n1", "n2"});
+  CHECK(rig.holds("n0", ids(1, 10)));
+  REQUIRE(rig.put(11));
+  for (auto n : {"n0", "n1", "n2"})
+    CHECK(rig.jobs(n) == ids(1, 11));
+}

@@ -108,7 +108,9 @@ struct outcome {
 
 // Every 5th round a lane's value grows into a large object on a worker and is folded
 // back; the ledgers record each lane's value on those rounds.
-bool big_round(int r) { return r % 5 == 4; }
+bool big_round(int r) {
+  return r % 5 == 4;
+}
 
 outcome run_workload(swarm::runtime& rt, const swarm::application& app, workload_size n) {
   auto step_fn = app.find_function<uint64_t(uint64_t, int, int)>("step").value();
@@ -143,22 +145,24 @@ outcome run_workload(swarm::runtime& rt, const swarm::application& app, workload
       out.tasks += 2;
       auto key = static_cast<uint64_t>(r) * static_cast<uint64_t>(n.lanes) +
                  static_cast<uint64_t>(l);
-      recorded.push_back(ledgers[static_cast<size_t>(l % n.actors)].call(
-          &ledger::record, key, x[l]));
+      recorded.push_back(
+          ledgers[static_cast<size_t>(l % n.actors)].call(&ledger::record, key, x[l]));
     }
   }
   for (auto& v : x) {
     auto got = v.get(120s);
     out.lost += got ? 0 : 1;
     out.values.push_back(got ? *got : 0);
-    if (!got) std::fprintf(stderr, "chaos: lost a lane: %s\n", got.err().to_string().c_str());
+    if (!got)
+      std::fprintf(stderr, "chaos: lost a lane: %s\n", got.err().to_string().c_str());
   }
   for (auto& r : recorded)
     out.lost += r.get(120s) ? 0 : 1;
   for (auto& a : ledgers) {
     auto t = a.call(&ledger::total).get(120s);
     out.lost += t ? 0 : 1;
-    if (!t) std::fprintf(stderr, "chaos: lost a ledger: %s\n", t.err().to_string().c_str());
+    if (!t)
+      std::fprintf(stderr, "chaos: lost a ledger: %s\n", t.err().to_string().c_str());
     auto v = t ? *t : std::vector<uint64_t>{0, 0};
     out.values.insert(out.values.end(), v.begin(), v.end());
   }
@@ -212,50 +216,105 @@ size_t differences(const std::vector<uint64_t>& got, const std::vector<uint64_t>
 
 std::string cluster_file(const std::vector<uint16_t>& ports, const std::string& secret) {
   std::string s = "[cluster]\nname = \"chaos\"\nsecret = \"" + secret +
-                  "\"\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n"
+                  "\"\nheartbeat_ms = 100\nnode_timeout_ms = 1000\ngcs_replication = 3\n"
                   "[limits]\ninline_threshold = \"64KiB\"\n";
   for (size_t i = 0; i < ports.size(); ++i) {
-    s += "[[node]]\nname = \"" + (i == 0 ? std::string{"head"} : "worker-" + std::to_string(i)) +
+    s += "[[node]]\nname = \"" +
+         (i == 0 ? std::string{"head"} : "worker-" + std::to_string(i)) +
          "\"\naddress = \"127.0.0.1\"\nport = " + std::to_string(ports[i]) +
-         (i == 0 ? "\nrole = \"head\"\ncpus = 1\n" : "\ncpus = 2\nresources = { w = 2 }\n");
+         (i == 0 ? "\nrole = \"head\"\ncpus = 1\n"
+                 : "\ncpus = 2\nresources = { w = 2 }\n");
   }
   return s;
 }
 
-/// Measures the control store as a client sees it: `cluster_status` reads the node and
-/// job tables from the head's shards, every 50 ms.
+/// Measures the control store as a client sees it: a write to its key-value table every
+/// 20 ms, each answered once every member of the shard's chain has it.
 class gcs_probe {
 public:
-  explicit gcs_probe(const swarm::cluster_config& cfg)
-      : thread_([this, cfg] {
-          while (!stop_) {
+  explicit gcs_probe(swarm::runtime& rt)
+      : rt_(rt), thread_([this] {
+          for (uint64_t i = 0; !stop_; ++i) {
             auto t0 = clock_type::now();
-            auto s = swarm::cluster_status(cfg, 5s);
-            auto ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+            auto ok = rt_.kv_put("probe-" + std::to_string(i), value_of(i));
+            auto ms =
+                std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
             {
               std::lock_guard<std::mutex> g{mtx_};
-              samples_.push_back(s ? ms : 5000.0);
+              samples_.push_back({t0, ms, i, ok.has_value()});
             }
-            std::this_thread::sleep_for(50ms);
+            if (!ok)
+              std::fprintf(stderr, "chaos: probe write %llu failed: %s\n",
+                           static_cast<unsigned long long>(i),
+                           ok.err().to_string().c_str());
+            std::this_thread::sleep_for(20ms);
           }
         }) {}
-  ~gcs_probe() {
+
+  ~gcs_probe() { stop(); }
+
+  void stop() {
     stop_ = true;
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
-  /// The longest read beyond the median one, in ms.
-  double stall_ms() {
+
+  /// The longest write that started within `window` after one of `faults`, beyond the
+  /// median write, in ms.
+  double stall_ms(const std::vector<clock_type::time_point>& faults,
+                  std::chrono::milliseconds window) {
     std::lock_guard<std::mutex> g{mtx_};
     if (samples_.empty()) return 0;
-    auto v = samples_;
-    std::sort(v.begin(), v.end());
-    return v.back() - v[v.size() / 2];
+    std::vector<double> all;
+    for (auto& x : samples_)
+      all.push_back(x.ms);
+    std::sort(all.begin(), all.end());
+    double worst = all[all.size() / 2];
+    for (auto& x : samples_)
+      for (auto& f : faults)
+        if (x.t0 + std::chrono::duration<double, std::milli>(x.ms) >= f &&
+            x.t0 <= f + window)
+          worst = std::max(worst, x.ms);
+    return worst - all[all.size() / 2];
+  }
+
+  /// Writes that were answered but cannot be read back, and writes that failed.
+  size_t lost() {
+    std::lock_guard<std::mutex> g{mtx_};
+    size_t n = 0;
+    for (auto& x : samples_) {
+      if (!x.ok) {
+        ++n;
+        continue;
+      }
+      auto got = rt_.kv_get("probe-" + std::to_string(x.key));
+      if (!got || !*got || **got != value_of(x.key)) {
+        std::fprintf(stderr, "chaos: probe write %llu is lost\n",
+                     static_cast<unsigned long long>(x.key));
+        ++n;
+      }
+    }
+    return n;
   }
 
 private:
+  struct sample {
+    clock_type::time_point t0;
+    double ms;
+    uint64_t key;
+    bool ok;
+  };
+
+  static std::vector<uint8_t> value_of(uint64_t i) {
+    std::vector<uint8_t> v(8);
+    for (size_t b = 0; b < 8; ++b)
+      v[b] = static_cast<uint8_t>(i >> (8 * b));
+    return v;
+  }
+
+  swarm::runtime& rt_;
   std::atomic<bool> stop_{false};
   std::mutex mtx_;
-  std::vector<double> samples_;
+  std::vector<sample> samples_;
   std::thread thread_;
 };
 
@@ -268,7 +327,8 @@ int run(bool quick, unsigned seed, workload_size size) {
     return 2;
   }
   std::string config = dir + "/cluster.toml";
-  std::ofstream{config} << cluster_file(*ports, "the-chaos-check-secret-" + std::to_string(seed));
+  std::ofstream{config} << cluster_file(*ports,
+                                        "the-chaos-check-secret-" + std::to_string(seed));
   auto cfg = swarm::load_cluster_config(config);
   if (!cfg) {
     std::fprintf(stderr, "chaos: %s\n", cfg.err().message.c_str());
@@ -300,11 +360,19 @@ int run(bool quick, unsigned seed, workload_size size) {
   for (size_t i = 0; i < workers.size(); ++i)
     start_worker(i);
   if (!wait_alive(4)) {
-    std::fprintf(stderr, "chaos: the 4 nodes did not all join (logs in %s)\n", dir.c_str());
+    std::fprintf(stderr, "chaos: the 4 nodes did not all join (logs in %s)\n",
+                 dir.c_str());
     return 2;
   }
   auto want = expected(size);
+  // The probe runs through the fault-free run too: its longest write there is the floor
+  // the stalls after faults compare with (the machine is busy with the workload).
+  gcs_probe probe{rt};
+  auto calm_start = clock_type::now();
   auto calm = run_workload(rt, app, size);
+  auto calm_stall =
+      probe.stall_ms({calm_start}, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       clock_type::now() - calm_start));
   std::fprintf(stderr, "chaos: fault-free run: %zu tasks in %.2f s\n", calm.tasks,
                calm.seconds);
 
@@ -312,6 +380,8 @@ int run(bool quick, unsigned seed, workload_size size) {
   // runs again and again until the last fault is over.
   std::atomic<bool> done{false}, finished{false};
   std::atomic<int> kills{0}, freezes{0};
+  std::mutex faults_mtx;
+  std::vector<clock_type::time_point> kill_times, freeze_times;
   auto gap = quick ? 1000ms : 2000ms;
   int max_faults = quick ? 4 : 10;
   std::mt19937 rng{seed};
@@ -320,11 +390,19 @@ int run(bool quick, unsigned seed, workload_size size) {
     for (int f = 0; f < max_faults; ++f) {
       auto i = static_cast<size_t>(rng() % workers.size());
       if (rng() % 2 == 0) {
+        {
+          std::lock_guard<std::mutex> g{faults_mtx};
+          kill_times.push_back(clock_type::now());
+        }
         workers[i]->kill_now();
         ++kills;
         std::this_thread::sleep_for(300ms);
         start_worker(i); // a fresh process under the same name
       } else {
+        {
+          std::lock_guard<std::mutex> g{faults_mtx};
+          freeze_times.push_back(clock_type::now());
+        }
         workers[i]->freeze();
         ++freezes;
         std::this_thread::sleep_for(1500ms); // past node_timeout: found dead
@@ -337,10 +415,10 @@ int run(bool quick, unsigned seed, workload_size size) {
     while (!finished)
       std::this_thread::sleep_for(20ms);
   }};
-  size_t lost = calm.lost, wrong = differences(calm.values, want, size.lanes), runs = 0, tasks = 0;
-  double seconds = 0, stall = 0;
+  size_t lost = calm.lost, wrong = differences(calm.values, want, size.lanes), runs = 0,
+         tasks = 0;
+  double seconds = 0, stall = 0, freeze_stall = 0;
   {
-    gcs_probe probe{*cfg};
     do {
       auto stormy = run_workload(rt, app, size);
       lost += stormy.lost;
@@ -351,12 +429,23 @@ int run(bool quick, unsigned seed, workload_size size) {
     } while (!done);
     finished = true;
     chaos.join();
-    stall = probe.stall_ms();
+    probe.stop();
+    // A killed member is found at once (its connection closes); a frozen one only after
+    // node_timeout, which bounds what a write waits then.
+    stall = probe.stall_ms(kill_times, 500ms);
+    freeze_stall = probe.stall_ms(freeze_times, 2000ms);
+    lost += probe.lost();
   }
   std::fprintf(stderr,
-               "chaos: %d kills and %d freezes of worker nodes during %zu runs, %zu tasks "
-               "in %.2f s\n",
-               kills.load(), freezes.load(), runs, tasks, seconds);
+               "chaos: control-store writes: longest beyond the median %.1f ms after a "
+               "kill, %.1f ms after a freeze (node_timeout 1000 ms), %.1f ms in the "
+               "fault-free run\n",
+               stall, freeze_stall, calm_stall);
+  std::fprintf(
+      stderr,
+      "chaos: %d kills and %d freezes of worker nodes during %zu runs, %zu tasks "
+      "in %.2f s\n",
+      kills.load(), freezes.load(), runs, tasks, seconds);
   std::printf("chaos: kills=%d lost=%zu wrong=%zu time_ratio=%.2f gcs_stall_ms=%.1f\n",
               kills.load() + freezes.load(), lost, wrong,
               seconds / static_cast<double>(runs) / calm.seconds, stall);

@@ -1,6 +1,6 @@
-// A head whose control store persists (`gcs_dir`) is killed and started again: it finds
-// its node and job tables. The head and a worker are node processes; this test process
-// is the driver, a node of its own.
+// A head is killed and started again and finds its tables: from its disk (`gcs_dir`), or
+// from the other members of its control store's chains (`gcs_replication`). The head and
+// the workers are node processes; this test process is the driver, a node of its own.
 
 #include <doctest/doctest.h>
 
@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/cluster/node_process.hpp"
 #include "tests/cluster/test_app.hpp"
@@ -23,17 +24,37 @@ using namespace swarm::cluster_test;
 
 namespace {
 
-std::string cluster_file(const std::string& gcs_dir) {
-  auto node = [](const char* name, const char* role) {
-    return std::string{"[[node]]\nname = \""} + name +
+// A cluster of the head and `workers` (the driver last), persisted in `gcs_dir` unless it
+// is empty, its control store replicated `replication` times.
+std::string cluster_file(const std::string& gcs_dir, int replication,
+                         const std::vector<std::string>& workers) {
+  auto node = [](const std::string& name, const char* role) {
+    return "[[node]]\nname = \"" + name +
            "\"\naddress = \"127.0.0.1\"\nport = " + std::to_string(free_port()) +
            "\nrole = \"" + role + "\"\ncpus = 1\n";
   };
-  return "[cluster]\nname = \"restart\"\nsecret = \"the-secret-of-the-restart-test\"\n"
-         "gcs_shards = 2\ngcs_dir = \"" +
-         gcs_dir + "\"\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n" +
-         node("head", "head") + node("worker-1", "worker") + node("driver", "worker");
+  auto out =
+      "[cluster]\nname = \"restart\"\nsecret = \"the-secret-of-the-restart-test\"\n"
+      "gcs_shards = 2\ngcs_replication = " +
+      std::to_string(replication) + "\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n" +
+      (gcs_dir.empty() ? "" : "gcs_dir = \"" + gcs_dir + "\"\n") + node("head", "head");
+  for (auto& w : workers)
+    out += node(w, "worker");
+  return out;
 }
+
+// A folder under /tmp for one test's files, removed after it.
+struct test_dir {
+  std::string path;
+  test_dir() {
+    char tmpl[] = "/tmp/swarm-head-restart-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~test_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
 
 // Polls `done` every 50 ms for at most `limit`; whether it came true.
 bool eventually(std::chrono::milliseconds limit, const std::function<bool()>& done) {
@@ -54,10 +75,10 @@ const swarm::node_status* find_node(const swarm::cluster_state& s, const std::st
 } // namespace
 
 TEST_CASE("a restarted head finds its tables") {
-  char tmpl[] = "/tmp/swarm-head-restart-XXXXXX";
-  std::string dir = ::mkdtemp(tmpl);
+  test_dir tmp;
+  auto& dir = tmp.path;
   auto config = dir + "/cluster.toml";
-  std::ofstream{config} << cluster_file(dir + "/gcs");
+  std::ofstream{config} << cluster_file(dir + "/gcs", 1, {"worker-1", "driver"});
   auto cfg = swarm::load_cluster_config(config).value();
   auto start = [&](const std::string& name, const std::string& log) {
     return std::make_unique<node_process>(
@@ -120,6 +141,73 @@ TEST_CASE("a restarted head finds its tables") {
   CHECK(rt->submit(on_head, pid).get(10s).value() == head->pid());
   rt.reset();
   head->stop();
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+}
+
+TEST_CASE("a killed control-store replica loses nothing, and a restarted head finds its "
+          "tables in the chain") {
+  test_dir tmp;
+  auto& dir = tmp.path;
+  auto config = dir + "/cluster.toml";
+  // No gcs_dir: the tables live only in memory, on the chain's three members.
+  std::ofstream{config} << cluster_file("", 3, {"worker-1", "worker-2", "driver"});
+  auto cfg = swarm::load_cluster_config(config).value();
+  auto start = [&](const std::string& name, const std::string& log) {
+    return std::make_unique<node_process>(
+        SWARM_TEST_NODE, std::vector<std::string>{"--config", config, "--node", name},
+        dir + "/" + log);
+  };
+  auto status = [&] { return swarm::cluster_status(cfg, 2s); };
+  auto head = start("head", "head.log");
+  auto w1 = start("worker-1", "worker-1.log");
+  auto w2 = start("worker-2", "worker-2.log");
+  swarm::application app;
+  register_all(app);
+  auto rt = std::make_unique<swarm::runtime>(app, cfg, "driver");
+  REQUIRE(eventually(20s, [&] {
+    auto s = status();
+    return s && s->alive() == 4 && s->jobs.size() == 1;
+  }));
+  auto value = [](int i) {
+    return std::vector<uint8_t>(100 + i, static_cast<uint8_t>(i));
+  };
+  auto put = [&](int i) { return rt->kv_put("key-" + std::to_string(i), value(i)); };
+  for (int i = 0; i < 50; ++i)
+    REQUIRE(put(i));
+
+  // The chain is head -> worker-1 -> worker-2: its middle dies, and every write made
+  // while the head finds out still lands (the driver takes worker-1's place at the tail).
+  w1->kill_now();
+  auto longest = 0ms;
+  for (int i = 50; i < 100; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(put(i));
+    longest = std::max(longest, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - t0));
+  }
+  MESSAGE("longest write while a chain member died: " << longest.count() << " ms");
+  CHECK(head->log().find("control-store chain: head -> worker-2 -> driver") !=
+        std::string::npos);
+  for (int i = 0; i < 100; ++i)
+    CHECK(rt->kv_get("key-" + std::to_string(i)).value() == value(i));
+  CHECK_FALSE(rt->kv_get("key-100").value());
+
+  // The head dies with everything in memory; its successor recovers it from the chain.
+  auto job = status().value().jobs.at(0);
+  head->kill_now();
+  head = start("head", "head-2.log");
+  REQUIRE(eventually(20s, [&] {
+    auto got = rt->kv_get("key-99");
+    return got && *got == value(99);
+  }));
+  for (int i = 0; i < 100; ++i)
+    CHECK(rt->kv_get("key-" + std::to_string(i)).value() == value(i));
+  REQUIRE(rt->kv_erase("key-0"));
+  CHECK_FALSE(rt->kv_get("key-0").value());
+  auto after = status().value();
+  REQUIRE(after.jobs.size() == 1);
+  CHECK(after.jobs[0].id == job.id);
+  CHECK(after.jobs[0].started_ms == job.started_ms);
+  CHECK(head->log().find("recovered") != std::string::npos);
+  rt.reset();
+  head->stop();
 }

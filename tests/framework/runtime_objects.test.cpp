@@ -160,3 +160,26 @@ TEST_CASE("work still queued when the runtime stops fails with runtime_stopped")
   }
   CHECK(stopped >= 1);
 }
+
+TEST_CASE("the key-value store keeps, replaces and erases values, and names a bad key") {
+  swarm::application app;
+  swarm::runtime_config cfg;
+  cfg.cpus = 1;
+  cfg.gcs_shards = 3;
+  swarm::runtime rt{app, cfg};
+  CHECK_FALSE(rt.kv_get("model/version").value());
+  REQUIRE(rt.kv_put("model/version", {1, 2}));
+  REQUIRE(rt.kv_put("model/path", {7}));
+  CHECK(rt.kv_get("model/version").value() == std::vector<uint8_t>{1, 2});
+  REQUIRE(rt.kv_put("model/version", {3}));
+  CHECK(rt.kv_get("model/version").value() == std::vector<uint8_t>{3});
+  REQUIRE(rt.kv_erase("model/version"));
+  REQUIRE(rt.kv_erase("model/version")); // absent: nothing to do
+  CHECK_FALSE(rt.kv_get("model/version").value());
+  CHECK(rt.kv_get("model/path").value() == std::vector<uint8_t>{7});
+  auto bad = rt.kv_put("", {1});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.err().code == swarm::errc::invalid_argument);
+  CHECK(bad.err().message.find("1-1024 bytes") != std::string::npos);
+  CHECK_FALSE(rt.kv_get(std::string(1025, 'k')));
+}

@@ -19,25 +19,31 @@ std::vector<message> samples() {
   t.max_retries = 3;
   t.retry_exceptions = true;
   t.priority = -2;
-  return {hello{"head", std::vector<uint8_t>(32, 7), 1},
-          proof{std::vector<uint8_t>(32, 9)},
-          heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4},
-          t,
-          task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
-          task_result{{3, 11}, error_value{0, "boom"}},
-          object_pull{{1, 2}, 4096, 1 << 20},
-          object_chunk{
-              {1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}, nullptr, 0},
-          task_result{{3, 12}, stored_at{"worker-2", 1 << 24}},
-          node_table{{node_info{"head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3,
-                                true, true, 12}},
-                     {job_info{7, "head", 4242, true, 1000, 0}}},
-          actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
-          actor_location{9, true, 5, "worker-1", "counter", {}},
-          job_info{8, "worker-1", 99, false, 5, 6},
-          object_location{{3, 12}, "worker-2", 1 << 24, true},
-          actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5},
-          actor_checkpoint{6, {9, 8, 7}}};
+  return {
+      hello{"head", std::vector<uint8_t>(32, 7), 1},
+      proof{std::vector<uint8_t>(32, 9)},
+      heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4},
+      t,
+      task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
+      task_result{{3, 11}, error_value{0, "boom"}},
+      object_pull{{1, 2}, 4096, 1 << 20},
+      object_chunk{
+          {1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}, nullptr, 0},
+      task_result{{3, 12}, stored_at{"worker-2", 1 << 24}},
+      node_table{
+          {node_info{
+              "head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3, true, true, 12}},
+          {job_info{7, "head", 4242, true, 1000, 0}}},
+      actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
+      actor_location{9, true, 5, "worker-1", "counter", {}},
+      job_info{8, "worker-1", 99, false, 5, 6},
+      object_location{{3, 12}, "worker-2", 1 << 24, true},
+      actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5},
+      actor_checkpoint{6, {9, 8, 7}},
+      gcs_chain{3, gcs_chain::kind::ack, 77, 12, {"head", "worker-1"}, {1, 2}},
+      kv_entry{"k", {5}},
+      kv_request{4, kv_request::op_type::put, "key", {1, 2, 3}},
+      kv_reply{4, false, {}, true, error_value{7, "no"}}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -85,6 +91,20 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(std::get<actor_create>(back[14]).checkpoint == std::vector<uint8_t>{1, 2, 3});
   CHECK(std::get<actor_create>(back[14]).checkpoint_every == 5);
   CHECK(std::get<actor_checkpoint>(back[15]).state == std::vector<uint8_t>{9, 8, 7});
+  auto& chain = std::get<gcs_chain>(back[16]);
+  CHECK(chain.shard == 3);
+  CHECK(chain.what == gcs_chain::kind::ack);
+  CHECK(chain.epoch == 77);
+  CHECK(chain.seq == 12);
+  CHECK(chain.members == std::vector<std::string>{"head", "worker-1"});
+  CHECK(chain.records == std::vector<uint8_t>{1, 2});
+  CHECK(std::get<kv_entry>(back[17]) == kv_entry{"k", {5}});
+  auto& req = std::get<kv_request>(back[18]);
+  CHECK(req.op == kv_request::op_type::put);
+  CHECK(req.value == std::vector<uint8_t>{1, 2, 3});
+  auto& rep = std::get<kv_reply>(back[19]);
+  CHECK(rep.failed);
+  CHECK(rep.error == error_value{7, "no"});
 }
 
 TEST_CASE("a stream arriving a byte at a time decodes into the same frames") {

@@ -155,6 +155,57 @@ result<std::optional<std::vector<uint8_t>>> context::kv_get(const std::string& k
   return core_->kv(detail::kv_op::get, key, {});
 }
 
+namespace {
+
+std::string durable_key(const std::string& name) {
+  return "durable/" + name;
+}
+
+} // namespace
+
+result<void> context::put_durable_erased(const std::string& name,
+                                         const detail::boxed_value& v) {
+  // The type's name, then the value's encoding: a reader checks what it decodes.
+  std::vector<uint8_t> bytes;
+  auto& type_name = v.type->name;
+  for (int i = 0; i < 4; ++i)
+    bytes.push_back(static_cast<uint8_t>(type_name.size() >> (8 * i)));
+  bytes.insert(bytes.end(), type_name.begin(), type_name.end());
+  v.type->encode(v.ptr.get(), bytes);
+  return kv_put(durable_key(name), std::move(bytes));
+}
+
+result<std::shared_ptr<const void>>
+context::get_durable_erased(const std::string& name, const detail::type_descriptor& t) {
+  auto got = kv_get(durable_key(name));
+  if (!got) return got.err();
+  if (!*got)
+    return error{errc::object_freed,
+                 "no durable object is named '" + name + "' (never put, or freed)"};
+  auto& bytes = **got;
+  size_t len = 0;
+  for (size_t i = 0; i < 4 && i < bytes.size(); ++i)
+    len |= static_cast<size_t>(bytes[i]) << (8 * i);
+  if (bytes.size() < 4 || bytes.size() - 4 < len)
+    return error{errc::invalid_argument,
+                 "durable object '" + name + "' is damaged: its type name runs past it"};
+  std::string stored{bytes.begin() + 4, bytes.begin() + 4 + static_cast<long>(len)};
+  if (stored != t.name)
+    return error{errc::type_mismatch,
+                 "durable object '" + name + "' holds a " + stored + ", not a " + t.name};
+  std::string why;
+  auto v = t.decode(bytes.data() + 4 + len, bytes.size() - 4 - len, why);
+  if (!v)
+    return error{errc::invalid_argument, "durable object '" + name +
+                                             "' does not decode as a " + t.name + ": " +
+                                             why};
+  return v;
+}
+
+result<void> context::free_durable(const std::string& name) {
+  return kv_erase(durable_key(name));
+}
+
 result<void> context::kv_erase(const std::string& key) {
   if (auto ok = check_kv_key(key); !ok) return ok;
   auto r = core_->kv(detail::kv_op::erase, key, {});

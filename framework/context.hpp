@@ -173,6 +173,32 @@ public:
   /// Removes `key`; nothing when it is absent.
   result<void> kv_erase(const std::string& key);
 
+  // -- durable objects
+  // --------------------------------------------------------------------
+
+  /// Puts `value` as the durable object `name`: beyond the reference returned (an
+  /// ordinary put), the value's ownership passes to the control store, which keeps it
+  /// (replicated and persisted like the key-value table) until `free_durable`. It so
+  /// survives this context, its node and any one control-store member; any node reads
+  /// it with `get_durable`. Putting a name again replaces the value.
+  template <class T>
+  result<object_ref<std::decay_t<T>>> put_durable(const std::string& name, T&& value) {
+    auto boxed = detail::boxed_value::make(std::forward<T>(value));
+    if (auto ok = put_durable_erased(name, boxed); !ok) return ok.err();
+    return object_ref<std::decay_t<T>>{put_erased(std::move(boxed))};
+  }
+
+  /// The durable object `name`: `object_freed` when there is none, `type_mismatch` when
+  /// it holds another type than `T`.
+  template <class T> result<T> get_durable(const std::string& name) {
+    auto v = get_durable_erased(name, detail::type_of<T>());
+    if (!v) return v.err();
+    return *std::static_pointer_cast<const T>(*v);
+  }
+
+  /// Drops the durable object `name` from the control store (references to it stay).
+  result<void> free_durable(const std::string& name);
+
   // -- introspection --------------------------------------------------------------------
 
   /// The registry of functions and actor types, to look them up by name.
@@ -195,6 +221,9 @@ private:
                                const detail::type_descriptor* result,
                                std::vector<detail::task_arg> args);
   detail::slot_ptr put_erased(detail::boxed_value v);
+  result<void> put_durable_erased(const std::string& name, const detail::boxed_value& v);
+  result<std::shared_ptr<const void>>
+  get_durable_erased(const std::string& name, const detail::type_descriptor& t);
   bool cancel_slot(const detail::slot_ptr& slot);
   detail::actor_record_ptr spawn_erased(detail::actor_spec spec);
 

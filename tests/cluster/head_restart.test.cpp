@@ -144,7 +144,7 @@ TEST_CASE("a restarted head finds its tables") {
 }
 
 TEST_CASE("a killed control-store replica loses nothing, and a restarted head finds its "
-          "tables in the chain") {
+          "tables and a durable object whose owner died in the chain") {
   test_dir tmp;
   auto& dir = tmp.path;
   auto config = dir + "/cluster.toml";
@@ -173,6 +173,13 @@ TEST_CASE("a killed control-store replica loses nothing, and a restarted head fi
   auto put = [&](int i) { return rt->kv_put("key-" + std::to_string(i), value(i)); };
   for (int i = 0; i < 50; ++i)
     REQUIRE(put(i));
+  // A durable object put by a task on worker-1, which dies next with its owner.
+  auto durable =
+      app.find_function<std::string(const std::string&, int)>("put_durable_here").value();
+  swarm::task_options on_w1;
+  on_w1.node = "worker-1";
+  REQUIRE(rt->submit(on_w1, durable, std::string{"weights"}, 5).get(10s).value() ==
+          "worker-1");
 
   // The chain is head -> worker-1 -> worker-2: its middle dies, and every write made
   // while the head finds out still lands (the driver takes worker-1's place at the tail).
@@ -201,6 +208,8 @@ TEST_CASE("a killed control-store replica loses nothing, and a restarted head fi
   }));
   for (int i = 0; i < 100; ++i)
     CHECK(rt->kv_get("key-" + std::to_string(i)).value() == value(i));
+  CHECK(rt->get_durable<std::vector<int>>("weights").value() == std::vector<int>(5, 5));
+  CHECK(rt->get_durable<int>("weights").err().code == swarm::errc::type_mismatch);
   REQUIRE(rt->kv_erase("key-0"));
   CHECK_FALSE(rt->kv_get("key-0").value());
   auto after = status().value();

@@ -37,6 +37,14 @@ inline std::string where(context& ctx) {
   return ctx.node_name();
 }
 
+/// Puts `n` copies of `n` as the durable object `name` from the node it runs on; that
+/// node's name.
+inline std::string put_durable_here(context& ctx, const std::string& name, int n) {
+  auto r = ctx.put_durable(name, std::vector<int>(static_cast<size_t>(n), n));
+  if (!r) throw std::runtime_error(r.err().to_string());
+  return ctx.node_name();
+}
+
 /// `n` bytes counting up, as a large object.
 inline std::vector<uint8_t> blob(int n) {
   std::vector<uint8_t> out(static_cast<size_t>(n));
@@ -94,6 +102,7 @@ inline void register_all(application& app) {
   app.function("add", add);
   app.function("pid", pid);
   app.function("where", where);
+  app.function("put_durable_here", put_durable_here);
   app.function("nap_pid", nap_pid);
   app.function("blob", blob);
   app.function("read_blob", read_blob);

@@ -183,3 +183,22 @@ TEST_CASE("the key-value store keeps, replaces and erases values, and names a ba
   CHECK(bad.err().message.find("1-1024 bytes") != std::string::npos);
   CHECK_FALSE(rt.kv_get(std::string(1025, 'k')));
 }
+
+TEST_CASE("a durable object is read back by name, typed, until it is freed") {
+  swarm::application app;
+  swarm::runtime rt{app};
+  auto ref = rt.put_durable("table", std::vector<std::string>{"a", "b"});
+  REQUIRE(ref);
+  CHECK(ref->get().value() == std::vector<std::string>{"a", "b"});
+  CHECK(rt.get_durable<std::vector<std::string>>("table").value() ==
+        std::vector<std::string>{"a", "b"});
+  auto wrong = rt.get_durable<int>("table");
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.err().code == swarm::errc::type_mismatch);
+  CHECK(wrong.err().message.find("durable object 'table' holds a") != std::string::npos);
+  REQUIRE(rt.free_durable("table"));
+  auto gone = rt.get_durable<std::vector<std::string>>("table");
+  REQUIRE_FALSE(gone);
+  CHECK(gone.err().code == swarm::errc::object_freed);
+  CHECK(ref->get().value().size() == 2); // the reference keeps its own copy
+}

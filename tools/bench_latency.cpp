@@ -55,8 +55,7 @@ void measure_local_latency(bench_session& s, local_rig& rig) {
   s.add(curve_of(
       p,
       {"actor_call_latency_local", "caf_raw_latency_local",
-       "actor call latency in one process by message size (argument and result each that "
-       "size) vs bare CAF request/response",
+       "in one process: actor call, argument and result of each size, vs bare CAF request",
        {}},
       [&](size_t bytes) { return echo_latency(h, bytes, opts); },
       [&](size_t bytes) { return rig.caf.payload_latency(bytes, opts); }));
@@ -68,8 +67,7 @@ latency_curve measure_remote_latency(const bench_plan& p,
   return curve_of(
       p,
       {"actor_call_latency_remote", "tcp_floor_latency",
-       "actor call latency across two node processes by message size vs bare TCP "
-       "ping-pong of the same size",
+       "across two node processes: actor call vs bare TCP ping-pong of each size",
        {}},
       [&](size_t bytes) { return echo_latency(echo, bytes, opts); },
       [&](size_t bytes) {

@@ -47,7 +47,7 @@ std::string size_label(size_t bytes) {
 
 std::string number(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : v >= 0.01 ? "%.2f" : "%.1g", v);
   return buf;
 }
 
@@ -135,8 +135,8 @@ std::string latency_svg(const std::vector<latency_curve>& curves) {
   const double panel = 320;
   std::ostringstream svg;
   double total = 40 + panel * static_cast<double>(std::max<size_t>(1, curves.size()));
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"" << total
-      << "\" viewBox=\"0 0 760 " << total << "\">\n<rect width=\"100%\" height=\"100%\" "
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"" << total
+      << "\" viewBox=\"0 0 900 " << total << "\">\n<rect width=\"100%\" height=\"100%\" "
       << "fill=\"white\"/>\n";
   double top = 50;
   for (auto& c : curves) {

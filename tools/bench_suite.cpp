@@ -66,15 +66,21 @@ int parse(const std::vector<std::string>& args, bench_options& opts) {
       if (!value(opts.filter)) return 2;
       measuring_option = true;
     } else if (a == "--compare") {
-      opts.compare.resize(2);
-      if (!value(opts.compare[0]) || !value(opts.compare[1])) {
-        std::fprintf(stderr, "swarm bench: --compare needs two files, OLD.json NEW.json\n");
-        return 2;
+      for (int k = 0; k < 2; ++k) {
+        if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0) {
+          std::fprintf(stderr, "swarm bench: --compare needs two files, OLD.json NEW.json\n");
+          return 2;
+        }
+        opts.compare.push_back(args[++i]);
       }
     } else if (a == "--nodes") {
       std::string v;
       if (!value(v)) return 2;
       measuring_option = true;
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v[0] == '0') {
+        std::fprintf(stderr, "swarm bench: --nodes expects 1 or 2, not '%s'\n", v.c_str());
+        return 2;
+      }
       if (v != "1" && v != "2") {
         std::fprintf(stderr,
                      "swarm bench: --nodes %s: only 1 (this process) or 2 (this process and "

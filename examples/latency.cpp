@@ -1,5 +1,5 @@
-// Measuring the latency of calls on your own actor: swarm::measure_latency times each call
-// (after a warm-up) and returns its distribution in microseconds.
+// Measuring the latency of calls on your own actor: swarm::measure_latency times each
+// call (after a warm-up) and returns its distribution in microseconds.
 #include <chrono>
 #include <cstdio>
 #include <string>

@@ -21,7 +21,8 @@ caf::behavior echo_behavior() {
 
 caf::actor_system_config& configured(caf::actor_system_config& cfg) {
   cfg.set("scheduler.policy", caf::atom("sharing"));
-  cfg.set("scheduler.max-threads", std::max<size_t>(2, std::thread::hardware_concurrency()));
+  cfg.set("scheduler.max-threads",
+          std::max<size_t>(2, std::thread::hardware_concurrency()));
   return cfg;
 }
 
@@ -41,7 +42,8 @@ caf_local_floor::caf_local_floor() : impl_{std::make_unique<impl>()} {}
 
 caf_local_floor::~caf_local_floor() = default;
 
-std::vector<double> caf_local_floor::round_trips(size_t n, std::chrono::milliseconds cap) {
+std::vector<double> caf_local_floor::round_trips(size_t n,
+                                                 std::chrono::milliseconds cap) {
   auto& self = impl_->self;
   std::vector<double> us;
   us.reserve(n);
@@ -77,7 +79,8 @@ double caf_local_floor::pipelined(size_t n, std::chrono::milliseconds cap,
   return static_cast<double>(sent) / seconds_since(t0);
 }
 
-latency_stats caf_local_floor::payload_latency(size_t n_bytes, const latency_options& opts) {
+latency_stats caf_local_floor::payload_latency(size_t n_bytes,
+                                               const latency_options& opts) {
   auto& self = impl_->self;
   bytes payload(n_bytes, 'p');
   return measure_latency(

@@ -1,12 +1,12 @@
 #include "tools/bench_compare.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <cctype>
 #include <sstream>
 #include <stdexcept>
 
@@ -65,7 +65,8 @@ private:
   }
 
   void expect(char c, const std::string& what) {
-    if (peek() != c) fail("expected " + what + (pos_ < text_.size() ? "" : ", found the end"));
+    if (peek() != c)
+      fail("expected " + what + (pos_ < text_.size() ? "" : ", found the end"));
     ++pos_;
   }
 

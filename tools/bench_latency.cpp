@@ -54,8 +54,10 @@ void measure_local_latency(bench_session& s, local_rig& rig) {
   auto h = rig.rt.spawn(rig.fns.echo);
   s.add(curve_of(
       p,
-      {"actor_call_latency_local", "caf_raw_latency_local",
-       "in one process: actor call, argument and result of each size, vs bare CAF request",
+      {"actor_call_latency_local",
+       "caf_raw_latency_local",
+       "in one process: actor call, argument and result of each size, vs bare CAF "
+       "request",
        {}},
       [&](size_t bytes) { return echo_latency(h, bytes, opts); },
       [&](size_t bytes) { return rig.caf.payload_latency(bytes, opts); }));
@@ -66,12 +68,14 @@ latency_curve measure_remote_latency(const bench_plan& p,
   auto opts = options_for(p);
   return curve_of(
       p,
-      {"actor_call_latency_remote", "tcp_floor_latency",
+      {"actor_call_latency_remote",
+       "tcp_floor_latency",
        "across two node processes: actor call vs bare TCP ping-pong of each size",
        {}},
       [&](size_t bytes) { return echo_latency(echo, bytes, opts); },
       [&](size_t bytes) {
-        return summarize_latency(tcp_floor_round_trips(bytes, p.latency_calls, p.latency_cap));
+        return summarize_latency(
+            tcp_floor_round_trips(bytes, p.latency_calls, p.latency_cap));
       });
 }
 

@@ -54,7 +54,8 @@ double handoff_rtt_p50_us(const bench_plan& plan) {
 
 void measure_local(bench_session& s) {
   if (s.wants("thread_handoff"))
-    s.floor("thread_handoff_rtt_p50_us", "us", [&] { return handoff_rtt_p50_us(s.plan()); });
+    s.floor("thread_handoff_rtt_p50_us", "us",
+            [&] { return handoff_rtt_p50_us(s.plan()); });
   local_rig rig;
   measure_actor_calls(s, rig);
   measure_tasks(s, rig);

@@ -1,8 +1,6 @@
 // Actor-call workloads, named as in Ray's microbenchmark.
 
 #include <atomic>
-#include <functional>
-#include <thread>
 #include <vector>
 
 #include "framework/swarm.hpp"
@@ -15,25 +13,6 @@ namespace {
 
 constexpr size_t with_args_bytes = 1024;
 
-/// Runs `body` on `callers` threads started together; the rate of the operations they
-/// report, from the start signal to the last join.
-double parallel_rate(size_t callers, const std::function<size_t()>& body) {
-  std::atomic<bool> go{false};
-  std::atomic<size_t> total{0};
-  std::vector<std::thread> threads;
-  for (size_t c = 0; c < callers; ++c)
-    threads.emplace_back([&] {
-      while (!go.load())
-        std::this_thread::yield();
-      total += body();
-    });
-  auto t0 = bench_clock::now();
-  go = true;
-  for (auto& t : threads)
-    t.join();
-  return static_cast<double>(total.load()) / seconds_since(t0);
-}
-
 /// Up to `n` calls to `actors` in turn, all sent before any result is read; the count.
 size_t call_batch(const std::vector<actor_handle<bench_echo>>& actors, size_t n,
                   std::chrono::milliseconds cap) {
@@ -41,7 +20,8 @@ size_t call_batch(const std::vector<actor_handle<bench_echo>>& actors, size_t n,
   refs.reserve(n);
   auto t0 = bench_clock::now();
   for (size_t i = 0; i < n && !past_cap(i, t0, cap); ++i)
-    refs.push_back(actors[i % actors.size()].call(&bench_echo::ping, static_cast<int>(i)));
+    refs.push_back(
+        actors[i % actors.size()].call(&bench_echo::ping, static_cast<int>(i)));
   for (size_t i = 0; i < refs.size(); ++i)
     check(refs[i].get().value() == static_cast<int>(i), "actor call batch");
   return refs.size();
@@ -53,15 +33,18 @@ size_t call_one_by_one(const std::vector<actor_handle<bench_echo>>& actors, size
   auto t0 = bench_clock::now();
   size_t i = 0;
   for (; i < n && !past_cap(i, t0, cap); ++i)
-    check(actors[i % actors.size()].call(&bench_echo::ping, static_cast<int>(i)).get().value() ==
-              static_cast<int>(i),
+    check(actors[i % actors.size()]
+                  .call(&bench_echo::ping, static_cast<int>(i))
+                  .get()
+                  .value() == static_cast<int>(i),
           "sequential actor call");
   return i;
 }
 
 /// The round trip of a local call and the 1:1 sync rate, each repetition right after
 /// one of bare CAF so that both see the machine in the same state.
-void measure_round_trip(bench_session& s, local_rig& rig, const actor_handle<bench_echo>& h) {
+void measure_round_trip(bench_session& s, local_rig& rig,
+                        const actor_handle<bench_echo>& h) {
   auto& p = s.plan();
   std::vector<double> caf_p50, caf_rates, rates;
   double p50 = median_of_reps(p.reps, p.rtt_calls, [&](size_t n) {
@@ -84,8 +67,10 @@ void measure_round_trip(bench_session& s, local_rig& rig, const actor_handle<ben
   auto last_reps = [&](const std::vector<double>& xs) {
     return median(std::vector<double>(xs.end() - p.reps, xs.end()));
   };
-  double caf_rtt = s.floor("caf_raw_local_rtt_p50_us", "us", [&] { return last_reps(caf_p50); });
-  double caf_sync = s.floor("caf_raw_sync_per_s", "rt/s", [&] { return last_reps(caf_rates); });
+  double caf_rtt =
+      s.floor("caf_raw_local_rtt_p50_us", "us", [&] { return last_reps(caf_p50); });
+  double caf_sync =
+      s.floor("caf_raw_sync_per_s", "rt/s", [&] { return last_reps(caf_rates); });
   s.add({"local_actor_call_rtt_p50_us", p50, "us", "caf_raw_local_rtt_p50_us", caf_rtt,
          goal::ratio_at_most, 1.25, "<= 1.25x raw CAF"});
   s.add(versus("1_1_actor_calls_sync", last_reps(rates), "calls/s", "caf_raw_sync_per_s",
@@ -124,10 +109,13 @@ void measure_actor_calls(bench_session& s, local_rig& rig) {
   if (s.wants("1_1_actor_calls_sync")) measure_round_trip(s, rig, one.front());
 
   if (s.wants("1_1_actor_calls_async"))
-    s.add(versus("1_1_actor_calls_async", median_of_reps(p.reps, p.batch, [&](size_t n) {
-                   auto t0 = bench_clock::now();
-                   return static_cast<double>(call_batch(one, n, p.cap)) / seconds_since(t0);
-                 }),
+    s.add(versus("1_1_actor_calls_async",
+                 median_of_reps(p.reps, p.batch,
+                                [&](size_t n) {
+                                  auto t0 = bench_clock::now();
+                                  return static_cast<double>(call_batch(one, n, p.cap)) /
+                                         seconds_since(t0);
+                                }),
                  "calls/s", "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig)));
 
   if (s.wants("1_1_actor_calls_with_args")) {
@@ -148,23 +136,29 @@ void measure_actor_calls(bench_session& s, local_rig& rig) {
         check(r.get().value() == static_cast<int64_t>(with_args_bytes), "call with args");
       return static_cast<double>(refs.size()) / seconds_since(t0);
     });
-    s.add(versus("1_1_actor_calls_with_args", rate, "calls/s", "caf_raw_pipelined_1kib_per_s",
-                 floor));
+    s.add(versus("1_1_actor_calls_with_args", rate, "calls/s",
+                 "caf_raw_pipelined_1kib_per_s", floor));
   }
 
   if (s.wants("1_n_actor_calls_sync"))
-    s.add(versus("1_n_actor_calls_sync", median_of_reps(p.reps, p.sync_ops, [&](size_t n) {
-                   auto t0 = bench_clock::now();
-                   return static_cast<double>(call_one_by_one(many, n, p.cap)) /
-                          seconds_since(t0);
-                 }),
+    s.add(versus("1_n_actor_calls_sync",
+                 median_of_reps(p.reps, p.sync_ops,
+                                [&](size_t n) {
+                                  auto t0 = bench_clock::now();
+                                  return static_cast<double>(
+                                             call_one_by_one(many, n, p.cap)) /
+                                         seconds_since(t0);
+                                }),
                  "calls/s", "caf_raw_sync_per_s", caf_sync_floor(s, rig)));
 
   if (s.wants("1_n_actor_calls_async"))
-    s.add(versus("1_n_actor_calls_async", median_of_reps(p.reps, p.batch, [&](size_t n) {
-                   auto t0 = bench_clock::now();
-                   return static_cast<double>(call_batch(many, n, p.cap)) / seconds_since(t0);
-                 }),
+    s.add(versus("1_n_actor_calls_async",
+                 median_of_reps(p.reps, p.batch,
+                                [&](size_t n) {
+                                  auto t0 = bench_clock::now();
+                                  return static_cast<double>(call_batch(many, n, p.cap)) /
+                                         seconds_since(t0);
+                                }),
                  "calls/s", "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig)));
 
   auto n_n = [&](bool sync) {
@@ -180,8 +174,8 @@ void measure_actor_calls(bench_session& s, local_rig& rig) {
     s.add(versus("n_n_actor_calls_sync", n_n(true), "calls/s", "caf_raw_sync_per_s",
                  caf_sync_floor(s, rig)));
   if (s.wants("n_n_actor_calls_async"))
-    s.add(versus("n_n_actor_calls_async", n_n(false), "calls/s", "caf_raw_pipelined_per_s",
-                 caf_pipelined_floor(s, rig)));
+    s.add(versus("n_n_actor_calls_async", n_n(false), "calls/s",
+                 "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig)));
 
   if (s.wants("actors_created_per_s")) {
     double floor = s.floor("caf_raw_spawn_per_s", "actors/s", [&] {

@@ -33,9 +33,8 @@ double memcpy_100mb_us(bench_session& s) {
 
 double memcpy_gigabytes(bench_session& s) {
   double us = memcpy_100mb_us(s);
-  return s.floor("memcpy_gigabytes", "GB/s", [&] {
-    return static_cast<double>(big_object_bytes) / us / 1e3;
-  });
+  return s.floor("memcpy_gigabytes", "GB/s",
+                 [&] { return static_cast<double>(big_object_bytes) / us / 1e3; });
 }
 
 void measure_small_objects(bench_session& s, local_rig& rig) {
@@ -122,12 +121,13 @@ void measure_small_objects(bench_session& s, local_rig& rig) {
       size_t i = 0;
       for (; i < n && !past_cap(i, t0, p.cap); ++i) {
         auto got = rig.rt.get(refs).value();
-        check(got.back() == static_cast<int>(ref_list_size) - 1, "get of 10,000 references");
+        check(got.back() == static_cast<int>(ref_list_size) - 1,
+              "get of 10,000 references");
       }
       return static_cast<double>(i) / seconds_since(t0);
     });
-    s.add(versus("single_client_get_10k_refs", rate, "gets/s", "read_10k_shared_ptrs_per_s",
-                 floor));
+    s.add(versus("single_client_get_10k_refs", rate, "gets/s",
+                 "read_10k_shared_ptrs_per_s", floor));
   }
 }
 
@@ -164,8 +164,8 @@ void measure_big_objects(bench_session& s, local_rig& rig) {
       return seconds_since(t0) * 1e6 / static_cast<double>(i);
     });
     check(zero_copy, "get_shared of 100 MB (the object was copied)");
-    s.add({"single_client_get_100mb_us", us, "us", "memcpy_100mb_us", floor, goal::below, 50,
-           "< 50 us"});
+    s.add({"single_client_get_100mb_us", us, "us", "memcpy_100mb_us", floor, goal::below,
+           50, "< 50 us"});
   }
 }
 

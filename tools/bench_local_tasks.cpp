@@ -1,7 +1,5 @@
 // Task workloads, named as in Ray's microbenchmark, and the 1,000-task fan-in DAG.
 
-#include <atomic>
-#include <thread>
 #include <vector>
 
 #include "framework/swarm.hpp"
@@ -55,8 +53,8 @@ double fan_in_ms(local_rig& rig) {
     std::vector<object_ref<int>> next;
     for (size_t j = 0; j < level.size(); j += 10) {
       auto* l = &level[j];
-      next.push_back(rig.rt.submit(rig.fns.sum10, l[0], l[1], l[2], l[3], l[4], l[5], l[6],
-                                   l[7], l[8], l[9]));
+      next.push_back(rig.rt.submit(rig.fns.sum10, l[0], l[1], l[2], l[3], l[4], l[5],
+                                   l[6], l[7], l[8], l[9]));
     }
     level = std::move(next);
   }
@@ -108,25 +106,13 @@ void measure_tasks(bench_session& s, local_rig& rig) {
 
   if (s.wants("single_client_tasks_async"))
     s.add({"single_client_tasks_async", tasks_async_rate(s, rig), "tasks/s",
-           "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig), goal::at_least, 300'000,
-           ">= 300,000/s"});
+           "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig), goal::at_least,
+           300'000, ">= 300,000/s"});
 
   if (s.wants("multi_client_tasks_async")) {
     double rate = median_of_reps(p.reps, p.calls_per_caller, [&](size_t n) {
-      std::atomic<bool> go{false};
-      std::atomic<size_t> total{0};
-      std::vector<std::thread> clients;
-      for (size_t c = 0; c < bench_parallelism(); ++c)
-        clients.emplace_back([&] {
-          while (!go.load())
-            std::this_thread::yield();
-          total += task_batch(rig, n, p.cap);
-        });
-      auto t0 = bench_clock::now();
-      go = true;
-      for (auto& t : clients)
-        t.join();
-      return static_cast<double>(total.load()) / seconds_since(t0);
+      return parallel_rate(bench_parallelism(),
+                           [&] { return task_batch(rig, n, p.cap); });
     });
     s.add(versus("multi_client_tasks_async", rate, "tasks/s", "caf_raw_pipelined_per_s",
                  caf_pipelined_floor(s, rig)));
@@ -137,8 +123,8 @@ void measure_tasks(bench_session& s, local_rig& rig) {
     double ref = s.floor("tasks_1k_at_async_rate_per_s", "runs/s", [&] {
       return async_rate(s, rig) / static_cast<double>(wait_refs);
     });
-    s.add(versus("single_client_wait_1k_refs", rate, "runs/s", "tasks_1k_at_async_rate_per_s",
-                 ref));
+    s.add(versus("single_client_wait_1k_refs", rate, "runs/s",
+                 "tasks_1k_at_async_rate_per_s", ref));
   }
 
   if (s.wants("dag_1000_fanin_ms")) {

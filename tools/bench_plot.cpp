@@ -30,10 +30,14 @@ constexpr series_style styles[] = {{"p50", &latency_stats::p50, "#1f77b4"},
 std::string escaped(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
   }
   return out;
 }
@@ -47,7 +51,12 @@ std::string size_label(size_t bytes) {
 
 std::string number(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : v >= 0.01 ? "%.2f" : "%.1g", v);
+  std::snprintf(buf, sizeof buf,
+                v >= 100    ? "%.0f"
+                : v >= 10   ? "%.1f"
+                : v >= 0.01 ? "%.2f"
+                            : "%.1g",
+                v);
   return buf;
 }
 
@@ -56,7 +65,8 @@ struct log_axis {
   double lo, hi, a, b;
   double at(double v) const {
     v = std::clamp(v, lo, hi);
-    return a + (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) * (b - a);
+    return a +
+           (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) * (b - a);
   }
 };
 
@@ -108,17 +118,17 @@ void latency_panel(std::ostringstream& svg, const latency_curve& c, double top) 
     line(s.field, false, s.colour);
     svg << "<line x1=\"" << left + width + 14 << "\" x2=\"" << left + width + 40
         << "\" y1=\"" << ly + 8 << "\" y2=\"" << ly + 8 << "\" stroke=\"" << s.colour
-        << "\" stroke-width=\"2\"/><text x=\"" << left + width + 46 << "\" y=\"" << ly + 12
-        << "\" " << font << " font-size=\"11\">" << s.name << "</text>\n";
+        << "\" stroke-width=\"2\"/><text x=\"" << left + width + 46 << "\" y=\""
+        << ly + 12 << "\" " << font << " font-size=\"11\">" << s.name << "</text>\n";
     ly += 18;
   }
   for (auto& s : {styles[0], styles[2]}) {
     line(s.field, true, s.colour);
     svg << "<line x1=\"" << left + width + 14 << "\" x2=\"" << left + width + 40
         << "\" y1=\"" << ly + 8 << "\" y2=\"" << ly + 8 << "\" stroke=\"" << s.colour
-        << "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\"" << left + width + 46
-        << "\" y=\"" << ly + 12 << "\" " << font << " font-size=\"11\">floor " << s.name
-        << "</text>\n";
+        << "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\""
+        << left + width + 46 << "\" y=\"" << ly + 12 << "\" " << font
+        << " font-size=\"11\">floor " << s.name << "</text>\n";
     ly += 18;
   }
 }
@@ -162,9 +172,11 @@ std::string ratios_svg(const std::vector<figure>& rows) {
   double height = 70 + static_cast<double>(bars.size()) * (bar_h + gap);
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1180\" height=\"" << height
-      << "\" viewBox=\"0 0 1180 " << height << "\">\n<rect width=\"100%\" height=\"100%\" "
+      << "\" viewBox=\"0 0 1180 " << height
+      << "\">\n<rect width=\"100%\" height=\"100%\" "
       << "fill=\"white\"/>\n<text x=\"10\" y=\"20\" " << font
-      << " font-size=\"13\" font-weight=\"bold\">each figure over its floor or reference, "
+      << " font-size=\"13\" font-weight=\"bold\">each figure over its floor or "
+         "reference, "
          "measured in the same run (log scale; for times, lower is better; for rates, "
          "higher)</text>\n";
   double top = 40;
@@ -176,7 +188,9 @@ std::string ratios_svg(const std::vector<figure>& rows) {
   for (auto* f : bars) {
     double r = ratio_of(*f);
     double a = x.at(std::min(1.0, r)), b = x.at(std::max(1.0, r));
-    const char* colour = f->kind == goal::none ? "#1f77b4" : met(*f) ? "#2ca02c" : "#d62728";
+    const char* colour = f->kind == goal::none ? "#1f77b4"
+                         : met(*f)             ? "#2ca02c"
+                                               : "#d62728";
     svg << "<text x=\"" << label_w << "\" y=\"" << top + 12 << "\" " << font
         << " font-size=\"11\" text-anchor=\"end\">" << escaped(f->key) << "</text>\n"
         << "<rect x=\"" << a << "\" y=\"" << top << "\" width=\"" << std::max(1.0, b - a)
@@ -191,7 +205,8 @@ std::string ratios_svg(const std::vector<figure>& rows) {
   return svg.str();
 }
 
-std::vector<std::string> write_plots(const std::string& dir, const std::vector<figure>& rows,
+std::vector<std::string> write_plots(const std::string& dir,
+                                     const std::vector<figure>& rows,
                                      const std::vector<latency_curve>& curves) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -19,7 +19,8 @@ std::string ratios_svg(const std::vector<figure>& rows);
 
 /// Writes `latency.svg` (when there are curves) and `ratios.svg` into `dir`, creating it.
 /// Returns the paths written; throws std::runtime_error naming a path it cannot write.
-std::vector<std::string> write_plots(const std::string& dir, const std::vector<figure>& rows,
+std::vector<std::string> write_plots(const std::string& dir,
+                                     const std::vector<figure>& rows,
                                      const std::vector<latency_curve>& curves);
 
 } // namespace swarm::tools

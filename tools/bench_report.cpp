@@ -29,8 +29,8 @@ std::string point_key(const std::string& key, size_t bytes, const char* pct) {
 
 figure versus(std::string key, double value, std::string unit, std::string ref_key,
               double ref) {
-  return {std::move(key), value, std::move(unit), std::move(ref_key), ref, goal::none, 0,
-          ""};
+  return {
+      std::move(key), value, std::move(unit), std::move(ref_key), ref, goal::none, 0, ""};
 }
 
 figure floor_row(std::string key, double value, std::string unit) {
@@ -64,9 +64,8 @@ std::vector<figure> curve_rows(const latency_curve& c) {
   for (auto& p : c.points)
     for (auto& pct : percentiles) {
       auto fk = point_key(c.floor_key, p.bytes, pct.name);
-      calls.push_back(
-          versus(point_key(c.key, p.bytes, pct.name), p.call.*pct.field, "us", fk,
-                 p.floor.*pct.field));
+      calls.push_back(versus(point_key(c.key, p.bytes, pct.name), p.call.*pct.field, "us",
+                             fk, p.floor.*pct.field));
       floors.push_back(floor_row(fk, p.floor.*pct.field, "us"));
     }
   calls.insert(calls.end(), floors.begin(), floors.end());
@@ -92,8 +91,8 @@ void print_rows(const std::vector<figure>& rows) {
 void print_curves(const std::vector<latency_curve>& curves) {
   for (auto& c : curves) {
     std::printf("\n%s (µs; floor: %s)\n", c.title.c_str(), c.floor_key.c_str());
-    std::printf("%10s %8s %9s %9s %9s %9s %9s | %9s %9s %9s | %8s %8s\n", "bytes", "calls",
-                "p50", "p90", "p99", "p99.9", "max", "floor p50", "floor p99",
+    std::printf("%10s %8s %9s %9s %9s %9s %9s | %9s %9s %9s | %8s %8s\n", "bytes",
+                "calls", "p50", "p90", "p99", "p99.9", "max", "floor p50", "floor p99",
                 "floor max", "p50 x", "p99 x");
     for (auto& p : c.points) {
       auto ratio = [](double a, double b) { return b > 0 ? a / b : 0; };

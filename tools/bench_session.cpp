@@ -6,11 +6,25 @@ namespace swarm::tools {
 
 bench_plan plan_for(bool quick) {
   using ms = std::chrono::milliseconds;
-  if (quick)
-    return {3,      3'000, 3'000, 20'000, 10'000, 50'000, 200'000, 4, 300, 200, 5, ms(300),
-            1'000,  ms(150), 20'000, 10'000, 2};
-  return {5,      10'000, 10'000, 50'000, 20'000, 100'000, 500'000, 10, 1'000, 1'000, 20,
-          ms(2'000), 5'000, ms(1'000), 50'000, 50'000, 5};
+  bench_plan p{};
+  p.reps = quick ? 3 : 5;
+  p.rtt_calls = quick ? 3'000 : 10'000;
+  p.sync_ops = quick ? 3'000 : 10'000;
+  p.batch = quick ? 20'000 : 50'000;
+  p.calls_per_caller = quick ? 10'000 : 20'000;
+  p.put_ops = quick ? 50'000 : 100'000;
+  p.get_ops = quick ? 200'000 : 500'000;
+  p.big_ops = quick ? 4 : 10;
+  p.actors_created = quick ? 300 : 1'000;
+  p.ref_list_gets = quick ? 200 : 1'000;
+  p.wait_runs = quick ? 5 : 20;
+  p.cap = quick ? ms(300) : ms(2'000);
+  p.latency_calls = quick ? 1'000 : 5'000;
+  p.latency_cap = quick ? ms(150) : ms(1'000);
+  p.remote_pipelined = quick ? 20'000 : 50'000;
+  p.remote_tasks = quick ? 10'000 : 50'000;
+  p.transfers = quick ? 2 : 5;
+  return p;
 }
 
 std::vector<size_t> latency_sizes() {

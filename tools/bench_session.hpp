@@ -38,9 +38,9 @@ bench_plan plan_for(bool quick);
 /// The message sizes of the latency curves: 64 B to 1 MiB.
 std::vector<size_t> latency_sizes();
 
-/// One run of `swarm bench`: the plan, which workloads the filter selects, and the figures
-/// measured so far. Floors are measured once per run, by the first workload that needs
-/// them.
+/// One run of `swarm bench`: the plan, which workloads the filter selects, and the
+/// figures measured so far. Floors are measured once per run, by the first workload that
+/// needs them.
 class bench_session {
 public:
   /// `filter`: run only workloads whose name contains it (empty: all).

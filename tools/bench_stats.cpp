@@ -1,8 +1,10 @@
 #include "tools/bench_stats.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace swarm::tools {
 
@@ -46,6 +48,23 @@ double median_of_reps(int reps, size_t n, const std::function<double(size_t)>& r
 
 bool past_cap(size_t i, bench_clock::time_point t0, std::chrono::milliseconds cap) {
   return (i & 63) == 63 && bench_clock::now() - t0 > cap;
+}
+
+double parallel_rate(size_t callers, const std::function<size_t()>& body) {
+  std::atomic<bool> go{false};
+  std::atomic<size_t> total{0};
+  std::vector<std::thread> threads;
+  for (size_t c = 0; c < callers; ++c)
+    threads.emplace_back([&] {
+      while (!go.load())
+        std::this_thread::yield();
+      total += body();
+    });
+  auto t0 = bench_clock::now();
+  go = true;
+  for (auto& t : threads)
+    t.join();
+  return static_cast<double>(total.load()) / seconds_since(t0);
 }
 
 void check(bool ok, const char* what) {

@@ -28,6 +28,10 @@ double median_of_reps(int reps, size_t n, const std::function<double(size_t)>& r
 /// Whether a loop that started at `t0` has run past `cap`; checked every 64 operations.
 bool past_cap(size_t i, bench_clock::time_point t0, std::chrono::milliseconds cap);
 
+/// Runs `body` on `callers` threads started together; the rate of the operations they
+/// report (each returns its count), from the start signal to the last join.
+double parallel_rate(size_t callers, const std::function<size_t()>& body);
+
 /// Throws std::runtime_error naming `what` unless `ok`: a benchmark whose work gave the
 /// wrong answer measured nothing.
 void check(bool ok, const char* what);

@@ -68,7 +68,8 @@ int parse(const std::vector<std::string>& args, bench_options& opts) {
     } else if (a == "--compare") {
       for (int k = 0; k < 2; ++k) {
         if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0) {
-          std::fprintf(stderr, "swarm bench: --compare needs two files, OLD.json NEW.json\n");
+          std::fprintf(stderr,
+                       "swarm bench: --compare needs two files, OLD.json NEW.json\n");
           return 2;
         }
         opts.compare.push_back(args[++i]);
@@ -77,16 +78,19 @@ int parse(const std::vector<std::string>& args, bench_options& opts) {
       std::string v;
       if (!value(v)) return 2;
       measuring_option = true;
-      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v[0] == '0') {
-        std::fprintf(stderr, "swarm bench: --nodes expects 1 or 2, not '%s'\n", v.c_str());
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
+          v[0] == '0') {
+        std::fprintf(stderr, "swarm bench: --nodes expects 1 or 2, not '%s'\n",
+                     v.c_str());
         return 2;
       }
       if (v != "1" && v != "2") {
-        std::fprintf(stderr,
-                     "swarm bench: --nodes %s: only 1 (this process) or 2 (this process and "
-                     "one node process started on 127.0.0.1) are measured; more nodes are "
-                     "not supported\n",
-                     v.c_str());
+        std::fprintf(
+            stderr,
+            "swarm bench: --nodes %s: only 1 (this process) or 2 (this process and "
+            "one node process started on 127.0.0.1) are measured; more nodes are "
+            "not supported\n",
+            v.c_str());
         return 2;
       }
       opts.nodes = v == "1" ? 1 : 2;
@@ -123,7 +127,8 @@ int measure(const bench_options& opts) {
   measure_local(s);
   if (opts.nodes >= 2) measure_remote(s);
   if (s.rows().empty() && s.curves().empty()) {
-    std::fprintf(stderr, "swarm bench: --filter '%s' matches no workload; the workloads:\n",
+    std::fprintf(stderr,
+                 "swarm bench: --filter '%s' matches no workload; the workloads:\n",
                  opts.filter.c_str());
     print_workloads(stderr, s);
     return 2;

@@ -39,8 +39,8 @@ TEST_CASE("summarize_latency of no samples is all zeros") {
 
 TEST_CASE("measure_latency makes the warm-up calls untimed, then the timed ones") {
   size_t calls = 0;
-  auto s = swarm::measure_latency([&] { ++calls; },
-                                  swarm::latency_options{5, 40, std::chrono::seconds(10)});
+  auto s = swarm::measure_latency(
+      [&] { ++calls; }, swarm::latency_options{5, 40, std::chrono::seconds(10)});
   CHECK(calls == 45);
   CHECK(s.count == 40);
   CHECK(s.p50 <= s.p90);
@@ -57,8 +57,8 @@ TEST_CASE("measure_latency stops at its time cap before all iterations") {
 }
 
 TEST_CASE("measure_latency refuses zero iterations and passes on the call's exception") {
-  CHECK_THROWS_AS(swarm::measure_latency([] {}, swarm::latency_options{0, 0,
-                                                                       std::chrono::seconds(1)}),
+  CHECK_THROWS_AS(swarm::measure_latency(
+                      [] {}, swarm::latency_options{0, 0, std::chrono::seconds(1)}),
                   std::invalid_argument);
   CHECK_THROWS_AS(swarm::measure_latency([] { throw std::runtime_error("call failed"); }),
                   std::runtime_error);

@@ -8,6 +8,7 @@
 #include "framework/cluster.hpp"
 #include "framework/context.hpp"
 #include "framework/error.hpp"
+#include "framework/latency.hpp"
 #include "framework/local_cluster.hpp"
 #include "framework/object_ref.hpp"
 #include "framework/options.hpp"

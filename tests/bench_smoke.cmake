@@ -1,6 +1,8 @@
 # Runs `swarm bench --nodes N --quick --json OUT` and checks that the report holds every
 # figure as a number. Usage:
-#   cmake -DSWARM=path/to/swarm -DOUT=report.json [-DNODES=2] -P bench_smoke.cmake
+#   cmake -DSWARM=path/to/swarm -DOUT=report.json [-DNODES=2] [-DPLOT=dir] -P bench_smoke.cmake
+# NODES=2 checks the single-node figures and the two-node ones; PLOT also passes --plot DIR
+# and checks that both pictures are SVG documents.
 if(NOT SWARM OR NOT OUT)
   message(FATAL_ERROR "bench_smoke.cmake needs -DSWARM=<swarm binary> and -DOUT=<json file>")
 endif()
@@ -10,7 +12,12 @@ if(NOT NODES)
 endif()
 
 file(REMOVE "${OUT}")
-execute_process(COMMAND "${SWARM}" bench --nodes ${NODES} --quick --json "${OUT}"
+set(plot_args)
+if(PLOT)
+  file(REMOVE_RECURSE "${PLOT}")
+  set(plot_args --plot "${PLOT}")
+endif()
+execute_process(COMMAND "${SWARM}" bench --nodes ${NODES} --quick --json "${OUT}" ${plot_args}
                 RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
@@ -23,32 +30,58 @@ if(NOT EXISTS "${OUT}")
 endif()
 
 file(READ "${OUT}" report)
-if(NODES EQUAL 2)
-  set(keys
-    remote_actor_call_rtt_p50_us
-    remote_actor_call_rtt_p99_us
-    tcp_floor_rtt_p50_us
-    caf_raw_remote_rtt_p50_us
-    remote_1_1_actor_calls_sync
-    remote_1_1_actor_calls_async
-    remote_single_client_tasks_async
-    remote_transfer_gigabytes
-    tcp_floor_gigabytes)
-else()
-set(keys
+set(local_keys
   local_actor_call_rtt_p50_us
   caf_raw_local_rtt_p50_us
   local_actor_call_rtt_ratio
+  thread_handoff_rtt_p50_us
   single_client_tasks_sync
   single_client_tasks_async
+  multi_client_tasks_async
+  single_client_wait_1k_refs
   1_1_actor_calls_sync
   1_1_actor_calls_async
+  1_1_actor_calls_with_args
+  1_n_actor_calls_sync
+  1_n_actor_calls_async
+  n_n_actor_calls_sync
   n_n_actor_calls_async
+  actors_created_per_s
+  caf_raw_spawn_per_s
+  caf_raw_sync_per_s
+  caf_raw_pipelined_per_s
   single_client_put_calls
   single_client_get_calls
+  single_client_get_10k_refs
+  single_client_put_gigabytes
+  memcpy_gigabytes
   single_client_get_100mb_us
   dag_1000_fanin_ms
   memcpy_100mb_us)
+set(remote_keys
+  remote_actor_call_rtt_p50_us
+  remote_actor_call_rtt_p99_us
+  tcp_floor_rtt_p50_us
+  caf_raw_remote_rtt_p50_us
+  remote_1_1_actor_calls_sync
+  remote_1_1_actor_calls_async
+  remote_single_client_tasks_async
+  remote_transfer_gigabytes
+  tcp_floor_gigabytes)
+set(curves actor_call_latency_local caf_raw_latency_local)
+if(NODES EQUAL 2)
+  list(APPEND curves actor_call_latency_remote tcp_floor_latency)
+endif()
+foreach(curve IN LISTS curves)
+  foreach(bytes 64 1024 16384 262144 1048576)
+    foreach(pct p50 p90 p99 p999 max)
+      list(APPEND local_keys ${curve}_${bytes}b_${pct}_us)
+    endforeach()
+  endforeach()
+endforeach()
+set(keys ${local_keys})
+if(NODES EQUAL 2)
+  list(APPEND keys ${remote_keys})
 endif()
 foreach(key IN LISTS keys)
   string(JSON type ERROR_VARIABLE json_err TYPE "${report}" ${key})
@@ -61,3 +94,19 @@ foreach(key IN LISTS keys)
   string(JSON value GET "${report}" ${key})
   message(STATUS "${key} = ${value}")
 endforeach()
+
+if(PLOT)
+  foreach(svg latency.svg ratios.svg)
+    if(NOT EXISTS "${PLOT}/${svg}")
+      message(FATAL_ERROR "swarm bench --plot ${PLOT} wrote no ${svg}")
+    endif()
+    file(READ "${PLOT}/${svg}" text)
+    if(NOT text MATCHES "^<svg xmlns=\"http://www.w3.org/2000/svg\".*</svg>")
+      message(FATAL_ERROR "${PLOT}/${svg} is not an SVG document")
+    endif()
+  endforeach()
+  file(READ "${PLOT}/latency.svg" text)
+  if(NOT text MATCHES "1 MiB")
+    message(FATAL_ERROR "${PLOT}/latency.svg has no 1 MiB message size")
+  endif()
+endif()

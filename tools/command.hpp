@@ -12,8 +12,9 @@ namespace swarm::tools {
 /// `swarm demo [--tasks N] [--cpus N]`: runs the demo workload on an embedded cluster.
 int run_demo(const std::vector<std::string>& args);
 
-/// `swarm bench --nodes 1 [--quick] [--json FILE]`: measures the runtime beside its
-/// floors.
+/// `swarm bench [--nodes 1|2] [--quick] [--filter S] [--json FILE] [--plot DIR]`:
+/// measures the runtime beside floors from the same run; `swarm bench --compare OLD NEW`
+/// compares two reports.
 int run_bench(const std::vector<std::string>& args);
 
 /// `swarm start --config FILE --node NAME`: runs that node of the cluster until stopped.

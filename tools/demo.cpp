@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "framework/swarm.hpp"
-#include "tools/bench_remote.hpp"
+#include "tools/bench_workloads.hpp"
 #include "tools/command.hpp"
 
 namespace swarm::tools {
@@ -159,7 +159,7 @@ void register_demo(application& app) {
 
 void register_builtins(application& app) {
   register_demo(app);
-  register_remote_bench(app);
+  register_bench(app);
 }
 
 int run_demo(const std::vector<std::string>& args) {

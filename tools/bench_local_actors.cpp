@@ -1,0 +1,199 @@
+// Actor-call workloads, named as in Ray's microbenchmark.
+
+#include <atomic>
+#include <vector>
+
+#include "framework/swarm.hpp"
+#include "tools/bench_local.hpp"
+#include "tools/bench_stats.hpp"
+
+namespace swarm::tools {
+
+namespace {
+
+constexpr size_t with_args_bytes = 1024;
+
+/// Up to `n` calls to `actors` in turn, all sent before any result is read; the count.
+size_t call_batch(const std::vector<actor_handle<bench_echo>>& actors, size_t n,
+                  std::chrono::milliseconds cap) {
+  std::vector<object_ref<int>> refs;
+  refs.reserve(n);
+  auto t0 = bench_clock::now();
+  for (size_t i = 0; i < n && !past_cap(i, t0, cap); ++i)
+    refs.push_back(
+        actors[i % actors.size()].call(&bench_echo::ping, static_cast<int>(i)));
+  for (size_t i = 0; i < refs.size(); ++i)
+    check(refs[i].get().value() == static_cast<int>(i), "actor call batch");
+  return refs.size();
+}
+
+/// Up to `n` calls to `actors` in turn, each waited for before the next; the count.
+size_t call_one_by_one(const std::vector<actor_handle<bench_echo>>& actors, size_t n,
+                       std::chrono::milliseconds cap) {
+  auto t0 = bench_clock::now();
+  size_t i = 0;
+  for (; i < n && !past_cap(i, t0, cap); ++i)
+    check(actors[i % actors.size()]
+                  .call(&bench_echo::ping, static_cast<int>(i))
+                  .get()
+                  .value() == static_cast<int>(i),
+          "sequential actor call");
+  return i;
+}
+
+/// The round trip of a local call and the 1:1 sync rate, each repetition right after
+/// one of bare CAF so that both see the machine in the same state.
+void measure_round_trip(bench_session& s, local_rig& rig,
+                        const actor_handle<bench_echo>& h) {
+  auto& p = s.plan();
+  std::vector<double> caf_p50, caf_rates, rates;
+  double p50 = median_of_reps(p.reps, p.rtt_calls, [&](size_t n) {
+    auto caf_t0 = bench_clock::now();
+    auto raw = rig.caf.round_trips(n, p.cap);
+    caf_rates.push_back(static_cast<double>(raw.size()) / seconds_since(caf_t0));
+    caf_p50.push_back(median(std::move(raw)));
+    std::vector<double> us;
+    us.reserve(n);
+    auto t0 = bench_clock::now();
+    for (size_t i = 0; i < n && !past_cap(i, t0, p.cap); ++i) {
+      auto start = bench_clock::now();
+      auto got = h.call(&bench_echo::ping, static_cast<int>(i)).get().value();
+      us.push_back(seconds_since(start) * 1e6);
+      check(got == static_cast<int>(i), "actor call");
+    }
+    rates.push_back(static_cast<double>(us.size()) / seconds_since(t0));
+    return median(std::move(us));
+  });
+  auto last_reps = [&](const std::vector<double>& xs) {
+    return median(std::vector<double>(xs.end() - p.reps, xs.end()));
+  };
+  double caf_rtt =
+      s.floor("caf_raw_local_rtt_p50_us", "us", [&] { return last_reps(caf_p50); });
+  double caf_sync =
+      s.floor("caf_raw_sync_per_s", "rt/s", [&] { return last_reps(caf_rates); });
+  s.add({"local_actor_call_rtt_p50_us", p50, "us", "caf_raw_local_rtt_p50_us", caf_rtt,
+         goal::ratio_at_most, 1.25, "<= 1.25x raw CAF"});
+  s.add(versus("1_1_actor_calls_sync", last_reps(rates), "calls/s", "caf_raw_sync_per_s",
+               caf_sync));
+}
+
+} // namespace
+
+double caf_sync_floor(bench_session& s, local_rig& rig) {
+  auto& p = s.plan();
+  return s.floor("caf_raw_sync_per_s", "rt/s", [&] {
+    return median_of_reps(p.reps, p.rtt_calls, [&](size_t n) {
+      auto t0 = bench_clock::now();
+      auto done = rig.caf.round_trips(n, p.cap).size();
+      return static_cast<double>(done) / seconds_since(t0);
+    });
+  });
+}
+
+double caf_pipelined_floor(bench_session& s, local_rig& rig) {
+  auto& p = s.plan();
+  return s.floor("caf_raw_pipelined_per_s", "msg/s", [&] {
+    return median_of_reps(p.reps, p.batch,
+                          [&](size_t n) { return rig.caf.pipelined(n, p.cap); });
+  });
+}
+
+void measure_actor_calls(bench_session& s, local_rig& rig) {
+  auto& p = s.plan();
+  auto& echo_t = rig.fns.echo;
+  std::vector<actor_handle<bench_echo>> one{rig.rt.spawn(echo_t)};
+  std::vector<actor_handle<bench_echo>> many;
+  for (size_t i = 0; i < bench_parallelism(); ++i)
+    many.push_back(rig.rt.spawn(echo_t));
+
+  if (s.wants("1_1_actor_calls_sync")) measure_round_trip(s, rig, one.front());
+
+  if (s.wants("1_1_actor_calls_async"))
+    s.add(versus("1_1_actor_calls_async",
+                 median_of_reps(p.reps, p.batch,
+                                [&](size_t n) {
+                                  auto t0 = bench_clock::now();
+                                  return static_cast<double>(call_batch(one, n, p.cap)) /
+                                         seconds_since(t0);
+                                }),
+                 "calls/s", "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig)));
+
+  if (s.wants("1_1_actor_calls_with_args")) {
+    double floor = s.floor("caf_raw_pipelined_1kib_per_s", "msg/s", [&] {
+      return median_of_reps(p.reps, p.batch, [&](size_t n) {
+        return rig.caf.pipelined(n, p.cap, with_args_bytes);
+      });
+    });
+    const std::vector<uint8_t> payload(with_args_bytes, 'a');
+    auto& h = one.front();
+    double rate = median_of_reps(p.reps, p.batch, [&](size_t n) {
+      std::vector<object_ref<int64_t>> refs;
+      refs.reserve(n);
+      auto t0 = bench_clock::now();
+      for (size_t i = 0; i < n && !past_cap(i, t0, p.cap); ++i)
+        refs.push_back(h.call(&bench_echo::take_bytes, payload));
+      for (auto& r : refs)
+        check(r.get().value() == static_cast<int64_t>(with_args_bytes), "call with args");
+      return static_cast<double>(refs.size()) / seconds_since(t0);
+    });
+    s.add(versus("1_1_actor_calls_with_args", rate, "calls/s",
+                 "caf_raw_pipelined_1kib_per_s", floor));
+  }
+
+  if (s.wants("1_n_actor_calls_sync"))
+    s.add(versus("1_n_actor_calls_sync",
+                 median_of_reps(p.reps, p.sync_ops,
+                                [&](size_t n) {
+                                  auto t0 = bench_clock::now();
+                                  return static_cast<double>(
+                                             call_one_by_one(many, n, p.cap)) /
+                                         seconds_since(t0);
+                                }),
+                 "calls/s", "caf_raw_sync_per_s", caf_sync_floor(s, rig)));
+
+  if (s.wants("1_n_actor_calls_async"))
+    s.add(versus("1_n_actor_calls_async",
+                 median_of_reps(p.reps, p.batch,
+                                [&](size_t n) {
+                                  auto t0 = bench_clock::now();
+                                  return static_cast<double>(call_batch(many, n, p.cap)) /
+                                         seconds_since(t0);
+                                }),
+                 "calls/s", "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig)));
+
+  auto n_n = [&](bool sync) {
+    return median_of_reps(p.reps, p.calls_per_caller, [&](size_t n) {
+      std::atomic<size_t> next{0};
+      return parallel_rate(many.size(), [&] {
+        std::vector<actor_handle<bench_echo>> mine{many[next++]};
+        return sync ? call_one_by_one(mine, n, p.cap) : call_batch(mine, n, p.cap);
+      });
+    });
+  };
+  if (s.wants("n_n_actor_calls_sync"))
+    s.add(versus("n_n_actor_calls_sync", n_n(true), "calls/s", "caf_raw_sync_per_s",
+                 caf_sync_floor(s, rig)));
+  if (s.wants("n_n_actor_calls_async"))
+    s.add(versus("n_n_actor_calls_async", n_n(false), "calls/s",
+                 "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig)));
+
+  if (s.wants("actors_created_per_s")) {
+    double floor = s.floor("caf_raw_spawn_per_s", "actors/s", [&] {
+      return median_of_reps(p.reps, p.actors_created,
+                            [&](size_t n) { return rig.caf.spawn_rate(n, p.cap); });
+    });
+    double rate = median_of_reps(p.reps, p.actors_created, [&](size_t n) {
+      std::vector<actor_handle<bench_echo>> created;
+      created.reserve(n);
+      auto t0 = bench_clock::now();
+      for (size_t i = 0; i < n && !past_cap(i, t0, p.cap); ++i) {
+        created.push_back(rig.rt.spawn(echo_t));
+        check(created.back().call(&bench_echo::ping, 7).get().value() == 7, "new actor");
+      }
+      return static_cast<double>(created.size()) / seconds_since(t0);
+    });
+    s.add(versus("actors_created_per_s", rate, "actors/s", "caf_raw_spawn_per_s", floor));
+  }
+}
+
+} // namespace swarm::tools

@@ -1,0 +1,140 @@
+// Task workloads, named as in Ray's microbenchmark, and the 1,000-task fan-in DAG.
+
+#include <vector>
+
+#include "framework/swarm.hpp"
+#include "tools/bench_local.hpp"
+#include "tools/bench_stats.hpp"
+
+namespace swarm::tools {
+
+namespace {
+
+constexpr size_t wait_refs = 1000;
+constexpr size_t dag_tasks = 1000 + 100 + 10 + 1;
+
+/// Up to `n` tasks submitted, then every result read; the count.
+size_t task_batch(local_rig& rig, size_t n, std::chrono::milliseconds cap) {
+  std::vector<object_ref<int>> refs;
+  refs.reserve(n);
+  auto t0 = bench_clock::now();
+  for (size_t i = 0; i < n && !past_cap(i, t0, cap); ++i)
+    refs.push_back(rig.rt.submit(rig.fns.add, static_cast<int>(i), 1));
+  for (size_t i = 0; i < refs.size(); ++i)
+    check(refs[i].get().value() == static_cast<int>(i) + 1, "task batch");
+  return refs.size();
+}
+
+double tasks_async_rate(bench_session& s, local_rig& rig) {
+  auto& p = s.plan();
+  return median_of_reps(p.reps, p.batch, [&](size_t n) {
+    auto t0 = bench_clock::now();
+    return static_cast<double>(task_batch(rig, n, p.cap)) / seconds_since(t0);
+  });
+}
+
+/// The async task rate: measured by its own workload, or here when that one was
+/// filtered out.
+double async_rate(bench_session& s, local_rig& rig) {
+  for (auto& r : s.rows())
+    if (r.key == "single_client_tasks_async") return r.value;
+  return s.floor("single_client_tasks_async_reference", "tasks/s",
+                 [&] { return tasks_async_rate(s, rig); });
+}
+
+/// 1,000 leaves reduced by a tree of ten-argument sums (100, 10, then 1 task); ms.
+double fan_in_ms(local_rig& rig) {
+  auto t0 = bench_clock::now();
+  std::vector<object_ref<int>> level;
+  level.reserve(1000);
+  for (int i = 0; i < 1000; ++i)
+    level.push_back(rig.rt.submit(rig.fns.noop, i));
+  while (level.size() > 1) {
+    std::vector<object_ref<int>> next;
+    for (size_t j = 0; j < level.size(); j += 10) {
+      auto* l = &level[j];
+      next.push_back(rig.rt.submit(rig.fns.sum10, l[0], l[1], l[2], l[3], l[4], l[5],
+                                   l[6], l[7], l[8], l[9]));
+    }
+    level = std::move(next);
+  }
+  auto total = level.front().get().value();
+  auto ms = seconds_since(t0) * 1e3;
+  check(total == 499'500, "fan-in");
+  return ms;
+}
+
+/// Ray's `wait_multiple_refs`: 1,000 tasks submitted, then `wait` for one ready
+/// reference at a time until none is left; runs per second.
+double wait_1k_rate(bench_session& s, local_rig& rig) {
+  auto& p = s.plan();
+  return median_of_reps(p.reps, p.wait_runs, [&](size_t n) {
+    auto t0 = bench_clock::now();
+    size_t runs = 0;
+    for (; runs < n && !(runs > 0 && bench_clock::now() - t0 > p.cap); ++runs) {
+      std::vector<object_ref<int>> pending;
+      pending.reserve(wait_refs);
+      for (size_t i = 0; i < wait_refs; ++i)
+        pending.push_back(rig.rt.submit(rig.fns.noop, static_cast<int>(i)));
+      while (!pending.empty()) {
+        auto w = rig.rt.wait(pending, 1, std::chrono::seconds(30));
+        check(!w.ready.empty(), "wait for 1 of the pending references");
+        pending = std::move(w.pending);
+      }
+    }
+    return static_cast<double>(runs) / seconds_since(t0);
+  });
+}
+
+} // namespace
+
+void measure_tasks(bench_session& s, local_rig& rig) {
+  auto& p = s.plan();
+  if (s.wants("single_client_tasks_sync")) {
+    double rate = median_of_reps(p.reps, p.sync_ops, [&](size_t n) {
+      auto t0 = bench_clock::now();
+      size_t i = 0;
+      for (; i < n && !past_cap(i, t0, p.cap); ++i)
+        check(rig.rt.submit(rig.fns.add, static_cast<int>(i), 1).get().value() ==
+                  static_cast<int>(i) + 1,
+              "task");
+      return static_cast<double>(i) / seconds_since(t0);
+    });
+    s.add({"single_client_tasks_sync", rate, "tasks/s", "caf_raw_sync_per_s",
+           caf_sync_floor(s, rig), goal::at_least, 100'000, ">= 100,000/s"});
+  }
+
+  if (s.wants("single_client_tasks_async"))
+    s.add({"single_client_tasks_async", tasks_async_rate(s, rig), "tasks/s",
+           "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig), goal::at_least,
+           300'000, ">= 300,000/s"});
+
+  if (s.wants("multi_client_tasks_async")) {
+    double rate = median_of_reps(p.reps, p.calls_per_caller, [&](size_t n) {
+      return parallel_rate(bench_parallelism(),
+                           [&] { return task_batch(rig, n, p.cap); });
+    });
+    s.add(versus("multi_client_tasks_async", rate, "tasks/s", "caf_raw_pipelined_per_s",
+                 caf_pipelined_floor(s, rig)));
+  }
+
+  if (s.wants("single_client_wait_1k_refs")) {
+    double rate = wait_1k_rate(s, rig);
+    double ref = s.floor("tasks_1k_at_async_rate_per_s", "runs/s", [&] {
+      return async_rate(s, rig) / static_cast<double>(wait_refs);
+    });
+    s.add(versus("single_client_wait_1k_refs", rate, "runs/s",
+                 "tasks_1k_at_async_rate_per_s", ref));
+  }
+
+  if (s.wants("dag_1000_fanin_ms")) {
+    double ms = median_of_reps(p.reps, 1, [&](size_t) { return fan_in_ms(rig); });
+    double ref = s.floor("dag_1000_fanin_at_async_rate_ms", "ms", [&] {
+      return static_cast<double>(dag_tasks) / async_rate(s, rig) * 1e3;
+    });
+    s.add({"dag_1000_fanin_ms", ms, "ms", "dag_1000_fanin_at_async_rate_ms", ref,
+           goal::at_most, 5, "<= 5 ms"});
+  }
+}
+
+} // namespace swarm::tools

@@ -1,0 +1,52 @@
+#include "tools/bench_session.hpp"
+
+#include <algorithm>
+
+namespace swarm::tools {
+
+bench_plan plan_for(bool quick) {
+  using ms = std::chrono::milliseconds;
+  bench_plan p{};
+  p.reps = quick ? 3 : 5;
+  p.rtt_calls = quick ? 3'000 : 10'000;
+  p.sync_ops = quick ? 3'000 : 10'000;
+  p.batch = quick ? 20'000 : 50'000;
+  p.calls_per_caller = quick ? 10'000 : 20'000;
+  p.put_ops = quick ? 50'000 : 100'000;
+  p.get_ops = quick ? 200'000 : 500'000;
+  p.big_ops = quick ? 4 : 10;
+  p.actors_created = quick ? 300 : 1'000;
+  p.ref_list_gets = quick ? 200 : 1'000;
+  p.wait_runs = quick ? 5 : 20;
+  p.cap = quick ? ms(300) : ms(2'000);
+  p.latency_calls = quick ? 1'000 : 5'000;
+  p.latency_cap = quick ? ms(150) : ms(1'000);
+  p.remote_pipelined = quick ? 20'000 : 50'000;
+  p.remote_tasks = quick ? 10'000 : 50'000;
+  p.transfers = quick ? 2 : 5;
+  return p;
+}
+
+std::vector<size_t> latency_sizes() {
+  return {64, 1024, 16 * 1024, 256 * 1024, 1024 * 1024};
+}
+
+bench_session::bench_session(bool quick, std::string filter)
+    : plan_{plan_for(quick)}, filter_{std::move(filter)} {}
+
+bool bench_session::wants(const std::string& name) {
+  if (std::find(workloads_.begin(), workloads_.end(), name) == workloads_.end())
+    workloads_.push_back(name);
+  return filter_.empty() || name.find(filter_) != std::string::npos;
+}
+
+double bench_session::floor(const std::string& key, const std::string& unit,
+                            const std::function<double()>& measure) {
+  for (auto& r : rows_)
+    if (r.key == key && r.ref_key.empty()) return r.value;
+  double v = measure();
+  rows_.push_back(floor_row(key, v, unit));
+  return v;
+}
+
+} // namespace swarm::tools

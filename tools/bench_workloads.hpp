@@ -1,0 +1,39 @@
+#pragma once
+
+// What `swarm bench` runs on a node: its task functions and its actor, registered under
+// names every node the CLI starts knows.
+
+#include <cstdint>
+#include <vector>
+
+#include "framework/actor.hpp"
+#include "framework/application.hpp"
+
+namespace swarm::tools {
+
+/// The actor every actor-call workload calls.
+class bench_echo : public actor {
+public:
+  int ping(int x) { return x; }
+  /// The payload back: a message of the same size each way.
+  std::vector<uint8_t> echo_bytes(const std::vector<uint8_t>& b) { return b; }
+  /// A payload in, its size out (1_1_actor_calls_with_args).
+  int64_t take_bytes(const std::vector<uint8_t>& b) {
+    return static_cast<int64_t>(b.size());
+  }
+};
+
+/// Handles to what `register_bench` registered.
+struct bench_fns {
+  task_fn<int(int)> noop;
+  task_fn<int(int, int)> add;
+  task_fn<int(int, int, int, int, int, int, int, int, int, int)> sum10;
+  task_fn<int64_t(const std::vector<uint8_t>&)> byte_count;
+  actor_class<bench_echo> echo;
+};
+
+/// Registers the benchmark's functions and actor (methods callable from other nodes);
+/// `swarm start` registers them too, so any node the CLI starts can serve the benchmark.
+bench_fns register_bench(application& app);
+
+} // namespace swarm::tools

@@ -171,7 +171,7 @@ void ask_next(shard_actor self) {
     return;
   }
   std::fprintf(
-      stderr, "swarm: gcs shard %zu: no member of the chain had a copy to recover from\n",
+      stderr, "swarm: gcs shard %zu: no chain member had rows to recover: it starts empty\n",
       st.config.index);
   st.recovering = false;
   if (st.replicating())

@@ -31,39 +31,47 @@ double nearest_rank_p99(std::vector<double> xs) {
   return summarize_latency(std::move(xs)).p99;
 }
 
-/// This process as the head of a two-node cluster on 127.0.0.1, and the other node as a
-/// child process (`swarm start ... --node n2`), killed when this goes.
-struct two_nodes {
-  explicit two_nodes(const std::string& dir) : fns{register_bench(app)} {
+/// This process as the head of an `n`-node cluster on 127.0.0.1, and the others (`n2`,
+/// `n3`, ...) as child processes (`swarm start ... --node nK`), killed when this goes.
+struct cluster_nodes {
+  cluster_nodes(const std::string& dir, int n) : fns{register_bench(app)} {
     std::string file = dir + "/cluster.toml";
     std::random_device rd;
     std::string secret = "bench-" + std::to_string(rd()) + "-" + std::to_string(rd());
     {
-      auto ports = free_local_ports(2).value();
+      auto ports = free_local_ports(static_cast<size_t>(n)).value();
       std::ofstream out{file};
-      out << "[cluster]\nname = \"bench\"\nsecret = \"" << secret
-          << "\"\n[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = " << ports[0]
-          << "\nrole = \"head\"\n[[node]]\nname = \"n2\"\naddress = \"127.0.0.1\"\nport "
-             "= "
-          << ports[1] << "\n";
+      out << "[cluster]\nname = \"bench\"\nsecret = \"" << secret << "\"\n";
+      for (int i = 0; i < n; ++i)
+        out << "[[node]]\nname = \"" << name_of(i)
+            << "\"\naddress = \"127.0.0.1\"\nport = " << ports[static_cast<size_t>(i)]
+            << (i == 0 ? "\nrole = \"head\"\n" : "\n");
     }
     auto cfg = load_cluster_config(file).value();
     rt = std::make_unique<runtime>(app, cfg, "head");
-    child = start_self({"start", "--config", file, "--node", "n2"});
+    for (int i = 1; i < n; ++i)
+      children.push_back(start_self({"start", "--config", file, "--node", name_of(i)}));
     bool joined = false;
-    for (int i = 0; i < 200 && !joined; ++i) {
+    for (int i = 0; i < 400 && !joined; ++i) {
       auto st = cluster_status(cfg, 1s);
-      joined = st && st->alive() == 2;
+      joined = st && st->alive() == static_cast<size_t>(n);
       if (!joined) std::this_thread::sleep_for(50ms);
     }
     std::remove(file.c_str());
-    if (!joined) throw std::runtime_error("the second node did not join within 10 s");
+    if (!joined)
+      throw std::runtime_error("the " + std::to_string(n - 1) +
+                               " other node(s) did not all join within 20 s");
+  }
+
+  /// Node `i`'s name: "head", then "n2", "n3", ...
+  static std::string name_of(int i) {
+    return i == 0 ? "head" : "n" + std::to_string(i + 1);
   }
 
   application app;
   bench_fns fns;
   std::unique_ptr<runtime> rt;
-  std::shared_ptr<void> child;
+  std::vector<std::shared_ptr<void>> children;
 };
 
 double tcp_rtt_p50_us(const bench_plan& p) {
@@ -120,35 +128,99 @@ void measure_remote_calls(bench_session& s, const actor_handle<bench_echo>& echo
          ">= 80,000/s"});
 }
 
+/// With more than two nodes: one caller thread per other node, each pipelining calls to
+/// its own actor there, and a batch of tasks spread evenly over the other nodes.
+void measure_spread(bench_session& s, cluster_nodes& c, int nodes) {
+  auto& p = s.plan();
+  auto& rt = *c.rt;
+  std::vector<actor_handle<bench_echo>> echoes;
+  std::vector<task_options> on;
+  for (int i = 1; i < nodes; ++i) {
+    actor_options a;
+    a.node = cluster_nodes::name_of(i);
+    echoes.push_back(rt.spawn(a, c.fns.echo));
+    task_options t;
+    t.node = a.node;
+    on.push_back(t);
+  }
+  auto callers = echoes.size();
+  auto per_caller = std::max<size_t>(1, p.remote_pipelined / callers);
+  std::vector<double> call_rates, task_rates;
+  for (int r = 0; r < p.reps; ++r) {
+    std::vector<size_t> done(callers, 0);
+    auto t0 = bench_clock::now();
+    std::vector<std::thread> threads;
+    for (size_t k = 0; k < callers; ++k)
+      threads.emplace_back([&, k] {
+        std::vector<object_ref<int>> refs;
+        refs.reserve(per_caller);
+        auto start = bench_clock::now();
+        for (size_t i = 0; i < per_caller && !past_cap(i, start, p.cap); ++i)
+          refs.push_back(echoes[k].call(&bench_echo::ping, static_cast<int>(i)));
+        for (size_t i = 0; i < refs.size(); ++i)
+          check(refs[i].get(30s).value() == static_cast<int>(i), "n:n remote call");
+        done[k] = refs.size();
+      });
+    for (auto& t : threads)
+      t.join();
+    size_t calls = 0;
+    for (auto d : done)
+      calls += d;
+    call_rates.push_back(static_cast<double>(calls) / seconds_since(t0));
+
+    std::vector<object_ref<int>> refs;
+    refs.reserve(p.remote_tasks);
+    t0 = bench_clock::now();
+    for (size_t i = 0; i < p.remote_tasks && !past_cap(i, t0, p.cap); ++i)
+      refs.push_back(rt.submit(on[i % on.size()], c.fns.noop, static_cast<int>(i)));
+    for (size_t i = 0; i < refs.size(); ++i)
+      check(refs[i].get(30s).value() == static_cast<int>(i), "spread remote task");
+    task_rates.push_back(static_cast<double>(refs.size()) / seconds_since(t0));
+  }
+  double tcp = s.floor("tcp_floor_rtt_p50_us", "us", [&] {
+    std::vector<double> p50s;
+    for (int r = 0; r < p.reps; ++r)
+      p50s.push_back(tcp_rtt_p50_us(p));
+    return median(p50s);
+  });
+  double tcp_rate =
+      s.floor("tcp_floor_round_trips_per_s", "rt/s", [&] { return 1e6 / tcp; });
+  s.add(versus("remote_n_nodes_actor_calls_async", median(call_rates), "calls/s",
+               "tcp_floor_round_trips_per_s", tcp_rate));
+  s.add(versus("remote_n_nodes_tasks_async", median(task_rates), "tasks/s",
+               "tcp_floor_round_trips_per_s", tcp_rate));
+}
+
 } // namespace
 
-void measure_remote(bench_session& s) {
+void measure_remote(bench_session& s, int nodes) {
   bool calls = s.wants("remote_actor_calls");
   bool tasks = s.wants("remote_single_client_tasks_async");
   bool transfer = s.wants("remote_transfer_gigabytes");
   bool latency = s.wants("latency_remote");
-  if (!calls && !tasks && !transfer && !latency) return;
+  bool spread = nodes > 2 && s.wants("remote_n_nodes");
+  if (!calls && !tasks && !transfer && !latency && !spread) return;
   auto& p = s.plan();
 
   char dir_tmpl[] = "/tmp/swarm-bench-XXXXXX";
   if (::mkdtemp(dir_tmpl) == nullptr)
     throw std::runtime_error("cannot create a temporary folder under /tmp");
   std::string dir = dir_tmpl;
-  std::unique_ptr<two_nodes> nodes;
+  std::unique_ptr<cluster_nodes> cluster;
   try {
-    nodes = std::make_unique<two_nodes>(dir);
+    cluster = std::make_unique<cluster_nodes>(dir, nodes);
   } catch (...) {
     ::rmdir(dir.c_str());
     throw;
   }
   ::rmdir(dir.c_str());
-  auto& rt = *nodes->rt;
+  auto& rt = *cluster->rt;
 
   actor_options on_n2;
   on_n2.node = "n2";
   task_options task_on_n2;
   task_on_n2.node = "n2";
-  auto echo = rt.spawn(on_n2, nodes->fns.echo);
+  auto echo = rt.spawn(on_n2, cluster->fns.echo);
   for (int i = 0; i < 200; ++i)
     echo.call(&bench_echo::ping, i).get(10s).value();
 
@@ -161,7 +233,7 @@ void measure_remote(bench_session& s) {
       refs.reserve(p.remote_tasks);
       auto t0 = bench_clock::now();
       for (size_t i = 0; i < p.remote_tasks && !past_cap(i, t0, p.cap); ++i)
-        refs.push_back(rt.submit(task_on_n2, nodes->fns.noop, static_cast<int>(i)));
+        refs.push_back(rt.submit(task_on_n2, cluster->fns.noop, static_cast<int>(i)));
       for (size_t i = 0; i < refs.size(); ++i)
         check(refs[i].get(30s).value() == static_cast<int>(i), "remote task");
       rates.push_back(static_cast<double>(refs.size()) / seconds_since(t0));
@@ -172,9 +244,10 @@ void measure_remote(bench_session& s) {
         p50s.push_back(tcp_rtt_p50_us(p));
       return median(p50s);
     });
-    s.add(versus("remote_single_client_tasks_async", median(rates), "tasks/s",
-                 "tcp_floor_round_trips_per_s",
-                 s.floor("tcp_floor_round_trips_per_s", "rt/s", [&] { return 1e6 / tcp; })));
+    s.add(versus(
+        "remote_single_client_tasks_async", median(rates), "tasks/s",
+        "tcp_floor_round_trips_per_s",
+        s.floor("tcp_floor_round_trips_per_s", "rt/s", [&] { return 1e6 / tcp; })));
   }
 
   if (transfer) {
@@ -188,7 +261,7 @@ void measure_remote(bench_session& s) {
     for (int r = 0; r < p.transfers; ++r) {
       auto big = rt.put(std::vector<uint8_t>(transfer_bytes, static_cast<uint8_t>(r)));
       auto t0 = bench_clock::now();
-      auto n = rt.submit(task_on_n2, nodes->fns.byte_count, big).get(60s).value();
+      auto n = rt.submit(task_on_n2, cluster->fns.byte_count, big).get(60s).value();
       rates.push_back(static_cast<double>(transfer_bytes) / seconds_since(t0) / 1e9);
       check(n == static_cast<int64_t>(transfer_bytes), "100 MB transfer (wrong size)");
     }
@@ -197,6 +270,7 @@ void measure_remote(bench_session& s) {
   }
 
   if (latency) s.add(measure_remote_latency(p, echo));
+  if (spread) measure_spread(s, *cluster, nodes);
 }
 
 } // namespace swarm::tools

@@ -4,10 +4,11 @@
 
 namespace swarm::tools {
 
-/// Starts a second node process on 127.0.0.1 (only when the session's filter selects a
-/// two-node workload), measures remote actor calls, latency by message size, tasks and a
-/// 100 MB transfer beside bare TCP and bare CAF between two processes, and adds them to
-/// the session (medians of several repetitions).
-void measure_remote(bench_session& s);
+/// Starts `nodes - 1` node processes on 127.0.0.1 (only when the session's filter selects
+/// a workload across nodes), measures remote actor calls, latency by message size, tasks
+/// and a 100 MB transfer with the second node beside bare TCP and bare CAF between two
+/// processes, and, with more than two nodes, calls and tasks spread over all of them;
+/// adds them to the session (medians of several repetitions).
+void measure_remote(bench_session& s, int nodes);
 
 } // namespace swarm::tools

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -76,6 +77,32 @@ struct cluster_nodes {
 
 double tcp_rtt_p50_us(const bench_plan& p) {
   return median(tcp_floor_round_trips(floor_message_bytes, p.rtt_calls, 5s));
+}
+
+/// The TCP round-trip rate (1e6 / the floor's p50): measured once per run.
+double tcp_round_trip_rate(bench_session& s) {
+  auto& p = s.plan();
+  double tcp = s.floor("tcp_floor_rtt_p50_us", "us", [&] {
+    std::vector<double> p50s;
+    for (int r = 0; r < p.reps; ++r)
+      p50s.push_back(tcp_rtt_p50_us(p));
+    return median(p50s);
+  });
+  return s.floor("tcp_floor_round_trips_per_s", "rt/s", [&] { return 1e6 / tcp; });
+}
+
+/// A batch of up to `p.remote_tasks` no-op tasks, the i-th pinned by `where(i)`, then
+/// every result read; tasks per second.
+double task_batch_rate(const bench_plan& p, runtime& rt, const bench_fns& fns,
+                       const std::function<const task_options&(size_t)>& where) {
+  std::vector<object_ref<int>> refs;
+  refs.reserve(p.remote_tasks);
+  auto t0 = bench_clock::now();
+  for (size_t i = 0; i < p.remote_tasks && !past_cap(i, t0, p.cap); ++i)
+    refs.push_back(rt.submit(where(i), fns.noop, static_cast<int>(i)));
+  for (size_t i = 0; i < refs.size(); ++i)
+    check(refs[i].get(30s).value() == static_cast<int>(i), "remote task");
+  return static_cast<double>(refs.size()) / seconds_since(t0);
 }
 
 /// Each repetition right after one of the TCP floor, so that both see the machine (and
@@ -167,24 +194,12 @@ void measure_spread(bench_session& s, cluster_nodes& c, int nodes) {
     for (auto d : done)
       calls += d;
     call_rates.push_back(static_cast<double>(calls) / seconds_since(t0));
-
-    std::vector<object_ref<int>> refs;
-    refs.reserve(p.remote_tasks);
-    t0 = bench_clock::now();
-    for (size_t i = 0; i < p.remote_tasks && !past_cap(i, t0, p.cap); ++i)
-      refs.push_back(rt.submit(on[i % on.size()], c.fns.noop, static_cast<int>(i)));
-    for (size_t i = 0; i < refs.size(); ++i)
-      check(refs[i].get(30s).value() == static_cast<int>(i), "spread remote task");
-    task_rates.push_back(static_cast<double>(refs.size()) / seconds_since(t0));
+    task_rates.push_back(
+        task_batch_rate(p, rt, c.fns, [&](size_t i) -> const task_options& {
+          return on[i % on.size()];
+        }));
   }
-  double tcp = s.floor("tcp_floor_rtt_p50_us", "us", [&] {
-    std::vector<double> p50s;
-    for (int r = 0; r < p.reps; ++r)
-      p50s.push_back(tcp_rtt_p50_us(p));
-    return median(p50s);
-  });
-  double tcp_rate =
-      s.floor("tcp_floor_round_trips_per_s", "rt/s", [&] { return 1e6 / tcp; });
+  double tcp_rate = tcp_round_trip_rate(s);
   s.add(versus("remote_n_nodes_actor_calls_async", median(call_rates), "calls/s",
                "tcp_floor_round_trips_per_s", tcp_rate));
   s.add(versus("remote_n_nodes_tasks_async", median(task_rates), "tasks/s",
@@ -228,26 +243,12 @@ void measure_remote(bench_session& s, int nodes) {
 
   if (tasks) {
     std::vector<double> rates;
-    for (int r = 0; r < p.reps; ++r) {
-      std::vector<object_ref<int>> refs;
-      refs.reserve(p.remote_tasks);
-      auto t0 = bench_clock::now();
-      for (size_t i = 0; i < p.remote_tasks && !past_cap(i, t0, p.cap); ++i)
-        refs.push_back(rt.submit(task_on_n2, cluster->fns.noop, static_cast<int>(i)));
-      for (size_t i = 0; i < refs.size(); ++i)
-        check(refs[i].get(30s).value() == static_cast<int>(i), "remote task");
-      rates.push_back(static_cast<double>(refs.size()) / seconds_since(t0));
-    }
-    double tcp = s.floor("tcp_floor_rtt_p50_us", "us", [&] {
-      std::vector<double> p50s;
-      for (int r = 0; r < p.reps; ++r)
-        p50s.push_back(tcp_rtt_p50_us(p));
-      return median(p50s);
-    });
-    s.add(versus(
-        "remote_single_client_tasks_async", median(rates), "tasks/s",
-        "tcp_floor_round_trips_per_s",
-        s.floor("tcp_floor_round_trips_per_s", "rt/s", [&] { return 1e6 / tcp; })));
+    for (int r = 0; r < p.reps; ++r)
+      rates.push_back(
+          task_batch_rate(p, rt, cluster->fns,
+                          [&](size_t) -> const task_options& { return task_on_n2; }));
+    s.add(versus("remote_single_client_tasks_async", median(rates), "tasks/s",
+                 "tcp_floor_round_trips_per_s", tcp_round_trip_rate(s)));
   }
 
   if (transfer) {

@@ -56,6 +56,28 @@ struct test_dir {
   }
 };
 
+// The test's cluster: its file in a fresh folder, node processes started from it by name.
+struct restart_cluster {
+  restart_cluster(bool persisted, int replication,
+                  const std::vector<std::string>& workers) {
+    std::ofstream{config} << cluster_file(persisted ? tmp.path + "/gcs" : "", replication,
+                                          workers);
+    cfg = swarm::load_cluster_config(config).value();
+  }
+
+  std::unique_ptr<node_process> start(const std::string& name, const std::string& log) {
+    return std::make_unique<node_process>(
+        SWARM_TEST_NODE, std::vector<std::string>{"--config", config, "--node", name},
+        tmp.path + "/" + log);
+  }
+
+  swarm::result<swarm::cluster_state> status() { return swarm::cluster_status(cfg, 2s); }
+
+  test_dir tmp;
+  std::string config = tmp.path + "/cluster.toml";
+  swarm::cluster_config cfg;
+};
+
 // Polls `done` every 50 ms for at most `limit`; whether it came true.
 bool eventually(std::chrono::milliseconds limit, const std::function<bool()>& done) {
   auto deadline = std::chrono::steady_clock::now() + limit;
@@ -75,17 +97,13 @@ const swarm::node_status* find_node(const swarm::cluster_state& s, const std::st
 } // namespace
 
 TEST_CASE("a restarted head finds its tables") {
-  test_dir tmp;
-  auto& dir = tmp.path;
-  auto config = dir + "/cluster.toml";
-  std::ofstream{config} << cluster_file(dir + "/gcs", 1, {"worker-1", "driver"});
-  auto cfg = swarm::load_cluster_config(config).value();
+  restart_cluster c{true, 1, {"worker-1", "driver"}};
+  auto& dir = c.tmp.path;
+  auto& cfg = c.cfg;
   auto start = [&](const std::string& name, const std::string& log) {
-    return std::make_unique<node_process>(
-        SWARM_TEST_NODE, std::vector<std::string>{"--config", config, "--node", name},
-        dir + "/" + log);
+    return c.start(name, log);
   };
-  auto status = [&] { return swarm::cluster_status(cfg, 2s); };
+  auto status = [&] { return c.status(); };
 
   auto head = start("head", "head.log");
   auto worker = start("worker-1", "worker-1.log");
@@ -145,18 +163,13 @@ TEST_CASE("a restarted head finds its tables") {
 
 TEST_CASE("a killed control-store replica loses nothing, and a restarted head finds its "
           "tables and a durable object whose owner died in the chain") {
-  test_dir tmp;
-  auto& dir = tmp.path;
-  auto config = dir + "/cluster.toml";
   // No gcs_dir: the tables live only in memory, on the chain's three members.
-  std::ofstream{config} << cluster_file("", 3, {"worker-1", "worker-2", "driver"});
-  auto cfg = swarm::load_cluster_config(config).value();
+  restart_cluster c{false, 3, {"worker-1", "worker-2", "driver"}};
+  auto& cfg = c.cfg;
   auto start = [&](const std::string& name, const std::string& log) {
-    return std::make_unique<node_process>(
-        SWARM_TEST_NODE, std::vector<std::string>{"--config", config, "--node", name},
-        dir + "/" + log);
+    return c.start(name, log);
   };
-  auto status = [&] { return swarm::cluster_status(cfg, 2s); };
+  auto status = [&] { return c.status(); };
   auto head = start("head", "head.log");
   auto w1 = start("worker-1", "worker-1.log");
   auto w2 = start("worker-2", "worker-2.log");

@@ -7,8 +7,6 @@
 
 #include <caf/all.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -435,7 +433,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           else
             place_and_forward(std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::task_result>) {
-          on_result(std::move(x));
+          on_result(std::move(x), peer);
         } else if constexpr (std::is_same_v<T, wire_msg::actor_call>) {
           on_actor_call(std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::object_pull>) {

@@ -164,7 +164,8 @@ private:
   // Asks the head's global scheduler for a node; `then` runs on the scheduler.
   void place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
              std::function<void(result<std::string>)> then);
-  void on_result(wire_msg::task_result&& m);
+  // `from`: the node that sent it; empty for results made up here.
+  void on_result(wire_msg::task_result&& m, const std::string& from = {});
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
   // A call that came from another node, keeping the owner's result id; its outcome goes
   // back to `reply_to`. Null (the error already sent) when `args` failed.

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <future>
 
 #include "framework/detail/wire_convert.hpp"
 

@@ -114,7 +114,8 @@ void cluster_node::send_task(detail::task_ptr task, const std::string& to, bool 
   std::vector<key> exported;
   for (auto& a : task->args)
     m.args.push_back(export_arg(a, exported));
-  if (!to.empty()) return forward_task(std::move(task), to, std::move(m), std::move(exported));
+  if (!to.empty())
+    return forward_task(std::move(task), to, std::move(m), std::move(exported));
   // This is the head: its global scheduler places it.
   auto demand = task->options.resources;
   auto args = m.args; // `m` moves into the continuation below
@@ -238,12 +239,16 @@ void cluster_node::reply_when_done(const detail::slot_ptr& slot, const std::stri
   });
 }
 
-void cluster_node::on_result(wire_msg::task_result&& m) {
+void cluster_node::on_result(wire_msg::task_result&& m, const std::string& from) {
   pending_call p;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto i = pending_.find(key_of(m.result));
     if (i == pending_.end()) return; // cancelled, or its owner gave up
+    // An actor call answers from its actor's node. Another node's answer comes from an
+    // instance given up for dead (a frozen node, back again) whose state the restarted
+    // actor does not have: the call the restarted one runs answers instead.
+    if (i->second.actor && !from.empty() && from != i->second.node) return;
     p = std::move(i->second);
     pending_.erase(i);
   }
@@ -324,8 +329,8 @@ wire_msg::arg cluster_node::export_arg(const detail::task_arg& a,
     {
       std::lock_guard<std::mutex> guard{mtx_};
       if (auto i = located_.find(key_of(a.ref->id())); i != located_.end())
-        there = wire_msg::remote_ref{to_wire(a.ref->id()), i->second.first,
-                                     i->second.second};
+        there =
+            wire_msg::remote_ref{to_wire(a.ref->id()), i->second.first, i->second.second};
     }
     // A holder this node lost touch with is not named: its own copy is shipped.
     if (there && net_->connected(there->node)) return *there;
@@ -499,7 +504,9 @@ void cluster_node::on_chunk(wire_msg::object_chunk&& m) {
         out = error{errc::type_mismatch, "malformed " + p->type->name + ": " + why};
       }
     } else {
-      out = error{errc::object_freed,
+      // A holder without the object lost it (a node found dead and back again drops
+      // what it held for the owners it lost): its owner may remake it.
+      out = error{m.missing.empty() ? errc::object_freed : errc::object_lost,
                   "pulling " + object_id{k.first, k.second}.to_string() + " from node '" +
                       p->from + "' failed: " +
                       (m.missing.empty() ? "chunk does not fit the object" : m.missing)};

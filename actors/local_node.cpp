@@ -520,52 +520,59 @@ bool local_node::chain_message(wire_msg::gcs_chain m) {
   return true;
 }
 
-void local_node::kv_async(
-    detail::kv_op op, const std::string& key, std::vector<uint8_t> value,
-    std::function<void(result<std::optional<std::vector<uint8_t>>>)> done) {
-  using reply = result<std::optional<std::vector<uint8_t>>>;
+namespace {
+
+using kv_reply = result<std::optional<std::vector<uint8_t>>>;
+using kv_done = std::function<void(kv_reply)>;
+
+// A one-shot actor that waits for the shard's answer, so no thread blocks on the chain.
+// (Its state comes as spawn arguments: CAF 0.17 binds a null tuple for a function actor
+// spawned without any.)
+void kv_once(caf::event_based_actor* self, caf::actor shard, detail::kv_op op,
+             std::string key, std::vector<uint8_t> value, kv_done done) {
+  auto fail = [done, key](const caf::error& e) {
+    done(error{errc::timeout, "control store, key '" + key + "': " + reason_of(e)});
+  };
+  switch (op) {
+  case detail::kv_op::get:
+    self->request(shard, request_timeout, scan_atom::value, std::string{"kv"}, key)
+        .then(
+            [done](std::vector<table_row>& rows) {
+              if (rows.empty()) return done(kv_reply{std::nullopt});
+              done(kv_reply{std::move(std::get<wire_msg::kv_entry>(rows.front()).value)});
+            },
+            fail);
+    break;
+  case detail::kv_op::put:
+    self->request(shard, request_timeout, put_atom::value, std::string{"kv"}, key,
+                  table_row{wire_msg::kv_entry{key, std::move(value)}})
+        .then([done] { done(kv_reply{std::nullopt}); }, fail);
+    break;
+  case detail::kv_op::erase:
+    self->request(shard, request_timeout, erase_atom::value, std::string{"kv"}, key)
+        .then([done] { done(kv_reply{std::nullopt}); }, fail);
+    break;
+  }
+}
+
+} // namespace
+
+void local_node::kv_async(detail::kv_op op, const std::string& key,
+                          std::vector<uint8_t> value, kv_done done) {
   auto shard = current(part::gcs, table_key("kv", key));
   if (!shard) {
     done(error{errc::runtime_stopped,
                "the control-store shard for key '" + key + "' is restarting"});
     return;
   }
-  auto fail = [key](const caf::error& e) {
-    return error{errc::timeout, "control store, key '" + key + "': " + reason_of(e)};
-  };
-  // A one-shot actor waits for the shard, so no thread blocks on the chain.
-  sys_->spawn([=, value = std::move(value)](caf::event_based_actor* self) mutable {
-    switch (op) {
-    case detail::kv_op::get:
-      self->request(shard, request_timeout, scan_atom::value, std::string{"kv"}, key)
-          .then(
-              [done](std::vector<table_row>& rows) {
-                if (rows.empty()) return done(reply{std::nullopt});
-                done(reply{std::move(std::get<wire_msg::kv_entry>(rows.front()).value)});
-              },
-              [done, fail](caf::error& e) { done(fail(e)); });
-      break;
-    case detail::kv_op::put:
-      self->request(shard, request_timeout, put_atom::value, std::string{"kv"}, key,
-                    table_row{wire_msg::kv_entry{key, std::move(value)}})
-          .then([done] { done(reply{std::nullopt}); },
-                [done, fail](caf::error& e) { done(fail(e)); });
-      break;
-    case detail::kv_op::erase:
-      self->request(shard, request_timeout, erase_atom::value, std::string{"kv"}, key)
-          .then([done] { done(reply{std::nullopt}); },
-                [done, fail](caf::error& e) { done(fail(e)); });
-      break;
-    }
-  });
+  sys_->spawn(kv_once, shard, op, key, std::move(value), std::move(done));
 }
 
 result<std::optional<std::vector<uint8_t>>>
 local_node::kv(detail::kv_op op, const std::string& key, std::vector<uint8_t> value) {
-  using reply = result<std::optional<std::vector<uint8_t>>>;
-  auto p = std::make_shared<std::promise<reply>>();
+  auto p = std::make_shared<std::promise<kv_reply>>();
   auto f = p->get_future();
-  kv_async(op, key, std::move(value), [p](reply r) { p->set_value(std::move(r)); });
+  kv_async(op, key, std::move(value), [p](kv_reply r) { p->set_value(std::move(r)); });
   return f.get();
 }
 

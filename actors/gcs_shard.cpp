@@ -157,6 +157,15 @@ void sync_chain(gcs_state& st) {
                          chain_msg(st, chain_kind::write, st.epoch, w.seq, {w.rec}));
 }
 
+// Without a recovery under way: the chain gets the shard, or, with no chain, every write
+// waiting applies.
+void resume(gcs_state& st) {
+  if (st.replicating())
+    sync_chain(st);
+  else
+    commit_up_to(st, st.next_seq);
+}
+
 // Recovering: asks the next member not asked yet for its copy of the shard, or, when
 // every member was asked, goes on with the rows it has.
 void ask_next(shard_actor self) {
@@ -171,13 +180,11 @@ void ask_next(shard_actor self) {
     return;
   }
   std::fprintf(
-      stderr, "swarm: gcs shard %zu: no chain member had rows to recover: it starts empty\n",
+      stderr,
+      "swarm: gcs shard %zu: no chain member had rows to recover: it starts empty\n",
       st.config.index);
   st.recovering = false;
-  if (st.replicating())
-    sync_chain(st);
-  else
-    commit_up_to(st, st.next_seq);
+  resume(st);
 }
 
 // A new chain (this node first). A shard that started with nothing (no disk, or a crash)
@@ -195,13 +202,10 @@ void reconfigure(shard_actor self, std::vector<std::string> members) {
     st.fresh = false;
     st.recovering = true;
   }
-  if (st.recovering) {
+  if (st.recovering)
     ask_next(self);
-  } else if (st.replicating()) {
-    sync_chain(st);
-  } else {
-    commit_up_to(st, st.next_seq);
-  }
+  else
+    resume(st);
 }
 
 // A member's copy, asked for while recovering: its rows join those written since this

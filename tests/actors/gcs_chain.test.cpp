@@ -95,6 +95,15 @@ public:
     caf::anon_send(shard("n0"), chain_atom::value, std::move(members));
   }
 
+  // Starts `members` (the head, "n0", first), chains them, and writes jobs 1 to `n`.
+  void chain_with_writes(const std::vector<std::string>& members, uint64_t n) {
+    for (auto& m : members)
+      start(m);
+    configure(members);
+    for (uint64_t i = 1; i <= n; ++i)
+      REQUIRE(put(i));
+  }
+
 private:
   void deliver(const std::string& to, const gcs_chain& m) {
     auto frame = swarm::wire_msg::encode_frame(m);
@@ -128,11 +137,7 @@ std::set<uint64_t> ids(uint64_t from, uint64_t to) {
 
 TEST_CASE("a control-store write is answered once every chain member has it") {
   chain_rig rig;
-  for (auto n : {"n0", "n1", "n2"})
-    rig.start(n);
-  rig.configure({"n0", "n1", "n2"});
-  for (uint64_t i = 1; i <= 20; ++i)
-    REQUIRE(rig.put(i));
+  rig.chain_with_writes({"n0", "n1", "n2"}, 20);
   for (auto n : {"n0", "n1", "n2"})
     CHECK(rig.jobs(n) == ids(1, 20));
 
@@ -145,11 +150,7 @@ TEST_CASE("a control-store write is answered once every chain member has it") {
 
 TEST_CASE("a chain that loses a member goes on without it and loses no write") {
   chain_rig rig;
-  for (auto n : {"n0", "n1", "n2"})
-    rig.start(n);
-  rig.configure({"n0", "n1", "n2"});
-  for (uint64_t i = 1; i <= 10; ++i)
-    REQUIRE(rig.put(i));
+  rig.chain_with_writes({"n0", "n1", "n2"}, 10);
   // The middle member dies: writes made meanwhile wait, then commit on the new chain.
   rig.take_down("n1");
   for (uint64_t i = 11; i <= 15; ++i)
@@ -170,11 +171,7 @@ TEST_CASE("a chain that loses a member goes on without it and loses no write") {
 
 TEST_CASE("a chain member that lost its copy asks for the whole shard again") {
   chain_rig rig;
-  for (auto n : {"n0", "n1"})
-    rig.start(n);
-  rig.configure({"n0", "n1"});
-  for (uint64_t i = 1; i <= 5; ++i)
-    REQUIRE(rig.put(i));
+  rig.chain_with_writes({"n0", "n1"}, 5);
   // Restarted empty, without the head reconfiguring: the next write finds it behind.
   rig.start("n1");
   REQUIRE(rig.put(6));
@@ -193,11 +190,7 @@ TEST_CASE("a shard with no chain applies its writes at once") {
 
 TEST_CASE("a head shard that starts again empty recovers its rows from the chain") {
   chain_rig rig;
-  for (auto n : {"n0", "n1", "n2"})
-    rig.start(n);
-  rig.configure({"n0", "n1", "n2"});
-  for (uint64_t i = 1; i <= 10; ++i)
-    REQUIRE(rig.put(i));
+  rig.chain_with_writes({"n0", "n1", "n2"}, 10);
   // The head and the first member both lost everything; the tail still has it all.
   rig.start("n0");
   rig.start("n1");

@@ -4,6 +4,7 @@
 #include "actors/cluster_node.hpp"
 
 #include <future>
+#include <thread>
 
 #include "actors/remote_actor_record.hpp"
 #include "framework/detail/wire_convert.hpp"
@@ -21,6 +22,9 @@ using detail::to_list;
 using detail::to_wire;
 
 constexpr auto request_timeout = std::chrono::seconds(10);
+
+// How many nodes a restarted actor is offered to when the chosen ones are unreachable.
+constexpr int max_placements = 5;
 
 } // namespace
 
@@ -144,8 +148,8 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
 std::shared_ptr<remote_actor_record>
 cluster_node::track(detail::actor_spec spec, const std::string& node, uint64_t id,
                     std::optional<wire_msg::actor_create> created_by) {
-  auto rec =
-      std::make_shared<remote_actor_record>(std::move(spec), node, id, std::move(created_by));
+  auto rec = std::make_shared<remote_actor_record>(std::move(spec), node, id,
+                                                   std::move(created_by));
   std::lock_guard<std::mutex> guard{mtx_};
   remote_actors_.erase(std::remove_if(remote_actors_.begin(), remote_actors_.end(),
                                       [](auto& w) { return w.expired(); }),
@@ -165,13 +169,14 @@ cluster_node::actors_lost(const std::string& peer, const std::string& why) {
   }
   std::vector<std::shared_ptr<remote_actor_record>> restarting;
   for (auto& r : on_peer) {
-    if (r->restarting()) continue; // found lost already, by a call that could not reach it
+    if (r->restarting())
+      continue; // found lost already, by a call that could not reach it
     if (begin_restart(*r, peer, why)) {
       restarting.push_back(std::move(r));
       continue;
     }
-    r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" + peer +
-                 "': " + why +
+    r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" +
+                 peer + "': " + why +
                  (r->owned() ? "; restarts used up (max_restarts = " +
                                    std::to_string(r->spec().options.max_restarts) + ")"
                              : ""));
@@ -183,8 +188,9 @@ bool cluster_node::begin_restart(remote_actor_record& r, const std::string& peer
                                  const std::string& why) {
   auto used = r.begin_restart();
   if (!used) return false;
-  std::fprintf(stderr, "[swarm %s] restarting actor '%s' (restart %u of %u): node '%s' "
-                       "is lost: %s\n",
+  std::fprintf(stderr,
+               "[swarm %s] restarting actor '%s' (restart %u of %u): node '%s' "
+               "is lost: %s\n",
                self_.name.c_str(), r.spec().type_name.c_str(), *used + 1,
                r.spec().options.max_restarts, peer.c_str(), why.c_str());
   return true;
@@ -197,42 +203,56 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
     m.request_id = next_request_++;
   }
   auto give_up = [&](const error& e) {
-    for (auto& c :
-         rec->abandon("actor of type '" + m.type_name + "' could not be restarted: " + e.message))
+    for (auto& c : rec->abandon("actor of type '" + m.type_name +
+                                "' could not be restarted: " + e.message))
       c->result->set_error({errc::actor_died, rec->death_reason()});
   };
-  // Wherever its resources fit now: the node it was made for, if named, is gone.
-  std::string target = head_name();
-  m.placed = false;
-  if (is_head()) {
-    auto demand = from_list(m.resources);
-    auto where = demand ? place_now(*demand) : result<std::string>{demand.err()};
-    if (!where) return give_up(where.err());
-    target = *where;
-    m.placed = true;
-  }
+  // Wherever its resources fit now: the node it was made for, if named, is gone. A node
+  // chosen just as it died too refuses the connection before its loss is known: the
+  // actor is placed again, a few times, once that loss has had time to be seen.
   result<std::pair<std::string, uint64_t>> at = error{errc::actor_died, ""};
-  if (target == self_.name) {
-    auto id = host_actor(m);
-    if (id)
-      at = std::make_pair(self_.name, *id);
-    else
-      at = id.err();
-  } else if (auto a = request(target, m.request_id, m); !a) {
-    at = a.err();
-  } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
-    at = error{errc::invalid_argument, "unexpected answer to actor_create"};
-  } else if (!created->ok) {
-    at = from_wire(created->error);
-  } else {
-    at = std::make_pair(created->node, created->actor_id);
+  for (int attempt = 1;; ++attempt) {
+    std::string target = head_name();
+    m.placed = false;
+    if (is_head()) {
+      auto demand = from_list(m.resources);
+      auto where = demand ? place_now(*demand) : result<std::string>{demand.err()};
+      if (!where) return give_up(where.err());
+      target = *where;
+      m.placed = true;
+    }
+    if (target == self_.name) {
+      auto id = host_actor(m);
+      if (id)
+        at = std::make_pair(self_.name, *id);
+      else
+        at = id.err();
+    } else if (auto a = request(target, m.request_id, m); !a) {
+      at = a.err();
+    } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
+      at = error{errc::invalid_argument, "unexpected answer to actor_create"};
+    } else if (!created->ok) {
+      at = from_wire(created->error);
+    } else {
+      at = std::make_pair(created->node, created->actor_id);
+    }
+    if (at || at.err().code != errc::node_unreachable || attempt == max_placements) break;
+    std::fprintf(stderr,
+                 "[swarm %s] restarting actor '%s': node '%s' is unreachable (%s); "
+                 "placing it again (%d of %d)\n",
+                 self_.name.c_str(), m.type_name.c_str(), target.c_str(),
+                 at.err().message.c_str(), attempt + 1, max_placements);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::lock_guard<std::mutex> guard{mtx_};
+    m.request_id = next_request_++;
   }
   if (!at) return give_up(at.err());
   for (auto& c : rec->relocate(at->first, at->second))
     call(*rec, std::move(c));
 }
 
-void cluster_node::on_checkpoint(const std::string& peer, wire_msg::actor_checkpoint&& m) {
+void cluster_node::on_checkpoint(const std::string& peer,
+                                 wire_msg::actor_checkpoint&& m) {
   std::lock_guard<std::mutex> guard{mtx_};
   for (auto& w : remote_actors_)
     if (auto r = w.lock(); r && r->owned() && r->is_at(peer, m.actor_id)) {
@@ -246,7 +266,8 @@ result<std::string> cluster_node::place_now(const resource_set& demand) {
   auto f = chosen->get_future();
   place(demand, {}, [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
   if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
-    return error{errc::timeout, "the global scheduler did not place an actor within 10 s"};
+    return error{errc::timeout,
+                 "the global scheduler did not place an actor within 10 s"};
   return f.get();
 }
 
@@ -266,7 +287,8 @@ void cluster_node::create_actor_here(wire_msg::actor_create m) {
     return place(*demand, {}, [this, m](result<std::string> where) mutable {
       m.placed = true;
       if (!where) {
-        wire_msg::actor_created no{m.request_id, 0, self_.name, to_wire(where.err()), false};
+        wire_msg::actor_created no{m.request_id, 0, self_.name, to_wire(where.err()),
+                                   false};
         return send_to(m.owner_node, no);
       }
       if (*where == self_.name) return post([this, m] { create_actor_here(m); });
@@ -283,8 +305,8 @@ void cluster_node::create_actor_here(wire_msg::actor_create m) {
 result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
   auto* info = local_->app().actor_info(m.type_name);
   if (!info)
-    return error{errc::unregistered,
-                 "node '" + self_.name + "' has no actor type '" + m.type_name + "' registered"};
+    return error{errc::unregistered, "node '" + self_.name + "' has no actor type '" +
+                                         m.type_name + "' registered"};
   const detail::constructor_entry* ctor = nullptr;
   for (auto& c : info->constructors) {
     bool same = c.params.size() == m.args.size();
@@ -441,9 +463,9 @@ void cluster_node::send_call(const std::shared_ptr<remote_actor_record>& rec,
   for (size_t i = 0; i < call->args.size(); ++i)
     if (auto& ref = call->args[i].ref)
       if (auto v = ref->read(); !v) {
-        call->result->set_error({errc::dependency_failed,
-                                 "argument " + std::to_string(i + 1) + " of '" +
-                                     call->method + "': " + v.err().to_string()});
+        call->result->set_error(
+            {errc::dependency_failed, "argument " + std::to_string(i + 1) + " of '" +
+                                          call->method + "': " + v.err().to_string()});
         return;
       }
   auto node = rec->remote_node();

@@ -314,6 +314,9 @@ void cluster_node::join_head() {
 }
 
 void cluster_node::on_peer_down(const std::string& peer, const std::string& why) {
+  // The transport never connects a peer under this node's own name; no report may make
+  // the node mark itself dead.
+  if (peer == self_.name) return;
   std::vector<pending_call> lost;
   std::vector<std::pair<key, std::shared_ptr<pull_state>>> broken_pulls;
   std::vector<key> moved;

@@ -40,6 +40,14 @@ std::string peer_address(const sockaddr_in& a) {
   return std::string{buf} + ":" + std::to_string(ntohs(a.sin_port));
 }
 
+// The address a peer dialled to reach this accepted socket.
+std::string local_address(int fd) {
+  sockaddr_in a{};
+  socklen_t len = sizeof(a);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "";
+  return peer_address(a);
+}
+
 result<sockaddr_in> make_address(const std::string& host, uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -56,12 +64,19 @@ result<sockaddr_in> make_address(const std::string& host, uint16_t port) {
 struct endpoint::connection {
   enum class phase { handshaking, up, closed };
 
-  connection(int f, std::string where, const endpoint_config& cfg)
-      : fd(f), remote(std::move(where)), hs(cfg.name, cfg.secret),
-        decoder(cfg.max_frame_bytes), opened(clock_type::now()) {}
+  // `acceptor_address`: what the initiator dialled; the accepted socket's own address.
+  connection(int f, std::string where, handshake::role r, std::string acceptor_address,
+             const endpoint_config& cfg)
+      : fd(f), remote(std::move(where)), accepted(r == handshake::role::acceptor),
+        hs(r, cfg.name, cfg.secret, std::move(acceptor_address)),
+        decoder(cfg.pre_auth_frame_bytes), opened(clock_type::now()) {
+    // Until the peer proves the secret: small frames, one at a time.
+    decoder.set_limits(cfg.pre_auth_frame_bytes, 1);
+  }
 
   int fd;
   std::string remote;
+  bool accepted;
   handshake hs;          // I/O thread only
   frame_decoder decoder; // I/O thread only
   clock_type::time_point opened;
@@ -250,7 +265,7 @@ result<std::string> endpoint::connect(const std::string& address, uint16_t port,
                      (soerr != 0 ? std::strerror(soerr) : "timed out")};
   }
   tune(fd);
-  auto c = std::make_shared<connection>(fd, where, cfg_);
+  auto c = std::make_shared<connection>(fd, where, handshake::role::initiator, where, cfg_);
   enqueue(*c, encode_frame(c->hs.own_hello()), lane::control);
   std::unique_lock<std::mutex> guard{mtx_};
   conns_.push_back(c);
@@ -277,17 +292,52 @@ void endpoint::accept_all() {
     int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len,
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
+    if (handshaking_accepted() >= cfg_.max_handshaking) {
+      ::close(fd);
+      refuse_over_cap(peer_address(from));
+      continue;
+    }
     tune(fd);
-    auto c = std::make_shared<connection>(fd, peer_address(from), cfg_);
+    auto c = std::make_shared<connection>(fd, peer_address(from),
+                                          handshake::role::acceptor, local_address(fd), cfg_);
     enqueue(*c, encode_frame(c->hs.own_hello()), lane::control);
     std::lock_guard<std::mutex> guard{mtx_};
     conns_.push_back(std::move(c));
   }
 }
 
-void endpoint::close(const conn_ptr& c, const std::string& why) {
+size_t endpoint::handshaking_accepted() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return static_cast<size_t>(std::count_if(conns_.begin(), conns_.end(), [](auto& c) {
+    return c->accepted && c->state == connection::phase::handshaking;
+  }));
+}
+
+void endpoint::refuse_over_cap(const std::string& remote) {
+  {
+    std::lock_guard<std::mutex> guard{stats_mtx_};
+    ++stats_.refused;
+  }
+  // One line a second at most: a flood must not become a flood of log lines.
+  ++refused_over_cap_;
+  auto now = clock_type::now();
+  if (now - last_cap_log_ < std::chrono::seconds(1)) return;
+  last_cap_log_ = now;
+  log("refused " + std::to_string(refused_over_cap_) + " connection(s), the last from " +
+      remote + ": " + std::to_string(cfg_.max_handshaking) +
+      " connections are already handshaking");
+  refused_over_cap_ = 0;
+}
+
+void endpoint::close(const conn_ptr& c, const std::string& reason) {
+  auto why = reason;
+  if (c->hs.awaiting_peer_proof())
+    why += " after this node's proof: the peer holds another cluster secret, or is not "
+           "the node at " + c->remote;
   std::string peer;
   bool was_up = false;
+  bool was_in_use = false;
+  bool promoted = false;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (c->state == connection::phase::closed) return;
@@ -299,10 +349,14 @@ void endpoint::close(const conn_ptr& c, const std::string& why) {
     if (was_up) {
       auto i = by_name_.find(peer);
       if (i != by_name_.end() && i->second == c) {
+        was_in_use = true;
         by_name_.erase(i);
         for (auto& other : conns_)
-          if (other->state == connection::phase::up && other->peer == peer)
+          if (other->state == connection::phase::up && other->peer == peer) {
             by_name_[peer] = other;
+            promoted = true;
+            break;
+          }
       }
     }
     std::lock_guard<std::mutex> send_guard{c->send_mtx};
@@ -318,8 +372,12 @@ void endpoint::close(const conn_ptr& c, const std::string& why) {
     log("closed connection with " + c->remote + " before authentication: " + why);
     return;
   }
-  log("closed connection with node '" + peer + "' (" + c->remote + "): " + why);
+  log("closed " + std::string{was_in_use ? "" : "a spare "} + "connection with node '" +
+      peer + "' (" + c->remote + "): " + why);
+  // Only the connection in use speaks for the peer: closing a spare reports nothing.
+  if (!was_in_use) return;
   if (handlers_.on_peer_down) handlers_.on_peer_down(peer, why);
+  if (promoted && handlers_.on_peer_up) handlers_.on_peer_up(peer);
 }
 
 void endpoint::on_readable(const conn_ptr& c) {
@@ -336,34 +394,50 @@ void endpoint::on_readable(const conn_ptr& c) {
       return close(c, sys_error("read failed"));
     }
     msgs.clear();
-    if (auto ok = c->decoder.commit(static_cast<size_t>(n), msgs); !ok)
-      return close(c, "bad frame: " + ok.err().message);
-    for (auto& m : msgs) {
-      std::vector<message> reply;
-      auto was_up = c->hs.authenticated();
-      auto for_app = c->hs.accept(m, reply);
-      if (!for_app) return close(c, for_app.err().message);
-      for (auto& r : reply)
-        enqueue(*c, encode_frame(r), lane::control);
-      if (!was_up && c->hs.authenticated()) {
+    auto ok = c->decoder.commit(static_cast<size_t>(n), msgs);
+    // Before authentication the decoder hands over one frame at a time: what follows the
+    // proof in the same read is decoded under the limits the proof earned.
+    while (ok && !msgs.empty()) {
+      for (auto& m : msgs) {
+        std::vector<message> reply;
+        auto was_up = c->hs.authenticated();
+        auto for_app = c->hs.accept(m, reply);
+        if (!for_app) return close(c, for_app.err().message);
+        for (auto& r : reply)
+          enqueue(*c, encode_frame(r), lane::control);
+        if (!was_up && c->hs.authenticated()) on_authenticated(c);
+        if (!*for_app) continue;
         {
-          std::lock_guard<std::mutex> guard{mtx_};
-          c->state = connection::phase::up;
-          c->peer = c->hs.peer_name();
-          by_name_.emplace(c->peer, c);
+          std::lock_guard<std::mutex> guard{stats_mtx_};
+          ++stats_.frames_received[static_cast<size_t>(lane_of(m))];
         }
-        auth_cv_.notify_all();
-        if (handlers_.on_peer_up) handlers_.on_peer_up(c->peer);
+        if (handlers_.on_message) handlers_.on_message(c->peer, std::move(m));
       }
-      if (!*for_app) continue;
-      {
-        std::lock_guard<std::mutex> guard{stats_mtx_};
-        ++stats_.frames_received[static_cast<size_t>(lane_of(m))];
-      }
-      if (handlers_.on_message) handlers_.on_message(c->peer, std::move(m));
+      msgs.clear();
+      ok = c->decoder.commit(0, msgs);
     }
+    if (!ok) return close(c, "bad frame: " + ok.err().message);
     if (static_cast<size_t>(n) < cap) return;
   }
+}
+
+void endpoint::on_authenticated(const conn_ptr& c) {
+  bool spare = false;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    c->state = connection::phase::up;
+    c->peer = c->hs.peer_name();
+    spare = !by_name_.emplace(c->peer, c).second;
+  }
+  c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
+  auth_cv_.notify_all();
+  // A second connection under a name in use neither replaces nor downs the first: it
+  // waits as a spare, taking over if the first closes.
+  if (spare)
+    log("a second connection from node '" + c->peer + "' (" + c->remote +
+        ") is kept as a spare");
+  else if (handlers_.on_peer_up)
+    handlers_.on_peer_up(c->peer);
 }
 
 void endpoint::run() {

@@ -21,8 +21,9 @@
 namespace swarm::wire_msg {
 
 /// A node's TCP connections to its peers: one I/O thread polls every socket, decodes
-/// frames and runs the handshake; nothing reaches `on_message` before the peer proved
-/// the cluster secret. A malformed frame closes only that connection, with a logged
+/// frames and runs the handshake (transport/handshake.hpp); nothing reaches `on_message`
+/// before the peer proved the cluster secret. Until then a peer may send only small
+/// frames, and only `max_handshaking` accepted connections may be handshaking at once. A malformed frame closes only that connection, with a logged
 /// reason. Senders write straight to the socket from their own thread when nothing is
 /// queued (no thread hand-off on the latency path); what cannot be written at once is
 /// queued per lane and the I/O thread sends control and call frames before bulk ones.
@@ -79,7 +80,10 @@ private:
   void wake();
   void accept_all();
   void on_readable(const conn_ptr& c);
-  void close(const conn_ptr& c, const std::string& why);
+  void on_authenticated(const conn_ptr& c);
+  size_t handshaking_accepted() const;
+  void refuse_over_cap(const std::string& remote);
+  void close(const conn_ptr& c, const std::string& reason);
   void enqueue(connection& c, std::vector<uint8_t> frame, lane l);
   // Writes what `c` has queued; false on a broken socket. Caller holds c's send mutex.
   bool flush_locked(connection& c);
@@ -96,6 +100,9 @@ private:
   std::condition_variable auth_cv_;
   std::vector<conn_ptr> conns_;
   std::map<std::string, conn_ptr> by_name_;
+  // I/O thread only.
+  size_t refused_over_cap_ = 0;
+  std::chrono::steady_clock::time_point last_cap_log_{};
 
   mutable std::mutex stats_mtx_;
   counters stats_;

@@ -128,11 +128,14 @@ result<void> fake_network::connect(const std::string& a, const std::string& b) {
                  "no node named '" + (na == nodes_.end() ? a : b) + "'"};
   auto ab = links_.find({a, b});
   if (ab != links_.end() && ab->second.authenticated) return {};
-  handshake ha{a, na->second.secret}, hb{b, nb->second.secret};
-  // Each handshake message crosses as a frame, decoded by the receiving side.
-  auto cross = [this](const message& m, handshake& to, std::vector<message>& reply) {
+  // `a` dials `b`, whose address on this network is its name.
+  handshake ha{handshake::role::initiator, a, na->second.secret, b},
+      hb{handshake::role::acceptor, b, nb->second.secret, b};
+  // Each handshake message crosses as a frame, decoded by the receiving side under the
+  // limit for unproven peers.
+  auto cross = [](const message& m, handshake& to, std::vector<message>& reply) {
     auto f = encode_frame(m);
-    frame_decoder d{max_frame_};
+    frame_decoder d{endpoint_config{}.pre_auth_frame_bytes};
     std::vector<message> in;
     if (auto ok = d.feed(f.data(), f.size(), in); !ok) return result<bool>{ok.err()};
     return to.accept(in.at(0), reply);
@@ -194,6 +197,75 @@ void fake_network::inject(const std::string& from, const std::string& to,
   if (!l.decoder) l.decoder = std::make_unique<frame_decoder>(max_frame_);
   l.open = true;
   l.queued[static_cast<size_t>(lane::control)].push_back(std::move(bytes));
+}
+
+result<fake_network::raw_id> fake_network::open_raw(const std::string& to) {
+  guard g{mtx_};
+  auto n = nodes_.find(to);
+  if (n == nodes_.end()) return error{errc::node_unreachable, "no node named '" + to + "'"};
+  auto id = next_raw_++;
+  auto& r = raws_.emplace(id, raw_link{to,
+                                       std::make_unique<handshake>(
+                                           handshake::role::acceptor, to, n->second.secret, to),
+                                       frame_decoder{max_frame_},
+                                       {},
+                                       true})
+                .first->second;
+  r.decoder.set_limits(endpoint_config{}.pre_auth_frame_bytes, 1);
+  r.inbox.push_back(r.hs->own_hello());
+  return id;
+}
+
+result<fake_network::raw_id> fake_network::dial_raw(const std::string& from,
+                                                    const std::string& address) {
+  auto id = open_raw(from);
+  if (!id) return id;
+  guard g{mtx_};
+  auto& r = raws_.at(*id);
+  r.hs = std::make_unique<handshake>(handshake::role::initiator, from,
+                                     nodes_.at(from).secret, address);
+  r.inbox.assign(1, r.hs->own_hello());
+  return id;
+}
+
+result<void> fake_network::send_raw(raw_id id, const message& m) {
+  guard g{mtx_};
+  auto i = raws_.find(id);
+  if (i == raws_.end() || !i->second.open)
+    return error{errc::node_unreachable, "raw connection " + std::to_string(id) + " is closed"};
+  auto& r = i->second;
+  pending calls;
+  auto refuse_raw = [&](const std::string& why) -> result<void> {
+    r.open = false;
+    ++stats_.refused;
+    last_refusal_ = "raw connection to '" + r.node + "': " + why;
+    return error{errc::node_unreachable, last_refusal_};
+  };
+  auto f = encode_frame(m);
+  std::vector<message> in;
+  auto ok = r.decoder.feed(f.data(), f.size(), in);
+  while (ok && !in.empty()) {
+    for (auto& got : in) {
+      auto was_up = r.hs->authenticated();
+      auto for_app = r.hs->accept(got, r.inbox);
+      if (!for_app) return refuse_raw(for_app.err().message);
+      if (!was_up && r.hs->authenticated())
+        r.decoder.set_limits(max_frame_, static_cast<size_t>(-1));
+      if (*for_app) deliver_one(r.hs->peer_name(), r.node, std::move(got), calls);
+    }
+    in.clear();
+    ok = r.decoder.commit(0, in);
+  }
+  if (!ok) return refuse_raw(ok.err().message);
+  run(g, calls);
+  return {};
+}
+
+std::vector<message> fake_network::take_raw(raw_id id) {
+  guard g{mtx_};
+  auto i = raws_.find(id);
+  if (i == raws_.end()) return {};
+  return std::exchange(i->second.inbox, {});
 }
 
 void fake_network::drop_if(predicate pred) {

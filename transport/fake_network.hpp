@@ -81,6 +81,27 @@ public:
   /// they are decoded on the next `deliver`.
   void inject(const std::string& from, const std::string& to, std::vector<uint8_t> bytes);
 
+  /// A connection whose far end is the test playing a hostile peer, not a node: what the
+  /// test sends faces the node's side of the handshake as a socket's bytes would, and
+  /// what the node answers waits in the connection's inbox. Messages that get past the
+  /// handshake reach the node's `on_message`, under the name the peer proved.
+  using raw_id = size_t;
+
+  /// Opens a connection to node `to` (the test is the initiator). The node's hello is in
+  /// the inbox at once.
+  result<raw_id> open_raw(const std::string& to);
+
+  /// Node `from` dials a hostile acceptor it found at `address` (the test is the
+  /// acceptor). The node's hello is in the inbox at once.
+  result<raw_id> dial_raw(const std::string& from, const std::string& address);
+
+  /// Sends `m` to the node on a raw connection; an error, and the connection closed, when
+  /// the node refuses it.
+  result<void> send_raw(raw_id id, const message& m);
+
+  /// Takes what the node has sent on a raw connection so far.
+  std::vector<message> take_raw(raw_id id);
+
   /// Drops every message for which `pred` returns true, instead of delivering it.
   void drop_if(predicate pred);
 
@@ -117,6 +138,15 @@ private:
     bool authenticated = false; // false for injected raw links
   };
 
+  // The node's side of a raw connection.
+  struct raw_link {
+    std::string node;
+    std::unique_ptr<handshake> hs;
+    frame_decoder decoder;
+    std::vector<message> inbox;
+    bool open = true;
+  };
+
   using key = std::pair<std::string, std::string>;
   using guard = std::unique_lock<std::mutex>;
   // A handler to run outside the lock: (node, its handler invocation).
@@ -143,6 +173,8 @@ private:
   predicate drop_;
   predicate hold_;
   std::vector<std::tuple<std::string, std::string, message>> held_;
+  std::map<raw_id, raw_link> raws_;
+  raw_id next_raw_ = 1;
   counters stats_;
   std::string last_refusal_;
 };

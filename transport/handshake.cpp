@@ -12,15 +12,28 @@ namespace swarm::wire_msg {
 namespace {
 
 constexpr size_t nonce_bytes = 32;
+constexpr const char* label = "swarm node handshake";
 
 error refused(const std::string& why) {
   return {errc::invalid_argument, "handshake refused: " + why};
 }
 
+void put_u32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+template <class Bytes>
+void put_field(std::vector<uint8_t>& out, const Bytes& b) {
+  put_u32(out, static_cast<uint32_t>(b.size()));
+  out.insert(out.end(), b.begin(), b.end());
+}
+
 } // namespace
 
-handshake::handshake(std::string self_name, std::string secret)
-    : secret_(std::move(secret)) {
+handshake::handshake(role r, std::string self_name, std::string secret,
+                     std::string acceptor_address)
+    : role_(r), secret_(std::move(secret)), acceptor_address_(std::move(acceptor_address)) {
   hello_.node = std::move(self_name);
   hello_.protocol = protocol_version;
   hello_.nonce.resize(nonce_bytes);
@@ -28,16 +41,21 @@ handshake::handshake(std::string self_name, std::string secret)
     throw std::runtime_error("no random bytes for the handshake nonce");
 }
 
-std::vector<uint8_t> handshake::mac(const std::vector<uint8_t>& first_nonce,
-                                    const std::vector<uint8_t>& second_nonce,
-                                    const std::string& name) const {
+std::vector<uint8_t> handshake::mac(role signer) const {
+  bool me_first = role_ == role::initiator;
+  const auto& nonce_i = me_first ? hello_.nonce : peer_nonce_;
+  const auto& nonce_a = me_first ? peer_nonce_ : hello_.nonce;
+  const auto& name_i = me_first ? hello_.node : peer_name_;
+  const auto& name_a = me_first ? peer_name_ : hello_.node;
   std::vector<uint8_t> input;
-  auto version = protocol_version;
-  for (int i = 0; i < 4; ++i)
-    input.push_back(static_cast<uint8_t>(version >> (8 * i)));
-  input.insert(input.end(), first_nonce.begin(), first_nonce.end());
-  input.insert(input.end(), second_nonce.begin(), second_nonce.end());
-  input.insert(input.end(), name.begin(), name.end());
+  put_field(input, std::string{label});
+  put_field(input, std::string{signer == role::initiator ? "initiator" : "acceptor"});
+  put_u32(input, protocol_version);
+  put_field(input, nonce_i);
+  put_field(input, nonce_a);
+  put_field(input, name_i);
+  put_field(input, name_a);
+  put_field(input, acceptor_address_);
   std::vector<uint8_t> out(EVP_MAX_MD_SIZE);
   unsigned len = 0;
   HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()), input.data(),
@@ -46,7 +64,7 @@ std::vector<uint8_t> handshake::mac(const std::vector<uint8_t>& first_nonce,
   return out;
 }
 
-result<proof> handshake::on_hello(const hello& peer) {
+result<void> handshake::on_hello(const hello& peer, std::vector<message>& reply) {
   if (got_hello_) return refused("a second hello");
   if (peer.protocol != protocol_version)
     return refused("peer speaks protocol " + std::to_string(peer.protocol) +
@@ -55,20 +73,29 @@ result<proof> handshake::on_hello(const hello& peer) {
     return refused("nonce of " + std::to_string(peer.nonce.size()) + " bytes, expected " +
                    std::to_string(nonce_bytes));
   if (peer.node.empty()) return refused("peer sent no node name");
+  if (peer.node.size() > max_node_name_bytes)
+    return refused("node name of " + std::to_string(peer.node.size()) +
+                   " bytes, the limit is " + std::to_string(max_node_name_bytes));
+  if (peer.node == hello_.node)
+    return refused("peer claims this node's own name '" + peer.node + "'");
+  if (peer.nonce == hello_.nonce) return refused("peer echoed this side's nonce");
   got_hello_ = true;
   peer_name_ = peer.node;
   peer_nonce_ = peer.nonce;
-  return proof{mac(hello_.nonce, peer_nonce_, hello_.node)};
+  // The initiator proves first; the acceptor waits for that proof before it signs.
+  if (role_ == role::initiator) reply.emplace_back(proof{mac(role::initiator)});
+  return {};
 }
 
-result<void> handshake::on_proof(const proof& p) {
+result<void> handshake::on_proof(const proof& p, std::vector<message>& reply) {
   if (!got_hello_) return refused("a proof before the hello");
-  if (authenticated_) return refused("a second proof");
-  auto expected = mac(peer_nonce_, hello_.nonce, peer_name_);
+  auto peer_role = role_ == role::initiator ? role::acceptor : role::initiator;
+  auto expected = mac(peer_role);
   if (p.mac.size() != expected.size() ||
       CRYPTO_memcmp(p.mac.data(), expected.data(), expected.size()) != 0)
     return refused("peer '" + peer_name_ + "' does not hold the cluster secret");
   authenticated_ = true;
+  if (role_ == role::acceptor) reply.emplace_back(proof{mac(role::acceptor)});
   return {};
 }
 
@@ -79,13 +106,11 @@ result<bool> handshake::accept(const message& m, std::vector<message>& reply) {
     return true;
   }
   if (auto* h = std::get_if<hello>(&m)) {
-    auto p = on_hello(*h);
-    if (!p) return p.err();
-    reply.emplace_back(std::move(*p));
+    if (auto ok = on_hello(*h, reply); !ok) return ok.err();
     return false;
   }
   if (auto* p = std::get_if<proof>(&m)) {
-    if (auto ok = on_proof(*p); !ok) return ok.err();
+    if (auto ok = on_proof(*p, reply); !ok) return ok.err();
     return false;
   }
   return refused("a message before the peer authenticated");

@@ -10,43 +10,69 @@
 namespace swarm::wire_msg {
 
 /// The protocol version a hello carries; peers must agree.
-inline constexpr uint32_t protocol_version = 1;
+inline constexpr uint32_t protocol_version = 2;
 
-/// One side of the handshake that opens every connection between nodes. Both sides send a
-/// `hello` (name, 32 random bytes), then a `proof`: HMAC-SHA256 keyed by the cluster
-/// secret over the protocol version, the sender's nonce, the receiver's nonce and the
-/// sender's name. A proof binds both nonces, so it cannot be replayed on another
-/// connection. Until the peer's proof verifies, every other message is refused: the
-/// caller closes the connection on any error, before the message reaches an actor.
+/// Longest node name a hello may carry.
+inline constexpr size_t max_node_name_bytes = 255;
+
+/// One side of the mutual handshake that opens every connection between nodes.
+///
+/// The side that connects is the *initiator*, the side that accepted is the *acceptor*:
+///
+///     initiator -> acceptor   hello(name_i, nonce_i)
+///     acceptor  -> initiator  hello(name_a, nonce_a)       (sent at once, carries no proof)
+///     initiator -> acceptor   proof(mac("initiator"))
+///     acceptor  -> initiator  proof(mac("acceptor"))       (only once the first verified)
+///
+/// where mac(role) = HMAC-SHA256(secret, label, role, version, nonce_i, nonce_a, name_i,
+/// name_a, acceptor_address), every variable-length field length-prefixed, and
+/// `acceptor_address` is the address the initiator dialled (the acceptor takes it from its
+/// accepted socket). So:
+/// - the acceptor signs nothing for a peer that has not proved the secret first;
+/// - a proof names its role, both nonces, both names and the acceptor's address, so a
+///   proof given on one connection fits no other: it cannot be reflected back to the node
+///   that made it (its role and its own nonce would be in the wrong place), nor relayed by
+///   a man in the middle to a node at another address;
+/// - a peer claiming this node's own name is refused.
+/// What this does not give: secrecy or integrity of later frames against a peer on the
+/// path between the two addresses (that needs TLS).
+///
+/// Until the peer's proof verifies, every other message is refused: the caller closes the
+/// connection on any error, before the message reaches an actor.
 class handshake {
 public:
-  handshake(std::string self_name, std::string secret);
+  enum class role { initiator, acceptor };
+
+  /// `acceptor_address` is "host:port" as dialled (initiator) or as accepted (acceptor).
+  handshake(role r, std::string self_name, std::string secret, std::string acceptor_address);
 
   /// What this side sends first.
   const hello& own_hello() const noexcept { return hello_; }
 
-  /// Takes the peer's hello and returns this side's proof.
-  result<proof> on_hello(const hello& peer);
-
-  /// Takes the peer's proof; the connection is authenticated when it verifies.
-  result<void> on_proof(const proof& p);
-
   /// Checks a message that arrived on the connection: a handshake step is consumed (its
-  /// reply, if any, returned in `reply`), anything before authentication is an error.
+  /// reply, if any, appended to `reply`), anything before authentication is an error.
   /// Returns whether `m` is for the application (the handshake is complete).
   result<bool> accept(const message& m, std::vector<message>& reply);
 
   bool authenticated() const noexcept { return authenticated_; }
 
+  /// Whether this side proved itself and waits for the peer's proof (an initiator whose
+  /// peer closes now refused that proof).
+  bool awaiting_peer_proof() const noexcept {
+    return role_ == role::initiator && got_hello_ && !authenticated_;
+  }
+
   /// The name the peer proved, once authenticated.
   const std::string& peer_name() const noexcept { return peer_name_; }
 
 private:
-  std::vector<uint8_t> mac(const std::vector<uint8_t>& first_nonce,
-                           const std::vector<uint8_t>& second_nonce,
-                           const std::string& name) const;
+  result<void> on_hello(const hello& peer, std::vector<message>& reply);
+  result<void> on_proof(const proof& p, std::vector<message>& reply);
+  std::vector<uint8_t> mac(role signer) const;
 
+  role role_;
   std::string secret_;
+  std::string acceptor_address_;
   hello hello_;
   std::string peer_name_;
   std::vector<uint8_t> peer_nonce_;

@@ -22,6 +22,11 @@ struct endpoint_config {
   std::string listen_address = "127.0.0.1";
   uint16_t listen_port = 0; ///< 0: any free port (see `endpoint::port`)
   size_t max_frame_bytes = 64 << 20;
+  /// The largest frame a peer may send before it proved the secret (a hello or a proof is
+  /// well under 1 KiB), so an unproven peer can make this node hold no more than this.
+  size_t pre_auth_frame_bytes = 4 << 10;
+  /// Accepted connections still handshaking at once; further ones are closed at once.
+  size_t max_handshaking = 64;
   /// A connection that has not proved the secret by then is closed.
   std::chrono::milliseconds handshake_timeout{5000};
 };
@@ -32,9 +37,11 @@ struct endpoint_config {
 struct endpoint_handlers {
   /// A message from an authenticated peer.
   std::function<void(const std::string& peer, message&& m)> on_message;
-  /// A peer proved the secret (once per connection).
+  /// A peer proved the secret: its first connection, or another one taking over when the
+  /// one in use closed (after that one's down report).
   std::function<void(const std::string& peer)> on_peer_up;
-  /// An authenticated connection closed, with the reason.
+  /// The connection in use for a peer closed, with the reason. A second connection to the
+  /// same peer neither replaces the first nor reports anything when it closes.
   std::function<void(const std::string& peer, const std::string& why)> on_peer_down;
   /// A line worth logging (refused connections, bad frames).
   std::function<void(const std::string& line)> log;

@@ -33,7 +33,8 @@ struct Hello {
   protocol @2 :UInt32;
 }
 
-# Second message: HMAC-SHA256 over both nonces and the sender's name, keyed by the secret.
+# Second message: HMAC-SHA256 keyed by the secret over the sender's role, both nonces, both
+# names and the acceptor's address (transport/handshake.hpp). The initiator proves first.
 struct Proof {
   mac @0 :Data;
 }

@@ -562,7 +562,8 @@ result<void> frame_decoder::commit(size_t n, std::vector<message>& out) {
 result<void> frame_decoder::decode(std::vector<message>& out) {
   if (!broken_.empty())
     return error{errc::invalid_argument, "connection already failed: " + broken_};
-  while (size_ - pos_ >= frame_header_bytes) {
+  for (size_t decoded = 0; decoded < batch_ && size_ - pos_ >= frame_header_bytes;
+       ++decoded) {
     const uint8_t* h = buf_.get() + pos_;
     uint32_t len = 0;
     for (int i = 0; i < 4; ++i)

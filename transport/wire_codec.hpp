@@ -26,6 +26,15 @@ class frame_decoder {
 public:
   explicit frame_decoder(size_t max_frame_bytes) : max_(max_frame_bytes) {}
 
+  /// Frames over `max_frame_bytes` are refused, and each `commit` decodes at most
+  /// `frames_per_commit` frames, leaving the rest buffered for the next one (`commit(0)`).
+  /// Before a peer is trusted: a small limit, one frame at a time, so that the limit can
+  /// be raised exactly after the frame that proved it.
+  void set_limits(size_t max_frame_bytes, size_t frames_per_commit) {
+    max_ = max_frame_bytes;
+    batch_ = frames_per_commit;
+  }
+
   /// Appends received bytes and decodes every complete frame into `out`.
   result<void> feed(const uint8_t* data, size_t size, std::vector<message>& out);
 
@@ -46,6 +55,7 @@ private:
   size_t frame_remaining() const;
 
   size_t max_;
+  size_t batch_ = static_cast<size_t>(-1);
   // Not a vector: growing it must not zero what recv() overwrites anyway.
   std::unique_ptr<uint8_t[]> buf_;
   size_t cap_ = 0;

@@ -2,8 +2,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <optional>
 
 #include <chrono>
 #include <condition_variable>
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "transport/endpoint.hpp"
+#include "transport/handshake.hpp"
 #include "transport/wire_codec.hpp"
 
 using namespace swarm::wire_msg;
@@ -66,11 +71,13 @@ struct inbox {
 };
 
 std::unique_ptr<endpoint> start(const std::string& name, inbox& in,
-                                const std::string& key = secret) {
+                                const std::string& key = secret,
+                                size_t max_handshaking = 64) {
   endpoint_config cfg;
   cfg.name = name;
   cfg.secret = key;
   cfg.handshake_timeout = 1000ms;
+  cfg.max_handshaking = max_handshaking;
   auto ep = endpoint::start(cfg, in.handlers());
   REQUIRE(ep);
   return std::move(*ep);
@@ -84,6 +91,88 @@ int raw_connect(uint16_t port) {
   ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
   return fd;
+}
+
+/// A hostile peer on a plain socket: it speaks frames but holds no secret.
+struct raw_peer {
+  int fd;
+  frame_decoder decoder{64 << 20};
+  std::vector<message> got;
+
+  explicit raw_peer(int f) : fd(f) {}
+  ~raw_peer() { ::close(fd); }
+
+  void send(const message& m) {
+    auto f = encode_frame(m);
+    REQUIRE(::send(fd, f.data(), f.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(f.size()));
+  }
+
+  // The next message within `t`; nothing when the node says nothing or closed the socket.
+  std::optional<message> next(std::chrono::milliseconds t = 2s) {
+    auto deadline = std::chrono::steady_clock::now() + t;
+    while (got.empty()) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p{fd, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) return {};
+      uint8_t buf[4096];
+      auto n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) return {};
+      REQUIRE(decoder.feed(buf, static_cast<size_t>(n), got));
+    }
+    auto m = std::move(got.front());
+    got.erase(got.begin());
+    return m;
+  }
+
+  // Whether the node closed the socket within `t`.
+  bool closed_by_node(std::chrono::milliseconds t = 5s) {
+    auto deadline = std::chrono::steady_clock::now() + t;
+    uint8_t buf[4096];
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) != 1) continue;
+      auto n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+    }
+    return false;
+  }
+};
+
+hello hello_of(const std::optional<message>& m) {
+  REQUIRE(m);
+  REQUIRE(std::holds_alternative<hello>(*m));
+  return std::get<hello>(*m);
+}
+
+int raw_listen(uint16_t& port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+size_t rss_bytes() {
+  std::ifstream statm{"/proc/self/statm"};
+  size_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+bool logged(inbox& in, const std::string& what, std::chrono::milliseconds t = 5s) {
+  return in.wait(
+      [&](inbox& i) {
+        for (auto& l : i.logs)
+          if (l.find(what) != std::string::npos) return true;
+        return false;
+      },
+      t);
 }
 
 } // namespace
@@ -195,4 +284,126 @@ TEST_CASE("a closed peer is reported down and sends to it fail with node_unreach
   inbox in_c;
   auto c = start("c", in_c);
   CHECK_FALSE(c->connect("127.0.0.1", 1, 2s));
+}
+
+TEST_CASE("a node's proof cannot be reflected back to it over TCP") {
+  inbox in_head;
+  auto head = start("head", in_head);
+  // Two connections to the head: the head's hello on the first gives the nonce that
+  // the second's hello echoes, asking the head to sign over its own nonce. It signs
+  // nothing before the peer proved the secret, and a made-up proof closes the socket.
+  raw_peer first{raw_connect(head->port())}, second{raw_connect(head->port())};
+  auto nonce_one = hello_of(first.next()).nonce;
+  (void)hello_of(second.next());
+  second.send(hello{"worker-1", nonce_one, protocol_version});
+  CHECK_FALSE(second.next(300ms));
+  second.send(proof{std::vector<uint8_t>(32, 1)});
+  CHECK(second.closed_by_node());
+  // Claiming the head's own name on the first is refused outright.
+  first.send(hello{"head", std::vector<uint8_t>(32, 2), protocol_version});
+  CHECK(first.closed_by_node());
+  CHECK(logged(in_head, "own name 'head'"));
+  CHECK_FALSE(head->connected("worker-1"));
+  CHECK_FALSE(head->connected("head"));
+  CHECK(in_head.got.empty());
+  CHECK(in_head.down.empty());
+}
+
+TEST_CASE("a worker's proof relayed by a man in the middle does not open the head over TCP") {
+  inbox in_head, in_worker;
+  auto head = start("head", in_head);
+  auto worker = start("worker-1", in_worker);
+  uint16_t trap_port = 0;
+  int trap = raw_listen(trap_port);
+  // The worker dials the attacker, believing it is the head.
+  std::thread dial{[&] { (void)worker->connect("127.0.0.1", trap_port, 3s); }};
+  raw_peer to_worker{::accept(trap, nullptr, nullptr)};
+  auto worker_hello = hello_of(to_worker.next());
+  raw_peer to_head{raw_connect(head->port())};
+  to_head.send(worker_hello);
+  auto head_hello = hello_of(to_head.next());
+  to_worker.send(head_hello);
+  auto worker_proof = to_worker.next();
+  REQUIRE(worker_proof);
+  REQUIRE(std::holds_alternative<proof>(*worker_proof));
+  to_head.send(*worker_proof);
+  // The proof names the address the worker dialled, not the head's: refused, and what the
+  // attacker sends next never reaches the head.
+  to_head.send(stop_request{});
+  CHECK(to_head.closed_by_node());
+  CHECK(logged(in_head, "'worker-1' does not hold the cluster secret"));
+  CHECK_FALSE(head->connected("worker-1"));
+  CHECK(in_head.got.empty());
+  dial.join();
+  ::close(trap);
+}
+
+TEST_CASE("a second connection under a connected name neither replaces nor downs the first") {
+  inbox in_a, in_b, in_twin;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  {
+    auto twin = start("a", in_twin);
+    REQUIRE(twin->connect("127.0.0.1", b->port(), 5s));
+    CHECK(logged(in_b, "kept as a spare"));
+  }
+  CHECK(logged(in_b, "closed a spare connection with node 'a'"));
+  CHECK(in_b.down.empty());
+  CHECK(b->connected("a"));
+  REQUIRE(b->send("a", heartbeat{5, 0, {}, 0}));
+  REQUIRE(in_a.wait([](inbox& i) { return !i.got.empty(); }));
+  CHECK(std::get<heartbeat>(in_a.got[0].second).sent_ns == 5);
+  CHECK(in_twin.got.empty());
+}
+
+TEST_CASE("large frame headers from unproven peers are refused and hold no memory") {
+  inbox in_a, in_b;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  auto before = rss_bytes();
+  // Each claims a frame just under the 64 MiB limit for proven peers and sends 1 MiB of it.
+  std::vector<std::unique_ptr<raw_peer>> flood;
+  std::vector<uint8_t> body(1 << 20, 0);
+  uint32_t claim = (60u << 20);
+  for (int i = 0; i < 4; ++i)
+    body[static_cast<size_t>(i)] = static_cast<uint8_t>(claim >> (8 * i));
+  for (int i = 0; i < 32; ++i) {
+    flood.push_back(std::make_unique<raw_peer>(raw_connect(b->port())));
+    (void)::send(flood.back()->fd, body.data(), body.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  for (auto& p : flood)
+    CHECK(p->closed_by_node());
+  CHECK(logged(in_b, "exceeds the limit of 4096"));
+  CHECK(rss_bytes() < before + (64u << 20));
+  // Proven traffic kept flowing.
+  REQUIRE(a->send("b", heartbeat{3, 0, {}, 0}));
+  REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
+  CHECK(std::get<heartbeat>(in_b.got[0].second).sent_ns == 3);
+}
+
+TEST_CASE("connections past the handshaking cap are closed at once and proven peers go on") {
+  inbox in_a, in_b;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b, secret, 8);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  std::vector<std::unique_ptr<raw_peer>> silent;
+  for (int i = 0; i < 24; ++i)
+    silent.push_back(std::make_unique<raw_peer>(raw_connect(b->port())));
+  CHECK(logged(in_b, "8 connections are already handshaking"));
+  REQUIRE(a->send("b", heartbeat{4, 0, {}, 0}));
+  REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
+  size_t closed_at_once = 0;
+  for (auto& p : silent) {
+    // The 8 admitted get a hello; the others are closed without one.
+    auto m = p->next(200ms);
+    if (!m && p->closed_by_node(100ms)) ++closed_at_once;
+  }
+  CHECK(closed_at_once >= 16);
+  // Once the silent ones time out, a new peer gets in.
+  CHECK(logged(in_b, "no handshake within"));
+  inbox in_c;
+  auto c = start("c", in_c);
+  CHECK(c->connect("127.0.0.1", b->port(), 5s));
 }

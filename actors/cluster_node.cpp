@@ -194,6 +194,9 @@ cluster_node::~cluster_node() {
     std::lock_guard<std::mutex> guard{mtx_};
     hosted_.clear();
   }
+  // Tasks finishing while the node stops still report through this node: it stays whole
+  // until they are done.
+  local_->stop();
   local_.reset();
   net_.reset();
   std::lock_guard<std::mutex> guard{mtx_};
@@ -260,7 +263,8 @@ result<void> cluster_node::connect_to(const std::string& node) {
   auto spec = cfg_.find(node);
   if (!spec) return error{errc::node_unreachable, spec.err().message};
   auto peer = net_->connect(node, (*spec)->address, (*spec)->port, 5s);
-  if (!peer) return peer.err();
+  if (!peer)
+    return error{peer.err().code, "cannot reach node '" + node + "': " + peer.err().message};
   if (*peer != node)
     return error{errc::node_unreachable,
                  (*spec)->address + ":" + std::to_string((*spec)->port) + " is node '" +
@@ -276,8 +280,7 @@ void cluster_node::send_to(const std::string& node, wire_msg::message m) {
   if (net_->send(node, m)) return;
   post([this, node, m = std::move(m)]() mutable {
     if (auto ok = connect_to(node); !ok) {
-      std::fprintf(stderr, "[swarm %s] cannot reach node '%s': %s\n", self_.name.c_str(),
-                   node.c_str(), ok.err().message.c_str());
+      std::fprintf(stderr, "[swarm %s] %s\n", self_.name.c_str(), ok.err().message.c_str());
       // A task or call that cannot be delivered fails its owner.
       if (auto* t = std::get_if<wire_msg::task_submit>(&m))
         on_result({t->result, to_wire(error{errc::node_unreachable, ok.err().message})});

@@ -4,6 +4,7 @@
 
 #include "actors/call_executor.hpp"
 #include "actors/messages.hpp"
+#include "actors/node_stopped.hpp"
 #include "actors/topology.hpp"
 
 namespace swarm::actors {
@@ -71,8 +72,7 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
     self->send(scheduler, done_atom::value, st.config.index, d.task);
     if (retry) self->send(scheduler, submit_atom::value, d.task);
   } else if (retry) {
-    task.result->set_error({errc::runtime_stopped, "node stopped before task '" +
-                                                       task.name + "' could be retried"});
+    task.result->set_error(node_stopped(*st.config.node, task.name, "could be retried"));
   }
 }
 

@@ -10,6 +10,7 @@
 #include "actors/gcs_shard.hpp"
 #include "actors/local_scheduler.hpp"
 #include "actors/messages.hpp"
+#include "actors/node_stopped.hpp"
 #include "actors/object_store.hpp"
 #include "framework/detail/supervisor_actor.hpp"
 #include "gpu/gpu_devices.hpp"
@@ -157,10 +158,13 @@ local_node::local_node(const application& app, const runtime_config& cfg,
 }
 
 local_node::~local_node() {
-  stopping_ = true;
+  stop();
+}
+
+void local_node::stop() {
+  if (stopping_.exchange(true)) return;
   for (auto& t : inbox_.close())
-    t->result->set_error(
-        {errc::runtime_stopped, "node stopped before task '" + t->name + "' ran"});
+    t->result->set_error(node_stopped(*outer_, t->name, "ran"));
   {
     std::lock_guard<std::mutex> guard{liveness_->mtx};
     liveness_->alive = false;
@@ -191,8 +195,7 @@ local_node::~local_node() {
   }
   sys_.reset(); // waits for every actor, including workers finishing a running task
   for (auto& t : inbox_.close())
-    t->result->set_error(
-        {errc::runtime_stopped, "node stopped before task '" + t->name + "' ran"});
+    t->result->set_error(node_stopped(*outer_, t->name, "ran"));
 }
 
 caf::actor local_node::current(part p, const std::string& key) {
@@ -289,7 +292,8 @@ local_node::admit(const object_id& id, const detail::boxed_value& v) {
 }
 
 result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
-  if (stopping_) return error{errc::runtime_stopped, "node is stopping"};
+  if (stopping_)
+    return error{errc::runtime_stopped, "node '" + outer_->node_name() + "' is stopping"};
   auto name = spec.options.name;
   auto rec = std::make_shared<host_record>(std::move(spec), liveness_);
   rec->set_host(spawn_actor_host(*sys_, *outer_, rec));
@@ -408,7 +412,8 @@ local_node::tree_config(const detail::group_spec& spec,
 }
 
 result<detail::group_record_ptr> local_node::supervise(const detail::group_spec& spec) {
-  if (stopping_) return error{errc::runtime_stopped, "node is stopping"};
+  if (stopping_)
+    return error{errc::runtime_stopped, "node '" + outer_->node_name() + "' is stopping"};
   auto group = std::make_shared<local_group>(liveness_);
   auto cfg = tree_config(spec, group, true);
   if (!cfg) return cfg.err();

@@ -36,6 +36,11 @@ public:
              detail::core* outer = nullptr);
   ~local_node() override;
 
+  /// Stops every actor of the node, waiting for running tasks to finish; what has not
+  /// run fails with `runtime_stopped`. While it runs, `outer` is still called (results
+  /// of finishing tasks), so a node that wraps this one calls it before it goes.
+  void stop();
+
   const application& app() const override { return app_; }
   uint64_t new_owner_id() override;
   object_id new_object_id(uint64_t owner) override;

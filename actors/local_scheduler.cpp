@@ -10,6 +10,7 @@
 
 #include "actors/cpu_worker.hpp"
 #include "actors/messages.hpp"
+#include "actors/node_stopped.hpp"
 #include "actors/task_inbox.hpp"
 #include "framework/detail/core.hpp"
 
@@ -47,8 +48,7 @@ struct scheduler_state {
       bool accepted = false;
       if (config.inbox) config.inbox->push(t, accepted);
       if (!accepted && t->cancel_queued())
-        t->result->set_error(
-            {errc::runtime_stopped, "node stopped before task '" + t->name + "' ran"});
+        t->result->set_error(node_stopped(*config.node, t->name, "ran"));
     };
     for (auto& [prio, q] : ready)
       for (auto& t : q)

@@ -261,6 +261,52 @@ TEST_CASE("status lists every node and the driver's job, and stop ends a node pr
   CHECK(c.w1->wait_exit(10s) == 0);
 }
 
+TEST_CASE("a node stopped in the middle of work exits cleanly and every future resolves") {
+  three_nodes c;
+  auto slow_blob = c.app.find_function<std::vector<uint8_t>(int, int)>("slow_blob").value();
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  // Large results held on worker-1, and small ones that travel back inline, still
+  // running and queued there when it is told to stop.
+  std::vector<swarm::object_ref<std::vector<uint8_t>>> large;
+  std::vector<swarm::object_ref<int>> small;
+  for (int i = 0; i < 150; ++i) {
+    large.push_back(c.rt->submit(c.on("worker-1"), slow_blob, 200 << 10, 4));
+    small.push_back(c.rt->submit(c.on("worker-1"), add, i, 1));
+  }
+  REQUIRE(large[10].get(10s));
+  REQUIRE(swarm::stop_cluster(c.cfg, "worker-1", 5s));
+  CHECK(c.w1->wait_exit(10s) == 0);
+  CHECK(c.w1->log().find("stopping") != std::string::npos);
+  // Each future has its value, or an error that names the node: none hangs.
+  size_t values = 0, errors = 0;
+  for (auto& r : large) {
+    auto v = r.get(20s);
+    if (v) {
+      ++values;
+      CHECK(v->size() == (200u << 10));
+    } else {
+      ++errors;
+      CHECK(v.err().code != swarm::errc::timeout);
+      INFO(v.err().to_string());
+      CHECK(v.err().message.find("worker-1") != std::string::npos);
+    }
+  }
+  for (int i = 0; i < static_cast<int>(small.size()); ++i) {
+    auto v = small[static_cast<size_t>(i)].get(20s);
+    if (v) {
+      ++values;
+      CHECK(*v == i + 1);
+    } else {
+      ++errors;
+      CHECK(v.err().code != swarm::errc::timeout);
+    }
+  }
+  CHECK(values >= 11);
+  CHECK(values + errors == 300);
+  // The rest of the cluster goes on.
+  CHECK(c.rt->submit(c.on("worker-2"), add, 2, 2).get(10s).value() == 4);
+}
+
 TEST_CASE("a node started with an invalid cluster file names the key and exits") {
   auto dir = make_dir();
   auto text = cluster_file(free_port(), free_port(), free_port(), secret);

@@ -59,6 +59,12 @@ inline int64_t slow_sum(const std::vector<uint8_t>& b, int ms) {
   return std::accumulate(b.begin(), b.end(), int64_t{0});
 }
 
+/// `n` bytes counting up after `ms` of work: a large result that takes a while.
+inline std::vector<uint8_t> slow_blob(int n, int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return blob(n);
+}
+
 inline std::vector<int64_t> read_blob(const std::vector<uint8_t>& b) {
   return {static_cast<int64_t>(::getpid()),
           std::accumulate(b.begin(), b.end(), int64_t{0})};
@@ -105,6 +111,7 @@ inline void register_all(application& app) {
   app.function("put_durable_here", put_durable_here);
   app.function("nap_pid", nap_pid);
   app.function("blob", blob);
+  app.function("slow_blob", slow_blob);
   app.function("read_blob", read_blob);
   app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);

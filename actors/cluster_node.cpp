@@ -539,8 +539,7 @@ void cluster_node::tick() {
     me.last_seen = steady::now();
     changed.push_back(me.info);
     for (auto& [name, p] : peers_) {
-      if (name != self_.name && p.info.alive &&
-          steady::now() - p.last_seen > cfg_.node_timeout) {
+      if (name != self_.name && p.info.alive && silent_for_timeout(name, p)) {
         p.info.alive = false;
         changed.push_back(p.info);
         silent.push_back(name);
@@ -559,6 +558,14 @@ void cluster_node::tick() {
   auto table = table_snapshot();
   for (auto& n : alive)
     (void)net_->send(n, table);
+}
+
+bool cluster_node::silent_for_timeout(const std::string& name, const peer_entry& p) const {
+  if (steady::now() - p.last_seen <= cfg_.node_timeout) return false;
+  // A heartbeat may wait behind bulk frames on either side, or behind this node's own
+  // reading: any bytes from the peer, read or waiting to be, show it is alive.
+  auto quiet = net_->quiet_for(name);
+  return !quiet || *quiet > cfg_.node_timeout;
 }
 
 void cluster_node::on_join(const wire_msg::join& m) {

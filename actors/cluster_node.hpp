@@ -240,6 +240,8 @@ private:
   // ------------------------------------------------------------------------------
   void on_join(const wire_msg::join& m);
   void on_heartbeat(const std::string& peer, const wire_msg::heartbeat& m);
+  // Whether `p` sent neither a heartbeat nor any other bytes for `node_timeout`.
+  bool silent_for_timeout(const std::string& name, const peer_entry& p) const;
   wire_msg::node_table table_snapshot() const;
   void on_table(const wire_msg::node_table& t);
   void on_stop(const wire_msg::stop_request& m);

@@ -43,13 +43,21 @@ private:
 
 result<void> cluster_node::feasible(const resource_set& demand, const std::string& node) {
   std::lock_guard<std::mutex> guard{mtx_};
-  std::string seen;
+  std::string seen, dead;
   for (auto& [name, p] : peers_) {
     if (!node.empty() && name != node) continue;
     auto total = from_list(p.info.total);
-    if (p.info.alive && total && demand.fits_in(*total)) return {};
+    bool fits = total && demand.fits_in(*total);
+    if (p.info.alive && fits) return {};
+    if (fits) dead += (dead.empty() ? "'" : ", '") + name + "'";
     seen += (seen.empty() ? "" : ", ") + name + " " + (total ? total->to_string() : "?");
   }
+  // The truth is that the node is down, not that nothing could ever run this.
+  if (!dead.empty())
+    return error{errc::node_unreachable,
+                 node.empty() ? "demands " + demand.to_string() +
+                                    ": the nodes that have it are dead (" + dead + ")"
+                              : "node " + dead + " is dead"};
   if (!node.empty() && seen.empty()) {
     if (!cfg_.find(node)) return error{errc::infeasible, cfg_.find(node).err().message};
     return error{errc::infeasible, "node '" + node + "' has not joined the cluster"};
@@ -480,39 +488,52 @@ void cluster_node::on_chunk(wire_msg::object_chunk&& m) {
   std::shared_ptr<pull_state> p;
   std::vector<value_cb> waiters;
   result<detail::boxed_value> out{error{errc::object_freed, ""}};
+  // Takes the waiters of `p` and ends its pull, unless a newer pull replaced it.
+  auto finish = [&] {
+    waiters = std::move(p->waiters);
+    if (auto i = pulls_.find(k); i != pulls_.end() && i->second == p) pulls_.erase(i);
+  };
+  bool fits = false;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto i = pulls_.find(k);
     if (i == pulls_.end()) return;
     p = i->second;
-    bool bad =
-        !m.missing.empty() || m.total != p->total || m.offset + m.data.size() > p->total;
-    if (!bad) {
-      std::memcpy(p->buf.data() + m.offset, m.data.data(), m.data.size());
-      p->received += m.data.size();
-      --p->in_flight;
-      if (p->received < p->total) {
-        request_chunks(k, *p);
-        return;
-      }
-      std::string why;
-      auto v = p->type->decode(p->buf.data(), p->buf.size(), why);
-      if (v) {
-        out = detail::boxed_value{v, p->type};
-        fetched_[k] = {v, p->type};
-      } else {
-        out = error{errc::type_mismatch, "malformed " + p->type->name + ": " + why};
-      }
-    } else {
+    fits = m.missing.empty() && m.total == p->total && m.offset + m.data.size() <= p->total;
+    if (!fits) {
       // A holder without the object lost it (a node found dead and back again drops
       // what it held for the owners it lost): its owner may remake it.
       out = error{m.missing.empty() ? errc::object_freed : errc::object_lost,
                   "pulling " + object_id{k.first, k.second}.to_string() + " from node '" +
                       p->from + "' failed: " +
                       (m.missing.empty() ? "chunk does not fit the object" : m.missing)};
+      finish();
     }
-    waiters = std::move(p->waiters);
-    pulls_.erase(i);
+  }
+  if (fits) {
+    // The copy and the decode run without the node's lock (only the thread that
+    // delivers messages writes chunks), so heartbeats and calls are not held up.
+    std::memcpy(p->buf.data() + m.offset, m.data.data(), m.data.size());
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      p->received += m.data.size();
+      --p->in_flight;
+      if (p->received < p->total) {
+        if (auto i = pulls_.find(k); i != pulls_.end() && i->second == p)
+          request_chunks(k, *p);
+        return;
+      }
+    }
+    std::string why;
+    auto v = p->type->decode(p->buf.data(), p->buf.size(), why);
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (v) {
+      out = detail::boxed_value{v, p->type};
+      fetched_[k] = {v, p->type};
+    } else {
+      out = error{errc::type_mismatch, "malformed " + p->type->name + ": " + why};
+    }
+    finish();
   }
   for (auto& w : waiters)
     w(out);

@@ -23,8 +23,13 @@ struct global_state {
 result<std::string> choose(global_state& st, const placement_request& req) {
   const std::string* best = nullptr;
   uint64_t best_bytes = 0, best_queued = 0;
+  std::string dead; // nodes that would fit but are dead
   for (auto& [name, n] : st.nodes) {
-    if (!n.alive || !req.demand.fits_in(n.total)) continue;
+    if (!req.demand.fits_in(n.total)) continue;
+    if (!n.alive) {
+      dead += (dead.empty() ? "'" : ", '") + name + "'";
+      continue;
+    }
     uint64_t bytes = 0;
     for (auto& [where, size] : req.input_bytes)
       if (where == name) bytes += size;
@@ -34,9 +39,13 @@ result<std::string> choose(global_state& st, const placement_request& req) {
       best_queued = n.queued;
     }
   }
+  if (!best && !dead.empty())
+    return error{errc::node_unreachable, "demands " + req.demand.to_string() +
+                                             ": the nodes that have it are dead (" + dead +
+                                             ")"};
   if (!best)
     return error{errc::infeasible, "demands " + req.demand.to_string() +
-                                       " but no live node of the cluster has it"};
+                                       " but no node of the cluster has it"};
   ++st.nodes[*best].queued;
   return *best;
 }

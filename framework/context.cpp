@@ -224,7 +224,7 @@ detail::slot_ptr context::submit_erased(const detail::function_entry& f,
   t->options = opts;
   auto slot = t->result;
   if (auto ok = core_->feasible(opts.resources, opts.node); !ok) {
-    slot->set_error({errc::infeasible, "task '" + f.name + "': " + ok.err().message});
+    slot->set_error({ok.err().code, "task '" + f.name + "': " + ok.err().message});
     return slot;
   }
   detail::submit_when_ready(*core_, std::move(t));

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -80,6 +81,8 @@ struct endpoint::connection {
   handshake hs;          // I/O thread only
   frame_decoder decoder; // I/O thread only
   clock_type::time_point opened;
+  // When bytes last arrived (steady clock ticks); written by the I/O thread.
+  std::atomic<clock_type::rep> last_received{opened.time_since_epoch().count()};
   // Guarded by the endpoint's mutex.
   phase state = phase::handshaking;
   std::string peer;
@@ -160,6 +163,22 @@ endpoint::counters endpoint::stats() const {
 bool endpoint::connected(const std::string& peer) const {
   std::lock_guard<std::mutex> guard{mtx_};
   return by_name_.count(peer) != 0;
+}
+
+std::optional<std::chrono::milliseconds> endpoint::quiet_for(const std::string& peer) const {
+  std::optional<std::chrono::milliseconds> quiet;
+  auto now = clock_type::now().time_since_epoch().count();
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& c : conns_) {
+    if (c->state != connection::phase::up || c->peer != peer) continue;
+    int unread = 0;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        clock_type::duration{now - c->last_received.load(std::memory_order_relaxed)});
+    if (::ioctl(c->fd, FIONREAD, &unread) == 0 && unread > 0)
+      ms = std::chrono::milliseconds{0};
+    if (!quiet || ms < *quiet) quiet = ms;
+  }
+  return quiet;
 }
 
 void endpoint::disconnect(const std::string& peer, const std::string& why) {
@@ -387,6 +406,9 @@ void endpoint::on_readable(const conn_ptr& c) {
     // Straight into the decoder's buffer; a large frame gets room for all of it.
     auto [room, cap] = c->decoder.prepare(read_chunk);
     auto n = ::recv(c->fd, room, cap, 0);
+    if (n > 0)
+      c->last_received.store(clock_type::now().time_since_epoch().count(),
+                             std::memory_order_relaxed);
     if (n == 0) return close(c, "the peer closed the connection");
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;

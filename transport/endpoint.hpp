@@ -67,6 +67,7 @@ public:
   result<void> send(const std::string& peer, const message& m) override;
   bool connected(const std::string& peer) const override;
   void disconnect(const std::string& peer, const std::string& why) override;
+  std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) const override;
 
   counters stats() const;
 

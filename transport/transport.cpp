@@ -4,4 +4,8 @@ namespace swarm::wire_msg {
 
 transport::~transport() = default;
 
+std::optional<std::chrono::milliseconds> transport::quiet_for(const std::string&) const {
+  return std::nullopt;
+}
+
 } // namespace swarm::wire_msg

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "framework/result.hpp"
@@ -67,6 +68,11 @@ public:
 
   /// Closes the connections to `peer`; `why` is what its down report says.
   virtual void disconnect(const std::string& peer, const std::string& why) = 0;
+
+  /// How long nothing has arrived from `peer` on any of its connections: zero while bytes
+  /// from it wait to be read, so a peer is never silent because this side is slow to
+  /// read. Empty when this transport cannot tell (then only heartbeats count).
+  virtual std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) const;
 };
 
 /// Starts a node's transport with its settings and handlers.

@@ -307,6 +307,23 @@ TEST_CASE("a node stopped in the middle of work exits cleanly and every future r
   CHECK(c.rt->submit(c.on("worker-2"), add, 2, 2).get(10s).value() == 4);
 }
 
+TEST_CASE("healthy workers moving 500 MB results to the head are not declared dead") {
+  three_nodes c;
+  auto blob = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  std::vector<swarm::object_ref<std::vector<uint8_t>>> results;
+  for (auto* node : {"worker-1", "worker-2", "worker-1", "worker-2"})
+    results.push_back(c.rt->submit(c.on(node), blob, 500 << 20));
+  for (auto& r : results) {
+    auto v = r.get(120s);
+    REQUIRE_MESSAGE(v, v.err().to_string());
+    CHECK(v->size() == (500u << 20));
+    CHECK((*v)[1000] == static_cast<uint8_t>(1000 % 256));
+  }
+  CHECK(c.alive() == 3);
+  CHECK(c.w1->log().find("no heartbeat") == std::string::npos);
+  CHECK(c.w2->log().find("no heartbeat") == std::string::npos);
+}
+
 TEST_CASE("a node started with an invalid cluster file names the key and exits") {
   auto dir = make_dir();
   auto text = cluster_file(free_port(), free_port(), free_port(), secret);
@@ -325,6 +342,22 @@ TEST_CASE("a task whose node is killed runs again on another node") {
   auto survivor_pid = (*busy.survivor)->pid();
   (*busy.victim)->kill_now();
   CHECK(busy.task.get(20s).value() == survivor_pid);
+  // With both workers dead, work that needs them says so rather than "infeasible".
+  (*busy.survivor)->kill_now();
+  auto pid = c.app.find_function<int()>("pid").value();
+  swarm::task_options on_a_worker;
+  on_a_worker.resources.set("slot", 1);
+  swarm::result<int> r = swarm::error{swarm::errc::timeout, "not tried"};
+  for (int i = 0; i < 100; ++i) {
+    r = c.rt->submit(on_a_worker, pid).get(10s);
+    if (!r && r.err().message.find("dead") != std::string::npos) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  REQUIRE_FALSE(r);
+  INFO(r.err().to_string());
+  CHECK(r.err().code == swarm::errc::node_unreachable);
+  CHECK(r.err().message.find("the nodes that have it are dead ('worker-1', 'worker-2')") !=
+        std::string::npos);
 }
 
 TEST_CASE("a frozen node is found dead within node_timeout and its task runs elsewhere") {

@@ -148,12 +148,24 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
 std::shared_ptr<remote_actor_record>
 cluster_node::track(detail::actor_spec spec, const std::string& node, uint64_t id,
                     std::optional<wire_msg::actor_create> created_by) {
+  // An actor this node created lives while its handles here do (as in Ray); a named one
+  // lives until killed, since anyone may look it up.
+  remote_actor_record::release_fn release;
+  if (created_by && spec.options.name.empty())
+    release = [sink = releases_](const std::string& node, uint64_t id) {
+      std::lock_guard<std::mutex> guard{sink->mtx};
+      if (sink->net) (void)sink->net->send(node, wire_msg::actor_kill{id});
+    };
   auto rec = std::make_shared<remote_actor_record>(std::move(spec), node, id,
-                                                   std::move(created_by));
+                                                   std::move(created_by), std::move(release));
   std::lock_guard<std::mutex> guard{mtx_};
-  remote_actors_.erase(std::remove_if(remote_actors_.begin(), remote_actors_.end(),
-                                      [](auto& w) { return w.expired(); }),
-                       remote_actors_.end());
+  // Pruned when it doubled, so tracking stays amortized O(1) with many live actors.
+  if (remote_actors_.size() >= prune_remote_at_) {
+    remote_actors_.erase(std::remove_if(remote_actors_.begin(), remote_actors_.end(),
+                                        [](auto& w) { return w.expired(); }),
+                         remote_actors_.end());
+    prune_remote_at_ = std::max<size_t>(64, 2 * remote_actors_.size());
+  }
   remote_actors_.push_back(rec);
   return rec;
 }

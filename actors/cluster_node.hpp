@@ -278,6 +278,7 @@ private:
       fetched_;
   std::map<uint64_t, detail::actor_record_ptr> hosted_;
   std::vector<std::weak_ptr<remote_actor_record>> remote_actors_;
+  size_t prune_remote_at_ = 64;
   std::map<uint64_t, std::function<void(wire_msg::message)>> requests_;
   std::map<uint64_t, uint64_t> jobs_started_; // jobs of drivers on this node: start time
   uint64_t next_actor_ = 1;

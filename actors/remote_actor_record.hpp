@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -16,13 +17,21 @@ namespace swarm::actors {
 
 /// An actor on another node, as this node's handles see it. The node that created it
 /// (its owner) keeps what re-creates it, and restarts it elsewhere when its node dies;
-/// calls made meanwhile wait for the restart.
+/// calls made meanwhile wait for the restart. When the owner's last handle goes (the
+/// record with it), `release` stops the actor where it lives.
 class remote_actor_record final : public detail::actor_record {
 public:
+  using release_fn = std::function<void(const std::string& node, uint64_t id)>;
+
   remote_actor_record(detail::actor_spec spec, std::string node, uint64_t id,
-                      std::optional<wire_msg::actor_create> created_by = std::nullopt)
+                      std::optional<wire_msg::actor_create> created_by = std::nullopt,
+                      release_fn release = {})
       : actor_record(std::move(spec)), node_(std::move(node)), id_(id),
-        create_(std::move(created_by)) {}
+        create_(std::move(created_by)), release_(std::move(release)) {}
+
+  ~remote_actor_record() override {
+    if (release_ && !dead()) release_(node_, id_);
+  }
 
   std::string remote_node() const override {
     std::lock_guard<std::mutex> guard{mtx_};
@@ -139,6 +148,7 @@ private:
   std::string node_;
   uint64_t id_;
   std::optional<wire_msg::actor_create> create_;
+  release_fn release_;
   uint32_t restarts_ = 0;
   bool restarting_ = false;
   std::deque<detail::task_ptr> held_;

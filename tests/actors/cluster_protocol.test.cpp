@@ -205,6 +205,32 @@ TEST_CASE("calls to a named actor go from the caller's node straight to the acto
   CHECK(calls->size() == 1);
 }
 
+TEST_CASE("an actor on another node stops when its creator drops the last handle") {
+  fake_cluster c;
+  auto ballast_t = c.app.find_actor_type<ballast>("ballast").value();
+  auto kills = c.spy([](auto& from, auto& to, auto& m) {
+    return from == "head" && to == "worker-1" && is<wire_msg::actor_kill>(m);
+  });
+  auto before = ballast::live().load();
+  actor_options o;
+  o.node = "worker-1";
+  {
+    auto a = c.driver->spawn(o, ballast_t, 4);
+    CHECK(a.call(&ballast::kib).get(10s).value() == 4);
+    CHECK(ballast::live() == before + 1);
+    auto copy = a; // a second handle keeps it
+  }
+  CHECK(fake_cluster::eventually([&] { return ballast::live() == before; }));
+  CHECK(*kills == 1);
+  // A named actor lives on without handles, until killed.
+  o.name = "kept";
+  { (void)c.driver->spawn(o, ballast_t, 4); }
+  auto found = c.driver->find_actor(ballast_t, "kept").value();
+  CHECK(found.call(&ballast::kib).get(10s).value() == 4);
+  CHECK(ballast::live() == before + 1);
+  CHECK(*kills == 1);
+}
+
 TEST_CASE("a node whose heartbeats stop reaching the head is marked dead, then alive again") {
   fake_cluster c;
   std::atomic<bool> silent{true};

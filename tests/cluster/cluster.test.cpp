@@ -324,6 +324,36 @@ TEST_CASE("healthy workers moving 500 MB results to the head are not declared de
   CHECK(c.w2->log().find("no heartbeat") == std::string::npos);
 }
 
+TEST_CASE("actors spawned on another node and dropped are reclaimed there") {
+  three_nodes c;
+  auto ballast_t = c.app.find_actor_type<ballast>("ballast").value();
+  swarm::actor_options o;
+  o.node = "worker-1";
+  auto rss = [&] {
+    std::ifstream statm{"/proc/" + std::to_string(c.w1->pid()) + "/statm"};
+    size_t pages = 0, resident = 0;
+    statm >> pages >> resident;
+    return resident * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  };
+  auto spawn_and_drop = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      auto a = c.rt->spawn(o, ballast_t, 1024);
+      REQUIRE(a.call(&ballast::kib).get(10s).value() == 1024);
+    }
+  };
+  spawn_and_drop(20);
+  auto warm = rss();
+  // 300 MiB of actors if none were reclaimed.
+  spawn_and_drop(300);
+  size_t now = rss();
+  for (int i = 0; i < 100 && now > warm + (48u << 20); ++i) {
+    std::this_thread::sleep_for(50ms);
+    now = rss();
+  }
+  INFO("worker-1 RSS went from " << warm / 1024 << " KiB to " << now / 1024 << " KiB");
+  CHECK(now < warm + (48u << 20));
+}
+
 TEST_CASE("a node started with an invalid cluster file names the key and exits") {
   auto dir = make_dir();
   auto text = cluster_file(free_port(), free_port(), free_port(), secret);

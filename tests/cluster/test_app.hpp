@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -94,6 +95,22 @@ inline int call_named(context& ctx, const std::string& name, int x) {
   return a.call(&counter::add, x).get().value();
 }
 
+/// An actor holding `kib` KiB, counting its live instances in this process (so a test
+/// sees whether dropped ones are reclaimed).
+class ballast : public actor {
+public:
+  static std::atomic<int>& live() {
+    static std::atomic<int> n{0};
+    return n;
+  }
+  explicit ballast(int kib) : bytes_(static_cast<size_t>(kib) << 10, 1) { ++live(); }
+  ~ballast() override { --live(); }
+  int kib() const { return static_cast<int>(bytes_.size() >> 10); }
+
+private:
+  std::vector<uint8_t> bytes_;
+};
+
 /// Creates a counter wherever the resource "special" is, from wherever this task runs,
 /// and calls it once.
 inline int spawn_special(context& ctx, int start) {
@@ -116,6 +133,7 @@ inline void register_all(application& app) {
   app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);
   app.function("spawn_special", spawn_special);
+  app.actor_type<ballast>("ballast").constructor<int>().method("kib", &ballast::kib);
   app.actor_type<counter>("counter")
       .constructor<int>()
       .method("add", &counter::add)

@@ -206,6 +206,13 @@ cluster_node::~cluster_node() {
          "node '" + self_.name + "' stopped before '" + p.task->name + "' finished"});
 }
 
+node_stats cluster_node::stats() {
+  auto s = local_->stats();
+  std::lock_guard<std::mutex> guard{mtx_};
+  s.pulled_entries = fetched_.size();
+  return s;
+}
+
 void cluster_node::post(std::function<void()> f) {
   // Before the agent runs (while joining) there is nothing to post to; what is posted
   // then (dialing peers of a node table) is redone on the next table.

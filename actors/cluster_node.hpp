@@ -61,7 +61,7 @@ public:
   result<std::optional<std::vector<uint8_t>>> kv(detail::kv_op op, const std::string& name,
                                                  std::vector<uint8_t> value) override;
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
-  node_stats stats() override { return local_->stats(); }
+  node_stats stats() override;
   const cluster_config* cluster() const override { return &cfg_; }
   const std::string& node_name() const override { return self_.name; }
   void job_event(uint64_t id, bool running) override;
@@ -187,6 +187,9 @@ private:
   void request_chunks(const key& k, pull_state& p);
   void on_pull(const std::string& peer, const wire_msg::object_pull& m);
   void on_chunk(wire_msg::object_chunk&& m);
+  // Keeps a pulled value for readers here while it lives; the caller holds mtx_.
+  void remember_fetched(const key& k, const std::shared_ptr<const void>& v,
+                        const detail::type_descriptor* type);
 
   // -- actors
   // ----------------------------------------------------------------------------
@@ -276,6 +279,7 @@ private:
   std::map<key, std::shared_ptr<pull_state>> pulls_;
   std::map<key, std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
       fetched_;
+  size_t prune_fetched_at_ = 64;
   std::map<uint64_t, detail::actor_record_ptr> hosted_;
   std::vector<std::weak_ptr<remote_actor_record>> remote_actors_;
   size_t prune_remote_at_ = 64;

@@ -418,6 +418,17 @@ void cluster_node::gather_args(const std::vector<wire_msg::arg>& args,
           });
 }
 
+void cluster_node::remember_fetched(const key& k, const std::shared_ptr<const void>& v,
+                                    const detail::type_descriptor* type) {
+  // Swept of values gone when it doubled, so it is bounded by the values alive.
+  if (fetched_.size() >= prune_fetched_at_) {
+    for (auto i = fetched_.begin(); i != fetched_.end();)
+      i = i->second.first.expired() ? fetched_.erase(i) : std::next(i);
+    prune_fetched_at_ = std::max<size_t>(64, 2 * fetched_.size());
+  }
+  fetched_[k] = {v, type};
+}
+
 void cluster_node::fetch(const wire_msg::remote_ref& ref,
                          const detail::type_descriptor* type, value_cb done) {
   auto k = key_of(ref.id);
@@ -529,7 +540,7 @@ void cluster_node::on_chunk(wire_msg::object_chunk&& m) {
     std::lock_guard<std::mutex> guard{mtx_};
     if (v) {
       out = detail::boxed_value{v, p->type};
-      fetched_[k] = {v, p->type};
+      remember_fetched(k, v, p->type);
     } else {
       out = error{errc::type_mismatch, "malformed " + p->type->name + ": " + why};
     }

@@ -17,6 +17,8 @@ struct node_stats {
   size_t blocked_workers = 0;  ///< workers whose task waits in get/wait
   size_t named_actors = 0;     ///< names in the control store
   size_t control_rows = 0;     ///< rows in its node, job and object tables
+  size_t pulled_entries = 0;   ///< values pulled from other nodes it remembers (bounded
+                               ///< by those still alive, with slack)
   std::string available;       ///< resources not held by running work
 };
 

@@ -177,6 +177,19 @@ TEST_CASE("a large result is pulled in chunks on the bulk lane, once per node") 
   CHECK(c.net.stats().frames[static_cast<size_t>(wire_msg::lane::bulk)] - bulk_before == 6);
 }
 
+TEST_CASE("what a node remembers of pulled values is bounded by the values alive") {
+  fake_cluster c;
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  // Results over the inline threshold: each is pulled by the head, read, and dropped.
+  for (int i = 0; i < 600; ++i)
+    REQUIRE(c.driver->submit(c.on("worker-1"), blob_fn, 100 << 10).get(10s));
+  auto kept = c.driver->submit(c.on("worker-1"), blob_fn, 100 << 10);
+  REQUIRE(kept.get(10s));
+  auto n = c.head->stats().pulled_entries;
+  CHECK(n >= 1);
+  CHECK(n <= 128);
+}
+
 TEST_CASE("calls to a named actor go from the caller's node straight to the actor's") {
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();

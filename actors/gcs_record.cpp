@@ -157,6 +157,8 @@ result<gcs_record> decode_record(const uint8_t* payload, size_t size) {
     if (p != end) return bad("an erase record carries a row");
     return rec;
   }
+  if (p == end)
+    return bad("a put record of '" + rec.table + "/" + rec.key + "' has no row");
   wire_msg::frame_decoder dec{max_row_bytes};
   std::vector<wire_msg::message> msgs;
   if (auto ok = dec.feed(p, static_cast<size_t>(end - p), msgs); !ok)

@@ -1,16 +1,105 @@
 #include "framework/cluster_config.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
 namespace swarm {
 
 namespace {
+
+// The largest values the keys below take: beyond them a value is a typo, or overflows
+// what it sets.
+constexpr double max_cpus = 4096;
+constexpr int64_t max_gpus = 1024;
+constexpr double max_resource = 1e15;
+constexpr size_t max_object_store = size_t{1} << 50;
+// An object chunk (4 MiB, actors/cluster_tasks.cpp) must fit in a frame, which is
+// max_message plus 1 MiB; Cap'n Proto blobs, which carry values, stop short of 512 MiB.
+constexpr size_t min_max_message = size_t{4} << 20;
+constexpr size_t max_max_message = size_t{256} << 20;
+
+// `n` bytes in the largest binary unit that divides it: "4MiB", "1000".
+std::string byte_text(size_t n) {
+  static const char* units[] = {"", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t u = 0;
+  while (u + 1 < std::size(units) && n >= 1024 && n % 1024 == 0) {
+    n /= 1024;
+    ++u;
+  }
+  return std::to_string(n) + units[u];
+}
+
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// The offset of the first byte of `text` that is not part of valid UTF-8 (overlong
+// forms, surrogates and code points past U+10FFFF included), or npos.
+size_t invalid_utf8_at(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0, min = 0;
+    if ((c & 0xe0) == 0xc0) {
+      len = 2, cp = c & 0x1fu, min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3, cp = c & 0x0fu, min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4, cp = c & 0x07u, min = 0x10000;
+    } else {
+      return i;
+    }
+    if (text.size() - i < len) return i;
+    for (size_t k = 1; k < len; ++k) {
+      auto d = static_cast<unsigned char>(text[i + k]);
+      if ((d & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (d & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+// The dotted IPv4 address of `host`: itself when it is one, else its first IPv4 address
+// by name lookup (getaddrinfo), so that a node started from the file can use it.
+result<std::string> resolve_ipv4(const std::string& host) {
+  in_addr a{};
+  if (::inet_pton(AF_INET, host.c_str(), &a) == 1) return host;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || !found)
+    return error{errc::invalid_argument,
+                 "'" + host + "' is neither an IPv4 address nor a host name with one (" +
+                     (rc != 0 ? ::gai_strerror(rc) : "no address") + ")"};
+  char buf[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(found->ai_addr)->sin_addr,
+              buf, sizeof buf);
+  ::freeaddrinfo(found);
+  return std::string{buf};
+}
 
 // Validates one parsed file; the first problem found is kept with its place and key.
 class checker {
@@ -77,23 +166,34 @@ public:
     return v;
   }
 
-  // A byte size: an integer, or a string with a unit ("4GiB").
+  // A byte size in [lo, hi]: an integer, or a string with a unit ("4GiB").
   std::optional<size_t> bytes(const toml::table& t, const std::string& prefix,
-                              const char* key) {
+                              const char* key, size_t lo, size_t hi) {
     auto* n = t.get(key);
     if (!n) return std::nullopt;
-    if (n->is_integer() && *n->value<int64_t>() > 0)
-      return static_cast<size_t>(*n->value<int64_t>());
-    if (n->is_string())
-      if (auto v = parse_byte_size(*n->value<std::string>()); v && *v > 0) return v;
-    fail(n->source(), join(prefix, key),
-         "must be a positive byte count, e.g. 1048576 or \"1MiB\", \"4GiB\"");
-    return std::nullopt;
+    std::optional<size_t> v;
+    if (n->is_integer() && *n->value<int64_t>() >= 0)
+      v = static_cast<size_t>(*n->value<int64_t>());
+    else if (n->is_string())
+      v = parse_byte_size(*n->value<std::string>());
+    if (!v) {
+      fail(n->source(), join(prefix, key),
+           "must be a byte count, e.g. 1048576 or \"1MiB\", \"4GiB\"");
+      return std::nullopt;
+    }
+    if (*v < lo || *v > hi) {
+      fail(n->source(), join(prefix, key),
+           "must be between " + byte_text(lo) + " and " + byte_text(hi) + ", got " +
+               byte_text(*v));
+      return std::nullopt;
+    }
+    return v;
   }
 
-  // "discover" (empty) or a non-negative number; `whole` requires an integer.
-  std::optional<std::optional<double>>
-  amount(const toml::table& t, const std::string& prefix, const char* key, bool whole) {
+  // "discover" (empty) or a number in [0, hi]; `whole` requires an integer.
+  std::optional<std::optional<double>> amount(const toml::table& t,
+                                              const std::string& prefix, const char* key,
+                                              bool whole, double hi) {
     auto* n = t.get(key);
     if (!n) return std::optional<double>{};
     if (n->is_string() && *n->value<std::string>() == "discover")
@@ -103,10 +203,10 @@ public:
       v = static_cast<double>(*n->value<int64_t>());
     else if (n->is_floating_point() && !whole)
       v = *n->value<double>();
-    if (!(v >= 0) || !std::isfinite(v)) {
+    if (!(v >= 0 && v <= hi)) {
       fail(n->source(), join(prefix, key),
-           std::string{"must be \"discover\" or a non-negative "} +
-               (whole ? "integer" : "number"));
+           std::string{"must be \"discover\" or "} + (whole ? "an integer" : "a number") +
+               " between 0 and " + number_text(hi));
       return std::nullopt;
     }
     return std::optional<double>{v};
@@ -172,9 +272,21 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
            "must be longer than cluster.heartbeat_ms");
   if (auto* lim = table_at(c, root, "limits")) {
     c.only(*lim, "limits", {"object_store", "inline_threshold", "max_message"});
-    if (auto v = c.bytes(*lim, "limits", "object_store")) out.object_store_bytes = *v;
-    if (auto v = c.bytes(*lim, "limits", "inline_threshold")) out.inline_threshold = *v;
-    if (auto v = c.bytes(*lim, "limits", "max_message")) out.max_message_bytes = *v;
+    if (auto v = c.bytes(*lim, "limits", "object_store", 1, max_object_store))
+      out.object_store_bytes = *v;
+    if (auto v = c.bytes(*lim, "limits", "inline_threshold", 1, max_max_message))
+      out.inline_threshold = *v;
+    if (auto v = c.bytes(*lim, "limits", "max_message", min_max_message, max_max_message))
+      out.max_message_bytes = *v;
+    // Values up to inline_threshold travel inside messages.
+    if (!c.failed() && out.inline_threshold > out.max_message_bytes) {
+      auto* at = lim->get("max_message") ? lim->get("max_message")
+                                         : lim->get("inline_threshold");
+      c.fail(at->source(), "limits.max_message",
+             "is " + byte_text(out.max_message_bytes) + ", smaller than " +
+                 "limits.inline_threshold (" + byte_text(out.inline_threshold) +
+                 "): a value sent inline must fit in a message");
+    }
   }
 }
 
@@ -205,6 +317,12 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
              "must be usable as a directory name under cluster.gcs_dir (no '/', not '.' "
              "or '..')");
     spec.address = c.string(t, prefix, "address", true).value_or("");
+    if (!spec.address.empty()) {
+      if (auto ip = resolve_ipv4(spec.address))
+        spec.address = *ip;
+      else
+        c.fail(t.get("address")->source(), prefix + ".address", ip.err().message);
+    }
     spec.port =
         static_cast<uint16_t>(c.integer(t, prefix, "port", 1, 65535, true).value_or(0));
     if (!spec.address.empty() && spec.port != 0 &&
@@ -219,13 +337,13 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
       c.fail(t.get("role")->source(), prefix + ".role",
              "must be \"head\" or \"worker\", got \"" + role + "\"");
     }
-    if (auto cpus = c.amount(t, prefix, "cpus", false)) {
+    if (auto cpus = c.amount(t, prefix, "cpus", false, max_cpus)) {
       if (*cpus && **cpus == 0)
         c.fail(t.get("cpus")->source(), prefix + ".cpus",
                "must be positive or \"discover\"");
       spec.cpus = *cpus;
     }
-    if (auto gpus = c.amount(t, prefix, "gpus", true))
+    if (auto gpus = c.amount(t, prefix, "gpus", true, static_cast<double>(max_gpus)))
       if (*gpus) spec.gpus = static_cast<size_t>(**gpus);
     if (auto* res = t.get("resources")) {
       if (!res->is_table()) {
@@ -240,8 +358,9 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
           double amount = v.is_integer() ? static_cast<double>(*v.value<int64_t>())
                           : v.is_floating_point() ? *v.value<double>()
                                                   : -1;
-          if (!(amount >= 0) || !std::isfinite(amount))
-            c.fail(v.source(), key, "must be a non-negative number");
+          if (!(amount >= 0 && amount <= max_resource))
+            c.fail(v.source(), key,
+                   "must be a number between 0 and " + number_text(max_resource));
           else
             spec.resources.set(std::string{k.str()}, amount);
         }
@@ -286,6 +405,10 @@ std::optional<size_t> parse_byte_size(std::string_view text) {
     scale = 1024.0 * 1024;
   else if (unit == "GiB")
     scale = 1024.0 * 1024 * 1024;
+  else if (unit == "TiB")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (unit == "PiB")
+    scale = 1024.0 * 1024 * 1024 * 1024 * 1024;
   else if (unit == "KB")
     scale = 1e3;
   else if (unit == "MB")
@@ -301,6 +424,17 @@ std::optional<size_t> parse_byte_size(std::string_view text) {
 
 result<cluster_config> parse_cluster_config(std::string_view text,
                                             const std::string& source_name) {
+  // Checked here, not left to toml++: 3.3.0 can reach its "unreachable" marker on some
+  // invalid UTF-8.
+  if (auto at = invalid_utf8_at(text); at != std::string_view::npos) {
+    auto before = text.substr(0, at);
+    auto line = 1 + std::count(before.begin(), before.end(), '\n');
+    auto line_start = before.rfind('\n');
+    auto column = at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+    return error{errc::invalid_argument,
+                 source_name + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                     ": not valid UTF-8 at byte offset " + std::to_string(at)};
+  }
   toml::table root;
   try {
     root = toml::parse(text, source_name);

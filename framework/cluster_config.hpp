@@ -66,7 +66,7 @@ result<cluster_config> parse_cluster_config(std::string_view text,
 /// Reads and validates the cluster file at `path`.
 result<cluster_config> load_cluster_config(const std::string& path);
 
-/// Parses a byte size with an optional unit: "512", "100KiB", "4GiB", "1.5MB".
+/// Parses a byte size with an optional unit: "512", "100KiB", "4GiB", "1PiB", "1.5MB".
 std::optional<size_t> parse_byte_size(std::string_view text);
 
 } // namespace swarm

@@ -10,9 +10,11 @@
 // Arithmetic types, enums, strings, vectors, arrays, pairs, tuples, maps and optionals
 // are encodable out of the box. The encoding is little-endian, sizes are 64-bit.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <optional>
 #include <string>
@@ -82,6 +84,40 @@ struct is_encodable<std::unordered_map<K, V, H, E, A>>
     : std::bool_constant<is_encodable<K>::value && is_encodable<V>::value> {};
 
 template <class T> inline constexpr bool is_encodable_v = is_encodable<T>::value;
+
+namespace detail {
+
+template <class T> constexpr size_t min_encoded_size();
+
+template <class T, size_t... Is>
+constexpr size_t min_encoded_size_of_elements(std::index_sequence<Is...>) {
+  return (size_t{0} + ... + min_encoded_size<std::tuple_element_t<Is, T>>());
+}
+
+/// The fewest bytes any value of `T` encodes to, so that a count field can be checked
+/// against the bytes left before anything is allocated for it. 0 for a type with an
+/// `inspect` overload: what it reads may depend on the values it has read.
+template <class T> constexpr size_t min_encoded_size() {
+  using U = std::remove_const_t<T>;
+  if constexpr (std::is_same_v<U, bool>)
+    return 1;
+  else if constexpr (std::is_arithmetic_v<U> || std::is_enum_v<U>)
+    return sizeof(U);
+  else if constexpr (std::is_same_v<U, std::string> || is_vector<U>::value ||
+                     is_map<U>::value)
+    return sizeof(uint64_t); // the count
+  else if constexpr (is_array<U>::value)
+    return std::tuple_size_v<U> * min_encoded_size<typename U::value_type>();
+  else if constexpr (is_optional<U>::value)
+    return 1; // the flag
+  else if constexpr (is_tuple_like<U>::value)
+    return min_encoded_size_of_elements<U>(
+        std::make_index_sequence<std::tuple_size_v<U>>{});
+  else
+    return 0;
+}
+
+} // namespace detail
 
 namespace detail {
 
@@ -201,22 +237,33 @@ private:
     return false;
   }
 
+  size_t remaining() const { return static_cast<size_t>(end_ - pos_); }
+
   bool read_raw(void* p, size_t n) {
-    if (static_cast<size_t>(end_ - pos_) < n) return fail("truncated input");
+    if (remaining() < n) return fail("truncated input");
+    // An empty vector's data() may be null, which memcpy must not be given.
+    if (n == 0) return true;
     std::memcpy(p, pos_, n);
     pos_ += n;
     return true;
   }
 
-  bool read_size(size_t& n, size_t min_element_size) {
+  // A count of elements of type `E`. A count larger than the remaining bytes could hold
+  // is corrupt input, not a reason to allocate. Elements that may encode to nothing are
+  // still held to one byte each, so a count never runs a loop longer than the input.
+  template <class E> bool read_count(size_t& n) {
     uint64_t v = 0;
     if (!read_raw(&v, sizeof v)) return false;
-    // A size larger than the remaining bytes could hold is corrupt input, not a reason to
-    // allocate.
-    if (min_element_size > 0 && v > static_cast<uint64_t>(end_ - pos_) / min_element_size)
-      return fail("size field exceeds remaining input");
+    constexpr size_t min_size = std::max<size_t>(detail::min_encoded_size<E>(), 1);
+    if (v > remaining() / min_size) return fail("size field exceeds remaining input");
     n = static_cast<size_t>(v);
     return true;
+  }
+
+  // Room for `n` decoded elements of `E`, but no more memory than the bytes left in the
+  // input: an element may take more room in memory than on the wire.
+  template <class V> void reserve_for(V& x, size_t n) {
+    x.reserve(std::min(n, remaining() / sizeof(typename V::value_type)));
   }
 
   template <class T> bool read(T& x) {
@@ -230,21 +277,20 @@ private:
       return read_raw(&x, sizeof x);
     } else if constexpr (std::is_same_v<T, std::string>) {
       size_t n = 0;
-      if (!read_size(n, 1)) return false;
+      if (!read_count<char>(n)) return false;
       x.assign(reinterpret_cast<const char*>(pos_), n);
       pos_ += n;
       return true;
     } else if constexpr (detail::is_vector<T>::value) {
       using E = typename T::value_type;
       size_t n = 0;
+      if (!read_count<E>(n)) return false;
       if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>) {
-        if (!read_size(n, sizeof(E))) return false;
         x.resize(n);
         return read_raw(x.data(), n * sizeof(E));
       } else {
-        if (!read_size(n, 1)) return false;
         x.clear();
-        x.reserve(n);
+        reserve_for(x, n);
         for (size_t i = 0; i < n; ++i) {
           E e{};
           if (!read(e)) return false;
@@ -257,14 +303,18 @@ private:
         if (!read(e)) return false;
       return true;
     } else if constexpr (detail::is_map<T>::value) {
+      using K = typename T::key_type;
+      using V = typename T::mapped_type;
       size_t n = 0;
-      if (!read_size(n, 1)) return false;
+      if (!read_count<std::pair<K, V>>(n)) return false;
       x.clear();
       for (size_t i = 0; i < n; ++i) {
-        typename T::key_type k{};
-        typename T::mapped_type v{};
+        K k{};
+        V v{};
         if (!read(k) || !read(v)) return false;
-        x.emplace(std::move(k), std::move(v));
+        // Keeping one of two values for a key would decode something never encoded.
+        if (!x.emplace(std::move(k), std::move(v)).second)
+          return fail("duplicate map key");
       }
       return true;
     } else if constexpr (detail::is_optional<T>::value) {
@@ -310,18 +360,26 @@ template <class T> size_t encoded_size(const T& x) {
 }
 
 /// Decodes a `T` from `data`; returns false (and leaves a reason in `why`) on malformed
-/// input or trailing bytes.
+/// input or trailing bytes. An exception while decoding (memory running out, a user
+/// type's `inspect` throwing) does not escape: it is a reason too.
 template <class T> bool decode(const uint8_t* data, size_t size, T& x, std::string& why) {
-  binary_reader r{data, size};
-  if (!r(x)) {
-    why = r.failure().empty() ? "inspect rejected the input" : r.failure();
-    return false;
+  try {
+    binary_reader r{data, size};
+    if (!r(x)) {
+      why = r.failure().empty() ? "inspect rejected the input" : r.failure();
+      return false;
+    }
+    if (!r.at_end()) {
+      why = "trailing bytes after value";
+      return false;
+    }
+    return true;
+  } catch (const std::exception& e) {
+    why = std::string{"decoding threw: "} + e.what();
+  } catch (...) {
+    why = "decoding threw an exception";
   }
-  if (!r.at_end()) {
-    why = "trailing bytes after value";
-    return false;
-  }
-  return true;
+  return false;
 }
 
 } // namespace swarm

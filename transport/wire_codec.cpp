@@ -7,6 +7,7 @@
 #include <kj/io.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "transport/wire.capnp.h"
@@ -130,8 +131,35 @@ job_info get_job(wire::JobInfo::Reader r) {
           r.getRunning(), r.getStartedMs(), r.getEndedMs()};
 }
 
+// Copies a serialized message into a frame. Cap'n Proto writes a blob referenced as
+// external data as a segment of whole words, rounded up past the blob's end: of that
+// segment only the blob's own bytes are read, the rest of its last word is written as
+// zeros (the blob's length in the message says where it ends).
+class frame_output final : public kj::OutputStream {
+public:
+  frame_output(kj::ArrayPtr<kj::byte> out, const kj::byte* blob, size_t blob_size)
+      : out_(out), blob_(blob), blob_size_(blob_size) {}
+
+  void write(const void* buffer, size_t size) override {
+    KJ_REQUIRE(size <= out_.size() - pos_, "message larger than its computed size");
+    size_t readable = buffer == blob_ ? std::min(size, blob_size_) : size;
+    if (readable > 0) std::memcpy(out_.begin() + pos_, buffer, readable);
+    std::memset(out_.begin() + pos_ + readable, 0, size - readable);
+    pos_ += size;
+  }
+
+private:
+  kj::ArrayPtr<kj::byte> out_;
+  size_t pos_ = 0;
+  const kj::byte* blob_;
+  size_t blob_size_;
+};
+
 struct builder_visitor {
   wire::Envelope::Builder env;
+  // The blob referenced instead of copied, if any: encode_frame must not read past it.
+  const kj::byte* external = nullptr;
+  size_t external_size = 0;
 
   void operator()(const hello& m) {
     auto b = env.initHello();
@@ -188,15 +216,26 @@ struct builder_visitor {
     put_id(b.initId(), m.id);
     b.setOffset(m.offset);
     b.setTotal(m.total);
-    // The chunk's bytes are referenced, not copied: they are written once, by
-    // encode_frame, straight into the frame.
     capnp::Data::Reader bytes =
         m.source ? capnp::Data::Reader{reinterpret_cast<const kj::byte*>(
                                            m.source->data() + m.offset),
                                        m.source_length}
                  : capnp::Data::Reader{bytes_of(m.data)};
-    b.adoptData(
-        capnp::Orphanage::getForMessageContaining(b).referenceExternalData(bytes));
+    if (bytes.size() == 0) {
+      // Left unset: reads as empty.
+    } else if (reinterpret_cast<uintptr_t>(bytes.begin()) % sizeof(capnp::word) == 0) {
+      // The chunk's bytes are referenced, not copied: they are written once, by
+      // encode_frame, straight into the frame.
+      b.adoptData(
+          capnp::Orphanage::getForMessageContaining(b).referenceExternalData(bytes));
+      external = bytes.begin();
+      external_size = bytes.size();
+    } else {
+      // Cap'n Proto references only word-aligned memory: a pull at an odd offset is
+      // copied.
+      auto d = b.initData(static_cast<unsigned>(bytes.size()));
+      std::memcpy(d.begin(), bytes.begin(), bytes.size());
+    }
     b.setMissing(m.missing);
   }
   void operator()(const object_free& m) { put_id(env.initObjectFree().initId(), m.id); }
@@ -440,7 +479,8 @@ message read_envelope(wire::Envelope::Reader env) {
   case wire::Envelope::GCS_CHAIN: {
     auto r = env.getGcsChain();
     if (r.getKind() > static_cast<uint8_t>(gcs_chain::kind::resync))
-      throw std::invalid_argument("unknown gcs chain kind " + std::to_string(r.getKind()));
+      throw std::invalid_argument("unknown gcs chain kind " +
+                                  std::to_string(r.getKind()));
     gcs_chain m;
     m.shard = r.getShard();
     m.what = static_cast<gcs_chain::kind>(r.getKind());
@@ -464,7 +504,8 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::KV_REPLY: {
     auto r = env.getKvReply();
-    return kv_reply{r.getRequestId(), r.getFound(), to_vector(r.getValue()), r.getFailed(),
+    return kv_reply{r.getRequestId(), r.getFound(), to_vector(r.getValue()),
+                    r.getFailed(),
                     error_value{r.getError().getCode(), r.getError().getMessage()}};
   }
   }
@@ -485,7 +526,8 @@ lane lane_of(const message& m) {
 
 std::vector<uint8_t> encode_frame(const message& m) {
   capnp::MallocMessageBuilder builder;
-  std::visit(builder_visitor{builder.initRoot<wire::Envelope>()}, m);
+  builder_visitor visitor{builder.initRoot<wire::Envelope>()};
+  std::visit(visitor, m);
   // Serialized once, straight into the frame.
   auto words = capnp::computeSerializedSizeInWords(builder);
   auto len = static_cast<uint32_t>(words * sizeof(capnp::word));
@@ -493,8 +535,9 @@ std::vector<uint8_t> encode_frame(const message& m) {
   for (int i = 0; i < 4; ++i)
     out[static_cast<size_t>(i)] = static_cast<uint8_t>(len >> (8 * i));
   out[4] = static_cast<uint8_t>(lane_of(m));
-  kj::ArrayOutputStream stream{
-      kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data() + frame_header_bytes), len)};
+  frame_output stream{
+      kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data() + frame_header_bytes), len),
+      visitor.external, visitor.external_size};
   capnp::writeMessage(stream, builder);
   return out;
 }
@@ -577,7 +620,8 @@ result<void> frame_decoder::decode(std::vector<message>& out) {
                   " is not a whole number of words");
     if (lane_byte > static_cast<uint8_t>(lane::bulk))
       return fail("unknown lane " + std::to_string(lane_byte));
-    if (h[5] != 0 || h[6] != 0 || h[7] != 0) return fail("frame header padding is not zero");
+    if (h[5] != 0 || h[6] != 0 || h[7] != 0)
+      return fail("frame header padding is not zero");
     if (size_ - pos_ < frame_header_bytes + len) break;
     // Read in place: frames are whole words, so every payload starts 8-byte aligned.
     kj::ArrayPtr<const capnp::word> words{

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -62,7 +63,18 @@ std::shared_ptr<const void> decode_from(const uint8_t* data, size_t size,
                                         std::string& why) {
   static_assert(std::is_default_constructible_v<T>,
                 "values that cross nodes must be default-constructible to be decoded");
-  auto x = std::make_shared<T>();
+  // Runs where a bad message must not throw (a node's I/O thread): decode itself does
+  // not, and making the value is caught the same way.
+  std::shared_ptr<T> x;
+  try {
+    x = std::make_shared<T>();
+  } catch (const std::exception& e) {
+    why = std::string{"cannot make the value: "} + e.what();
+    return nullptr;
+  } catch (...) {
+    why = "cannot make the value: its constructor threw";
+    return nullptr;
+  }
   if (!swarm::decode(data, size, *x, why)) return nullptr;
   return x;
 }

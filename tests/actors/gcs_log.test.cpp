@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "actors/gcs_log.hpp"
+#include "actors/gcs_record.hpp"
 
 using swarm::actors::gcs_log;
 using swarm::actors::gcs_record;
@@ -233,6 +234,14 @@ TEST_CASE("appends are checked against the table's row type") {
   CHECK(r.err().message.find("node_info") != std::string::npos);
   CHECK_FALSE(opened->log.append(erase("nodes", "x")));
   CHECK(opened->log.log_records() == 0);
+}
+
+TEST_CASE("a put record without a row is refused before its row is decoded") {
+  // Op byte 1 (put), then the table and the key as u32 length + bytes, and nothing else.
+  std::vector<uint8_t> payload{1, 2, 0, 0, 0, 'k', 'v', 1, 0, 0, 0, 'x'};
+  auto r = swarm::actors::decode_record(payload.data(), payload.size());
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message == "a put record of 'kv/x' has no row");
 }
 
 TEST_CASE("a directory that cannot be created is a clear error") {

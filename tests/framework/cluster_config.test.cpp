@@ -67,6 +67,78 @@ TEST_CASE("a value out of range is rejected with the range and the value") {
   CHECK(msg.find("between 1 and 65535, got 70000") != std::string::npos);
 }
 
+TEST_CASE("every number is checked against its range, naming the key and the range") {
+  auto cpus = error_of(replace(valid, "cpus = 1.5", "cpus = 1e300"));
+  CHECK(cpus.find("cluster.toml:16:") != std::string::npos);
+  CHECK(cpus.find("node[1] (w1).cpus") != std::string::npos);
+  CHECK(cpus.find("between 0 and 4096") != std::string::npos);
+  auto gpus = error_of(replace(valid, "gpus = 2", "gpus = 9223372036854775807"));
+  CHECK(gpus.find("node[1] (w1).gpus") != std::string::npos);
+  CHECK(gpus.find("an integer between 0 and 1024") != std::string::npos);
+  auto tpu = error_of(replace(valid, "TPU = 4", "TPU = 1e300"));
+  CHECK(tpu.find("node[1] (w1).resources.TPU") != std::string::npos);
+  CHECK(tpu.find("between 0 and 1e+15") != std::string::npos);
+  auto store =
+      error_of(replace(valid, "gcs_shards = 2",
+                       "gcs_shards = 2\n[limits]\nobject_store = 2000000000000000000"));
+  CHECK(store.find("limits.object_store") != std::string::npos);
+  CHECK(store.find("between 1 and 1PiB") != std::string::npos);
+  auto message = error_of(replace(valid, "gcs_shards = 2",
+                                  "gcs_shards = 2\n[limits]\nmax_message = \"1MiB\""));
+  CHECK(message.find("limits.max_message") != std::string::npos);
+  CHECK(message.find("between 4MiB and 256MiB, got 1MiB") != std::string::npos);
+}
+
+TEST_CASE("a max_message smaller than the inline threshold is a contradiction") {
+  auto msg = error_of(replace(valid, "gcs_shards = 2",
+                              "gcs_shards = 2\n[limits]\ninline_threshold = \"8MiB\"\n"
+                              "max_message = \"4MiB\""));
+  CHECK(msg.find("cluster.toml:7:") != std::string::npos);
+  CHECK(msg.find("limits.max_message") != std::string::npos);
+  CHECK(msg.find("smaller than limits.inline_threshold (8MiB)") != std::string::npos);
+  // The default max_message (64 MiB) counts too.
+  CHECK(error_of(replace(valid, "gcs_shards = 2",
+                         "gcs_shards = 2\n[limits]\ninline_threshold = \"128MiB\""))
+            .find("smaller than limits.inline_threshold (128MiB)") != std::string::npos);
+}
+
+TEST_CASE("a host name is resolved to its IPv4 address when the file is read") {
+  auto cfg = swarm::parse_cluster_config(
+                 replace(valid, "address = \"127.0.0.1\"", "address = \"localhost\""),
+                 "cluster.toml")
+                 .value();
+  CHECK(cfg.head().address.rfind("127.", 0) == 0);
+  // The same endpoint under two names is still one endpoint.
+  auto same =
+      replace(replace(valid, "address = \"127.0.0.1\"", "address = \"localhost\""),
+              "port = 7101", "port = 7100");
+  CHECK(error_of(same).find("127.0.0.1:7100 is used") != std::string::npos);
+  auto msg = error_of(
+      replace(valid, "address = \"127.0.0.1\"", "address = \"no-such-host.invalid\""));
+  CHECK(msg.find("cluster.toml:8:") != std::string::npos);
+  CHECK(msg.find("node[0] (head).address") != std::string::npos);
+  CHECK(msg.find("'no-such-host.invalid' is neither an IPv4 address nor a host name") !=
+        std::string::npos);
+}
+
+TEST_CASE("a file that is not valid UTF-8 is refused with the byte's offset") {
+  auto text = replace(valid, "name = \"w1\"",
+                      "name = \"w\xff"
+                      "1\"");
+  auto at = text.find('\xff');
+  auto msg = error_of(text);
+  CHECK(msg.find("cluster.toml:13:10: not valid UTF-8 at byte offset " +
+                 std::to_string(at)) != std::string::npos);
+  // Overlong forms, surrogates and truncated sequences are not UTF-8 either.
+  for (const char* bad : {"\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"})
+    CHECK(
+        error_of(replace(valid, "name = \"w1\"", std::string{"name = \"w"} + bad + "\""))
+            .find("not valid UTF-8") != std::string::npos);
+  // Valid multi-byte text passes.
+  CHECK(swarm::parse_cluster_config(
+      replace(valid, "name = \"w1\"", "name = \"w\xc3\xa9\""), "cluster.toml"));
+}
+
 TEST_CASE("an unknown key is rejected instead of silently ignored") {
   auto msg = error_of(replace(valid, "gcs_shards = 2", "gcs_shard = 2"));
   CHECK(msg.find("cluster.gcs_shard") != std::string::npos);
@@ -107,6 +179,7 @@ TEST_CASE("byte sizes take binary and decimal units") {
   CHECK(swarm::parse_byte_size("100KiB") == 102400u);
   CHECK(swarm::parse_byte_size("1.5MB") == 1500000u);
   CHECK(swarm::parse_byte_size("4GiB") == (size_t{4} << 30));
+  CHECK(swarm::parse_byte_size("1PiB") == (size_t{1} << 50));
   CHECK_FALSE(swarm::parse_byte_size("4 parsecs"));
   CHECK_FALSE(swarm::parse_byte_size("GiB"));
   auto msg = error_of(replace(valid, "gcs_shards = 2",

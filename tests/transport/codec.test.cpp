@@ -1,7 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <array>
+#include <cstring>
 #include <map>
 #include <optional>
+#include <stdexcept>
+#include <unordered_map>
 
 #include "framework/detail/type_descriptor.hpp"
 #include "transport/codec.hpp"
@@ -20,6 +24,26 @@ struct sample {
 
 template <class Inspector> bool inspect(Inspector& f, sample& x) {
   return f(x.id, x.name, x.weights, x.counts, x.score, x.pairs, x.flag);
+}
+
+// Takes 4 KiB in memory, and at least as much encoded (which the codec cannot know).
+struct page {
+  std::array<uint8_t, 4096> bytes{};
+};
+
+template <class Inspector> bool inspect(Inspector& f, page& x) {
+  return f(x.bytes);
+}
+
+// Throws from inspect while decoding, as user code may.
+struct picky {
+  int32_t value = 0;
+};
+
+template <class Inspector> bool inspect(Inspector& f, picky& x) {
+  if (!f(x.value)) return false;
+  if (x.value < 0) throw std::domain_error("picky refuses negative values");
+  return true;
 }
 
 sample make_sample() {
@@ -68,6 +92,78 @@ TEST_CASE("a corrupt length field does not allocate what it claims") {
   std::string why;
   CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), v, why));
   CHECK(why.find("exceeds") != std::string::npos);
+}
+
+TEST_CASE("a count is bounded by its elements' smallest encoding, not by one byte each") {
+  // 64 MiB claiming one 4 KiB element per byte: 256 GiB if believed.
+  std::vector<uint8_t> bytes(64 << 20, 0);
+  uint64_t claim = bytes.size() - 8;
+  std::memcpy(bytes.data(), &claim, sizeof claim);
+  std::vector<std::array<uint8_t, 4096>> pages;
+  std::string why;
+  CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), pages, why));
+  CHECK(why == "size field exceeds remaining input");
+  // Nested containers take at least their own count field each.
+  std::vector<std::vector<std::string>> nested;
+  CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), nested, why));
+  CHECK(why == "size field exceeds remaining input");
+  // The exact count still decodes.
+  auto two = swarm::encode(std::vector<std::array<uint8_t, 4096>>(2));
+  CHECK(swarm::decode(two.data(), two.size(), pages, why));
+  CHECK(pages.size() == 2);
+}
+
+TEST_CASE("a count of user types reserves no more memory than the input holds") {
+  // A user type's smallest encoding is not known, so its count is only held to one byte
+  // per element; what is reserved for it up front is held to the bytes there are.
+  std::vector<uint8_t> bytes(64 << 20, 0);
+  uint64_t claim = bytes.size() - 8;
+  std::memcpy(bytes.data(), &claim, sizeof claim);
+  std::vector<page> pages;
+  std::string why;
+  CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), pages, why));
+  CHECK(why == "truncated input");
+}
+
+TEST_CASE("a map with a repeated key is rejected instead of keeping one of its values") {
+  auto bytes = swarm::encode(std::vector<std::pair<int32_t, int32_t>>{{1, 2}, {1, 3}});
+  std::string why;
+  std::map<int32_t, int32_t> ordered;
+  CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), ordered, why));
+  CHECK(why == "duplicate map key");
+  std::unordered_map<int32_t, int32_t> hashed;
+  CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), hashed, why));
+  CHECK(why == "duplicate map key");
+  auto distinct = swarm::encode(std::vector<std::pair<int32_t, int32_t>>{{1, 2}, {2, 3}});
+  CHECK(swarm::decode(distinct.data(), distinct.size(), ordered, why));
+  CHECK(ordered == std::map<int32_t, int32_t>{{1, 2}, {2, 3}});
+}
+
+TEST_CASE("an exception while decoding is returned as the reason, not thrown") {
+  auto bytes = swarm::encode(int32_t{-1});
+  picky x;
+  std::string why;
+  CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), x, why));
+  CHECK(why == "decoding threw: picky refuses negative values");
+  auto& desc = swarm::detail::type_of<picky>();
+  CHECK_FALSE(static_cast<bool>(desc.decode(bytes.data(), bytes.size(), why)));
+  CHECK(why == "decoding threw: picky refuses negative values");
+}
+
+TEST_CASE("empty containers round-trip without copying from or to a null pointer") {
+  // UBSan (SWARM_SANITIZE=address) reports memcpy given an empty vector's null data().
+  std::vector<double> empty;
+  auto bytes = swarm::encode(empty);
+  REQUIRE(bytes.size() == 8);
+  std::vector<double> back; // its data() is null
+  std::string why;
+  CHECK(swarm::decode(bytes.data(), bytes.size(), back, why));
+  CHECK(back.empty());
+  std::vector<std::vector<double>> nested(3);
+  bytes = swarm::encode(nested);
+  std::vector<std::vector<double>> nested_back;
+  CHECK(swarm::decode(bytes.data(), bytes.size(), nested_back, why));
+  CHECK(nested_back == nested);
 }
 
 TEST_CASE("trailing bytes after a value are an error") {

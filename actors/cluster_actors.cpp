@@ -152,9 +152,9 @@ cluster_node::track(detail::actor_spec spec, const std::string& node, uint64_t i
   // lives until killed, since anyone may look it up.
   remote_actor_record::release_fn release;
   if (created_by && spec.options.name.empty())
-    release = [sink = releases_](const std::string& node, uint64_t id) {
+    release = [sink = releases_](const std::string& host, uint64_t actor_id) {
       std::lock_guard<std::mutex> guard{sink->mtx};
-      if (sink->net) (void)sink->net->send(node, wire_msg::actor_kill{id});
+      if (sink->net) (void)sink->net->send(host, wire_msg::actor_kill{actor_id});
     };
   auto rec = std::make_shared<remote_actor_record>(std::move(spec), node, id,
                                                    std::move(created_by), std::move(release));

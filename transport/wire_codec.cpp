@@ -553,7 +553,7 @@ result<void> frame_decoder::feed(const uint8_t* data, size_t size,
                                  std::vector<message>& out) {
   auto [room, cap] = prepare(size);
   (void)cap;
-  std::memcpy(room, data, size);
+  if (size > 0) std::memcpy(room, data, size);
   return commit(size, out);
 }
 

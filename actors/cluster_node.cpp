@@ -3,7 +3,6 @@
 #include "actors/messages.hpp"
 #include "actors/remote_actor_record.hpp"
 #include "actors/worker_processes.hpp"
-#include "framework/local_cluster.hpp"
 
 #include <caf/all.hpp>
 
@@ -14,40 +13,6 @@
 
 #include "framework/detail/wire_convert.hpp"
 
-namespace swarm::detail {
-
-std::unique_ptr<core> start_cluster_node(const application& app,
-                                         const cluster_config& cfg,
-                                         const std::string& node) {
-  return std::make_unique<actors::cluster_node>(app, cfg, node);
-}
-
-std::unique_ptr<core> start_local_cluster(const application& app,
-                                          const local_cluster_config& lc) {
-  auto cfg = make_local_cluster(lc);
-  if (!cfg) throw failure{cfg.err()};
-  std::vector<std::string> workers;
-  for (auto& n : cfg->nodes)
-    if (n.role == node_spec::role_type::worker) workers.push_back(n.name);
-  // The workers are forked first, while this process has one thread; they retry joining
-  // until the head below listens.
-  auto children = actors::worker_processes::fork_nodes(app, *cfg, workers);
-  if (!children) throw failure{children.err()};
-  auto head = std::make_unique<actors::cluster_node>(app, *cfg, cfg->head().name);
-  auto joined = head->wait_for_nodes(cfg->nodes.size(), lc.join_timeout);
-  if (joined < cfg->nodes.size()) {
-    auto exited = (*children)->exited();
-    throw failure{{errc::node_unreachable,
-                   "local cluster: " + std::to_string(joined) + " of " +
-                       std::to_string(cfg->nodes.size()) + " nodes joined within " +
-                       std::to_string(lc.join_timeout.count()) + " ms" +
-                       (exited.empty() ? "" : " (" + exited + ")")}};
-  }
-  head->adopt(std::move(*children));
-  return head;
-}
-
-} // namespace swarm::detail
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void()>)
 

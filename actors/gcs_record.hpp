@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "actors/table_row.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm::actors {
 

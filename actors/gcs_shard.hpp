@@ -10,7 +10,7 @@
 #include "actors/gcs_chain.hpp"
 #include "actors/gcs_log.hpp"
 #include "actors/table_row.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm::actors {
 

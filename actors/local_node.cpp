@@ -15,15 +15,6 @@
 #include "framework/detail/supervisor_actor.hpp"
 #include "gpu/gpu_devices.hpp"
 
-namespace swarm::detail {
-
-std::unique_ptr<core> start_local_node(const application& app,
-                                       const runtime_config& cfg) {
-  return std::make_unique<actors::local_node>(app, cfg);
-}
-
-} // namespace swarm::detail
-
 namespace swarm::actors {
 
 namespace {

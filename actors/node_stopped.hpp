@@ -3,7 +3,7 @@
 #include <string>
 
 #include "framework/detail/core.hpp"
-#include "framework/error.hpp"
+#include "base/error.hpp"
 
 namespace swarm::actors {
 

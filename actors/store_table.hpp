@@ -7,7 +7,7 @@
 
 #include "framework/detail/object_slot.hpp"
 #include "framework/object_id.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm::actors {
 

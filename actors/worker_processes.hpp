@@ -9,7 +9,7 @@
 
 #include "framework/application.hpp"
 #include "framework/cluster_config.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm::actors {
 

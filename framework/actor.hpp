@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/error.hpp"
+#include "base/error.hpp"
 
 namespace swarm {
 

@@ -6,7 +6,7 @@
 #include "framework/actor_handle.hpp"
 #include "framework/application.hpp"
 #include "framework/detail/group_record.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm {
 

@@ -11,7 +11,7 @@
 #include "framework/detail/actor_type_info.hpp"
 #include "framework/detail/callable_traits.hpp"
 #include "framework/detail/function_entry.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm {
 

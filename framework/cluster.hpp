@@ -8,7 +8,7 @@
 #include "framework/application.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/resources.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm {
 

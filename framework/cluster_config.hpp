@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "framework/resources.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 #include "framework/runtime_config.hpp"
 
 namespace swarm {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "framework/error.hpp"
+#include "base/error.hpp"
 
 namespace swarm {
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "framework/result.hpp"
+#include "base/result.hpp"
 #include "transport/transport.hpp"
 #include "transport/wire_message.hpp"
 

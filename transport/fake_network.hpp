@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "framework/result.hpp"
+#include "base/result.hpp"
 #include "transport/handshake.hpp"
 #include "transport/transport.hpp"
 #include "transport/wire_codec.hpp"

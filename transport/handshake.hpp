@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/result.hpp"
+#include "base/result.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::wire_msg {

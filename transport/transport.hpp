@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "framework/result.hpp"
+#include "base/result.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::wire_msg {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "framework/result.hpp"
+#include "base/result.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::wire_msg {

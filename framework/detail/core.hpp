@@ -12,13 +12,11 @@
 #include "framework/detail/task_spec.hpp"
 #include "framework/node_stats.hpp"
 #include "framework/resources.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm {
 class application;
-struct runtime_config;
 struct cluster_config;
-struct local_cluster_config;
 } // namespace swarm
 
 namespace swarm::detail {
@@ -94,18 +92,5 @@ public:
   virtual result<std::optional<std::vector<uint8_t>>> kv(kv_op op, const std::string& key,
                                                          std::vector<uint8_t> value) = 0;
 };
-
-/// Starts a single-node cluster inside this process (defined in actors/).
-std::unique_ptr<core> start_local_node(const application& app, const runtime_config& cfg);
-
-/// Starts node `node` of the cluster `cfg` in this process: it listens on its port and
-/// joins the head (defined in actors/).
-std::unique_ptr<core> start_cluster_node(const application& app, const cluster_config& cfg,
-                                         const std::string& node);
-
-/// Starts a local cluster: forks its worker node processes, then runs its head in this
-/// process and waits until every node joined (defined in actors/).
-std::unique_ptr<core> start_local_cluster(const application& app,
-                                          const local_cluster_config& cfg);
 
 } // namespace swarm::detail

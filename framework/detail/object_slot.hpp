@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "framework/detail/type_descriptor.hpp"
-#include "framework/error.hpp"
+#include "base/error.hpp"
 #include "framework/object_id.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 
 namespace swarm::detail {
 

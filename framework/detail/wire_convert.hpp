@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "framework/detail/type_descriptor.hpp"
-#include "framework/error.hpp"
+#include "base/error.hpp"
 #include "framework/object_id.hpp"
 #include "framework/resources.hpp"
-#include "framework/result.hpp"
+#include "base/result.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::detail {

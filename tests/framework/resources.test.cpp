@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "framework/error.hpp"
+#include "base/error.hpp"
 #include "framework/resources.hpp"
 
 TEST_CASE("fractional resource amounts add up and fit exactly") {

@@ -3,7 +3,7 @@
 #include <utility>
 #include <variant>
 
-#include "framework/error.hpp"
+#include "base/error.hpp"
 
 namespace swarm {
 

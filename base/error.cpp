@@ -1,4 +1,4 @@
-#include "framework/error.hpp"
+#include "base/error.hpp"
 
 namespace swarm {
 

@@ -30,8 +30,61 @@ void host_record::set_host(caf::actor a) {
   {
     std::lock_guard<std::mutex> guard{mtx_};
     host_ = std::move(a);
+    restarting_ = false;
+    unrun_ = 0;
+    // Under the lock, so a call made meanwhile cannot overtake those held.
+    for (auto& call : held_)
+      caf::anon_send(host_, call_atom::value, std::move(call));
+    held_.clear();
   }
   host_set_.notify_all();
+}
+
+bool host_record::deliver(detail::task_ptr& call) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (host_) {
+    // Sent under the lock: a restart that begins after this finds it in the mailbox.
+    caf::anon_send(host_, call_atom::value, std::move(call));
+    return true;
+  }
+  if (!restarting_) return false;
+  held_.push_back(std::move(call));
+  return true;
+}
+
+void host_record::begin_restart(const caf::actor_addr& old, std::string cause) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!host_ || host_.address() != old) return;
+  host_ = nullptr;
+  restarting_ = true;
+  restart_cause_ = std::move(cause);
+}
+
+void host_record::hold_unrun(std::deque<detail::task_ptr> calls) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!restarting_) return; // dropped: their futures fail as the tasks go
+  for (auto& call : calls)
+    held_.insert(held_.begin() + static_cast<std::ptrdiff_t>(unrun_++), std::move(call));
+}
+
+std::string host_record::take_restart_cause() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return std::exchange(restart_cause_, {});
+}
+
+void host_record::give_up(const std::string& why) {
+  std::deque<detail::task_ptr> held;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    host_ = nullptr; // ending, if not gone yet: a late begin_restart changes nothing
+    restarting_ = false;
+    held.swap(held_);
+    unrun_ = 0;
+  }
+  mark_dead(why);
+  for (auto& call : held)
+    if (call->try_claim(0, detail::task_phase::cancelled))
+      call->result->set_error({errc::actor_died, why});
 }
 
 bool host_record::wait_for_host(std::chrono::steady_clock::time_point deadline) const {
@@ -59,15 +112,19 @@ struct host_state {
   ~host_state() {
     stop_instance();
     auto why = "actor of type '" + spec.type_name + "' stopped";
-    // Until its supervisor starts a successor, calls fail at once instead of vanishing.
-    if (supervised && death.empty())
-      if (auto r = record.lock()) r->mark_dead(why);
+    // Killed outright by its supervisor: calls wait for what it decides.
+    if (supervised && death.empty()) hand_over(why);
     fail_pending(why);
   }
 
   detail::core& node;
   detail::actor_spec spec;
   std::weak_ptr<host_record> record;
+  caf::actor_addr self_addr;
+  // A supervised host that ends hands the calls that reach it over to its record
+  // (`ending`), then quits with `end_reason` for its supervisor to decide.
+  bool ending = false;
+  caf::error end_reason;
   context ctx;
   restart_window restarts;
   std::unique_ptr<actor> instance;
@@ -98,8 +155,21 @@ struct host_state {
   void die(const std::string& why) {
     death = why;
     instance.reset();
+    if (supervised) {
+      hand_over(why);
+      return;
+    }
     if (auto r = record.lock()) r->mark_dead(why);
     fail_pending(why);
+  }
+
+  // Calls from now on wait at the record for the supervisor's decision, and those not
+  // run here go there first.
+  void hand_over(const std::string& why) {
+    auto r = record.lock();
+    if (!r) return;
+    r->begin_restart(self_addr, why);
+    r->hold_unrun(std::exchange(pending, {}));
   }
 
   // Creates (or re-creates after `cause`) the instance; a constructor or hook that throws
@@ -170,7 +240,19 @@ struct host_state {
   }
 };
 
-void drain(caf::stateful_actor<std::unique_ptr<host_state>>* self) {
+using host_actor = caf::stateful_actor<std::unique_ptr<host_state>>;
+
+// A supervised host ends: calls already in its mailbox reach it before this message and
+// are handed over to the record; then it quits with `reason`.
+void end(host_actor* self, caf::error reason) {
+  auto& st = *self->state;
+  if (st.ending) return;
+  st.ending = true;
+  st.end_reason = std::move(reason);
+  self->send(self, end_atom::value);
+}
+
+void drain(host_actor* self) {
   auto& st = *self->state;
   while (!st.pending.empty() && !st.waiting) {
     auto& t = st.pending.front();
@@ -203,53 +285,71 @@ void drain(caf::stateful_actor<std::unique_ptr<host_state>>* self) {
     if (crashed) {
       st.crash(cause);
       if (st.supervised) {
-        self->quit(caf::make_error(caf::sec::runtime_error, st.death));
+        end(self, caf::make_error(caf::sec::runtime_error, st.death));
         return;
       }
     }
   }
 }
 
-caf::behavior actor_host(caf::stateful_actor<std::unique_ptr<host_state>>* self,
+caf::behavior actor_host(host_actor* self,
                          detail::core* node, std::shared_ptr<host_record> rec,
                          std::string restart_cause) {
   self->state = std::make_unique<host_state>(*node, rec->spec(), rec, rec->supervised());
   rec.reset(); // the host must not keep its own record (and so itself) alive
   auto& init = *self->state;
+  init.self_addr = self->address();
   if (restart_cause.empty()) {
     init.start(nullptr);
   } else {
     error cause{errc::actor_died, std::move(restart_cause)};
     init.start(&cause);
   }
-  if (init.supervised && !init.death.empty()) {
-    self->quit(caf::make_error(caf::sec::runtime_error, init.death));
-    return {};
+  if (init.supervised) {
+    if (!init.death.empty()) end(self, caf::make_error(caf::sec::runtime_error, init.death));
+    // Asked to stop by its supervisor: it hands its calls over before it goes.
+    self->set_exit_handler([self](caf::exit_msg& m) {
+      auto& st = *self->state;
+      if (st.ending) return;
+      st.stop_instance();
+      st.hand_over("actor of type '" + st.spec.type_name + "' stopped");
+      end(self, m.reason);
+    });
   }
   return {
       [self](call_atom, detail::task_ptr& t) {
-        self->state->pending.push_back(std::move(t));
+        auto& st = *self->state;
+        if (st.ending) {
+          if (auto r = st.record.lock()) r->hold_unrun({std::move(t)});
+          return;
+        }
+        st.pending.push_back(std::move(t));
         drain(self);
       },
       [self](resume_atom) {
+        if (self->state->ending) return;
         self->state->waiting = false;
         drain(self);
       },
+      [self](end_atom) { self->quit(self->state->end_reason); },
       [self](kill_atom, bool restart) {
         auto& st = *self->state;
-        if (!st.death.empty()) return;
+        if (!st.death.empty() || st.ending) return;
         if (restart) {
           st.crash(
               {errc::actor_died, "actor of type '" + st.spec.type_name + "' was killed"});
           if (st.supervised)
-            self->quit(caf::make_error(caf::sec::runtime_error, st.death));
+            end(self, caf::make_error(caf::sec::runtime_error, st.death));
           else
             drain(self);
           return;
         }
         st.stop_instance();
         st.die("actor of type '" + st.spec.type_name + "' was killed");
-        self->quit(caf::exit_reason::user_shutdown);
+        if (st.supervised)
+          end(self, caf::exit_reason::user_shutdown);
+        else
+          self->quit(caf::exit_reason::user_shutdown);
       },
   };
 }

@@ -5,10 +5,13 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "framework/detail/actor_record.hpp"
+#include "framework/detail/task_spec.hpp"
 
 namespace swarm::detail {
 class core;
@@ -24,7 +27,8 @@ struct node_liveness {
 };
 
 /// A live actor as the node sees it: the record of its handles plus the CAF actor that
-/// hosts it.
+/// hosts it. While the supervisor of a supervised actor decides on a restart, calls wait
+/// here, in order, and go to the successor (or fail when there will be none).
 class host_record final : public detail::actor_record {
 public:
   /// A `supervised` actor is restarted by a supervision tree, not by its own policy.
@@ -35,7 +39,27 @@ public:
   /// The hosting CAF actor; invalid once the node stopped.
   caf::actor host() const;
 
+  /// The actor's (new) host: calls held for it go there first, in order.
   void set_host(caf::actor a);
+
+  /// Sends `call` to the host, or holds it while a restart is pending; false when there
+  /// is neither (the actor stopped for good, or its node did).
+  bool deliver(detail::task_ptr& call);
+
+  /// The supervised host `old` ends after `cause`, and its supervisor decides what
+  /// follows: until `set_host` or `give_up`, calls are held. Nothing changes when `old`
+  /// is no longer the host (a successor was already set).
+  void begin_restart(const caf::actor_addr& old, std::string cause);
+
+  /// Holds calls that reached the ending host but did not run, ahead of those held
+  /// since, in the order given.
+  void hold_unrun(std::deque<detail::task_ptr> calls);
+
+  /// Why the host before the next one ended (empty for a first start); cleared.
+  std::string take_restart_cause();
+
+  /// Its supervisor will not start it again: the actor is dead and held calls fail.
+  void give_up(const std::string& why);
 
   /// Waits until a host is set (a supervisor starts its children asynchronously).
   bool wait_for_host(std::chrono::steady_clock::time_point deadline) const;
@@ -51,6 +75,10 @@ private:
   mutable std::mutex mtx_;
   mutable std::condition_variable host_set_;
   caf::actor host_;
+  bool restarting_ = false;
+  std::string restart_cause_;
+  std::deque<detail::task_ptr> held_;
+  size_t unrun_ = 0; // how many of held_'s first calls came from the ended host
 };
 
 /// Spawns the CAF actor hosting a user actor: it constructs the instance, runs calls one

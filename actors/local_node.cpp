@@ -321,14 +321,13 @@ result<bool> local_node::register_name(const std::string& name,
 }
 
 void local_node::call(detail::actor_record& target, detail::task_ptr call) {
-  auto h = static_cast<host_record&>(target).host();
-  if (!h || stopping_) {
-    call->result->set_error(
-        {errc::actor_died,
-         "actor of type '" + target.spec().type_name + "' is gone: the node stopped"});
-    return;
-  }
-  caf::anon_send(h, call_atom::value, std::move(call));
+  if (!stopping_ && static_cast<host_record&>(target).deliver(call)) return;
+  auto why = target.death_reason();
+  call->result->set_error(
+      {errc::actor_died, why.empty() ? "actor of type '" + target.spec().type_name +
+                                           "' is gone: node '" + outer_->node_name() +
+                                           "' stopped"
+                                     : why});
 }
 
 void local_node::kill(detail::actor_record& target, bool restart) {
@@ -390,12 +389,14 @@ local_node::tree_config(const detail::group_spec& spec,
         hosts_.push_back(rec);
       }
       child.start = [this, rec](caf::local_actor& parent) {
-        auto cause = rec->revive();
+        auto cause = rec->take_restart_cause();
+        rec->revive();
         auto host =
             spawn_actor_host(parent.home_system(), *outer_, rec, std::move(cause));
         rec->set_host(host);
         return host;
       };
+      child.gone = [rec](const std::string& why) { rec->give_up(why); };
     }
     cfg.children.push_back(std::move(child));
   }

@@ -21,6 +21,7 @@ using blocked_atom = caf::atom_constant<caf::atom("blocked")>;
 using unblocked_atom = caf::atom_constant<caf::atom("unblocked")>;
 using call_atom = caf::atom_constant<caf::atom("call")>;
 using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using end_atom = caf::atom_constant<caf::atom("hostend")>;
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;

@@ -65,6 +65,15 @@ private:
   void plan_stop_all();
   void run_plan();
   void forget_deferred(size_t index);
+  std::string describe(const caf::error& reason) const {
+    if (reason.category() == caf::atom("swarm_sup"))
+      return to_string(static_cast<supervisor_error>(reason.code()));
+    if (reason == caf::exit_reason::user_shutdown) return "shut down";
+    return self_->system().render(reason);
+  }
+  void tell_gone(size_t index, const std::string& why) {
+    if (children_[index].gone) children_[index].gone(why);
+  }
 
   caf::event_based_actor* self_;
   std::optional<supervisor_logic> logic_;
@@ -182,8 +191,11 @@ void supervisor::begin_shutdown(caf::error reason) {
 
 void supervisor::plan_exit(size_t index, exit_kind how) {
   auto decision = logic_->on_child_exit(index, how, self_->clock().now());
-  for (auto i : decision.remove)
+  for (auto i : decision.remove) {
     emit("remove", i);
+    tell_gone(i, "removed by its supervisor after it exited (" +
+                     std::string{to_string(how)} + ")");
+  }
   switch (decision.what) {
   case supervisor_decision::action::none:
     return;
@@ -230,6 +242,8 @@ void supervisor::run_plan() {
     }
     if (stopping_) return;
     if (terminating_) {
+      for (size_t i = 0; i < children_.size(); ++i)
+        tell_gone(i, "its supervisor stopped: " + describe(exit_reason_));
       self_->quit(exit_reason_);
       return;
     }

@@ -23,6 +23,9 @@ struct supervised_child {
   /// Spawns the child and returns it, or an invalid handle (or throws) when it cannot
   /// start. Runs inside the supervisor, which is `parent`.
   std::function<caf::actor(caf::local_actor& parent)> start;
+  /// Told, inside the supervisor, when the child will not be started again (removed, or
+  /// its supervisor ends); may be empty.
+  std::function<void(const std::string& why)> gone;
 };
 
 /// Everything a supervisor needs; children start in the order given.

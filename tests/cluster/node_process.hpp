@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -23,18 +24,22 @@ extern char** environ;
 
 namespace swarm::cluster_test {
 
-/// A free TCP port on 127.0.0.1 (bound and released; the kernel does not hand it out
-/// again at once).
+/// A free TCP port on 127.0.0.1 (bound and released), never one this process was
+/// given before: the kernel may hand a released port out again at once.
 inline uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
+  static std::set<uint16_t> given;
+  for (;;) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    socklen_t len = sizeof(a);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    auto port = ntohs(a.sin_port);
+    if (given.insert(port).second) return port;
+  }
 }
 
 /// A child process whose stderr goes to a file; killed and reaped when destroyed.

@@ -37,16 +37,12 @@ struct tree_fixture {
   }
 };
 
-// Reads a counter, retrying while it restarts (calls then fail with actor_died).
+// Reads a counter; a call made while it restarts waits for the restart.
 int value_of(const swarm::actor_handle<counter>& h) {
-  for (int i = 0; i < 500; ++i) {
-    auto r = h.call(&counter::get).get(1s);
-    if (r) return *r;
-    REQUIRE(r.err().code == swarm::errc::actor_died);
-    std::this_thread::sleep_for(5ms);
-  }
-  FAIL("actor did not come back");
-  return -1;
+  auto r = h.call(&counter::get).get(5s);
+  INFO((r ? std::string{} : r.err().to_string()));
+  REQUIRE(r);
+  return *r;
 }
 
 bool saw(const swarm::actor_group& g, const std::string& event) {
@@ -125,6 +121,48 @@ TEST_CASE("a tree past its restart intensity stops its actors and says so") {
   auto r = a.call(&counter::get).get(5s);
   REQUIRE_FALSE(r);
   CHECK(r.err().code == swarm::errc::actor_died);
+}
+
+TEST_CASE("calls made while a supervised actor restarts wait for it and run in order") {
+  tree_fixture f;
+  auto g = f.rt.supervise(swarm::supervisor_spec{swarm::strategy::one_for_all}
+                              .child("a", f.counter_t)
+                              .child("b", f.counter_t));
+  auto a = f.child(g, "a"), b = f.child(g, "b");
+  bump_all({a, b});
+  // Sent right behind the crash: they reach the ending instance or wait for its
+  // successor, and none fails with actor_died.
+  b.call(&counter::crash);
+  auto b1 = b.call(&counter::add, 1), b2 = b.call(&counter::add, 2);
+  auto a1 = a.call(&counter::add, 10);
+  auto b3 = b.call(&counter::get);
+  for (auto* r : {&b1, &b2, &a1, &b3}) {
+    auto v = r->get(5s);
+    INFO((v ? std::string{} : v.err().to_string()));
+    CHECK(v);
+  }
+  REQUIRE(saw(g, "restart b"));
+  CHECK(b1.get(0s).value() == 1);
+  CHECK(b2.get(0s).value() == 3);
+  CHECK(b3.get(0s).value() == 3);
+}
+
+TEST_CASE("calls waiting for a supervised restart fail when the supervisor gives up") {
+  tree_fixture f;
+  auto g =
+      f.rt.supervise(swarm::supervisor_spec{swarm::strategy::one_for_one, {0, 10s}}.child(
+          "a", f.counter_t));
+  auto a = f.child(g, "a");
+  a.call(&counter::crash);
+  auto waiting = a.call(&counter::get);
+  auto r = waiting.get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::actor_died);
+  CHECK(r.err().message.find("intensity_exceeded") != std::string::npos);
+  REQUIRE(saw(g, "escalate"));
+  auto later = a.call(&counter::get).get(5s);
+  REQUIRE_FALSE(later);
+  CHECK(later.err().code == swarm::errc::actor_died);
 }
 
 TEST_CASE("a nested supervisor that gives up is restarted by its parent") {

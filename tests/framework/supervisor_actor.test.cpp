@@ -106,7 +106,7 @@ supervised_child worker(log_ptr log, std::string id,
   auto start = [log, id, mood](caf::local_actor& parent) {
     return parent.spawn(child_actor, log, id, mood);
   };
-  return supervised_child{child_policy{id, restart, shutdown}, start};
+  return supervised_child{child_policy{id, restart, shutdown}, start, {}};
 }
 
 std::function<void(const std::string&)> logger(log_ptr log, std::string prefix = "") {
@@ -119,7 +119,7 @@ supervised_child nested(supervisor_config cfg, std::string id) {
   auto start = [cfg](caf::local_actor& parent) {
     return spawn_supervisor(parent.home_system(), cfg);
   };
-  return supervised_child{child_policy{id, restart_type::permanent, shutdown}, start};
+  return supervised_child{child_policy{id, restart_type::permanent, shutdown}, start, {}};
 }
 
 struct fixture {
@@ -359,7 +359,7 @@ TEST_CASE_FIXTURE(
     fixture, "a supervisor whose child fails to start stops the started ones and exits") {
   auto log = std::make_shared<event_log>();
   supervised_child broken{child_policy{"b", restart_type::permanent, {}},
-                          [](caf::local_actor&) { return caf::actor{}; }};
+                          [](caf::local_actor&) { return caf::actor{}; }, {}};
   auto sup = spawn_supervisor(sys, {strategy::one_for_one,
                                     {},
                                     {worker(log, "a"), broken, worker(log, "c")},
@@ -371,7 +371,7 @@ TEST_CASE_FIXTURE(
 
   supervised_child throwing{
       child_policy{"t", restart_type::permanent, {}},
-      [](caf::local_actor&) -> caf::actor { throw std::runtime_error("no"); }};
+      [](caf::local_actor&) -> caf::actor { throw std::runtime_error("no"); }, {}};
   auto lone = spawn_supervisor(sys, {strategy::one_for_one, {}, {throwing}, {}});
   self->monitor(lone);
   CHECK(is(wait_down(), make_error(supervisor_error::start_failed)));

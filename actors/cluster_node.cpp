@@ -31,12 +31,19 @@ constexpr int owner_shift = 40;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
 
-/// Runs posted functions and the periodic tick, off the I/O thread (they may block).
-caf::behavior agent(caf::event_based_actor* self, cluster_node* node,
-                    std::chrono::milliseconds interval) {
-  self->delayed_send(self, interval, tick_atom::value);
+/// Runs posted functions off the I/O thread (they may block: connects, lookups).
+caf::behavior agent(caf::event_based_actor*) {
   return {
       [](run_fn_atom, const std::function<void()>& f) { f(); },
+  };
+}
+
+/// Runs the periodic tick on a thread of its own, so heartbeats and failure verdicts never
+/// wait behind a blocked agent or busy scheduler threads (the tick never blocks).
+caf::behavior pacemaker(caf::event_based_actor* self, cluster_node* node,
+                        std::chrono::milliseconds interval) {
+  self->delayed_send(self, interval, tick_atom::value);
+  return {
       [=](tick_atom) {
         node->tick();
         self->delayed_send(self, interval, tick_atom::value);
@@ -131,7 +138,9 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     forget_restored_liveness();
   }
   if (!is_head()) join_head();
-  agent_ = local_->system().spawn<caf::detached>(agent, this, cfg_.heartbeat_interval);
+  agent_ = local_->system().spawn<caf::detached>(agent);
+  pacemaker_ =
+      local_->system().spawn<caf::detached>(pacemaker, this, cfg_.heartbeat_interval);
 }
 
 cluster_node::~cluster_node() {
@@ -143,13 +152,14 @@ cluster_node::~cluster_node() {
   // The agent and the global scheduler call into this node: they go first. The global
   // scheduler's handle stays (the network's handlers may still read it; what they send
   // is dropped); the agent's goes, or its detached thread would outlive the system.
-  for (auto* a : {&agent_, &global_}) {
+  for (auto* a : {&pacemaker_, &agent_, &global_}) {
     if (!*a) continue;
     caf::scoped_actor self{local_->system()};
     self->send_exit(*a, caf::exit_reason::user_shutdown);
     self->wait_for(*a);
   }
   agent_ = nullptr;
+  pacemaker_ = nullptr;
   {
     std::unique_lock<std::shared_mutex> alive{alive_mtx_};
     closing_ = true;
@@ -483,22 +493,24 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
 // -- control: heartbeats, the node table, stop ------------------------------------------
 
 void cluster_node::tick() {
-  auto s = local_->stats();
   if (!is_head()) {
     wire_msg::heartbeat hb;
     hb.sent_ns = static_cast<uint64_t>(steady::now().time_since_epoch().count());
     hb.queued = static_cast<uint32_t>(local_inflight_.load());
-    hb.load = static_cast<double>(s.queued_tasks + s.dispatched_tasks);
-    if (!net_->connected(head_name())) {
-      if (connect_to(head_name())) {
-        wire_msg::join j;
-        {
-          std::lock_guard<std::mutex> guard{mtx_};
-          j.node = peers_[self_.name].info;
+    hb.load = static_cast<double>(hb.queued);
+    // Joining again may block (a connect): the agent does it, one attempt at a time.
+    if (!net_->connected(head_name()) && !rejoining_.exchange(true))
+      post([this] {
+        if (connect_to(head_name())) {
+          wire_msg::join j;
+          {
+            std::lock_guard<std::mutex> guard{mtx_};
+            j.node = peers_[self_.name].info;
+          }
+          (void)net_->send(head_name(), j);
         }
-        (void)net_->send(head_name(), j);
-      }
-    }
+        rejoining_ = false;
+      });
     (void)net_->send(head_name(), hb);
     return;
   }

@@ -264,6 +264,8 @@ private:
   std::unique_ptr<wire_msg::transport> net_;
   std::shared_ptr<release_sink> releases_;
   caf::actor agent_;
+  caf::actor pacemaker_; // the tick's own thread
+  std::atomic<bool> rejoining_{false};
   caf::actor global_; // the head's global scheduler
 
   // Held shared by handlers while they run; the destructor takes it alone to stop them.

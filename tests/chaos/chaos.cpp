@@ -6,8 +6,6 @@
 //   swarm_chaos run [--quick] [--seed N]    the check; prints the `chaos:` line
 //   swarm_chaos node --config F --node N    a worker node (started by `run`)
 
-#include <signal.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +22,7 @@
 
 #include "framework/local_cluster.hpp"
 #include "framework/swarm.hpp"
+#include "tests/cluster/child_node.hpp"
 #include "tests/cluster/node_process.hpp"
 
 using namespace std::chrono_literals;
@@ -457,26 +456,9 @@ int run(bool quick, unsigned seed, workload_size size) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "node") {
-    // A worker dies with the check that started it, however that ends.
-    auto parent = ::getppid();
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) return 1;
-    std::string config, node;
-    for (size_t i = 1; i + 1 < args.size(); i += 2) {
-      if (args[i] == "--config") config = args[i + 1];
-      if (args[i] == "--node") node = args[i + 1];
-    }
-    auto cfg = swarm::load_cluster_config(config);
-    if (!cfg || node.empty()) {
-      std::fprintf(stderr, "usage: swarm_chaos node --config FILE --node NAME%s%s\n",
-                   cfg ? "" : ": ", cfg ? "" : cfg.err().message.c_str());
-      return 2;
-    }
-    swarm::application app;
-    register_workload(app);
-    return swarm::serve(app, *cfg, node);
-  }
+  if (!args.empty() && args[0] == "node")
+    return swarm::cluster_test::serve_child_node({args.begin() + 1, args.end()}, "swarm_chaos",
+                                                 register_workload);
   if (args.empty() || args[0] != "run") {
     std::fprintf(stderr, "usage: swarm_chaos run [--quick] [--seed N] [--rounds N]\n"
                          "       swarm_chaos node --config FILE --node NAME\n");

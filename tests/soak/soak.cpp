@@ -7,7 +7,6 @@
 //   swarm_soak run [--seconds N] [--sample-seconds S] [--max-growth-mib M]
 //   swarm_soak node --config F --node N    the worker node (started by `run`)
 
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 
 #include "framework/local_cluster.hpp"
 #include "framework/swarm.hpp"
+#include "tests/cluster/child_node.hpp"
 #include "tests/cluster/node_process.hpp"
 #include "tests/cluster/test_app.hpp"
 
@@ -142,25 +142,8 @@ int run(const options& o) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "node") {
-    // The worker dies with the check that started it, however that ends.
-    auto parent = ::getppid();
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) return 1;
-    std::string config, node;
-    for (size_t i = 1; i + 1 < args.size(); i += 2) {
-      if (args[i] == "--config") config = args[i + 1];
-      if (args[i] == "--node") node = args[i + 1];
-    }
-    auto cfg = swarm::load_cluster_config(config);
-    if (!cfg || node.empty()) {
-      std::fprintf(stderr, "usage: swarm_soak node --config FILE --node NAME\n");
-      return 2;
-    }
-    swarm::application app;
-    register_all(app);
-    return swarm::serve(app, *cfg, node);
-  }
+  if (!args.empty() && args[0] == "node")
+    return serve_child_node({args.begin() + 1, args.end()}, "swarm_soak", register_all);
   options o;
   bool usage = args.empty() || args[0] != "run";
   for (size_t i = 1; !usage && i < args.size(); i += 2) {

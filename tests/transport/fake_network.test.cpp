@@ -235,19 +235,36 @@ TEST_CASE("a hostile peer cannot reflect a node's proof back to it on the fake n
   CHECK(net.stats().refused == 2);
 }
 
+namespace {
+
+/// worker-1 dials `address` believing the head is there; the test, in the middle, opens
+/// a connection to the head and relays the hellos both ways. Returns the worker's proof.
+struct relay {
+  fake_network& net;
+  fake_network::raw_id from_worker, to_head;
+
+  relay(fake_network& n, const std::string& address)
+      : net(n), from_worker(n.dial_raw("worker-1", address).value()),
+        to_head(n.open_raw("head").value()) {}
+
+  message worker_proof() {
+    REQUIRE(net.send_raw(to_head, net.take_raw(from_worker).at(0)));
+    REQUIRE(net.send_raw(from_worker, net.take_raw(to_head).at(0)));
+    auto proof = net.take_raw(from_worker);
+    REQUIRE(proof.size() == 1);
+    return proof[0];
+  }
+};
+
+} // namespace
+
 TEST_CASE("a worker's proof relayed to the head does not open it on the fake network") {
   fake_network net;
   recorder head;
   net.add_node("head", secret, head.handler());
   net.add_node("worker-1", secret, recorder{}.handler());
-  // worker-1 dials the attacker's address believing it is the head's.
-  auto from_worker = net.dial_raw("worker-1", "evil").value();
-  auto to_head = net.open_raw("head").value();
-  REQUIRE(net.send_raw(to_head, net.take_raw(from_worker).at(0)));
-  REQUIRE(net.send_raw(from_worker, net.take_raw(to_head).at(0)));
-  auto worker_proof = net.take_raw(from_worker);
-  REQUIRE(worker_proof.size() == 1);
-  auto r = net.send_raw(to_head, worker_proof[0]);
+  relay mitm{net, "evil"};
+  auto r = net.send_raw(mitm.to_head, mitm.worker_proof());
   REQUIRE_FALSE(r);
   CHECK(r.err().message.find("'worker-1' does not hold the cluster secret") !=
         std::string::npos);
@@ -262,15 +279,12 @@ TEST_CASE("a peer that proves the secret on a raw connection reaches the node") 
   recorder head;
   net.add_node("head", secret, head.handler());
   net.add_node("worker-1", secret, recorder{}.handler());
-  auto from_worker = net.dial_raw("worker-1", "head").value();
-  auto to_head = net.open_raw("head").value();
-  REQUIRE(net.send_raw(to_head, net.take_raw(from_worker).at(0)));
-  REQUIRE(net.send_raw(from_worker, net.take_raw(to_head).at(0)));
-  REQUIRE(net.send_raw(to_head, net.take_raw(from_worker).at(0)));
-  auto head_proof = net.take_raw(to_head);
+  relay mitm{net, "head"};
+  REQUIRE(net.send_raw(mitm.to_head, mitm.worker_proof()));
+  auto head_proof = net.take_raw(mitm.to_head);
   REQUIRE(head_proof.size() == 1);
-  REQUIRE(net.send_raw(from_worker, head_proof[0]));
-  REQUIRE(net.send_raw(to_head, heartbeat{11, 0, {}, 0}));
+  REQUIRE(net.send_raw(mitm.from_worker, head_proof[0]));
+  REQUIRE(net.send_raw(mitm.to_head, heartbeat{11, 0, {}, 0}));
   net.deliver();
   REQUIRE(head.seen.size() == 1);
   CHECK(head.seen[0].first == "worker-1");

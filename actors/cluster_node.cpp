@@ -13,7 +13,6 @@
 
 #include "framework/detail/wire_convert.hpp"
 
-
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void()>)
 
 namespace swarm::actors {
@@ -31,8 +30,10 @@ constexpr int owner_shift = 40;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
 
-/// Runs posted functions off the I/O thread (they may block: connects, lookups).
-caf::behavior agent(caf::event_based_actor*) {
+/// Runs posted functions off the I/O thread (they may block: connects, lookups). It takes
+/// its node although it does not need it: CAF 0.17 binds a null argument tuple for a
+/// function actor spawned with none (UBSan).
+caf::behavior agent(caf::event_based_actor*, cluster_node*) {
   return {
       [](run_fn_atom, const std::function<void()>& f) { f(); },
   };
@@ -138,7 +139,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     forget_restored_liveness();
   }
   if (!is_head()) join_head();
-  agent_ = local_->system().spawn<caf::detached>(agent);
+  agent_ = local_->system().spawn<caf::detached>(agent, this);
   pacemaker_ =
       local_->system().spawn<caf::detached>(pacemaker, this, cfg_.heartbeat_interval);
 }
@@ -149,9 +150,10 @@ cluster_node::~cluster_node() {
     releases_->net = nullptr;
     releases_->forget = nullptr;
   }
-  // The agent and the global scheduler call into this node: they go first. The global
-  // scheduler's handle stays (the network's handlers may still read it; what they send
-  // is dropped); the agent's goes, or its detached thread would outlive the system.
+  // The pacemaker, the agent and the global scheduler call into this node: they go
+  // first. The global scheduler's handle stays (the network's handlers may still read
+  // it; what they send is dropped); the others' go, or their detached threads would
+  // outlive the system.
   for (auto* a : {&pacemaker_, &agent_, &global_}) {
     if (!*a) continue;
     caf::scoped_actor self{local_->system()};

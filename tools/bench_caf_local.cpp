@@ -15,9 +15,15 @@ namespace {
 
 using bytes = std::vector<uint8_t>;
 
-caf::behavior echo_behavior() {
-  return {[](int x) { return x; }, [](bytes& b) { return std::move(b); }};
-}
+// Class-based: CAF 0.17 binds a null argument tuple for a function actor spawned with no
+// arguments (UBSan).
+class echo_actor : public caf::event_based_actor {
+public:
+  explicit echo_actor(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+  caf::behavior make_behavior() override {
+    return {[](int x) { return x; }, [](bytes& b) { return std::move(b); }};
+  }
+};
 
 caf::actor_system_config& configured(caf::actor_system_config& cfg) {
   cfg.set("scheduler.policy", caf::atom("sharing"));
@@ -29,7 +35,7 @@ caf::actor_system_config& configured(caf::actor_system_config& cfg) {
 } // namespace
 
 struct caf_local_floor::impl {
-  impl() : sys{configured(cfg)}, echo{sys.spawn(echo_behavior)}, self{sys} {}
+  impl() : sys{configured(cfg)}, echo{sys.spawn<echo_actor>()}, self{sys} {}
   ~impl() { self->send_exit(echo, caf::exit_reason::user_shutdown); }
 
   caf::actor_system_config cfg;
@@ -99,7 +105,7 @@ double caf_local_floor::spawn_rate(size_t n, std::chrono::milliseconds cap) {
   actors.reserve(n);
   auto t0 = bench_clock::now();
   for (size_t i = 0; i < n && !past_cap(i, t0, cap); ++i) {
-    actors.push_back(impl_->sys.spawn(echo_behavior));
+    actors.push_back(impl_->sys.spawn<echo_actor>());
     int got = -1;
     self->request(actors.back(), caf::infinite, static_cast<int>(i))
         .receive([&](int x) { got = x; }, [&](caf::error&) {});

@@ -324,7 +324,14 @@ TEST_CASE("healthy workers moving 500 MB results to the head are not declared de
   CHECK(c.w2->log().find("no heartbeat") == std::string::npos);
 }
 
-TEST_CASE("actors spawned on another node and dropped are reclaimed there") {
+#ifdef SWARM_SANITIZED
+constexpr bool measures_memory_badly = true; // freed memory sits in quarantine
+#else
+constexpr bool measures_memory_badly = false;
+#endif
+
+TEST_CASE("actors spawned on another node and dropped are reclaimed there" *
+          doctest::skip(measures_memory_badly)) {
   three_nodes c;
   auto ballast_t = c.app.find_actor_type<ballast>("ballast").value();
   swarm::actor_options o;

@@ -196,7 +196,7 @@ private:
       write(has);
       if (has) write(*x);
     } else if constexpr (detail::is_tuple_like<U>::value) {
-      std::apply([this](auto&... es) { (write(es), ...); }, x);
+      std::apply([this](auto&... es) { (this->write(es), ...); }, x);
     } else {
       static_assert(detail::has_inspect<U>::value,
                     "type is not encodable: declare `template <class Inspector> bool "
@@ -329,7 +329,7 @@ private:
       x = std::move(v);
       return true;
     } else if constexpr (detail::is_tuple_like<T>::value) {
-      return std::apply([this](auto&... es) { return (read(es) && ...); }, x);
+      return std::apply([this](auto&... es) { return (this->read(es) && ...); }, x);
     } else {
       static_assert(detail::has_inspect<T>::value,
                     "type is not decodable: declare inspect");

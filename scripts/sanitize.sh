@@ -28,7 +28,7 @@ case $kind in
     bin=$SWARM_BUILD_DIR/bin
     "$bin/framework_tests" -tc="*slot*,*callbacks*,*k of n*"
     "$bin/actors_tests" -tc="concurrent*,tasks pushed*"
-    "$bin/transport_tests" -tc="*concurrent*,*peers up*,*fake network*,*handshake*,*proof*"
+    "$bin/transport_tests" -tc="*concurrent*,*peers up*,*fake network*"
     ;;
   *)
     echo "usage: scripts/sanitize.sh address|thread [ctest arguments]" >&2

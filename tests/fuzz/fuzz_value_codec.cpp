@@ -21,23 +21,12 @@
 #include <utility>
 #include <vector>
 
+#include "tests/fuzz/sample.hpp"
 #include "transport/codec.hpp"
 
 namespace {
 
-// A user type, encodable through its inspect overload.
-struct sample {
-  int32_t id = 0;
-  std::string name;
-  std::vector<double> weights;
-  std::optional<bool> flag;
-  std::pair<uint16_t, std::string> tag;
-  std::vector<std::optional<int64_t>> slots;
-};
-
-template <class Inspector> bool inspect(Inspector& f, sample& x) {
-  return f(x.id, x.name, x.weights, x.flag, x.tag, x.slots);
-}
+using swarm::fuzz::sample;
 
 // A user type whose inspect reads a count and then that many elements by hand, as
 // user code may, and rejects some values by returning false.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/fuzz/sample.hpp"
 #include "transport/codec.hpp"
 #include "transport/wire_codec.hpp"
 
@@ -89,18 +90,7 @@ std::vector<bytes> frame_decoder_seeds() {
   return seeds;
 }
 
-struct sample {
-  int32_t id = 0;
-  std::string name;
-  std::vector<double> weights;
-  std::optional<bool> flag;
-  std::pair<uint16_t, std::string> tag;
-  std::vector<std::optional<int64_t>> slots;
-};
-
-template <class Inspector> bool inspect(Inspector& f, sample& x) {
-  return f(x.id, x.name, x.weights, x.flag, x.tag, x.slots);
-}
+using swarm::fuzz::sample;
 
 // The type indices are those of `types` in fuzz_value_codec.cpp.
 std::vector<bytes> value_codec_seeds() {

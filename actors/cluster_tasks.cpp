@@ -2,6 +2,7 @@
 // global scheduler, remote execution and results, and pulling objects in chunks.
 
 #include "actors/cluster_node.hpp"
+#include "actors/global_scheduler.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -49,15 +50,12 @@ result<void> cluster_node::feasible(const resource_set& demand, const std::strin
     auto total = from_list(p.info.total);
     bool fits = total && demand.fits_in(*total);
     if (p.info.alive && fits) return {};
-    if (fits) dead += (dead.empty() ? "'" : ", '") + name + "'";
+    if (fits) add_quoted(dead, name);
     seen += (seen.empty() ? "" : ", ") + name + " " + (total ? total->to_string() : "?");
   }
-  // The truth is that the node is down, not that nothing could ever run this.
   if (!dead.empty())
-    return error{errc::node_unreachable,
-                 node.empty() ? "demands " + demand.to_string() +
-                                    ": the nodes that have it are dead (" + dead + ")"
-                              : "node " + dead + " is dead"};
+    return node.empty() ? only_dead_nodes_fit(demand, dead)
+                        : error{errc::node_unreachable, "node " + dead + " is dead"};
   if (!node.empty() && seen.empty()) {
     if (!cfg_.find(node)) return error{errc::infeasible, cfg_.find(node).err().message};
     return error{errc::infeasible, "node '" + node + "' has not joined the cluster"};

@@ -27,7 +27,7 @@ result<std::string> choose(global_state& st, const placement_request& req) {
   for (auto& [name, n] : st.nodes) {
     if (!req.demand.fits_in(n.total)) continue;
     if (!n.alive) {
-      dead += (dead.empty() ? "'" : ", '") + name + "'";
+      add_quoted(dead, name);
       continue;
     }
     uint64_t bytes = 0;
@@ -39,10 +39,7 @@ result<std::string> choose(global_state& st, const placement_request& req) {
       best_queued = n.queued;
     }
   }
-  if (!best && !dead.empty())
-    return error{errc::node_unreachable, "demands " + req.demand.to_string() +
-                                             ": the nodes that have it are dead (" + dead +
-                                             ")"};
+  if (!best && !dead.empty()) return only_dead_nodes_fit(req.demand, dead);
   if (!best)
     return error{errc::infeasible, "demands " + req.demand.to_string() +
                                        " but no node of the cluster has it"};

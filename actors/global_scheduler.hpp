@@ -30,4 +30,16 @@ struct placement_request {
 /// places counts against a node until that node's next heartbeat.
 caf::actor spawn_global_scheduler(caf::actor_system& sys);
 
+/// Why `demand` cannot be placed when only dead nodes could hold it: `dead` lists them,
+/// each quoted ('a', 'b'). The truth is that they are down, not that it is infeasible.
+inline error only_dead_nodes_fit(const resource_set& demand, const std::string& dead) {
+  return {errc::node_unreachable,
+          "demands " + demand.to_string() + ": the nodes that have it are dead (" + dead + ")"};
+}
+
+/// Appends `name`, quoted, to a list built for `only_dead_nodes_fit`.
+inline void add_quoted(std::string& list, const std::string& name) {
+  list += (list.empty() ? "'" : ", '") + name + "'";
+}
+
 } // namespace swarm::actors

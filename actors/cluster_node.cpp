@@ -27,7 +27,6 @@ using detail::to_wire;
 
 constexpr int owner_shift = 40;
 
-using tick_atom = caf::atom_constant<caf::atom("tick")>;
 using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
 
 /// Runs posted functions off the I/O thread (they may block: connects, lookups). It takes
@@ -36,19 +35,6 @@ using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
 caf::behavior agent(caf::event_based_actor*, cluster_node*) {
   return {
       [](run_fn_atom, const std::function<void()>& f) { f(); },
-  };
-}
-
-/// Runs the periodic tick on a thread of its own, so heartbeats and failure verdicts never
-/// wait behind a blocked agent or busy scheduler threads (the tick never blocks).
-caf::behavior pacemaker(caf::event_based_actor* self, cluster_node* node,
-                        std::chrono::milliseconds interval) {
-  self->delayed_send(self, interval, tick_atom::value);
-  return {
-      [=](tick_atom) {
-        node->tick();
-        self->delayed_send(self, interval, tick_atom::value);
-      },
   };
 }
 
@@ -77,12 +63,14 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   ec.max_frame_bytes = cfg_.max_message_bytes + (1 << 20);
   wire_msg::endpoint_handlers h;
   h.on_message = [this](const std::string& peer, wire_msg::message&& m) {
+    built_future_.wait();
     std::shared_lock<std::shared_mutex> alive{alive_mtx_};
     if (!closing_) on_message(peer, std::move(m));
   };
   h.on_peer_down = [this](const std::string& peer, const std::string& why) {
+    built_future_.wait();
     std::shared_lock<std::shared_mutex> alive{alive_mtx_};
-    if (!closing_) on_peer_down(peer, why);
+    if (!closing_) caf::anon_send(membership_, down_atom::value, peer, why);
   };
   h.log = [name = self_.name](const std::string& line) {
     std::fprintf(stderr, "[swarm %s] %s\n", name.c_str(), line.c_str());
@@ -113,35 +101,72 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
       publish(wire_msg::object_location{to_wire(id), holder, 0, false});
     };
   }
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    peer_entry me;
-    me.info.name = self_.name;
-    me.info.address = self_.address;
-    me.info.port = self_.port;
-    me.info.head = is_head();
-    me.info.total = to_list(local_->total_resources());
-    me.info.available = me.info.total;
-    peers_[self_.name] = me;
-  }
-  local_->chain_link()->set(self_.name,
-                            [this](const std::string& to, wire_msg::gcs_chain m) {
-                              std::shared_lock<std::shared_mutex> alive{alive_mtx_};
-                              if (!closing_) send_to(to, std::move(m));
-                            });
-  if (is_head()) {
-    wire_msg::node_info me;
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      me = peers_[self_.name].info;
+  // Until the gate opens, the network's handlers wait; on a failure they find the node
+  // closing.
+  bool gate_open = false;
+  try {
+    local_->chain_link()->set(self_.name,
+                              [this](const std::string& to, wire_msg::gcs_chain m) {
+                                std::shared_lock<std::shared_mutex> alive{alive_mtx_};
+                                if (!closing_) send_to(to, std::move(m));
+                              });
+    if (is_head()) {
+      record_node(self_info());
+      forget_restored_liveness();
     }
-    record_node(std::move(me));
-    forget_restored_liveness();
+    // Joining happens below: the membership's ticks do not join again meanwhile.
+    rejoining_ = !is_head();
+    agent_ = local_->system().spawn<caf::detached>(agent, this);
+    membership_config mc;
+    mc.self = self_info();
+    mc.head = head_name();
+    for (auto& n : cfg_.nodes)
+      mc.nodes.push_back(n.name);
+    mc.replication = cfg_.gcs_replication;
+    mc.heartbeat_interval = cfg_.heartbeat_interval;
+    mc.node_timeout = cfg_.node_timeout;
+    membership_ = spawn_membership(local_->system(), std::move(mc), *this, members_);
+    built_.set_value();
+    gate_open = true;
+    if (!is_head()) join_head();
+    rejoining_ = false;
+  } catch (...) {
+    // The destructor will not run: stop what calls into this node before its parts go.
+    stop_actors();
+    {
+      std::unique_lock<std::shared_mutex> alive{alive_mtx_};
+      closing_ = true;
+    }
+    if (!gate_open) built_.set_value();
+    throw;
   }
-  if (!is_head()) join_head();
-  agent_ = local_->system().spawn<caf::detached>(agent, this);
-  pacemaker_ =
-      local_->system().spawn<caf::detached>(pacemaker, this, cfg_.heartbeat_interval);
+}
+
+wire_msg::node_info cluster_node::self_info() const {
+  wire_msg::node_info me;
+  me.name = self_.name;
+  me.address = self_.address;
+  me.port = self_.port;
+  me.head = is_head();
+  me.total = to_list(local_->total_resources());
+  me.available = me.total;
+  return me;
+}
+
+void cluster_node::stop_actors() {
+  // The global scheduler's handle stays (the network's handlers may still read it; what
+  // they send is dropped); the agent's goes, or its detached thread would outlive the
+  // system.
+  auto stop = [this](const auto& a) {
+    if (!a) return;
+    caf::scoped_actor self{local_->system()};
+    self->send_exit(a, caf::exit_reason::user_shutdown);
+    self->wait_for(a);
+  };
+  stop(membership_);
+  stop(agent_);
+  stop(global_);
+  agent_ = nullptr;
 }
 
 cluster_node::~cluster_node() {
@@ -150,22 +175,13 @@ cluster_node::~cluster_node() {
     releases_->net = nullptr;
     releases_->forget = nullptr;
   }
-  // The pacemaker, the agent and the global scheduler call into this node: they go
-  // first. The global scheduler's handle stays (the network's handlers may still read
-  // it; what they send is dropped); the others' go, or their detached threads would
-  // outlive the system.
-  for (auto* a : {&pacemaker_, &agent_, &global_}) {
-    if (!*a) continue;
-    caf::scoped_actor self{local_->system()};
-    self->send_exit(*a, caf::exit_reason::user_shutdown);
-    self->wait_for(*a);
-  }
-  agent_ = nullptr;
-  pacemaker_ = nullptr;
+  // Membership, the agent and the global scheduler call into this node: they go first.
+  stop_actors();
   {
     std::unique_lock<std::shared_mutex> alive{alive_mtx_};
     closing_ = true;
   }
+  membership_ = nullptr;
   {
     // Work that came from other nodes and still runs here: its owners learn it failed.
     std::lock_guard<std::mutex> guard{mtx_};
@@ -204,11 +220,9 @@ size_t cluster_node::wait_for_nodes(size_t n, std::chrono::milliseconds timeout)
   auto deadline = steady::now() + timeout;
   while (true) {
     size_t alive = 0;
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      for (auto& [name, p] : peers_)
-        alive += p.info.alive || name == self_.name ? 1 : 0;
-    }
+    auto peers = members_.get();
+    for (auto& [name, p] : *peers)
+      alive += p.info.alive || name == self_.name ? 1 : 0;
     if (alive >= n || steady::now() >= deadline) return alive;
     std::this_thread::sleep_for(10ms);
   }
@@ -292,28 +306,50 @@ void cluster_node::join_head() {
     throw failure{{errc::node_unreachable, "node '" + self_.name +
                                                "' cannot join the head '" + head_name() +
                                                "': " + ok.err().message}};
-  wire_msg::join j;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    j.node = peers_[self_.name].info;
-  }
-  (void)net_->send(head_name(), j);
+  (void)net_->send(head_name(), wire_msg::join{self_info()});
 }
 
-void cluster_node::on_peer_down(const std::string& peer, const std::string& why) {
-  // The transport never connects a peer under this node's own name; no report may make
-  // the node mark itself dead.
-  if (peer == self_.name) return;
+// -- what membership asks of this node ---------------------------------------------------
+
+bool cluster_node::send(const std::string& peer, const wire_msg::message& m) {
+  return static_cast<bool>(net_->send(peer, m));
+}
+
+bool cluster_node::connected(const std::string& peer) {
+  return net_->connected(peer);
+}
+
+std::optional<std::chrono::milliseconds> cluster_node::quiet_for(const std::string& peer) {
+  return net_->quiet_for(peer);
+}
+
+void cluster_node::disconnect(const std::string& peer, const std::string& why) {
+  net_->disconnect(peer, why);
+}
+
+void cluster_node::dial(const std::string& peer) {
+  post([this, peer] { (void)connect_to(peer); });
+}
+
+void cluster_node::rejoin() {
+  // Joining again may block (a connect): the agent does it, one attempt at a time.
+  if (rejoining_.exchange(true)) return;
+  post([this] {
+    if (connect_to(head_name())) (void)net_->send(head_name(), wire_msg::join{self_info()});
+    rejoining_ = false;
+  });
+}
+
+void cluster_node::set_chain(std::vector<std::string> members) {
+  local_->set_chain(std::move(members));
+}
+
+void cluster_node::lost(const std::string& peer, const std::string& why) {
   std::vector<pending_call> lost;
   std::vector<std::pair<key, std::shared_ptr<pull_state>>> broken_pulls;
   std::vector<key> moved;
-  std::optional<wire_msg::node_info> down;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (auto i = peers_.find(peer); i != peers_.end() && is_head() && i->second.info.alive) {
-      i->second.info.alive = false;
-      down = i->second.info;
-    }
     for (auto i = pending_.begin(); i != pending_.end();) {
       if (i->second.node == peer) {
         lost.push_back(std::move(i->second));
@@ -347,11 +383,6 @@ void cluster_node::on_peer_down(const std::string& peer, const std::string& why)
       else
         ++i;
     }
-  }
-  // The node table and the global scheduler learn at once, before any retry is placed.
-  if (down) {
-    record_node(std::move(*down));
-    update_chain();
   }
   for (auto& k : moved)
     publish(wire_msg::object_location{{k.first, k.second}, peer, 0, false});
@@ -434,11 +465,16 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           std::lock_guard<std::mutex> guard{mtx_};
           held_.erase(key_of(x.id));
         } else if constexpr (std::is_same_v<T, wire_msg::heartbeat>) {
-          on_heartbeat(peer, x);
+          caf::anon_send(membership_, heartbeat_atom::value, peer, x.queued);
         } else if constexpr (std::is_same_v<T, wire_msg::join>) {
-          on_join(x);
+          if (x.node.name == peer)
+            caf::anon_send(membership_, join_atom::value, std::move(x.node));
+          else
+            std::fprintf(stderr, "[swarm %s] node '%s' asked to join as '%s': ignored\n",
+                         self_.name.c_str(), peer.c_str(), x.node.name.c_str());
         } else if constexpr (std::is_same_v<T, wire_msg::node_table>) {
-          on_table(x);
+          // Only the head's table is the truth.
+          if (peer == head_name()) caf::anon_send(membership_, table_atom::value, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {
           if (!is_head()) {
             send_to(peer, table_snapshot());
@@ -492,101 +528,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
       m);
 }
 
-// -- control: heartbeats, the node table, stop ------------------------------------------
-
-void cluster_node::tick() {
-  if (!is_head()) {
-    wire_msg::heartbeat hb;
-    hb.sent_ns = static_cast<uint64_t>(steady::now().time_since_epoch().count());
-    hb.queued = static_cast<uint32_t>(local_inflight_.load());
-    hb.load = static_cast<double>(hb.queued);
-    // Joining again may block (a connect): the agent does it, one attempt at a time.
-    if (!net_->connected(head_name()) && !rejoining_.exchange(true))
-      post([this] {
-        if (connect_to(head_name())) {
-          wire_msg::join j;
-          {
-            std::lock_guard<std::mutex> guard{mtx_};
-            j.node = peers_[self_.name].info;
-          }
-          (void)net_->send(head_name(), j);
-        }
-        rejoining_ = false;
-      });
-    (void)net_->send(head_name(), hb);
-    return;
-  }
-  std::vector<std::string> alive, silent;
-  std::vector<wire_msg::node_info> changed;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto& me = peers_[self_.name];
-    me.info.queued = static_cast<uint32_t>(local_inflight_.load());
-    me.last_seen = steady::now();
-    changed.push_back(me.info);
-    for (auto& [name, p] : peers_) {
-      if (name != self_.name && p.info.alive && silent_for_timeout(name, p)) {
-        p.info.alive = false;
-        changed.push_back(p.info);
-        silent.push_back(name);
-      }
-      if (p.info.alive && name != self_.name) alive.push_back(name);
-    }
-  }
-  for (auto& info : changed)
-    record_node(std::move(info));
-  // A frozen node (stopped, or its network cut) keeps its connection open: closing it
-  // fails over what was in flight there, as a crash would.
-  for (auto& n : silent)
-    net_->disconnect(n, "no heartbeat for " + std::to_string(cfg_.node_timeout.count()) +
-                            " ms");
-  update_chain(); // also brings back a node that answers again
-  auto table = table_snapshot();
-  for (auto& n : alive)
-    (void)net_->send(n, table);
-}
-
-bool cluster_node::silent_for_timeout(const std::string& name, const peer_entry& p) const {
-  if (steady::now() - p.last_seen <= cfg_.node_timeout) return false;
-  // A heartbeat may wait behind bulk frames on either side, or behind this node's own
-  // reading: any bytes from the peer, read or waiting to be, show it is alive.
-  auto quiet = net_->quiet_for(name);
-  return !quiet || *quiet > cfg_.node_timeout;
-}
-
-void cluster_node::on_join(const wire_msg::join& m) {
-  if (!is_head()) return;
-  std::vector<std::string> alive;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto& p = peers_[m.node.name];
-    p.info = m.node;
-    p.info.alive = true;
-    p.info.head = false;
-    p.last_seen = steady::now();
-    for (auto& [name, e] : peers_)
-      if (e.info.alive && name != self_.name) alive.push_back(name);
-  }
-  record_node(m.node);
-  update_chain();
-  auto table = table_snapshot();
-  for (auto& n : alive)
-    send_to(n, table);
-}
-
-void cluster_node::on_heartbeat(const std::string& peer, const wire_msg::heartbeat& m) {
-  wire_msg::node_info info;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto i = peers_.find(peer);
-    if (i == peers_.end()) return; // not joined: ignored until it joins
-    i->second.last_seen = steady::now();
-    i->second.info.alive = true;
-    i->second.info.queued = m.queued;
-    info = i->second.info;
-  }
-  record_node(std::move(info));
-}
+// -- control: the node table, stop ------------------------------------------------------
 
 void cluster_node::place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
                          std::function<void(result<std::string>)> then) {
@@ -600,49 +542,16 @@ void cluster_node::place(const resource_set& demand, const std::vector<wire_msg:
 }
 
 wire_msg::node_table cluster_node::table_snapshot() const {
-  wire_msg::node_table t;
-  std::lock_guard<std::mutex> guard{mtx_};
-  auto now = steady::now();
-  for (auto& [name, p] : peers_) {
-    auto info = p.info;
-    info.last_seen_ms = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_seen).count());
-    t.nodes.push_back(std::move(info));
-  }
-  return t;
-}
-
-void cluster_node::on_table(const wire_msg::node_table& t) {
-  if (is_head()) return;
-  std::vector<std::string> to_dial, dead;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    for (auto& n : t.nodes) {
-      if (n.name == self_.name) continue;
-      auto& p = peers_[n.name];
-      p.info = n;
-      if (n.alive && n.name > self_.name) to_dial.push_back(n.name);
-      if (!n.alive) dead.push_back(n.name);
-    }
-  }
-  // The head's verdict stands for everyone: work and pulls in flight there fail over.
-  for (auto& n : dead)
-    if (net_->connected(n)) net_->disconnect(n, "the head found node '" + n + "' dead");
-  // Peers dial each other once (the smaller name dials), so calls between workers do
-  // not wait for a connection.
-  for (auto& n : to_dial)
-    if (!net_->connected(n)) post([this, n] { (void)connect_to(n); });
+  return to_node_table(*members_.get(), caf::actor_clock::clock_type::now());
 }
 
 void cluster_node::on_stop(const wire_msg::stop_request& m) {
   if (is_head() && (m.node.empty() || m.node != self_.name)) {
     std::vector<std::string> targets;
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      for (auto& [name, p] : peers_)
-        if (name != self_.name && p.info.alive && (m.node.empty() || name == m.node))
-          targets.push_back(name);
-    }
+    auto peers = members_.get();
+    for (auto& [name, p] : *peers)
+      if (name != self_.name && p.info.alive && (m.node.empty() || name == m.node))
+        targets.push_back(name);
     for (auto& n : targets)
       send_to(n, wire_msg::stop_request{n});
     if (!m.node.empty()) return;

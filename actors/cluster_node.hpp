@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <caf/actor.hpp>
 
 #include "actors/local_node.hpp"
+#include "actors/membership.hpp"
 #include "framework/cluster.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/detail/core.hpp"
@@ -35,7 +37,7 @@ class remote_actor_record;
 /// that made them and are pulled in chunks by whoever needs them. Actor calls go
 /// straight from the caller to the actor's node. On the head, the node table and the
 /// named-actor table (in the control store's shard actors) live here too.
-class cluster_node final : public detail::core {
+class cluster_node final : public detail::core, private membership_port {
 public:
   /// Starts node `node` of `cfg`: on TCP, or on the transport `make_transport` starts
   /// (a fake network in tests).
@@ -83,10 +85,6 @@ public:
   /// Runs `f` on the node's control actor, which may block (connects, lookups).
   void post(std::function<void()> f);
 
-  /// One control tick: heartbeats, and on the head failure detection and the table
-  /// broadcast.
-  void tick();
-
 private:
   using key = std::pair<uint64_t, uint64_t>;
   using values_cb = std::function<void(result<std::vector<detail::boxed_value>>)>;
@@ -120,11 +118,6 @@ private:
     std::vector<value_cb> waiters;
   };
 
-  struct peer_entry {
-    wire_msg::node_info info;
-    steady::time_point last_seen = steady::now();
-  };
-
   // Where leases of results held on other nodes send their `object_free`; cut at
   // shutdown so late releases do nothing.
   struct release_sink {
@@ -136,10 +129,23 @@ private:
   bool is_head() const { return self_.role == node_spec::role_type::head; }
   const std::string& head_name() const { return cfg_.head().name; }
 
+  // -- what membership asks of this node (membership_port)
+  // ---------------------------------------------------------------------------
+  bool send(const std::string& peer, const wire_msg::message& m) override;
+  bool connected(const std::string& peer) override;
+  std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) override;
+  void disconnect(const std::string& peer, const std::string& why) override;
+  void dial(const std::string& peer) override;
+  void rejoin() override;
+  void record(const wire_msg::node_info& info) override { record_node(info); }
+  void set_chain(std::vector<std::string> members) override;
+  // Fails over what was in flight on `peer`, whose connection closed.
+  void lost(const std::string& peer, const std::string& why) override;
+  uint32_t queued() override { return static_cast<uint32_t>(local_inflight_.load()); }
+
   // -- network
   // ---------------------------------------------------------------------------
   void on_message(const std::string& peer, wire_msg::message&& m);
-  void on_peer_down(const std::string& peer, const std::string& why);
   // Runs a task whose run was lost once more while it has retries; false when it has
   // none left.
   bool retry(const detail::task_ptr& t, const std::string& why);
@@ -232,22 +238,18 @@ private:
   void publish(wire_msg::message row);
   void on_row(const wire_msg::job_info& j);
   void on_row(const wire_msg::object_location& o);
-  // The head: the chain of every control-store shard is the head and the first
-  // `gcs_replication - 1` live nodes in the file's order; a change reconfigures them.
-  void update_chain();
   void on_kv_request(const std::string& peer, wire_msg::kv_request m);
   // The node and job tables as the control store holds them, for `swarm status`.
   result<wire_msg::node_table> stored_table();
 
-  // -- head
-  // ------------------------------------------------------------------------------
-  void on_join(const wire_msg::join& m);
-  void on_heartbeat(const std::string& peer, const wire_msg::heartbeat& m);
-  // Whether `p` sent neither a heartbeat nor any other bytes for `node_timeout`.
-  bool silent_for_timeout(const std::string& name, const peer_entry& p) const;
+  // The node table as membership last published it, ages as of now.
   wire_msg::node_table table_snapshot() const;
-  void on_table(const wire_msg::node_table& t);
   void on_stop(const wire_msg::stop_request& m);
+  // Stops the actors that call into this node (membership, the agent, the global
+  // scheduler), in that order.
+  void stop_actors();
+  // This node's row as it joins.
+  wire_msg::node_info self_info() const;
 
   // First, so it goes last: child nodes stop after this one.
   std::unique_ptr<worker_processes> children_;
@@ -264,16 +266,19 @@ private:
   std::unique_ptr<wire_msg::transport> net_;
   std::shared_ptr<release_sink> releases_;
   caf::actor agent_;
-  caf::actor pacemaker_; // the tick's own thread
   std::atomic<bool> rejoining_{false};
   caf::actor global_; // the head's global scheduler
+  membership_view members_;
+  membership_actor membership_;
 
   // Held shared by handlers while they run; the destructor takes it alone to stop them.
   std::shared_mutex alive_mtx_;
   bool closing_ = false;
+  // Handlers wait for it: nothing the network reports is handled before the node is built.
+  std::promise<void> built_;
+  std::shared_future<void> built_future_ = built_.get_future().share();
 
   mutable std::mutex mtx_;
-  std::map<std::string, peer_entry> peers_;
   std::map<key, pending_call> pending_;
   std::map<key, held_object> held_;
   // Results owned here whose primary copy stays on the node that made them.
@@ -289,9 +294,6 @@ private:
   std::map<uint64_t, uint64_t> jobs_started_; // jobs of drivers on this node: start time
   uint64_t next_actor_ = 1;
   uint64_t next_request_ = 1;
-
-  std::mutex chain_mtx_; // before mtx_
-  std::vector<std::string> chain_;
 
   std::mutex stop_mtx_;
   std::condition_variable stop_cv_;

@@ -131,34 +131,8 @@ result<wire_msg::node_table> cluster_node::stored_table() {
   return t;
 }
 
-// -- chain replication and the key-value table
+// -- the key-value table
 // -------------------------------------------
-
-void cluster_node::update_chain() {
-  if (!is_head() || cfg_.gcs_replication <= 1) return;
-  std::lock_guard<std::mutex> chain_guard{chain_mtx_};
-  std::vector<std::string> members{self_.name};
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    for (auto& n : cfg_.nodes) {
-      if (members.size() >= cfg_.gcs_replication) break;
-      auto p = peers_.find(n.name);
-      if (n.name != self_.name && p != peers_.end() && p->second.info.alive)
-        members.push_back(n.name);
-    }
-  }
-  if (members == chain_) return;
-  std::string names;
-  for (auto& m : members)
-    names += (names.empty() ? "" : " -> ") + m;
-  std::fprintf(stderr, "[swarm %s] control-store chain: %s%s\n", self_.name.c_str(),
-               names.c_str(),
-               members.size() < cfg_.gcs_replication
-                   ? (" (" + std::to_string(cfg_.gcs_replication) + " wanted)").c_str()
-                   : "");
-  chain_ = members;
-  local_->set_chain(std::move(members));
-}
 
 result<std::optional<std::vector<uint8_t>>>
 cluster_node::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t> value) {

@@ -43,9 +43,9 @@ private:
 // -- scheduling -------------------------------------------------------------------------
 
 result<void> cluster_node::feasible(const resource_set& demand, const std::string& node) {
-  std::lock_guard<std::mutex> guard{mtx_};
   std::string seen, dead;
-  for (auto& [name, p] : peers_) {
+  auto peers = members_.get();
+  for (auto& [name, p] : *peers) {
     if (!node.empty() && name != node) continue;
     auto total = from_list(p.info.total);
     bool fits = total && demand.fits_in(*total);
@@ -96,8 +96,8 @@ void cluster_node::run_locally(detail::task_ptr task) {
 }
 
 bool cluster_node::idle_elsewhere() const {
-  std::lock_guard<std::mutex> guard{mtx_};
-  for (auto& [name, p] : peers_) {
+  auto peers = members_.get();
+  for (auto& [name, p] : *peers) {
     if (name == self_.name || !p.info.alive) continue;
     double cpus = 0;
     for (auto& [r, amount] : p.info.total)

@@ -3,6 +3,8 @@
 
 #include "actors/cluster_node.hpp"
 
+#include <caf/all.hpp>
+
 #include <future>
 #include <thread>
 
@@ -30,44 +32,27 @@ constexpr int max_placements = 5;
 
 // -- actors -----------------------------------------------------------------------------
 
-result<wire_msg::message> cluster_node::request(const std::string& node, uint64_t id,
+result<wire_msg::message> cluster_node::request(const std::string& node,
                                                 wire_msg::message m) {
-  auto answer_promise = std::make_shared<std::promise<wire_msg::message>>();
-  auto fut = answer_promise->get_future();
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    requests_[id] = [answer_promise](wire_msg::message a) {
-      answer_promise->set_value(std::move(a));
-    };
-  }
-  if (node != self_.name) {
-    if (auto ok = connect_to(node); !ok) {
-      std::lock_guard<std::mutex> guard{mtx_};
-      requests_.erase(id);
-      return ok.err();
-    }
-  }
-  send_to(node, std::move(m));
-  if (fut.wait_for(request_timeout) != std::future_status::ready) {
-    std::lock_guard<std::mutex> guard{mtx_};
-    requests_.erase(id);
-    return error{errc::node_unreachable, "node '" + node + "' did not answer within " +
-                                             std::to_string(request_timeout.count()) +
-                                             " s"};
-  }
-  return fut.get();
-}
-
-void cluster_node::answer(uint64_t id, wire_msg::message m) {
-  std::function<void(wire_msg::message)> f;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto i = requests_.find(id);
-    if (i == requests_.end()) return;
-    f = std::move(i->second);
-    requests_.erase(i);
-  }
-  f(std::move(m));
+  if (node != self_.name)
+    if (auto ok = connect_to(node); !ok) return ok.err();
+  result<wire_msg::message> out = error{errc::runtime_stopped, ""};
+  caf::scoped_actor self{local_->system()};
+  // The client times the request out; the wait here is a backstop.
+  self->request(control_, request_timeout + std::chrono::seconds(5), request_atom::value,
+                node, std::move(m))
+      .receive([&](wire_msg::message& a) { out = std::move(a); },
+               [&](caf::error& e) {
+                 if (e == caf::sec::request_timeout)
+                   out = error{errc::node_unreachable,
+                               "node '" + node + "' did not answer within " +
+                                   std::to_string(request_timeout.count()) + " s"};
+                 else
+                   out = error{errc::runtime_stopped, "node '" + self_.name +
+                                                          "' stopped while waiting for node '" +
+                                                          node + "'"};
+               });
+  return out;
 }
 
 result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
@@ -108,11 +93,7 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
       }
       return rec;
     }
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      reg.request_id = next_request_++;
-    }
-    auto a = request(head_name(), reg.request_id, reg);
+    auto a = request(head_name(), reg);
     auto* loc = a ? std::get_if<wire_msg::actor_location>(&*a) : nullptr;
     if (!loc || !loc->error.empty()) {
       local_->kill(**rec, false);
@@ -132,11 +113,7 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
   m.owner_node = self_.name;
   m.placed = placed;
   m.checkpoint_every = spec.options.checkpoint_every;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    m.request_id = next_request_++;
-  }
-  auto a = request(target, m.request_id, m);
+  auto a = request(target, m);
   if (!a) return a.err();
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
   if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
@@ -210,10 +187,6 @@ bool cluster_node::begin_restart(remote_actor_record& r, const std::string& peer
 
 void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec) {
   auto m = rec->recreate();
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    m.request_id = next_request_++;
-  }
   auto give_up = [&](const error& e) {
     for (auto& c : rec->abandon("actor of type '" + m.type_name +
                                 "' could not be restarted: " + e.message))
@@ -239,7 +212,7 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
         at = std::make_pair(self_.name, *id);
       else
         at = id.err();
-    } else if (auto a = request(target, m.request_id, m); !a) {
+    } else if (auto a = request(target, m); !a) {
       at = a.err();
     } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
       at = error{errc::invalid_argument, "unexpected answer to actor_create"};
@@ -255,8 +228,6 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
                  self_.name.c_str(), m.type_name.c_str(), target.c_str(),
                  at.err().message.c_str(), attempt + 1, max_placements);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    std::lock_guard<std::mutex> guard{mtx_};
-    m.request_id = next_request_++;
   }
   if (!at) return give_up(at.err());
   for (auto& c : rec->relocate(at->first, at->second))
@@ -415,12 +386,8 @@ result<detail::actor_record_ptr> cluster_node::find_actor(const std::string& nam
     return local;
   }
   wire_msg::actor_lookup m;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    m.request_id = next_request_++;
-  }
   m.name = name;
-  auto a = request(head_name(), m.request_id, m);
+  auto a = request(head_name(), m);
   if (!a) return a.err();
   auto* loc = std::get_if<wire_msg::actor_location>(&*a);
   if (!loc || !loc->found)

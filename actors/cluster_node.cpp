@@ -6,6 +6,8 @@
 
 #include <caf/all.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -126,6 +128,12 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     mc.heartbeat_interval = cfg_.heartbeat_interval;
     mc.node_timeout = cfg_.node_timeout;
     membership_ = spawn_membership(local_->system(), std::move(mc), *this, members_);
+    control_client_config cc;
+    cc.node = self_.name;
+    cc.pid = static_cast<uint32_t>(::getpid());
+    cc.send = [this](const std::string& to, wire_msg::message m) { send_to(to, std::move(m)); };
+    cc.publish = [this](wire_msg::job_info j) { publish(std::move(j)); };
+    control_ = spawn_control_client(local_->system(), std::move(cc));
     built_.set_value();
     gate_open = true;
     if (!is_head()) join_head();
@@ -164,6 +172,7 @@ void cluster_node::stop_actors() {
     self->wait_for(a);
   };
   stop(membership_);
+  stop(control_);
   stop(agent_);
   stop(global_);
   agent_ = nullptr;
@@ -182,6 +191,7 @@ cluster_node::~cluster_node() {
     closing_ = true;
   }
   membership_ = nullptr;
+  control_ = nullptr;
   {
     // Work that came from other nodes and still runs here: its owners learn it failed.
     std::lock_guard<std::mutex> guard{mtx_};
@@ -496,9 +506,9 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::actor_lookup>) {
           post([this, peer, x]() { lookup_name(peer, x); });
         } else if constexpr (std::is_same_v<T, wire_msg::actor_created>) {
-          answer(x.request_id, std::move(x));
+          caf::anon_send(control_, answer_atom::value, x.request_id, wire_msg::message{x});
         } else if constexpr (std::is_same_v<T, wire_msg::actor_location>) {
-          answer(x.request_id, std::move(x));
+          caf::anon_send(control_, answer_atom::value, x.request_id, wire_msg::message{x});
         } else if constexpr (std::is_same_v<T, wire_msg::actor_checkpoint>) {
           on_checkpoint(peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
@@ -510,7 +520,8 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::kv_request>) {
           on_kv_request(peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::kv_reply>) {
-          answer(x.request_id, std::move(x));
+          caf::anon_send(control_, answer_atom::value, x.request_id,
+                         wire_msg::message{std::move(x)});
         } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
           detail::actor_record_ptr rec;
           {

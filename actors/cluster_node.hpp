@@ -16,6 +16,7 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/control_client.hpp"
 #include "actors/local_node.hpp"
 #include "actors/membership.hpp"
 #include "framework/cluster.hpp"
@@ -225,9 +226,8 @@ private:
   void on_actor_call(wire_msg::actor_call&& m);
   void register_remote_name(const std::string& peer, const wire_msg::actor_register& m);
   void lookup_name(const std::string& peer, const wire_msg::actor_lookup& m);
-  result<wire_msg::message> request(const std::string& node, uint64_t id,
-                                    wire_msg::message m);
-  void answer(uint64_t id, wire_msg::message m);
+  // Sends `m` to `node` with a fresh request id and waits for its answer.
+  result<wire_msg::message> request(const std::string& node, wire_msg::message m);
 
   // -- control store: the head keeps the node, job and object tables in its shards
   // -------------------------------------------------------------------------------------
@@ -245,8 +245,8 @@ private:
   // The node table as membership last published it, ages as of now.
   wire_msg::node_table table_snapshot() const;
   void on_stop(const wire_msg::stop_request& m);
-  // Stops the actors that call into this node (membership, the agent, the global
-  // scheduler), in that order.
+  // Stops the actors that call into this node (membership, the control-store client,
+  // the agent, the global scheduler), in that order.
   void stop_actors();
   // This node's row as it joins.
   wire_msg::node_info self_info() const;
@@ -270,6 +270,7 @@ private:
   caf::actor global_; // the head's global scheduler
   membership_view members_;
   membership_actor membership_;
+  control_client_actor control_;
 
   // Held shared by handlers while they run; the destructor takes it alone to stop them.
   std::shared_mutex alive_mtx_;
@@ -290,10 +291,7 @@ private:
   std::map<uint64_t, detail::actor_record_ptr> hosted_;
   std::vector<std::weak_ptr<remote_actor_record>> remote_actors_;
   size_t prune_remote_at_ = 64;
-  std::map<uint64_t, std::function<void(wire_msg::message)>> requests_;
-  std::map<uint64_t, uint64_t> jobs_started_; // jobs of drivers on this node: start time
   uint64_t next_actor_ = 1;
-  uint64_t next_request_ = 1;
 
   std::mutex stop_mtx_;
   std::condition_variable stop_cv_;

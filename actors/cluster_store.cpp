@@ -6,8 +6,6 @@
 
 #include <caf/all.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "framework/detail/wire_convert.hpp"
@@ -85,22 +83,7 @@ void cluster_node::on_row(const wire_msg::object_location& o) {
 }
 
 void cluster_node::job_event(uint64_t id, bool running) {
-  wire_msg::job_info j;
-  j.id = id;
-  j.driver = self_.name;
-  j.pid = static_cast<uint32_t>(::getpid());
-  j.running = running;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (running) {
-      j.started_ms = jobs_started_[id] = wall_ms();
-    } else {
-      j.started_ms = jobs_started_[id];
-      j.ended_ms = wall_ms();
-      jobs_started_.erase(id);
-    }
-  }
-  publish(j);
+  caf::anon_send(control_, job_atom::value, id, running);
 }
 
 result<std::vector<table_row>> cluster_node::control_table(const std::string& table) {
@@ -146,12 +129,7 @@ cluster_node::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t>
   m.op = static_cast<wire_msg::kv_request::op_type>(op);
   m.key = name;
   m.value = std::move(value);
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    m.request_id = next_request_++;
-  }
-  auto id = m.request_id;
-  auto a = request(head_name(), id, std::move(m));
+  auto a = request(head_name(), std::move(m));
   if (!a) return a.err();
   auto* r = std::get_if<wire_msg::kv_reply>(&*a);
   if (!r)

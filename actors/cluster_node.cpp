@@ -27,7 +27,6 @@ using detail::key_of;
 using detail::to_list;
 using detail::to_wire;
 
-constexpr int owner_shift = 40;
 
 using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
 
@@ -92,15 +91,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     std::lock_guard<std::mutex> guard{releases_->mtx};
     releases_->net = net_.get();
     releases_->forget = [this](const object_id& id) {
-      std::string holder;
-      {
-        std::lock_guard<std::mutex> g{mtx_};
-        auto i = located_.find(key_of(id));
-        if (i == located_.end()) return;
-        holder = i->second.first;
-        located_.erase(i);
-      }
-      publish(wire_msg::object_location{to_wire(id), holder, 0, false});
+      caf::anon_send(objects_, forget_atom::value, key_of(id));
     };
   }
   // Until the gate opens, the network's handlers wait; on a failure they find the node
@@ -131,9 +122,19 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     control_client_config cc;
     cc.node = self_.name;
     cc.pid = static_cast<uint32_t>(::getpid());
-    cc.send = [this](const std::string& to, wire_msg::message m) { send_to(to, std::move(m)); };
+    auto send = [this](const std::string& to, wire_msg::message m) {
+      send_to(to, std::move(m));
+    };
+    cc.send = send;
     cc.publish = [this](wire_msg::job_info j) { publish(std::move(j)); };
     control_ = spawn_control_client(local_->system(), std::move(cc));
+    object_manager_config oc;
+    oc.node = self_.name;
+    for (auto& n : cfg_.nodes)
+      oc.nodes.push_back(n.name);
+    oc.send = send;
+    oc.publish = [this](wire_msg::object_location row) { publish(std::move(row)); };
+    objects_ = spawn_object_manager(local_->system(), std::move(oc));
     built_.set_value();
     gate_open = true;
     if (!is_head()) join_head();
@@ -173,6 +174,7 @@ void cluster_node::stop_actors() {
   };
   stop(membership_);
   stop(control_);
+  stop(objects_);
   stop(agent_);
   stop(global_);
   agent_ = nullptr;
@@ -192,6 +194,7 @@ cluster_node::~cluster_node() {
   }
   membership_ = nullptr;
   control_ = nullptr;
+  objects_ = nullptr;
   {
     // Work that came from other nodes and still runs here: its owners learn it failed.
     std::lock_guard<std::mutex> guard{mtx_};
@@ -212,7 +215,9 @@ cluster_node::~cluster_node() {
 node_stats cluster_node::stats() {
   auto s = local_->stats();
   std::lock_guard<std::mutex> guard{mtx_};
-  s.pulled_entries = fetched_.size();
+  caf::scoped_actor self{local_->system()};
+  self->request(objects_, std::chrono::seconds(5), count_atom::value)
+      .receive([&](uint64_t n) { s.pulled_entries = n; }, [](caf::error&) {});
   return s;
 }
 
@@ -244,7 +249,7 @@ bool cluster_node::wait_for_stop(std::chrono::milliseconds timeout) {
 }
 
 uint64_t cluster_node::new_owner_id() {
-  return ((index_ + 1) << owner_shift) | next_owner_.fetch_add(1);
+  return ((index_ + 1) << owner_index_shift) | next_owner_.fetch_add(1);
 }
 
 object_id cluster_node::new_object_id(uint64_t owner) {
@@ -355,9 +360,10 @@ void cluster_node::set_chain(std::vector<std::string> members) {
 }
 
 void cluster_node::lost(const std::string& peer, const std::string& why) {
+  // Pulls from there fail, results located there count as gone, results held here for
+  // owners there go.
+  caf::anon_send(objects_, lost_atom::value, peer, why);
   std::vector<pending_call> lost;
-  std::vector<std::pair<key, std::shared_ptr<pull_state>>> broken_pulls;
-  std::vector<key> moved;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     for (auto i = pending_.begin(); i != pending_.end();) {
@@ -368,38 +374,6 @@ void cluster_node::lost(const std::string& peer, const std::string& why) {
         ++i;
       }
     }
-    for (auto i = pulls_.begin(); i != pulls_.end();) {
-      if (i->second->from == peer) {
-        broken_pulls.emplace_back(i->first, std::move(i->second));
-        i = pulls_.erase(i);
-      } else {
-        ++i;
-      }
-    }
-    // Results owned here that stayed there: this node's own copy is the primary now
-    // (or, while it was still being pulled, the pull fails and the task is remade).
-    for (auto i = located_.begin(); i != located_.end();) {
-      if (i->second.first == peer) {
-        moved.push_back(i->first);
-        i = located_.erase(i);
-      } else {
-        ++i;
-      }
-    }
-    // Results made here for an owner on that node: nobody will read or free them.
-    for (auto i = held_.begin(); i != held_.end();) {
-      if (i->second.exports == 0 && owner_node(i->first) == peer)
-        i = held_.erase(i);
-      else
-        ++i;
-    }
-  }
-  for (auto& k : moved)
-    publish(wire_msg::object_location{{k.first, k.second}, peer, 0, false});
-  for (auto& [k, p] : broken_pulls) {
-    auto e = lost_error(k, peer, why);
-    for (auto& w : p->waiters)
-      w(e);
   }
   // Actors this node created restart elsewhere; calls to them wait for that.
   for (auto& r : actors_lost(peer, why))
@@ -437,23 +411,6 @@ bool cluster_node::retry(const detail::task_ptr& t, const std::string& why) {
   return true;
 }
 
-std::string cluster_node::owner_node(const key& k) const {
-  auto index = k.first >> owner_shift;
-  if (index == 0 || index > cfg_.nodes.size()) return {};
-  return cfg_.nodes[index - 1].name;
-}
-
-error cluster_node::lost_error(const key& k, const std::string& holder,
-                               const std::string& why) const {
-  auto id = object_id{k.first, k.second}.to_string();
-  auto owner = owner_node(k);
-  if (owner == holder)
-    return {errc::owner_died, "object " + id + "'s owner, node '" + owner +
-                                  "', died with its value: " + why};
-  return {errc::object_lost,
-          "node '" + holder + "', which held object " + id + ", died: " + why};
-}
-
 void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
   std::visit(
       [&](auto& x) {
@@ -468,12 +425,11 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::actor_call>) {
           on_actor_call(std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::object_pull>) {
-          on_pull(peer, x);
+          caf::anon_send(objects_, pull_atom::value, peer, x);
         } else if constexpr (std::is_same_v<T, wire_msg::object_chunk>) {
-          on_chunk(std::move(x));
+          caf::anon_send(objects_, chunk_atom::value, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::object_free>) {
-          std::lock_guard<std::mutex> guard{mtx_};
-          held_.erase(key_of(x.id));
+          caf::anon_send(objects_, free_atom::value, key_of(x.id));
         } else if constexpr (std::is_same_v<T, wire_msg::heartbeat>) {
           caf::anon_send(membership_, heartbeat_atom::value, peer, x.queued);
         } else if constexpr (std::is_same_v<T, wire_msg::join>) {

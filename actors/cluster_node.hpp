@@ -19,6 +19,7 @@
 #include "actors/control_client.hpp"
 #include "actors/local_node.hpp"
 #include "actors/membership.hpp"
+#include "actors/object_manager.hpp"
 #include "framework/cluster.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/detail/core.hpp"
@@ -100,25 +101,6 @@ private:
     std::shared_ptr<remote_actor_record> actor; // for actor calls
   };
 
-  // A value other nodes may pull from here.
-  struct held_object {
-    detail::boxed_value value;
-    std::shared_ptr<const std::vector<uint8_t>> encoded;
-    size_t exports = 0; // tasks on other nodes that may still pull it; 0: owned result
-  };
-
-  // An object being pulled here, chunk by chunk.
-  struct pull_state {
-    std::string from;
-    const detail::type_descriptor* type = nullptr;
-    std::vector<uint8_t> buf;
-    uint64_t total = 0;
-    uint64_t received = 0;
-    uint64_t next_offset = 0;
-    size_t in_flight = 0;
-    std::vector<value_cb> waiters;
-  };
-
   // Where leases of results held on other nodes send their `object_free`; cut at
   // shutdown so late releases do nothing.
   struct release_sink {
@@ -150,10 +132,6 @@ private:
   // Runs a task whose run was lost once more while it has retries; false when it has
   // none left.
   bool retry(const detail::task_ptr& t, const std::string& why);
-  // The node whose owner made the object `k` (empty for an unknown index).
-  std::string owner_node(const key& k) const;
-  // Why object `k`, held on the dead node `holder`, cannot be read.
-  error lost_error(const key& k, const std::string& holder, const std::string& why) const;
   // Sends at once when connected; otherwise connects on the control actor first.
   void send_to(const std::string& node, wire_msg::message m);
   result<void> connect_to(const std::string& node);
@@ -189,14 +167,9 @@ private:
   void gather_args(const std::vector<wire_msg::arg>& args,
                    const std::vector<const detail::type_descriptor*>& params,
                    values_cb done);
+  // Reads `ref` through the object manager; `done` runs on its thread.
   void fetch(const wire_msg::remote_ref& ref, const detail::type_descriptor* type,
              value_cb done);
-  void request_chunks(const key& k, pull_state& p);
-  void on_pull(const std::string& peer, const wire_msg::object_pull& m);
-  void on_chunk(wire_msg::object_chunk&& m);
-  // Keeps a pulled value for readers here while it lives; the caller holds mtx_.
-  void remember_fetched(const key& k, const std::shared_ptr<const void>& v,
-                        const detail::type_descriptor* type);
 
   // -- actors
   // ----------------------------------------------------------------------------
@@ -246,7 +219,7 @@ private:
   wire_msg::node_table table_snapshot() const;
   void on_stop(const wire_msg::stop_request& m);
   // Stops the actors that call into this node (membership, the control-store client,
-  // the agent, the global scheduler), in that order.
+  // the object manager, the agent, the global scheduler), in that order.
   void stop_actors();
   // This node's row as it joins.
   wire_msg::node_info self_info() const;
@@ -271,6 +244,7 @@ private:
   membership_view members_;
   membership_actor membership_;
   control_client_actor control_;
+  object_manager_actor objects_;
 
   // Held shared by handlers while they run; the destructor takes it alone to stop them.
   std::shared_mutex alive_mtx_;
@@ -281,13 +255,6 @@ private:
 
   mutable std::mutex mtx_;
   std::map<key, pending_call> pending_;
-  std::map<key, held_object> held_;
-  // Results owned here whose primary copy stays on the node that made them.
-  std::map<key, std::pair<std::string, uint64_t>> located_;
-  std::map<key, std::shared_ptr<pull_state>> pulls_;
-  std::map<key, std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
-      fetched_;
-  size_t prune_fetched_at_ = 64;
   std::map<uint64_t, detail::actor_record_ptr> hosted_;
   std::vector<std::weak_ptr<remote_actor_record>> remote_actors_;
   size_t prune_remote_at_ = 64;

@@ -22,7 +22,7 @@ uint64_t wall_ms() {
                                    .count());
 }
 
-std::string object_key(const wire_msg::object_ref_id& id) {
+std::string object_row_key(const wire_msg::object_ref_id& id) {
   return std::to_string(id.owner) + "." + std::to_string(id.seq);
 }
 
@@ -77,9 +77,9 @@ void cluster_node::on_row(const wire_msg::job_info& j) {
 void cluster_node::on_row(const wire_msg::object_location& o) {
   if (!is_head()) return;
   if (o.present)
-    local_->table_put("object", object_key(o.id), o);
+    local_->table_put("object", object_row_key(o.id), o);
   else
-    local_->table_erase("object", object_key(o.id));
+    local_->table_erase("object", object_row_key(o.id));
 }
 
 void cluster_node::job_event(uint64_t id, bool running) {

@@ -4,6 +4,8 @@
 #include "actors/cluster_node.hpp"
 #include "actors/global_scheduler.hpp"
 
+#include <caf/all.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -22,9 +24,6 @@ using detail::from_wire;
 using detail::key_of;
 using detail::to_list;
 using detail::to_wire;
-
-constexpr uint64_t chunk_bytes = 4 << 20;
-constexpr size_t pull_window = 4;
 
 /// Keeps a result that stayed on another node there while the owner's slot lives.
 class remote_hold final : public detail::store_lease {
@@ -72,13 +71,9 @@ void cluster_node::submit(detail::task_ptr task) {
     bool fits_here = opts.resources.fits_in(local_->total_resources());
     // Large inputs held elsewhere pull the task towards them.
     bool inputs_elsewhere = false;
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      for (auto& a : task->args)
-        if (a.ref)
-          if (auto i = located_.find(key_of(a.ref->id())); i != located_.end())
-            inputs_elsewhere |= i->second.first != self_.name;
-    }
+    for (auto& a : task->args)
+      if (a.ref)
+        if (auto where = a.ref->primary_copy()) inputs_elsewhere |= where->node != self_.name;
     // Bottom-up: a busy node spills what it cannot start soon, when another node can.
     bool busy = local_inflight_.load(std::memory_order_relaxed) >= spill_threshold_ &&
                 idle_elsewhere();
@@ -232,10 +227,9 @@ void cluster_node::reply_when_done(const detail::slot_ptr& slot, const std::stri
       auto bytes = std::make_shared<std::vector<uint8_t>>(encode(*v));
       if (bytes->size() > cfg_.inline_threshold) {
         auto size = bytes->size();
-        {
-          std::lock_guard<std::mutex> guard{mtx_};
-          held_[key_of(s->id())] = {*v, std::move(bytes), 0};
-        }
+        // Held before the owner hears of it, so its pulls find it.
+        caf::anon_send(objects_, hold_atom::value,
+                       hold_request{key_of(s->id()), *v, std::move(bytes), false});
         r.outcome = wire_msg::stored_at{self_.name, size};
       } else {
         r.outcome = wire_msg::value{v->type->name, std::move(*bytes)};
@@ -296,10 +290,8 @@ void cluster_node::on_result(wire_msg::task_result&& m, const std::string& from)
     wire_msg::remote_ref ref{m.result, where.node, where.size};
     auto sink = releases_;
     auto id = slot->id();
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      located_[key_of(id)] = {where.node, where.size};
-    }
+    slot->set_location(detail::object_slot::location{where.node, where.size});
+    caf::anon_send(objects_, locate_atom::value, located_object{key_of(id), where.node, slot});
     publish(wire_msg::object_location{m.result, where.node, where.size, true});
     auto release = [sink, id, node = where.node] {
       std::lock_guard<std::mutex> guard{sink->mtx};
@@ -330,17 +322,10 @@ wire_msg::arg cluster_node::export_arg(const detail::task_arg& a,
                                        std::vector<key>& exported) {
   detail::boxed_value v = a.value;
   object_id id{new_owner_id(), 0};
-  if (a.ref) {
-    std::optional<wire_msg::remote_ref> there;
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      if (auto i = located_.find(key_of(a.ref->id())); i != located_.end())
-        there =
-            wire_msg::remote_ref{to_wire(a.ref->id()), i->second.first, i->second.second};
-    }
+  if (a.ref)
     // A holder this node lost touch with is not named: its own copy is shipped.
-    if (there && net_->connected(there->node)) return *there;
-  }
+    if (auto where = a.ref->primary_copy(); where && net_->connected(where->node))
+      return wire_msg::remote_ref{to_wire(a.ref->id()), where->node, where->size};
   if (a.ref) {
     auto r = a.ref->read();
     if (r) v = *r;
@@ -351,23 +336,14 @@ wire_msg::arg cluster_node::export_arg(const detail::task_arg& a,
     return wire_msg::value{v.type->name, std::move(*bytes)};
   auto k = key_of(id);
   auto size = bytes->size();
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto& h = held_[k];
-    if (!h.encoded) h = {v, std::move(bytes), 0};
-    ++h.exports;
-  }
+  // Held before the task that pulls it is sent, so its pulls find it.
+  caf::anon_send(objects_, hold_atom::value, hold_request{k, v, std::move(bytes), true});
   exported.push_back(k);
   return wire_msg::remote_ref{to_wire(id), self_.name, size};
 }
 
 void cluster_node::release_exports(const std::vector<key>& exported) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  for (auto& k : exported) {
-    auto i = held_.find(k);
-    if (i != held_.end() && i->second.exports > 0 && --i->second.exports == 0)
-      held_.erase(i);
-  }
+  if (!exported.empty()) caf::anon_send(objects_, release_atom::value, exported);
 }
 
 void cluster_node::gather_args(const std::vector<wire_msg::arg>& args,
@@ -416,136 +392,9 @@ void cluster_node::gather_args(const std::vector<wire_msg::arg>& args,
           });
 }
 
-void cluster_node::remember_fetched(const key& k, const std::shared_ptr<const void>& v,
-                                    const detail::type_descriptor* type) {
-  // Swept of values gone when it doubled, so it is bounded by the values alive.
-  if (fetched_.size() >= prune_fetched_at_) {
-    for (auto i = fetched_.begin(); i != fetched_.end();)
-      i = i->second.first.expired() ? fetched_.erase(i) : std::next(i);
-    prune_fetched_at_ = std::max<size_t>(64, 2 * fetched_.size());
-  }
-  fetched_[k] = {v, type};
-}
-
 void cluster_node::fetch(const wire_msg::remote_ref& ref,
                          const detail::type_descriptor* type, value_cb done) {
-  auto k = key_of(ref.id);
-  std::unique_lock<std::mutex> guard{mtx_};
-  if (auto h = held_.find(k); h != held_.end()) {
-    auto v = h->second.value;
-    guard.unlock();
-    if (!detail::same_type(*v.type, *type))
-      return done(error{errc::type_mismatch,
-                        "expected a " + type->name + ", got a " + v.type->name});
-    return done(v);
-  }
-  if (auto c = fetched_.find(k); c != fetched_.end()) {
-    if (auto p = c->second.first.lock(); p && c->second.second == type) {
-      guard.unlock();
-      return done(detail::boxed_value{std::move(p), type});
-    }
-  }
-  auto& p = pulls_[k];
-  if (p) {
-    p->waiters.push_back(std::move(done));
-    return;
-  }
-  p = std::make_shared<pull_state>();
-  p->from = ref.node;
-  p->type = type;
-  p->total = ref.size;
-  p->buf.resize(ref.size);
-  p->waiters.push_back(std::move(done));
-  request_chunks(k, *p);
-}
-
-void cluster_node::request_chunks(const key& k, pull_state& p) {
-  // Flow control: at most `pull_window` chunks requested and not yet received.
-  while (p.in_flight < pull_window && p.next_offset < p.total) {
-    auto len = std::min(chunk_bytes, p.total - p.next_offset);
-    send_to(p.from, wire_msg::object_pull{{k.first, k.second}, p.next_offset, len});
-    p.next_offset += len;
-    ++p.in_flight;
-  }
-}
-
-void cluster_node::on_pull(const std::string& peer, const wire_msg::object_pull& m) {
-  std::shared_ptr<const std::vector<uint8_t>> bytes;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto i = held_.find(key_of(m.id));
-    if (i != held_.end()) bytes = i->second.encoded;
-  }
-  wire_msg::object_chunk c;
-  c.id = m.id;
-  c.offset = m.offset;
-  if (!bytes) {
-    c.missing = "node '" + self_.name + "' holds no object " +
-                object_id{m.id.owner, m.id.seq}.to_string() + " (freed, or never here)";
-  } else if (m.offset > bytes->size()) {
-    c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
-  } else {
-    c.total = bytes->size();
-    c.source_length = std::min<uint64_t>(m.length, bytes->size() - m.offset);
-    c.source = std::move(bytes);
-  }
-  send_to(peer, std::move(c));
-}
-
-void cluster_node::on_chunk(wire_msg::object_chunk&& m) {
-  auto k = key_of(m.id);
-  std::shared_ptr<pull_state> p;
-  std::vector<value_cb> waiters;
-  result<detail::boxed_value> out{error{errc::object_freed, ""}};
-  // Takes the waiters of `p` and ends its pull, unless a newer pull replaced it.
-  auto finish = [&] {
-    waiters = std::move(p->waiters);
-    if (auto i = pulls_.find(k); i != pulls_.end() && i->second == p) pulls_.erase(i);
-  };
-  bool fits = false;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto i = pulls_.find(k);
-    if (i == pulls_.end()) return;
-    p = i->second;
-    fits = m.missing.empty() && m.total == p->total && m.offset + m.data.size() <= p->total;
-    if (!fits) {
-      // A holder without the object lost it (a node found dead and back again drops
-      // what it held for the owners it lost): its owner may remake it.
-      out = error{m.missing.empty() ? errc::object_freed : errc::object_lost,
-                  "pulling " + object_id{k.first, k.second}.to_string() + " from node '" +
-                      p->from + "' failed: " +
-                      (m.missing.empty() ? "chunk does not fit the object" : m.missing)};
-      finish();
-    }
-  }
-  if (fits) {
-    // The copy and the decode run without the node's lock (only the thread that
-    // delivers messages writes chunks), so heartbeats and calls are not held up.
-    std::memcpy(p->buf.data() + m.offset, m.data.data(), m.data.size());
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      p->received += m.data.size();
-      --p->in_flight;
-      if (p->received < p->total) {
-        if (auto i = pulls_.find(k); i != pulls_.end() && i->second == p)
-          request_chunks(k, *p);
-        return;
-      }
-    }
-    std::string why;
-    auto v = p->type->decode(p->buf.data(), p->buf.size(), why);
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (v) {
-      out = detail::boxed_value{v, p->type};
-      remember_fetched(k, v, p->type);
-    } else {
-      out = error{errc::type_mismatch, "malformed " + p->type->name + ": " + why};
-    }
-    finish();
-  }
-  for (auto& w : waiters)
-    w(out);
+  caf::anon_send(objects_, fetch_atom::value, fetch_request{ref, type, std::move(done)});
 }
 
 } // namespace swarm::actors

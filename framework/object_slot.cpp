@@ -127,6 +127,16 @@ std::shared_ptr<task_spec> object_slot::producer() const {
   return producer_.lock();
 }
 
+void object_slot::set_location(std::optional<location> where) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  location_ = std::move(where);
+}
+
+std::optional<object_slot::location> object_slot::primary_copy() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return location_;
+}
+
 std::vector<bool> wait_for_slots(const std::vector<object_slot*>& slots, size_t k,
                                  object_slot::clock::time_point deadline) {
   struct waiter {

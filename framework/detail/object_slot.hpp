@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "framework/detail/type_descriptor.hpp"
@@ -83,6 +85,15 @@ public:
   void set_producer(std::weak_ptr<task_spec> task);
   std::shared_ptr<task_spec> producer() const;
 
+  /// Where the primary copy of the value lives when it stayed on the node that made it
+  /// (a node name and the encoded size); the owner's node sets and clears it.
+  struct location {
+    std::string node;
+    uint64_t size = 0;
+  };
+  void set_location(std::optional<location> where);
+  std::optional<location> primary_copy() const;
+
 private:
   bool complete(state s, boxed_value v, error e, std::unique_ptr<store_lease> lease);
 
@@ -95,6 +106,7 @@ private:
   std::unique_ptr<store_lease> lease_;
   std::vector<std::function<void()>> callbacks_;
   std::weak_ptr<task_spec> producer_;
+  std::optional<location> location_;
   bool spin_ = false;
 };
 

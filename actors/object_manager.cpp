@@ -1,0 +1,258 @@
+#include "actors/object_manager.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace swarm::actors {
+
+namespace {
+
+using value_cb = std::function<void(result<detail::boxed_value>)>;
+
+struct held_object {
+  detail::boxed_value value;
+  std::shared_ptr<const std::vector<uint8_t>> encoded;
+  size_t exports = 0; // tasks on other nodes that may still pull it; 0: owned result
+};
+
+struct pull_state {
+  std::string from;
+  const detail::type_descriptor* type = nullptr;
+  std::vector<uint8_t> buf;
+  uint64_t total = 0;
+  uint64_t received = 0;
+  uint64_t next_offset = 0;
+  size_t in_flight = 0;
+  std::vector<value_cb> waiters;
+};
+
+struct object_manager_state {
+  object_manager_config cfg;
+  std::map<object_key, held_object> held;
+  std::map<object_key, pull_state> pulls;
+  std::map<object_key, std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
+      fetched;
+  size_t prune_fetched_at = 64;
+  std::map<object_key, located_object> located;
+
+  std::string id_of(const object_key& k) const {
+    return object_id{k.first, k.second}.to_string();
+  }
+
+  // Why object `k`, held on the dead node `holder`, cannot be read.
+  error lost_error(const object_key& k, const std::string& holder,
+                   const std::string& why) const {
+    auto owner = owner_node_of(k, cfg.nodes);
+    if (owner == holder)
+      return {errc::owner_died, "object " + id_of(k) + "'s owner, node '" + owner +
+                                    "', died with its value: " + why};
+    return {errc::object_lost,
+            "node '" + holder + "', which held object " + id_of(k) + ", died: " + why};
+  }
+
+  void hold(hold_request& r) {
+    if (!r.exported) {
+      held[r.key] = {std::move(r.value), std::move(r.encoded), 0};
+      return;
+    }
+    auto& h = held[r.key];
+    if (!h.encoded) h = {std::move(r.value), std::move(r.encoded), 0};
+    ++h.exports;
+  }
+
+  void release(const std::vector<object_key>& keys) {
+    for (auto& k : keys) {
+      auto i = held.find(k);
+      if (i != held.end() && i->second.exports > 0 && --i->second.exports == 0)
+        held.erase(i);
+    }
+  }
+
+  void serve(const std::string& peer, const wire_msg::object_pull& m) {
+    wire_msg::object_chunk c;
+    c.id = m.id;
+    c.offset = m.offset;
+    auto i = held.find({m.id.owner, m.id.seq});
+    if (i == held.end()) {
+      c.missing = "node '" + cfg.node + "' holds no object " +
+                  id_of({m.id.owner, m.id.seq}) + " (freed, or never here)";
+    } else if (auto& bytes = i->second.encoded; m.offset > bytes->size()) {
+      c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
+    } else {
+      c.total = bytes->size();
+      c.source_length = std::min<uint64_t>(m.length, bytes->size() - m.offset);
+      c.source = bytes;
+    }
+    cfg.send(peer, std::move(c));
+  }
+
+  void request_chunks(const object_key& k, pull_state& p) {
+    while (p.in_flight < cfg.pull_window && p.next_offset < p.total) {
+      auto len = std::min(cfg.chunk_bytes, p.total - p.next_offset);
+      cfg.send(p.from, wire_msg::object_pull{{k.first, k.second}, p.next_offset, len});
+      p.next_offset += len;
+      ++p.in_flight;
+    }
+  }
+
+  // Keeps a pulled value for readers here while it lives; swept of values gone when it
+  // doubled, so it is bounded by the values alive.
+  void remember(const object_key& k, const std::shared_ptr<const void>& v,
+                const detail::type_descriptor* type) {
+    if (fetched.size() >= prune_fetched_at) {
+      for (auto i = fetched.begin(); i != fetched.end();)
+        i = i->second.first.expired() ? fetched.erase(i) : std::next(i);
+      prune_fetched_at = std::max<size_t>(64, 2 * fetched.size());
+    }
+    fetched[k] = {v, type};
+  }
+
+  void fetch(fetch_request& r) {
+    object_key k{r.ref.id.owner, r.ref.id.seq};
+    if (auto h = held.find(k); h != held.end()) {
+      auto& v = h->second.value;
+      if (!detail::same_type(*v.type, *r.type))
+        return r.done(error{errc::type_mismatch,
+                            "expected a " + r.type->name + ", got a " + v.type->name});
+      return r.done(v);
+    }
+    if (auto c = fetched.find(k); c != fetched.end())
+      if (auto p = c->second.first.lock(); p && c->second.second == r.type)
+        return r.done(detail::boxed_value{std::move(p), r.type});
+    if (auto i = pulls.find(k); i != pulls.end()) {
+      i->second.waiters.push_back(std::move(r.done));
+      return;
+    }
+    auto& p = pulls[k];
+    p.from = r.ref.node;
+    p.type = r.type;
+    p.total = r.ref.size;
+    p.buf.resize(r.ref.size);
+    p.waiters.push_back(std::move(r.done));
+    request_chunks(k, p);
+  }
+
+  // Ends the pull of `k`, handing `out` to each of its readers.
+  void finish(std::map<object_key, pull_state>::iterator i,
+              const result<detail::boxed_value>& out) {
+    auto waiters = std::move(i->second.waiters);
+    pulls.erase(i);
+    for (auto& w : waiters)
+      w(out);
+  }
+
+  void on_chunk(wire_msg::object_chunk& m) {
+    object_key k{m.id.owner, m.id.seq};
+    auto i = pulls.find(k);
+    if (i == pulls.end()) return; // failed over, or stopped
+    auto& p = i->second;
+    if (!m.missing.empty() || m.total != p.total || m.offset + m.data.size() > p.total) {
+      // A holder without the object lost it (a node found dead and back again drops
+      // what it held for the owners it lost): its owner may remake it.
+      return finish(i, error{m.missing.empty() ? errc::object_freed : errc::object_lost,
+                             "pulling " + id_of(k) + " from node '" + p.from +
+                                 "' failed: " +
+                                 (m.missing.empty() ? "chunk does not fit the object"
+                                                    : m.missing)});
+    }
+    std::memcpy(p.buf.data() + m.offset, m.data.data(), m.data.size());
+    p.received += m.data.size();
+    --p.in_flight;
+    if (p.received < p.total) return request_chunks(k, p);
+    std::string why;
+    auto v = p.type->decode(p.buf.data(), p.buf.size(), why);
+    if (!v)
+      return finish(i, error{errc::type_mismatch, "malformed " + p.type->name + ": " + why});
+    remember(k, v, p.type);
+    finish(i, detail::boxed_value{v, p.type});
+  }
+
+  void forget(const object_key& k) {
+    auto i = located.find(k);
+    if (i == located.end()) return;
+    auto holder = i->second.node;
+    located.erase(i);
+    cfg.publish(wire_msg::object_location{{k.first, k.second}, holder, 0, false});
+  }
+
+  void lost(const std::string& peer, const std::string& why) {
+    for (auto i = pulls.begin(); i != pulls.end();) {
+      auto next = std::next(i);
+      if (i->second.from == peer) finish(i, lost_error(i->first, peer, why));
+      i = next;
+    }
+    // Results owned here that stayed there: this node's own copy is the primary now
+    // (or, while it was still being pulled, the pull failed and the task is remade).
+    for (auto i = located.begin(); i != located.end();) {
+      if (i->second.node != peer) {
+        ++i;
+        continue;
+      }
+      if (auto s = i->second.slot.lock()) s->set_location(std::nullopt);
+      cfg.publish(wire_msg::object_location{{i->first.first, i->first.second}, peer, 0, false});
+      i = located.erase(i);
+    }
+    // Results made here for an owner on that node: nobody will read or free them.
+    for (auto i = held.begin(); i != held.end();) {
+      if (i->second.exports == 0 && owner_node_of(i->first, cfg.nodes) == peer)
+        i = held.erase(i);
+      else
+        ++i;
+    }
+  }
+};
+
+using object_manager_self = object_manager_actor::stateful_pointer<object_manager_state>;
+
+object_manager_actor::behavior_type object_manager(object_manager_self self,
+                                                   object_manager_config cfg) {
+  self->state.cfg = std::move(cfg);
+  // Stopping fails every pull in flight: its readers learn why instead of waiting.
+  self->set_exit_handler([=](const caf::exit_msg& x) {
+    auto& st = self->state;
+    while (!st.pulls.empty())
+      st.finish(st.pulls.begin(),
+                error{errc::runtime_stopped, "node '" + st.cfg.node + "' stopped while pulling " +
+                                                 st.id_of(st.pulls.begin()->first) + " from node '" +
+                                                 st.pulls.begin()->second.from + "'"});
+    self->quit(x.reason);
+  });
+  return {
+      [=](hold_atom, hold_request& r) { self->state.hold(r); },
+      [=](release_atom, const std::vector<object_key>& keys) { self->state.release(keys); },
+      [=](free_atom, const object_key& k) { self->state.held.erase(k); },
+      [=](pull_atom, const std::string& peer, const wire_msg::object_pull& m) {
+        self->state.serve(peer, m);
+      },
+      [=](chunk_atom, wire_msg::object_chunk& m) { self->state.on_chunk(m); },
+      [=](fetch_atom, fetch_request& r) { self->state.fetch(r); },
+      [=](locate_atom, located_object& o) {
+        auto k = o.key;
+        self->state.located[k] = std::move(o);
+      },
+      [=](forget_atom, const object_key& k) { self->state.forget(k); },
+      [=](lost_atom, const std::string& peer, const std::string& why) {
+        self->state.lost(peer, why);
+      },
+      [=](count_atom) { return static_cast<uint64_t>(self->state.fetched.size()); },
+  };
+}
+
+} // namespace
+
+std::string owner_node_of(const object_key& k, const std::vector<std::string>& nodes) {
+  auto index = k.first >> owner_index_shift;
+  if (index == 0 || index > nodes.size()) return {};
+  return nodes[index - 1];
+}
+
+object_manager_actor spawn_object_manager(caf::actor_system& sys, object_manager_config cfg,
+                                          bool detached) {
+  if (detached) return sys.spawn<caf::detached>(object_manager, std::move(cfg));
+  return sys.spawn(object_manager, std::move(cfg));
+}
+
+} // namespace swarm::actors

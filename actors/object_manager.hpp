@@ -1,0 +1,126 @@
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.hpp"
+#include "framework/detail/object_slot.hpp"
+#include "framework/detail/type_descriptor.hpp"
+#include "transport/wire_message.hpp"
+
+namespace swarm::actors {
+
+using hold_atom = caf::atom_constant<caf::atom("hold")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+using free_atom = caf::atom_constant<caf::atom("free")>;
+using pull_atom = caf::atom_constant<caf::atom("pull")>;
+using chunk_atom = caf::atom_constant<caf::atom("chunk")>;
+using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
+using locate_atom = caf::atom_constant<caf::atom("locate")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
+using lost_atom = caf::atom_constant<caf::atom("lost")>;
+using count_atom = caf::atom_constant<caf::atom("count")>;
+
+/// An object's id as a map key: (owner, seq).
+using object_key = std::pair<uint64_t, uint64_t>;
+
+/// Owner ids carry their node's index + 1 from this bit up, so ids are unique
+/// cluster-wide and name the node of their owner.
+constexpr int owner_index_shift = 40;
+
+/// The node whose owner made the object `k`: `nodes` in the cluster file's order; empty
+/// for an index out of range.
+std::string owner_node_of(const object_key& k, const std::vector<std::string>& nodes);
+
+/// Keeps a value other nodes may pull from here. `exported`: an argument of a task or
+/// call sent elsewhere (counted; released when its result comes back); otherwise a result
+/// made here for an owner on another node (kept until that owner frees it).
+struct hold_request {
+  object_key key;
+  detail::boxed_value value;
+  std::shared_ptr<const std::vector<uint8_t>> encoded;
+  bool exported = false;
+};
+
+/// Reads the object `ref` as a `type`: from here when held or still alive from an
+/// earlier pull, otherwise pulled from `ref.node` in chunks. `done` runs on the object
+/// manager's thread and must not block.
+struct fetch_request {
+  wire_msg::remote_ref ref;
+  const detail::type_descriptor* type = nullptr;
+  std::function<void(result<detail::boxed_value>)> done;
+};
+
+/// The owner's side: a result owned here whose primary copy stays on `node`.
+struct located_object {
+  object_key key;
+  std::string node;
+  std::weak_ptr<detail::object_slot> slot;
+};
+
+struct object_manager_config {
+  /// This node's name.
+  std::string node;
+  /// Every node of the cluster file, in its order (see `owner_node_of`).
+  std::vector<std::string> nodes;
+  /// Sends a message to a node; never blocks.
+  std::function<void(const std::string&, wire_msg::message)> send;
+  /// Writes an object row into the control store (on the head) or sends it there.
+  std::function<void(wire_msg::object_location)> publish;
+  /// Bytes per chunk a pull asks for, and how many chunks may be asked for at once.
+  uint64_t chunk_bytes = 4 << 20;
+  size_t pull_window = 4;
+};
+
+/// The node's object manager: the values it holds for other nodes, the pulls it runs
+/// for readers here, the pulled values still alive here, and where the results its
+/// owners made elsewhere live. It serves pulls chunk by chunk from the encoded bytes it
+/// holds; a pull asks for `pull_window` chunks at a time and decodes once complete. When
+/// a node is lost, pulls from it fail (`object_lost`, or `owner_died` when the owner went
+/// with its value), results located there count as gone from there, and results held
+/// here for owners there are dropped. Stopping fails every pull in flight.
+///   (hold_atom, hold_request)              keep a value for other nodes
+///   (release_atom, keys)                   tasks that took exported values are done
+///   (free_atom, key)                       an owner freed a result held here
+///   (pull_atom, peer, object_pull)         a chunk asked for by `peer`
+///   (chunk_atom, object_chunk)             a chunk of a pull running here
+///   (fetch_atom, fetch_request)            read an object, here or pulled
+///   (locate_atom, located_object)          the primary copy of a result is elsewhere
+///   (forget_atom, key)                     that result's owner let it go
+///   (lost_atom, peer, why)                 the connection to `peer` closed
+///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
+using object_manager_actor = caf::typed_actor<
+    caf::reacts_to<hold_atom, hold_request>,
+    caf::reacts_to<release_atom, std::vector<object_key>>,
+    caf::reacts_to<free_atom, object_key>,
+    caf::reacts_to<pull_atom, std::string, wire_msg::object_pull>,
+    caf::reacts_to<chunk_atom, wire_msg::object_chunk>,
+    caf::reacts_to<fetch_atom, fetch_request>, caf::reacts_to<locate_atom, located_object>,
+    caf::reacts_to<forget_atom, object_key>, caf::reacts_to<lost_atom, std::string, std::string>,
+    caf::replies_to<count_atom>::with<uint64_t>>;
+
+/// Spawns the object manager; `detached`: on a thread of its own, so copying and
+/// decoding large objects holds up neither the network nor the scheduler (tests run it
+/// on the test coordinator).
+object_manager_actor spawn_object_manager(caf::actor_system& sys, object_manager_config cfg,
+                                          bool detached = true);
+
+} // namespace swarm::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::object_key)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::object_key>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::hold_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::fetch_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::located_object)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_pull)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_chunk)

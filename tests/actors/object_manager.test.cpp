@@ -1,0 +1,254 @@
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+#include <caf/test/dsl.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/object_manager.hpp"
+#include "framework/detail/wire_convert.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm::actors;
+namespace wire_msg = swarm::wire_msg;
+namespace detail = swarm::detail;
+using swarm::errc;
+
+namespace {
+
+using bytes_t = std::vector<uint8_t>;
+
+// What the manager sent and published, outliving the actor system.
+struct manager_parts {
+  std::vector<std::pair<std::string, wire_msg::message>> sent;
+  std::vector<wire_msg::object_location> rows;
+};
+
+// An object owned on node index 2 ("w1").
+object_key owned_by_w1(uint64_t seq) { return {(uint64_t{2} << owner_index_shift) | 1, seq}; }
+
+// Steps the manager on the test coordinator.
+struct fixture : manager_parts, test_coordinator_fixture<> {
+  object_manager_actor m;
+
+  fixture() {
+    object_manager_config oc;
+    oc.node = "head";
+    oc.nodes = {"head", "w1", "w2"};
+    oc.send = [this](const std::string& to, wire_msg::message msg) {
+      sent.emplace_back(to, std::move(msg));
+    };
+    oc.publish = [this](wire_msg::object_location r) { rows.push_back(std::move(r)); };
+    oc.chunk_bytes = 4;
+    oc.pull_window = 2;
+    m = spawn_object_manager(sys, std::move(oc), false);
+  }
+
+  ~fixture() override {
+    if (m) caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  template <class... Ts>
+  void tell(Ts&&... xs) {
+    caf::anon_send(m, std::forward<Ts>(xs)...);
+    sched.run();
+  }
+
+  // The pulls sent so far to `node`, in order.
+  std::vector<wire_msg::object_pull> pulls_to(const std::string& node) const {
+    std::vector<wire_msg::object_pull> out;
+    for (auto& [to, msg] : sent)
+      if (to == node)
+        if (auto* p = std::get_if<wire_msg::object_pull>(&msg)) out.push_back(*p);
+    return out;
+  }
+
+  // Answers the pull `p` from `encoded`, as the holder would.
+  void answer(const wire_msg::object_pull& p, const bytes_t& encoded) {
+    wire_msg::object_chunk c;
+    c.id = p.id;
+    c.offset = p.offset;
+    c.total = encoded.size();
+    c.data.assign(encoded.begin() + static_cast<ptrdiff_t>(p.offset),
+                  encoded.begin() + static_cast<ptrdiff_t>(p.offset + p.length));
+    tell(chunk_atom::value, std::move(c));
+  }
+
+  // Answers every pull sent to `node` once each, those it causes too; `answered` counts
+  // the ones answered so far.
+  void serve_pulls(const std::string& node, const bytes_t& encoded, size_t& answered) {
+    for (auto all = pulls_to(node); answered < all.size(); all = pulls_to(node))
+      answer(all[answered++], encoded);
+  }
+
+  // Reads `ref` as a std::string; what the manager hands back.
+  std::shared_ptr<std::optional<swarm::result<detail::boxed_value>>>
+  read(const wire_msg::remote_ref& ref) {
+    auto out = std::make_shared<std::optional<swarm::result<detail::boxed_value>>>();
+    tell(fetch_atom::value,
+         fetch_request{ref, &detail::type_of<std::string>(),
+                       [out](swarm::result<detail::boxed_value> v) { *out = std::move(v); }});
+    return out;
+  }
+
+  uint64_t remembered() {
+    uint64_t n = 0;
+    self->send(m, count_atom::value);
+    sched.run();
+    self->receive([&](uint64_t x) { n = x; }, caf::after(std::chrono::seconds(0)) >> [] {});
+    return n;
+  }
+};
+
+std::string as_string(const detail::boxed_value& v) {
+  return *static_cast<const std::string*>(v.ptr.get());
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "a pull asks for a window of chunks at a time and decodes the value once whole") {
+  auto value = detail::boxed_value::make(std::string(13, 'x'));
+  auto encoded = detail::encode(value);
+  auto key = owned_by_w1(7);
+  auto got = read({{key.first, key.second}, "w1", encoded.size()});
+  auto asked = pulls_to("w1");
+  REQUIRE(asked.size() == 2); // the window
+  CHECK(asked[0].offset == 0);
+  CHECK(asked[1].offset == 4);
+  size_t answered = 0;
+  answer(asked[answered++], encoded);
+  CHECK(pulls_to("w1").size() == 3); // one in, one more out
+  serve_pulls("w1", encoded, answered);
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == std::string(13, 'x'));
+  CHECK(remembered() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "a second reader of an object being pulled waits for the same pull") {
+  auto encoded = detail::encode(detail::boxed_value::make(std::string("ab")));
+  auto key = owned_by_w1(1);
+  wire_msg::remote_ref ref{{key.first, key.second}, "w1", encoded.size()};
+  auto a = read(ref);
+  auto asked = pulls_to("w1").size();
+  REQUIRE(asked > 0);
+  auto b = read(ref);
+  CHECK(pulls_to("w1").size() == asked);
+  size_t answered = 0;
+  serve_pulls("w1", encoded, answered);
+  REQUIRE(*a);
+  REQUIRE(*b);
+  CHECK(as_string(***a) == "ab");
+  CHECK(as_string(***b) == "ab");
+}
+
+TEST_CASE_FIXTURE(fixture, "a held value is served in chunks and read here without a pull") {
+  auto value = detail::boxed_value::make(std::string("held here"));
+  auto encoded = std::make_shared<const bytes_t>(detail::encode(value));
+  object_key key{1, 3};
+  tell(hold_atom::value, hold_request{key, value, encoded, true});
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 3}, 4, 4});
+  REQUIRE(sent.size() == 1);
+  auto& c = std::get<wire_msg::object_chunk>(sent[0].second);
+  CHECK(sent[0].first == "w2");
+  CHECK(c.missing.empty());
+  CHECK(c.total == encoded->size());
+  CHECK(c.source_length == 4);
+  auto got = read({{1, 3}, "w1", encoded->size()});
+  REQUIRE(*got);
+  CHECK(as_string(***got) == "held here");
+  CHECK(pulls_to("w1").empty());
+  // Released by its one task, it is gone: a pull now says so.
+  tell(release_atom::value, std::vector<object_key>{key});
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 3}, 0, 4});
+  CHECK(std::get<wire_msg::object_chunk>(sent.back().second).missing.find("holds no object") !=
+        std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture, "reading a held value as another type fails with a clear error") {
+  auto value = detail::boxed_value::make(int64_t{5});
+  tell(hold_atom::value,
+       hold_request{{1, 4}, value, std::make_shared<const bytes_t>(detail::encode(value)), false});
+  auto got = read({{1, 4}, "head", 8});
+  REQUIRE(*got);
+  REQUIRE_FALSE(**got);
+  CHECK((**got).err().code == errc::type_mismatch);
+}
+
+TEST_CASE_FIXTURE(fixture, "losing the holder fails its pulls, naming the dead node") {
+  auto key = owned_by_w1(9);
+  auto from_w2 = read({{key.first, key.second}, "w2", 100});
+  auto from_w1 = read({{1, 10}, "w1", 100});
+  tell(lost_atom::value, std::string{"w2"}, std::string{"connection reset"});
+  REQUIRE(*from_w2);
+  REQUIRE_FALSE(**from_w2);
+  CHECK((**from_w2).err().code == errc::object_lost);
+  CHECK((**from_w2).err().message.find("node 'w2'") != std::string::npos);
+  CHECK_FALSE(*from_w1); // still pulling from w1
+  // The owner died with its value: that says owner_died.
+  auto mine = read({{key.first, key.second + 1}, "w1", 100});
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  REQUIRE(*mine);
+  CHECK((**mine).err().code == errc::owner_died);
+}
+
+TEST_CASE_FIXTURE(fixture, "stopping mid-pull fails the pull's readers instead of leaving them waiting") {
+  auto got = read({{1, 11}, "w1", 100});
+  REQUIRE_FALSE(*got);
+  caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
+  sched.run();
+  REQUIRE(*got);
+  CHECK((**got).err().code == errc::runtime_stopped);
+  // A chunk arriving late finds nothing to write into.
+  m = nullptr;
+}
+
+TEST_CASE_FIXTURE(fixture, "a result located on a lost node counts as gone from there") {
+  auto slot = std::make_shared<detail::object_slot>(swarm::object_id{1, 12});
+  slot->set_location(detail::object_slot::location{"w1", 100});
+  tell(locate_atom::value, located_object{{1, 12}, "w1", slot});
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  CHECK_FALSE(slot->primary_copy());
+  REQUIRE(rows.size() == 1);
+  CHECK_FALSE(rows[0].present);
+  CHECK(rows[0].node == "w1");
+  // Forgetting it afterwards publishes nothing more.
+  tell(forget_atom::value, object_key{1, 12});
+  CHECK(rows.size() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "results held for an owner on a lost node are dropped, exported values stay") {
+  auto value = detail::boxed_value::make(std::string("r"));
+  auto encoded = std::make_shared<const bytes_t>(detail::encode(value));
+  tell(hold_atom::value, hold_request{owned_by_w1(20), value, encoded, false});
+  tell(hold_atom::value, hold_request{{1, 21}, value, encoded, true});
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  tell(pull_atom::value, std::string{"w2"},
+       wire_msg::object_pull{{owned_by_w1(20).first, 20}, 0, 4});
+  CHECK_FALSE(std::get<wire_msg::object_chunk>(sent.back().second).missing.empty());
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 21}, 0, 4});
+  CHECK(std::get<wire_msg::object_chunk>(sent.back().second).missing.empty());
+}
+
+TEST_CASE_FIXTURE(fixture, "a chunk that does not fit its object fails the pull") {
+  auto got = read({{1, 30}, "w1", 8});
+  wire_msg::object_chunk c;
+  c.id = {1, 30};
+  c.offset = 0;
+  c.total = 9; // the holder's object is another size
+  c.data = {1, 2, 3, 4};
+  tell(chunk_atom::value, std::move(c));
+  REQUIRE(*got);
+  CHECK((**got).err().code == errc::object_freed);
+}
+
+TEST_CASE("an object's owner node is named by the index in its owner id") {
+  std::vector<std::string> nodes{"head", "w1"};
+  CHECK(owner_node_of({(uint64_t{1} << owner_index_shift) | 5, 1}, nodes) == "head");
+  CHECK(owner_node_of({(uint64_t{2} << owner_index_shift) | 5, 1}, nodes) == "w1");
+  CHECK(owner_node_of({(uint64_t{3} << owner_index_shift), 1}, nodes).empty());
+  CHECK(owner_node_of({5, 1}, nodes).empty());
+}

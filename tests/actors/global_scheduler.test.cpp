@@ -1,0 +1,104 @@
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+#include <caf/test/dsl.hpp>
+
+#include <optional>
+#include <string>
+
+#include "actors/global_scheduler.hpp"
+#include "actors/messages.hpp"
+
+using namespace swarm::actors;
+using swarm::errc;
+using swarm::resource_set;
+
+namespace {
+
+resource_set cpus(double n) {
+  resource_set r;
+  r.set("CPU", n);
+  return r;
+}
+
+// Steps the head's global scheduler on the test coordinator.
+struct fixture : test_coordinator_fixture<> {
+  caf::actor g = spawn_global_scheduler(sys);
+
+  ~fixture() override {
+    caf::anon_send_exit(g, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  void node(const std::string& name, const resource_set& total, uint64_t queued,
+            bool alive = true) {
+    caf::anon_send(g, update_atom::value, name, total, queued, alive);
+    sched.run();
+  }
+
+  // Where a task demanding `demand` with `inputs` (node, bytes) goes.
+  swarm::result<std::string> place(const resource_set& demand,
+                                   std::vector<std::pair<std::string, uint64_t>> inputs = {}) {
+    std::optional<swarm::result<std::string>> out;
+    placement_request req;
+    req.demand = demand;
+    req.input_bytes = std::move(inputs);
+    req.then = [&](swarm::result<std::string> r) { out = std::move(r); };
+    caf::anon_send(g, place_atom::value, std::move(req));
+    sched.run();
+    REQUIRE(out);
+    return *out;
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "the global scheduler places a task on the live node with the least queued work") {
+  node("head", cpus(2), 5);
+  node("w1", cpus(2), 1);
+  node("w2", cpus(2), 3);
+  CHECK(place(cpus(1)).value() == "w1");
+}
+
+TEST_CASE_FIXTURE(fixture, "work the global scheduler placed counts against its node until the next heartbeat") {
+  node("w1", cpus(2), 0);
+  node("w2", cpus(2), 1);
+  CHECK(place(cpus(1)).value() == "w1");
+  CHECK(place(cpus(1)).value() == "w1"); // w1 now has 1, as w2: the first in order wins
+  CHECK(place(cpus(1)).value() == "w2");
+  node("w1", cpus(2), 0); // a heartbeat says w1 is idle again
+  CHECK(place(cpus(1)).value() == "w1");
+}
+
+TEST_CASE_FIXTURE(fixture, "the global scheduler places a task where most of its input bytes are") {
+  node("w1", cpus(2), 0);
+  node("w2", cpus(2), 9);
+  CHECK(place(cpus(1), {{"w2", 100 << 20}, {"w1", 1 << 20}}).value() == "w2");
+}
+
+TEST_CASE_FIXTURE(fixture, "a demand only dead nodes could hold says they are dead") {
+  resource_set gpu;
+  gpu.set("GPU", 1);
+  node("w1", cpus(2), 0);
+  node("gpu-1", gpu, 0, false);
+  auto r = place(gpu);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::node_unreachable);
+  CHECK(r.err().message.find("'gpu-1'") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture, "a demand no node can hold is infeasible") {
+  node("w1", cpus(2), 0);
+  auto r = place(cpus(64));
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::infeasible);
+}
+
+TEST_CASE_FIXTURE(fixture, "a node found dead gets no work until it is alive again") {
+  node("w1", cpus(2), 0);
+  node("w2", cpus(2), 7);
+  node("w1", cpus(2), 0, false);
+  CHECK(place(cpus(1)).value() == "w2");
+  node("w1", cpus(2), 0, true);
+  CHECK(place(cpus(1)).value() == "w1");
+}

@@ -135,54 +135,8 @@ cluster_node::track(detail::actor_spec spec, const std::string& node, uint64_t i
     };
   auto rec = std::make_shared<remote_actor_record>(std::move(spec), node, id,
                                                    std::move(created_by), std::move(release));
-  std::lock_guard<std::mutex> guard{mtx_};
-  // Pruned when it doubled, so tracking stays amortized O(1) with many live actors.
-  if (remote_actors_.size() >= prune_remote_at_) {
-    remote_actors_.erase(std::remove_if(remote_actors_.begin(), remote_actors_.end(),
-                                        [](auto& w) { return w.expired(); }),
-                         remote_actors_.end());
-    prune_remote_at_ = std::max<size_t>(64, 2 * remote_actors_.size());
-  }
-  remote_actors_.push_back(rec);
+  caf::anon_send(directory_, track_atom::value, rec);
   return rec;
-}
-
-std::vector<std::shared_ptr<remote_actor_record>>
-cluster_node::actors_lost(const std::string& peer, const std::string& why) {
-  std::vector<std::shared_ptr<remote_actor_record>> on_peer;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    for (auto& w : remote_actors_)
-      if (auto r = w.lock(); r && !r->dead() && r->remote_node() == peer)
-        on_peer.push_back(std::move(r));
-  }
-  std::vector<std::shared_ptr<remote_actor_record>> restarting;
-  for (auto& r : on_peer) {
-    if (r->restarting())
-      continue; // found lost already, by a call that could not reach it
-    if (begin_restart(*r, peer, why)) {
-      restarting.push_back(std::move(r));
-      continue;
-    }
-    r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" +
-                 peer + "': " + why +
-                 (r->owned() ? "; restarts used up (max_restarts = " +
-                                   std::to_string(r->spec().options.max_restarts) + ")"
-                             : ""));
-  }
-  return restarting;
-}
-
-bool cluster_node::begin_restart(remote_actor_record& r, const std::string& peer,
-                                 const std::string& why) {
-  auto used = r.begin_restart();
-  if (!used) return false;
-  std::fprintf(stderr,
-               "[swarm %s] restarting actor '%s' (restart %u of %u): node '%s' "
-               "is lost: %s\n",
-               self_.name.c_str(), r.spec().type_name.c_str(), *used + 1,
-               r.spec().options.max_restarts, peer.c_str(), why.c_str());
-  return true;
 }
 
 void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec) {
@@ -232,16 +186,6 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
   if (!at) return give_up(at.err());
   for (auto& c : rec->relocate(at->first, at->second))
     call(*rec, std::move(c));
-}
-
-void cluster_node::on_checkpoint(const std::string& peer,
-                                 wire_msg::actor_checkpoint&& m) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  for (auto& w : remote_actors_)
-    if (auto r = w.lock(); r && r->owned() && r->is_at(peer, m.actor_id)) {
-      r->save_checkpoint(std::move(m.state));
-      return;
-    }
 }
 
 result<std::string> cluster_node::place_now(const resource_set& demand) {

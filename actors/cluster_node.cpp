@@ -135,6 +135,15 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     oc.send = send;
     oc.publish = [this](wire_msg::object_location row) { publish(std::move(row)); };
     objects_ = spawn_object_manager(local_->system(), std::move(oc));
+    actor_directory_config dc;
+    dc.node = self_.name;
+    dc.restart = [this](std::shared_ptr<remote_actor_record> r) {
+      post([this, r] { restart_actor(r); });
+    };
+    dc.then_lost = [this](const std::string& peer, const std::string& why) {
+      fail_over(peer, why);
+    };
+    directory_ = spawn_actor_directory(local_->system(), std::move(dc));
     built_.set_value();
     gate_open = true;
     if (!is_head()) join_head();
@@ -175,6 +184,7 @@ void cluster_node::stop_actors() {
   stop(membership_);
   stop(control_);
   stop(objects_);
+  stop(directory_);
   stop(agent_);
   stop(global_);
   agent_ = nullptr;
@@ -195,6 +205,7 @@ cluster_node::~cluster_node() {
   membership_ = nullptr;
   control_ = nullptr;
   objects_ = nullptr;
+  directory_ = nullptr;
   {
     // Work that came from other nodes and still runs here: its owners learn it failed.
     std::lock_guard<std::mutex> guard{mtx_};
@@ -363,6 +374,12 @@ void cluster_node::lost(const std::string& peer, const std::string& why) {
   // Pulls from there fail, results located there count as gone, results held here for
   // owners there go.
   caf::anon_send(objects_, lost_atom::value, peer, why);
+  // Actors this node created there restart elsewhere, and calls to them wait for that;
+  // then the rest fails over.
+  caf::anon_send(directory_, lost_atom::value, peer, why);
+}
+
+void cluster_node::fail_over(const std::string& peer, const std::string& why) {
   std::vector<pending_call> lost;
   {
     std::lock_guard<std::mutex> guard{mtx_};
@@ -375,9 +392,6 @@ void cluster_node::lost(const std::string& peer, const std::string& why) {
       }
     }
   }
-  // Actors this node created restart elsewhere; calls to them wait for that.
-  for (auto& r : actors_lost(peer, why))
-    post([this, r] { restart_actor(r); });
   for (auto& p : lost) {
     release_exports(p.exported);
     auto& t = p.task;
@@ -466,7 +480,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::actor_location>) {
           caf::anon_send(control_, answer_atom::value, x.request_id, wire_msg::message{x});
         } else if constexpr (std::is_same_v<T, wire_msg::actor_checkpoint>) {
-          on_checkpoint(peer, std::move(x));
+          caf::anon_send(directory_, checkpoint_atom::value, peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
           auto shard = x.shard;
           if (!local_->chain_message(std::move(x)))

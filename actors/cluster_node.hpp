@@ -16,6 +16,7 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/actor_directory.hpp"
 #include "actors/control_client.hpp"
 #include "actors/local_node.hpp"
 #include "actors/membership.hpp"
@@ -122,8 +123,10 @@ private:
   void rejoin() override;
   void record(const wire_msg::node_info& info) override { record_node(info); }
   void set_chain(std::vector<std::string> members) override;
-  // Fails over what was in flight on `peer`, whose connection closed.
+  // `peer`'s connection closed: its objects and actors fail over, then `fail_over`.
   void lost(const std::string& peer, const std::string& why) override;
+  // Tasks and calls in flight on `peer` run again or fail.
+  void fail_over(const std::string& peer, const std::string& why);
   uint32_t queued() override { return static_cast<uint32_t>(local_inflight_.load()); }
 
   // -- network
@@ -182,15 +185,8 @@ private:
   std::shared_ptr<remote_actor_record>
   track(detail::actor_spec spec, const std::string& node, uint64_t id,
         std::optional<wire_msg::actor_create> created_by = std::nullopt);
-  // Actors on `peer`, which died: those this node created restart elsewhere while they
-  // may, the others are dead; returns the ones restarting.
-  std::vector<std::shared_ptr<remote_actor_record>> actors_lost(const std::string& peer,
-                                                                const std::string& why);
-  // Starts restarting `r`, lost with `peer`, when restarts remain (logged).
-  bool begin_restart(remote_actor_record& r, const std::string& peer, const std::string& why);
   // Creates an actor lost with its node again, on a node the global scheduler picks.
   void restart_actor(const std::shared_ptr<remote_actor_record>& rec);
-  void on_checkpoint(const std::string& peer, wire_msg::actor_checkpoint&& m);
   // Sends the calls queued for `rec` whose arguments are ready, in order.
   void send_calls(const std::shared_ptr<remote_actor_record>& rec);
   void send_call(const std::shared_ptr<remote_actor_record>& rec, detail::task_ptr call);
@@ -219,7 +215,8 @@ private:
   wire_msg::node_table table_snapshot() const;
   void on_stop(const wire_msg::stop_request& m);
   // Stops the actors that call into this node (membership, the control-store client,
-  // the object manager, the agent, the global scheduler), in that order.
+  // the object manager, the actor directory, the agent, the global scheduler), in that
+  // order.
   void stop_actors();
   // This node's row as it joins.
   wire_msg::node_info self_info() const;
@@ -245,6 +242,7 @@ private:
   membership_actor membership_;
   control_client_actor control_;
   object_manager_actor objects_;
+  actor_directory_actor directory_;
 
   // Held shared by handlers while they run; the destructor takes it alone to stop them.
   std::shared_mutex alive_mtx_;
@@ -256,8 +254,6 @@ private:
   mutable std::mutex mtx_;
   std::map<key, pending_call> pending_;
   std::map<uint64_t, detail::actor_record_ptr> hosted_;
-  std::vector<std::weak_ptr<remote_actor_record>> remote_actors_;
-  size_t prune_remote_at_ = 64;
   uint64_t next_actor_ = 1;
 
   std::mutex stop_mtx_;

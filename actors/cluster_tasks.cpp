@@ -265,7 +265,7 @@ void cluster_node::on_result(wire_msg::task_result&& m, const std::string& from)
       if (p.actor->hold(p.task, true)) return;
       if (!p.actor->dead() && p.actor->remote_node() != p.node)
         return call(*p.actor, std::move(p.task));
-      if (!p.actor->dead() && begin_restart(*p.actor, p.node, err.message)) {
+      if (!p.actor->dead() && begin_restart(self_.name, *p.actor, p.node, err.message)) {
         p.actor->hold(p.task, true);
         auto rec = p.actor;
         return post([this, rec] { restart_actor(rec); });

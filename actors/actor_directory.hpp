@@ -6,11 +6,15 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "actors/messages.hpp" // allows actor_record_ptr in messages
 #include "actors/object_manager.hpp"
 #include "actors/remote_actor_record.hpp"
 
@@ -18,6 +22,35 @@ namespace swarm::actors {
 
 using track_atom = caf::atom_constant<caf::atom("track")>;
 using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
+using host_atom = caf::atom_constant<caf::atom("host")>;
+using unhost_atom = caf::atom_constant<caf::atom("unhost")>;
+
+/// The actors this node hosts for other nodes, by the id those know them by. Only the
+/// directory writes; any thread reads without waiting (an incoming call's hot path).
+/// Sharded, so a write copies one shard of the table, not all of it.
+class hosted_table {
+public:
+  hosted_table();
+
+  /// The actor hosted as `id`; null when none is.
+  detail::actor_record_ptr find(uint64_t id) const;
+
+  /// The id `rec` is hosted as, if it is.
+  std::optional<uint64_t> id_of(const detail::actor_record* rec) const;
+
+  // The directory's side.
+  void put(uint64_t id, detail::actor_record_ptr rec);
+  detail::actor_record_ptr erase(uint64_t id);
+  void erase(const detail::actor_record* rec);
+  void clear();
+
+private:
+  using shard = std::map<uint64_t, detail::actor_record_ptr>;
+  static constexpr size_t shards = 64;
+  std::shared_ptr<const shard> get(size_t i) const;
+  void set(size_t i, shard s);
+  std::array<std::shared_ptr<const shard>, shards> shards_;
+};
 
 /// Starts restarting `r`, lost with its node `peer`, when restarts remain; logs it as
 /// node `self` saw it. False when its restarts are used up (or it is not this node's).
@@ -32,20 +65,31 @@ struct actor_directory_config {
   /// Fails over what else was in flight on a lost node; runs once the actors lost with
   /// it restart or are dead, so calls to a restarting actor wait for it.
   std::function<void(const std::string& peer, const std::string& why)> then_lost;
+  /// Stops an actor hosted here that its owner killed.
+  std::function<void(detail::actor_record_ptr)> kill;
+  /// Where the hosted actors are published; must outlive the directory.
+  hosted_table* hosted = nullptr;
 };
 
-/// The node's directory of actors on other nodes that its handles use. When a node is
-/// lost, the actors this node created there restart elsewhere while their restarts last
-/// and the others are dead, saying why; their saved states (checkpoints) arrive here and
-/// go to the record that re-creates them. Records go when their last handle does.
+/// The node's directory of actors across nodes. Of actors on other nodes that its handles
+/// use: when a node is lost, those this node created there restart elsewhere while their
+/// restarts last and the others are dead, saying why; their saved states (checkpoints)
+/// arrive here and go to the record that re-creates them; records go when their last
+/// handle does. Of actors hosted here for other nodes: it publishes them in `hosted`.
 ///   (track_atom, record)                     a handle here to an actor elsewhere
 ///   (lost_atom, peer, why)                   the connection to `peer` closed
 ///   (checkpoint_atom, peer, checkpoint)      an actor this node created saved its state
-///   (count_atom) -> uint64_t                 records kept (for tests and stats)
+///   (host_atom, id, record) -> bool          hosts `record` as `id`; answered once
+///                                            published, so calls to it find it
+///   (unhost_atom, id)                        its owner killed it: it stops
+///   (unhost_atom, record)                    it was killed here
+///   (count_atom) -> uint64_t                 records of actors elsewhere kept
 using actor_directory_actor = caf::typed_actor<
     caf::reacts_to<track_atom, std::shared_ptr<remote_actor_record>>,
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<checkpoint_atom, std::string, wire_msg::actor_checkpoint>,
+    caf::replies_to<host_atom, uint64_t, detail::actor_record_ptr>::with<bool>,
+    caf::reacts_to<unhost_atom, uint64_t>, caf::reacts_to<unhost_atom, detail::actor_record_ptr>,
     caf::replies_to<count_atom>::with<uint64_t>>;
 
 /// Spawns the directory; `detached`: on a thread of its own (tests run it on the test

@@ -76,12 +76,8 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
     spec.options.name.clear();
     auto rec = local_->spawn(std::move(spec));
     if (!rec) return rec;
-    uint64_t id;
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      id = next_actor_++;
-      hosted_[id] = *rec;
-    }
+    auto id = next_actor_++;
+    host(id, *rec);
     wire_msg::actor_register reg{0, name, id, self_.name, (*rec)->spec().type_name};
     if (is_head()) {
       auto ok = local_->register_name(name, *rec);
@@ -265,11 +261,7 @@ result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
   spec.options.node = self_.name;
   spec.options.checkpoint_every = m.checkpoint_every;
   spec.checkpoint = m.checkpoint;
-  uint64_t id;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    id = next_actor_++;
-  }
+  auto id = next_actor_++;
   // Saved states go to the owner, which restarts the actor if this node dies.
   if (m.checkpoint_every > 0 && m.owner_node != self_.name)
     spec.on_checkpoint = [this, owner = m.owner_node, id](const std::vector<uint8_t>& s) {
@@ -277,9 +269,20 @@ result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
     };
   auto rec = spawn(std::move(spec));
   if (!rec) return rec.err();
-  std::lock_guard<std::mutex> guard{mtx_};
-  hosted_[id] = *rec;
+  host(id, *rec);
   return id;
+}
+
+void cluster_node::host(uint64_t id, detail::actor_record_ptr rec) {
+  caf::scoped_actor self{local_->system()};
+  self->request(directory_, std::chrono::seconds(10), host_atom::value, id, std::move(rec))
+      .receive([](bool) {},
+               [&](caf::error&) {
+                 // Only a stopping node's directory does not answer; calls then fail.
+                 std::fprintf(stderr, "[swarm %s] actor %llu is not reachable from other "
+                                      "nodes: the node is stopping\n",
+                              self_.name.c_str(), static_cast<unsigned long long>(id));
+               });
 }
 
 void cluster_node::register_remote_name(const std::string& peer,
@@ -313,9 +316,7 @@ void cluster_node::lookup_name(const std::string& peer, const wire_msg::actor_lo
       out.actor_id = r->id();
     } else {
       out.node = self_.name;
-      std::lock_guard<std::mutex> guard{mtx_};
-      for (auto& [id, h] : hosted_)
-        if (h == *rec) out.actor_id = id;
+      if (auto id = hosted_.id_of(rec->get())) out.actor_id = *id;
     }
   }
   send_to(peer, out);
@@ -337,8 +338,7 @@ result<detail::actor_record_ptr> cluster_node::find_actor(const std::string& nam
   if (!loc || !loc->found)
     return error{errc::unregistered, loc ? loc->error : "no answer from the head"};
   if (loc->node == self_.name) {
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (auto i = hosted_.find(loc->actor_id); i != hosted_.end()) return i->second;
+    if (auto rec = hosted_.find(loc->actor_id)) return rec;
     return error{errc::unregistered, "actor '" + name + "' is gone"};
   }
   detail::actor_spec spec;
@@ -408,11 +408,7 @@ void cluster_node::send_call(const std::shared_ptr<remote_actor_record>& rec,
 }
 
 void cluster_node::on_actor_call(wire_msg::actor_call&& m) {
-  detail::actor_record_ptr rec;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (auto i = hosted_.find(m.actor_id); i != hosted_.end()) rec = i->second;
-  }
+  auto rec = hosted_.find(m.actor_id);
   auto fail = [&](error e) {
     send_to(m.caller_node, wire_msg::task_result{m.result, to_wire(e)});
   };
@@ -450,14 +446,7 @@ void cluster_node::on_actor_call(wire_msg::actor_call&& m) {
 void cluster_node::kill(detail::actor_record& target, bool restart) {
   auto* remote = dynamic_cast<remote_actor_record*>(&target);
   if (!remote) {
-    if (!restart) {
-      std::lock_guard<std::mutex> guard{mtx_};
-      for (auto i = hosted_.begin(); i != hosted_.end(); ++i)
-        if (i->second.get() == &target) {
-          hosted_.erase(i);
-          break;
-        }
-    }
+    if (!restart) caf::anon_send(directory_, unhost_atom::value, target.shared_from_this());
     return local_->kill(target, restart);
   }
   send_to(remote->remote_node(), wire_msg::actor_kill{remote->id()});

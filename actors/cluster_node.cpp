@@ -143,6 +143,8 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     dc.then_lost = [this](const std::string& peer, const std::string& why) {
       fail_over(peer, why);
     };
+    dc.kill = [this](detail::actor_record_ptr rec) { local_->kill(*rec, false); };
+    dc.hosted = &hosted_;
     directory_ = spawn_actor_directory(local_->system(), std::move(dc));
     built_.set_value();
     gate_open = true;
@@ -206,11 +208,8 @@ cluster_node::~cluster_node() {
   control_ = nullptr;
   objects_ = nullptr;
   directory_ = nullptr;
-  {
-    // Work that came from other nodes and still runs here: its owners learn it failed.
-    std::lock_guard<std::mutex> guard{mtx_};
-    hosted_.clear();
-  }
+  // Work that came from other nodes and still runs here: its owners learn it failed.
+  hosted_.clear();
   // Tasks finishing while the node stops still report through this node: it stays whole
   // until they are done.
   local_->stop();
@@ -225,7 +224,6 @@ cluster_node::~cluster_node() {
 
 node_stats cluster_node::stats() {
   auto s = local_->stats();
-  std::lock_guard<std::mutex> guard{mtx_};
   caf::scoped_actor self{local_->system()};
   self->request(objects_, std::chrono::seconds(5), count_atom::value)
       .receive([&](uint64_t n) { s.pulled_entries = n; }, [](caf::error&) {});
@@ -493,15 +491,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           caf::anon_send(control_, answer_atom::value, x.request_id,
                          wire_msg::message{std::move(x)});
         } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
-          detail::actor_record_ptr rec;
-          {
-            std::lock_guard<std::mutex> guard{mtx_};
-            if (auto i = hosted_.find(x.actor_id); i != hosted_.end()) {
-              rec = i->second;
-              hosted_.erase(i);
-            }
-          }
-          if (rec) local_->kill(*rec, false);
+          caf::anon_send(directory_, unhost_atom::value, x.actor_id);
         } else {
           // hello and proof never get here: the endpoint consumes them.
         }

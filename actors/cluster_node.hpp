@@ -181,6 +181,8 @@ private:
   void create_actor_here(wire_msg::actor_create m);
   // Creates the actor `m` asks for on this node; its id here.
   result<uint64_t> host_actor(const wire_msg::actor_create& m);
+  // Hosts `rec` as `id` for other nodes; returns once calls to it find it.
+  void host(uint64_t id, detail::actor_record_ptr rec);
   // A record of an actor on another node, remembered so its node's death reaches it.
   std::shared_ptr<remote_actor_record>
   track(detail::actor_spec spec, const std::string& node, uint64_t id,
@@ -239,6 +241,8 @@ private:
   std::atomic<bool> rejoining_{false};
   caf::actor global_; // the head's global scheduler
   membership_view members_;
+  hosted_table hosted_; // written by the directory
+  std::atomic<uint64_t> next_actor_{1};
   membership_actor membership_;
   control_client_actor control_;
   object_manager_actor objects_;
@@ -253,8 +257,6 @@ private:
 
   mutable std::mutex mtx_;
   std::map<key, pending_call> pending_;
-  std::map<uint64_t, detail::actor_record_ptr> hosted_;
-  uint64_t next_actor_ = 1;
 
   std::mutex stop_mtx_;
   std::condition_variable stop_cv_;

@@ -18,6 +18,7 @@ namespace {
 // What the directory asked of its node, in order, outliving the actor system.
 struct directory_parts {
   std::vector<std::string> events;
+  hosted_table hosted;
 };
 
 // A record of an actor of type "counter" at `node` as `id`; `owned`: this node created
@@ -44,6 +45,10 @@ struct fixture : directory_parts, test_coordinator_fixture<> {
     dc.then_lost = [this](const std::string& peer, const std::string&) {
       events.push_back("then_lost " + peer);
     };
+    dc.kill = [this](detail::actor_record_ptr r) {
+      events.push_back("kill " + r->spec().type_name);
+    };
+    dc.hosted = &hosted;
     d = spawn_actor_directory(sys, std::move(dc), false);
   }
 
@@ -116,4 +121,37 @@ TEST_CASE_FIXTURE(fixture, "records go with their last handle") {
     tell(track_atom::value, record("w1", 100 + i, false));
   tell(track_atom::value, kept_one);
   CHECK(kept() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "an actor hosted for other nodes is found by its id once hosting is answered") {
+  auto a = record("here", 0, false);
+  auto b = record("here", 0, false);
+  self->send(d, host_atom::value, uint64_t{5}, detail::actor_record_ptr{a});
+  self->send(d, host_atom::value, uint64_t{69}, detail::actor_record_ptr{b}); // same shard
+  sched.run();
+  bool answered = false;
+  self->receive([&](bool ok) { answered = ok; }, caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(answered);
+  CHECK(hosted.find(5) == a);
+  CHECK(hosted.find(69) == b);
+  CHECK_FALSE(hosted.find(6));
+  CHECK(hosted.id_of(b.get()) == 69);
+}
+
+TEST_CASE_FIXTURE(fixture, "an owner's kill stops the hosted actor and forgets it") {
+  auto a = record("here", 0, false);
+  tell(host_atom::value, uint64_t{5}, detail::actor_record_ptr{a});
+  tell(unhost_atom::value, uint64_t{5});
+  CHECK(events == std::vector<std::string>{"kill counter"});
+  CHECK_FALSE(hosted.find(5));
+  tell(unhost_atom::value, uint64_t{5}); // twice: nothing more
+  CHECK(events.size() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "an actor killed here is no longer hosted") {
+  auto a = record("here", 0, false);
+  tell(host_atom::value, uint64_t{8}, detail::actor_record_ptr{a});
+  tell(unhost_atom::value, detail::actor_record_ptr{a});
+  CHECK_FALSE(hosted.find(8));
+  CHECK(events.empty()); // the caller stops it itself
 }

@@ -40,6 +40,12 @@ class remote_actor_record;
 /// that made them and are pulled in chunks by whoever needs them. Actor calls go
 /// straight from the caller to the actor's node. On the head, the node table and the
 /// named-actor table (in the control store's shard actors) live here too.
+///
+/// Each part of the protocol is a role actor that owns its state: `membership`, the
+/// `control_client`, the `object_manager`, the `actor_directory` (and on the head the
+/// global scheduler). The network's handlers turn frames into messages for the one
+/// that owns their type. What stays here is the owner's table of tasks and calls in
+/// flight on other nodes, which results reach on the network's thread.
 class cluster_node final : public detail::core, private membership_port {
 public:
   /// Starts node `node` of `cfg`: on TCP, or on the transport `make_transport` starts
@@ -89,7 +95,7 @@ public:
   void post(std::function<void()> f);
 
 private:
-  using key = std::pair<uint64_t, uint64_t>;
+  using key = object_key;
   using values_cb = std::function<void(result<std::vector<detail::boxed_value>>)>;
   using value_cb = std::function<void(result<detail::boxed_value>)>;
   using steady = std::chrono::steady_clock;

@@ -8,15 +8,15 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "actors/messages.hpp" // allows actor_record_ptr in messages
-#include "actors/object_manager.hpp"
 #include "actors/remote_actor_record.hpp"
+#include "actors/role_atoms.hpp"
 
 namespace swarm::actors {
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/role_atoms.hpp"
 #include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/type_descriptor.hpp"
@@ -28,8 +29,6 @@ using chunk_atom = caf::atom_constant<caf::atom("chunk")>;
 using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
 using locate_atom = caf::atom_constant<caf::atom("locate")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
-using lost_atom = caf::atom_constant<caf::atom("lost")>;
-using count_atom = caf::atom_constant<caf::atom("count")>;
 
 /// An object's id as a map key: (owner, seq).
 using object_key = std::pair<uint64_t, uint64_t>;

@@ -66,7 +66,8 @@ struct scheduler_state {
     wc.scheduler = self->address();
     wc.node = config.node;
     wc.pin_to = index < config.initial_workers ? config.topo : nullptr;
-    auto w = spawn_cpu_worker(self->home_system(), wc);
+    auto w = config.spawn_worker ? config.spawn_worker(self->home_system(), wc)
+                                 : spawn_cpu_worker(self->home_system(), wc);
     self->monitor(w);
     if (index == workers.size()) workers.emplace_back();
     workers[index] = worker_slot{};

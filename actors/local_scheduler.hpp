@@ -3,6 +3,7 @@
 #include <caf/fwd.hpp>
 
 #include <cstddef>
+#include <functional>
 
 #include "framework/resources.hpp"
 
@@ -14,6 +15,7 @@ namespace swarm::actors {
 
 class task_inbox;
 class topology;
+struct worker_config;
 
 /// Sizes of a node's task worker pool.
 struct scheduler_config {
@@ -27,6 +29,8 @@ struct scheduler_config {
   const topology* topo = nullptr;
   /// Where submitted tasks wait; owned by the node, outlives scheduler restarts.
   task_inbox* inbox = nullptr;
+  /// Starts a worker; empty: `spawn_cpu_worker` (tests start workers they step).
+  std::function<caf::actor(caf::actor_system&, const worker_config&)> spawn_worker;
 };
 
 /// Spawns the local scheduler: it drains the inbox when woken (and at start, taking over

@@ -1,0 +1,165 @@
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+#include <caf/test/dsl.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/cpu_worker.hpp"
+#include "actors/local_scheduler.hpp"
+#include "actors/messages.hpp"
+#include "actors/task_inbox.hpp"
+
+using namespace swarm::actors;
+namespace detail = swarm::detail;
+using swarm::resource_set;
+
+namespace {
+
+// What the fake workers were handed, in order: "worker index: task name".
+struct scheduler_parts {
+  std::vector<std::string> runs;
+  std::vector<caf::actor> workers;
+  task_inbox inbox;
+};
+
+resource_set cpus(double n) {
+  resource_set r;
+  r.set("CPU", n);
+  return r;
+}
+
+detail::task_ptr task(const std::string& name, double cpu = 1, int32_t priority = 0) {
+  auto t = std::make_shared<detail::task_spec>();
+  t->name = name;
+  t->options.resources = cpus(cpu);
+  t->options.priority = priority;
+  t->result = std::make_shared<detail::object_slot>(swarm::object_id{1, 1});
+  return t;
+}
+
+// Steps the local scheduler on the test coordinator with workers that only record what
+// they are handed; the test says when each is done, blocked or dead.
+struct fixture : scheduler_parts, test_coordinator_fixture<> {
+  caf::actor sched_actor;
+
+  void start(double cpu, size_t initial_workers, size_t max_workers, size_t depth = 16) {
+    scheduler_config sc;
+    sc.total = cpus(cpu);
+    sc.initial_workers = initial_workers;
+    sc.max_workers = max_workers;
+    sc.pipeline_depth = depth;
+    sc.inbox = &inbox;
+    sc.spawn_worker = [this](caf::actor_system& s, const worker_config& wc) {
+      auto index = wc.index;
+      auto w = s.spawn([this, index](caf::event_based_actor*) -> caf::behavior {
+        return {[this, index](run_atom, dispatch& d) {
+          runs.push_back(std::to_string(index) + ": " + d.task->name);
+        }};
+      });
+      if (workers.size() <= index) workers.resize(index + 1);
+      workers[index] = w;
+      return w;
+    };
+    sched_actor = spawn_local_scheduler(sys, sc);
+    sched.run();
+  }
+
+  ~fixture() override {
+    for (auto& w : workers)
+      caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    if (sched_actor) caf::anon_send_exit(sched_actor, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  void submit(const detail::task_ptr& t) {
+    caf::anon_send(sched_actor, submit_atom::value, t);
+    sched.run();
+  }
+
+  void done(size_t worker, const detail::task_ptr& t) {
+    t->claim.store(detail::make_claim(t->epoch(), detail::task_phase::finished));
+    caf::anon_send(sched_actor, done_atom::value, worker, t);
+    sched.run();
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "the local scheduler runs what fits and holds the rest until resources return") {
+  start(2, 1, 4);
+  auto a = task("a", 2), b = task("b", 1);
+  submit(a);
+  submit(b);
+  CHECK(runs == std::vector<std::string>{"0: a"});
+  done(0, a);
+  CHECK(runs == std::vector<std::string>{"0: a", "0: b"});
+}
+
+TEST_CASE_FIXTURE(fixture, "the local scheduler starts higher priorities first and keeps their order") {
+  start(1, 1, 1, 0); // no pipelining: each task waits for the CPU
+  auto first = task("first");
+  submit(first);
+  auto low = task("low", 1, 0), high1 = task("high1", 1, 5), high2 = task("high2", 1, 5);
+  submit(low);
+  submit(high1);
+  submit(high2);
+  CHECK(runs == std::vector<std::string>{"0: first"});
+  done(0, first);
+  done(0, high1);
+  done(0, high2);
+  CHECK(runs == std::vector<std::string>{"0: first", "0: high1", "0: high2", "0: low"});
+}
+
+TEST_CASE_FIXTURE(fixture, "the local scheduler pipelines no deeper than its depth, then waits") {
+  start(1, 1, 1, 1);
+  auto a = task("a"), b = task("b"), c = task("c");
+  submit(a);
+  submit(b);
+  submit(c);
+  CHECK(runs == std::vector<std::string>{"0: a", "0: b"});
+  done(0, a);
+  CHECK(runs.back() == "0: c");
+}
+
+TEST_CASE_FIXTURE(fixture, "a blocked worker lends its resources to a new worker and gets back what waited behind it") {
+  start(1, 1, 2);
+  auto a = task("a"), b = task("b");
+  submit(a);
+  submit(b); // pipelined behind a on worker 0
+  REQUIRE(runs == std::vector<std::string>{"0: a", "0: b"});
+  caf::anon_send(sched_actor, blocked_atom::value, size_t{0});
+  sched.run();
+  // b may be what a waits for: it moves to a new worker, which a's CPU now pays for.
+  CHECK(runs.back() == "1: b");
+  CHECK(b->epoch() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "a task whose worker died runs again while it has retries") {
+  start(1, 1, 1);
+  auto a = task("a");
+  a->options.max_retries = 1;
+  submit(a);
+  REQUIRE(a->try_claim(a->epoch(), detail::task_phase::running)); // the worker took it
+  caf::anon_send_exit(workers[0], caf::exit_reason::kill);
+  sched.run();
+  CHECK(runs == std::vector<std::string>{"0: a", "0: a"}); // a new worker 0
+  CHECK(a->attempts == 1);
+  REQUIRE(a->try_claim(a->epoch(), detail::task_phase::running));
+  caf::anon_send_exit(workers[0], caf::exit_reason::kill);
+  sched.run();
+  auto r = a->result->read();
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::worker_died);
+  CHECK(r.err().message.find("retries are used up") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture, "the local scheduler takes over the tasks waiting in the node's inbox") {
+  bool accepted = false;
+  inbox.push(task("left over"), accepted);
+  REQUIRE(accepted);
+  start(1, 1, 1);
+  CHECK(runs == std::vector<std::string>{"0: left over"});
+}

@@ -473,10 +473,12 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           post([this, peer, x]() { register_remote_name(peer, x); });
         } else if constexpr (std::is_same_v<T, wire_msg::actor_lookup>) {
           post([this, peer, x]() { lookup_name(peer, x); });
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_created>) {
-          caf::anon_send(control_, answer_atom::value, x.request_id, wire_msg::message{x});
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_location>) {
-          caf::anon_send(control_, answer_atom::value, x.request_id, wire_msg::message{x});
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_created> ||
+                             std::is_same_v<T, wire_msg::actor_location> ||
+                             std::is_same_v<T, wire_msg::kv_reply>) {
+          // Answers to this node's requests.
+          auto id = x.request_id;
+          caf::anon_send(control_, answer_atom::value, id, wire_msg::message{std::move(x)});
         } else if constexpr (std::is_same_v<T, wire_msg::actor_checkpoint>) {
           caf::anon_send(directory_, checkpoint_atom::value, peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
@@ -487,9 +489,6 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
                          self_.name.c_str(), peer.c_str(), shard, cfg_.gcs_shards);
         } else if constexpr (std::is_same_v<T, wire_msg::kv_request>) {
           on_kv_request(peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::kv_reply>) {
-          caf::anon_send(control_, answer_atom::value, x.request_id,
-                         wire_msg::message{std::move(x)});
         } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
           caf::anon_send(directory_, unhost_atom::value, x.actor_id);
         } else {

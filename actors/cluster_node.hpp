@@ -11,7 +11,6 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <caf/actor.hpp>

@@ -3,6 +3,7 @@
 
 #include "actors/cluster_node.hpp"
 #include "actors/messages.hpp"
+#include "actors/wall_clock.hpp"
 
 #include <caf/all.hpp>
 
@@ -15,12 +16,6 @@ namespace swarm::actors {
 namespace {
 
 using detail::from_list;
-
-uint64_t wall_ms() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
 
 std::string object_row_key(const wire_msg::object_ref_id& id) {
   return std::to_string(id.owner) + "." + std::to_string(id.seq);

@@ -7,7 +7,6 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
 
 #include "actors/remote_actor_record.hpp"

@@ -5,6 +5,8 @@
 #include <map>
 #include <type_traits>
 
+#include "actors/wall_clock.hpp"
+
 namespace swarm::actors {
 
 namespace {
@@ -28,12 +30,7 @@ using control_client_self = control_client_actor::stateful_pointer<control_clien
 control_client_actor::behavior_type control_client(control_client_self self,
                                                    control_client_config cfg) {
   self->state.cfg = std::move(cfg);
-  if (!self->state.cfg.wall_ms)
-    self->state.cfg.wall_ms = [] {
-      return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count());
-    };
+  if (!self->state.cfg.wall_ms) self->state.cfg.wall_ms = wall_ms;
   // Stopping answers every request in flight, so no caller waits out its timeout.
   self->set_exit_handler([=](const caf::exit_msg& x) {
     for (auto& [id, rp] : self->state.waiting)

@@ -11,6 +11,7 @@
 
 #include "actors/gcs_chain.hpp"
 #include "actors/messages.hpp"
+#include "actors/wall_clock.hpp"
 
 namespace swarm::actors {
 
@@ -191,10 +192,7 @@ void ask_next(shard_actor self) {
 // first recovers the rows the other members kept; the others sync the new chain.
 void reconfigure(shard_actor self, std::vector<std::string> members) {
   auto& st = self->state;
-  auto now_ms =
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count());
+  auto now_ms = wall_ms();
   // Later than any configuration before, also those of an earlier run of this head.
   st.epoch = std::max(st.epoch + 1, now_ms << 10);
   st.chain = std::move(members);

@@ -400,11 +400,7 @@ void cluster_node::send_call(const std::shared_ptr<remote_actor_record>& rec,
   std::vector<key> exported;
   for (auto& a : call->args)
     m.args.push_back(export_arg(a, exported));
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    pending_[key_of(call->result->id())] = {call, node, std::move(exported), rec};
-  }
-  send_to(node, std::move(m));
+  owner_.track({std::move(call), node, std::move(exported), rec}, node, std::move(m));
 }
 
 void cluster_node::on_actor_call(wire_msg::actor_call&& m) {

@@ -135,13 +135,29 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     oc.send = send;
     oc.publish = [this](wire_msg::object_location row) { publish(std::move(row)); };
     objects_ = spawn_object_manager(local_->system(), std::move(oc));
+    owner_config wc;
+    wc.node = self_.name;
+    wc.send = send;
+    wc.release = [this](std::vector<key> exported) { release_exports(exported); };
+    // Off the thread running the owner: resubmitting may encode large arguments.
+    wc.resubmit = [this](detail::task_ptr t) { post([this, t] { submit(t); }); };
+    wc.call = [this](std::shared_ptr<remote_actor_record> rec, detail::task_ptr t) {
+      post([this, rec, t] { call(*rec, t); });
+    };
+    wc.restart = [this](std::shared_ptr<remote_actor_record> rec) {
+      post([this, rec] { restart_actor(rec); });
+    };
+    wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
+      pull_result(std::move(t), where);
+    };
+    owner_ = owner_ref{spawn_owner(local_->system(), std::move(wc))};
     actor_directory_config dc;
     dc.node = self_.name;
     dc.restart = [this](std::shared_ptr<remote_actor_record> r) {
       post([this, r] { restart_actor(r); });
     };
     dc.then_lost = [this](const std::string& peer, const std::string& why) {
-      fail_over(peer, why);
+      owner_.lost(peer, why);
     };
     dc.kill = [this](detail::actor_record_ptr rec) { local_->kill(*rec, false); };
     dc.hosted = &hosted_;
@@ -187,6 +203,7 @@ void cluster_node::stop_actors() {
   stop(control_);
   stop(objects_);
   stop(directory_);
+  stop(owner_.handle());
   stop(agent_);
   stop(global_);
   agent_ = nullptr;
@@ -208,6 +225,7 @@ cluster_node::~cluster_node() {
   control_ = nullptr;
   objects_ = nullptr;
   directory_ = nullptr;
+  owner_ = owner_ref{};
   // Work that came from other nodes and still runs here: its owners learn it failed.
   hosted_.clear();
   // Tasks finishing while the node stops still report through this node: it stays whole
@@ -215,11 +233,6 @@ cluster_node::~cluster_node() {
   local_->stop();
   local_.reset();
   net_.reset();
-  std::lock_guard<std::mutex> guard{mtx_};
-  for (auto& [k, p] : pending_)
-    p.task->result->set_error(
-        {errc::runtime_stopped,
-         "node '" + self_.name + "' stopped before '" + p.task->name + "' finished"});
 }
 
 node_stats cluster_node::stats() {
@@ -305,9 +318,9 @@ void cluster_node::send_to(const std::string& node, wire_msg::message m) {
       std::fprintf(stderr, "[swarm %s] %s\n", self_.name.c_str(), ok.err().message.c_str());
       // A task or call that cannot be delivered fails its owner.
       if (auto* t = std::get_if<wire_msg::task_submit>(&m))
-        on_result({t->result, to_wire(error{errc::node_unreachable, ok.err().message})});
+        owner_.result({}, {t->result, to_wire(error{errc::node_unreachable, ok.err().message})});
       else if (auto* c = std::get_if<wire_msg::actor_call>(&m))
-        on_result({c->result, to_wire(error{errc::node_unreachable, ok.err().message})});
+        owner_.result({}, {c->result, to_wire(error{errc::node_unreachable, ok.err().message})});
       return;
     }
     (void)net_->send(node, m);
@@ -377,52 +390,6 @@ void cluster_node::lost(const std::string& peer, const std::string& why) {
   caf::anon_send(directory_, lost_atom::value, peer, why);
 }
 
-void cluster_node::fail_over(const std::string& peer, const std::string& why) {
-  std::vector<pending_call> lost;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    for (auto i = pending_.begin(); i != pending_.end();) {
-      if (i->second.node == peer) {
-        lost.push_back(std::move(i->second));
-        i = pending_.erase(i);
-      } else {
-        ++i;
-      }
-    }
-  }
-  for (auto& p : lost) {
-    release_exports(p.exported);
-    auto& t = p.task;
-    if (p.actor && t->attempts < p.actor->spec().options.max_task_retries &&
-        p.actor->hold(t, true)) {
-      ++t->attempts;
-      continue;
-    }
-    // Other actor calls fail (their actor was there); a task pinned there too.
-    if (!t->method.empty() || t->options.node == peer ||
-        !retry(t, "node '" + peer + "' was lost"))
-      t->result->set_error({t->method.empty() ? errc::worker_died : errc::actor_died,
-                            "'" + t->name + "' was running on node '" + peer +
-                                "', whose connection closed: " + why +
-                                (t->method.empty() ? " (after " +
-                                                         std::to_string(t->attempts + 1) +
-                                                         " attempt(s))"
-                                                   : "")});
-  }
-}
-
-bool cluster_node::retry(const detail::task_ptr& t, const std::string& why) {
-  if (t->attempts >= t->options.max_retries) return false;
-  ++t->attempts;
-  std::fprintf(stderr, "[swarm %s] running '%s' again (attempt %u of %u): %s\n",
-               self_.name.c_str(), t->name.c_str(), t->attempts + 1,
-               t->options.max_retries + 1, why.c_str());
-  // On the control actor: resubmitting may encode large arguments, which the I/O
-  // thread that reports the loss must not wait for.
-  post([this, t]() mutable { submit(t); });
-  return true;
-}
-
 void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
   std::visit(
       [&](auto& x) {
@@ -433,7 +400,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           else
             place_and_forward(std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::task_result>) {
-          on_result(std::move(x), peer);
+          owner_.result(peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::actor_call>) {
           on_actor_call(std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::object_pull>) {

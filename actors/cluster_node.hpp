@@ -20,6 +20,7 @@
 #include "actors/local_node.hpp"
 #include "actors/membership.hpp"
 #include "actors/object_manager.hpp"
+#include "actors/owner.hpp"
 #include "framework/cluster.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/detail/core.hpp"
@@ -41,10 +42,10 @@ class remote_actor_record;
 /// named-actor table (in the control store's shard actors) live here too.
 ///
 /// Each part of the protocol is a role actor that owns its state: `membership`, the
-/// `control_client`, the `object_manager`, the `actor_directory` (and on the head the
-/// global scheduler). The network's handlers turn frames into messages for the one
-/// that owns their type. What stays here is the owner's table of tasks and calls in
-/// flight on other nodes, which results reach on the network's thread.
+/// `owner` of the tasks and calls sent elsewhere, the `control_client`, the
+/// `object_manager`, the `actor_directory` (and on the head the global scheduler). The
+/// network's handlers turn frames into messages for the one that owns their type; what
+/// stays here is the composition and the paths that turn a task or call into a message.
 class cluster_node final : public detail::core, private membership_port {
 public:
   /// Starts node `node` of `cfg`: on TCP, or on the transport `make_transport` starts
@@ -99,14 +100,6 @@ private:
   using value_cb = std::function<void(result<detail::boxed_value>)>;
   using steady = std::chrono::steady_clock;
 
-  // A task or call sent to another node, until its result comes back.
-  struct pending_call {
-    detail::task_ptr task;
-    std::string node;
-    std::vector<key> exported;
-    std::shared_ptr<remote_actor_record> actor; // for actor calls
-  };
-
   // Where leases of results held on other nodes send their `object_free`; cut at
   // shutdown so late releases do nothing.
   struct release_sink {
@@ -128,18 +121,14 @@ private:
   void rejoin() override;
   void record(const wire_msg::node_info& info) override { record_node(info); }
   void set_chain(std::vector<std::string> members) override;
-  // `peer`'s connection closed: its objects and actors fail over, then `fail_over`.
+  // `peer`'s connection closed: its objects and actors fail over, then the owner's
+  // children there.
   void lost(const std::string& peer, const std::string& why) override;
-  // Tasks and calls in flight on `peer` run again or fail.
-  void fail_over(const std::string& peer, const std::string& why);
   uint32_t queued() override { return static_cast<uint32_t>(local_inflight_.load()); }
 
   // -- network
   // ---------------------------------------------------------------------------
   void on_message(const std::string& peer, wire_msg::message&& m);
-  // Runs a task whose run was lost once more while it has retries; false when it has
-  // none left.
-  bool retry(const detail::task_ptr& t, const std::string& why);
   // Sends at once when connected; otherwise connects on the control actor first.
   void send_to(const std::string& node, wire_msg::message m);
   result<void> connect_to(const std::string& node);
@@ -157,8 +146,9 @@ private:
   // Asks the head's global scheduler for a node; `then` runs on the scheduler.
   void place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
              std::function<void(result<std::string>)> then);
-  // `from`: the node that sent it; empty for results made up here.
-  void on_result(wire_msg::task_result&& m, const std::string& from = {});
+  // A result the owner found stored on the node that made it: pulled into the task's
+  // future, which keeps the holder's copy while it lives.
+  void pull_result(detail::task_ptr task, const wire_msg::stored_at& where);
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
   // A call that came from another node, keeping the owner's result id; its outcome goes
   // back to `reply_to`. Null (the error already sent) when `args` failed.
@@ -222,8 +212,8 @@ private:
   wire_msg::node_table table_snapshot() const;
   void on_stop(const wire_msg::stop_request& m);
   // Stops the actors that call into this node (membership, the control-store client,
-  // the object manager, the actor directory, the agent, the global scheduler), in that
-  // order.
+  // the object manager, the actor directory, the owner, the agent, the global
+  // scheduler), in that order.
   void stop_actors();
   // This node's row as it joins.
   wire_msg::node_info self_info() const;
@@ -252,6 +242,7 @@ private:
   control_client_actor control_;
   object_manager_actor objects_;
   actor_directory_actor directory_;
+  owner_ref owner_;
 
   // Held shared by handlers while they run; the destructor takes it alone to stop them.
   std::shared_mutex alive_mtx_;
@@ -259,9 +250,6 @@ private:
   // Handlers wait for it: nothing the network reports is handled before the node is built.
   std::promise<void> built_;
   std::shared_future<void> built_future_ = built_.get_future().share();
-
-  mutable std::mutex mtx_;
-  std::map<key, pending_call> pending_;
 
   std::mutex stop_mtx_;
   std::condition_variable stop_cv_;

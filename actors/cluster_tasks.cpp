@@ -137,11 +137,7 @@ void cluster_node::send_task(detail::task_ptr task, const std::string& to, bool 
 
 void cluster_node::forward_task(detail::task_ptr task, const std::string& to,
                                 wire_msg::task_submit m, std::vector<key> exported) {
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    pending_[key_of(task->result->id())] = {task, to, std::move(exported), nullptr};
-  }
-  send_to(to, std::move(m));
+  owner_.track({std::move(task), to, std::move(exported), nullptr}, to, std::move(m));
 }
 
 void cluster_node::place_and_forward(wire_msg::task_submit m) {
@@ -238,81 +234,38 @@ void cluster_node::reply_when_done(const detail::slot_ptr& slot, const std::stri
   });
 }
 
-void cluster_node::on_result(wire_msg::task_result&& m, const std::string& from) {
-  pending_call p;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto i = pending_.find(key_of(m.result));
-    if (i == pending_.end()) return; // cancelled, or its owner gave up
-    // An actor call answers from its actor's node. Another node's answer comes from an
-    // instance given up for dead (a frozen node, back again) whose state the restarted
-    // actor does not have: the call the restarted one runs answers instead.
-    if (i->second.actor && !from.empty() && from != i->second.node) return;
-    p = std::move(i->second);
-    pending_.erase(i);
-  }
-  release_exports(p.exported);
-  auto& slot = p.task->result;
-  if (auto* e = std::get_if<wire_msg::error_value>(&m.outcome)) {
-    // An input held on a node that died since: the retry ships this node's copy.
-    auto err = from_wire(*e);
-    // A call that never reached its actor's dead node (it did not run) waits for the
-    // actor's restart, or goes to where the actor was restarted meanwhile.
-    // Its node is gone (no connection, none to be made): the actor is lost with it, as
-    // when the connection closes, which may be reported only later.
-    if (err.code == errc::node_unreachable && p.actor) {
-      if (p.actor->hold(p.task, true)) return;
-      if (!p.actor->dead() && p.actor->remote_node() != p.node)
-        return call(*p.actor, std::move(p.task));
-      if (!p.actor->dead() && begin_restart(self_.name, *p.actor, p.node, err.message)) {
-        p.actor->hold(p.task, true);
-        auto rec = p.actor;
-        return post([this, rec] { restart_actor(rec); });
-      }
-    }
-    // A task sent to a node that died on the way, or whose input was lost with one,
-    // runs again elsewhere.
-    bool again = err.code == errc::object_lost ||
-                 (err.code == errc::node_unreachable && p.task->method.empty() &&
-                  p.task->options.node.empty());
-    if (!again || !retry(p.task, err.message)) slot->set_error(std::move(err));
-  } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {
-    auto d = decode(*v, p.task->result_type);
-    if (d)
-      slot->set_value(std::move(*d));
-    else
-      slot->set_error(d.err());
-  } else {
-    // Stays where it was made; this copy is pulled now, the holder keeps the primary
-    // (so later tasks reading it run there) until this slot goes.
-    auto where = std::get<wire_msg::stored_at>(m.outcome);
-    wire_msg::remote_ref ref{m.result, where.node, where.size};
-    auto sink = releases_;
-    auto id = slot->id();
-    slot->set_location(detail::object_slot::location{where.node, where.size});
-    caf::anon_send(objects_, locate_atom::value, located_object{key_of(id), where.node, slot});
-    publish(wire_msg::object_location{m.result, where.node, where.size, true});
-    auto release = [sink, id, node = where.node] {
-      std::lock_guard<std::mutex> guard{sink->mtx};
-      if (!sink->net) return;
-      (void)sink->net->send(node, wire_msg::object_free{to_wire(id)});
-      sink->forget(id);
-    };
-    // The callback keeps the task, its lineage: when the node holding the result dies
-    // before this copy is complete, the task runs again (its inputs are this node's).
-    fetch(ref, p.task->result_type,
-          [this, task = p.task, slot, sink, release](result<detail::boxed_value> got) {
-            if (!got) {
-              release();
-              if (got.err().code != errc::object_lost ||
-                  !retry(task, "reconstructing its result: " + got.err().message))
-                slot->set_error(got.err());
-              return;
-            }
-            slot->set_value(std::move(*got),
-                            std::make_unique<remote_hold>(sink, release));
-          });
-  }
+void cluster_node::pull_result(detail::task_ptr task, const wire_msg::stored_at& where) {
+  // Stays where it was made; this copy is pulled now, the holder keeps the primary (so
+  // later tasks reading it run there) until this slot goes.
+  auto slot = task->result;
+  auto id = slot->id();
+  wire_msg::remote_ref ref{to_wire(id), where.node, where.size};
+  auto sink = releases_;
+  slot->set_location(detail::object_slot::location{where.node, where.size});
+  caf::anon_send(objects_, locate_atom::value, located_object{key_of(id), where.node, slot});
+  publish(wire_msg::object_location{ref.id, where.node, where.size, true});
+  auto release = [sink, id, node = where.node] {
+    std::lock_guard<std::mutex> guard{sink->mtx};
+    if (!sink->net) return;
+    (void)sink->net->send(node, wire_msg::object_free{to_wire(id)});
+    sink->forget(id);
+  };
+  // The callback keeps the task, its lineage: when the node holding the result dies
+  // before this copy is complete, the owner runs the task again (its inputs are here).
+  auto type = task->result_type;
+  fetch(ref, type,
+        [owner = owner_, task = std::move(task), slot, sink,
+         release](result<detail::boxed_value> got) {
+          if (!got) {
+            release();
+            if (got.err().code == errc::object_lost)
+              owner.retry(task, "reconstructing its result: " + got.err().message, got.err());
+            else
+              slot->set_error(got.err());
+            return;
+          }
+          slot->set_value(std::move(*got), std::make_unique<remote_hold>(sink, release));
+        });
 }
 
 // -- objects ----------------------------------------------------------------------------

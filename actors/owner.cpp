@@ -1,0 +1,175 @@
+#include "actors/owner.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstdio>
+#include <map>
+#include <variant>
+
+#include "actors/actor_directory.hpp"
+#include "actors/remote_actor_record.hpp"
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using detail::decode;
+using detail::from_wire;
+using detail::key_of;
+
+struct owner_state {
+  owner_config cfg;
+  std::map<object_key, pending_call> children;
+  // Node losses the owner restarted its children after.
+  restart_window window{restart_intensity{}};
+};
+
+using owner_self = owner_actor::stateful_pointer<owner_state>;
+
+void log(owner_state& st, const std::string& line) {
+  if (st.cfg.log)
+    st.cfg.log(line);
+  else
+    std::fprintf(stderr, "[swarm %s] %s\n", st.cfg.node.c_str(), line.c_str());
+}
+
+// Runs `t` again while its retries last; false when they are used up.
+bool rerun(owner_state& st, const detail::task_ptr& t, const std::string& why) {
+  if (t->attempts >= t->options.max_retries) return false;
+  ++t->attempts;
+  log(st, "running '" + t->name + "' again (attempt " + std::to_string(t->attempts + 1) +
+              " of " + std::to_string(t->options.max_retries + 1) + "): " + why);
+  st.cfg.resubmit(t);
+  return true;
+}
+
+void on_result(owner_state& st, const std::string& from, wire_msg::task_result& m) {
+  auto i = st.children.find(key_of(from_wire(m.result)));
+  if (i == st.children.end()) return; // answered already, or cancelled
+  // An actor call answers from its actor's node. Another node's answer comes from an
+  // instance given up for dead (a frozen node, back again) whose state the restarted
+  // actor does not have: the call the restarted one runs answers instead. A task's
+  // answer is good from wherever it ran.
+  if (i->second.actor && !from.empty() && from != i->second.node) return;
+  auto p = std::move(i->second);
+  st.children.erase(i);
+  if (!p.exported.empty()) st.cfg.release(std::move(p.exported));
+  auto& slot = p.task->result;
+  if (auto* e = std::get_if<wire_msg::error_value>(&m.outcome)) {
+    auto err = from_wire(*e);
+    // A call that never reached its actor's node (so it did not run): the actor is lost
+    // with that node, as when the connection closes, which may be reported only later.
+    // The call waits for the actor's restart, or goes to where it was restarted.
+    if (err.code == errc::node_unreachable && p.actor) {
+      if (p.actor->hold(p.task, true)) return;
+      if (!p.actor->dead() && p.actor->remote_node() != p.node)
+        return st.cfg.call(p.actor, std::move(p.task));
+      if (!p.actor->dead() && begin_restart(st.cfg.node, *p.actor, p.node, err.message)) {
+        p.actor->hold(p.task, true);
+        return st.cfg.restart(p.actor);
+      }
+    }
+    // A task sent to a node that died on the way, or whose input was lost with one, runs
+    // again elsewhere; its inputs are shipped from here.
+    bool again = err.code == errc::object_lost ||
+                 (err.code == errc::node_unreachable && p.task->method.empty() &&
+                  p.task->options.node.empty());
+    if (!again || !rerun(st, p.task, err.message)) slot->set_error(std::move(err));
+  } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {
+    auto d = decode(*v, p.task->result_type);
+    if (d)
+      slot->set_value(std::move(*d));
+    else
+      slot->set_error(d.err());
+  } else {
+    st.cfg.pull(std::move(p.task), std::get<wire_msg::stored_at>(m.outcome));
+  }
+}
+
+void on_lost(owner_self self, const std::string& peer, const std::string& why) {
+  auto& st = self->state;
+  std::vector<pending_call> lost;
+  for (auto i = st.children.begin(); i != st.children.end();) {
+    if (i->second.node == peer) {
+      lost.push_back(std::move(i->second));
+      i = st.children.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  if (lost.empty()) return;
+  auto now = st.cfg.now ? st.cfg.now() : std::chrono::steady_clock::now();
+  // One node loss is one restart of the children that were there; past the intensity
+  // the owner gives up on them (escalation).
+  bool restart = st.window.allow(now);
+  auto gave_up = restart ? std::string{}
+                         : "; the owner on node '" + st.cfg.node +
+                               "' gave up restarting: more than " +
+                               std::to_string(st.window.limits().max_restarts) +
+                               " node losses within " +
+                               std::to_string(st.window.limits().period.count()) + " ms";
+  if (!restart) log(st, "node '" + peer + "' lost" + gave_up);
+  for (auto& p : lost) {
+    if (!p.exported.empty()) st.cfg.release(std::move(p.exported));
+    auto& t = p.task;
+    if (restart && p.actor && t->attempts < p.actor->spec().options.max_task_retries &&
+        p.actor->hold(t, true)) {
+      ++t->attempts;
+      continue;
+    }
+    // Other actor calls fail (their actor was there); a task pinned there too.
+    bool call = !t->method.empty();
+    if (!restart || call || t->options.node == peer ||
+        !rerun(st, t, "node '" + peer + "' was lost"))
+      t->result->set_error(
+          {call ? errc::actor_died : errc::worker_died,
+           "'" + t->name + "' was running on node '" + peer +
+               "', whose connection closed: " + why +
+               (call ? "" : " (after " + std::to_string(t->attempts + 1) + " attempt(s))") +
+               gave_up});
+  }
+}
+
+owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
+  self->state.cfg = std::move(cfg);
+  self->state.window = restart_window{self->state.cfg.intensity};
+  self->set_exit_handler([=](const caf::exit_msg& x) {
+    auto& st = self->state;
+    for (auto& [k, p] : st.children)
+      p.task->result->set_error({errc::runtime_stopped,
+                                 "node '" + st.cfg.node + "' stopped before '" +
+                                     p.task->name + "' came back from node '" + p.node +
+                                     "'"});
+    st.children.clear();
+    self->quit(x.reason);
+  });
+  return {
+      [=](track_atom, pending_call& p, const std::string& node, wire_msg::message& m) {
+        auto k = key_of(p.task->result->id());
+        self->state.children[k] = std::move(p);
+        self->state.cfg.send(node, std::move(m));
+      },
+      [=](result_atom, const std::string& from, wire_msg::task_result& m) {
+        on_result(self->state, from, m);
+      },
+      [=](lost_atom, const std::string& peer, const std::string& why) {
+        on_lost(self, peer, why);
+      },
+      [=](retry_atom, const detail::task_ptr& t, const std::string& why, error& e) {
+        if (!rerun(self->state, t, why)) t->result->set_error(std::move(e));
+      },
+      [=](count_atom) { return static_cast<uint64_t>(self->state.children.size()); },
+  };
+}
+
+} // namespace
+
+owner_actor spawn_owner(caf::actor_system& sys, owner_config cfg) {
+  return sys.spawn(owner, std::move(cfg));
+}
+
+owner_ref::owner_ref(owner_actor a)
+    : actor_(std::move(a)), unit_(std::make_shared<inline_unit>(actor_)) {}
+
+} // namespace swarm::actors

@@ -1,0 +1,126 @@
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/control_client.hpp" // wire_msg::message as a message type
+#include "actors/inline_unit.hpp"
+#include "actors/messages.hpp"
+#include "actors/object_manager.hpp"
+#include "actors/role_atoms.hpp"
+#include "framework/detail/task_spec.hpp"
+#include "framework/supervision.hpp"
+#include "transport/wire_message.hpp"
+
+namespace swarm::actors {
+
+class remote_actor_record;
+
+using track_atom = caf::atom_constant<caf::atom("track")>;
+using result_atom = caf::atom_constant<caf::atom("result")>;
+using retry_atom = caf::atom_constant<caf::atom("retry")>;
+
+/// A task or call this node sent to another node, until its result comes back.
+struct pending_call {
+  detail::task_ptr task;
+  /// Where it was sent.
+  std::string node;
+  /// Its arguments held here for that node to pull; released with the result.
+  std::vector<object_key> exported;
+  /// The actor it calls; null for a task.
+  std::shared_ptr<remote_actor_record> actor;
+};
+
+/// What the owner needs of its node. Every function is called on whatever thread runs the
+/// owner at the time and must not block.
+struct owner_config {
+  /// This node's name, for errors and logs.
+  std::string node;
+  /// How many node losses the owner restarts its children after within a period; past
+  /// it, it gives up and the children of the next loss fail (escalation).
+  restart_intensity intensity{20, std::chrono::seconds(60)};
+  /// Sends a task or call to a node (connecting first when needed).
+  std::function<void(const std::string&, wire_msg::message)> send;
+  /// Lets go of arguments held for a node.
+  std::function<void(std::vector<object_key>)> release;
+  /// Runs a task again from the start: placed anew, its inputs shipped from here.
+  std::function<void(detail::task_ptr)> resubmit;
+  /// Sends an actor call again: its actor lives elsewhere now, or is restarting.
+  std::function<void(std::shared_ptr<remote_actor_record>, detail::task_ptr)> call;
+  /// Restarts an actor whose node cannot be reached, on a node the cluster picks.
+  std::function<void(std::shared_ptr<remote_actor_record>)> restart;
+  /// A result was stored on the node that made it (`where`): pull it into the task's
+  /// future. A pull that finds it lost sends (retry_atom) back.
+  std::function<void(detail::task_ptr, wire_msg::stored_at)> pull;
+  /// Logs a line (empty: standard error).
+  std::function<void(const std::string&)> log;
+  /// The clock of the restart intensity (empty: steady_clock).
+  std::function<std::chrono::steady_clock::time_point()> now;
+};
+
+/// The node's owner (DESIGN's `owner`): it supervises the tasks and actor calls its node
+/// sent to other nodes as its children, until their results come back. A child lost with
+/// its node is restarted: a task runs again, placed anew, while its own `max_retries` and
+/// the owner's restart intensity allow; a call waits for its actor's restart. A result
+/// lost with the node that held it makes its task run again (lineage). A child out of
+/// restarts fails its future with an error that names the lost node. Stopping fails every
+/// child still out with `runtime_stopped`.
+///   (track_atom, call, node, message)   registers `call`, then sends `message` to `node`
+///   (result_atom, from, result)         a result came back from node `from`
+///   (lost_atom, node, why)              `node` was lost: its children restart or fail
+///   (retry_atom, task, why, error)      a result was lost: run again, or fail with error
+///   (count_atom) -> uint64_t            children out now
+using owner_actor = caf::typed_actor<
+    caf::reacts_to<track_atom, pending_call, std::string, wire_msg::message>,
+    caf::reacts_to<result_atom, std::string, wire_msg::task_result>,
+    caf::reacts_to<lost_atom, std::string, std::string>,
+    caf::reacts_to<retry_atom, detail::task_ptr, std::string, error>,
+    caf::replies_to<count_atom>::with<uint64_t>>;
+
+/// Spawns the owner on the actor system's scheduler (tests step it on the test
+/// coordinator).
+owner_actor spawn_owner(caf::actor_system& sys, owner_config cfg);
+
+/// The owner as its node's threads reach it: a message runs the owner on the sending
+/// thread when it is idle (no thread handoff on the remote-call path), else it is queued
+/// for the thread running it. Messages keep their order per sender.
+class owner_ref {
+public:
+  owner_ref() = default;
+  explicit owner_ref(owner_actor a);
+
+  void track(pending_call call, const std::string& node, wire_msg::message m) const {
+    unit_->send(track_atom::value, std::move(call), node, std::move(m));
+  }
+  void result(const std::string& from, wire_msg::task_result r) const {
+    unit_->send(result_atom::value, from, std::move(r));
+  }
+  void lost(const std::string& node, const std::string& why) const {
+    unit_->send(lost_atom::value, node, why);
+  }
+  void retry(detail::task_ptr t, const std::string& why, error e) const {
+    unit_->send(retry_atom::value, std::move(t), why, std::move(e));
+  }
+
+  const owner_actor& handle() const { return actor_; }
+
+private:
+  owner_actor actor_;
+  std::shared_ptr<inline_unit> unit_;
+};
+
+} // namespace swarm::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::pending_call)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::task_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::error)

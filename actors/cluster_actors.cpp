@@ -1,11 +1,7 @@
-// The cluster node's actors: creation on a chosen node or by resources, cluster-wide
-// names in the head's control store, and calls straight to the actor's node.
-
-#include "actors/cluster_node.hpp"
+#include "actors/cluster_actors.hpp"
 
 #include <caf/all.hpp>
 
-#include <future>
 #include <thread>
 
 #include "actors/remote_actor_record.hpp"
@@ -23,81 +19,54 @@ using detail::key_of;
 using detail::to_list;
 using detail::to_wire;
 
-constexpr auto request_timeout = std::chrono::seconds(10);
-
 // How many nodes a restarted actor is offered to when the chosen ones are unreachable.
 constexpr int max_placements = 5;
 
 } // namespace
 
-// -- actors -----------------------------------------------------------------------------
-
-result<wire_msg::message> cluster_node::request(const std::string& node,
-                                                wire_msg::message m) {
-  if (node != self_.name)
-    if (auto ok = connect_to(node); !ok) return ok.err();
-  result<wire_msg::message> out = error{errc::runtime_stopped, ""};
-  caf::scoped_actor self{local_->system()};
-  // The client times the request out; the wait here is a backstop.
-  self->request(control_, request_timeout + std::chrono::seconds(5), request_atom::value,
-                node, std::move(m))
-      .receive([&](wire_msg::message& a) { out = std::move(a); },
-               [&](caf::error& e) {
-                 if (e == caf::sec::request_timeout)
-                   out = error{errc::node_unreachable,
-                               "node '" + node + "' did not answer within " +
-                                   std::to_string(request_timeout.count()) + " s"};
-                 else
-                   out = error{errc::runtime_stopped, "node '" + self_.name +
-                                                          "' stopped while waiting for node '" +
-                                                          node + "'"};
-               });
-  return out;
-}
-
-result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
+result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) {
   auto target = spec.options.node;
   bool placed = true;
-  if (target.empty() && !spec.options.resources.fits_in(local_->total_resources())) {
-    if (is_head()) {
-      auto where = place_now(spec.options.resources);
+  if (target.empty() && !spec.options.resources.fits_in(link_.local->total_resources())) {
+    if (link_.is_head()) {
+      auto where = link_.place_now(spec.options.resources);
       if (!where) return where.err();
       target = *where;
     } else {
       // The head's global scheduler places it and forwards the request.
-      target = head_name();
+      target = link_.head_name();
       placed = false;
     }
   }
-  if (target.empty() || target == self_.name) {
-    if (spec.options.name.empty()) return local_->spawn(std::move(spec));
+  if (target.empty() || target == link_.self.name) {
+    if (spec.options.name.empty()) return link_.local->spawn(std::move(spec));
     // Names are cluster-wide: the head's control store holds them.
     auto name = spec.options.name;
     spec.options.name.clear();
-    auto rec = local_->spawn(std::move(spec));
+    auto rec = link_.local->spawn(std::move(spec));
     if (!rec) return rec;
     auto id = next_actor_++;
     host(id, *rec);
-    wire_msg::actor_register reg{0, name, id, self_.name, (*rec)->spec().type_name};
-    if (is_head()) {
-      auto ok = local_->register_name(name, *rec);
+    wire_msg::actor_register reg{0, name, id, link_.self.name, (*rec)->spec().type_name};
+    if (link_.is_head()) {
+      auto ok = link_.local->register_name(name, *rec);
       if (!ok || !*ok) {
-        local_->kill(**rec, false);
+        link_.local->kill(**rec, false);
         return error{errc::invalid_argument,
                      ok ? "actor name '" + name + "' is already taken"
                         : ok.err().message};
       }
       return rec;
     }
-    auto a = request(head_name(), reg);
+    auto a = link_.request(link_.head_name(), reg);
     auto* loc = a ? std::get_if<wire_msg::actor_location>(&*a) : nullptr;
     if (!loc || !loc->error.empty()) {
-      local_->kill(**rec, false);
+      link_.local->kill(**rec, false);
       return error{errc::invalid_argument, loc ? loc->error : a.err().message};
     }
     return rec;
   }
-  auto* info = local_->app().actor_info(spec.type_name);
+  auto* info = link_.local->app().actor_info(spec.type_name);
   if (!info) return error{errc::unregistered, "actor type '" + spec.type_name + "'"};
   wire_msg::actor_create m;
   m.type_name = spec.type_name;
@@ -106,10 +75,10 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
   m.name = spec.options.name;
   m.resources = to_list(spec.options.resources);
   m.max_restarts = static_cast<int32_t>(spec.options.max_restarts);
-  m.owner_node = self_.name;
+  m.owner_node = link_.self.name;
   m.placed = placed;
   m.checkpoint_every = spec.options.checkpoint_every;
-  auto a = request(target, m);
+  auto a = link_.request(target, m);
   if (!a) return a.err();
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
   if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
@@ -119,23 +88,22 @@ result<detail::actor_record_ptr> cluster_node::spawn(detail::actor_spec spec) {
 }
 
 std::shared_ptr<remote_actor_record>
-cluster_node::track(detail::actor_spec spec, const std::string& node, uint64_t id,
-                    std::optional<wire_msg::actor_create> created_by) {
+cluster_actors::track(detail::actor_spec spec, const std::string& node, uint64_t id,
+                      std::optional<wire_msg::actor_create> created_by) {
   // An actor this node created lives while its handles here do (as in Ray); a named one
   // lives until killed, since anyone may look it up.
   remote_actor_record::release_fn release;
   if (created_by && spec.options.name.empty())
-    release = [sink = releases_](const std::string& host, uint64_t actor_id) {
-      std::lock_guard<std::mutex> guard{sink->mtx};
-      if (sink->net) (void)sink->net->send(host, wire_msg::actor_kill{actor_id});
+    release = [sink = link_.releases](const std::string& host, uint64_t actor_id) {
+      sink->send(host, wire_msg::actor_kill{actor_id});
     };
-  auto rec = std::make_shared<remote_actor_record>(std::move(spec), node, id,
-                                                   std::move(created_by), std::move(release));
-  caf::anon_send(directory_, track_atom::value, rec);
+  auto rec = std::make_shared<remote_actor_record>(
+      std::move(spec), node, id, std::move(created_by), std::move(release));
+  caf::anon_send(link_.directory, track_atom::value, rec);
   return rec;
 }
 
-void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec) {
+void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& rec) {
   auto m = rec->recreate();
   auto give_up = [&](const error& e) {
     for (auto& c : rec->abandon("actor of type '" + m.type_name +
@@ -147,22 +115,22 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
   // actor is placed again, a few times, once that loss has had time to be seen.
   result<std::pair<std::string, uint64_t>> at = error{errc::actor_died, ""};
   for (int attempt = 1;; ++attempt) {
-    std::string target = head_name();
+    std::string target = link_.head_name();
     m.placed = false;
-    if (is_head()) {
+    if (link_.is_head()) {
       auto demand = from_list(m.resources);
-      auto where = demand ? place_now(*demand) : result<std::string>{demand.err()};
+      auto where = demand ? link_.place_now(*demand) : result<std::string>{demand.err()};
       if (!where) return give_up(where.err());
       target = *where;
       m.placed = true;
     }
-    if (target == self_.name) {
+    if (target == link_.self.name) {
       auto id = host_actor(m);
       if (id)
-        at = std::make_pair(self_.name, *id);
+        at = std::make_pair(link_.self.name, *id);
       else
         at = id.err();
-    } else if (auto a = request(target, m); !a) {
+    } else if (auto a = link_.request(target, m); !a) {
       at = a.err();
     } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
       at = error{errc::invalid_argument, "unexpected answer to actor_create"};
@@ -175,7 +143,7 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
     std::fprintf(stderr,
                  "[swarm %s] restarting actor '%s': node '%s' is unreachable (%s); "
                  "placing it again (%d of %d)\n",
-                 self_.name.c_str(), m.type_name.c_str(), target.c_str(),
+                 link_.self.name.c_str(), m.type_name.c_str(), target.c_str(),
                  at.err().message.c_str(), attempt + 1, max_placements);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -184,52 +152,44 @@ void cluster_node::restart_actor(const std::shared_ptr<remote_actor_record>& rec
     call(*rec, std::move(c));
 }
 
-result<std::string> cluster_node::place_now(const resource_set& demand) {
-  auto chosen = std::make_shared<std::promise<result<std::string>>>();
-  auto f = chosen->get_future();
-  place(demand, {}, [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
-  if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
-    return error{errc::timeout,
-                 "the global scheduler did not place an actor within 10 s"};
-  return f.get();
-}
-
-void cluster_node::create_actor_here(wire_msg::actor_create m) {
+void cluster_actors::create_actor_here(wire_msg::actor_create m) {
   wire_msg::actor_created out;
   out.request_id = m.request_id;
-  out.node = self_.name;
+  out.node = link_.self.name;
   // The answer goes to whoever asked, even when the head placed it here.
   auto peer = m.owner_node;
   auto fail = [&](error e) {
     out.error = to_wire(e);
-    send_to(peer, out);
+    link_.send_to(peer, out);
   };
-  if (!m.placed && is_head()) {
+  if (!m.placed && link_.is_head()) {
     auto demand = from_list(m.resources);
     if (!demand) return fail(demand.err());
-    return place(*demand, {}, [this, m](result<std::string> where) mutable {
+    return link_.place(*demand, {}, [this, m](result<std::string> where) mutable {
       m.placed = true;
       if (!where) {
-        wire_msg::actor_created no{m.request_id, 0, self_.name, to_wire(where.err()),
+        wire_msg::actor_created no{m.request_id, 0, link_.self.name, to_wire(where.err()),
                                    false};
-        return send_to(m.owner_node, no);
+        return link_.send_to(m.owner_node, no);
       }
-      if (*where == self_.name) return post([this, m] { create_actor_here(m); });
-      send_to(*where, std::move(m));
+      if (*where == link_.self.name)
+        return link_.post([this, m] { create_actor_here(m); });
+      link_.send_to(*where, std::move(m));
     });
   }
   auto id = host_actor(m);
   if (!id) return fail(id.err());
   out.actor_id = *id;
   out.ok = true;
-  send_to(peer, out);
+  link_.send_to(peer, out);
 }
 
-result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
-  auto* info = local_->app().actor_info(m.type_name);
+result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
+  auto* info = link_.local->app().actor_info(m.type_name);
   if (!info)
-    return error{errc::unregistered, "node '" + self_.name + "' has no actor type '" +
-                                         m.type_name + "' registered"};
+    return error{errc::unregistered, "node '" + link_.self.name +
+                                         "' has no actor type '" + m.type_name +
+                                         "' registered"};
   const detail::constructor_entry* ctor = nullptr;
   for (auto& c : info->constructors) {
     bool same = c.params.size() == m.args.size();
@@ -258,14 +218,14 @@ result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
   spec.options.max_restarts = static_cast<uint32_t>(std::max(0, m.max_restarts));
   spec.options.name = m.name;
   if (auto r = from_list(m.resources)) spec.options.resources = *r;
-  spec.options.node = self_.name;
+  spec.options.node = link_.self.name;
   spec.options.checkpoint_every = m.checkpoint_every;
   spec.checkpoint = m.checkpoint;
   auto id = next_actor_++;
   // Saved states go to the owner, which restarts the actor if this node dies.
-  if (m.checkpoint_every > 0 && m.owner_node != self_.name)
+  if (m.checkpoint_every > 0 && m.owner_node != link_.self.name)
     spec.on_checkpoint = [this, owner = m.owner_node, id](const std::vector<uint8_t>& s) {
-      send_to(owner, wire_msg::actor_checkpoint{id, s});
+      link_.send_to(owner, wire_msg::actor_checkpoint{id, s});
     };
   auto rec = spawn(std::move(spec));
   if (!rec) return rec.err();
@@ -273,39 +233,43 @@ result<uint64_t> cluster_node::host_actor(const wire_msg::actor_create& m) {
   return id;
 }
 
-void cluster_node::host(uint64_t id, detail::actor_record_ptr rec) {
-  caf::scoped_actor self{local_->system()};
-  self->request(directory_, std::chrono::seconds(10), host_atom::value, id, std::move(rec))
+void cluster_actors::host(uint64_t id, detail::actor_record_ptr rec) {
+  caf::scoped_actor self{link_.local->system()};
+  self->request(link_.directory, std::chrono::seconds(10), host_atom::value, id,
+                std::move(rec))
       .receive([](bool) {},
                [&](caf::error&) {
                  // Only a stopping node's directory does not answer; calls then fail.
-                 std::fprintf(stderr, "[swarm %s] actor %llu is not reachable from other "
-                                      "nodes: the node is stopping\n",
-                              self_.name.c_str(), static_cast<unsigned long long>(id));
+                 std::fprintf(stderr,
+                              "[swarm %s] actor %llu is not reachable from other "
+                              "nodes: the node is stopping\n",
+                              link_.self.name.c_str(),
+                              static_cast<unsigned long long>(id));
                });
 }
 
-void cluster_node::register_remote_name(const std::string& peer,
-                                        const wire_msg::actor_register& m) {
+void cluster_actors::register_remote_name(const std::string& peer,
+                                          const wire_msg::actor_register& m) {
   wire_msg::actor_location out{m.request_id, false, m.actor_id, m.node, m.type_name, {}};
   detail::actor_spec spec;
   spec.type_name = m.type_name;
   spec.options.name = m.name;
   auto rec = track(std::move(spec), m.node, m.actor_id);
-  auto ok = local_->register_name(m.name, rec);
+  auto ok = link_.local->register_name(m.name, rec);
   if (!ok)
     out.error = ok.err().message;
   else if (!*ok)
     out.error = "actor name '" + m.name + "' is already taken";
   else
     out.found = true;
-  send_to(peer, out);
+  link_.send_to(peer, out);
 }
 
-void cluster_node::lookup_name(const std::string& peer, const wire_msg::actor_lookup& m) {
+void cluster_actors::lookup_name(const std::string& peer,
+                                 const wire_msg::actor_lookup& m) {
   wire_msg::actor_location out;
   out.request_id = m.request_id;
-  auto rec = local_->find_actor(m.name);
+  auto rec = link_.local->find_actor(m.name);
   if (!rec) {
     out.error = "no live actor is named '" + m.name + "' in the cluster";
   } else {
@@ -315,16 +279,16 @@ void cluster_node::lookup_name(const std::string& peer, const wire_msg::actor_lo
       out.node = r->remote_node();
       out.actor_id = r->id();
     } else {
-      out.node = self_.name;
-      if (auto id = hosted_.id_of(rec->get())) out.actor_id = *id;
+      out.node = link_.self.name;
+      if (auto id = link_.hosted.id_of(rec->get())) out.actor_id = *id;
     }
   }
-  send_to(peer, out);
+  link_.send_to(peer, out);
 }
 
-result<detail::actor_record_ptr> cluster_node::find_actor(const std::string& name) {
-  auto local = local_->find_actor(name);
-  if (local || is_head()) {
+result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& name) {
+  auto local = link_.local->find_actor(name);
+  if (local || link_.is_head()) {
     if (!local) return local;
     if (auto* r = dynamic_cast<remote_actor_record*>(local->get()))
       return detail::actor_record_ptr{track(r->spec(), r->remote_node(), r->id())};
@@ -332,13 +296,13 @@ result<detail::actor_record_ptr> cluster_node::find_actor(const std::string& nam
   }
   wire_msg::actor_lookup m;
   m.name = name;
-  auto a = request(head_name(), m);
+  auto a = link_.request(link_.head_name(), m);
   if (!a) return a.err();
   auto* loc = std::get_if<wire_msg::actor_location>(&*a);
   if (!loc || !loc->found)
     return error{errc::unregistered, loc ? loc->error : "no answer from the head"};
-  if (loc->node == self_.name) {
-    if (auto rec = hosted_.find(loc->actor_id)) return rec;
+  if (loc->node == link_.self.name) {
+    if (auto rec = link_.hosted.find(loc->actor_id)) return rec;
     return error{errc::unregistered, "actor '" + name + "' is gone"};
   }
   detail::actor_spec spec;
@@ -347,9 +311,9 @@ result<detail::actor_record_ptr> cluster_node::find_actor(const std::string& nam
   return detail::actor_record_ptr{track(std::move(spec), loc->node, loc->actor_id)};
 }
 
-void cluster_node::call(detail::actor_record& target, detail::task_ptr call) {
+void cluster_actors::call(detail::actor_record& target, detail::task_ptr call) {
   auto* remote = dynamic_cast<remote_actor_record*>(&target);
-  if (!remote) return local_->call(target, std::move(call));
+  if (!remote) return link_.local->call(target, std::move(call));
   if (call->method.empty()) {
     call->result->set_error(
         {errc::unregistered,
@@ -366,7 +330,7 @@ void cluster_node::call(detail::actor_record& target, detail::task_ptr call) {
   if (rec->enqueue(std::move(call))) send_calls(rec);
 }
 
-void cluster_node::send_calls(const std::shared_ptr<remote_actor_record>& rec) {
+void cluster_actors::send_calls(const std::shared_ptr<remote_actor_record>& rec) {
   detail::slot_ptr blocked;
   while (auto c = rec->next_ready(blocked))
     send_call(rec, std::move(c));
@@ -374,14 +338,14 @@ void cluster_node::send_calls(const std::shared_ptr<remote_actor_record>& rec) {
   std::weak_ptr<remote_actor_record> weak = rec;
   blocked->when_done([this, weak] {
     // Off the thread that completed the future: sending may encode large arguments.
-    post([this, weak] {
+    link_.post([this, weak] {
       if (auto r = weak.lock(); r && r->resume()) send_calls(r);
     });
   });
 }
 
-void cluster_node::send_call(const std::shared_ptr<remote_actor_record>& rec,
-                             detail::task_ptr call) {
+void cluster_actors::send_call(const std::shared_ptr<remote_actor_record>& rec,
+                               detail::task_ptr call) {
   if (rec->hold(call)) return; // its node died: sent once it is restarted
   for (size_t i = 0; i < call->args.size(); ++i)
     if (auto& ref = call->args[i].ref)
@@ -396,22 +360,23 @@ void cluster_node::send_call(const std::shared_ptr<remote_actor_record>& rec,
   m.actor_id = rec->id();
   m.method = call->method;
   m.result = to_wire(call->result->id());
-  m.caller_node = self_.name;
-  std::vector<key> exported;
+  m.caller_node = link_.self.name;
+  std::vector<object_key> exported;
   for (auto& a : call->args)
-    m.args.push_back(export_arg(a, exported));
-  owner_.track({std::move(call), node, std::move(exported), rec}, node, std::move(m));
+    m.args.push_back(link_.export_arg(a, exported));
+  link_.owner.track({std::move(call), node, std::move(exported), rec}, node,
+                    std::move(m));
 }
 
-void cluster_node::on_actor_call(wire_msg::actor_call&& m) {
-  auto rec = hosted_.find(m.actor_id);
+void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
+  auto rec = link_.hosted.find(m.actor_id);
   auto fail = [&](error e) {
-    send_to(m.caller_node, wire_msg::task_result{m.result, to_wire(e)});
+    link_.send_to(m.caller_node, wire_msg::task_result{m.result, to_wire(e)});
   };
   if (!rec)
-    return fail({errc::actor_died, "node '" + self_.name + "' hosts no actor " +
+    return fail({errc::actor_died, "node '" + link_.self.name + "' hosts no actor " +
                                        std::to_string(m.actor_id) + " (killed or gone)"});
-  auto* info = local_->app().actor_info(rec->spec().type_name);
+  auto* info = link_.local->app().actor_info(rec->spec().type_name);
   auto* method = info ? info->find_method(m.method) : nullptr;
   if (!method)
     return fail({errc::unregistered, "actor type '" + rec->spec().type_name +
@@ -424,28 +389,29 @@ void cluster_node::on_actor_call(wire_msg::actor_call&& m) {
                                           std::to_string(m.args.size())});
   auto id = from_wire(m.result);
   auto caller = m.caller_node;
-  gather_args(
+  link_.gather_args(
       m.args, method->params,
       [this, rec, method, id, caller](result<std::vector<detail::boxed_value>> args) {
-        auto t = incoming(rec->spec().type_name, &method->fn, method->params,
-                          method->result, id, caller, args);
+        auto t = link_.incoming(rec->spec().type_name, &method->fn, method->params,
+                                method->result, id, caller, args);
         if (!t) return;
         t->method = method->name;
         if (rec->dead()) {
           t->result->set_error({errc::actor_died, rec->death_reason()});
           return;
         }
-        local_->call(*rec, std::move(t));
+        link_.local->call(*rec, std::move(t));
       });
 }
 
-void cluster_node::kill(detail::actor_record& target, bool restart) {
+void cluster_actors::kill(detail::actor_record& target, bool restart) {
   auto* remote = dynamic_cast<remote_actor_record*>(&target);
   if (!remote) {
-    if (!restart) caf::anon_send(directory_, unhost_atom::value, target.shared_from_this());
-    return local_->kill(target, restart);
+    if (!restart)
+      caf::anon_send(link_.directory, unhost_atom::value, target.shared_from_this());
+    return link_.local->kill(target, restart);
   }
-  send_to(remote->remote_node(), wire_msg::actor_kill{remote->id()});
+  link_.send_to(remote->remote_node(), wire_msg::actor_kill{remote->id()});
   target.mark_dead("killed");
 }
 

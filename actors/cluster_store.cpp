@@ -1,7 +1,4 @@
-// The control store as a cluster sees it: the node, job, object and key-value tables on
-// the head's shards, and the chains that replicate them to other nodes.
-
-#include "actors/cluster_node.hpp"
+#include "actors/cluster_store.hpp"
 #include "actors/messages.hpp"
 #include "actors/wall_clock.hpp"
 
@@ -26,33 +23,33 @@ std::string object_row_key(const wire_msg::object_ref_id& id) {
 // -- control store: node, job and object tables
 // ------------------------------------------
 
-void cluster_node::record_node(wire_msg::node_info info) {
-  if (global_)
+void cluster_store::record_node(wire_msg::node_info info) {
+  if (link_.global)
     if (auto total = from_list(info.total))
-      caf::anon_send(global_, update_atom::value, info.name, *total,
+      caf::anon_send(link_.global, update_atom::value, info.name, *total,
                      static_cast<uint64_t>(info.queued), info.alive);
   info.last_seen_ms = wall_ms(); // stored as a time; reported as an age
-  info.head = info.name == head_name();
+  info.head = info.name == link_.head_name();
   auto name = info.name;
-  local_->table_put("node", name, std::move(info));
+  link_.local->table_put("node", name, std::move(info));
 }
 
-void cluster_node::forget_restored_liveness() {
+void cluster_store::forget_restored_liveness() {
   // Rows restored from a persisted control store (`gcs_dir`) describe nodes this head
   // has not heard from since it started: none is alive until it joins again (workers
   // rejoin by themselves). A join racing this write is re-recorded at its next heartbeat.
-  auto rows = local_->table_scan("node");
+  auto rows = link_.local->table_scan("node");
   if (!rows) return;
   for (auto& row : *rows) {
     auto n = std::get<wire_msg::node_info>(row);
-    if (n.name == self_.name || !n.alive) continue;
+    if (n.name == link_.self.name || !n.alive) continue;
     n.alive = false;
-    local_->table_put("node", n.name, std::move(n));
+    link_.local->table_put("node", n.name, std::move(n));
   }
 }
 
-void cluster_node::publish(wire_msg::message row) {
-  if (is_head())
+void cluster_store::publish(wire_msg::message row) {
+  if (link_.is_head())
     std::visit(
         [this](auto& r) {
           using T = std::decay_t<decltype(r)>;
@@ -62,36 +59,36 @@ void cluster_node::publish(wire_msg::message row) {
         },
         row);
   else
-    send_to(head_name(), std::move(row));
+    link_.send_to(link_.head_name(), std::move(row));
 }
 
-void cluster_node::on_row(const wire_msg::job_info& j) {
-  if (is_head()) local_->table_put("job", std::to_string(j.id), j);
+void cluster_store::on_row(const wire_msg::job_info& j) {
+  if (link_.is_head()) link_.local->table_put("job", std::to_string(j.id), j);
 }
 
-void cluster_node::on_row(const wire_msg::object_location& o) {
-  if (!is_head()) return;
+void cluster_store::on_row(const wire_msg::object_location& o) {
+  if (!link_.is_head()) return;
   if (o.present)
-    local_->table_put("object", object_row_key(o.id), o);
+    link_.local->table_put("object", object_row_key(o.id), o);
   else
-    local_->table_erase("object", object_row_key(o.id));
+    link_.local->table_erase("object", object_row_key(o.id));
 }
 
-void cluster_node::job_event(uint64_t id, bool running) {
-  caf::anon_send(control_, job_atom::value, id, running);
+void cluster_store::job_event(uint64_t id, bool running) {
+  caf::anon_send(link_.control, job_atom::value, id, running);
 }
 
-result<std::vector<table_row>> cluster_node::control_table(const std::string& table) {
-  if (!is_head())
+result<std::vector<table_row>> cluster_store::control_table(const std::string& table) {
+  if (!link_.is_head())
     return error{errc::invalid_argument,
-                 "node '" + self_.name + "' holds no control store: ask the head"};
-  return local_->table_scan(table);
+                 "node '" + link_.self.name + "' holds no control store: ask the head"};
+  return link_.local->table_scan(table);
 }
 
-result<wire_msg::node_table> cluster_node::stored_table() {
-  auto nodes = local_->table_scan("node");
+result<wire_msg::node_table> cluster_store::stored_table() {
+  auto nodes = link_.local->table_scan("node");
   if (!nodes) return nodes.err();
-  auto jobs = local_->table_scan("job");
+  auto jobs = link_.local->table_scan("job");
   if (!jobs) return jobs.err();
   wire_msg::node_table t;
   auto now = wall_ms();
@@ -113,18 +110,18 @@ result<wire_msg::node_table> cluster_node::stored_table() {
 // -------------------------------------------
 
 result<std::optional<std::vector<uint8_t>>>
-cluster_node::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t> value) {
-  if (value.size() > cfg_.max_message_bytes)
+cluster_store::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t> value) {
+  if (value.size() > link_.cfg.max_message_bytes)
     return error{errc::invalid_argument,
                  "a key-value value of " + std::to_string(value.size()) +
                      " bytes is over the cluster's max_message_bytes (" +
-                     std::to_string(cfg_.max_message_bytes) + ")"};
-  if (is_head()) return local_->kv(op, name, std::move(value));
+                     std::to_string(link_.cfg.max_message_bytes) + ")"};
+  if (link_.is_head()) return link_.local->kv(op, name, std::move(value));
   wire_msg::kv_request m;
   m.op = static_cast<wire_msg::kv_request::op_type>(op);
   m.key = name;
   m.value = std::move(value);
-  auto a = request(head_name(), std::move(m));
+  auto a = link_.request(link_.head_name(), std::move(m));
   if (!a) return a.err();
   auto* r = std::get_if<wire_msg::kv_reply>(&*a);
   if (!r)
@@ -135,23 +132,22 @@ cluster_node::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t>
   return std::optional<std::vector<uint8_t>>{std::move(r->value)};
 }
 
-void cluster_node::on_kv_request(const std::string& peer, wire_msg::kv_request m) {
-  if (!is_head()) return;
+void cluster_store::on_kv_request(const std::string& peer, wire_msg::kv_request m) {
+  if (!link_.is_head()) return;
   auto id = m.request_id;
-  local_->kv_async(static_cast<detail::kv_op>(m.op), m.key, std::move(m.value),
-                   [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
-                     wire_msg::kv_reply out;
-                     out.request_id = id;
-                     if (!r) {
-                       out.failed = true;
-                       out.error = detail::to_wire(r.err());
-                     } else if (*r) {
-                       out.found = true;
-                       out.value = std::move(**r);
-                     }
-                     std::shared_lock<std::shared_mutex> alive{alive_mtx_};
-                     if (!closing_) send_to(peer, std::move(out));
-                   });
+  link_.local->kv_async(static_cast<detail::kv_op>(m.op), m.key, std::move(m.value),
+                        [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
+                          wire_msg::kv_reply out;
+                          out.request_id = id;
+                          if (!r) {
+                            out.failed = true;
+                            out.error = detail::to_wire(r.err());
+                          } else if (*r) {
+                            out.found = true;
+                            out.value = std::move(**r);
+                          }
+                          link_.send_while_open(peer, std::move(out));
+                        });
 }
 
 } // namespace swarm::actors

@@ -14,7 +14,8 @@ inline_unit::inline_unit(caf::strong_actor_ptr target)
     : caf::execution_unit(target ? target->home_system : nullptr),
       target_(std::move(target)) {
   job_ = target_ ? dynamic_cast<caf::resumable*>(target_->get()) : nullptr;
-  if (!job_) throw std::invalid_argument{"inline_unit: the target is not a scheduled actor"};
+  if (!job_)
+    throw std::invalid_argument{"inline_unit: the target is not a scheduled actor"};
 }
 
 void inline_unit::exec_later(caf::resumable* job) {
@@ -25,13 +26,13 @@ void inline_unit::exec_later(caf::resumable* job) {
   }
   for (size_t round = 0; round < max_rounds; ++round) {
     switch (job->resume(this, throughput)) {
-      case caf::resumable::resume_later:
-        continue;
-      case caf::resumable::done:
-      case caf::resumable::awaiting_message:
-      case caf::resumable::shutdown_execution_unit:
-        caf::intrusive_ptr_release(job);
-        return;
+    case caf::resumable::resume_later:
+      continue;
+    case caf::resumable::done:
+    case caf::resumable::awaiting_message:
+    case caf::resumable::shutdown_execution_unit:
+      caf::intrusive_ptr_release(job);
+      return;
     }
   }
   // Still busy: the scheduler goes on with it (and keeps the reference).

@@ -28,8 +28,7 @@ public:
   void exec_later(caf::resumable* job) override;
 
   /// Sends `xs...` to the target, anonymously; runs it here when it is idle.
-  template <class... Ts>
-  void send(Ts&&... xs) {
+  template <class... Ts> void send(Ts&&... xs) {
     target_->get()->enqueue(caf::make_mailbox_element(nullptr, caf::make_message_id(), {},
                                                       std::forward<Ts>(xs)...),
                             this);

@@ -103,12 +103,12 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   // One node loss is one restart of the children that were there; past the intensity
   // the owner gives up on them (escalation).
   bool restart = st.window.allow(now);
-  auto gave_up = restart ? std::string{}
-                         : "; the owner on node '" + st.cfg.node +
-                               "' gave up restarting: more than " +
-                               std::to_string(st.window.limits().max_restarts) +
-                               " node losses within " +
-                               std::to_string(st.window.limits().period.count()) + " ms";
+  auto gave_up =
+      restart
+          ? std::string{}
+          : "; the owner on node '" + st.cfg.node + "' gave up restarting: more than " +
+                std::to_string(st.window.limits().max_restarts) + " node losses within " +
+                std::to_string(st.window.limits().period.count()) + " ms";
   if (!restart) log(st, "node '" + peer + "' lost" + gave_up);
   for (auto& p : lost) {
     if (!p.exported.empty()) st.cfg.release(std::move(p.exported));
@@ -126,7 +126,8 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
           {call ? errc::actor_died : errc::worker_died,
            "'" + t->name + "' was running on node '" + peer +
                "', whose connection closed: " + why +
-               (call ? "" : " (after " + std::to_string(t->attempts + 1) + " attempt(s))") +
+               (call ? ""
+                     : " (after " + std::to_string(t->attempts + 1) + " attempt(s))") +
                gave_up});
   }
 }
@@ -137,10 +138,10 @@ owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
   self->set_exit_handler([=](const caf::exit_msg& x) {
     auto& st = self->state;
     for (auto& [k, p] : st.children)
-      p.task->result->set_error({errc::runtime_stopped,
-                                 "node '" + st.cfg.node + "' stopped before '" +
-                                     p.task->name + "' came back from node '" + p.node +
-                                     "'"});
+      p.task->result->set_error(
+          {errc::runtime_stopped, "node '" + st.cfg.node + "' stopped before '" +
+                                      p.task->name + "' came back from node '" + p.node +
+                                      "'"});
     st.children.clear();
     self->quit(x.reason);
   });

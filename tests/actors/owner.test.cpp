@@ -65,7 +65,8 @@ wire_msg::task_result answer(const detail::task_ptr& t, const std::string& s) {
           wire_msg::value{v.type->name, detail::encode(v)}};
 }
 
-wire_msg::task_result failure(const detail::task_ptr& t, errc code, const std::string& why) {
+wire_msg::task_result failure(const detail::task_ptr& t, errc code,
+                              const std::string& why) {
   return {detail::to_wire(t->result->id()), detail::to_wire(swarm::error{code, why})};
 }
 
@@ -89,8 +90,12 @@ owner_config config(owner_parts& parts) {
   c.send = [&parts](const std::string& to, wire_msg::message m) {
     parts.sent.emplace_back(to, std::move(m));
   };
-  c.release = [&parts](std::vector<object_key> k) { parts.released.push_back(std::move(k)); };
-  c.resubmit = [&parts](detail::task_ptr t) { parts.resubmitted.push_back(std::move(t)); };
+  c.release = [&parts](std::vector<object_key> k) {
+    parts.released.push_back(std::move(k));
+  };
+  c.resubmit = [&parts](detail::task_ptr t) {
+    parts.resubmitted.push_back(std::move(t));
+  };
   c.call = [&parts](std::shared_ptr<remote_actor_record>, detail::task_ptr t) {
     parts.rerouted.push_back(std::move(t));
   };
@@ -116,8 +121,7 @@ struct fixture : owner_parts, test_coordinator_fixture<> {
     sched.run();
   }
 
-  template <class... Ts>
-  void tell(Ts&&... xs) {
+  template <class... Ts> void tell(Ts&&... xs) {
     caf::anon_send(o, std::forward<Ts>(xs)...);
     sched.run();
   }
@@ -127,8 +131,9 @@ struct fixture : owner_parts, test_coordinator_fixture<> {
     wire_msg::task_submit m;
     m.function = t->name;
     m.result = detail::to_wire(t->result->id());
-    tell(track_atom::value, pending_call{t, node, {{9, t->result->id().seq}}, std::move(actor)},
-         node, wire_msg::message{std::move(m)});
+    tell(track_atom::value,
+         pending_call{t, node, {{9, t->result->id().seq}}, std::move(actor)}, node,
+         wire_msg::message{std::move(m)});
   }
 
   void result(const std::string& from, wire_msg::task_result r) {
@@ -139,14 +144,16 @@ struct fixture : owner_parts, test_coordinator_fixture<> {
     uint64_t n = 0;
     self->send(o, count_atom::value);
     sched.run();
-    self->receive([&](uint64_t x) { n = x; }, caf::after(std::chrono::seconds(0)) >> [] {});
+    self->receive([&](uint64_t x) { n = x; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
     return n;
   }
 };
 
 } // namespace
 
-TEST_CASE_FIXTURE(fixture, "the owner sends a task and the result from its node completes the future") {
+TEST_CASE_FIXTURE(
+    fixture, "the owner sends a task and the result from its node completes the future") {
   auto t = task("f", 1);
   track(t, "w1");
   REQUIRE(sent.size() == 1);
@@ -160,7 +167,8 @@ TEST_CASE_FIXTURE(fixture, "the owner sends a task and the result from its node 
   CHECK(released[0] == std::vector<object_key>{{9, 1}});
 }
 
-TEST_CASE_FIXTURE(fixture, "a task lost with its node runs again while its retries last, then fails naming the node") {
+TEST_CASE_FIXTURE(fixture, "a task lost with its node runs again while its retries last, "
+                           "then fails naming the node") {
   auto t = task("f", 1, 1);
   track(t, "w1");
   tell(lost_atom::value, std::string{"w1"}, std::string{"connection reset"});
@@ -179,7 +187,8 @@ TEST_CASE_FIXTURE(fixture, "a task lost with its node runs again while its retri
   CHECK(e.message.find("after 2 attempt(s)") != std::string::npos);
 }
 
-TEST_CASE_FIXTURE(fixture, "a task pinned to a lost node and an actor call on it fail at once") {
+TEST_CASE_FIXTURE(fixture,
+                  "a task pinned to a lost node and an actor call on it fail at once") {
   auto pinned = task("f", 1, 3);
   pinned->options.node = "w1";
   track(pinned, "w1");
@@ -195,12 +204,14 @@ TEST_CASE_FIXTURE(fixture, "a task pinned to a lost node and an actor call on it
   CHECK(children() == 1);
 }
 
-TEST_CASE_FIXTURE(fixture, "a late result from a thawed node completes a task but not an actor call") {
+TEST_CASE_FIXTURE(
+    fixture, "a late result from a thawed node completes a task but not an actor call") {
   auto t = task("f", 1, 2);
   track(t, "w1");
   tell(lost_atom::value, std::string{"w1"}, std::string{"no heartbeat"});
   track(t, "w2"); // the retry
-  result("w1", answer(t, "from the thawed node")); // a task's answer is good from anywhere
+  result("w1",
+         answer(t, "from the thawed node")); // a task's answer is good from anywhere
   CHECK(value_of(t) == "from the thawed node");
   result("w2", answer(t, "from the retry")); // nobody waits for it any more
   CHECK(value_of(t) == "from the thawed node");
@@ -214,7 +225,8 @@ TEST_CASE_FIXTURE(fixture, "a late result from a thawed node completes a task bu
   CHECK(value_of(call) == "restarted state");
 }
 
-TEST_CASE_FIXTURE(fixture, "a result stored on its node is pulled, and one lost there makes its task run again") {
+TEST_CASE_FIXTURE(fixture, "a result stored on its node is pulled, and one lost there "
+                           "makes its task run again") {
   auto t = task("f", 1, 1);
   track(t, "w1");
   result("w1", {detail::to_wire(t->result->id()), wire_msg::stored_at{"w1", 1 << 20}});
@@ -229,7 +241,8 @@ TEST_CASE_FIXTURE(fixture, "a result stored on its node is pulled, and one lost 
   CHECK(error_of(t).code == errc::object_lost); // retries used up: the pull's error
 }
 
-TEST_CASE_FIXTURE(fixture, "an error from the node is the future's error unless it says the input or node was lost") {
+TEST_CASE_FIXTURE(fixture, "an error from the node is the future's error unless it says "
+                           "the input or node was lost") {
   auto bad = task("f", 1, 3);
   track(bad, "w1");
   result("w1", failure(bad, errc::application_error, "boom"));
@@ -241,7 +254,8 @@ TEST_CASE_FIXTURE(fixture, "an error from the node is the future's error unless 
   CHECK(!unlucky->result->done());
 }
 
-TEST_CASE_FIXTURE(fixture, "a call that cannot reach its actor's node waits for the actor's restart") {
+TEST_CASE_FIXTURE(
+    fixture, "a call that cannot reach its actor's node waits for the actor's restart") {
   auto [call, rec] = actor_call(1, "w1", 1);
   track(call, "w1", rec);
   result("", failure(call, errc::node_unreachable, "cannot reach node 'w1'"));
@@ -257,7 +271,8 @@ TEST_CASE_FIXTURE(fixture, "a call that cannot reach its actor's node waits for 
   CHECK(!second->result->done());
 }
 
-TEST_CASE_FIXTURE(fixture, "past its restart intensity the owner gives up and the children of the next loss fail") {
+TEST_CASE_FIXTURE(fixture, "past its restart intensity the owner gives up and the "
+                           "children of the next loss fail") {
   // Intensity: 2 node losses within 60 s.
   std::vector<detail::task_ptr> ts;
   for (uint64_t i = 1; i <= 4; ++i) {
@@ -283,7 +298,8 @@ TEST_CASE_FIXTURE(fixture, "past its restart intensity the owner gives up and th
   CHECK(!ts[3]->result->done());
 }
 
-TEST_CASE_FIXTURE(fixture, "stopping the owner fails every child still out with runtime_stopped") {
+TEST_CASE_FIXTURE(fixture,
+                  "stopping the owner fails every child still out with runtime_stopped") {
   auto a = task("f", 1);
   auto b = task("g", 2);
   track(a, "w1");
@@ -301,7 +317,8 @@ TEST_CASE_FIXTURE(fixture, "stopping the owner fails every child still out with 
   CHECK(error_of(a).code == errc::runtime_stopped);
 }
 
-TEST_CASE("a message to an idle owner runs on the sending thread, and threads racing lose none") {
+TEST_CASE("a message to an idle owner runs on the sending thread, and threads racing "
+          "lose none") {
   // Declared before the system, which they outlive.
   owner_parts parts;
   std::atomic<int> inline_runs{0};

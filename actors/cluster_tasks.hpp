@@ -1,0 +1,53 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "actors/node_link.hpp"
+
+namespace swarm::actors {
+
+/// A cluster node's tasks. Bottom-up scheduling: work runs here when this node can hold
+/// it and its large inputs are here; otherwise it is spilled to the head's global
+/// scheduler, which picks a node by feasible resources, then bytes of inputs already
+/// there, then load. A task sent elsewhere becomes a child of the node's owner. Results
+/// small enough travel inline to their owner; larger ones stay on the node that made
+/// them and are pulled in chunks by whoever needs them.
+class cluster_tasks {
+public:
+  /// `publish` writes a control-store row (on the head) or sends it there.
+  cluster_tasks(node_link& link, std::function<void(wire_msg::message)> publish);
+
+  /// Whether some node alive (or `node`) has `demand`; the error says which are dead.
+  result<void> feasible(const resource_set& demand, const std::string& node);
+  void submit(detail::task_ptr task);
+  /// A task another node sent here: run here, or placed first when this is the head.
+  void on_submit(wire_msg::task_submit m);
+  /// A result the owner found stored on the node that made it: pulled into the task's
+  /// future, which keeps the holder's copy while it lives.
+  void pull_result(detail::task_ptr task, const wire_msg::stored_at& where);
+  /// Tasks placed here and not finished.
+  uint32_t queued() const { return static_cast<uint32_t>(local_inflight_.load()); }
+
+private:
+  using key = object_key;
+
+  void run_locally(detail::task_ptr task);
+  bool idle_elsewhere() const;
+  void send_task(detail::task_ptr task, const std::string& to, bool placed);
+  void forward_task(detail::task_ptr task, const std::string& to, wire_msg::task_submit m,
+                    std::vector<key> exported);
+  void place_and_forward(wire_msg::task_submit m);
+  void run_task_here(wire_msg::task_submit m);
+
+  node_link& link_;
+  std::function<void(wire_msg::message)> publish_;
+  // Past the threshold, new work may spill.
+  std::atomic<size_t> local_inflight_{0};
+  size_t spill_threshold_ = 1;
+};
+
+} // namespace swarm::actors

@@ -1,0 +1,290 @@
+#include "actors/node_link.hpp"
+#include "actors/messages.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstdio>
+#include <future>
+#include <optional>
+
+#include "framework/detail/wire_convert.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void()>)
+
+namespace swarm::actors {
+
+namespace {
+
+using namespace std::chrono_literals;
+using detail::decode;
+using detail::encode;
+using detail::from_wire;
+using detail::key_of;
+using detail::to_wire;
+
+using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
+
+constexpr auto request_timeout = std::chrono::seconds(10);
+
+/// Runs posted functions off the I/O thread (they may block: connects, lookups). It takes
+/// an argument it does not need: CAF 0.17 binds a null argument tuple for a function
+/// actor spawned with none (UBSan).
+caf::behavior agent_behavior(caf::event_based_actor*, node_link*) {
+  return {
+      [](run_fn_atom, const std::function<void()>& f) { f(); },
+  };
+}
+
+} // namespace
+
+void release_sink::send(const std::string& node, const wire_msg::message& m) {
+  std::lock_guard<std::mutex> guard{mtx};
+  if (net) (void)net->send(node, m);
+}
+
+void release_sink::free_remote(const std::string& node, const object_id& id) {
+  std::lock_guard<std::mutex> guard{mtx};
+  if (!net) return;
+  (void)net->send(node, wire_msg::object_free{to_wire(id)});
+  forget(id);
+}
+
+node_link::node_link(cluster_config config, const std::string& node)
+    : cfg(std::move(config)) {
+  auto spec = cfg.find(node);
+  if (!spec) throw failure{spec.err()};
+  self = **spec;
+  index = static_cast<uint64_t>(*spec - cfg.nodes.data());
+}
+
+uint64_t node_link::new_owner_id() {
+  return ((index + 1) << owner_index_shift) | next_owner.fetch_add(1);
+}
+
+void node_link::start_agent() {
+  agent = local->system().spawn<caf::detached>(agent_behavior, this);
+}
+
+void node_link::send_while_open(const std::string& node, wire_msg::message m) {
+  std::shared_lock<std::shared_mutex> alive{alive_mtx};
+  if (!closing) send_to(node, std::move(m));
+}
+
+result<void> node_link::connect_to(const std::string& node) {
+  if (net->connected(node)) return {};
+  auto spec = cfg.find(node);
+  if (!spec) return error{errc::node_unreachable, spec.err().message};
+  auto peer = net->connect(node, (*spec)->address, (*spec)->port, 5s);
+  if (!peer)
+    return error{peer.err().code,
+                 "cannot reach node '" + node + "': " + peer.err().message};
+  if (*peer != node)
+    return error{errc::node_unreachable,
+                 (*spec)->address + ":" + std::to_string((*spec)->port) + " is node '" +
+                     *peer + "', not '" + node + "'"};
+  return {};
+}
+
+void node_link::send_to(const std::string& node, wire_msg::message m) {
+  if (node == self.name) {
+    deliver_here(node, std::move(m));
+    return;
+  }
+  if (net->send(node, m)) return;
+  post([this, node, m = std::move(m)]() mutable {
+    if (auto ok = connect_to(node); !ok) {
+      std::fprintf(stderr, "[swarm %s] %s\n", self.name.c_str(),
+                   ok.err().message.c_str());
+      // A task or call that cannot be delivered fails its owner.
+      if (auto* t = std::get_if<wire_msg::task_submit>(&m))
+        owner.result(
+            {}, {t->result, to_wire(error{errc::node_unreachable, ok.err().message})});
+      else if (auto* c = std::get_if<wire_msg::actor_call>(&m))
+        owner.result(
+            {}, {c->result, to_wire(error{errc::node_unreachable, ok.err().message})});
+      return;
+    }
+    (void)net->send(node, m);
+  });
+}
+
+void node_link::post(std::function<void()> f) {
+  // Before the agent runs (while joining) there is nothing to post to; what is posted
+  // then (dialing peers of a node table) is redone on the next table.
+  if (agent) caf::anon_send(agent, run_fn_atom::value, std::move(f));
+}
+
+result<wire_msg::message> node_link::request(const std::string& node,
+                                             wire_msg::message m) {
+  if (node != self.name)
+    if (auto ok = connect_to(node); !ok) return ok.err();
+  result<wire_msg::message> out = error{errc::runtime_stopped, ""};
+  caf::scoped_actor asker{local->system()};
+  // The client times the request out; the wait here is a backstop.
+  asker
+      ->request(control, request_timeout + std::chrono::seconds(5), request_atom::value,
+                node, std::move(m))
+      .receive([&](wire_msg::message& a) { out = std::move(a); },
+               [&](caf::error& e) {
+                 if (e == caf::sec::request_timeout)
+                   out = error{errc::node_unreachable,
+                               "node '" + node + "' did not answer within " +
+                                   std::to_string(request_timeout.count()) + " s"};
+                 else
+                   out = error{errc::runtime_stopped,
+                               "node '" + self.name +
+                                   "' stopped while waiting for node '" + node + "'"};
+               });
+  return out;
+}
+
+void node_link::place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
+                      std::function<void(result<std::string>)> then) {
+  placement_request req;
+  req.demand = demand;
+  for (auto& a : args)
+    if (auto* r = std::get_if<wire_msg::remote_ref>(&a))
+      req.input_bytes.emplace_back(r->node, r->size);
+  req.then = std::move(then);
+  caf::anon_send(global, place_atom::value, std::move(req));
+}
+
+result<std::string> node_link::place_now(const resource_set& demand) {
+  auto chosen = std::make_shared<std::promise<result<std::string>>>();
+  auto f = chosen->get_future();
+  place(demand, {}, [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
+  if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+    return error{errc::timeout,
+                 "the global scheduler did not place an actor within 10 s"};
+  return f.get();
+}
+
+wire_msg::arg node_link::export_arg(const detail::task_arg& a,
+                                    std::vector<key>& exported) {
+  detail::boxed_value v = a.value;
+  object_id id{new_owner_id(), 0};
+  if (a.ref)
+    // A holder this node lost touch with is not named: its own copy is shipped.
+    if (auto where = a.ref->primary_copy(); where && net->connected(where->node))
+      return wire_msg::remote_ref{to_wire(a.ref->id()), where->node, where->size};
+  if (a.ref) {
+    auto r = a.ref->read();
+    if (r) v = *r;
+    id = a.ref->id();
+  }
+  auto bytes = std::make_shared<std::vector<uint8_t>>(encode(v));
+  if (bytes->size() <= cfg.inline_threshold)
+    return wire_msg::value{v.type->name, std::move(*bytes)};
+  auto k = key_of(id);
+  auto size = bytes->size();
+  // Held before the task that pulls it is sent, so its pulls find it.
+  caf::anon_send(objects, hold_atom::value, hold_request{k, v, std::move(bytes), true});
+  exported.push_back(k);
+  return wire_msg::remote_ref{to_wire(id), self.name, size};
+}
+
+void node_link::release_exports(const std::vector<key>& exported) {
+  if (!exported.empty()) caf::anon_send(objects, release_atom::value, exported);
+}
+
+void node_link::gather_args(const std::vector<wire_msg::arg>& args,
+                            const std::vector<const detail::type_descriptor*>& params,
+                            values_cb done) {
+  struct gather {
+    std::mutex mtx;
+    std::vector<detail::boxed_value> values;
+    size_t missing = 0;
+    std::optional<error> failed;
+    values_cb done;
+  };
+  auto g = std::make_shared<gather>();
+  g->values.resize(args.size());
+  g->done = std::move(done);
+  std::vector<size_t> refs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (auto* v = std::get_if<wire_msg::value>(&args[i])) {
+      auto d = decode(*v, params[i]);
+      if (!d) {
+        auto e = d.err();
+        e.message = "argument " + std::to_string(i + 1) + ": " + e.message;
+        return g->done(e);
+      }
+      g->values[i] = std::move(*d);
+    } else {
+      refs.push_back(i);
+    }
+  }
+  if (refs.empty()) return g->done(std::move(g->values));
+  g->missing = refs.size();
+  for (auto i : refs)
+    fetch(std::get<wire_msg::remote_ref>(args[i]), params[i],
+          [g, i](result<detail::boxed_value> v) {
+            std::unique_lock<std::mutex> guard{g->mtx};
+            if (v)
+              g->values[i] = std::move(*v);
+            else if (!g->failed)
+              g->failed = v.err();
+            if (--g->missing > 0) return;
+            guard.unlock();
+            if (g->failed)
+              g->done(*g->failed);
+            else
+              g->done(std::move(g->values));
+          });
+}
+
+void node_link::fetch(const wire_msg::remote_ref& ref,
+                      const detail::type_descriptor* type, value_cb done) {
+  caf::anon_send(objects, fetch_atom::value, fetch_request{ref, type, std::move(done)});
+}
+
+detail::task_ptr
+node_link::incoming(std::string name, const detail::invoker* fn,
+                    const std::vector<const detail::type_descriptor*>& params,
+                    const detail::type_descriptor* result_type, const object_id& id,
+                    const std::string& reply_to,
+                    result<std::vector<detail::boxed_value>>& args) {
+  auto t = std::make_shared<detail::task_spec>();
+  t->name = std::move(name);
+  t->fn = fn;
+  t->params = params;
+  t->result_type = result_type;
+  t->owner = id.owner;
+  t->result = std::make_shared<detail::object_slot>(id);
+  reply_when_done(t->result, reply_to);
+  if (!args) {
+    t->result->set_error(args.err());
+    return nullptr;
+  }
+  for (auto& v : *args)
+    t->args.push_back({std::move(v), nullptr});
+  return t;
+}
+
+void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string& to) {
+  std::weak_ptr<detail::object_slot> weak = slot;
+  slot->when_done([this, weak, to] {
+    auto s = weak.lock();
+    if (!s) return;
+    wire_msg::task_result r;
+    r.result = to_wire(s->id());
+    auto v = s->read();
+    if (!v) {
+      r.outcome = to_wire(v.err());
+    } else {
+      auto bytes = std::make_shared<std::vector<uint8_t>>(encode(*v));
+      if (bytes->size() > cfg.inline_threshold) {
+        auto size = bytes->size();
+        // Held before the owner hears of it, so its pulls find it.
+        caf::anon_send(objects, hold_atom::value,
+                       hold_request{key_of(s->id()), *v, std::move(bytes), false});
+        r.outcome = wire_msg::stored_at{self.name, size};
+      } else {
+        r.outcome = wire_msg::value{v->type->name, std::move(*bytes)};
+      }
+    }
+    send_to(to, std::move(r));
+  });
+}
+
+} // namespace swarm::actors

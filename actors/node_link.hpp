@@ -1,0 +1,131 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "actors/actor_directory.hpp"
+#include "actors/control_client.hpp"
+#include "actors/local_node.hpp"
+#include "actors/membership.hpp"
+#include "actors/object_manager.hpp"
+#include "actors/owner.hpp"
+#include "framework/cluster_config.hpp"
+#include "transport/transport.hpp"
+
+namespace swarm::actors {
+
+/// Where leases of values held on other nodes send their `object_free` and actors made
+/// for this node their `actor_kill`; cut at shutdown so late releases do nothing.
+struct release_sink {
+  std::mutex mtx;
+  wire_msg::transport* net = nullptr;
+  std::function<void(const object_id&)> forget;
+
+  /// Sends `m` to `node` unless this node stopped.
+  void send(const std::string& node, const wire_msg::message& m);
+  /// Tells `node` this node no longer needs its copy of `id`, and forgets it here.
+  void free_remote(const std::string& node, const object_id& id);
+};
+
+/// What the parts of a cluster node share: the cluster file and this node's entry, the
+/// in-process node, the network, the handles of the role actors, and the ways to reach
+/// other nodes (send, connect, request, place) and to move values to and from them. The
+/// cluster node owns it and the parts; the parts (`cluster_tasks`, `cluster_actors`,
+/// `cluster_store`) hold it by reference.
+class node_link {
+public:
+  using key = object_key;
+  using values_cb = std::function<void(result<std::vector<detail::boxed_value>>)>;
+  using value_cb = std::function<void(result<detail::boxed_value>)>;
+
+  /// The link of node `node` of `config`; throws `failure` when the file has no such
+  /// node.
+  node_link(cluster_config config, const std::string& node);
+
+  // -- who this node is ---------------------------------------------------------------
+  cluster_config cfg;
+  node_spec self;
+  uint64_t index = 0;
+  bool is_head() const { return self.role == node_spec::role_type::head; }
+  const std::string& head_name() const { return cfg.head().name; }
+  /// Owner ids carry the node's index above bit 40, so ids are unique cluster-wide.
+  uint64_t new_owner_id();
+  std::atomic<uint64_t> next_owner{1};
+
+  // -- parts, owned by the cluster node -------------------------------------------------
+  local_node* local = nullptr;
+  wire_msg::transport* net = nullptr;
+  std::shared_ptr<release_sink> releases = std::make_shared<release_sink>();
+  caf::actor agent;
+  caf::actor global; // the head's global scheduler
+  membership_view members;
+  hosted_table hosted; // written by the directory
+  membership_actor membership;
+  control_client_actor control;
+  object_manager_actor objects;
+  actor_directory_actor directory;
+  owner_ref owner;
+  /// Handles a message for this node itself (what the network's handler does).
+  std::function<void(const std::string&, wire_msg::message&&)> deliver_here;
+
+  // -- life cycle: handlers hold `alive` shared while they run; the destructor takes it
+  // alone to stop them
+  // ---------------------------------------------------------------------
+  std::shared_mutex alive_mtx;
+  bool closing = false;
+
+  // -- reaching other nodes -------------------------------------------------------------
+  /// Sends at once when connected; otherwise connects on the agent first. A task or
+  /// call that cannot be delivered fails its owner.
+  void send_to(const std::string& node, wire_msg::message m);
+  /// `send_to`, unless the node is stopping (for callbacks that may run late).
+  void send_while_open(const std::string& node, wire_msg::message m);
+  result<void> connect_to(const std::string& node);
+  /// Runs `f` on the node's agent, which may block (connects, lookups).
+  void post(std::function<void()> f);
+  /// Starts the agent (on the in-process node's actor system).
+  void start_agent();
+  /// Sends `m` to `node` with a fresh request id and waits for its answer.
+  result<wire_msg::message> request(const std::string& node, wire_msg::message m);
+  /// Asks the head's global scheduler for a node; `then` runs on the scheduler.
+  void place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
+             std::function<void(result<std::string>)> then);
+  /// The global scheduler's choice, waited for (on the head only).
+  result<std::string> place_now(const resource_set& demand);
+
+  // -- values to and from other nodes
+  // ----------------------------------------------------
+  /// `a` as it travels: inline when small; otherwise held here for the receiver to pull
+  /// (its key added to `exported`) or named where its primary copy lives.
+  wire_msg::arg export_arg(const detail::task_arg& a, std::vector<key>& exported);
+  void release_exports(const std::vector<key>& exported);
+  /// Decodes or pulls `args` as `params`; `done` runs once all are here, or the first
+  /// failed.
+  void gather_args(const std::vector<wire_msg::arg>& args,
+                   const std::vector<const detail::type_descriptor*>& params,
+                   values_cb done);
+  /// Reads `ref` through the object manager; `done` runs on its thread.
+  void fetch(const wire_msg::remote_ref& ref, const detail::type_descriptor* type,
+             value_cb done);
+  /// A task or call that came from another node, keeping the owner's result id; its
+  /// outcome goes back to `reply_to`. Null (the error already sent) when `args` failed.
+  detail::task_ptr incoming(std::string name, const detail::invoker* fn,
+                            const std::vector<const detail::type_descriptor*>& params,
+                            const detail::type_descriptor* result_type,
+                            const object_id& id, const std::string& reply_to,
+                            result<std::vector<detail::boxed_value>>& args);
+
+private:
+  void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
+};
+
+} // namespace swarm::actors

@@ -78,7 +78,8 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
 
 } // namespace
 
-caf::actor spawn_cpu_worker(caf::actor_system& sys, const worker_config& cfg) {
+caf::actor spawn_cpu_worker(caf::actor_system& sys, const worker_config& cfg,
+                            bool detached) {
   auto body = [](caf::stateful_actor<std::unique_ptr<worker_state>>* self,
                  worker_config c) -> caf::behavior {
     self->state = std::make_unique<worker_state>(*c.node, c);
@@ -86,6 +87,7 @@ caf::actor spawn_cpu_worker(caf::actor_system& sys, const worker_config& cfg) {
         [self](run_atom, dispatch& d) { run(self, d); },
     };
   };
+  if (!detached) return sys.spawn(body, cfg);
   return sys.spawn<caf::detached>(body, cfg);
 }
 

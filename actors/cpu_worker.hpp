@@ -23,9 +23,11 @@ struct worker_config {
   const topology* pin_to = nullptr;
 };
 
-/// Spawns a task worker on a thread of its own. It runs the tasks the scheduler
-/// dispatches to it, one at a time in order, and reports each as done; while a task
-/// blocks in `get`/`wait` it tells the scheduler, which lends the task's resources out.
-caf::actor spawn_cpu_worker(caf::actor_system& sys, const worker_config& cfg);
+/// Spawns a task worker on a thread of its own (`detached`; tests step it on the test
+/// coordinator). It runs the tasks the scheduler dispatches to it, one at a time in
+/// order, and reports each as done; while a task blocks in `get`/`wait` it tells the
+/// scheduler, which lends the task's resources out.
+caf::actor spawn_cpu_worker(caf::actor_system& sys, const worker_config& cfg,
+                            bool detached = true);
 
 } // namespace swarm::actors

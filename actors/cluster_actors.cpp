@@ -15,7 +15,6 @@ using detail::decode;
 using detail::encode;
 using detail::from_list;
 using detail::from_wire;
-using detail::key_of;
 using detail::to_list;
 using detail::to_wire;
 

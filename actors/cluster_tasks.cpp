@@ -12,8 +12,6 @@ namespace swarm::actors {
 
 namespace {
 
-using detail::decode;
-using detail::encode;
 using detail::from_list;
 using detail::from_wire;
 using detail::key_of;

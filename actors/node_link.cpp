@@ -18,7 +18,6 @@ namespace {
 using namespace std::chrono_literals;
 using detail::decode;
 using detail::encode;
-using detail::from_wire;
 using detail::key_of;
 using detail::to_wire;
 
@@ -190,8 +189,9 @@ void node_link::release_exports(const std::vector<key>& exported) {
 void node_link::gather_args(const std::vector<wire_msg::arg>& args,
                             const std::vector<const detail::type_descriptor*>& params,
                             values_cb done) {
+  // Filled here, then only by the fetches' callbacks, which all run on the object
+  // manager's thread.
   struct gather {
-    std::mutex mtx;
     std::vector<detail::boxed_value> values;
     size_t missing = 0;
     std::optional<error> failed;
@@ -219,13 +219,11 @@ void node_link::gather_args(const std::vector<wire_msg::arg>& args,
   for (auto i : refs)
     fetch(std::get<wire_msg::remote_ref>(args[i]), params[i],
           [g, i](result<detail::boxed_value> v) {
-            std::unique_lock<std::mutex> guard{g->mtx};
             if (v)
               g->values[i] = std::move(*v);
             else if (!g->failed)
               g->failed = v.err();
             if (--g->missing > 0) return;
-            guard.unlock();
             if (g->failed)
               g->done(*g->failed);
             else

@@ -86,16 +86,19 @@ struct fixture : worker_parts, test_coordinator_fixture<> {
   caf::actor worker;
 
   fixture() {
-    scheduler = sys.spawn([this](caf::event_based_actor*) -> caf::behavior {
+    // It takes an argument: CAF 0.17 binds a null tuple for a function actor spawned
+    // with none (UBSan).
+    auto recorder = [](caf::event_based_actor*, worker_parts* parts) -> caf::behavior {
       return {
-          [this](done_atom, size_t index, const detail::task_ptr& t) {
-            heard.push_back("done " + t->name + " on " + std::to_string(index));
+          [parts](done_atom, size_t index, const detail::task_ptr& t) {
+            parts->heard.push_back("done " + t->name + " on " + std::to_string(index));
           },
-          [this](submit_atom, const detail::task_ptr& t) {
-            heard.push_back("submit " + t->name);
+          [parts](submit_atom, const detail::task_ptr& t) {
+            parts->heard.push_back("submit " + t->name);
           },
       };
-    });
+    };
+    scheduler = sys.spawn(recorder, static_cast<worker_parts*>(this));
     sched.run();
     worker = start(scheduler);
   }

@@ -48,7 +48,7 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
     host(id, *rec);
     wire_msg::actor_register reg{0, name, id, link_.self.name, (*rec)->spec().type_name};
     if (link_.is_head()) {
-      auto ok = link_.local->register_name(name, *rec);
+      auto ok = link_.local->gcs().register_name(name, *rec);
       if (!ok || !*ok) {
         link_.local->kill(**rec, false);
         return error{errc::invalid_argument,
@@ -254,7 +254,7 @@ void cluster_actors::register_remote_name(const std::string& peer,
   spec.type_name = m.type_name;
   spec.options.name = m.name;
   auto rec = track(std::move(spec), m.node, m.actor_id);
-  auto ok = link_.local->register_name(m.name, rec);
+  auto ok = link_.local->gcs().register_name(m.name, rec);
   if (!ok)
     out.error = ok.err().message;
   else if (!*ok)

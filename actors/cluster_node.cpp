@@ -84,10 +84,10 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   // closing.
   bool gate_open = false;
   try {
-    local_->chain_link()->set(link_.self.name,
-                              [this](const std::string& to, wire_msg::gcs_chain m) {
-                                link_.send_while_open(to, std::move(m));
-                              });
+    local_->gcs().chain_link()->set(link_.self.name,
+                                    [this](const std::string& to, wire_msg::gcs_chain m) {
+                                      link_.send_while_open(to, std::move(m));
+                                    });
     if (is_head()) {
       store_->record_node(self_info());
       store_->forget_restored_liveness();
@@ -324,7 +324,7 @@ void cluster_node::rejoin() {
 }
 
 void cluster_node::set_chain(std::vector<std::string> members) {
-  local_->set_chain(std::move(members));
+  local_->gcs().set_chain(std::move(members));
 }
 
 void cluster_node::lost(const std::string& peer, const std::string& why) {
@@ -398,7 +398,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           caf::anon_send(link_.directory, checkpoint_atom::value, peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
           auto shard = x.shard;
-          if (!local_->chain_message(std::move(x)))
+          if (!local_->gcs().chain_message(std::move(x)))
             std::fprintf(stderr,
                          "[swarm %s] chain message from '%s' for shard %u dropped: "
                          "this node has %zu\n",

@@ -31,20 +31,20 @@ void cluster_store::record_node(wire_msg::node_info info) {
   info.last_seen_ms = wall_ms(); // stored as a time; reported as an age
   info.head = info.name == link_.head_name();
   auto name = info.name;
-  link_.local->table_put("node", name, std::move(info));
+  link_.local->gcs().put("node", name, std::move(info));
 }
 
 void cluster_store::forget_restored_liveness() {
   // Rows restored from a persisted control store (`gcs_dir`) describe nodes this head
   // has not heard from since it started: none is alive until it joins again (workers
   // rejoin by themselves). A join racing this write is re-recorded at its next heartbeat.
-  auto rows = link_.local->table_scan("node");
+  auto rows = link_.local->gcs().scan("node");
   if (!rows) return;
   for (auto& row : *rows) {
     auto n = std::get<wire_msg::node_info>(row);
     if (n.name == link_.self.name || !n.alive) continue;
     n.alive = false;
-    link_.local->table_put("node", n.name, std::move(n));
+    link_.local->gcs().put("node", n.name, std::move(n));
   }
 }
 
@@ -63,15 +63,15 @@ void cluster_store::publish(wire_msg::message row) {
 }
 
 void cluster_store::on_row(const wire_msg::job_info& j) {
-  if (link_.is_head()) link_.local->table_put("job", std::to_string(j.id), j);
+  if (link_.is_head()) link_.local->gcs().put("job", std::to_string(j.id), j);
 }
 
 void cluster_store::on_row(const wire_msg::object_location& o) {
   if (!link_.is_head()) return;
   if (o.present)
-    link_.local->table_put("object", object_row_key(o.id), o);
+    link_.local->gcs().put("object", object_row_key(o.id), o);
   else
-    link_.local->table_erase("object", object_row_key(o.id));
+    link_.local->gcs().erase("object", object_row_key(o.id));
 }
 
 void cluster_store::job_event(uint64_t id, bool running) {
@@ -82,13 +82,13 @@ result<std::vector<table_row>> cluster_store::control_table(const std::string& t
   if (!link_.is_head())
     return error{errc::invalid_argument,
                  "node '" + link_.self.name + "' holds no control store: ask the head"};
-  return link_.local->table_scan(table);
+  return link_.local->gcs().scan(table);
 }
 
 result<wire_msg::node_table> cluster_store::stored_table() {
-  auto nodes = link_.local->table_scan("node");
+  auto nodes = link_.local->gcs().scan("node");
   if (!nodes) return nodes.err();
-  auto jobs = link_.local->table_scan("job");
+  auto jobs = link_.local->gcs().scan("job");
   if (!jobs) return jobs.err();
   wire_msg::node_table t;
   auto now = wall_ms();
@@ -135,19 +135,20 @@ cluster_store::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t
 void cluster_store::on_kv_request(const std::string& peer, wire_msg::kv_request m) {
   if (!link_.is_head()) return;
   auto id = m.request_id;
-  link_.local->kv_async(static_cast<detail::kv_op>(m.op), m.key, std::move(m.value),
-                        [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
-                          wire_msg::kv_reply out;
-                          out.request_id = id;
-                          if (!r) {
-                            out.failed = true;
-                            out.error = detail::to_wire(r.err());
-                          } else if (*r) {
-                            out.found = true;
-                            out.value = std::move(**r);
-                          }
-                          link_.send_while_open(peer, std::move(out));
-                        });
+  link_.local->gcs().kv_async(
+      static_cast<detail::kv_op>(m.op), m.key, std::move(m.value),
+      [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
+        wire_msg::kv_reply out;
+        out.request_id = id;
+        if (!r) {
+          out.failed = true;
+          out.error = detail::to_wire(r.err());
+        } else if (*r) {
+          out.found = true;
+          out.value = std::move(**r);
+        }
+        link_.send_while_open(peer, std::move(out));
+      });
 }
 
 } // namespace swarm::actors

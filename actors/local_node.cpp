@@ -3,9 +3,7 @@
 #include <caf/all.hpp>
 
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
-#include <future>
 
 #include "actors/gcs_shard.hpp"
 #include "actors/local_scheduler.hpp"
@@ -42,10 +40,6 @@ void validate(const runtime_config& cfg) {
     throw failure{bad_config("extra_resources", "CPU is set by runtime_config.cpus")};
 }
 
-std::string reason_of(const caf::error& e) {
-  return e ? caf::to_string(e) : "no reply";
-}
-
 } // namespace
 
 local_node::local_node(const application& app, const runtime_config& cfg,
@@ -71,7 +65,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   sys_config_.set("scheduler.max-threads", threads);
   sys_ = std::make_unique<caf::actor_system>(sys_config_);
 
-  gcs_.resize(config_.gcs_shards);
+  gcs_ = std::make_unique<gcs_shards>(*sys_, config_.gcs_shards);
   scheduler_config sched_cfg;
   sched_cfg.total = total_;
   sched_cfg.initial_workers = initial_workers;
@@ -98,16 +92,16 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   };
   // The control store, sharded by key hash; each shard holds the keys it owns.
   std::vector<std::string> ids;
-  for (size_t i = 0; i < gcs_.size(); ++i) {
+  for (size_t i = 0; i < gcs_->size(); ++i) {
     gcs_shard_config gcs_cfg;
     gcs_cfg.index = i;
-    gcs_cfg.count = gcs_.size();
+    gcs_cfg.count = gcs_->size();
     gcs_cfg.dir = cfg.gcs_dir;
-    gcs_cfg.link = chain_link_;
+    gcs_cfg.link = gcs_->chain_link();
     for (auto& name : app.function_names())
       if (shard_of(name, gcs_cfg.count) == i)
         gcs_cfg.functions.emplace(name, (*app.find_entry(name))->signature());
-    ids.push_back(gcs_.size() == 1 ? "gcs_shard" : "gcs_shard-" + std::to_string(i));
+    ids.push_back(gcs_->size() == 1 ? "gcs_shard" : "gcs_shard-" + std::to_string(i));
     sup.children.push_back(child(
         ids.back(), part::gcs,
         [this, gcs_cfg](caf::actor_system& s) -> caf::actor {
@@ -178,9 +172,9 @@ void local_node::stop() {
   }
   caf::anon_send_exit(supervisor_, caf::exit_reason::user_shutdown);
   supervisor_ = nullptr;
+  gcs_->clear();
   {
     std::lock_guard<std::mutex> guard{parts_mtx_};
-    gcs_.clear();
     store_actor_ = nullptr;
     scheduler_ = nullptr;
   }
@@ -190,10 +184,11 @@ void local_node::stop() {
 }
 
 caf::actor local_node::current(part p, const std::string& key) {
+  if (p == part::gcs) return gcs_->for_key(key);
   std::lock_guard<std::mutex> guard{parts_mtx_};
   switch (p) {
   case part::gcs:
-    return gcs_.empty() ? nullptr : gcs_[shard_of(key, gcs_.size())];
+    break;
   case part::store:
     return store_actor_;
   case part::scheduler:
@@ -203,14 +198,11 @@ caf::actor local_node::current(part p, const std::string& key) {
 }
 
 void local_node::set_current(part p, caf::actor a, size_t shard) {
+  if (p == part::gcs) return gcs_->set(shard, std::move(a));
   {
     std::lock_guard<std::mutex> guard{parts_mtx_};
     switch (p) {
     case part::gcs:
-      if (shard < gcs_.size()) gcs_[shard] = std::move(a);
-      // A restarted shard heads the chain its predecessor headed (and syncs it).
-      if (gcs_[shard] && chain_.size() > 1)
-        caf::anon_send(gcs_[shard], chain_atom::value, chain_);
       break;
     case part::store:
       store_actor_ = std::move(a);
@@ -233,8 +225,7 @@ void local_node::on_supervisor_event(const std::string& event) {
     std::lock_guard<std::mutex> guard{parts_mtx_};
     if (id.rfind("gcs_shard", 0) == 0) {
       auto dash = id.find('-');
-      auto shard = dash == std::string::npos ? 0 : std::stoul(id.substr(dash + 1));
-      if (shard < gcs_.size()) gcs_[shard] = nullptr;
+      gcs_->set(dash == std::string::npos ? 0 : std::stoul(id.substr(dash + 1)), nullptr);
     } else if (id == "object_store")
       store_actor_ = nullptr;
     else if (id == "local_scheduler")
@@ -289,7 +280,7 @@ result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
   auto rec = std::make_shared<host_record>(std::move(spec), liveness_);
   rec->set_host(spawn_actor_host(*sys_, *outer_, rec));
   if (!name.empty()) {
-    auto registered = register_name(name, rec);
+    auto registered = gcs_->register_name(name, rec);
     if (!registered || !*registered) {
       caf::anon_send(rec->host(), kill_atom::value, false);
       return error{errc::invalid_argument,
@@ -306,28 +297,14 @@ result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
   return detail::actor_record_ptr{std::move(rec)};
 }
 
-result<bool> local_node::register_name(const std::string& name,
-                                       detail::actor_record_ptr rec) {
-  caf::scoped_actor self{*sys_};
-  result<bool> out{false};
-  self->request(current(part::gcs, name), request_timeout, register_atom::value, name,
-                std::move(rec))
-      .receive([&](bool ok) { out = ok; },
-               [&](caf::error& e) {
-                 out = error{errc::invalid_argument, "could not register actor name '" +
-                                                         name + "': " + reason_of(e)};
-               });
-  return out;
-}
-
 void local_node::call(detail::actor_record& target, detail::task_ptr call) {
   if (!stopping_ && static_cast<host_record&>(target).deliver(call)) return;
   auto why = target.death_reason();
   call->result->set_error(
-      {errc::actor_died, why.empty() ? "actor of type '" + target.spec().type_name +
-                                           "' is gone: node '" + outer_->node_name() +
-                                           "' stopped"
-                                     : why});
+      {errc::actor_died, why.empty()
+                             ? "actor of type '" + target.spec().type_name +
+                                   "' is gone: node '" + outer_->node_name() + "' stopped"
+                             : why});
 }
 
 void local_node::kill(detail::actor_record& target, bool restart) {
@@ -443,134 +420,13 @@ node_stats local_node::stats() {
             out.available = std::move(available);
           },
           [](caf::error&) {});
-  std::vector<caf::actor> shards;
-  {
-    std::lock_guard<std::mutex> guard{parts_mtx_};
-    shards = gcs_;
-  }
-  for (auto& shard : shards)
-    if (shard)
-      self->request(shard, request_timeout, stats_atom::value)
-          .receive(
-              [&](size_t, size_t named, size_t rows) {
-                out.named_actors += named;
-                out.control_rows += rows;
-              },
-              [](caf::error&) {});
+  gcs_->add_stats(out.named_actors, out.control_rows);
   return out;
-}
-
-void local_node::table_put(const std::string& table, const std::string& key,
-                           table_row row) {
-  if (auto shard = current(part::gcs, table_key(table, key)))
-    caf::anon_send(shard, put_atom::value, table, key, std::move(row));
-}
-
-void local_node::table_erase(const std::string& table, const std::string& key) {
-  if (auto shard = current(part::gcs, table_key(table, key)))
-    caf::anon_send(shard, erase_atom::value, table, key);
-}
-
-result<std::vector<table_row>> local_node::table_scan(const std::string& table) {
-  std::vector<caf::actor> shards;
-  {
-    std::lock_guard<std::mutex> guard{parts_mtx_};
-    shards = gcs_;
-  }
-  caf::scoped_actor self{*sys_};
-  std::vector<table_row> out;
-  result<void> ok;
-  for (auto& shard : shards) {
-    if (!shard)
-      return error{errc::runtime_stopped, "a control-store shard is restarting"};
-    self->request(shard, request_timeout, scan_atom::value, table)
-        .receive(
-            [&](std::vector<table_row>& rows) {
-              out.insert(out.end(), std::make_move_iterator(rows.begin()),
-                         std::make_move_iterator(rows.end()));
-            },
-            [&](caf::error& e) {
-              ok = error{errc::timeout,
-                         "control-store table '" + table + "': " + reason_of(e)};
-            });
-    if (!ok) return ok.err();
-  }
-  return out;
-}
-
-void local_node::set_chain(std::vector<std::string> members) {
-  std::lock_guard<std::mutex> guard{parts_mtx_};
-  chain_ = std::move(members);
-  for (auto& shard : gcs_)
-    if (shard) caf::anon_send(shard, chain_atom::value, chain_);
-}
-
-bool local_node::chain_message(wire_msg::gcs_chain m) {
-  caf::actor shard;
-  {
-    std::lock_guard<std::mutex> guard{parts_mtx_};
-    if (m.shard >= gcs_.size()) return false;
-    shard = gcs_[m.shard];
-  }
-  // A shard being restarted misses this; its chain resyncs it on the next write.
-  if (shard) caf::anon_send(shard, chain_atom::value, std::move(m));
-  return true;
-}
-
-namespace {
-
-using kv_reply = result<std::optional<std::vector<uint8_t>>>;
-using kv_done = std::function<void(kv_reply)>;
-
-// A one-shot actor that waits for the shard's answer, so no thread blocks on the chain.
-// (Its state comes as spawn arguments: CAF 0.17 binds a null tuple for a function actor
-// spawned without any.)
-void kv_once(caf::event_based_actor* self, caf::actor shard, detail::kv_op op,
-             std::string key, std::vector<uint8_t> value, kv_done done) {
-  auto fail = [done, key](const caf::error& e) {
-    done(error{errc::timeout, "control store, key '" + key + "': " + reason_of(e)});
-  };
-  switch (op) {
-  case detail::kv_op::get:
-    self->request(shard, request_timeout, scan_atom::value, std::string{"kv"}, key)
-        .then(
-            [done](std::vector<table_row>& rows) {
-              if (rows.empty()) return done(kv_reply{std::nullopt});
-              done(kv_reply{std::move(std::get<wire_msg::kv_entry>(rows.front()).value)});
-            },
-            fail);
-    break;
-  case detail::kv_op::put:
-    self->request(shard, request_timeout, put_atom::value, std::string{"kv"}, key,
-                  table_row{wire_msg::kv_entry{key, std::move(value)}})
-        .then([done] { done(kv_reply{std::nullopt}); }, fail);
-    break;
-  case detail::kv_op::erase:
-    self->request(shard, request_timeout, erase_atom::value, std::string{"kv"}, key)
-        .then([done] { done(kv_reply{std::nullopt}); }, fail);
-    break;
-  }
-}
-
-} // namespace
-
-void local_node::kv_async(detail::kv_op op, const std::string& key,
-                          std::vector<uint8_t> value, kv_done done) {
-  auto shard = current(part::gcs, table_key("kv", key));
-  if (!shard) {
-    done(error{errc::runtime_stopped,
-               "the control-store shard for key '" + key + "' is restarting"});
-    return;
-  }
-  sys_->spawn(kv_once, shard, op, key, std::move(value), std::move(done));
 }
 
 result<std::optional<std::vector<uint8_t>>>
 local_node::kv(detail::kv_op op, const std::string& key, std::vector<uint8_t> value) {
-  auto p = std::make_shared<std::promise<kv_reply>>();
-  auto f = p->get_future();
-  kv_async(op, key, std::move(value), [p](kv_reply r) { p->set_value(std::move(r)); });
-  return f.get();
+  return gcs_->kv(op, key, std::move(value));
 }
 
 } // namespace swarm::actors

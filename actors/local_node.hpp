@@ -12,7 +12,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "actors/actor_host.hpp"
-#include "actors/gcs_shard.hpp"
+#include "actors/gcs_shards.hpp"
 #include "actors/local_group.hpp"
 #include "actors/store_table.hpp"
 #include "actors/task_inbox.hpp"
@@ -56,37 +56,11 @@ public:
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
   node_stats stats() override;
 
-  /// Enters `rec` under `name` in the control store; false when the name is taken.
-  result<bool> register_name(const std::string& name, detail::actor_record_ptr rec);
-
-  /// Writes `row` under `key` in the control-store table `table` (asynchronous: writes
-  /// from one thread apply in order).
-  void table_put(const std::string& table, const std::string& key, table_row row);
-
-  /// Removes the row `key` of `table` (asynchronous, in order with puts).
-  void table_erase(const std::string& table, const std::string& key);
-
-  /// Every row of `table`, gathered from all shards.
-  result<std::vector<table_row>> table_scan(const std::string& table);
-
   result<std::optional<std::vector<uint8_t>>> kv(detail::kv_op op, const std::string& key,
                                                  std::vector<uint8_t> value) override;
 
-  /// The same, asynchronous: `done` runs on an actor's thread once the shard answered
-  /// (after the chain's tail acknowledged a put or erase), or after 10 s with a timeout.
-  void kv_async(detail::kv_op op, const std::string& key, std::vector<uint8_t> value,
-                std::function<void(result<std::optional<std::vector<uint8_t>>>)> done);
-
-  /// How this node's shards reach other nodes' shards (chain replication).
-  const std::shared_ptr<gcs_chain_link>& chain_link() const { return chain_link_; }
-
-  /// Makes every shard here head of a chain of `members` (this node first); a shard
-  /// restarted by the supervisor gets the same chain again.
-  void set_chain(std::vector<std::string> members);
-
-  /// Hands a chain message from another node to the shard it names; false when this
-  /// node has no such shard.
-  bool chain_message(wire_msg::gcs_chain m);
+  /// The node's control-store shards: tables, names, key-value, chain replication.
+  gcs_shards& gcs() { return *gcs_; }
 
   /// The node's supervisor (for tests that crash system actors).
   const caf::actor& supervisor() const { return supervisor_; }
@@ -116,11 +90,9 @@ private:
   caf::actor supervisor_;
 
   std::mutex parts_mtx_;
-  std::vector<caf::actor> gcs_; // one per control-store shard
-  std::vector<std::string> chain_; // the chain the shards here head (set_chain)
-  std::shared_ptr<gcs_chain_link> chain_link_ = std::make_shared<gcs_chain_link>();
-  std::string start_error_;     // why a control-store shard could not start
-  bool started_ = false;        // the constructor returned
+  std::unique_ptr<gcs_shards> gcs_;
+  std::string start_error_; // why a control-store shard could not start
+  bool started_ = false;    // the constructor returned
   caf::actor store_actor_;
   caf::actor scheduler_;
 

@@ -59,26 +59,26 @@ TEST_CASE("a node started again on its gcs_dir finds its control-store rows") {
   cfg.gcs_dir = d.path + "/head";
   {
     swarm::actors::local_node n{app, cfg};
-    n.table_put("node", "head", node("head"));
-    n.table_put("node", "w1", node("w1"));
-    n.table_put("job", "1", job(1));
-    n.table_put("job", "2", job(2));
-    n.table_erase("job", "1");
+    n.gcs().put("node", "head", node("head"));
+    n.gcs().put("node", "w1", node("w1"));
+    n.gcs().put("job", "1", job(1));
+    n.gcs().put("job", "2", job(2));
+    n.gcs().erase("job", "1");
     // Writes from one thread apply in order, before this scan.
-    REQUIRE(n.table_scan("job").value().size() == 1);
+    REQUIRE(n.gcs().scan("job").value().size() == 1);
   }
   CHECK(fs::exists(d.path + "/head/shard-0/log"));
   CHECK(fs::exists(d.path + "/head/shard-1/log"));
   swarm::actors::local_node again{app, cfg};
-  auto nodes = again.table_scan("node").value();
+  auto nodes = again.gcs().scan("node").value();
   CHECK(nodes.size() == 2);
-  auto jobs = again.table_scan("job").value();
+  auto jobs = again.gcs().scan("job").value();
   REQUIRE(jobs.size() == 1);
   CHECK(std::get<job_info>(jobs[0]).id == 2);
   // Without a directory the tables start empty, as before.
   cfg.gcs_dir.clear();
   swarm::actors::local_node in_memory{app, cfg};
-  CHECK(in_memory.table_scan("node").value().empty());
+  CHECK(in_memory.gcs().scan("node").value().empty());
 }
 
 TEST_CASE("a node whose control store cannot be opened does not start, and says why") {

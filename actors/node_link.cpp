@@ -171,15 +171,26 @@ wire_msg::arg node_link::export_arg(const detail::task_arg& a,
     if (r) v = *r;
     id = a.ref->id();
   }
-  auto bytes = std::make_shared<std::vector<uint8_t>>(encode(v));
-  if (bytes->size() <= cfg.inline_threshold)
-    return wire_msg::value{v.type->name, std::move(*bytes)};
+  if (auto small = inline_value(v)) return std::move(*small);
   auto k = key_of(id);
-  auto size = bytes->size();
   // Held before the task that pulls it is sent, so its pulls find it.
-  caf::anon_send(objects, hold_atom::value, hold_request{k, v, std::move(bytes), true});
+  auto size = hold(k, v, true);
   exported.push_back(k);
   return wire_msg::remote_ref{to_wire(id), self.name, size};
+}
+
+std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value& v) {
+  // The in-memory size bounds the encoded size from above, without encoding.
+  if (v.type->byte_size(v.ptr.get()) > cfg.inline_threshold) return std::nullopt;
+  return wire_msg::value{v.type->name, encode(v)};
+}
+
+uint64_t node_link::hold(const key& k, const detail::boxed_value& v, bool exported) {
+  auto layout = std::make_shared<const bulk_layout>(v.type->lay_out(v.ptr.get()));
+  auto size = layout->size();
+  caf::anon_send(objects, hold_atom::value,
+                 hold_request{k, v, std::move(layout), exported});
+  return size;
 }
 
 void node_link::release_exports(const std::vector<key>& exported) {
@@ -270,16 +281,10 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
     if (!v) {
       r.outcome = to_wire(v.err());
     } else {
-      auto bytes = std::make_shared<std::vector<uint8_t>>(encode(*v));
-      if (bytes->size() > cfg.inline_threshold) {
-        auto size = bytes->size();
-        // Held before the owner hears of it, so its pulls find it.
-        caf::anon_send(objects, hold_atom::value,
-                       hold_request{key_of(s->id()), *v, std::move(bytes), false});
-        r.outcome = wire_msg::stored_at{self.name, size};
-      } else {
-        r.outcome = wire_msg::value{v->type->name, std::move(*bytes)};
-      }
+      if (auto small = inline_value(*v))
+        r.outcome = std::move(*small);
+      else // held before the owner hears of it, so its pulls find it
+        r.outcome = wire_msg::stored_at{self.name, hold(key_of(s->id()), *v, false)};
     }
     send_to(to, std::move(r));
   });

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -126,6 +127,11 @@ public:
 
 private:
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
+  // `v` encoded, when it is small enough to travel inline.
+  std::optional<wire_msg::value> inline_value(const detail::boxed_value& v);
+  // Holds `v` as `k` for other nodes to pull (`exported`: an argument of a task or call
+  // sent elsewhere); its size as pulled.
+  uint64_t hold(const key& k, const detail::boxed_value& v, bool exported);
 };
 
 } // namespace swarm::actors

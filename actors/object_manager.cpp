@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace swarm::actors {
 
@@ -14,26 +15,61 @@ using value_cb = std::function<void(result<detail::boxed_value>)>;
 
 struct held_object {
   detail::boxed_value value;
-  std::shared_ptr<const std::vector<uint8_t>> encoded;
+  std::shared_ptr<const bulk_layout> layout;
   size_t exports = 0; // tasks on other nodes that may still pull it; 0: owned result
 };
 
 struct pull_state {
   std::string from;
   const detail::type_descriptor* type = nullptr;
-  std::vector<uint8_t> buf;
   uint64_t total = 0;
   uint64_t received = 0;
   uint64_t next_offset = 0;
   size_t in_flight = 0;
   std::vector<value_cb> waiters;
+  // Chunks that came before the value could be made (its head incomplete), by offset.
+  std::map<uint64_t, std::vector<uint8_t>> early;
+  // Once the head is in: the value, and where each of its blocks' bytes go (from
+  // `head_size` on, in order).
+  std::shared_ptr<void> value;
+  uint64_t head_size = 0;
+  std::vector<std::pair<uint8_t*, size_t>> dests;
 };
+
+// The bytes [offset, offset + n) of `l` as one piece of memory: a view when they lie in
+// the head or in one block, otherwise copied into `scratch`.
+const uint8_t* bytes_of(const bulk_layout& l, uint64_t offset, uint64_t n,
+                        std::vector<uint8_t>& scratch) {
+  struct piece {
+    const uint8_t* data;
+    uint64_t size;
+  };
+  std::vector<piece> pieces{{l.head.data(), l.head.size()}};
+  for (auto& b : l.blocks)
+    pieces.push_back({b.first, b.second});
+  uint64_t start = 0;
+  for (auto& p : pieces) {
+    if (offset >= start && offset + n <= start + p.size) return p.data + (offset - start);
+    start += p.size;
+  }
+  scratch.clear();
+  scratch.reserve(n);
+  start = 0;
+  for (auto& p : pieces) {
+    auto lo = std::max(offset, start), hi = std::min(offset + n, start + p.size);
+    if (lo < hi)
+      scratch.insert(scratch.end(), p.data + (lo - start), p.data + (hi - start));
+    start += p.size;
+  }
+  return scratch.data();
+}
 
 struct object_manager_state {
   object_manager_config cfg;
   std::map<object_key, held_object> held;
   std::map<object_key, pull_state> pulls;
-  std::map<object_key, std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
+  std::map<object_key,
+           std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
       fetched;
   size_t prune_fetched_at = 64;
   std::map<object_key, located_object> located;
@@ -55,11 +91,11 @@ struct object_manager_state {
 
   void hold(hold_request& r) {
     if (!r.exported) {
-      held[r.key] = {std::move(r.value), std::move(r.encoded), 0};
+      held[r.key] = {std::move(r.value), std::move(r.layout), 0};
       return;
     }
     auto& h = held[r.key];
-    if (!h.encoded) h = {std::move(r.value), std::move(r.encoded), 0};
+    if (!h.layout) h = {std::move(r.value), std::move(r.layout), 0};
     ++h.exports;
   }
 
@@ -79,12 +115,21 @@ struct object_manager_state {
     if (i == held.end()) {
       c.missing = "node '" + cfg.node + "' holds no object " +
                   id_of({m.id.owner, m.id.seq}) + " (freed, or never here)";
-    } else if (auto& bytes = i->second.encoded; m.offset > bytes->size()) {
+    } else if (auto& l = i->second.layout; m.offset > l->size()) {
       c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
     } else {
-      c.total = bytes->size();
-      c.source_length = std::min<uint64_t>(m.length, bytes->size() - m.offset);
-      c.source = bytes;
+      c.total = l->size();
+      c.source_length = std::min<uint64_t>(m.length, l->size() - m.offset);
+      std::vector<uint8_t> scratch;
+      c.source_data = bytes_of(*l, m.offset, c.source_length, scratch);
+      if (scratch.empty()) {
+        // Sent from the value's own memory, which the layout keeps alive.
+        c.source = std::shared_ptr<const void>{l, l.get()};
+      } else {
+        c.data = std::move(scratch);
+        c.source_data = nullptr;
+        c.source_length = 0;
+      }
     }
     cfg.send(peer, std::move(c));
   }
@@ -130,7 +175,6 @@ struct object_manager_state {
     p.from = r.ref.node;
     p.type = r.type;
     p.total = r.ref.size;
-    p.buf.resize(r.ref.size);
     p.waiters.push_back(std::move(r.done));
     request_chunks(k, p);
   }
@@ -144,6 +188,43 @@ struct object_manager_state {
       w(out);
   }
 
+  // Copies `data`, the bytes at `offset` of the layout, into the value's blocks.
+  static void place(pull_state& p, uint64_t offset, const uint8_t* data, uint64_t n) {
+    uint64_t start = p.head_size;
+    for (auto& [dest, size] : p.dests) {
+      auto lo = std::max(offset, start), hi = std::min(offset + n, start + size);
+      if (lo < hi) std::memcpy(dest + (lo - start), data + (lo - offset), hi - lo);
+      start += size;
+    }
+  }
+
+  // Makes the value once the chunks in `early` hold its whole head; then places what
+  // came. An error when the head is malformed.
+  std::optional<error> try_make_value(const object_key& k, pull_state& p) {
+    std::vector<uint8_t> head;
+    bulk_head h;
+    std::string why;
+    auto state = bulk_head_state::incomplete;
+    for (auto& [offset, bytes] : p.early) {
+      if (offset != head.size()) break; // a gap: wait for the chunk before it
+      head.insert(head.end(), bytes.begin(), bytes.end());
+      state = read_bulk_head(head.data(), head.size(), p.total, h, why);
+      if (state != bulk_head_state::incomplete) break;
+    }
+    if (state == bulk_head_state::incomplete) return std::nullopt;
+    if (state == bulk_head_state::malformed)
+      return error{errc::type_mismatch,
+                   "malformed " + p.type->name + " " + id_of(k) + ": " + why};
+    p.value = p.type->decode_skeleton(head.data(), h, p.dests, why);
+    if (!p.value)
+      return error{errc::type_mismatch, "malformed " + p.type->name + ": " + why};
+    p.head_size = h.head_size;
+    for (auto& [offset, bytes] : p.early)
+      place(p, offset, bytes.data(), bytes.size());
+    p.early.clear();
+    return std::nullopt;
+  }
+
   void on_chunk(wire_msg::object_chunk& m) {
     object_key k{m.id.owner, m.id.seq};
     auto i = pulls.find(k);
@@ -152,20 +233,26 @@ struct object_manager_state {
     if (!m.missing.empty() || m.total != p.total || m.offset + m.data.size() > p.total) {
       // A holder without the object lost it (a node found dead and back again drops
       // what it held for the owners it lost): its owner may remake it.
-      return finish(i, error{m.missing.empty() ? errc::object_freed : errc::object_lost,
-                             "pulling " + id_of(k) + " from node '" + p.from +
-                                 "' failed: " +
-                                 (m.missing.empty() ? "chunk does not fit the object"
-                                                    : m.missing)});
+      return finish(
+          i,
+          error{m.missing.empty() ? errc::object_freed : errc::object_lost,
+                "pulling " + id_of(k) + " from node '" + p.from + "' failed: " +
+                    (m.missing.empty() ? "chunk does not fit the object" : m.missing)});
     }
-    std::memcpy(p.buf.data() + m.offset, m.data.data(), m.data.size());
     p.received += m.data.size();
     --p.in_flight;
+    if (p.value) {
+      place(p, m.offset, m.data.data(), m.data.size());
+    } else {
+      p.early[m.offset] = std::move(m.data);
+      if (auto failed = try_make_value(k, p)) return finish(i, *failed);
+    }
     if (p.received < p.total) return request_chunks(k, p);
-    std::string why;
-    auto v = p.type->decode(p.buf.data(), p.buf.size(), why);
-    if (!v)
-      return finish(i, error{errc::type_mismatch, "malformed " + p.type->name + ": " + why});
+    if (!p.value)
+      return finish(i, error{errc::type_mismatch, "malformed " + p.type->name + " " +
+                                                      id_of(k) +
+                                                      ": its head never completed"});
+    std::shared_ptr<const void> v = std::move(p.value);
     remember(k, v, p.type);
     finish(i, detail::boxed_value{v, p.type});
   }
@@ -192,7 +279,8 @@ struct object_manager_state {
         continue;
       }
       if (auto s = i->second.slot.lock()) s->set_location(std::nullopt);
-      cfg.publish(wire_msg::object_location{{i->first.first, i->first.second}, peer, 0, false});
+      cfg.publish(
+          wire_msg::object_location{{i->first.first, i->first.second}, peer, 0, false});
       i = located.erase(i);
     }
     // Results made here for an owner on that node: nobody will read or free them.
@@ -215,14 +303,17 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
     auto& st = self->state;
     while (!st.pulls.empty())
       st.finish(st.pulls.begin(),
-                error{errc::runtime_stopped, "node '" + st.cfg.node + "' stopped while pulling " +
-                                                 st.id_of(st.pulls.begin()->first) + " from node '" +
-                                                 st.pulls.begin()->second.from + "'"});
+                error{errc::runtime_stopped,
+                      "node '" + st.cfg.node + "' stopped while pulling " +
+                          st.id_of(st.pulls.begin()->first) + " from node '" +
+                          st.pulls.begin()->second.from + "'"});
     self->quit(x.reason);
   });
   return {
       [=](hold_atom, hold_request& r) { self->state.hold(r); },
-      [=](release_atom, const std::vector<object_key>& keys) { self->state.release(keys); },
+      [=](release_atom, const std::vector<object_key>& keys) {
+        self->state.release(keys);
+      },
       [=](free_atom, const object_key& k) { self->state.held.erase(k); },
       [=](pull_atom, const std::string& peer, const wire_msg::object_pull& m) {
         self->state.serve(peer, m);
@@ -249,8 +340,8 @@ std::string owner_node_of(const object_key& k, const std::vector<std::string>& n
   return nodes[index - 1];
 }
 
-object_manager_actor spawn_object_manager(caf::actor_system& sys, object_manager_config cfg,
-                                          bool detached) {
+object_manager_actor spawn_object_manager(caf::actor_system& sys,
+                                          object_manager_config cfg, bool detached) {
   if (detached) return sys.spawn<caf::detached>(object_manager, std::move(cfg));
   return sys.spawn(object_manager, std::move(cfg));
 }

@@ -47,7 +47,8 @@ std::string owner_node_of(const object_key& k, const std::vector<std::string>& n
 struct hold_request {
   object_key key;
   detail::boxed_value value;
-  std::shared_ptr<const std::vector<uint8_t>> encoded;
+  /// The value laid out for pulls (its large buffers are sent from where they are).
+  std::shared_ptr<const bulk_layout> layout;
   bool exported = false;
 };
 
@@ -83,8 +84,11 @@ struct object_manager_config {
 
 /// The node's object manager: the values it holds for other nodes, the pulls it runs
 /// for readers here, the pulled values still alive here, and where the results its
-/// owners made elsewhere live. It serves pulls chunk by chunk from the encoded bytes it
-/// holds; a pull asks for `pull_window` chunks at a time and decodes once complete. When
+/// owners made elsewhere live. It serves pulls chunk by chunk from a value's bulk layout:
+/// its head, then its large buffers straight from the value's memory. A pull asks for
+/// `pull_window` chunks at a time; once the head is in, it makes the value and copies
+/// each later chunk straight into the value's buffers, so a pulled object takes its size
+/// plus the chunks in flight. When
 /// a node is lost, pulls from it fail (`object_lost`, or `owner_died` when the owner went
 /// with its value), results located there count as gone from there, and results held
 /// here for owners there are dropped. Stopping fails every pull in flight.
@@ -98,20 +102,23 @@ struct object_manager_config {
 ///   (forget_atom, key)                     that result's owner let it go
 ///   (lost_atom, peer, why)                 the connection to `peer` closed
 ///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
-using object_manager_actor = caf::typed_actor<
-    caf::reacts_to<hold_atom, hold_request>,
-    caf::reacts_to<release_atom, std::vector<object_key>>,
-    caf::reacts_to<free_atom, object_key>,
-    caf::reacts_to<pull_atom, std::string, wire_msg::object_pull>,
-    caf::reacts_to<chunk_atom, wire_msg::object_chunk>,
-    caf::reacts_to<fetch_atom, fetch_request>, caf::reacts_to<locate_atom, located_object>,
-    caf::reacts_to<forget_atom, object_key>, caf::reacts_to<lost_atom, std::string, std::string>,
-    caf::replies_to<count_atom>::with<uint64_t>>;
+using object_manager_actor =
+    caf::typed_actor<caf::reacts_to<hold_atom, hold_request>,
+                     caf::reacts_to<release_atom, std::vector<object_key>>,
+                     caf::reacts_to<free_atom, object_key>,
+                     caf::reacts_to<pull_atom, std::string, wire_msg::object_pull>,
+                     caf::reacts_to<chunk_atom, wire_msg::object_chunk>,
+                     caf::reacts_to<fetch_atom, fetch_request>,
+                     caf::reacts_to<locate_atom, located_object>,
+                     caf::reacts_to<forget_atom, object_key>,
+                     caf::reacts_to<lost_atom, std::string, std::string>,
+                     caf::replies_to<count_atom>::with<uint64_t>>;
 
 /// Spawns the object manager; `detached`: on a thread of its own, so copying and
 /// decoding large objects holds up neither the network nor the scheduler (tests run it
 /// on the test coordinator).
-object_manager_actor spawn_object_manager(caf::actor_system& sys, object_manager_config cfg,
+object_manager_actor spawn_object_manager(caf::actor_system& sys,
+                                          object_manager_config cfg,
                                           bool detached = true);
 
 } // namespace swarm::actors

@@ -144,6 +144,53 @@ private:
   size_t total_ = 0;
 };
 
+/// Copies small writes into a skeleton and keeps large ones (`bulk_block_min` bytes or
+/// more: the buffers of strings and vectors of numbers) as views of the value's memory.
+class segment_sink {
+public:
+  void append(const void* p, size_t n);
+  std::vector<uint8_t> skeleton;
+  std::vector<std::pair<const uint8_t*, size_t>> blocks;
+};
+
+} // namespace detail
+
+/// Writes of this many bytes or more are bulk blocks: sent from and received into the
+/// value's own memory.
+inline constexpr size_t bulk_block_min = 64 << 10;
+
+/// A value's encoding laid out for bulk transfer without copying its large buffers: a
+/// head (u64 skeleton size, u64 block count, u64 size of each block, then the skeleton:
+/// every small write in order), then the blocks, which point into the value (keep it
+/// alive and unchanged while the layout is used).
+struct bulk_layout {
+  std::vector<uint8_t> head;
+  std::vector<std::pair<const uint8_t*, size_t>> blocks;
+
+  /// Bytes of the whole layout: head and blocks.
+  uint64_t size() const {
+    uint64_t n = head.size();
+    for (auto& b : blocks)
+      n += b.second;
+    return n;
+  }
+};
+
+/// Where a bulk layout's head ends and what it says, once its first bytes are known.
+struct bulk_head {
+  uint64_t head_size = 0;
+  uint64_t skeleton_size = 0;
+  std::vector<uint64_t> blocks;
+};
+
+namespace detail {
+inline void segment_sink::append(const void* p, size_t n) {
+  auto* b = static_cast<const uint8_t*>(p);
+  if (n >= bulk_block_min)
+    blocks.emplace_back(b, n);
+  else
+    skeleton.insert(skeleton.end(), b, b + n);
+}
 } // namespace detail
 
 /// Appends the encoding of values to a sink (a byte buffer, or a counter).
@@ -223,10 +270,21 @@ class binary_reader {
 public:
   binary_reader(const uint8_t* data, size_t size) : pos_(data), end_(data + size) {}
 
+  /// Reads a bulk layout's skeleton: a read of a block's size (`bulk_block_min` or more)
+  /// does not copy, it records where the block's bytes go in `dests`, in order.
+  binary_reader(const uint8_t* skeleton, size_t size, const std::vector<uint64_t>& blocks,
+                std::vector<std::pair<uint8_t*, size_t>>& dests)
+      : pos_(skeleton), end_(skeleton + size), blocks_(&blocks), dests_(&dests) {
+    for (auto b : blocks)
+      block_bytes_ += b;
+  }
+
   template <class... Ts> bool operator()(Ts&... xs) { return (read(xs) && ...); }
 
   /// Whether every byte was consumed.
-  bool at_end() const { return pos_ == end_; }
+  bool at_end() const {
+    return pos_ == end_ && (!blocks_ || next_block_ == blocks_->size());
+  }
 
   /// What went wrong, or an empty string.
   const std::string& failure() const { return failure_; }
@@ -237,10 +295,18 @@ private:
     return false;
   }
 
-  size_t remaining() const { return static_cast<size_t>(end_ - pos_); }
+  size_t remaining() const { return static_cast<size_t>(end_ - pos_) + block_bytes_; }
 
   bool read_raw(void* p, size_t n) {
-    if (remaining() < n) return fail("truncated input");
+    if (blocks_ && n >= bulk_block_min) {
+      if (next_block_ >= blocks_->size() || (*blocks_)[next_block_] != n)
+        return fail("a bulk block does not match the value's layout");
+      dests_->emplace_back(static_cast<uint8_t*>(p), n);
+      block_bytes_ -= n;
+      ++next_block_;
+      return true;
+    }
+    if (static_cast<size_t>(end_ - pos_) < n) return fail("truncated input");
     // An empty vector's data() may be null, which memcpy must not be given.
     if (n == 0) return true;
     std::memcpy(p, pos_, n);
@@ -278,6 +344,10 @@ private:
     } else if constexpr (std::is_same_v<T, std::string>) {
       size_t n = 0;
       if (!read_count<char>(n)) return false;
+      if (blocks_ && n >= bulk_block_min) {
+        x.resize(n);
+        return read_raw(x.data(), n);
+      }
       x.assign(reinterpret_cast<const char*>(pos_), n);
       pos_ += n;
       return true;
@@ -340,6 +410,11 @@ private:
   const uint8_t* pos_;
   const uint8_t* end_;
   std::string failure_;
+  // Reading a bulk layout's skeleton: the sizes of its blocks, where they go.
+  const std::vector<uint64_t>* blocks_ = nullptr;
+  std::vector<std::pair<uint8_t*, size_t>>* dests_ = nullptr;
+  size_t next_block_ = 0;
+  size_t block_bytes_ = 0;
 };
 
 /// Encodes `x` into a fresh buffer.
@@ -359,18 +434,21 @@ template <class T> size_t encoded_size(const T& x) {
   return sink.total();
 }
 
-/// Decodes a `T` from `data`; returns false (and leaves a reason in `why`) on malformed
-/// input or trailing bytes. An exception while decoding (memory running out, a user
-/// type's `inspect` throwing) does not escape: it is a reason too.
-template <class T> bool decode(const uint8_t* data, size_t size, T& x, std::string& why) {
+namespace detail {
+
+// Reads all of `x` with `r`, made by `make_reader` (constructing the reader may throw
+// too); false with a reason in `why` on malformed input or bytes left over. No exception
+// escapes.
+template <class T, class MakeReader>
+bool read_whole(MakeReader make_reader, T& x, const char* leftover, std::string& why) {
   try {
-    binary_reader r{data, size};
+    binary_reader r = make_reader();
     if (!r(x)) {
       why = r.failure().empty() ? "inspect rejected the input" : r.failure();
       return false;
     }
     if (!r.at_end()) {
-      why = "trailing bytes after value";
+      why = leftover;
       return false;
     }
     return true;
@@ -380,6 +458,96 @@ template <class T> bool decode(const uint8_t* data, size_t size, T& x, std::stri
     why = "decoding threw an exception";
   }
   return false;
+}
+
+} // namespace detail
+
+/// Decodes a `T` from `data`; returns false (and leaves a reason in `why`) on malformed
+/// input or trailing bytes. An exception while decoding (memory running out, a user
+/// type's `inspect` throwing) does not escape: it is a reason too.
+template <class T> bool decode(const uint8_t* data, size_t size, T& x, std::string& why) {
+  return detail::read_whole(
+      [&] {
+        return binary_reader{data, size};
+      },
+      x, "trailing bytes after value", why);
+}
+
+/// Lays `x` out for bulk transfer (see `bulk_layout`).
+template <class T> bulk_layout lay_out(const T& x) {
+  detail::segment_sink sink;
+  basic_writer<detail::segment_sink> w{sink};
+  w(const_cast<T&>(x));
+  bulk_layout out;
+  out.head.reserve(16 + 8 * sink.blocks.size() + sink.skeleton.size());
+  auto put = [&out](uint64_t v) {
+    auto* b = reinterpret_cast<const uint8_t*>(&v);
+    out.head.insert(out.head.end(), b, b + sizeof v);
+  };
+  put(sink.skeleton.size());
+  put(sink.blocks.size());
+  for (auto& b : sink.blocks)
+    put(b.second);
+  out.head.insert(out.head.end(), sink.skeleton.begin(), sink.skeleton.end());
+  out.blocks = std::move(sink.blocks);
+  return out;
+}
+
+enum class bulk_head_state { incomplete, ready, malformed };
+
+/// Reads the head of a `total`-byte bulk layout from its first `size` bytes: incomplete
+/// while they are too few (`out.head_size` says how many once the first 16 are known),
+/// malformed (the reason in `why`) when no such layout has this head.
+inline bulk_head_state read_bulk_head(const uint8_t* data, size_t size, uint64_t total,
+                                      bulk_head& out, std::string& why) {
+  auto get = [data](size_t i) {
+    uint64_t v = 0;
+    std::memcpy(&v, data + 8 * i, sizeof v);
+    return v;
+  };
+  if (size < 16) return bulk_head_state::incomplete;
+  auto skeleton = get(0), count = get(1);
+  if (count > total / 8 || skeleton > total) {
+    why = "bulk layout head: counts exceed the object's size";
+    return bulk_head_state::malformed;
+  }
+  out.skeleton_size = skeleton;
+  out.head_size = 16 + 8 * count + skeleton;
+  if (out.head_size > total) {
+    why = "bulk layout head: longer than the object";
+    return bulk_head_state::malformed;
+  }
+  if (size < out.head_size) return bulk_head_state::incomplete;
+  out.blocks.clear();
+  uint64_t sum = out.head_size;
+  for (size_t i = 0; i < count; ++i) {
+    out.blocks.push_back(get(2 + i));
+    if (out.blocks.back() < bulk_block_min || out.blocks.back() > total - sum) {
+      why = "bulk layout head: a block size does not fit the object";
+      return bulk_head_state::malformed;
+    }
+    sum += out.blocks.back();
+  }
+  if (sum != total) {
+    why = "bulk layout head: blocks and head do not add up to the object's size";
+    return bulk_head_state::malformed;
+  }
+  return bulk_head_state::ready;
+}
+
+/// Decodes `x` from a bulk layout's complete head `h` read from `data`: its small parts
+/// are read, and `dests` gets where each block's bytes go, in order (inside `x`, whose
+/// buffers are sized already). False, with a reason in `why`, on malformed input.
+template <class T>
+bool decode_skeleton(const uint8_t* data, const bulk_head& h, T& x,
+                     std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why) {
+  auto skeleton = data + (h.head_size - h.skeleton_size);
+  return detail::read_whole(
+      [&] {
+        return binary_reader{skeleton, static_cast<size_t>(h.skeleton_size), h.blocks,
+                             dests};
+      },
+      x, "bytes or blocks left over after the value", why);
 }
 
 } // namespace swarm

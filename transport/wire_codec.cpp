@@ -217,8 +217,7 @@ struct builder_visitor {
     b.setOffset(m.offset);
     b.setTotal(m.total);
     capnp::Data::Reader bytes =
-        m.source ? capnp::Data::Reader{reinterpret_cast<const kj::byte*>(
-                                           m.source->data() + m.offset),
+        m.source ? capnp::Data::Reader{reinterpret_cast<const kj::byte*>(m.source_data),
                                        m.source_length}
                  : capnp::Data::Reader{bytes_of(m.data)};
     if (bytes.size() == 0) {
@@ -404,13 +403,9 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::OBJECT_CHUNK: {
     auto r = env.getObjectChunk();
-    return object_chunk{get_id(r.getId()),
-                        r.getOffset(),
-                        r.getTotal(),
-                        to_vector(r.getData()),
-                        r.getMissing(),
-                        nullptr,
-                        0};
+    return object_chunk{
+        get_id(r.getId()), r.getOffset(), r.getTotal(), to_vector(r.getData()),
+        r.getMissing(),    nullptr,       nullptr,      0};
   }
   case wire::Envelope::OBJECT_FREE:
     return object_free{get_id(env.getObjectFree().getId())};

@@ -101,9 +101,10 @@ struct object_chunk {
   uint64_t total = 0;
   std::vector<uint8_t> data;
   std::string missing;
-  /// Sending side only: the chunk is `source[offset, offset + source_length)`, encoded
-  /// straight from there instead of from `data`.
-  std::shared_ptr<const std::vector<uint8_t>> source;
+  /// Sending side only: the chunk is the `source_length` bytes at `source_data`, encoded
+  /// straight from there instead of from `data`; `source` keeps them alive.
+  std::shared_ptr<const void> source;
+  const uint8_t* source_data = nullptr;
   uint64_t source_length = 0;
 };
 

@@ -26,6 +26,15 @@ struct type_descriptor {
   /// Decodes a value; nullptr with the reason in `why` on malformed input.
   std::shared_ptr<const void> (*decode)(const uint8_t* data, size_t size,
                                         std::string& why);
+  /// Lays the value out for bulk transfer: its large buffers are sent from where they
+  /// are (see `bulk_layout`).
+  bulk_layout (*lay_out)(const void* value);
+  /// Makes a value from a bulk layout's complete head (`data`, read as `h`): its small
+  /// parts decoded, `dests` the places its blocks' bytes go (written before anyone else
+  /// sees the value); nullptr with the reason in `why` on malformed input.
+  std::shared_ptr<void> (*decode_skeleton)(
+      const uint8_t* data, const bulk_head& h,
+      std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why);
 };
 
 /// Whether two descriptors describe the same type.
@@ -58,24 +67,40 @@ template <class T> void encode_into(const void* p, std::vector<uint8_t>& out) {
   w(*const_cast<T*>(static_cast<const T*>(p)));
 }
 
+// A default value to decode into; nullptr (the reason in `why`) when making it threw.
+// Decoding runs where a bad message must not throw (a node's I/O thread): decode itself
+// does not, and making the value is caught the same way.
+template <class T> std::shared_ptr<T> make_to_decode(std::string& why) {
+  static_assert(std::is_default_constructible_v<T>,
+                "values that cross nodes must be default-constructible to be decoded");
+  try {
+    return std::make_shared<T>();
+  } catch (const std::exception& e) {
+    why = std::string{"cannot make the value: "} + e.what();
+  } catch (...) {
+    why = "cannot make the value: its constructor threw";
+  }
+  return nullptr;
+}
+
 template <class T>
 std::shared_ptr<const void> decode_from(const uint8_t* data, size_t size,
                                         std::string& why) {
-  static_assert(std::is_default_constructible_v<T>,
-                "values that cross nodes must be default-constructible to be decoded");
-  // Runs where a bad message must not throw (a node's I/O thread): decode itself does
-  // not, and making the value is caught the same way.
-  std::shared_ptr<T> x;
-  try {
-    x = std::make_shared<T>();
-  } catch (const std::exception& e) {
-    why = std::string{"cannot make the value: "} + e.what();
-    return nullptr;
-  } catch (...) {
-    why = "cannot make the value: its constructor threw";
-    return nullptr;
-  }
-  if (!swarm::decode(data, size, *x, why)) return nullptr;
+  auto x = make_to_decode<T>(why);
+  if (!x || !swarm::decode(data, size, *x, why)) return nullptr;
+  return x;
+}
+
+template <class T> bulk_layout lay_out_of(const void* p) {
+  return swarm::lay_out(*static_cast<const T*>(p));
+}
+
+template <class T>
+std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h,
+                                         std::vector<std::pair<uint8_t*, size_t>>& dests,
+                                         std::string& why) {
+  auto x = make_to_decode<T>(why);
+  if (!x || !swarm::decode_skeleton(data, h, *x, dests, why)) return nullptr;
   return x;
 }
 
@@ -84,9 +109,13 @@ template <class T> const type_descriptor& type_of() {
   static_assert(is_encodable_v<T>,
                 "Swarm arguments and results must be encodable so they can cross nodes: "
                 "declare `template <class Inspector> bool inspect(Inspector& f, T& x)`");
-  static const type_descriptor instance{&typeid(T), demangle(typeid(T).name()),
-                                        &byte_size_of<T>, &encode_into<T>,
-                                        &decode_from<T>};
+  static const type_descriptor instance{&typeid(T),
+                                        demangle(typeid(T).name()),
+                                        &byte_size_of<T>,
+                                        &encode_into<T>,
+                                        &decode_from<T>,
+                                        &lay_out_of<T>,
+                                        &decode_skeleton_of<T>};
   return instance;
 }
 

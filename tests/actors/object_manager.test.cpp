@@ -26,14 +26,30 @@ struct manager_parts {
   std::vector<wire_msg::object_location> rows;
 };
 
+// `v` laid out as a holder sends it.
+std::shared_ptr<const swarm::bulk_layout> layout_of(const detail::boxed_value& v) {
+  return std::make_shared<const swarm::bulk_layout>(v.type->lay_out(v.ptr.get()));
+}
+
+// The bytes a puller receives for `v`: its layout's head, then its blocks.
+bytes_t laid_out(const detail::boxed_value& v) {
+  auto l = layout_of(v);
+  bytes_t out = l->head;
+  for (auto& [data, size] : l->blocks)
+    out.insert(out.end(), data, data + size);
+  return out;
+}
+
 // An object owned on node index 2 ("w1").
-object_key owned_by_w1(uint64_t seq) { return {(uint64_t{2} << owner_index_shift) | 1, seq}; }
+object_key owned_by_w1(uint64_t seq) {
+  return {(uint64_t{2} << owner_index_shift) | 1, seq};
+}
 
 // Steps the manager on the test coordinator.
 struct fixture : manager_parts, test_coordinator_fixture<> {
   object_manager_actor m;
 
-  fixture() {
+  explicit fixture(uint64_t chunk_bytes = 4) {
     object_manager_config oc;
     oc.node = "head";
     oc.nodes = {"head", "w1", "w2"};
@@ -41,7 +57,7 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
       sent.emplace_back(to, std::move(msg));
     };
     oc.publish = [this](wire_msg::object_location r) { rows.push_back(std::move(r)); };
-    oc.chunk_bytes = 4;
+    oc.chunk_bytes = chunk_bytes;
     oc.pull_window = 2;
     m = spawn_object_manager(sys, std::move(oc), false);
   }
@@ -51,8 +67,7 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     sched.run();
   }
 
-  template <class... Ts>
-  void tell(Ts&&... xs) {
+  template <class... Ts> void tell(Ts&&... xs) {
     caf::anon_send(m, std::forward<Ts>(xs)...);
     sched.run();
   }
@@ -88,9 +103,10 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
   std::shared_ptr<std::optional<swarm::result<detail::boxed_value>>>
   read(const wire_msg::remote_ref& ref) {
     auto out = std::make_shared<std::optional<swarm::result<detail::boxed_value>>>();
-    tell(fetch_atom::value,
-         fetch_request{ref, &detail::type_of<std::string>(),
-                       [out](swarm::result<detail::boxed_value> v) { *out = std::move(v); }});
+    tell(fetch_atom::value, fetch_request{ref, &detail::type_of<std::string>(),
+                                          [out](swarm::result<detail::boxed_value> v) {
+                                            *out = std::move(v);
+                                          }});
     return out;
   }
 
@@ -98,7 +114,8 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     uint64_t n = 0;
     self->send(m, count_atom::value);
     sched.run();
-    self->receive([&](uint64_t x) { n = x; }, caf::after(std::chrono::seconds(0)) >> [] {});
+    self->receive([&](uint64_t x) { n = x; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
     return n;
   }
 };
@@ -109,9 +126,11 @@ std::string as_string(const detail::boxed_value& v) {
 
 } // namespace
 
-TEST_CASE_FIXTURE(fixture, "a pull asks for a window of chunks at a time and decodes the value once whole") {
+TEST_CASE_FIXTURE(
+    fixture,
+    "a pull asks for a window of chunks at a time and decodes the value once whole") {
   auto value = detail::boxed_value::make(std::string(13, 'x'));
-  auto encoded = detail::encode(value);
+  auto encoded = laid_out(value);
   auto key = owned_by_w1(7);
   auto got = read({{key.first, key.second}, "w1", encoded.size()});
   auto asked = pulls_to("w1");
@@ -128,8 +147,9 @@ TEST_CASE_FIXTURE(fixture, "a pull asks for a window of chunks at a time and dec
   CHECK(remembered() == 1);
 }
 
-TEST_CASE_FIXTURE(fixture, "a second reader of an object being pulled waits for the same pull") {
-  auto encoded = detail::encode(detail::boxed_value::make(std::string("ab")));
+TEST_CASE_FIXTURE(fixture,
+                  "a second reader of an object being pulled waits for the same pull") {
+  auto encoded = laid_out(detail::boxed_value::make(std::string("ab")));
   auto key = owned_by_w1(1);
   wire_msg::remote_ref ref{{key.first, key.second}, "w1", encoded.size()};
   auto a = read(ref);
@@ -145,9 +165,10 @@ TEST_CASE_FIXTURE(fixture, "a second reader of an object being pulled waits for 
   CHECK(as_string(***b) == "ab");
 }
 
-TEST_CASE_FIXTURE(fixture, "a held value is served in chunks and read here without a pull") {
+TEST_CASE_FIXTURE(fixture,
+                  "a held value is served in chunks and read here without a pull") {
   auto value = detail::boxed_value::make(std::string("held here"));
-  auto encoded = std::make_shared<const bytes_t>(detail::encode(value));
+  auto encoded = layout_of(value);
   object_key key{1, 3};
   tell(hold_atom::value, hold_request{key, value, encoded, true});
   tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 3}, 4, 4});
@@ -164,14 +185,14 @@ TEST_CASE_FIXTURE(fixture, "a held value is served in chunks and read here witho
   // Released by its one task, it is gone: a pull now says so.
   tell(release_atom::value, std::vector<object_key>{key});
   tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 3}, 0, 4});
-  CHECK(std::get<wire_msg::object_chunk>(sent.back().second).missing.find("holds no object") !=
-        std::string::npos);
+  CHECK(std::get<wire_msg::object_chunk>(sent.back().second)
+            .missing.find("holds no object") != std::string::npos);
 }
 
-TEST_CASE_FIXTURE(fixture, "reading a held value as another type fails with a clear error") {
+TEST_CASE_FIXTURE(fixture,
+                  "reading a held value as another type fails with a clear error") {
   auto value = detail::boxed_value::make(int64_t{5});
-  tell(hold_atom::value,
-       hold_request{{1, 4}, value, std::make_shared<const bytes_t>(detail::encode(value)), false});
+  tell(hold_atom::value, hold_request{{1, 4}, value, layout_of(value), false});
   auto got = read({{1, 4}, "head", 8});
   REQUIRE(*got);
   REQUIRE_FALSE(**got);
@@ -195,7 +216,9 @@ TEST_CASE_FIXTURE(fixture, "losing the holder fails its pulls, naming the dead n
   CHECK((**mine).err().code == errc::owner_died);
 }
 
-TEST_CASE_FIXTURE(fixture, "stopping mid-pull fails the pull's readers instead of leaving them waiting") {
+TEST_CASE_FIXTURE(
+    fixture,
+    "stopping mid-pull fails the pull's readers instead of leaving them waiting") {
   auto got = read({{1, 11}, "w1", 100});
   REQUIRE_FALSE(*got);
   caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
@@ -220,9 +243,11 @@ TEST_CASE_FIXTURE(fixture, "a result located on a lost node counts as gone from 
   CHECK(rows.size() == 1);
 }
 
-TEST_CASE_FIXTURE(fixture, "results held for an owner on a lost node are dropped, exported values stay") {
+TEST_CASE_FIXTURE(
+    fixture,
+    "results held for an owner on a lost node are dropped, exported values stay") {
   auto value = detail::boxed_value::make(std::string("r"));
-  auto encoded = std::make_shared<const bytes_t>(detail::encode(value));
+  auto encoded = layout_of(value);
   tell(hold_atom::value, hold_request{owned_by_w1(20), value, encoded, false});
   tell(hold_atom::value, hold_request{{1, 21}, value, encoded, true});
   tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
@@ -243,6 +268,97 @@ TEST_CASE_FIXTURE(fixture, "a chunk that does not fit its object fails the pull"
   tell(chunk_atom::value, std::move(c));
   REQUIRE(*got);
   CHECK((**got).err().code == errc::object_freed);
+}
+
+namespace {
+
+// A user type with a large buffer between small fields.
+struct frame {
+  std::string name;
+  std::vector<float> pixels;
+  int64_t tail = 0;
+};
+
+template <class Inspector> bool inspect(Inspector& f, frame& x) {
+  return f(x.name, x.pixels, x.tail);
+}
+
+struct bulk_fixture : fixture {
+  bulk_fixture() : fixture(64 << 10) {}
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(bulk_fixture, "a held value's buffers are sent from its own memory") {
+  std::vector<uint8_t> bytes(300 << 10);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(i * 7);
+  auto value = detail::boxed_value::make(std::move(bytes));
+  auto& held = *static_cast<const std::vector<uint8_t>*>(value.ptr.get());
+  auto layout = layout_of(value);
+  REQUIRE(layout->blocks.size() == 1);
+  tell(hold_atom::value, hold_request{{1, 40}, value, layout, true});
+  // A chunk inside the buffer is a view of it, not a copy.
+  auto offset = layout->head.size() + 4096;
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 40}, offset, 8192});
+  auto& c = std::get<wire_msg::object_chunk>(sent.back().second);
+  CHECK(c.source_data == held.data() + 4096);
+  CHECK(c.source_length == 8192);
+  CHECK(c.data.empty());
+  // One that spans the head and the buffer is copied.
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 40}, 0, 8192});
+  auto& first = std::get<wire_msg::object_chunk>(sent.back().second);
+  CHECK(first.source == nullptr);
+  CHECK(first.data.size() == 8192);
+}
+
+TEST_CASE_FIXTURE(
+    bulk_fixture,
+    "a pulled value is made from its head and its buffers filled in place, bit for bit") {
+  frame f;
+  f.name = "camera-3";
+  f.pixels.resize(100'000);
+  for (size_t i = 0; i < f.pixels.size(); ++i)
+    f.pixels[i] = static_cast<float>(i) * 0.5f;
+  f.tail = -42;
+  auto value = detail::boxed_value::make(f);
+  auto encoded = laid_out(value);
+  auto key = owned_by_w1(41);
+  wire_msg::remote_ref ref{{key.first, key.second}, "w1", encoded.size()};
+  auto out = std::make_shared<std::optional<swarm::result<detail::boxed_value>>>();
+  tell(fetch_atom::value, fetch_request{ref, &detail::type_of<frame>(),
+                                        [out](swarm::result<detail::boxed_value> v) {
+                                          *out = std::move(v);
+                                        }});
+  // Chunks arrive out of order: the second before the first.
+  auto asked = pulls_to("w1");
+  REQUIRE(asked.size() == 2);
+  answer(asked[1], encoded);
+  CHECK_FALSE(*out);
+  size_t answered = 0;
+  answer(asked[answered++], encoded);
+  answered = 2;
+  serve_pulls("w1", encoded, answered);
+  REQUIRE(*out);
+  REQUIRE(**out);
+  auto& got = *static_cast<const frame*>((***out).ptr.get());
+  CHECK(got.name == f.name);
+  CHECK(got.pixels == f.pixels);
+  CHECK(got.tail == f.tail);
+}
+
+TEST_CASE_FIXTURE(bulk_fixture,
+                  "a pulled object whose head is malformed fails, naming it") {
+  auto key = owned_by_w1(42);
+  bytes_t junk(200 << 10, 0xff); // counts far past the object's size
+  wire_msg::remote_ref ref{{key.first, key.second}, "w1", junk.size()};
+  auto got = read(ref);
+  size_t answered = 0;
+  serve_pulls("w1", junk, answered);
+  REQUIRE(*got);
+  REQUIRE_FALSE(**got);
+  CHECK((**got).err().code == errc::type_mismatch);
+  CHECK((**got).err().message.find("bulk layout head") != std::string::npos);
 }
 
 TEST_CASE("an object's owner node is named by the index in its owner id") {

@@ -5,9 +5,11 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <numeric>
 #include <string>
@@ -71,6 +73,76 @@ inline std::vector<int64_t> read_blob(const std::vector<uint8_t>& b) {
           std::accumulate(b.begin(), b.end(), int64_t{0})};
 }
 
+/// A user type with a large buffer between small fields.
+struct sample {
+  std::string label;
+  std::vector<float> data;
+  std::array<int32_t, 4> dims{};
+  int64_t tail = 0;
+};
+
+template <class Inspector> bool inspect(Inspector& f, sample& x) {
+  return f(x.label, x.data, x.dims, x.tail);
+}
+
+/// Bytes that differ everywhere (a 64-bit LCG), so a misplaced chunk shows.
+inline std::vector<uint8_t> noise(size_t n, uint64_t seed) {
+  std::vector<uint8_t> out(n);
+  for (auto& b : out) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    b = static_cast<uint8_t>(seed >> 56);
+  }
+  return out;
+}
+
+/// Contiguous values of each kind, `n` bytes of payload each, made the same on any node.
+inline std::string noise_text(int n) {
+  auto b = noise(static_cast<size_t>(n), 1);
+  return {b.begin(), b.end()};
+}
+
+inline std::vector<double> noise_doubles(int n) {
+  auto b = noise(static_cast<size_t>(n) / sizeof(double) * sizeof(double), 2);
+  std::vector<double> out(b.size() / sizeof(double));
+  std::memcpy(out.data(), b.data(), b.size());
+  return out;
+}
+
+inline sample noise_sample(int n) {
+  auto b = noise(static_cast<size_t>(n) / sizeof(float) * sizeof(float), 3);
+  sample s{"sample-" + std::to_string(n),
+           std::vector<float>(b.size() / sizeof(float)),
+           {1, 2, 3, n},
+           -n};
+  std::memcpy(s.data.data(), b.data(), b.size());
+  return s;
+}
+
+/// FNV-1a over bytes: what a node saw, to compare bit for bit with the sender's.
+inline uint64_t fnv(const void* p, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<const uint8_t*>(p)[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+inline uint64_t digest_bytes(const std::vector<uint8_t>& b) {
+  return fnv(b.data(), b.size());
+}
+inline uint64_t digest_text(const std::string& s) {
+  return fnv(s.data(), s.size());
+}
+inline uint64_t digest_doubles(const std::vector<double>& d) {
+  return fnv(d.data(), d.size() * sizeof(double));
+}
+inline uint64_t digest_sample(const sample& s) {
+  return fnv(s.data.data(), s.data.size() * sizeof(float)) ^
+         fnv(s.label.data(), s.label.size()) ^ fnv(s.dims.data(), sizeof s.dims) ^
+         static_cast<uint64_t>(s.tail);
+}
+
 class counter : public actor {
 public:
   counter() = default;
@@ -132,6 +204,13 @@ inline void register_all(application& app) {
   app.function("read_blob", read_blob);
   app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);
+  app.function("noise_text", noise_text);
+  app.function("noise_doubles", noise_doubles);
+  app.function("noise_sample", noise_sample);
+  app.function("digest_bytes", digest_bytes);
+  app.function("digest_text", digest_text);
+  app.function("digest_doubles", digest_doubles);
+  app.function("digest_sample", digest_sample);
   app.function("spawn_special", spawn_special);
   app.actor_type<ballast>("ballast").constructor<int>().method("kib", &ballast::kib);
   app.actor_type<counter>("counter")

@@ -59,7 +59,7 @@ std::vector<bytes> frame_decoder_seeds() {
       wire::heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4},
       t,
       wire::task_result{{3, 11}, wire::error_value{0, "boom"}},
-      wire::object_chunk{{1, 2}, 0, 64, bytes(64, 0xab), {}, nullptr, 0},
+      wire::object_chunk{{1, 2}, 0, 64, bytes(64, 0xab), {}, nullptr, nullptr, 0},
       wire::node_table{
           {wire::node_info{
               "head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3, true, true, 12}},

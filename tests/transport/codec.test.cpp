@@ -196,3 +196,101 @@ TEST_CASE("a boxed value crosses through bytes with only its run-time descriptor
   CHECK_FALSE(static_cast<bool>(desc.decode(bytes.data(), bytes.size() - 1, why)));
   CHECK_FALSE(why.empty());
 }
+
+namespace {
+
+// A user type whose large buffer sits between small fields.
+struct tensor {
+  std::string name;
+  std::vector<double> values;
+  std::vector<int32_t> shape;
+  std::string note;
+};
+
+template <class Inspector> bool inspect(Inspector& f, tensor& x) {
+  return f(x.name, x.values, x.shape, x.note);
+}
+
+// Decodes `l` as a receiver would: the head first, then each block copied to where the
+// decoded value says it goes.
+template <class T> bool receive(const swarm::bulk_layout& l, T& out, std::string& why) {
+  swarm::bulk_head h;
+  if (swarm::read_bulk_head(l.head.data(), l.head.size(), l.size(), h, why) !=
+      swarm::bulk_head_state::ready)
+    return false;
+  std::vector<std::pair<uint8_t*, size_t>> dests;
+  if (!swarm::decode_skeleton(l.head.data(), h, out, dests, why)) return false;
+  if (dests.size() != l.blocks.size()) return false;
+  for (size_t i = 0; i < dests.size(); ++i)
+    std::memcpy(dests[i].first, l.blocks[i].first, dests[i].second);
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("a bulk layout points at a value's large buffers and a receiver fills them in "
+          "place") {
+  std::vector<uint8_t> bytes(200 << 10);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(i % 251);
+  std::string text(100 << 10, 'q');
+  auto lb = swarm::lay_out(bytes);
+  REQUIRE(lb.blocks.size() == 1);
+  CHECK(lb.blocks[0].first == bytes.data()); // a view, not a copy
+  CHECK(lb.head.size() < 64);
+  std::vector<uint8_t> back;
+  std::string why;
+  REQUIRE(receive(lb, back, why));
+  CHECK(back == bytes);
+  auto lt = swarm::lay_out(text);
+  REQUIRE(lt.blocks.size() == 1);
+  CHECK(lt.blocks[0].first == reinterpret_cast<const uint8_t*>(text.data()));
+  std::string text_back;
+  REQUIRE(receive(lt, text_back, why));
+  CHECK(text_back == text);
+}
+
+TEST_CASE("a user type with a buffer member round-trips through a bulk layout, small "
+          "fields in its head") {
+  tensor t{"weights", std::vector<double>(50'000, 0.25), {100, 500}, "fp64"};
+  t.values[123] = -1.5;
+  auto l = swarm::lay_out(t);
+  REQUIRE(l.blocks.size() == 1);
+  CHECK(l.blocks[0].second == t.values.size() * sizeof(double));
+  tensor back;
+  std::string why;
+  REQUIRE(receive(l, back, why));
+  CHECK(back.name == t.name);
+  CHECK(back.values == t.values);
+  CHECK(back.shape == t.shape);
+  CHECK(back.note == t.note);
+  // Small values have no blocks: the head holds all of it.
+  auto small = swarm::lay_out(std::vector<int32_t>{1, 2, 3});
+  CHECK(small.blocks.empty());
+  std::vector<int32_t> small_back;
+  REQUIRE(receive(small, small_back, why));
+  CHECK(small_back == std::vector<int32_t>{1, 2, 3});
+}
+
+TEST_CASE("a bulk head that cannot describe its object is refused with the reason") {
+  auto l = swarm::lay_out(std::vector<uint8_t>(100 << 10, 1));
+  swarm::bulk_head h;
+  std::string why;
+  // Too few bytes yet: incomplete, not an error.
+  CHECK(swarm::read_bulk_head(l.head.data(), 8, l.size(), h, why) ==
+        swarm::bulk_head_state::incomplete);
+  // The object is said to be smaller than its blocks.
+  CHECK(swarm::read_bulk_head(l.head.data(), l.head.size(), l.size() - 1, h, why) ==
+        swarm::bulk_head_state::malformed);
+  CHECK(why.find("bulk layout head") != std::string::npos);
+  // A block the skeleton reads at another size.
+  auto bad = l;
+  uint64_t other = (100 << 10) + 8;
+  std::memcpy(bad.head.data() + 16, &other, sizeof other);
+  REQUIRE(swarm::read_bulk_head(bad.head.data(), bad.head.size(), l.size() + 8, h, why) ==
+          swarm::bulk_head_state::ready);
+  std::vector<uint8_t> out;
+  std::vector<std::pair<uint8_t*, size_t>> dests;
+  CHECK_FALSE(swarm::decode_skeleton(bad.head.data(), h, out, dests, why));
+  CHECK(why.find("does not match") != std::string::npos);
+}

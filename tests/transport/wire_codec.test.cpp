@@ -114,12 +114,13 @@ TEST_CASE("an object chunk that is not whole words carries exactly its bytes, pa
   // The chunk is the first 13 bytes of a 16-byte object: the 3 after it must not travel.
   auto source = std::make_shared<const std::vector<uint8_t>>(
       std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 0xee, 0xee, 0xee});
-  object_chunk from_source{{1, 2}, 0, source->size(), {}, {}, source, 13};
+  object_chunk from_source{{1, 2}, 0, source->size(), {}, {}, source, source->data(), 13};
   // A chunk with bytes of its own, allocated to its exact size: under AddressSanitizer a
   // read past it is an error.
-  object_chunk own{
-      {1, 2}, 0,       13, std::vector<uint8_t>(source->begin(), source->begin() + 13),
-      {},     nullptr, 0};
+  object_chunk own{{1, 2},  0,
+                   13,      std::vector<uint8_t>(source->begin(), source->begin() + 13),
+                   {},      nullptr,
+                   nullptr, 0};
   for (auto* m : {&from_source, &own}) {
     auto f = encode_frame(*m);
     // The chunk's bytes are the frame's last segment, so they end it.
@@ -135,7 +136,7 @@ TEST_CASE("an object chunk that is not whole words carries exactly its bytes, pa
 
 TEST_CASE("an object chunk at an offset that is not word-aligned is encoded too") {
   auto source = std::make_shared<const std::vector<uint8_t>>(std::vector<uint8_t>(64, 5));
-  object_chunk m{{1, 2}, 3, source->size(), {}, {}, source, 20};
+  object_chunk m{{1, 2}, 3, source->size(), {}, {}, source, source->data() + 3, 20};
   std::vector<uint8_t> f;
   REQUIRE_NOTHROW(f = encode_frame(m));
   auto back = decode_all(f, f.size());

@@ -241,6 +241,8 @@ node_stats cluster_node::stats() {
   caf::scoped_actor self{local_->system()};
   self->request(link_.objects, std::chrono::seconds(5), count_atom::value)
       .receive([&](uint64_t n) { s.pulled_entries = n; }, [](caf::error&) {});
+  self->request(link_.objects, std::chrono::seconds(5), kept_atom::value)
+      .receive([&](uint64_t n) { s.pulled_bytes = n; }, [](caf::error&) {});
   return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <list>
 #include <map>
 #include <optional>
 
@@ -72,6 +73,16 @@ struct object_manager_state {
            std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
       fetched;
   size_t prune_fetched_at = 64;
+  // Secondary copies: pulled values kept after their readers let go, most recently read
+  // first, within cfg.keep_pulled_bytes.
+  struct kept_copy {
+    std::shared_ptr<const void> value;
+    const detail::type_descriptor* type;
+    uint64_t bytes;
+  };
+  std::list<std::pair<object_key, kept_copy>> kept;
+  std::map<object_key, std::list<std::pair<object_key, kept_copy>>::iterator> kept_index;
+  uint64_t kept_bytes = 0;
   std::map<object_key, located_object> located;
 
   std::string id_of(const object_key& k) const {
@@ -155,6 +166,34 @@ struct object_manager_state {
     fetched[k] = {v, type};
   }
 
+  // Keeps a pulled value as a secondary copy, dropping the least recently read past the
+  // budget.
+  void keep(const object_key& k, std::shared_ptr<const void> v,
+            const detail::type_descriptor* type, uint64_t bytes) {
+    if (kept_index.count(k)) return;
+    kept.emplace_front(k, kept_copy{std::move(v), type, bytes});
+    kept_index[k] = kept.begin();
+    kept_bytes += bytes;
+    while (kept_bytes > cfg.keep_pulled_bytes) {
+      auto& [old, copy] = kept.back();
+      kept_bytes -= copy.bytes;
+      // Found again while a reader still holds it.
+      remember(old, copy.value, copy.type);
+      kept_index.erase(old);
+      kept.pop_back();
+    }
+  }
+
+  // The kept copy of `k` as a `type`, marked as read now; null when none is kept.
+  std::shared_ptr<const void> kept_copy_of(const object_key& k,
+                                           const detail::type_descriptor* type) {
+    auto i = kept_index.find(k);
+    if (i == kept_index.end() || !detail::same_type(*i->second->second.type, *type))
+      return nullptr;
+    kept.splice(kept.begin(), kept, i->second);
+    return kept.front().second.value;
+  }
+
   void fetch(fetch_request& r) {
     object_key k{r.ref.id.owner, r.ref.id.seq};
     if (auto h = held.find(k); h != held.end()) {
@@ -167,6 +206,8 @@ struct object_manager_state {
     if (auto c = fetched.find(k); c != fetched.end())
       if (auto p = c->second.first.lock(); p && c->second.second == r.type)
         return r.done(detail::boxed_value{std::move(p), r.type});
+    if (auto p = kept_copy_of(k, r.type))
+      return r.done(detail::boxed_value{std::move(p), r.type});
     if (auto i = pulls.find(k); i != pulls.end()) {
       i->second.waiters.push_back(std::move(r.done));
       return;
@@ -253,7 +294,10 @@ struct object_manager_state {
                                                       id_of(k) +
                                                       ": its head never completed"});
     std::shared_ptr<const void> v = std::move(p.value);
-    remember(k, v, p.type);
+    if (p.total <= cfg.keep_pulled_bytes)
+      keep(k, v, p.type, p.total);
+    else
+      remember(k, v, p.type);
     finish(i, detail::boxed_value{v, p.type});
   }
 
@@ -329,6 +373,7 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
         self->state.lost(peer, why);
       },
       [=](count_atom) { return static_cast<uint64_t>(self->state.fetched.size()); },
+      [=](kept_atom) { return self->state.kept_bytes; },
   };
 }
 

@@ -29,6 +29,7 @@ using chunk_atom = caf::atom_constant<caf::atom("chunk")>;
 using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
 using locate_atom = caf::atom_constant<caf::atom("locate")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
+using kept_atom = caf::atom_constant<caf::atom("kept")>;
 
 /// An object's id as a map key: (owner, seq).
 using object_key = std::pair<uint64_t, uint64_t>;
@@ -80,6 +81,9 @@ struct object_manager_config {
   /// Bytes per chunk a pull asks for, and how many chunks may be asked for at once.
   uint64_t chunk_bytes = 4 << 20;
   size_t pull_window = 4;
+  /// Bytes of pulled values kept here after their readers let go (secondary copies), so
+  /// reading one again moves nothing; the least recently read go first past it.
+  uint64_t keep_pulled_bytes = 256 << 20;
 };
 
 /// The node's object manager: the values it holds for other nodes, the pulls it runs
@@ -102,6 +106,7 @@ struct object_manager_config {
 ///   (forget_atom, key)                     that result's owner let it go
 ///   (lost_atom, peer, why)                 the connection to `peer` closed
 ///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
+///   (kept_atom) -> uint64_t                bytes of pulled values kept (node_stats)
 using object_manager_actor =
     caf::typed_actor<caf::reacts_to<hold_atom, hold_request>,
                      caf::reacts_to<release_atom, std::vector<object_key>>,
@@ -112,7 +117,8 @@ using object_manager_actor =
                      caf::reacts_to<locate_atom, located_object>,
                      caf::reacts_to<forget_atom, object_key>,
                      caf::reacts_to<lost_atom, std::string, std::string>,
-                     caf::replies_to<count_atom>::with<uint64_t>>;
+                     caf::replies_to<count_atom>::with<uint64_t>,
+                     caf::replies_to<kept_atom>::with<uint64_t>>;
 
 /// Spawns the object manager; `detached`: on a thread of its own, so copying and
 /// decoding large objects holds up neither the network nor the scheduler (tests run it

@@ -19,6 +19,7 @@ struct node_stats {
   size_t control_rows = 0;     ///< rows in its node, job and object tables
   size_t pulled_entries = 0;   ///< values pulled from other nodes it remembers (bounded
                                ///< by those still alive, with slack)
+  size_t pulled_bytes = 0;     ///< bytes of pulled values it keeps as secondary copies
   std::string available;       ///< resources not held by running work
 };
 

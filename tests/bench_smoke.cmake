@@ -67,6 +67,8 @@ set(remote_keys
   remote_1_1_actor_calls_async
   remote_single_client_tasks_async
   remote_transfer_gigabytes
+  remote_reread_us
+  remote_small_task_us
   tcp_floor_gigabytes)
 set(curves actor_call_latency_local caf_raw_latency_local)
 if(NODES EQUAL 2)

@@ -211,7 +211,7 @@ void measure_spread(bench_session& s, cluster_nodes& c, int nodes) {
 void measure_remote(bench_session& s, int nodes) {
   bool calls = s.wants("remote_actor_calls");
   bool tasks = s.wants("remote_single_client_tasks_async");
-  bool transfer = s.wants("remote_transfer_gigabytes");
+  bool transfer = s.wants("remote_transfer_gigabytes") || s.wants("remote_reread_us");
   bool latency = s.wants("latency_remote");
   bool spread = nodes > 2 && s.wants("remote_n_nodes");
   if (!calls && !tasks && !transfer && !latency && !spread) return;
@@ -258,16 +258,30 @@ void measure_remote(bench_session& s, int nodes) {
         rates.push_back(tcp_stream_gigabytes(transfer_bytes));
       return median(rates);
     });
-    std::vector<double> rates;
+    std::vector<double> rates, rereads, small_tasks;
+    auto small = rt.put(std::vector<uint8_t>(64, 1)); // travels inline
     for (int r = 0; r < p.transfers; ++r) {
       auto big = rt.put(std::vector<uint8_t>(transfer_bytes, static_cast<uint8_t>(r)));
       auto t0 = bench_clock::now();
       auto n = rt.submit(task_on_n2, cluster->fns.byte_count, big).get(60s).value();
       rates.push_back(static_cast<double>(transfer_bytes) / seconds_since(t0) / 1e9);
       check(n == static_cast<int64_t>(transfer_bytes), "100 MB transfer (wrong size)");
+      // Read again on n2, after the first reader let go: its kept copy, nothing moves.
+      t0 = bench_clock::now();
+      n = rt.submit(task_on_n2, cluster->fns.byte_count, big).get(60s).value();
+      rereads.push_back(seconds_since(t0) * 1e6);
+      check(n == static_cast<int64_t>(transfer_bytes), "100 MB reread (wrong size)");
+      t0 = bench_clock::now();
+      check(rt.submit(task_on_n2, cluster->fns.byte_count, small).get(60s).value() == 64,
+            "remote task with a small argument");
+      small_tasks.push_back(seconds_since(t0) * 1e6);
     }
     s.add({"remote_transfer_gigabytes", median(rates), "GB/s", "tcp_floor_gigabytes",
            stream, goal::ratio_at_least, 0.9, ">= 0.9x TCP"});
+    double small_us =
+        s.floor("remote_small_task_us", "us", [&] { return median(small_tasks); });
+    s.add(versus("remote_reread_us", median(rereads), "us", "remote_small_task_us",
+                 small_us));
   }
 
   if (latency) s.add(measure_remote_latency(p, echo));

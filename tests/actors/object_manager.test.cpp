@@ -49,7 +49,7 @@ object_key owned_by_w1(uint64_t seq) {
 struct fixture : manager_parts, test_coordinator_fixture<> {
   object_manager_actor m;
 
-  explicit fixture(uint64_t chunk_bytes = 4) {
+  explicit fixture(uint64_t chunk_bytes = 4, uint64_t keep_bytes = 256 << 20) {
     object_manager_config oc;
     oc.node = "head";
     oc.nodes = {"head", "w1", "w2"};
@@ -58,6 +58,7 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     };
     oc.publish = [this](wire_msg::object_location r) { rows.push_back(std::move(r)); };
     oc.chunk_bytes = chunk_bytes;
+    oc.keep_pulled_bytes = keep_bytes;
     oc.pull_window = 2;
     m = spawn_object_manager(sys, std::move(oc), false);
   }
@@ -110,6 +111,15 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     return out;
   }
 
+  uint64_t kept_bytes() {
+    uint64_t n = 0;
+    self->send(m, kept_atom::value);
+    sched.run();
+    self->receive([&](uint64_t x) { n = x; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    return n;
+  }
+
   uint64_t remembered() {
     uint64_t n = 0;
     self->send(m, count_atom::value);
@@ -144,7 +154,7 @@ TEST_CASE_FIXTURE(
   REQUIRE(*got);
   REQUIRE(**got);
   CHECK(as_string(***got) == std::string(13, 'x'));
-  CHECK(remembered() == 1);
+  CHECK(kept_bytes() == encoded.size()); // a secondary copy now
 }
 
 TEST_CASE_FIXTURE(fixture,
@@ -268,6 +278,48 @@ TEST_CASE_FIXTURE(fixture, "a chunk that does not fit its object fails the pull"
   tell(chunk_atom::value, std::move(c));
   REQUIRE(*got);
   CHECK((**got).err().code == errc::object_freed);
+}
+
+namespace {
+
+struct keeping_fixture : fixture {
+  keeping_fixture() : fixture(64, 100) {} // keeps up to 100 bytes of pulled values
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(keeping_fixture, "a pulled value is kept: read again it moves nothing, "
+                                   "and past the budget the least recently read goes") {
+  auto pull_fully = [&](uint64_t seq, const std::string& text) {
+    auto encoded = laid_out(detail::boxed_value::make(text));
+    auto got = read({{1, seq}, "w1", encoded.size()});
+    size_t answered = pulls_to("w1").size() - 1; // the one just asked
+    answer(pulls_to("w1")[answered++], encoded);
+    serve_pulls("w1", encoded, answered);
+    REQUIRE(*got);
+    REQUIRE(**got);
+    CHECK(as_string(***got) == text);
+  };
+  auto a = std::string(20, 'a'), b = std::string(20, 'b'), c = std::string(20, 'c');
+  pull_fully(1, a); // 44 bytes laid out
+  pull_fully(2, b);
+  CHECK(kept_bytes() == 88);
+  // Read again after every reader let go: served here, no pull.
+  auto pulls = pulls_to("w1").size();
+  auto again = read({{1, 1}, "w1", 44});
+  REQUIRE(*again);
+  CHECK(as_string(***again) == a);
+  CHECK(pulls_to("w1").size() == pulls);
+  // A third goes past 100 bytes: b, read least recently, is dropped; a stays.
+  pull_fully(3, c);
+  CHECK(kept_bytes() == 88);
+  pulls = pulls_to("w1").size();
+  auto a_again = read({{1, 1}, "w1", 44});
+  REQUIRE(*a_again);
+  CHECK(pulls_to("w1").size() == pulls);
+  auto b_again = read({{1, 2}, "w1", 44});
+  CHECK_FALSE(*b_again); // pulled anew
+  CHECK(pulls_to("w1").size() > pulls);
 }
 
 namespace {

@@ -68,6 +68,8 @@ set(remote_keys
   remote_single_client_tasks_async
   remote_transfer_gigabytes
   remote_reread_us
+  remote_call_p99_during_bulk_us
+  remote_call_p99_idle_us
   remote_small_task_us
   tcp_floor_gigabytes)
 set(curves actor_call_latency_local caf_raw_latency_local)

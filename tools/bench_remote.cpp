@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -206,15 +207,54 @@ void measure_spread(bench_session& s, cluster_nodes& c, int nodes) {
                "tcp_floor_round_trips_per_s", tcp_rate));
 }
 
+/// Remote call latency while bulk data moves between the same two nodes: sync calls to
+/// the echo on n2, idle and while 100 MB objects (1 GB in all; 400 MB with --quick) are
+/// read by tasks on n2 one after another.
+void measure_calls_during_bulk(bench_session& s, runtime& rt, const bench_fns& fns,
+                               const actor_handle<bench_echo>& echo,
+                               const task_options& on_n2) {
+  auto& p = s.plan();
+  auto sample = [&](const std::function<bool()>& more) {
+    std::vector<double> us;
+    for (int i = 0; more() && i < 200'000; ++i) {
+      auto start = bench_clock::now();
+      check(echo.call(&bench_echo::ping, i).get(10s).value() == i, "remote call");
+      us.push_back(seconds_since(start) * 1e6);
+    }
+    return us;
+  };
+  int calls = 0;
+  auto idle = sample([&] { return calls++ < 2000; });
+  std::atomic<bool> moving{true};
+  int objects = p.transfers > 2 ? 10 : 4;
+  std::thread bulk{[&] {
+    for (int r = 0; r < objects; ++r) {
+      auto big = rt.put(std::vector<uint8_t>(transfer_bytes, static_cast<uint8_t>(r)));
+      check(rt.submit(on_n2, fns.byte_count, big).get(60s).value() ==
+                static_cast<int64_t>(transfer_bytes),
+            "bulk transfer under calls");
+    }
+    moving = false;
+  }};
+  auto busy = sample([&] { return moving.load(); });
+  bulk.join();
+  check(!busy.empty(), "calls during bulk");
+  double idle_p99 =
+      s.floor("remote_call_p99_idle_us", "us", [&] { return nearest_rank_p99(idle); });
+  s.add({"remote_call_p99_during_bulk_us", nearest_rank_p99(std::move(busy)), "us",
+         "remote_call_p99_idle_us", idle_p99, goal::ratio_at_most, 2.0, "<= 2x idle"});
+}
+
 } // namespace
 
 void measure_remote(bench_session& s, int nodes) {
   bool calls = s.wants("remote_actor_calls");
   bool tasks = s.wants("remote_single_client_tasks_async");
   bool transfer = s.wants("remote_transfer_gigabytes") || s.wants("remote_reread_us");
+  bool during_bulk = s.wants("remote_call_p99_during_bulk_us");
   bool latency = s.wants("latency_remote");
   bool spread = nodes > 2 && s.wants("remote_n_nodes");
-  if (!calls && !tasks && !transfer && !latency && !spread) return;
+  if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread) return;
   auto& p = s.plan();
 
   char dir_tmpl[] = "/tmp/swarm-bench-XXXXXX";
@@ -284,6 +324,7 @@ void measure_remote(bench_session& s, int nodes) {
                  small_us));
   }
 
+  if (during_bulk) measure_calls_during_bulk(s, rt, cluster->fns, echo, task_on_n2);
   if (latency) s.add(measure_remote_latency(p, echo));
   if (spread) measure_spread(s, *cluster, nodes);
 }

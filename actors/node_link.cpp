@@ -95,12 +95,11 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
       std::fprintf(stderr, "[swarm %s] %s\n", self.name.c_str(),
                    ok.err().message.c_str());
       // A task or call that cannot be delivered fails its owner.
-      if (auto* t = std::get_if<wire_msg::task_submit>(&m))
-        owner.result(
-            {}, {t->result, to_wire(error{errc::node_unreachable, ok.err().message})});
-      else if (auto* c = std::get_if<wire_msg::actor_call>(&m))
-        owner.result(
-            {}, {c->result, to_wire(error{errc::node_unreachable, ok.err().message})});
+      const wire_msg::object_ref_id* id = nullptr;
+      if (auto* t = std::get_if<wire_msg::task_submit>(&m)) id = &t->result;
+      if (auto* c = std::get_if<wire_msg::actor_call>(&m)) id = &c->result;
+      if (id)
+        owner.result({}, {*id, to_wire(error{errc::node_unreachable, ok.err().message})});
       return;
     }
     (void)net->send(node, m);

@@ -28,7 +28,9 @@ struct pull_state {
   uint64_t next_offset = 0;
   size_t in_flight = 0;
   std::vector<value_cb> waiters;
-  // Chunks that came before the value could be made (its head incomplete), by offset.
+  // Before the value can be made (its head incomplete): the bytes received from offset
+  // 0 on without a gap, and the chunks after a gap, by offset.
+  std::vector<uint8_t> prefix;
   std::map<uint64_t, std::vector<uint8_t>> early;
   // Once the head is in: the value, and where each of its blocks' bytes go (from
   // `head_size` on, in order).
@@ -239,30 +241,33 @@ struct object_manager_state {
     }
   }
 
-  // Makes the value once the chunks in `early` hold its whole head; then places what
-  // came. An error when the head is malformed.
+  // Makes the value once the bytes received from offset 0 on hold its whole head; then
+  // places what came. An error when the head is malformed.
   std::optional<error> try_make_value(const object_key& k, pull_state& p) {
-    std::vector<uint8_t> head;
     bulk_head h;
     std::string why;
-    auto state = bulk_head_state::incomplete;
-    for (auto& [offset, bytes] : p.early) {
-      if (offset != head.size()) break; // a gap: wait for the chunk before it
-      head.insert(head.end(), bytes.begin(), bytes.end());
-      state = read_bulk_head(head.data(), head.size(), p.total, h, why);
-      if (state != bulk_head_state::incomplete) break;
+    auto state = read_bulk_head(p.prefix.data(), p.prefix.size(), p.total, h, why);
+    // Chunks that continue the prefix join it, each once.
+    for (auto j = p.early.find(p.prefix.size());
+         state == bulk_head_state::incomplete && j != p.early.end();
+         j = p.early.find(p.prefix.size())) {
+      p.prefix.insert(p.prefix.end(), j->second.begin(), j->second.end());
+      p.early.erase(j);
+      state = read_bulk_head(p.prefix.data(), p.prefix.size(), p.total, h, why);
     }
     if (state == bulk_head_state::incomplete) return std::nullopt;
     if (state == bulk_head_state::malformed)
       return error{errc::type_mismatch,
                    "malformed " + p.type->name + " " + id_of(k) + ": " + why};
-    p.value = p.type->decode_skeleton(head.data(), h, p.dests, why);
+    p.value = p.type->decode_skeleton(p.prefix.data(), h, p.dests, why);
     if (!p.value)
       return error{errc::type_mismatch, "malformed " + p.type->name + ": " + why};
     p.head_size = h.head_size;
+    place(p, 0, p.prefix.data(), p.prefix.size());
     for (auto& [offset, bytes] : p.early)
       place(p, offset, bytes.data(), bytes.size());
     p.early.clear();
+    p.prefix = {};
     return std::nullopt;
   }
 

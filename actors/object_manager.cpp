@@ -31,7 +31,7 @@ struct pull_state {
   // Before the value can be made (its head incomplete): the bytes received from offset
   // 0 on without a gap, and the chunks after a gap, by offset.
   std::vector<uint8_t> prefix;
-  std::map<uint64_t, std::vector<uint8_t>> early;
+  std::map<uint64_t, wire_msg::object_chunk> early;
   // Once the head is in: the value, and where each of its blocks' bytes go (from
   // `head_size` on, in order).
   std::shared_ptr<void> value;
@@ -251,7 +251,8 @@ struct object_manager_state {
     for (auto j = p.early.find(p.prefix.size());
          state == bulk_head_state::incomplete && j != p.early.end();
          j = p.early.find(p.prefix.size())) {
-      p.prefix.insert(p.prefix.end(), j->second.begin(), j->second.end());
+      p.prefix.insert(p.prefix.end(), j->second.bytes(),
+                      j->second.bytes() + j->second.size());
       p.early.erase(j);
       state = read_bulk_head(p.prefix.data(), p.prefix.size(), p.total, h, why);
     }
@@ -264,8 +265,8 @@ struct object_manager_state {
       return error{errc::type_mismatch, "malformed " + p.type->name + ": " + why};
     p.head_size = h.head_size;
     place(p, 0, p.prefix.data(), p.prefix.size());
-    for (auto& [offset, bytes] : p.early)
-      place(p, offset, bytes.data(), bytes.size());
+    for (auto& [offset, chunk] : p.early)
+      place(p, offset, chunk.bytes(), chunk.size());
     p.early.clear();
     p.prefix = {};
     return std::nullopt;
@@ -276,7 +277,7 @@ struct object_manager_state {
     auto i = pulls.find(k);
     if (i == pulls.end()) return; // failed over, or stopped
     auto& p = i->second;
-    if (!m.missing.empty() || m.total != p.total || m.offset + m.data.size() > p.total) {
+    if (!m.missing.empty() || m.total != p.total || m.offset + m.size() > p.total) {
       // A holder without the object lost it (a node found dead and back again drops
       // what it held for the owners it lost): its owner may remake it.
       return finish(
@@ -285,12 +286,12 @@ struct object_manager_state {
                 "pulling " + id_of(k) + " from node '" + p.from + "' failed: " +
                     (m.missing.empty() ? "chunk does not fit the object" : m.missing)});
     }
-    p.received += m.data.size();
+    p.received += m.size();
     --p.in_flight;
     if (p.value) {
-      place(p, m.offset, m.data.data(), m.data.size());
+      place(p, m.offset, m.bytes(), m.size());
     } else {
-      p.early[m.offset] = std::move(m.data);
+      p.early[m.offset] = std::move(m);
       if (auto failed = try_make_value(k, p)) return finish(i, *failed);
     }
     if (p.received < p.total) return request_chunks(k, p);

@@ -22,6 +22,8 @@ public:
     ec.name = "swarm-client-" + std::to_string(::getpid());
     ec.secret = cfg.secret;
     ec.listen = false;
+    // Status and stop requests move no objects.
+    ec.bulk_connection = false;
     ec.max_frame_bytes = cfg.max_message_bytes;
     wire_msg::endpoint_handlers h;
     h.on_message = [this](const std::string&, wire_msg::message&& m) {

@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/ready_memory.hpp"
+
 namespace swarm {
 
 class binary_writer;
@@ -345,6 +347,8 @@ private:
       size_t n = 0;
       if (!read_count<char>(n)) return false;
       if (blocks_ && n >= bulk_block_min) {
+        x.reserve(n);
+        ready_memory(x.data(), n);
         x.resize(n);
         return read_raw(x.data(), n);
       }
@@ -356,6 +360,11 @@ private:
       size_t n = 0;
       if (!read_count<E>(n)) return false;
       if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>) {
+        if (blocks_ && n * sizeof(E) >= bulk_block_min) {
+          // Filled by a pull chunk by chunk: readied in one go, not page by page.
+          x.reserve(n);
+          ready_memory(x.data(), n * sizeof(E));
+        }
         x.resize(n);
         return read_raw(x.data(), n * sizeof(E));
       } else {

@@ -5,9 +5,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/ioctl.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,6 +61,27 @@ result<sockaddr_in> make_address(const std::string& host, uint16_t port) {
   return a;
 }
 
+// Writes `f` from byte `off` on with one sendmsg; what ::sendmsg returns.
+ssize_t send_from(int fd, const frame_parts& f, size_t off) {
+  iovec iov[3];
+  int n = 0;
+  auto add = [&](const uint8_t* p, size_t len) {
+    if (off >= len) {
+      off -= len;
+      return;
+    }
+    iov[n++] = {const_cast<uint8_t*>(p + off), len - off};
+    off = 0;
+  };
+  add(f.bytes.data(), f.tail_at);
+  add(f.tail, f.tail_size);
+  add(f.bytes.data() + f.tail_at, f.bytes.size() - f.tail_at);
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = static_cast<size_t>(n);
+  return ::sendmsg(fd, &m, MSG_NOSIGNAL);
+}
+
 } // namespace
 
 struct endpoint::connection {
@@ -67,9 +89,9 @@ struct endpoint::connection {
 
   // `acceptor_address`: what the initiator dialled; the accepted socket's own address.
   connection(int f, std::string where, handshake::role r, std::string acceptor_address,
-             const endpoint_config& cfg)
+             const endpoint_config& cfg, bool for_bulk = false)
       : fd(f), remote(std::move(where)), accepted(r == handshake::role::acceptor),
-        hs(r, cfg.name, cfg.secret, std::move(acceptor_address)),
+        hs(r, cfg.name, cfg.secret, std::move(acceptor_address), for_bulk),
         decoder(cfg.pre_auth_frame_bytes), opened(clock_type::now()) {
     // Until the peer proves the secret: small frames, one at a time.
     decoder.set_limits(cfg.pre_auth_frame_bytes, 1);
@@ -83,20 +105,23 @@ struct endpoint::connection {
   clock_type::time_point opened;
   // When bytes last arrived (steady clock ticks); written by the I/O thread.
   std::atomic<clock_type::rep> last_received{opened.time_since_epoch().count()};
+  // Set by the main I/O thread once a bulk connection is authenticated and handed over:
+  // from then on only the bulk I/O thread reads it.
+  std::atomic<bool> on_bulk_loop{false};
   // Guarded by the endpoint's mutex.
   phase state = phase::handshaking;
   std::string peer;
   std::string closed_because;
   // Guarded by send_mtx.
   std::mutex send_mtx;
-  std::array<std::deque<std::vector<uint8_t>>, 3> queued;
-  std::vector<uint8_t> current;
+  std::array<std::deque<frame_parts>, 3> queued;
+  frame_parts current; // being written when its size is not 0
   size_t current_off = 0;
   bool broken = false;
   std::string broken_because;
 
   bool pending_locked() const {
-    return !current.empty() || !queued[0].empty() || !queued[1].empty() ||
+    return current.size() != 0 || !queued[0].empty() || !queued[1].empty() ||
            !queued[2].empty();
   }
 };
@@ -105,7 +130,9 @@ result<std::unique_ptr<endpoint>> endpoint::start(endpoint_config cfg,
                                                   endpoint_handlers h) {
   std::unique_ptr<endpoint> ep{new endpoint(std::move(cfg), std::move(h))};
   ep->wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (ep->wake_fd_ < 0) return error{errc::invalid_argument, sys_error("eventfd")};
+  ep->bulk_wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (ep->wake_fd_ < 0 || ep->bulk_wake_fd_ < 0)
+    return error{errc::invalid_argument, sys_error("eventfd")};
   if (ep->cfg_.listen) {
     auto addr = make_address(ep->cfg_.listen_address, ep->cfg_.listen_port);
     if (!addr) return addr.err();
@@ -126,7 +153,8 @@ result<std::unique_ptr<endpoint>> endpoint::start(endpoint_config cfg,
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
     ep->port_ = ntohs(bound.sin_port);
   }
-  ep->io_ = std::thread{[raw = ep.get()] { raw->run(); }};
+  ep->io_ = std::thread{[raw = ep.get()] { raw->run(false); }};
+  ep->bulk_io_ = std::thread{[raw = ep.get()] { raw->run(true); }};
   return ep;
 }
 
@@ -135,8 +163,10 @@ endpoint::endpoint(endpoint_config cfg, endpoint_handlers h)
 
 endpoint::~endpoint() {
   stop_ = true;
-  wake();
+  wake(false);
+  wake(true);
   if (io_.joinable()) io_.join();
+  if (bulk_io_.joinable()) bulk_io_.join();
   for (auto& c : conns_) {
     std::lock_guard<std::mutex> guard{c->send_mtx};
     c->broken = true;
@@ -144,15 +174,20 @@ endpoint::~endpoint() {
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (bulk_wake_fd_ >= 0) ::close(bulk_wake_fd_);
 }
 
 void endpoint::log(const std::string& line) const {
   if (handlers_.log) handlers_.log(line);
 }
 
-void endpoint::wake() {
+void endpoint::wake(bool bulk) {
   uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof(one));
+  [[maybe_unused]] auto n = ::write(bulk ? bulk_wake_fd_ : wake_fd_, &one, sizeof(one));
+}
+
+void endpoint::wake(const connection& c) {
+  wake(c.on_bulk_loop.load());
 }
 
 endpoint::counters endpoint::stats() const {
@@ -165,7 +200,13 @@ bool endpoint::connected(const std::string& peer) const {
   return by_name_.count(peer) != 0;
 }
 
-std::optional<std::chrono::milliseconds> endpoint::quiet_for(const std::string& peer) const {
+bool endpoint::bulk_connected(const std::string& peer) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return bulk_by_name_.count(peer) != 0;
+}
+
+std::optional<std::chrono::milliseconds>
+endpoint::quiet_for(const std::string& peer) const {
   std::optional<std::chrono::milliseconds> quiet;
   auto now = clock_type::now().time_since_epoch().count();
   std::lock_guard<std::mutex> guard{mtx_};
@@ -189,12 +230,13 @@ void endpoint::disconnect(const std::string& peer, const std::string& why) {
     c->broken = true;
     c->broken_because = why;
   }
-  wake();
+  wake(false);
+  wake(true);
 }
 
 bool endpoint::flush_locked(connection& c) {
   while (true) {
-    if (c.current.empty()) {
+    if (c.current.size() == 0) {
       auto next = std::find_if(c.queued.begin(), c.queued.end(),
                                [](auto& q) { return !q.empty(); });
       if (next == c.queued.end()) return true;
@@ -203,8 +245,7 @@ bool endpoint::flush_locked(connection& c) {
       next->pop_front();
     }
     while (c.current_off < c.current.size()) {
-      auto n = ::send(c.fd, c.current.data() + c.current_off,
-                      c.current.size() - c.current_off, MSG_NOSIGNAL);
+      auto n = send_from(c.fd, c.current, c.current_off);
       if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
         if (errno == EINTR) continue;
@@ -214,12 +255,12 @@ bool endpoint::flush_locked(connection& c) {
       }
       c.current_off += static_cast<size_t>(n);
     }
-    c.current.clear();
+    c.current = {};
     c.current_off = 0;
   }
 }
 
-void endpoint::enqueue(connection& c, std::vector<uint8_t> frame, lane l) {
+void endpoint::enqueue(connection& c, frame_parts frame, lane l) {
   {
     std::lock_guard<std::mutex> guard{stats_mtx_};
     auto i = static_cast<size_t>(l);
@@ -237,19 +278,22 @@ void endpoint::enqueue(connection& c, std::vector<uint8_t> frame, lane l) {
     if (!c.pending_locked() && !c.broken) return;
   }
   guard.unlock();
-  wake();
+  wake(c);
 }
 
 result<void> endpoint::send(const std::string& peer, const message& m) {
   conn_ptr c;
+  auto l = lane_of(m);
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    auto i = by_name_.find(peer);
-    if (i == by_name_.end())
+    if (auto b = bulk_by_name_.find(peer); l == lane::bulk && b != bulk_by_name_.end())
+      c = b->second;
+    else if (auto i = by_name_.find(peer); i != by_name_.end())
+      c = i->second;
+    else
       return error{errc::node_unreachable, "no connection to node '" + peer + "'"};
-    c = i->second;
   }
-  enqueue(*c, encode_frame(m), lane_of(m));
+  enqueue(*c, encode_frame_parts(m), l);
   std::lock_guard<std::mutex> guard{c->send_mtx};
   if (c->broken)
     return error{errc::node_unreachable,
@@ -257,14 +301,13 @@ result<void> endpoint::send(const std::string& peer, const message& m) {
   return {};
 }
 
-result<std::string> endpoint::connect(const std::string& address, uint16_t port,
-                                      std::chrono::milliseconds timeout) {
+result<endpoint::conn_ptr> endpoint::open(const std::string& address, uint16_t port,
+                                          clock_type::time_point deadline, bool bulk) {
   auto where = address + ":" + std::to_string(port);
   auto addr = make_address(address, port);
   if (!addr) return addr.err();
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return error{errc::node_unreachable, sys_error("socket")};
-  auto deadline = clock_type::now() + timeout;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) != 0 &&
       errno != EINPROGRESS) {
     auto why = sys_error(("cannot connect to " + where).c_str());
@@ -284,24 +327,42 @@ result<std::string> endpoint::connect(const std::string& address, uint16_t port,
                      (soerr != 0 ? std::strerror(soerr) : "timed out")};
   }
   tune(fd);
-  auto c = std::make_shared<connection>(fd, where, handshake::role::initiator, where, cfg_);
-  enqueue(*c, encode_frame(c->hs.own_hello()), lane::control);
-  std::unique_lock<std::mutex> guard{mtx_};
+  auto c = std::make_shared<connection>(fd, where, handshake::role::initiator, where,
+                                        cfg_, bulk);
+  enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);
+  std::lock_guard<std::mutex> guard{mtx_};
   conns_.push_back(c);
-  wake();
+  wake(false);
+  return c;
+}
+
+result<std::string> endpoint::connect(const std::string& address, uint16_t port,
+                                      std::chrono::milliseconds timeout) {
+  auto where = address + ":" + std::to_string(port);
+  auto deadline = clock_type::now() + timeout;
+  auto opened = open(address, port, deadline, false);
+  if (!opened) return opened.err();
+  auto c = *opened;
+  std::unique_lock<std::mutex> guard{mtx_};
   if (!auth_cv_.wait_until(guard, deadline,
                            [&] { return c->state != connection::phase::handshaking; })) {
     std::lock_guard<std::mutex> send_guard{c->send_mtx};
     c->broken = true;
     c->broken_because = "handshake timed out";
-    wake();
+    wake(false);
     return error{errc::node_unreachable, "no handshake with " + where + " within " +
                                              std::to_string(timeout.count()) + " ms"};
   }
   if (c->state == connection::phase::closed)
     return error{errc::node_unreachable,
                  "connection to " + where + " refused: " + c->closed_because};
-  return c->peer;
+  auto peer = c->peer;
+  guard.unlock();
+  // Until the bulk connection is up (or if it cannot be had), bulk frames share this one.
+  if (cfg_.bulk_connection)
+    if (auto bulk = open(address, port, deadline, true); !bulk)
+      log("no bulk connection to node '" + peer + "': " + bulk.err().message);
+  return peer;
 }
 
 void endpoint::accept_all() {
@@ -317,9 +378,9 @@ void endpoint::accept_all() {
       continue;
     }
     tune(fd);
-    auto c = std::make_shared<connection>(fd, peer_address(from),
-                                          handshake::role::acceptor, local_address(fd), cfg_);
-    enqueue(*c, encode_frame(c->hs.own_hello()), lane::control);
+    auto c = std::make_shared<connection>(
+        fd, peer_address(from), handshake::role::acceptor, local_address(fd), cfg_);
+    enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);
     std::lock_guard<std::mutex> guard{mtx_};
     conns_.push_back(std::move(c));
   }
@@ -352,11 +413,13 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
   auto why = reason;
   if (c->hs.awaiting_peer_proof())
     why += " after this node's proof: the peer holds another cluster secret, or is not "
-           "the node at " + c->remote;
+           "the node at " +
+           c->remote;
   std::string peer;
   bool was_up = false;
   bool was_in_use = false;
   bool promoted = false;
+  bool bulk = c->hs.bulk();
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (c->state == connection::phase::closed) return;
@@ -365,13 +428,29 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
     c->state = connection::phase::closed;
     c->closed_because = why;
     conns_.erase(std::remove(conns_.begin(), conns_.end(), c), conns_.end());
-    if (was_up) {
+    if (was_up && bulk) {
+      auto i = bulk_by_name_.find(peer);
+      if (i != bulk_by_name_.end() && i->second == c) {
+        was_in_use = true;
+        bulk_by_name_.erase(i);
+        // Its pulls in flight are lost with it: the peer's connections go down too, so
+        // they fail (and are made again) instead of waiting. Not those opened after it:
+        // they are a later incarnation of the peer's, with a bulk connection of its own.
+        for (auto& other : conns_) {
+          if (other->peer != peer || other->opened > c->opened) continue;
+          std::lock_guard<std::mutex> send_guard{other->send_mtx};
+          other->broken = true;
+          other->broken_because = "its bulk connection closed: " + why;
+        }
+      }
+    } else if (was_up) {
       auto i = by_name_.find(peer);
       if (i != by_name_.end() && i->second == c) {
         was_in_use = true;
         by_name_.erase(i);
         for (auto& other : conns_)
-          if (other->state == connection::phase::up && other->peer == peer) {
+          if (other->state == connection::phase::up && other->peer == peer &&
+              !other->hs.bulk()) {
             by_name_[peer] = other;
             promoted = true;
             break;
@@ -391,10 +470,15 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
     log("closed connection with " + c->remote + " before authentication: " + why);
     return;
   }
-  log("closed " + std::string{was_in_use ? "" : "a spare "} + "connection with node '" +
-      peer + "' (" + c->remote + "): " + why);
+  log("closed " + std::string{was_in_use ? "" : "a spare "} +
+      (bulk ? "bulk connection" : "connection") + " with node '" + peer + "' (" +
+      c->remote + "): " + why);
+  if (bulk && was_in_use) {
+    wake(false);
+    wake(true);
+  }
   // Only the connection in use speaks for the peer: closing a spare reports nothing.
-  if (!was_in_use) return;
+  if (!was_in_use || bulk) return;
   if (handlers_.on_peer_down) handlers_.on_peer_down(peer, why);
   if (promoted && handlers_.on_peer_up) handlers_.on_peer_up(peer);
 }
@@ -426,7 +510,7 @@ void endpoint::on_readable(const conn_ptr& c) {
         auto for_app = c->hs.accept(m, reply);
         if (!for_app) return close(c, for_app.err().message);
         for (auto& r : reply)
-          enqueue(*c, encode_frame(r), lane::control);
+          enqueue(*c, encode_frame_parts(r), lane::control);
         if (!was_up && c->hs.authenticated()) on_authenticated(c);
         if (!*for_app) continue;
         {
@@ -439,20 +523,33 @@ void endpoint::on_readable(const conn_ptr& c) {
       ok = c->decoder.commit(0, msgs);
     }
     if (!ok) return close(c, "bad frame: " + ok.err().message);
+    if (c->hs.bulk() && c->hs.authenticated() && !c->on_bulk_loop) {
+      // From here on the bulk I/O thread reads it; this one no longer touches it.
+      c->on_bulk_loop = true;
+      wake(true);
+      return;
+    }
     if (static_cast<size_t>(n) < cap) return;
   }
 }
 
 void endpoint::on_authenticated(const conn_ptr& c) {
   bool spare = false;
+  bool bulk = c->hs.bulk();
   {
     std::lock_guard<std::mutex> guard{mtx_};
     c->state = connection::phase::up;
     c->peer = c->hs.peer_name();
-    spare = !by_name_.emplace(c->peer, c).second;
+    spare = !(bulk ? bulk_by_name_ : by_name_).emplace(c->peer, c).second;
   }
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
   auth_cv_.notify_all();
+  if (bulk) {
+    if (spare)
+      log("a second bulk connection with node '" + c->peer + "' (" + c->remote +
+          ") is kept as a spare");
+    return;
+  }
   // A second connection under a name in use neither replaces nor downs the first: it
   // waits as a spare, taking over if the first closes.
   if (spare)
@@ -462,19 +559,22 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     handlers_.on_peer_up(c->peer);
 }
 
-void endpoint::run() {
+void endpoint::run(bool bulk) {
   std::vector<pollfd> fds;
   std::vector<conn_ptr> polled;
+  auto wake_fd = bulk ? bulk_wake_fd_ : wake_fd_;
+  auto listen_fd = bulk ? -1 : listen_fd_;
   while (!stop_) {
     fds.clear();
     polled.clear();
-    fds.push_back({wake_fd_, POLLIN, 0});
-    fds.push_back({listen_fd_, static_cast<short>(listen_fd_ >= 0 ? POLLIN : 0), 0});
+    fds.push_back({wake_fd, POLLIN, 0});
+    fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
     std::vector<std::pair<conn_ptr, std::string>> to_close;
     auto now = clock_type::now();
     {
       std::lock_guard<std::mutex> guard{mtx_};
-      polled = conns_;
+      for (auto& c : conns_)
+        if (c->on_bulk_loop == bulk) polled.push_back(c);
     }
     for (auto& c : polled) {
       short events = POLLIN;
@@ -498,7 +598,7 @@ void endpoint::run() {
     }
     if (fds[0].revents & POLLIN) {
       uint64_t v;
-      [[maybe_unused]] auto n = ::read(wake_fd_, &v, sizeof(v));
+      [[maybe_unused]] auto n = ::read(wake_fd, &v, sizeof(v));
     }
     if (fds[1].revents & POLLIN) accept_all();
     for (size_t i = 0; i < polled.size(); ++i) {

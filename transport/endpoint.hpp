@@ -16,17 +16,28 @@
 
 #include "base/result.hpp"
 #include "transport/transport.hpp"
+#include "transport/wire_codec.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::wire_msg {
 
-/// A node's TCP connections to its peers: one I/O thread polls every socket, decodes
+/// A node's TCP connections to its peers: an I/O thread polls the sockets, decodes
 /// frames and runs the handshake (transport/handshake.hpp); nothing reaches `on_message`
 /// before the peer proved the cluster secret. Until then a peer may send only small
-/// frames, and only `max_handshaking` accepted connections may be handshaking at once. A malformed frame closes only that connection, with a logged
-/// reason. Senders write straight to the socket from their own thread when nothing is
-/// queued (no thread hand-off on the latency path); what cannot be written at once is
-/// queued per lane and the I/O thread sends control and call frames before bulk ones.
+/// frames, and only `max_handshaking` accepted connections may be handshaking at once. A
+/// malformed frame closes only that connection, with a logged reason. Senders write
+/// straight to the socket from their own thread when nothing is queued (no thread
+/// hand-off on the latency path); what cannot be written at once is queued per lane and
+/// the I/O thread sends control and call frames before bulk ones.
+///
+/// Bulk traffic has its own path: `connect` opens a second, separately authenticated
+/// connection for it (`endpoint_config::bulk_connection`), read and written by a second
+/// I/O thread, so a heartbeat or a call never waits behind a chunk in a socket buffer or
+/// behind the copying of one. A chunk is sent from the value's memory (scatter-gather,
+/// no copy into a frame) and read in the buffer it arrived in. The bulk connection does
+/// not speak for the peer: the peer is up and down with its first connection, and a bulk
+/// connection in use that closes takes the peer's other connections down with it (its
+/// pulls in flight are lost with it, and must fail rather than wait).
 class endpoint final : public transport {
 public:
   /// Bytes and frames that crossed, by lane, and connections refused.
@@ -66,26 +77,35 @@ public:
 
   result<void> send(const std::string& peer, const message& m) override;
   bool connected(const std::string& peer) const override;
+  /// Whether a bulk connection to `peer` is up (bulk frames share the first one until).
+  bool bulk_connected(const std::string& peer) const;
   void disconnect(const std::string& peer, const std::string& why) override;
-  std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) const override;
+  std::optional<std::chrono::milliseconds>
+  quiet_for(const std::string& peer) const override;
 
   counters stats() const;
 
 private:
   struct connection;
+  using clock_type = std::chrono::steady_clock;
   using conn_ptr = std::shared_ptr<connection>;
 
   endpoint(endpoint_config cfg, endpoint_handlers h);
 
-  void run();
-  void wake();
+  // One I/O loop: the main one (accepts, handshakes, control and calls) or the bulk one.
+  void run(bool bulk);
+  void wake(bool bulk = false);
+  void wake(const connection& c);
+  // Connects a socket to `address:port` and starts the handshake; the I/O thread ends it.
+  result<conn_ptr> open(const std::string& address, uint16_t port,
+                        clock_type::time_point deadline, bool bulk);
   void accept_all();
   void on_readable(const conn_ptr& c);
   void on_authenticated(const conn_ptr& c);
   size_t handshaking_accepted() const;
   void refuse_over_cap(const std::string& remote);
   void close(const conn_ptr& c, const std::string& reason);
-  void enqueue(connection& c, std::vector<uint8_t> frame, lane l);
+  void enqueue(connection& c, frame_parts frame, lane l);
   // Writes what `c` has queued; false on a broken socket. Caller holds c's send mutex.
   bool flush_locked(connection& c);
   void log(const std::string& line) const;
@@ -94,6 +114,7 @@ private:
   endpoint_handlers handlers_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
+  int bulk_wake_fd_ = -1;
   uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
 
@@ -101,6 +122,7 @@ private:
   std::condition_variable auth_cv_;
   std::vector<conn_ptr> conns_;
   std::map<std::string, conn_ptr> by_name_;
+  std::map<std::string, conn_ptr> bulk_by_name_;
   // I/O thread only.
   size_t refused_over_cap_ = 0;
   std::chrono::steady_clock::time_point last_cap_log_{};
@@ -108,6 +130,7 @@ private:
   mutable std::mutex stats_mtx_;
   counters stats_;
   std::thread io_;
+  std::thread bulk_io_;
 };
 
 } // namespace swarm::wire_msg

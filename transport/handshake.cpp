@@ -23,8 +23,7 @@ void put_u32(std::vector<uint8_t>& out, uint32_t v) {
     out.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 
-template <class Bytes>
-void put_field(std::vector<uint8_t>& out, const Bytes& b) {
+template <class Bytes> void put_field(std::vector<uint8_t>& out, const Bytes& b) {
   put_u32(out, static_cast<uint32_t>(b.size()));
   out.insert(out.end(), b.begin(), b.end());
 }
@@ -32,10 +31,12 @@ void put_field(std::vector<uint8_t>& out, const Bytes& b) {
 } // namespace
 
 handshake::handshake(role r, std::string self_name, std::string secret,
-                     std::string acceptor_address)
-    : role_(r), secret_(std::move(secret)), acceptor_address_(std::move(acceptor_address)) {
+                     std::string acceptor_address, bool bulk)
+    : role_(r), secret_(std::move(secret)),
+      acceptor_address_(std::move(acceptor_address)) {
   hello_.node = std::move(self_name);
   hello_.protocol = protocol_version;
+  hello_.bulk = r == role::initiator && bulk;
   hello_.nonce.resize(nonce_bytes);
   if (RAND_bytes(hello_.nonce.data(), static_cast<int>(nonce_bytes)) != 1)
     throw std::runtime_error("no random bytes for the handshake nonce");
@@ -51,6 +52,7 @@ std::vector<uint8_t> handshake::mac(role signer) const {
   put_field(input, std::string{label});
   put_field(input, std::string{signer == role::initiator ? "initiator" : "acceptor"});
   put_u32(input, protocol_version);
+  put_u32(input, bulk() ? 1 : 0);
   put_field(input, nonce_i);
   put_field(input, nonce_a);
   put_field(input, name_i);
@@ -73,6 +75,9 @@ result<void> handshake::on_hello(const hello& peer, std::vector<message>& reply)
     return refused("nonce of " + std::to_string(peer.nonce.size()) + " bytes, expected " +
                    std::to_string(nonce_bytes));
   if (peer.node.empty()) return refused("peer sent no node name");
+  if (peer.bulk && role_ == role::initiator)
+    return refused("the accepting side asked for a bulk connection (only the side that "
+                   "connects chooses)");
   if (peer.node.size() > max_node_name_bytes)
     return refused("node name of " + std::to_string(peer.node.size()) +
                    " bytes, the limit is " + std::to_string(max_node_name_bytes));
@@ -82,6 +87,7 @@ result<void> handshake::on_hello(const hello& peer, std::vector<message>& reply)
   got_hello_ = true;
   peer_name_ = peer.node;
   peer_nonce_ = peer.nonce;
+  peer_bulk_ = peer.bulk;
   // The initiator proves first; the acceptor waits for that proof before it signs.
   if (role_ == role::initiator) reply.emplace_back(proof{mac(role::initiator)});
   return {};

@@ -10,7 +10,7 @@
 namespace swarm::wire_msg {
 
 /// The protocol version a hello carries; peers must agree.
-inline constexpr uint32_t protocol_version = 2;
+inline constexpr uint32_t protocol_version = 3;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;
@@ -20,19 +20,19 @@ inline constexpr size_t max_node_name_bytes = 255;
 /// The side that connects is the *initiator*, the side that accepted is the *acceptor*:
 ///
 ///     initiator -> acceptor   hello(name_i, nonce_i)
-///     acceptor  -> initiator  hello(name_a, nonce_a)       (sent at once, carries no proof)
-///     initiator -> acceptor   proof(mac("initiator"))
-///     acceptor  -> initiator  proof(mac("acceptor"))       (only once the first verified)
+///     acceptor  -> initiator  hello(name_a, nonce_a)       (sent at once, carries no
+///     proof) initiator -> acceptor   proof(mac("initiator")) acceptor  -> initiator
+///     proof(mac("acceptor"))       (only once the first verified)
 ///
-/// where mac(role) = HMAC-SHA256(secret, label, role, version, nonce_i, nonce_a, name_i,
-/// name_a, acceptor_address), every variable-length field length-prefixed, and
-/// `acceptor_address` is the address the initiator dialled (the acceptor takes it from its
-/// accepted socket). So:
+/// where mac(role) = HMAC-SHA256(secret, label, role, version, bulk_i, nonce_i, nonce_a,
+/// name_i, name_a, acceptor_address), every variable-length field length-prefixed, and
+/// `acceptor_address` is the address the initiator dialled (the acceptor takes it from
+/// its accepted socket). So:
 /// - the acceptor signs nothing for a peer that has not proved the secret first;
 /// - a proof names its role, both nonces, both names and the acceptor's address, so a
 ///   proof given on one connection fits no other: it cannot be reflected back to the node
-///   that made it (its role and its own nonce would be in the wrong place), nor relayed by
-///   a man in the middle to a node at another address;
+///   that made it (its role and its own nonce would be in the wrong place), nor relayed
+///   by a man in the middle to a node at another address;
 /// - a peer claiming this node's own name is refused.
 /// What this does not give: secrecy or integrity of later frames against a peer on the
 /// path between the two addresses (that needs TLS).
@@ -43,8 +43,11 @@ class handshake {
 public:
   enum class role { initiator, acceptor };
 
-  /// `acceptor_address` is "host:port" as dialled (initiator) or as accepted (acceptor).
-  handshake(role r, std::string self_name, std::string secret, std::string acceptor_address);
+  /// `acceptor_address` is "host:port" as dialled (initiator) or as accepted (acceptor);
+  /// `bulk`: an initiator opens the connection for bulk traffic (the acceptor learns it
+  /// from the initiator's hello, and the proofs cover it).
+  handshake(role r, std::string self_name, std::string secret,
+            std::string acceptor_address, bool bulk = false);
 
   /// What this side sends first.
   const hello& own_hello() const noexcept { return hello_; }
@@ -62,6 +65,11 @@ public:
     return role_ == role::initiator && got_hello_ && !authenticated_;
   }
 
+  /// Whether the connection is for bulk traffic (known to an acceptor from the hello).
+  bool bulk() const noexcept {
+    return role_ == role::initiator ? hello_.bulk : peer_bulk_;
+  }
+
   /// The name the peer proved, once authenticated.
   const std::string& peer_name() const noexcept { return peer_name_; }
 
@@ -76,6 +84,7 @@ private:
   hello hello_;
   std::string peer_name_;
   std::vector<uint8_t> peer_nonce_;
+  bool peer_bulk_ = false;
   bool got_hello_ = false;
   bool authenticated_ = false;
 };

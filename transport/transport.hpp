@@ -30,6 +30,10 @@ struct endpoint_config {
   size_t max_handshaking = 64;
   /// A connection that has not proved the secret by then is closed.
   std::chrono::milliseconds handshake_timeout{5000};
+  /// Whether `connect` also opens a second connection for bulk traffic (object pulls and
+  /// chunks), served by a thread of its own, so control messages and calls never wait
+  /// behind a chunk. Without one, bulk frames queue behind the others on one connection.
+  bool bulk_connection = true;
 };
 
 /// What a transport tells its owner. Every callback runs on the transport's delivery
@@ -58,7 +62,8 @@ public:
   /// Connects to the node expected to be `name` at `address:port` and waits until both
   /// sides proved the secret; returns the name the peer proved, or why it failed.
   virtual result<std::string> connect(const std::string& name, const std::string& address,
-                                      uint16_t port, std::chrono::milliseconds timeout) = 0;
+                                      uint16_t port,
+                                      std::chrono::milliseconds timeout) = 0;
 
   /// Sends `m` to the authenticated peer `peer`; an error when none is connected.
   virtual result<void> send(const std::string& peer, const message& m) = 0;
@@ -72,11 +77,12 @@ public:
   /// How long nothing has arrived from `peer` on any of its connections: zero while bytes
   /// from it wait to be read, so a peer is never silent because this side is slow to
   /// read. Empty when this transport cannot tell (then only heartbeats count).
-  virtual std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) const;
+  virtual std::optional<std::chrono::milliseconds>
+  quiet_for(const std::string& peer) const;
 };
 
 /// Starts a node's transport with its settings and handlers.
-using transport_factory = std::function<result<std::unique_ptr<transport>>(
-    endpoint_config, endpoint_handlers)>;
+using transport_factory =
+    std::function<result<std::unique_ptr<transport>>(endpoint_config, endpoint_handlers)>;
 
 } // namespace swarm::wire_msg

@@ -31,6 +31,7 @@ struct Hello {
   node @0 :Text;
   nonce @1 :Data;      # 32 random bytes
   protocol @2 :UInt32;
+  bulk @3 :Bool;       # initiator only: the connection carries bulk traffic (object pulls)
 }
 
 # Second message: HMAC-SHA256 keyed by the secret over the sender's role, both nonces, both

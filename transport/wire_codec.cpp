@@ -1,5 +1,7 @@
 #include "transport/wire_codec.hpp"
 
+#include "base/ready_memory.hpp"
+
 #include <capnp/message.h>
 #include <capnp/orphan.h>
 #include <capnp/serialize.h>
@@ -131,26 +133,29 @@ job_info get_job(wire::JobInfo::Reader r) {
           r.getRunning(), r.getStartedMs(), r.getEndedMs()};
 }
 
-// Copies a serialized message into a frame. Cap'n Proto writes a blob referenced as
-// external data as a segment of whole words, rounded up past the blob's end: of that
-// segment only the blob's own bytes are read, the rest of its last word is written as
-// zeros (the blob's length in the message says where it ends).
+// Writes a serialized message into a frame's parts. Cap'n Proto writes a blob referenced
+// as external data as a segment of whole words, rounded up past the blob's end: that
+// blob becomes the frame's tail (its own bytes only), the rest of its last word is
+// written as zeros (the blob's length in the message says where it ends).
 class frame_output final : public kj::OutputStream {
 public:
-  frame_output(kj::ArrayPtr<kj::byte> out, const kj::byte* blob, size_t blob_size)
+  frame_output(frame_parts& out, const kj::byte* blob, size_t blob_size)
       : out_(out), blob_(blob), blob_size_(blob_size) {}
 
   void write(const void* buffer, size_t size) override {
-    KJ_REQUIRE(size <= out_.size() - pos_, "message larger than its computed size");
-    size_t readable = buffer == blob_ ? std::min(size, blob_size_) : size;
-    if (readable > 0) std::memcpy(out_.begin() + pos_, buffer, readable);
-    std::memset(out_.begin() + pos_ + readable, 0, size - readable);
-    pos_ += size;
+    if (blob_ != nullptr && buffer == blob_) {
+      out_.tail_at = out_.bytes.size();
+      out_.tail = blob_;
+      out_.tail_size = std::min(size, blob_size_);
+      out_.bytes.resize(out_.bytes.size() + (size - out_.tail_size));
+      return;
+    }
+    auto* p = static_cast<const uint8_t*>(buffer);
+    out_.bytes.insert(out_.bytes.end(), p, p + size);
   }
 
 private:
-  kj::ArrayPtr<kj::byte> out_;
-  size_t pos_ = 0;
+  frame_parts& out_;
   const kj::byte* blob_;
   size_t blob_size_;
 };
@@ -166,6 +171,7 @@ struct builder_visitor {
     b.setNode(m.node);
     b.setNonce(bytes_of(m.nonce));
     b.setProtocol(m.protocol);
+    b.setBulk(m.bulk);
   }
   void operator()(const proof& m) { env.initProof().setMac(bytes_of(m.mac)); }
   void operator()(const heartbeat& m) {
@@ -349,11 +355,13 @@ struct builder_visitor {
   }
 };
 
-message read_envelope(wire::Envelope::Reader env) {
+// `frame`: the buffer the message is read from in place, which a large chunk shares.
+message read_envelope(wire::Envelope::Reader env,
+                      const std::shared_ptr<const void>& frame) {
   switch (env.which()) {
   case wire::Envelope::HELLO: {
     auto r = env.getHello();
-    return hello{r.getNode(), to_vector(r.getNonce()), r.getProtocol()};
+    return hello{r.getNode(), to_vector(r.getNonce()), r.getProtocol(), r.getBulk()};
   }
   case wire::Envelope::PROOF:
     return proof{to_vector(env.getProof().getMac())};
@@ -403,9 +411,12 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::OBJECT_CHUNK: {
     auto r = env.getObjectChunk();
-    return object_chunk{
-        get_id(r.getId()), r.getOffset(), r.getTotal(), to_vector(r.getData()),
-        r.getMissing(),    nullptr,       nullptr,      0};
+    auto data = r.getData();
+    if (frame && data.size() >= shared_chunk_min)
+      return object_chunk{get_id(r.getId()), r.getOffset(), r.getTotal(), {},
+                          r.getMissing(),    frame,         data.begin(), data.size()};
+    return object_chunk{get_id(r.getId()), r.getOffset(), r.getTotal(), to_vector(data),
+                        r.getMissing(),    nullptr,       nullptr,      0};
   }
   case wire::Envelope::OBJECT_FREE:
     return object_free{get_id(env.getObjectFree().getId())};
@@ -519,22 +530,52 @@ lane lane_of(const message& m) {
   return lane::control;
 }
 
-std::vector<uint8_t> encode_frame(const message& m) {
+namespace {
+
+// The frame in one piece.
+std::vector<uint8_t> flatten(frame_parts&& parts) {
+  if (parts.tail == nullptr) return std::move(parts.bytes);
+  std::vector<uint8_t> out;
+  out.reserve(parts.size());
+  auto at = parts.bytes.begin() + static_cast<std::ptrdiff_t>(parts.tail_at);
+  out.insert(out.end(), parts.bytes.begin(), at);
+  out.insert(out.end(), parts.tail, parts.tail + parts.tail_size);
+  out.insert(out.end(), at, parts.bytes.end());
+  return out;
+}
+
+} // namespace
+
+frame_parts encode_frame_parts(const message& m) {
   capnp::MallocMessageBuilder builder;
   builder_visitor visitor{builder.initRoot<wire::Envelope>()};
   std::visit(visitor, m);
   // Serialized once, straight into the frame.
   auto words = capnp::computeSerializedSizeInWords(builder);
   auto len = static_cast<uint32_t>(words * sizeof(capnp::word));
-  std::vector<uint8_t> out(frame_header_bytes + len);
+  frame_parts out;
+  out.bytes.reserve(frame_header_bytes + len - visitor.external_size);
+  out.bytes.resize(frame_header_bytes);
   for (int i = 0; i < 4; ++i)
-    out[static_cast<size_t>(i)] = static_cast<uint8_t>(len >> (8 * i));
-  out[4] = static_cast<uint8_t>(lane_of(m));
-  frame_output stream{
-      kj::arrayPtr(reinterpret_cast<kj::byte*>(out.data() + frame_header_bytes), len),
-      visitor.external, visitor.external_size};
+    out.bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(len >> (8 * i));
+  out.bytes[4] = static_cast<uint8_t>(lane_of(m));
+  frame_output stream{out, visitor.external, visitor.external_size};
   capnp::writeMessage(stream, builder);
+  if (auto* c = std::get_if<object_chunk>(&m); c && out.tail != nullptr && c->source)
+    out.keep = c->source;
+  else if (out.tail != nullptr)
+    // Bytes only the message keeps alive (its `data`) are copied into the frame.
+    out.bytes = flatten(std::move(out));
+  if (!out.keep) {
+    out.tail = nullptr;
+    out.tail_size = 0;
+    out.tail_at = out.bytes.size();
+  }
   return out;
+}
+
+std::vector<uint8_t> encode_frame(const message& m) {
+  return flatten(encode_frame_parts(m));
 }
 
 result<void> frame_decoder::fail(std::string why) {
@@ -565,22 +606,53 @@ size_t frame_decoder::frame_remaining() const {
 
 std::pair<uint8_t*, size_t> frame_decoder::prepare(size_t want) {
   want = std::max(want, frame_remaining());
-  if (cap_ - size_ < want) {
-    // Move the unread tail to the front (keeps it 8-byte aligned), then grow if needed.
-    if (pos_ > 0) {
-      std::memmove(buf_.get(), buf_.get() + pos_, size_ - pos_);
-      size_ -= pos_;
+  // A chunk decoded from the buffer still reads it: what is unread moves to a fresh one.
+  bool shared = buf_ && buf_.use_count() > 1;
+  if (shared || cap_ - size_ < want) {
+    auto unread = size_ - pos_;
+    if (!shared && pos_ > 0) {
+      // Move the unread tail to the front (keeps it 8-byte aligned).
+      std::memmove(buf_.get(), buf_.get() + pos_, unread);
+      size_ = unread;
       pos_ = 0;
     }
-    if (cap_ - size_ < want) {
-      size_t cap = std::max(cap_ * 2, size_ + want);
-      std::unique_ptr<uint8_t[]> bigger{new uint8_t[cap]};
-      if (size_ > 0) std::memcpy(bigger.get(), buf_.get(), size_);
-      buf_ = std::move(bigger);
+    if (shared || cap_ - size_ < want) {
+      size_t cap = shared ? unread + want : std::max(cap_ * 2, size_ + want);
+      auto fresh = take_buffer(cap);
+      if (unread > 0) std::memcpy(fresh.get(), buf_.get() + pos_, unread);
+      if (shared) lend(std::move(buf_), cap_);
+      buf_ = std::move(fresh);
       cap_ = cap;
+      size_ = unread;
+      pos_ = 0;
     }
   }
   return {buf_.get() + size_, cap_ - size_};
+}
+
+std::shared_ptr<uint8_t[]> frame_decoder::take_buffer(size_t& cap) {
+  for (auto i = lent_.begin(); i != lent_.end(); ++i)
+    if (i->first.use_count() == 1 && i->second >= cap) {
+      auto buf = std::move(i->first);
+      cap = i->second;
+      lent_.erase(i);
+      return buf;
+    }
+  std::shared_ptr<uint8_t[]> buf{new uint8_t[cap]};
+  ready_memory(buf.get(), cap);
+  return buf;
+}
+
+void frame_decoder::lend(std::shared_ptr<uint8_t[]> buf, size_t cap) {
+  // A frame larger than a chunk is rare: its buffer goes with its chunk.
+  if (cap > (16u << 20)) return;
+  if (lent_.size() >= max_lent) {
+    // Make room: forget one no chunk reads any more, else the oldest.
+    auto idle = std::find_if(lent_.begin(), lent_.end(),
+                             [](auto& l) { return l.first.use_count() == 1; });
+    lent_.erase(idle != lent_.end() ? idle : lent_.begin());
+  }
+  lent_.emplace_back(std::move(buf), cap);
 }
 
 result<void> frame_decoder::commit(size_t n, std::vector<message>& out) {
@@ -588,8 +660,12 @@ result<void> frame_decoder::commit(size_t n, std::vector<message>& out) {
   auto ok = decode(out);
   if (pos_ == size_) {
     pos_ = size_ = 0;
-    // A large frame's room is given back once it is decoded.
-    if (cap_ > (16u << 20)) {
+    // A large frame's room is given back once it is decoded, and a buffer a chunk
+    // still reads is left to it.
+    if (buf_.use_count() > 1) {
+      lend(std::move(buf_), cap_);
+      cap_ = 0;
+    } else if (cap_ > (16u << 20)) {
       buf_.reset();
       cap_ = 0;
     }
@@ -628,7 +704,8 @@ result<void> frame_decoder::decode(std::vector<message>& out) {
       opts.traversalLimitInWords = len / sizeof(capnp::word) * 4 + 64;
       opts.nestingLimit = 16;
       capnp::FlatArrayMessageReader reader{words, opts};
-      auto m = read_envelope(reader.getRoot<wire::Envelope>());
+      auto m = read_envelope(reader.getRoot<wire::Envelope>(),
+                             std::shared_ptr<const void>{buf_, buf_.get()});
       if (static_cast<uint8_t>(lane_of(m)) != lane_byte)
         return fail("message on lane " + std::to_string(lane_byte) + " belongs on lane " +
                     std::to_string(static_cast<int>(lane_of(m))));

@@ -39,6 +39,8 @@ struct hello {
   std::string node;
   std::vector<uint8_t> nonce;
   uint32_t protocol = 0;
+  /// Initiator only: the connection is for bulk traffic (see `endpoint`).
+  bool bulk = false;
 };
 
 struct proof {
@@ -101,11 +103,16 @@ struct object_chunk {
   uint64_t total = 0;
   std::vector<uint8_t> data;
   std::string missing;
-  /// Sending side only: the chunk is the `source_length` bytes at `source_data`, encoded
-  /// straight from there instead of from `data`; `source` keeps them alive.
+  /// When set, the chunk is the `source_length` bytes at `source_data` instead of `data`,
+  /// kept alive by `source`: on the sending side the value's own memory (sent from
+  /// there), on the receiving side the frame it arrived in (read there, not copied out).
   std::shared_ptr<const void> source;
   const uint8_t* source_data = nullptr;
   uint64_t source_length = 0;
+
+  /// The chunk's bytes, wherever they are.
+  const uint8_t* bytes() const noexcept { return source ? source_data : data.data(); }
+  uint64_t size() const noexcept { return source ? source_length : data.size(); }
 };
 
 struct object_free {

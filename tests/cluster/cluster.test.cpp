@@ -505,6 +505,7 @@ TEST_CASE("a frozen node is found dead within node_timeout and its task runs els
   frozen->thaw();
   for (int i = 0; i < 200 && c.alive() < 3; ++i)
     std::this_thread::sleep_for(25ms);
+  INFO(frozen->log());
   CHECK(c.alive() == 3);
 }
 

@@ -36,6 +36,7 @@ struct inbox {
   std::vector<std::string> logs;
   bool hold =
       false; // a slow receiver: the first message stalls its reader until released
+  bool hold_bulk_only = false; // ... the first bulk one only
 
   void release() {
     std::lock_guard<std::mutex> g{mtx};
@@ -47,7 +48,8 @@ struct inbox {
     endpoint_handlers h;
     h.on_message = [this](const std::string& peer, message&& m) {
       std::unique_lock<std::mutex> g{mtx};
-      cv.wait_for(g, 10s, [this] { return !hold; });
+      if (!hold_bulk_only || lane_of(m) == lane::bulk)
+        cv.wait_for(g, 10s, [this] { return !hold; });
       got.emplace_back(peer, std::move(m));
       cv.notify_all();
     };
@@ -72,8 +74,10 @@ struct inbox {
 
 std::unique_ptr<endpoint> start(const std::string& name, inbox& in,
                                 const std::string& key = secret,
-                                size_t max_handshaking = 64) {
+                                size_t max_handshaking = 64,
+                                bool bulk_connection = true) {
   endpoint_config cfg;
+  cfg.bulk_connection = bulk_connection;
   cfg.name = name;
   cfg.secret = key;
   cfg.handshake_timeout = 1000ms;
@@ -104,7 +108,8 @@ struct raw_peer {
 
   void send(const message& m) {
     auto f = encode_frame(m);
-    REQUIRE(::send(fd, f.data(), f.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(f.size()));
+    REQUIRE(::send(fd, f.data(), f.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(f.size()));
   }
 
   // The next message within `t`; nothing when the node says nothing or closed the socket.
@@ -114,7 +119,8 @@ struct raw_peer {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       pollfd p{fd, POLLIN, 0};
-      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) return {};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1)
+        return {};
       uint8_t buf[4096];
       auto n = ::recv(fd, buf, sizeof(buf), 0);
       if (n <= 0) return {};
@@ -249,7 +255,7 @@ TEST_CASE("a connection that never completes the handshake is closed after its t
 
 TEST_CASE("control messages overtake queued bulk frames on the same connection") {
   inbox in_a, in_b;
-  auto a = start("a", in_a);
+  auto a = start("a", in_a, secret, 64, false);
   auto b = start("b", in_b);
   REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
   // b reads slowly, so bulk frames back up at a; then one heartbeat.
@@ -270,6 +276,45 @@ TEST_CASE("control messages overtake queued bulk frames on the same connection")
   for (size_t i = 0; i < in_b.got.size(); ++i)
     if (std::holds_alternative<heartbeat>(in_b.got[i].second)) heartbeat_at = i;
   CHECK(heartbeat_at < chunks);
+}
+
+TEST_CASE(
+    "bulk frames take a connection of their own, so a heartbeat never waits for them") {
+  inbox in_a, in_b;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  // The bulk connection comes up after the first; until then bulk shares the first.
+  for (int i = 0; i < 250 && !(a->bulk_connected("b") && b->bulk_connected("a")); ++i)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE(a->bulk_connected("b"));
+  REQUIRE(b->bulk_connected("a"));
+  // b's bulk reader stalls on the first chunk while 32 MiB of chunks back up behind it.
+  in_b.hold = true;
+  in_b.hold_bulk_only = true;
+  const size_t chunks = 32;
+  std::vector<uint8_t> value(chunks << 20, 7);
+  auto keep = std::make_shared<std::vector<uint8_t>>(std::move(value));
+  for (size_t i = 0; i < chunks; ++i) {
+    object_chunk c{{1, 1}, i << 20, chunks << 20, {}, {}, keep, keep->data() + (i << 20),
+                   1 << 20};
+    REQUIRE(a->send("b", c));
+  }
+  REQUIRE(a->send("b", heartbeat{99, 0, {}, 0}));
+  CHECK(in_b.wait([](inbox& i) {
+    for (auto& [peer, m] : i.got)
+      if (std::holds_alternative<heartbeat>(m)) return true;
+    return false;
+  }));
+  in_b.release();
+  REQUIRE(in_b.wait([&](inbox& i) { return i.got.size() == chunks + 1; }, 20s));
+  // Every chunk arrived whole, read where it landed.
+  for (auto& [peer, m] : in_b.got)
+    if (auto* c = std::get_if<object_chunk>(&m)) {
+      REQUIRE(c->size() == (1u << 20));
+      CHECK(c->bytes()[0] == 7);
+      CHECK(c->bytes()[c->size() - 1] == 7);
+    }
 }
 
 TEST_CASE("a closed peer is reported down and sends to it fail with node_unreachable") {
@@ -309,7 +354,8 @@ TEST_CASE("a node's proof cannot be reflected back to it over TCP") {
   CHECK(in_head.down.empty());
 }
 
-TEST_CASE("a worker's proof relayed by a man in the middle does not open the head over TCP") {
+TEST_CASE(
+    "a worker's proof relayed by a man in the middle does not open the head over TCP") {
   inbox in_head, in_worker;
   auto head = start("head", in_head);
   auto worker = start("worker-1", in_worker);
@@ -338,7 +384,8 @@ TEST_CASE("a worker's proof relayed by a man in the middle does not open the hea
   ::close(trap);
 }
 
-TEST_CASE("a second connection under a connected name neither replaces nor downs the first") {
+TEST_CASE(
+    "a second connection under a connected name neither replaces nor downs the first") {
   inbox in_a, in_b, in_twin;
   auto a = start("a", in_a);
   auto b = start("b", in_b);
@@ -363,7 +410,8 @@ TEST_CASE("large frame headers from unproven peers are refused and hold no memor
   auto b = start("b", in_b);
   REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
   auto before = rss_bytes();
-  // Each claims a frame just under the 64 MiB limit for proven peers and sends 1 MiB of it.
+  // Each claims a frame just under the 64 MiB limit for proven peers and sends 1 MiB of
+  // it.
   std::vector<std::unique_ptr<raw_peer>> flood;
   std::vector<uint8_t> body(1 << 20, 0);
   uint32_t claim = (60u << 20);
@@ -383,7 +431,8 @@ TEST_CASE("large frame headers from unproven peers are refused and hold no memor
   CHECK(std::get<heartbeat>(in_b.got[0].second).sent_ns == 3);
 }
 
-TEST_CASE("connections past the handshaking cap are closed at once and proven peers go on") {
+TEST_CASE(
+    "connections past the handshaking cap are closed at once and proven peers go on") {
   inbox in_a, in_b;
   auto a = start("a", in_a);
   auto b = start("b", in_b, secret, 8);

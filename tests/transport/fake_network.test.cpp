@@ -129,7 +129,8 @@ TEST_CASE("a handler can answer while messages are being delivered") {
   CHECK(std::get<heartbeat>(a.seen[0].second).sent_ns == 42);
 }
 
-TEST_CASE("concurrent senders and a delivering thread: every message arrives once, in order") {
+TEST_CASE(
+    "concurrent senders and a delivering thread: every message arrives once, in order") {
   fake_network net;
   std::mutex mtx;
   std::map<std::string, std::vector<uint64_t>> seen;
@@ -198,7 +199,8 @@ TEST_CASE("a node's transport on the fake network reports its peers up and down"
   net.deliver();
   b.reset(); // b leaves: a sees it go
   CHECK_FALSE(a->connected("b"));
-  CHECK(events == std::vector<std::string>{"b up a", "a up b", "b got from a", "a down b"});
+  CHECK(events ==
+        std::vector<std::string>{"b up a", "a up b", "b got from a", "a down b"});
 }
 
 TEST_CASE("a hostile peer cannot reflect a node's proof back to it on the fake network") {
@@ -220,14 +222,16 @@ TEST_CASE("a hostile peer cannot reflect a node's proof back to it on the fake n
   REQUIRE(net.send_raw(out, hello{"worker-1", nonce_one, protocol_version}));
   auto signed_out = net.take_raw(out);
   REQUIRE(signed_out.size() == 1);
-  REQUIRE(net.send_raw(in_one, hello{"worker-1", head_out_hello.nonce, protocol_version}));
+  REQUIRE(
+      net.send_raw(in_one, hello{"worker-1", head_out_hello.nonce, protocol_version}));
   auto r = net.send_raw(in_one, signed_out[0]);
   REQUIRE_FALSE(r);
   CHECK(r.err().message.find("does not hold the cluster secret") != std::string::npos);
   CHECK_FALSE(net.send_raw(in_one, stop_request{}));
   // Nor does the head accept its own name.
   auto in_three = net.open_raw("head").value();
-  r = net.send_raw(in_three, hello{"head", std::vector<uint8_t>(32, 9), protocol_version});
+  r = net.send_raw(in_three,
+                   hello{"head", std::vector<uint8_t>(32, 9), protocol_version});
   REQUIRE_FALSE(r);
   CHECK(r.err().message.find("own name 'head'") != std::string::npos);
   net.deliver();

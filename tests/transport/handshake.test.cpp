@@ -89,7 +89,8 @@ TEST_CASE("a proof the node made as initiator cannot be reflected back to it") {
   auto head_in = acceptor("head", "10.0.0.1:7000");
   auto head_out = initiator("head", "10.0.0.1:7000");
   auto signed_out =
-      step(head_out, hello{"worker-1", head_in.own_hello().nonce, protocol_version}).value();
+      step(head_out, hello{"worker-1", head_in.own_hello().nonce, protocol_version})
+          .value();
   REQUIRE(signed_out.size() == 1);
   // Offered back on the first connection under a name other than the head's own (that
   // one is refused by name), it fails: it names the initiator "head".
@@ -169,4 +170,31 @@ TEST_CASE("handshake messages travel as frames like any other") {
   REQUIRE(d.feed(f.data(), f.size(), out));
   REQUIRE(out.size() == 1);
   CHECK(std::get<hello>(out[0]).nonce == a.own_hello().nonce);
+}
+
+TEST_CASE(
+    "a bulk connection is chosen by the side that connects and covered by the proofs") {
+  handshake a{role::initiator, "worker-1", secret, "10.0.0.1:7000", true};
+  auto b = acceptor("head");
+  CHECK(connect(a, b).empty());
+  CHECK(a.bulk());
+  CHECK(b.bulk());
+  CHECK_FALSE(initiator("worker-1").bulk());
+  // A man in the middle who flips the flag breaks the proof.
+  handshake a2{role::initiator, "worker-1", secret, "10.0.0.1:7000", true};
+  auto b2 = acceptor("head");
+  auto flipped = a2.own_hello();
+  flipped.bulk = false;
+  REQUIRE(step(b2, flipped));
+  auto proof = step(a2, b2.own_hello()).value();
+  auto r = step(b2, proof.at(0));
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("does not hold the cluster secret") != std::string::npos);
+  // The accepting side cannot ask for it.
+  auto a3 = initiator("worker-1");
+  auto h = acceptor("head").own_hello();
+  h.bulk = true;
+  r = step(a3, h);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("only the side that connects chooses") != std::string::npos);
 }

@@ -210,3 +210,49 @@ TEST_CASE("a message on the wrong lane or an unknown lane is rejected") {
   CHECK(d2.feed(f.data(), f.size(), out).err().message.find("unknown lane 9") !=
         std::string::npos);
 }
+
+TEST_CASE(
+    "a chunk is sent from its value's memory and read in the buffer it arrived in") {
+  auto value = std::make_shared<std::vector<uint8_t>>(3 * shared_chunk_min + 5);
+  for (size_t i = 0; i < value->size(); ++i)
+    (*value)[i] = static_cast<uint8_t>(i * 13);
+  object_chunk c{{4, 2}, 0, value->size(), {}, {}, value, value->data(), value->size()};
+  auto parts = encode_frame_parts(c);
+  // The value's bytes are referenced, not copied, and kept alive by the frame.
+  CHECK(parts.tail == value->data());
+  CHECK(parts.tail_size == value->size());
+  CHECK(parts.bytes.size() < 256);
+  CHECK(parts.keep.get() == static_cast<const void*>(value.get()));
+  auto flat = encode_frame(c);
+  CHECK(flat.size() == parts.size());
+  // A chunk whose bytes only the message holds is copied into the frame.
+  object_chunk owned{{4, 2}, 0, value->size(), *value, {}, nullptr, nullptr, 0};
+  auto copied = encode_frame_parts(owned);
+  CHECK(copied.tail == nullptr);
+  CHECK(copied.bytes == flat);
+
+  // Received: the large chunk shares the decoder's buffer; later frames go elsewhere.
+  frame_decoder d{64 << 20};
+  std::vector<message> out;
+  REQUIRE(d.feed(flat.data(), flat.size(), out));
+  auto small = encode_frame(heartbeat{5, 0, {}, 0});
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(d.feed(flat.data(), flat.size(), out));
+  REQUIRE(d.feed(small.data(), small.size(), out));
+  REQUIRE(out.size() == 5);
+  for (int i = 0; i < 4; ++i) {
+    auto& got = std::get<object_chunk>(out[static_cast<size_t>(i)]);
+    REQUIRE(static_cast<bool>(got.source));
+    CHECK(got.data.empty());
+    REQUIRE(got.size() == value->size());
+    CHECK(std::equal(got.bytes(), got.bytes() + got.size(), value->begin()));
+  }
+  CHECK(std::get<heartbeat>(out[4]).sent_ns == 5);
+  // A small chunk is copied out as before.
+  object_chunk tiny{{4, 2}, 0, 8, std::vector<uint8_t>(8, 1), {}, nullptr, nullptr, 0};
+  auto tf = encode_frame(tiny);
+  out.clear();
+  REQUIRE(d.feed(tf.data(), tf.size(), out));
+  CHECK_FALSE(static_cast<bool>(std::get<object_chunk>(out.at(0)).source));
+  CHECK(std::get<object_chunk>(out.at(0)).data == std::vector<uint8_t>(8, 1));
+}

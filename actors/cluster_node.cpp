@@ -139,6 +139,9 @@ void cluster_node::start_actors() {
     oc.nodes.push_back(n.name);
   oc.send = send;
   oc.publish = publish;
+  oc.reserve = [local = local_.get()](const object_key& k, uint64_t bytes) {
+    return local->admit_secondary({k.first, k.second}, bytes);
+  };
   link_.objects = spawn_object_manager(sys, std::move(oc));
   owner_config wc;
   wc.node = link_.self.name;
@@ -236,13 +239,16 @@ wire_msg::node_info cluster_node::self_info() const {
   return me;
 }
 
+wire_msg::store_usage cluster_node::store() {
+  auto s = local_->store_accounting();
+  return {s.bytes, s.capacity, s.secondary_bytes};
+}
+
 node_stats cluster_node::stats() {
   auto s = local_->stats();
   caf::scoped_actor self{local_->system()};
   self->request(link_.objects, std::chrono::seconds(5), count_atom::value)
       .receive([&](uint64_t n) { s.pulled_entries = n; }, [](caf::error&) {});
-  self->request(link_.objects, std::chrono::seconds(5), kept_atom::value)
-      .receive([&](uint64_t n) { s.pulled_bytes = n; }, [](caf::error&) {});
   return s;
 }
 
@@ -358,7 +364,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::object_free>) {
           caf::anon_send(link_.objects, free_atom::value, key_of(x.id));
         } else if constexpr (std::is_same_v<T, wire_msg::heartbeat>) {
-          caf::anon_send(link_.membership, heartbeat_atom::value, peer, x.queued);
+          caf::anon_send(link_.membership, heartbeat_atom::value, peer, x);
         } else if constexpr (std::is_same_v<T, wire_msg::join>) {
           if (x.node.name == peer)
             caf::anon_send(link_.membership, join_atom::value, std::move(x.node));

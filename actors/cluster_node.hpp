@@ -116,6 +116,7 @@ private:
   // children there.
   void lost(const std::string& peer, const std::string& why) override;
   uint32_t queued() override { return tasks_->queued(); }
+  wire_msg::store_usage store() override;
 
   // -- life cycle and dispatch
   // ---------------------------------------------------------------------------

@@ -273,6 +273,11 @@ local_node::admit(const object_id& id, const detail::boxed_value& v) {
   return store_->admit(id, v);
 }
 
+result<std::unique_ptr<detail::store_lease>>
+local_node::admit_secondary(const object_id& id, size_t bytes) {
+  return store_->admit_secondary(id, bytes);
+}
+
 result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
   if (stopping_)
     return error{errc::runtime_stopped, "node '" + outer_->node_name() + "' is stopping"};
@@ -401,11 +406,16 @@ result<detail::group_record_ptr> local_node::supervise(const detail::group_spec&
   return detail::group_record_ptr{std::move(group)};
 }
 
+store_stats local_node::store_accounting() const {
+  return store_->stats();
+}
+
 node_stats local_node::stats() {
   node_stats out;
   auto s = store_->stats();
   out.store_objects = s.objects;
   out.store_bytes = s.bytes;
+  out.pulled_bytes = s.secondary_bytes;
   out.store_capacity = s.capacity;
   out.store_rejected = s.rejected;
   caf::scoped_actor self{*sys_};

@@ -49,12 +49,18 @@ public:
   bool cancel(detail::task_spec& task) override;
   result<std::unique_ptr<detail::store_lease>>
   admit(const object_id& id, const detail::boxed_value& v) override;
+  /// Counts a copy pulled from another node against this node's store (see
+  /// `store_table::admit_secondary`).
+  result<std::unique_ptr<detail::store_lease>> admit_secondary(const object_id& id,
+                                                               size_t bytes);
   result<detail::actor_record_ptr> spawn(detail::actor_spec spec) override;
   void call(detail::actor_record& target, detail::task_ptr call) override;
   void kill(detail::actor_record& target, bool restart) override;
   result<detail::actor_record_ptr> find_actor(const std::string& name) override;
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
   node_stats stats() override;
+  /// The object store's accounting alone (never blocks on an actor).
+  store_stats store_accounting() const;
 
   result<std::optional<std::vector<uint8_t>>> kv(detail::kv_op op, const std::string& key,
                                                  std::vector<uint8_t> value) override;

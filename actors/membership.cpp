@@ -80,7 +80,7 @@ struct membership_state {
     broadcast_table(now);
   }
 
-  void on_heartbeat(const std::string& peer, uint32_t queued,
+  void on_heartbeat(const std::string& peer, const wire_msg::heartbeat& hb,
                     caf::actor_clock::time_point now) {
     auto i = peers.find(peer);
     if (!is_head() || i == peers.end()) return; // not joined: ignored until it joins
@@ -88,7 +88,8 @@ struct membership_state {
     // came on a connection that took over, so the node is back.
     i->second.info.alive = true;
     i->second.last_seen = now;
-    i->second.info.queued = queued;
+    i->second.info.queued = hb.queued;
+    i->second.info.store = hb.store;
     port->record(i->second.info);
     publish();
   }
@@ -134,12 +135,14 @@ struct membership_state {
     auto& self = peers[me()];
     self.last_seen = now;
     self.info.queued = port->queued();
+    self.info.store = port->store();
     if (!is_head()) {
       publish();
       if (!port->connected(cfg.head)) port->rejoin();
       wire_msg::heartbeat hb;
       hb.sent_ns = static_cast<uint64_t>(now.time_since_epoch().count());
       hb.queued = self.info.queued;
+      hb.store = self.info.store;
       hb.load = static_cast<double>(hb.queued);
       port->send(cfg.head, hb);
       return;
@@ -182,8 +185,8 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
       [=](join_atom, wire_msg::node_info& info) {
         self->state.on_join(std::move(info), self->clock().now());
       },
-      [=](heartbeat_atom, const std::string& peer, uint32_t queued) {
-        self->state.on_heartbeat(peer, queued, self->clock().now());
+      [=](heartbeat_atom, const std::string& peer, const wire_msg::heartbeat& hb) {
+        self->state.on_heartbeat(peer, hb, self->clock().now());
       },
       [=](table_atom, const wire_msg::node_table& t) {
         self->state.on_table(t, self->clock().now());
@@ -200,7 +203,8 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
 
 } // namespace
 
-wire_msg::node_table to_node_table(const peer_table& peers, caf::actor_clock::time_point now) {
+wire_msg::node_table to_node_table(const peer_table& peers,
+                                   caf::actor_clock::time_point now) {
   wire_msg::node_table t;
   for (auto& [name, p] : peers) {
     auto info = p.info;

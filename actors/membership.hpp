@@ -36,7 +36,8 @@ struct peer_view {
 using peer_table = std::map<std::string, peer_view>;
 
 /// The node table as `swarm status` shows it: ages as of `now`.
-wire_msg::node_table to_node_table(const peer_table& peers, caf::actor_clock::time_point now);
+wire_msg::node_table to_node_table(const peer_table& peers,
+                                   caf::actor_clock::time_point now);
 
 /// The peer table the membership actor published last. Only that actor publishes; any
 /// thread reads (placement, feasibility, status) without waiting for it.
@@ -95,6 +96,8 @@ public:
   virtual void lost(const std::string& peer, const std::string& why) = 0;
   /// Tasks placed on this node and not yet finished.
   virtual uint32_t queued() = 0;
+  /// This node's object store right now; must not block.
+  virtual wire_msg::store_usage store() = 0;
 };
 
 /// The node's membership in its cluster: joins, heartbeats, the peer table and failure
@@ -105,13 +108,13 @@ public:
 /// is gone, and takes the head's table as the truth: it dials the live nodes whose names
 /// sort after its own and closes its connections to dead ones.
 ///   (join_atom, node_info)              the head: a node joins (again)
-///   (heartbeat_atom, peer, queued)      the head: a node's heartbeat
+///   (heartbeat_atom, peer, heartbeat)   the head: a node's heartbeat
 ///   (table_atom, node_table)            a worker: the head's table
 ///   (down_atom, peer, why)              a connection closed
 ///   (tick_atom)                         the timer; the actor sends it to itself
 using membership_actor =
     caf::typed_actor<caf::reacts_to<join_atom, wire_msg::node_info>,
-                     caf::reacts_to<heartbeat_atom, std::string, uint32_t>,
+                     caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
                      caf::reacts_to<table_atom, wire_msg::node_table>,
                      caf::reacts_to<down_atom, std::string, std::string>,
                      caf::reacts_to<tick_atom>>;
@@ -127,4 +130,5 @@ membership_actor spawn_membership(caf::actor_system& sys, membership_config cfg,
 } // namespace swarm::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_info)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::heartbeat)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_table)

@@ -184,11 +184,12 @@ std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value
   return wire_msg::value{v.type->name, encode(v)};
 }
 
-uint64_t node_link::hold(const key& k, const detail::boxed_value& v, bool exported) {
+uint64_t node_link::hold(const key& k, const detail::boxed_value& v, bool exported,
+                         std::shared_ptr<const void> keep) {
   auto layout = std::make_shared<const bulk_layout>(v.type->lay_out(v.ptr.get()));
   auto size = layout->size();
   caf::anon_send(objects, hold_atom::value,
-                 hold_request{k, v, std::move(layout), exported});
+                 hold_request{k, v, std::move(layout), exported, std::move(keep)});
   return size;
 }
 
@@ -283,7 +284,7 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
       if (auto small = inline_value(*v))
         r.outcome = std::move(*small);
       else // held before the owner hears of it, so its pulls find it
-        r.outcome = wire_msg::stored_at{self.name, hold(key_of(s->id()), *v, false)};
+        r.outcome = wire_msg::stored_at{self.name, hold(key_of(s->id()), *v, false, s)};
     }
     send_to(to, std::move(r));
   });

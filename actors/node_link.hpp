@@ -131,7 +131,8 @@ private:
   std::optional<wire_msg::value> inline_value(const detail::boxed_value& v);
   // Holds `v` as `k` for other nodes to pull (`exported`: an argument of a task or call
   // sent elsewhere); its size as pulled.
-  uint64_t hold(const key& k, const detail::boxed_value& v, bool exported);
+  uint64_t hold(const key& k, const detail::boxed_value& v, bool exported,
+                std::shared_ptr<const void> keep = nullptr);
 };
 
 } // namespace swarm::actors

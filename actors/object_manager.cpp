@@ -18,6 +18,7 @@ struct held_object {
   detail::boxed_value value;
   std::shared_ptr<const bulk_layout> layout;
   size_t exports = 0; // tasks on other nodes that may still pull it; 0: owned result
+  std::shared_ptr<const void> keep;
 };
 
 struct pull_state {
@@ -35,6 +36,8 @@ struct pull_state {
   // Once the head is in: the value, and where each of its blocks' bytes go (from
   // `head_size` on, in order).
   std::shared_ptr<void> value;
+  // The bytes counted against the store, handed to the value when it is whole.
+  std::unique_ptr<detail::store_lease> lease;
   uint64_t head_size = 0;
   std::vector<std::pair<uint8_t*, size_t>> dests;
 };
@@ -104,11 +107,11 @@ struct object_manager_state {
 
   void hold(hold_request& r) {
     if (!r.exported) {
-      held[r.key] = {std::move(r.value), std::move(r.layout), 0};
+      held[r.key] = {std::move(r.value), std::move(r.layout), 0, std::move(r.keep)};
       return;
     }
     auto& h = held[r.key];
-    if (!h.layout) h = {std::move(r.value), std::move(r.layout), 0};
+    if (!h.layout) h = {std::move(r.value), std::move(r.layout), 0, std::move(r.keep)};
     ++h.exports;
   }
 
@@ -176,14 +179,40 @@ struct object_manager_state {
     kept.emplace_front(k, kept_copy{std::move(v), type, bytes});
     kept_index[k] = kept.begin();
     kept_bytes += bytes;
-    while (kept_bytes > cfg.keep_pulled_bytes) {
-      auto& [old, copy] = kept.back();
-      kept_bytes -= copy.bytes;
-      // Found again while a reader still holds it.
-      remember(old, copy.value, copy.type);
-      kept_index.erase(old);
-      kept.pop_back();
+    while (kept_bytes > cfg.keep_pulled_bytes)
+      drop_least_recent();
+  }
+
+  void drop_least_recent() {
+    auto& [old, copy] = kept.back();
+    kept_bytes -= copy.bytes;
+    // Found again while a reader still holds it.
+    remember(old, copy.value, copy.type);
+    kept_index.erase(old);
+    kept.pop_back();
+  }
+
+  void drop_kept(const object_key& k) {
+    auto i = kept_index.find(k);
+    if (i == kept_index.end()) return;
+    kept_bytes -= i->second->second.bytes;
+    kept.erase(i->second);
+    kept_index.erase(i);
+  }
+
+  // Counts a pull of `bytes` against the store, dropping kept copies to make room.
+  result<std::unique_ptr<detail::store_lease>> reserve(const object_key& k,
+                                                       uint64_t bytes) {
+    if (!cfg.reserve) return std::unique_ptr<detail::store_lease>{};
+    auto r = cfg.reserve(k, bytes);
+    while (!r && r.err().code == errc::store_full && !kept.empty()) {
+      drop_least_recent();
+      r = cfg.reserve(k, bytes);
     }
+    if (!r)
+      return error{r.err().code, "node '" + cfg.node + "' cannot pull " + id_of(k) +
+                                     ": " + r.err().message};
+    return r;
   }
 
   // The kept copy of `k` as a `type`, marked as read now; null when none is kept.
@@ -214,7 +243,10 @@ struct object_manager_state {
       i->second.waiters.push_back(std::move(r.done));
       return;
     }
+    auto lease = reserve(k, r.ref.size);
+    if (!lease) return r.done(lease.err());
     auto& p = pulls[k];
+    p.lease = std::move(*lease);
     p.from = r.ref.node;
     p.type = r.type;
     p.total = r.ref.size;
@@ -300,6 +332,13 @@ struct object_manager_state {
                                                       id_of(k) +
                                                       ": its head never completed"});
     std::shared_ptr<const void> v = std::move(p.value);
+    if (p.lease) {
+      // Counted while anyone holds the value: the lease lives in its control block.
+      auto counted = std::make_shared<
+          std::pair<std::shared_ptr<const void>, std::unique_ptr<detail::store_lease>>>(
+          v, std::move(p.lease));
+      v = std::shared_ptr<const void>{counted, v.get()};
+    }
     if (p.total <= cfg.keep_pulled_bytes)
       keep(k, v, p.type, p.total);
     else
@@ -308,6 +347,7 @@ struct object_manager_state {
   }
 
   void forget(const object_key& k) {
+    drop_kept(k);
     auto i = located.find(k);
     if (i == located.end()) return;
     auto holder = i->second.node;

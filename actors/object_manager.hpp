@@ -51,6 +51,9 @@ struct hold_request {
   /// The value laid out for pulls (its large buffers are sent from where they are).
   std::shared_ptr<const bulk_layout> layout;
   bool exported = false;
+  /// Kept as long as the value is held: a result's slot, whose store lease counts its
+  /// bytes on this node.
+  std::shared_ptr<const void> keep;
 };
 
 /// Reads the object `ref` as a `type`: from here when held or still alive from an
@@ -84,6 +87,11 @@ struct object_manager_config {
   /// Bytes of pulled values kept here after their readers let go (secondary copies), so
   /// reading one again moves nothing; the least recently read go first past it.
   uint64_t keep_pulled_bytes = 256 << 20;
+  /// Counts a pulled copy's bytes against the node's store, from the start of its pull
+  /// for as long as the value lives (`store_full` when it does not fit: kept copies are
+  /// dropped, least recently read first, to make room). Empty: nothing is counted.
+  std::function<result<std::unique_ptr<detail::store_lease>>(const object_key&, uint64_t)>
+      reserve;
 };
 
 /// The node's object manager: the values it holds for other nodes, the pulls it runs
@@ -103,7 +111,8 @@ struct object_manager_config {
 ///   (chunk_atom, object_chunk)             a chunk of a pull running here
 ///   (fetch_atom, fetch_request)            read an object, here or pulled
 ///   (locate_atom, located_object)          the primary copy of a result is elsewhere
-///   (forget_atom, key)                     that result's owner let it go
+///   (forget_atom, key)                     that result's owner let it go (its copy
+///                                          kept here goes too)
 ///   (lost_atom, peer, why)                 the connection to `peer` closed
 ///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
 ///   (kept_atom) -> uint64_t                bytes of pulled values kept (node_stats)

@@ -30,6 +30,17 @@ private:
   object_id id_;
 };
 
+class secondary_lease final : public detail::store_lease {
+public:
+  secondary_lease(std::shared_ptr<store_table> table, size_t bytes)
+      : table_(std::move(table)), bytes_(bytes) {}
+  ~secondary_lease() override { table_->release_secondary(bytes_); }
+
+private:
+  std::shared_ptr<store_table> table_;
+  size_t bytes_;
+};
+
 store_table::store_table(size_t capacity, size_t inline_threshold)
     : capacity_(capacity), inline_threshold_(inline_threshold) {}
 
@@ -39,13 +50,9 @@ store_table::admit(const object_id& id, const detail::boxed_value& value) {
   if (bytes < inline_threshold_) return std::unique_ptr<detail::store_lease>{};
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (bytes > capacity_ - bytes_) {
-      ++rejected_;
-      return error{errc::store_full,
-                   "object " + id.to_string() + " (" + value.type->name + ", " +
-                       human_bytes(bytes) + ") does not fit in the object store: " +
-                       human_bytes(bytes_) + " of " + human_bytes(capacity_) + " in use"};
-    }
+    if (bytes > capacity_ - bytes_)
+      return full_error("object " + id.to_string() + " (" + value.type->name + ")",
+                        bytes);
     auto [i, added] = objects_.emplace(id, bytes);
     if (!added)
       return error{errc::invalid_argument,
@@ -54,6 +61,34 @@ store_table::admit(const object_id& id, const detail::boxed_value& value) {
   }
   return std::unique_ptr<detail::store_lease>{
       std::make_unique<table_lease>(shared_from_this(), id)};
+}
+
+error store_table::full_error(const std::string& what, size_t bytes) {
+  ++rejected_;
+  return error{errc::store_full,
+               what + ", " + human_bytes(bytes) +
+                   ", does not fit in the object store: " + human_bytes(bytes_) + " of " +
+                   human_bytes(capacity_) + " in use (" + human_bytes(secondary_bytes_) +
+                   " of it copies pulled from other nodes)"};
+}
+
+result<std::unique_ptr<detail::store_lease>>
+store_table::admit_secondary(const object_id& id, size_t bytes) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (bytes > capacity_ - bytes_)
+      return full_error("a copy of object " + id.to_string(), bytes);
+    bytes_ += bytes;
+    secondary_bytes_ += bytes;
+  }
+  return std::unique_ptr<detail::store_lease>{
+      std::make_unique<secondary_lease>(shared_from_this(), bytes)};
+}
+
+void store_table::release_secondary(size_t bytes) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  bytes_ -= bytes;
+  secondary_bytes_ -= bytes;
 }
 
 void store_table::release(const object_id& id) {
@@ -66,7 +101,8 @@ void store_table::release(const object_id& id) {
 
 store_stats store_table::stats() const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return {objects_.size(), bytes_, capacity_, inline_threshold_, rejected_};
+  return {objects_.size(),   bytes_,   secondary_bytes_, capacity_,
+          inline_threshold_, rejected_};
 }
 
 bool store_table::contains(const object_id& id) const {

@@ -5,16 +5,17 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/object_id.hpp"
-#include "base/result.hpp"
 
 namespace swarm::actors {
 
 /// What the object store holds right now.
 struct store_stats {
   size_t objects = 0;
-  size_t bytes = 0;
+  size_t bytes = 0;           ///< primaries and secondary copies
+  size_t secondary_bytes = 0; ///< copies pulled from other nodes, and pulls in flight
   size_t capacity = 0;
   size_t inline_threshold = 0;
   size_t rejected = 0;
@@ -32,6 +33,12 @@ public:
   result<std::unique_ptr<detail::store_lease>> admit(const object_id& id,
                                                      const detail::boxed_value& value);
 
+  /// Counts the `bytes` of a secondary copy of `id` (a value pulled from another node,
+  /// from the start of its pull) against the capacity while the lease lives;
+  /// `store_full` when they do not fit.
+  result<std::unique_ptr<detail::store_lease>> admit_secondary(const object_id& id,
+                                                               size_t bytes);
+
   store_stats stats() const;
 
   /// Whether `id` is stored.
@@ -39,11 +46,16 @@ public:
 
 private:
   friend class table_lease;
+  friend class secondary_lease;
   void release(const object_id& id);
+  void release_secondary(size_t bytes);
+  // Why `bytes` more of `what` do not fit; call under the mutex.
+  error full_error(const std::string& what, size_t bytes);
 
   mutable std::mutex mtx_;
   std::unordered_map<object_id, size_t> objects_;
   size_t bytes_ = 0;
+  size_t secondary_bytes_ = 0;
   size_t rejected_ = 0;
   const size_t capacity_;
   const size_t inline_threshold_;

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "framework/application.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/resources.hpp"
-#include "base/result.hpp"
 
 namespace swarm {
 
@@ -23,6 +23,9 @@ struct node_status {
   resource_set available;
   uint32_t queued = 0;       ///< tasks waiting for a worker
   uint64_t last_seen_ms = 0; ///< since the head last heard from it
+  uint64_t store_bytes = 0;  ///< its object store in use, pulled copies included
+  uint64_t store_capacity = 0;
+  uint64_t pulled_bytes = 0; ///< of `store_bytes`: copies pulled from other nodes
 };
 
 /// One row of the control store's job table: a driver program on some node.

@@ -91,6 +91,9 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.available = detail::from_list(n.available).value();
     s.queued = n.queued;
     s.last_seen_ms = n.last_seen_ms;
+    s.store_bytes = n.store.bytes;
+    s.store_capacity = n.store.capacity;
+    s.pulled_bytes = n.store.pulled;
     out.nodes.push_back(std::move(s));
   }
   return out;

@@ -8,7 +8,7 @@ namespace swarm {
 /// A snapshot of one node, for status output and tests.
 struct node_stats {
   size_t store_objects = 0;    ///< objects in the object store (not inline ones)
-  size_t store_bytes = 0;      ///< their bytes
+  size_t store_bytes = 0;      ///< their bytes, and those of copies pulled here
   size_t store_capacity = 0;   ///< the store's limit in bytes
   size_t store_rejected = 0;   ///< puts and results refused for lack of room
   size_t queued_tasks = 0;     ///< ready tasks waiting for a worker
@@ -19,8 +19,10 @@ struct node_stats {
   size_t control_rows = 0;     ///< rows in its node, job and object tables
   size_t pulled_entries = 0;   ///< values pulled from other nodes it remembers (bounded
                                ///< by those still alive, with slack)
-  size_t pulled_bytes = 0;     ///< bytes of pulled values it keeps as secondary copies
-  std::string available;       ///< resources not held by running work
+  /// Bytes of copies pulled from other nodes held here, part of `store_bytes`: kept
+  /// (secondary copies), still read, or still arriving.
+  size_t pulled_bytes = 0;
+  std::string available; ///< resources not held by running work
 };
 
 } // namespace swarm

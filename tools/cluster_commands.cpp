@@ -60,6 +60,16 @@ int run_start(const std::vector<std::string>& args) {
   return serve(app, *cfg, node);
 }
 
+namespace {
+
+std::string megabytes(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+} // namespace
+
 int run_status(const std::vector<std::string>& args) {
   std::string config, node;
   if (!parse_cluster_args("status", args, config, node)) return 2;
@@ -73,13 +83,15 @@ int run_status(const std::vector<std::string>& args) {
   auto* nodes = &state->nodes;
   std::printf("cluster '%s': %zu node(s), %zu alive\n", cfg->name.c_str(), nodes->size(),
               state->alive());
-  std::printf("%-16s %-22s %-6s %-5s %7s %-32s %s\n", "node", "address", "role", "state",
-              "queued", "resources", "last seen");
+  std::printf("%-16s %-22s %-6s %-5s %7s %-32s %-28s %s\n", "node", "address", "role",
+              "state", "queued", "resources", "store (pulled copies)", "last seen");
   for (auto& n : *nodes) {
     auto where = n.address + ":" + std::to_string(n.port);
-    std::printf("%-16s %-22s %-6s %-5s %7u %-32s %llu ms ago\n", n.name.c_str(),
+    auto store = megabytes(n.store_bytes) + " of " + megabytes(n.store_capacity) + " (" +
+                 megabytes(n.pulled_bytes) + ")";
+    std::printf("%-16s %-22s %-6s %-5s %7u %-32s %-28s %llu ms ago\n", n.name.c_str(),
                 where.c_str(), n.head ? "head" : "worker", n.alive ? "up" : "down",
-                n.queued, n.total.to_string().c_str(),
+                n.queued, n.total.to_string().c_str(), store.c_str(),
                 static_cast<unsigned long long>(n.last_seen_ms));
   }
   if (!state->jobs.empty()) {

@@ -40,11 +40,18 @@ struct Proof {
   mac @0 :Data;
 }
 
+struct StoreUsage {
+  bytes @0 :UInt64;
+  capacity @1 :UInt64;
+  pulled @2 :UInt64;     # of `bytes`: copies pulled from other nodes
+}
+
 struct Heartbeat {
   sentNs @0 :UInt64;
   load @1 :Float64;
   available @2 :List(Resource);
   queued @3 :UInt32;
+  store @4 :StoreUsage;
 }
 
 struct Arg {
@@ -112,6 +119,7 @@ struct NodeInfo {
   alive @6 :Bool;
   head @7 :Bool;
   lastSeenMs @8 :UInt64;  # since the head last heard from it
+  store @9 :StoreUsage;
 }
 
 # A node joins the head's node table.

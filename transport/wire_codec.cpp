@@ -91,6 +91,16 @@ error_value get_error(wire::ErrorValue::Reader r) {
   return {r.getCode(), r.getMessage()};
 }
 
+void put_store(wire::StoreUsage::Builder b, const store_usage& s) {
+  b.setBytes(s.bytes);
+  b.setCapacity(s.capacity);
+  b.setPulled(s.pulled);
+}
+
+store_usage get_store(wire::StoreUsage::Reader r) {
+  return {r.getBytes(), r.getCapacity(), r.getPulled()};
+}
+
 void put_node(wire::NodeInfo::Builder b, const node_info& n) {
   b.setName(n.name);
   b.setAddress(n.address);
@@ -101,6 +111,7 @@ void put_node(wire::NodeInfo::Builder b, const node_info& n) {
   b.setAlive(n.alive);
   b.setHead(n.head);
   b.setLastSeenMs(n.last_seen_ms);
+  put_store(b.initStore(), n.store);
 }
 
 node_info get_node(wire::NodeInfo::Reader r) {
@@ -112,7 +123,8 @@ node_info get_node(wire::NodeInfo::Reader r) {
           r.getQueued(),
           r.getAlive(),
           r.getHead(),
-          r.getLastSeenMs()};
+          r.getLastSeenMs(),
+          get_store(r.getStore())};
 }
 
 unsigned size_of(size_t n) {
@@ -180,6 +192,7 @@ struct builder_visitor {
     b.setLoad(m.load);
     put_resources(b.initAvailable(size_of(m.available.size())), m.available);
     b.setQueued(m.queued);
+    put_store(b.initStore(), m.store);
   }
   void operator()(const task_submit& m) {
     auto b = env.initTaskSubmit();
@@ -368,7 +381,7 @@ message read_envelope(wire::Envelope::Reader env,
   case wire::Envelope::HEARTBEAT: {
     auto r = env.getHeartbeat();
     return heartbeat{r.getSentNs(), r.getLoad(), get_resources(r.getAvailable()),
-                     r.getQueued()};
+                     r.getQueued(), get_store(r.getStore())};
   }
   case wire::Envelope::TASK_SUBMIT: {
     auto r = env.getTaskSubmit();

@@ -49,11 +49,20 @@ struct proof {
 
 using resource_list = std::vector<std::pair<std::string, double>>;
 
+/// A node's object store: bytes in use of its capacity, and how many of them are copies
+/// pulled from other nodes.
+struct store_usage {
+  uint64_t bytes = 0;
+  uint64_t capacity = 0;
+  uint64_t pulled = 0;
+};
+
 struct heartbeat {
   uint64_t sent_ns = 0;
   double load = 0;
   resource_list available;
   uint32_t queued = 0;
+  store_usage store;
 };
 
 /// A reference argument: the object, the node holding its value, and its size.
@@ -129,6 +138,7 @@ struct node_info {
   bool alive = true;
   bool head = false;
   uint64_t last_seen_ms = 0;
+  store_usage store;
 };
 
 struct join {

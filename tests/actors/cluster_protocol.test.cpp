@@ -8,8 +8,8 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "actors/cluster_node.hpp"
@@ -55,7 +55,8 @@ struct fake_cluster {
   std::atomic<bool> pumping{true};
   std::thread pump;
 
-  fake_cluster() {
+  explicit fake_cluster(size_t store_bytes = 0) {
+    if (store_bytes > 0) cfg.object_store_bytes = store_bytes;
     register_all(app);
     pump = std::thread{[this] {
       while (pumping)
@@ -154,9 +155,9 @@ TEST_CASE("a result lost on the wire fails its future once the connection closes
 TEST_CASE("a large result is pulled in chunks on the bulk lane, once per node") {
   fake_cluster c;
   auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
-  auto read = c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>(
-                        "read_blob")
-                  .value();
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
   const int size = 9 << 20; // three 4 MiB chunks
   auto chunks_to_w2 = c.spy([](auto&, auto& to, auto& m) {
     return to == "worker-2" && is<wire_msg::object_chunk>(m);
@@ -174,10 +175,12 @@ TEST_CASE("a large result is pulled in chunks on the bulk lane, once per node") 
   CHECK(r2.get(20s).value().at(1) == expected);
   CHECK(*chunks_to_w2 == 3);
   // Three chunk requests and three chunks, all on the bulk lane.
-  CHECK(c.net.stats().frames[static_cast<size_t>(wire_msg::lane::bulk)] - bulk_before == 6);
+  CHECK(c.net.stats().frames[static_cast<size_t>(wire_msg::lane::bulk)] - bulk_before ==
+        6);
 }
 
-TEST_CASE("what a node remembers of pulled values is bounded by the values alive and its budget") {
+TEST_CASE("what a node remembers of pulled values is bounded by the values alive and its "
+          "budget") {
   fake_cluster c;
   auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
   // Results over the inline threshold: each is pulled by the head, read, and dropped.
@@ -190,6 +193,45 @@ TEST_CASE("what a node remembers of pulled values is bounded by the values alive
   CHECK(s.pulled_entries <= 128);
   CHECK(s.pulled_bytes >= (100u << 10));
   CHECK(s.pulled_bytes <= (256u << 20));
+}
+
+TEST_CASE(
+    "a pulled copy counts against the reading node's store until its owner frees the "
+    "object") {
+  fake_cluster c;
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  const size_t size = 9 << 20;
+  auto w1_before = c.w1->stats().store_bytes;
+  auto big = c.driver->submit(c.on("worker-1"), blob_fn, static_cast<int>(size));
+  // Read by its owner on the head: pulled, counted there as a copy.
+  REQUIRE(big.get(10s).value().size() == size);
+  auto head = c.head->stats();
+  CHECK(head.pulled_bytes >= size);
+  CHECK(head.pulled_bytes < size + (1 << 20));
+  CHECK(head.store_bytes >= head.pulled_bytes);
+  CHECK(c.w1->stats().store_bytes >= w1_before + size);
+  // Freed by its owner: the head's copy and worker-1's primary go, and so do their
+  // counts.
+  big = {};
+  CHECK(fake_cluster::eventually([&] { return c.head->stats().pulled_bytes == 0; }));
+  CHECK(fake_cluster::eventually([&] { return c.w1->stats().store_bytes == w1_before; }));
+}
+
+TEST_CASE("a result that does not fit its owner's store fails with both sizes named") {
+  fake_cluster c{4 << 20};
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  // The head holds 2 MiB of its 4: a 3 MiB copy does not fit.
+  auto here = c.driver->put(std::vector<uint8_t>(2 << 20, 1));
+  auto big = c.driver->submit(c.on("worker-1"), blob_fn, 3 << 20);
+  auto r = big.get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::store_full);
+  CHECK(r.err().message.find("node 'head' cannot pull") != std::string::npos);
+  CHECK(r.err().message.find("does not fit in the object store") != std::string::npos);
+  // As a result that does not fit its node's store fails, so does one that does not fit
+  // its owner's: its primary is let go, and neither node counts it any more.
+  CHECK(c.head->stats().pulled_bytes == 0);
+  CHECK(fake_cluster::eventually([&] { return c.w1->stats().store_bytes == 0; }));
 }
 
 TEST_CASE("calls to a named actor go from the caller's node straight to the actor's") {
@@ -246,14 +288,16 @@ TEST_CASE("an actor on another node stops when its creator drops the last handle
   CHECK(*kills == 1);
 }
 
-TEST_CASE("a node whose heartbeats stop reaching the head is marked dead, then alive again") {
+TEST_CASE(
+    "a node whose heartbeats stop reaching the head is marked dead, then alive again") {
   fake_cluster c;
   std::atomic<bool> silent{true};
   c.net.drop_if([&](auto& from, auto&, auto& m) {
     return silent && from == "worker-2" && is<wire_msg::heartbeat>(m);
   });
   // node_timeout is 400 ms: detected well within the bound.
-  CHECK(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 2; }, 5s));
+  CHECK(
+      fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 2; }, 5s));
   // The control store's node table says so too.
   CHECK(fake_cluster::eventually([&] {
     auto rows = c.head->control_table("node").value();
@@ -264,7 +308,8 @@ TEST_CASE("a node whose heartbeats stop reaching the head is marked dead, then a
     return false;
   }));
   silent = false;
-  CHECK(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
+  CHECK(
+      fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
 }
 
 TEST_CASE("garbage from one node closes only its connection and fails its work") {
@@ -323,7 +368,8 @@ TEST_CASE("the head's control store holds the node, job and object tables") {
   CHECK(fake_cluster::eventually([&] { return rows("object").empty(); }));
 }
 
-TEST_CASE("an actor placed by resources from a worker goes through the head's scheduler") {
+TEST_CASE(
+    "an actor placed by resources from a worker goes through the head's scheduler") {
   fake_cluster c;
   auto spawn_special = c.app.find_function<int(int)>("spawn_special").value();
   auto routes = std::make_shared<std::vector<std::string>>();
@@ -349,7 +395,8 @@ TEST_CASE("an actor placed by resources from a worker goes through the head's sc
   o.resources.set("special", 1);
   CHECK(c.driver->spawn(o, counter_t, 1).call(&counter::add, 1).get(10s).value() == 2);
   std::lock_guard<std::mutex> g{*routes_mtx};
-  CHECK(*routes == std::vector<std::string>{"head>worker-2 placed", "worker-2>head created"});
+  CHECK(*routes ==
+        std::vector<std::string>{"head>worker-2 placed", "worker-2>head created"});
 }
 
 TEST_CASE("a task whose node is lost runs again on another node, within its retries") {
@@ -404,10 +451,12 @@ TEST_CASE("a frozen node is found dead by its silence and its task runs elsewher
   CHECK(c.head->wait_for_nodes(3, 0ms) == 2);
   // Thawed, it joins again.
   frozen = false;
-  CHECK(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
+  CHECK(
+      fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
 }
 
-TEST_CASE("a large result whose node dies before its owner has it is remade by its task") {
+TEST_CASE(
+    "a large result whose node dies before its owner has it is remade by its task") {
   fake_cluster c;
   auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
   // The owner's copy never arrives from worker-1: its chunks are held back.
@@ -432,19 +481,17 @@ TEST_CASE("a large result whose node dies before its owner has it is remade by i
 TEST_CASE("an input whose holder died is shipped from its owner's copy") {
   fake_cluster c;
   auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
-  auto read = c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>(
-                        "read_blob")
-                  .value();
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
   auto big = c.driver->submit(c.on("worker-1"), blob_fn, 1 << 20);
   REQUIRE(big.get(10s));
   // worker-1 goes; the object table forgets it held the result.
-  c.net.drop_if([](auto& from, auto& to, auto&) {
-    return from == "worker-1" || to == "worker-1";
-  });
+  c.net.drop_if(
+      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
   c.net.disconnect("head", "worker-1", "killed by the test");
-  CHECK(fake_cluster::eventually([&] {
-    return c.head->control_table("object").value().empty();
-  }));
+  CHECK(fake_cluster::eventually(
+      [&] { return c.head->control_table("object").value().empty(); }));
   auto sum = c.driver->submit(c.on("worker-2"), read, big).get(10s);
   REQUIRE(sum);
   int64_t expected = 0;
@@ -473,9 +520,8 @@ TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint")
   });
   auto in_flight = a.call(&counter::add, 1);
   REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held >= 2; }));
-  c.net.drop_if([](auto& from, auto& to, auto&) {
-    return from == "worker-1" || to == "worker-1";
-  });
+  c.net.drop_if(
+      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
   c.net.disconnect("head", "worker-1", "killed by the test");
   CHECK(in_flight.get(10s).value() == 113);
   CHECK(a.call(&counter::node).get(10s).value() == "worker-2");

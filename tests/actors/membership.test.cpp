@@ -20,7 +20,7 @@ namespace {
 // Records, in order, everything membership asks of its node.
 struct recording_port final : membership_port {
   std::vector<std::string> events;
-  std::set<std::string> open; // peers with a connection
+  std::set<std::string> open;                             // peers with a connection
   std::map<std::string, std::chrono::milliseconds> quiet; // absent: cannot tell
   uint32_t queued_now = 0;
   std::vector<std::pair<std::string, wire_msg::message>> sent;
@@ -53,10 +53,10 @@ struct recording_port final : membership_port {
     events.push_back("lost " + peer);
   }
   uint32_t queued() override { return queued_now; }
+  swarm::wire_msg::store_usage store() override { return {}; }
 
   // How many messages of type T went to `peer`.
-  template <class T>
-  size_t sent_to(const std::string& peer) const {
+  template <class T> size_t sent_to(const std::string& peer) const {
     return static_cast<size_t>(std::count_if(sent.begin(), sent.end(), [&](auto& s) {
       return s.first == peer && std::holds_alternative<T>(s.second);
     }));
@@ -82,7 +82,8 @@ wire_msg::node_info node(const std::string& name) {
 }
 
 // Steps the actor with the test coordinator: `sched.run()` handles what is queued, and
-// time passes only when `pass` says (the fixture's own `run` would fire the ticks forever).
+// time passes only when `pass` says (the fixture's own `run` would fire the ticks
+// forever).
 struct fixture : membership_parts, test_coordinator_fixture<> {
   membership_actor m;
 
@@ -112,7 +113,7 @@ struct fixture : membership_parts, test_coordinator_fixture<> {
   }
 
   void heartbeat(const std::string& name) {
-    caf::anon_send(m, heartbeat_atom::value, name, uint32_t{0});
+    caf::anon_send(m, heartbeat_atom::value, name, swarm::wire_msg::heartbeat{});
     sched.run();
   }
 
@@ -134,7 +135,8 @@ struct fixture : membership_parts, test_coordinator_fixture<> {
 
 } // namespace
 
-TEST_CASE_FIXTURE(fixture, "the head records a joining node alive and sends it the node table") {
+TEST_CASE_FIXTURE(fixture,
+                  "the head records a joining node alive and sends it the node table") {
   start("head", {"head", "w1"});
   join("w1");
   CHECK(alive("w1"));
@@ -144,7 +146,9 @@ TEST_CASE_FIXTURE(fixture, "the head records a joining node alive and sends it t
   CHECK(port.sent_to<wire_msg::node_table>("w1") == 2);
 }
 
-TEST_CASE_FIXTURE(fixture, "the head finds a silent node dead after node_timeout and closes its connection") {
+TEST_CASE_FIXTURE(
+    fixture,
+    "the head finds a silent node dead after node_timeout and closes its connection") {
   start("head", {"head", "w1"});
   join("w1");
   pass(1900ms);
@@ -166,7 +170,8 @@ TEST_CASE_FIXTURE(fixture, "heartbeats keep a node alive on the head") {
   CHECK_FALSE(port.has("record w1 dead"));
 }
 
-TEST_CASE_FIXTURE(fixture, "a node whose bytes keep arriving is not found dead though its heartbeats wait behind them") {
+TEST_CASE_FIXTURE(fixture, "a node whose bytes keep arriving is not found dead though "
+                           "its heartbeats wait behind them") {
   start("head", {"head", "w1"});
   join("w1");
   port.quiet["w1"] = 0ms; // bulk frames arrive; the heartbeats queue behind them
@@ -177,7 +182,9 @@ TEST_CASE_FIXTURE(fixture, "a node whose bytes keep arriving is not found dead t
   CHECK_FALSE(alive("w1"));
 }
 
-TEST_CASE_FIXTURE(fixture, "a node found dead comes back with a heartbeat on a connection that took over") {
+TEST_CASE_FIXTURE(
+    fixture,
+    "a node found dead comes back with a heartbeat on a connection that took over") {
   start("head", {"head", "w1"}, 2);
   join("w1");
   caf::anon_send(m, down_atom::value, std::string{"w1"}, std::string{"reset"});
@@ -197,7 +204,9 @@ TEST_CASE_FIXTURE(fixture, "a heartbeat from a node that never joined is ignored
   CHECK_FALSE(port.has("record w1 alive"));
 }
 
-TEST_CASE_FIXTURE(fixture, "the head records a lost node dead and moves the chain before its work fails over") {
+TEST_CASE_FIXTURE(
+    fixture,
+    "the head records a lost node dead and moves the chain before its work fails over") {
   start("head", {"head", "w1", "w2"}, 2);
   join("w1");
   join("w2");
@@ -218,7 +227,8 @@ TEST_CASE_FIXTURE(fixture, "no report makes a node mark itself dead") {
   CHECK(port.events == std::vector<std::string>{});
 }
 
-TEST_CASE_FIXTURE(fixture, "a worker heartbeats the head each interval and rejoins when the head's connection is gone") {
+TEST_CASE_FIXTURE(fixture, "a worker heartbeats the head each interval and rejoins when "
+                           "the head's connection is gone") {
   start("w1", {"head", "w1"});
   port.open.insert("head");
   port.queued_now = 3;
@@ -231,7 +241,8 @@ TEST_CASE_FIXTURE(fixture, "a worker heartbeats the head each interval and rejoi
   CHECK(port.has("rejoin"));
 }
 
-TEST_CASE_FIXTURE(fixture, "a worker takes the head's table: it dials live nodes after its name and closes connections to dead ones") {
+TEST_CASE_FIXTURE(fixture, "a worker takes the head's table: it dials live nodes after "
+                           "its name and closes connections to dead ones") {
   start("w2", {"head", "w1", "w2", "w3", "w4"});
   port.open = {"head", "w1", "w4"};
   wire_msg::node_table t;

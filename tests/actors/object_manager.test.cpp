@@ -180,7 +180,7 @@ TEST_CASE_FIXTURE(fixture,
   auto value = detail::boxed_value::make(std::string("held here"));
   auto encoded = layout_of(value);
   object_key key{1, 3};
-  tell(hold_atom::value, hold_request{key, value, encoded, true});
+  tell(hold_atom::value, hold_request{key, value, encoded, true, nullptr});
   tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 3}, 4, 4});
   REQUIRE(sent.size() == 1);
   auto& c = std::get<wire_msg::object_chunk>(sent[0].second);
@@ -202,7 +202,7 @@ TEST_CASE_FIXTURE(fixture,
 TEST_CASE_FIXTURE(fixture,
                   "reading a held value as another type fails with a clear error") {
   auto value = detail::boxed_value::make(int64_t{5});
-  tell(hold_atom::value, hold_request{{1, 4}, value, layout_of(value), false});
+  tell(hold_atom::value, hold_request{{1, 4}, value, layout_of(value), false, nullptr});
   auto got = read({{1, 4}, "head", 8});
   REQUIRE(*got);
   REQUIRE_FALSE(**got);
@@ -258,8 +258,8 @@ TEST_CASE_FIXTURE(
     "results held for an owner on a lost node are dropped, exported values stay") {
   auto value = detail::boxed_value::make(std::string("r"));
   auto encoded = layout_of(value);
-  tell(hold_atom::value, hold_request{owned_by_w1(20), value, encoded, false});
-  tell(hold_atom::value, hold_request{{1, 21}, value, encoded, true});
+  tell(hold_atom::value, hold_request{owned_by_w1(20), value, encoded, false, nullptr});
+  tell(hold_atom::value, hold_request{{1, 21}, value, encoded, true, nullptr});
   tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
   tell(pull_atom::value, std::string{"w2"},
        wire_msg::object_pull{{owned_by_w1(20).first, 20}, 0, 4});
@@ -349,7 +349,7 @@ TEST_CASE_FIXTURE(bulk_fixture, "a held value's buffers are sent from its own me
   auto& held = *static_cast<const std::vector<uint8_t>*>(value.ptr.get());
   auto layout = layout_of(value);
   REQUIRE(layout->blocks.size() == 1);
-  tell(hold_atom::value, hold_request{{1, 40}, value, layout, true});
+  tell(hold_atom::value, hold_request{{1, 40}, value, layout, true, nullptr});
   // A chunk inside the buffer is a view of it, not a copy.
   auto offset = layout->head.size() + 4096;
   tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 40}, offset, 8192});

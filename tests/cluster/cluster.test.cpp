@@ -258,6 +258,22 @@ TEST_CASE("status lists every node and the driver's job, and stop ends a node pr
   CHECK(state.jobs[0].driver == "head");
   CHECK(state.jobs[0].pid == static_cast<uint32_t>(::getpid()));
   CHECK(state.jobs[0].running);
+  // Each node's store, and the copies pulled into it, as its last heartbeat told.
+  auto blob = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  auto big = c.rt->submit(c.on("worker-1"), blob, 1 << 20);
+  REQUIRE(big.get(10s));
+  auto reported = [&] {
+    state = swarm::cluster_status(c.cfg, 5s).value();
+    for (auto& n : state.nodes)
+      if (n.store_capacity == 0 || n.store_bytes > n.store_capacity) return false;
+    return state.nodes[0].pulled_bytes >= (1u << 20) &&
+           state.nodes[0].store_bytes >= state.nodes[0].pulled_bytes &&
+           state.nodes[1].store_bytes >= (1u << 20);
+  };
+  bool seen = false;
+  for (int i = 0; i < 100 && !(seen = reported()); ++i)
+    std::this_thread::sleep_for(50ms);
+  CHECK(seen);
   REQUIRE(swarm::stop_cluster(c.cfg, "worker-1", 5s));
   CHECK(c.w1->wait_exit(10s) == 0);
 }

@@ -190,12 +190,12 @@ TEST_CASE("two endpoints authenticate over TCP and exchange messages both ways")
   auto peer = a->connect("127.0.0.1", b->port(), 5s);
   REQUIRE(peer);
   CHECK(*peer == "b");
-  REQUIRE(a->send("b", heartbeat{42, 0.5, {}, 0}));
+  REQUIRE(a->send("b", heartbeat{42, 0.5, {}, 0, {}}));
   REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(in_b.got[0].first == "a");
   CHECK(std::get<heartbeat>(in_b.got[0].second).sent_ns == 42);
   // b answers over the connection a opened.
-  REQUIRE(b->send("a", heartbeat{7, 0, {}, 0}));
+  REQUIRE(b->send("a", heartbeat{7, 0, {}, 0, {}}));
   REQUIRE(in_a.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(std::get<heartbeat>(in_a.got[0].second).sent_ns == 7);
 }
@@ -208,7 +208,8 @@ TEST_CASE("a peer without the cluster secret is refused before any message arriv
   REQUIRE_FALSE(peer);
   CHECK(peer.err().message.find("secret") != std::string::npos);
   CHECK_FALSE(b->connected("intruder"));
-  CHECK(a->send("b", heartbeat{1, 0, {}, 0}).err().code == swarm::errc::node_unreachable);
+  CHECK(a->send("b", heartbeat{1, 0, {}, 0, {}}).err().code ==
+        swarm::errc::node_unreachable);
   CHECK(in_b.wait([](inbox& i) { return !i.logs.empty(); }));
   CHECK(in_b.got.empty());
   CHECK(b->stats().refused >= 1);
@@ -234,7 +235,7 @@ TEST_CASE("garbage bytes close only that connection and the node keeps serving")
     n = ::read(fd, buf.data(), buf.size());
   CHECK(n == 0);
   ::close(fd);
-  REQUIRE(a->send("b", heartbeat{9, 0, {}, 0}));
+  REQUIRE(a->send("b", heartbeat{9, 0, {}, 0, {}}));
   REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(in_b.got[0].first == "a");
 }
@@ -269,7 +270,7 @@ TEST_CASE("control messages overtake queued bulk frames on the same connection")
                                       {},
                                       nullptr,
                                       0}));
-  REQUIRE(a->send("b", heartbeat{99, 0, {}, 0}));
+  REQUIRE(a->send("b", heartbeat{99, 0, {}, 0, {}}));
   in_b.release();
   REQUIRE(in_b.wait([&](inbox& i) { return i.got.size() == chunks + 1; }, 20s));
   size_t heartbeat_at = 0;
@@ -300,7 +301,7 @@ TEST_CASE(
                    1 << 20};
     REQUIRE(a->send("b", c));
   }
-  REQUIRE(a->send("b", heartbeat{99, 0, {}, 0}));
+  REQUIRE(a->send("b", heartbeat{99, 0, {}, 0, {}}));
   CHECK(in_b.wait([](inbox& i) {
     for (auto& [peer, m] : i.got)
       if (std::holds_alternative<heartbeat>(m)) return true;
@@ -325,7 +326,8 @@ TEST_CASE("a closed peer is reported down and sends to it fail with node_unreach
   b.reset();
   REQUIRE(in_a.wait([](inbox& i) { return !i.down.empty(); }));
   CHECK(in_a.down[0] == "b");
-  CHECK(a->send("b", heartbeat{1, 0, {}, 0}).err().code == swarm::errc::node_unreachable);
+  CHECK(a->send("b", heartbeat{1, 0, {}, 0, {}}).err().code ==
+        swarm::errc::node_unreachable);
   inbox in_c;
   auto c = start("c", in_c);
   CHECK_FALSE(c->connect("127.0.0.1", 1, 2s));
@@ -398,7 +400,7 @@ TEST_CASE(
   CHECK(logged(in_b, "closed a spare connection with node 'a'"));
   CHECK(in_b.down.empty());
   CHECK(b->connected("a"));
-  REQUIRE(b->send("a", heartbeat{5, 0, {}, 0}));
+  REQUIRE(b->send("a", heartbeat{5, 0, {}, 0, {}}));
   REQUIRE(in_a.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(std::get<heartbeat>(in_a.got[0].second).sent_ns == 5);
   CHECK(in_twin.got.empty());
@@ -426,7 +428,7 @@ TEST_CASE("large frame headers from unproven peers are refused and hold no memor
   CHECK(logged(in_b, "exceeds the limit of 4096"));
   CHECK(rss_bytes() < before + (64u << 20));
   // Proven traffic kept flowing.
-  REQUIRE(a->send("b", heartbeat{3, 0, {}, 0}));
+  REQUIRE(a->send("b", heartbeat{3, 0, {}, 0, {}}));
   REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(std::get<heartbeat>(in_b.got[0].second).sent_ns == 3);
 }
@@ -441,7 +443,7 @@ TEST_CASE(
   for (int i = 0; i < 24; ++i)
     silent.push_back(std::make_unique<raw_peer>(raw_connect(b->port())));
   CHECK(logged(in_b, "8 connections are already handshaking"));
-  REQUIRE(a->send("b", heartbeat{4, 0, {}, 0}));
+  REQUIRE(a->send("b", heartbeat{4, 0, {}, 0, {}}));
   REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
   size_t closed_at_once = 0;
   for (auto& p : silent) {

@@ -32,7 +32,7 @@ TEST_CASE(
   REQUIRE(net.connect("a", "b"));
   CHECK(net.connected("a", "b"));
   CHECK(net.connected("b", "a"));
-  REQUIRE(net.send("a", "b", heartbeat{1, 0.5, {}, 0}));
+  REQUIRE(net.send("a", "b", heartbeat{1, 0.5, {}, 0, {}}));
   REQUIRE(net.send("b", "a", task_result{{1, 1}, value{"int", {1}}}));
   CHECK(b.seen.empty()); // nothing moves until the test says so
   CHECK(net.deliver() == 2);
@@ -88,7 +88,7 @@ TEST_CASE("garbage bytes close that connection while the others keep working") {
   REQUIRE(net.connect("c", "b"));
   net.inject("a", "b",
              {0x10, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
-  REQUIRE(net.send("c", "b", heartbeat{7, 0, {}, 0}));
+  REQUIRE(net.send("c", "b", heartbeat{7, 0, {}, 0, {}}));
   net.deliver();
   CHECK_FALSE(net.connected("a", "b"));
   CHECK(net.last_refusal().find("from 'a' to 'b'") != std::string::npos);
@@ -120,10 +120,10 @@ TEST_CASE("a handler can answer while messages are being delivered") {
   net.add_node("a", secret, a.handler());
   net.add_node("echo", secret, [&net](const std::string& from, const message& m) {
     if (auto* h = std::get_if<heartbeat>(&m))
-      REQUIRE(net.send("echo", from, heartbeat{h->sent_ns + 1, 0, {}, 0}));
+      REQUIRE(net.send("echo", from, heartbeat{h->sent_ns + 1, 0, {}, 0, {}}));
   });
   REQUIRE(net.connect("a", "echo"));
-  REQUIRE(net.send("a", "echo", heartbeat{41, 0, {}, 0}));
+  REQUIRE(net.send("a", "echo", heartbeat{41, 0, {}, 0, {}}));
   CHECK(net.deliver() == 2);
   REQUIRE(a.seen.size() == 1);
   CHECK(std::get<heartbeat>(a.seen[0].second).sent_ns == 42);
@@ -149,7 +149,7 @@ TEST_CASE(
     threads.emplace_back([&, s] {
       for (int i = 0; i < each; ++i)
         (void)net.send("s" + std::to_string(s), "sink",
-                       heartbeat{static_cast<uint64_t>(i), 0, {}, 0});
+                       heartbeat{static_cast<uint64_t>(i), 0, {}, 0, {}});
       ++done;
     });
   size_t delivered = 0;
@@ -288,7 +288,7 @@ TEST_CASE("a peer that proves the secret on a raw connection reaches the node") 
   auto head_proof = net.take_raw(mitm.to_head);
   REQUIRE(head_proof.size() == 1);
   REQUIRE(net.send_raw(mitm.from_worker, head_proof[0]));
-  REQUIRE(net.send_raw(mitm.to_head, heartbeat{11, 0, {}, 0}));
+  REQUIRE(net.send_raw(mitm.to_head, heartbeat{11, 0, {}, 0, {}}));
   net.deliver();
   REQUIRE(head.seen.size() == 1);
   CHECK(head.seen[0].first == "worker-1");

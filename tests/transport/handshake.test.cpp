@@ -58,7 +58,7 @@ TEST_CASE("two nodes holding the secret authenticate each other") {
   CHECK(a.peer_name() == "worker-1");
   CHECK(b.peer_name() == "head");
   std::vector<message> reply;
-  CHECK(a.accept(heartbeat{1, 0, {}, 0}, reply).value());
+  CHECK(a.accept(heartbeat{1, 0, {}, 0, {}}, reply).value());
 }
 
 TEST_CASE("a peer without the secret is refused") {

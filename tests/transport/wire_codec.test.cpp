@@ -21,31 +21,37 @@ std::vector<message> samples() {
   t.max_retries = 3;
   t.retry_exceptions = true;
   t.priority = -2;
-  return {
-      hello{"head", std::vector<uint8_t>(32, 7), 1},
-      proof{std::vector<uint8_t>(32, 9)},
-      heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4},
-      t,
-      task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
-      task_result{{3, 11}, error_value{0, "boom"}},
-      object_pull{{1, 2}, 4096, 1 << 20},
-      object_chunk{
-          {1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}, nullptr, 0},
-      task_result{{3, 12}, stored_at{"worker-2", 1 << 24}},
-      node_table{
-          {node_info{
-              "head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3, true, true, 12}},
-          {job_info{7, "head", 4242, true, 1000, 0}}},
-      actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
-      actor_location{9, true, 5, "worker-1", "counter", {}},
-      job_info{8, "worker-1", 99, false, 5, 6},
-      object_location{{3, 12}, "worker-2", 1 << 24, true},
-      actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5},
-      actor_checkpoint{6, {9, 8, 7}},
-      gcs_chain{3, gcs_chain::kind::ack, 77, 12, {"head", "worker-1"}, {1, 2}},
-      kv_entry{"k", {5}},
-      kv_request{4, kv_request::op_type::put, "key", {1, 2, 3}},
-      kv_reply{4, false, {}, true, error_value{7, "no"}}};
+  return {hello{"head", std::vector<uint8_t>(32, 7), 1},
+          proof{std::vector<uint8_t>(32, 9)},
+          heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4, {100, 200, 50}},
+          t,
+          task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
+          task_result{{3, 11}, error_value{0, "boom"}},
+          object_pull{{1, 2}, 4096, 1 << 20},
+          object_chunk{
+              {1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}, nullptr, 0},
+          task_result{{3, 12}, stored_at{"worker-2", 1 << 24}},
+          node_table{{node_info{"head",
+                                "127.0.0.1",
+                                7100,
+                                {{"CPU", 2}},
+                                {{"CPU", 1}},
+                                3,
+                                true,
+                                true,
+                                12,
+                                {1 << 20, 4 << 20, 1 << 10}}},
+                     {job_info{7, "head", 4242, true, 1000, 0}}},
+          actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
+          actor_location{9, true, 5, "worker-1", "counter", {}},
+          job_info{8, "worker-1", 99, false, 5, 6},
+          object_location{{3, 12}, "worker-2", 1 << 24, true},
+          actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5},
+          actor_checkpoint{6, {9, 8, 7}},
+          gcs_chain{3, gcs_chain::kind::ack, 77, 12, {"head", "worker-1"}, {1, 2}},
+          kv_entry{"k", {5}},
+          kv_request{4, kv_request::op_type::put, "key", {1, 2, 3}},
+          kv_reply{4, false, {}, true, error_value{7, "no"}}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -82,6 +88,9 @@ TEST_CASE("every message kind round-trips through a frame") {
   REQUIRE(table.nodes.size() == 1);
   CHECK(table.nodes[0].port == 7100);
   CHECK(table.nodes[0].available[0].second == 1);
+  CHECK(table.nodes[0].store.capacity == 4u << 20);
+  CHECK(table.nodes[0].store.pulled == 1u << 10);
+  CHECK(std::get<heartbeat>(back[2]).store.bytes == 100);
   CHECK(std::get<actor_call>(back[10]).method == "add");
   CHECK(std::get<actor_location>(back[11]).node == "worker-1");
   REQUIRE(table.jobs.size() == 1);
@@ -235,7 +244,7 @@ TEST_CASE(
   frame_decoder d{64 << 20};
   std::vector<message> out;
   REQUIRE(d.feed(flat.data(), flat.size(), out));
-  auto small = encode_frame(heartbeat{5, 0, {}, 0});
+  auto small = encode_frame(heartbeat{5, 0, {}, 0, {}});
   for (int i = 0; i < 3; ++i)
     REQUIRE(d.feed(flat.data(), flat.size(), out));
   REQUIRE(d.feed(small.data(), small.size(), out));

@@ -502,6 +502,44 @@ TEST_CASE("a task whose node is killed runs again on another node") {
       std::string::npos);
 }
 
+TEST_CASE("a transfer cut by killing the node it comes from ends lost, never half-read") {
+  three_nodes c;
+  auto blob = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  const int size = 192 << 20;
+  auto big = c.rt->submit(c.on("worker-1"), blob, size);
+  // The head pulls the result as soon as it hears where it is: kill its holder then.
+  bool cut = false;
+  for (int i = 0; i < 20000 && !big.ready(); ++i) {
+    if (c.rt->stats().pulled_bytes >= static_cast<size_t>(size)) {
+      c.w1->kill_now();
+      cut = !big.ready();
+      break;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  {
+    auto r = big.get(20s);
+    INFO("killed mid-transfer: " << cut);
+    if (r) {
+      // Whole, or not at all.
+      REQUIRE(r->size() == static_cast<size_t>(size));
+      CHECK(*r == swarm::cluster_test::blob(size));
+    } else {
+      INFO(r.err().to_string());
+      CHECK((r.err().code == swarm::errc::object_lost ||
+             r.err().code == swarm::errc::node_unreachable ||
+             r.err().code == swarm::errc::worker_died));
+      CHECK(r.err().message.find("worker-1") != std::string::npos);
+    }
+  }
+  // Nothing of it stays counted on the head.
+  big = {};
+  bool released = false;
+  for (int i = 0; i < 200 && !(released = c.rt->stats().pulled_bytes == 0); ++i)
+    std::this_thread::sleep_for(25ms);
+  CHECK(released);
+}
+
 TEST_CASE("a frozen node is found dead within node_timeout and its task runs elsewhere") {
   three_nodes c;
   auto busy = c.start_long_task();

@@ -17,9 +17,7 @@ void ready_memory(void* p, size_t n) noexcept {
   auto begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
   auto end = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
   if (end <= begin) return;
-  auto* at = reinterpret_cast<void*>(begin);
-  ::madvise(at, end - begin, MADV_HUGEPAGE);
-  ::madvise(at, end - begin, MADV_POPULATE_WRITE);
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
 }
 
 } // namespace swarm

@@ -67,6 +67,9 @@ set(remote_keys
   remote_1_1_actor_calls_async
   remote_single_client_tasks_async
   remote_transfer_gigabytes
+  remote_transfer_gigabytes_vs_buffer
+  remote_transfer_1gb_gigabytes
+  tcp_floor_into_buffer_gigabytes
   remote_reread_us
   remote_call_p99_during_bulk_us
   remote_call_p99_idle_us

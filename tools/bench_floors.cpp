@@ -557,7 +557,7 @@ std::vector<double> tcp_floor_round_trips(size_t msg_bytes, size_t n,
   return us;
 }
 
-double tcp_stream_gigabytes(size_t bytes) {
+double tcp_stream_gigabytes(size_t bytes, bool into_buffer) {
   if (bytes == 0)
     throw std::invalid_argument("tcp_stream_gigabytes: bytes must be positive");
   auto [listener, port] = listen_loopback();
@@ -566,14 +566,16 @@ double tcp_stream_gigabytes(size_t bytes) {
   unique_fd conn = accept_peer(listener.get(), peer);
   listener.reset();
   tune_socket(conn.get(), peer_timeout, false);
-  std::vector<char> buf(stream_chunk);
+  // Zero-filled, so faulted in before the clock starts.
+  std::vector<char> buf(into_buffer ? bytes : stream_chunk);
   const char go = 'g';
   auto t0 = floor_clock::now();
   size_t got = 0;
   try {
     write_full(conn.get(), &go, 1);
     while (got < bytes) {
-      size_t n = read_some(conn.get(), buf.data(), std::min(stream_chunk, bytes - got));
+      size_t n = read_some(conn.get(), buf.data() + (into_buffer ? got : 0),
+                           std::min(stream_chunk, bytes - got));
       if (n == 0) break;
       got += n;
     }

@@ -23,8 +23,10 @@ std::vector<double> tcp_floor_round_trips(size_t msg_bytes, size_t n,
 
 /// A bare TCP stream of `bytes` from a child process to this one (a plain loop of
 /// write()/read() with 1 MiB buffers); GB/s (1e9 bytes/s) measured from the first byte
-/// requested to the last byte received.
-double tcp_stream_gigabytes(size_t bytes);
+/// requested to the last byte received. `into_buffer`: each read lands at its offset in
+/// one buffer of `bytes`, allocated and faulted in before the clock starts (where a
+/// pulled object lands), instead of in one 1 MiB buffer that stays in the cache.
+double tcp_stream_gigabytes(size_t bytes, bool into_buffer = false);
 
 /// Bare CAF remote request/response (io middleman, BASP) between this process and a child
 /// process: the child publishes an actor that replies with its int argument; after a

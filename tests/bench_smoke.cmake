@@ -73,6 +73,8 @@ set(remote_keys
   remote_reread_us
   remote_call_p99_during_bulk_us
   remote_call_p99_idle_us
+  heartbeat_gap_during_bulk_ms
+  heartbeat_gap_idle_ms
   remote_small_task_us
   tcp_floor_gigabytes)
 set(curves actor_call_latency_local caf_raw_latency_local)

@@ -497,10 +497,9 @@ int caf_echo_peer(uint16_t port) {
   caf::actor_system sys{floor_caf_config(cfg)};
   // Takes an argument it does not need: CAF 0.17 binds a null argument tuple for a
   // function actor spawned with none (UBSan).
-  auto echo =
-      sys.spawn([](caf::event_based_actor*, int) -> caf::behavior {
-        return {[](int x) { return x; }};
-      }, 0);
+  auto echo = sys.spawn([](caf::event_based_actor*,
+                           int) -> caf::behavior { return {[](int x) { return x; }}; },
+                        0);
   auto published = sys.middleman().publish(echo, port, "127.0.0.1", true);
   if (!published) {
     caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);

@@ -43,7 +43,9 @@ struct cluster_nodes {
     {
       auto ports = free_local_ports(static_cast<size_t>(n)).value();
       std::ofstream out{file};
-      out << "[cluster]\nname = \"bench\"\nsecret = \"" << secret << "\"\n";
+      // Heartbeats every 50 ms, so their gaps under load are measured finely.
+      out << "[cluster]\nname = \"bench\"\nsecret = \"" << secret
+          << "\"\nheartbeat_ms = 50\n";
       for (int i = 0; i < n; ++i)
         out << "[[node]]\nname = \"" << name_of(i)
             << "\"\naddress = \"127.0.0.1\"\nport = " << ports[static_cast<size_t>(i)]
@@ -207,9 +209,24 @@ void measure_spread(bench_session& s, cluster_nodes& c, int nodes) {
                "tcp_floor_round_trips_per_s", tcp_rate));
 }
 
-/// Remote call latency while bulk data moves between the same two nodes: sync calls to
-/// the echo on n2, idle and while 100 MB objects (1 GB in all; 400 MB with --quick) are
-/// read by tasks on n2 one after another.
+/// The longest time the head went without hearing from n2 (its `last_seen_ms` in the
+/// head's table, read every 10 ms through `swarm status`'s request) while `more`.
+double longest_silence_ms(runtime& rt, const std::function<bool()>& more) {
+  double longest = 0;
+  while (more()) {
+    if (auto st = cluster_status(*rt.cluster(), 1s))
+      for (auto& n : st->nodes)
+        if (n.name == "n2")
+          longest = std::max(longest, static_cast<double>(n.last_seen_ms));
+    std::this_thread::sleep_for(10ms);
+  }
+  return longest;
+}
+
+/// Remote call latency and heartbeat gaps while bulk data moves between the same two
+/// nodes: sync calls to the echo on n2, and n2's silence as the head sees it, idle and
+/// while 100 MB objects (1 GB in all; 400 MB with --quick) are read by tasks on n2 one
+/// after another.
 void measure_calls_during_bulk(bench_session& s, runtime& rt, const bench_fns& fns,
                                const actor_handle<bench_echo>& echo,
                                const task_options& on_n2) {
@@ -225,7 +242,13 @@ void measure_calls_during_bulk(bench_session& s, runtime& rt, const bench_fns& f
   };
   int calls = 0;
   auto idle = sample([&] { return calls++ < 2000; });
+  auto idle_until = bench_clock::now() + 1s;
+  double idle_silence =
+      longest_silence_ms(rt, [&] { return bench_clock::now() < idle_until; });
   std::atomic<bool> moving{true};
+  double busy_silence = 0;
+  std::thread watch{
+      [&] { busy_silence = longest_silence_ms(rt, [&] { return moving.load(); }); }};
   int objects = p.transfers > 2 ? 10 : 4;
   std::thread bulk{[&] {
     for (int r = 0; r < objects; ++r) {
@@ -238,11 +261,15 @@ void measure_calls_during_bulk(bench_session& s, runtime& rt, const bench_fns& f
   }};
   auto busy = sample([&] { return moving.load(); });
   bulk.join();
+  watch.join();
   check(!busy.empty(), "calls during bulk");
   double idle_p99 =
       s.floor("remote_call_p99_idle_us", "us", [&] { return nearest_rank_p99(idle); });
   s.add({"remote_call_p99_during_bulk_us", nearest_rank_p99(std::move(busy)), "us",
          "remote_call_p99_idle_us", idle_p99, goal::ratio_at_most, 2.0, "<= 2x idle"});
+  double idle_gap = s.floor("heartbeat_gap_idle_ms", "ms", [&] { return idle_silence; });
+  s.add(versus("heartbeat_gap_during_bulk_ms", busy_silence, "ms",
+               "heartbeat_gap_idle_ms", idle_gap));
 }
 
 } // namespace
@@ -330,7 +357,8 @@ void measure_remote(bench_session& s, int nodes) {
     // One object of 1 GB (one per run with --quick, else two).
     std::vector<double> large;
     for (int r = 0; r < (p.transfers > 2 ? 2 : 1); ++r) {
-      auto big = rt.put(std::vector<uint8_t>(10 * transfer_bytes, static_cast<uint8_t>(r)));
+      auto big =
+          rt.put(std::vector<uint8_t>(10 * transfer_bytes, static_cast<uint8_t>(r)));
       auto t0 = bench_clock::now();
       auto n = rt.submit(task_on_n2, cluster->fns.byte_count, big).get(120s).value();
       large.push_back(static_cast<double>(10 * transfer_bytes) / seconds_since(t0) / 1e9);

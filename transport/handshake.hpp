@@ -20,9 +20,9 @@ inline constexpr size_t max_node_name_bytes = 255;
 /// The side that connects is the *initiator*, the side that accepted is the *acceptor*:
 ///
 ///     initiator -> acceptor   hello(name_i, nonce_i)
-///     acceptor  -> initiator  hello(name_a, nonce_a)       (sent at once, carries no
-///     proof) initiator -> acceptor   proof(mac("initiator")) acceptor  -> initiator
-///     proof(mac("acceptor"))       (only once the first verified)
+///     acceptor  -> initiator  hello(name_a, nonce_a)       (sent at once, no proof)
+///     initiator -> acceptor   proof(mac("initiator"))
+///     acceptor  -> initiator  proof(mac("acceptor"))       (only once the first verified)
 ///
 /// where mac(role) = HMAC-SHA256(secret, label, role, version, bulk_i, nonce_i, nonce_a,
 /// name_i, name_a, acceptor_address), every variable-length field length-prefixed, and

@@ -334,6 +334,16 @@ private:
     x.reserve(std::min(n, remaining() / sizeof(typename V::value_type)));
   }
 
+  // Sizes `x` to `n` elements. A buffer that will be a bulk block, filled by a pull chunk
+  // by chunk, is faulted in in one go first rather than page by page.
+  template <class V> void size_to(V& x, size_t n) {
+    if (blocks_ && n * sizeof(typename V::value_type) >= bulk_block_min) {
+      x.reserve(n);
+      ready_memory(x.data(), n * sizeof(typename V::value_type));
+    }
+    x.resize(n);
+  }
+
   template <class T> bool read(T& x) {
     if constexpr (std::is_same_v<T, bool>) {
       uint8_t b = 0;
@@ -347,9 +357,7 @@ private:
       size_t n = 0;
       if (!read_count<char>(n)) return false;
       if (blocks_ && n >= bulk_block_min) {
-        x.reserve(n);
-        ready_memory(x.data(), n);
-        x.resize(n);
+        size_to(x, n);
         return read_raw(x.data(), n);
       }
       x.assign(reinterpret_cast<const char*>(pos_), n);
@@ -360,12 +368,7 @@ private:
       size_t n = 0;
       if (!read_count<E>(n)) return false;
       if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>) {
-        if (blocks_ && n * sizeof(E) >= bulk_block_min) {
-          // Filled by a pull chunk by chunk: readied in one go, not page by page.
-          x.reserve(n);
-          ready_memory(x.data(), n * sizeof(E));
-        }
-        x.resize(n);
+        size_to(x, n);
         return read_raw(x.data(), n * sizeof(E));
       } else {
         x.clear();

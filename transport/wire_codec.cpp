@@ -370,7 +370,7 @@ struct builder_visitor {
 
 // `frame`: the buffer the message is read from in place, which a large chunk shares.
 message read_envelope(wire::Envelope::Reader env,
-                      const std::shared_ptr<const void>& frame) {
+                      const std::shared_ptr<uint8_t[]>& frame) {
   switch (env.which()) {
   case wire::Envelope::HELLO: {
     auto r = env.getHello();
@@ -426,8 +426,14 @@ message read_envelope(wire::Envelope::Reader env,
     auto r = env.getObjectChunk();
     auto data = r.getData();
     if (frame && data.size() >= shared_chunk_min)
-      return object_chunk{get_id(r.getId()), r.getOffset(), r.getTotal(), {},
-                          r.getMissing(),    frame,         data.begin(), data.size()};
+      return object_chunk{get_id(r.getId()),
+                          r.getOffset(),
+                          r.getTotal(),
+                          {},
+                          r.getMissing(),
+                          std::shared_ptr<const void>{frame, frame.get()},
+                          data.begin(),
+                          data.size()};
     return object_chunk{get_id(r.getId()), r.getOffset(), r.getTotal(), to_vector(data),
                         r.getMissing(),    nullptr,       nullptr,      0};
   }
@@ -717,8 +723,7 @@ result<void> frame_decoder::decode(std::vector<message>& out) {
       opts.traversalLimitInWords = len / sizeof(capnp::word) * 4 + 64;
       opts.nestingLimit = 16;
       capnp::FlatArrayMessageReader reader{words, opts};
-      auto m = read_envelope(reader.getRoot<wire::Envelope>(),
-                             std::shared_ptr<const void>{buf_, buf_.get()});
+      auto m = read_envelope(reader.getRoot<wire::Envelope>(), buf_);
       if (static_cast<uint8_t>(lane_of(m)) != lane_byte)
         return fail("message on lane " + std::to_string(lane_byte) + " belongs on lane " +
                     std::to_string(static_cast<int>(lane_of(m))));

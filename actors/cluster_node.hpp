@@ -56,6 +56,7 @@ public:
   admit(const object_id& id, const detail::boxed_value& v) override {
     return local_->admit(id, v);
   }
+  detail::value_pool* pool() override { return local_->pool(); }
   result<detail::actor_record_ptr> spawn(detail::actor_spec spec) override {
     return actors_->spawn(std::move(spec));
   }

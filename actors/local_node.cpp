@@ -57,7 +57,8 @@ local_node::local_node(const application& app, const runtime_config& cfg,
     total_.set("memory", static_cast<double>(topo_.memory_bytes()));
   auto store_bytes = cfg.object_store_bytes.value_or(
       topo_.memory_bytes() > 0 ? topo_.memory_bytes() / 4 : size_t{1} << 30);
-  store_ = std::make_shared<store_table>(store_bytes, cfg.inline_threshold);
+  store_ = std::make_shared<store_table>(store_bytes, cfg.inline_threshold,
+                                         cfg.object_pool_bytes.value_or(store_bytes / 4));
 
   auto initial_workers = std::max<size_t>(1, static_cast<size_t>(std::ceil(cpus)));
   auto threads = cfg.scheduler_threads.value_or(std::max<size_t>(2, topo_.cores()));
@@ -418,6 +419,8 @@ node_stats local_node::stats() {
   out.pulled_bytes = s.secondary_bytes;
   out.store_capacity = s.capacity;
   out.store_rejected = s.rejected;
+  out.store_pooled_bytes = s.pooled_bytes;
+  out.store_pool_reuses = s.pool_reuses;
   caf::scoped_actor self{*sys_};
   self->request(current(part::scheduler), request_timeout, stats_atom::value)
       .receive(

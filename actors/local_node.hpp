@@ -49,6 +49,7 @@ public:
   bool cancel(detail::task_spec& task) override;
   result<std::unique_ptr<detail::store_lease>>
   admit(const object_id& id, const detail::boxed_value& v) override;
+  detail::value_pool* pool() override { return &store_->pool(); }
   /// Counts a copy pulled from another node against this node's store (see
   /// `store_table::admit_secondary`).
   result<std::unique_ptr<detail::store_lease>> admit_secondary(const object_id& id,

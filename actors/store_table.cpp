@@ -1,5 +1,6 @@
 #include "actors/store_table.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace swarm::actors {
@@ -41,13 +42,27 @@ private:
   size_t bytes_;
 };
 
-store_table::store_table(size_t capacity, size_t inline_threshold)
-    : capacity_(capacity), inline_threshold_(inline_threshold) {}
+store_table::store_table(size_t capacity, size_t inline_threshold, size_t pool_bytes)
+    : capacity_(capacity), inline_threshold_(inline_threshold),
+      pool_(std::make_shared<detail::value_pool>(
+          std::min(pool_bytes, capacity),
+          std::max<size_t>(inline_threshold, size_t{1} << 20))) {}
+
+void store_table::make_room(size_t bytes) {
+  size_t free = 0;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    free = capacity_ - bytes_;
+  }
+  auto pooled = pool_->stats().bytes;
+  if (bytes <= free && pooled > free - bytes) pool_->shed(pooled - (free - bytes));
+}
 
 result<std::unique_ptr<detail::store_lease>>
 store_table::admit(const object_id& id, const detail::boxed_value& value) {
   auto bytes = value.type->byte_size(value.ptr.get());
   if (bytes < inline_threshold_) return std::unique_ptr<detail::store_lease>{};
+  make_room(bytes);
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (bytes > capacity_ - bytes_)
@@ -74,6 +89,7 @@ error store_table::full_error(const std::string& what, size_t bytes) {
 
 result<std::unique_ptr<detail::store_lease>>
 store_table::admit_secondary(const object_id& id, size_t bytes) {
+  make_room(bytes);
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (bytes > capacity_ - bytes_)
@@ -100,9 +116,10 @@ void store_table::release(const object_id& id) {
 }
 
 store_stats store_table::stats() const {
+  auto pooled = pool_->stats();
   std::lock_guard<std::mutex> guard{mtx_};
-  return {objects_.size(),   bytes_,   secondary_bytes_, capacity_,
-          inline_threshold_, rejected_};
+  return {objects_.size(),   bytes_,    secondary_bytes_, capacity_,
+          inline_threshold_, rejected_, pooled.bytes,     pooled.reused};
 }
 
 bool store_table::contains(const object_id& id) const {

@@ -7,6 +7,7 @@
 
 #include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
+#include "framework/detail/value_pool.hpp"
 #include "framework/object_id.hpp"
 
 namespace swarm::actors {
@@ -19,6 +20,10 @@ struct store_stats {
   size_t capacity = 0;
   size_t inline_threshold = 0;
   size_t rejected = 0;
+  /// Memory of freed large values kept to take new ones (see `detail::value_pool`),
+  /// outside `bytes`; given up whenever an object needs the room.
+  size_t pooled_bytes = 0;
+  size_t pool_reuses = 0; ///< new values copied into kept memory, since the start
 };
 
 /// The data plane of a node's object store: accounts the bytes of every stored object
@@ -26,7 +31,11 @@ struct store_stats {
 /// so a read on the node never copies. Thread-safe; leases keep it alive.
 class store_table final : public std::enable_shared_from_this<store_table> {
 public:
-  store_table(size_t capacity, size_t inline_threshold);
+  /// Keeps up to `pool_bytes` of freed large values' memory for new ones.
+  store_table(size_t capacity, size_t inline_threshold, size_t pool_bytes = 0);
+
+  /// Where large values put here get their memory and give it back.
+  detail::value_pool& pool() { return *pool_; }
 
   /// Admits a value: no lease for values under the inline threshold, `store_full` when
   /// it does not fit.
@@ -49,6 +58,8 @@ private:
   friend class secondary_lease;
   void release(const object_id& id);
   void release_secondary(size_t bytes);
+  // Sheds pooled memory until `bytes` more fit beside it (or nothing is pooled).
+  void make_room(size_t bytes);
   // Why `bytes` more of `what` do not fit; call under the mutex.
   error full_error(const std::string& what, size_t bytes);
 
@@ -59,6 +70,7 @@ private:
   size_t rejected_ = 0;
   const size_t capacity_;
   const size_t inline_threshold_;
+  std::shared_ptr<detail::value_pool> pool_;
 };
 
 } // namespace swarm::actors

@@ -271,9 +271,12 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
     c.fail(cl->source(), "cluster.node_timeout_ms",
            "must be longer than cluster.heartbeat_ms");
   if (auto* lim = table_at(c, root, "limits")) {
-    c.only(*lim, "limits", {"object_store", "inline_threshold", "max_message"});
+    c.only(*lim, "limits",
+           {"object_store", "object_pool", "inline_threshold", "max_message"});
     if (auto v = c.bytes(*lim, "limits", "object_store", 1, max_object_store))
       out.object_store_bytes = *v;
+    if (auto v = c.bytes(*lim, "limits", "object_pool", 0, max_object_store))
+      out.object_pool_bytes = *v;
     if (auto v = c.bytes(*lim, "limits", "inline_threshold", 1, max_max_message))
       out.inline_threshold = *v;
     if (auto v = c.bytes(*lim, "limits", "max_message", min_max_message, max_max_message))
@@ -483,6 +486,7 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   cfg.extra_resources = n.resources;
   if (n.gpus) cfg.extra_resources.set("GPU", static_cast<double>(*n.gpus));
   if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
+  cfg.object_pool_bytes = object_pool_bytes;
   cfg.inline_threshold = inline_threshold;
   // Every node runs every shard: the head's hold the tables, the others' are members of
   // their chains (gcs_replication). Only the head persists them.

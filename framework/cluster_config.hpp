@@ -44,6 +44,8 @@ struct cluster_config {
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds node_timeout{2000};
   size_t object_store_bytes = 0; ///< 0: a quarter of each node's memory
+  /// Freed values' memory each node keeps for new puts; unset: a quarter of its store.
+  std::optional<size_t> object_pool_bytes;
   size_t inline_threshold = 100 * 1024;
   size_t max_message_bytes = 64 << 20;
   std::vector<node_spec> nodes;

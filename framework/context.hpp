@@ -13,6 +13,7 @@
 #include "framework/application.hpp"
 #include "framework/detail/core.hpp"
 #include "framework/detail/make_arg.hpp"
+#include "framework/detail/value_pool.hpp"
 #include "framework/object_ref.hpp"
 #include "framework/options.hpp"
 #include "framework/supervisor_spec.hpp"
@@ -73,10 +74,11 @@ public:
   // -- objects --------------------------------------------------------------------------
 
   /// Stores a value and returns its reference. Throws `failure` (`store_full`) when the
-  /// object store has no room.
+  /// object store has no room. A value the caller keeps is copied (into the memory of a
+  /// freed value of its type when the store kept one); a moved one is not.
   template <class T> object_ref<std::decay_t<T>> put(T&& value) {
     return object_ref<std::decay_t<T>>{
-        put_erased(detail::boxed_value::make(std::forward<T>(value)))};
+        put_erased(detail::box_for_store(core_->pool(), std::forward<T>(value)))};
   }
 
   /// Waits until `k` of `refs` are ready or `timeout` passes.

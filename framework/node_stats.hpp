@@ -22,7 +22,11 @@ struct node_stats {
   /// Bytes of copies pulled from other nodes held here, part of `store_bytes`: kept
   /// (secondary copies), still read, or still arriving.
   size_t pulled_bytes = 0;
-  std::string available; ///< resources not held by running work
+  /// Memory of freed large values kept to copy new ones into, beside `store_bytes`
+  /// within the capacity; given up whenever an object needs the room.
+  size_t store_pooled_bytes = 0;
+  size_t store_pool_reuses = 0; ///< values copied into kept memory, since the start
+  std::string available;        ///< resources not held by running work
 };
 
 } // namespace swarm

@@ -17,6 +17,11 @@ struct runtime_config {
   resource_set extra_resources;
   /// Bytes the object store may hold; default: a quarter of physical memory.
   std::optional<size_t> object_store_bytes;
+  /// Memory of freed large values the store keeps to copy new values of their types
+  /// into, at memcpy speed (fresh memory is faulted in page by page); part of the
+  /// store's capacity, given up whenever an object needs the room. Default: a quarter
+  /// of the store; 0 keeps none.
+  std::optional<size_t> object_pool_bytes;
   /// Objects smaller than this live inline with their owner, not in the store.
   size_t inline_threshold = 100 * 1024;
   /// Most task workers not blocked in `get`/`wait` (blocked ones lend their CPU to new

@@ -22,6 +22,7 @@ struct cluster_config;
 namespace swarm::detail {
 
 struct group_spec;
+class value_pool;
 
 /// An operation on the control store's key-value table.
 enum class kv_op { get, put, erase };
@@ -58,6 +59,9 @@ public:
   /// `store_full` when the store has no room.
   virtual result<std::unique_ptr<store_lease>> admit(const object_id& id,
                                                      const boxed_value& value) = 0;
+
+  /// Where large values put on this node get their memory; nullptr: from the allocator.
+  virtual value_pool* pool() { return nullptr; }
 
   /// Creates an actor.
   virtual result<actor_record_ptr> spawn(actor_spec spec) = 0;

@@ -35,6 +35,8 @@ struct type_descriptor {
   std::shared_ptr<void> (*decode_skeleton)(
       const uint8_t* data, const bulk_head& h,
       std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why);
+  /// Deletes a value made with `new`.
+  void (*destroy)(void* value);
 };
 
 /// Whether two descriptors describe the same type.
@@ -104,6 +106,10 @@ std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h
   return x;
 }
 
+template <class T> void destroy_of(void* p) {
+  delete static_cast<T*>(p);
+}
+
 /// The descriptor of `T`: one immutable object per type, like `typeid`.
 template <class T> const type_descriptor& type_of() {
   static_assert(is_encodable_v<T>,
@@ -115,7 +121,8 @@ template <class T> const type_descriptor& type_of() {
                                         &encode_into<T>,
                                         &decode_from<T>,
                                         &lay_out_of<T>,
-                                        &decode_skeleton_of<T>};
+                                        &decode_skeleton_of<T>,
+                                        &destroy_of<T>};
   return instance;
 }
 

@@ -49,6 +49,24 @@ TEST_CASE("a value that does not fit is refused and counted") {
   CHECK(table->stats().rejected == 1);
 }
 
+TEST_CASE("the memory of freed values the store keeps gives way to an object needing the "
+          "room") {
+  constexpr size_t mib = size_t{1} << 20;
+  auto table = std::make_shared<swarm::actors::store_table>(10 * mib, 100, 10 * mib);
+  {
+    auto v = swarm::detail::box_for_store(&table->pool(), std::vector<char>(6 * mib));
+    auto a = table->admit({1, 1}, v);
+    REQUIRE(a);
+  }
+  CHECK(table->stats().bytes == 0);
+  CHECK(table->stats().pooled_bytes >= 6 * mib);
+  auto b = table->admit({1, 2}, bytes(8 * mib));
+  REQUIRE(b);
+  CHECK(table->stats().pooled_bytes == 0);
+  auto c = table->admit_secondary({1, 3}, 3 * mib);
+  CHECK_FALSE(c); // nothing is left to shed
+}
+
 TEST_CASE("control-store keys map to a stable shard") {
   CHECK(swarm::actors::shard_of("ps", 1) == 0);
   auto s = swarm::actors::shard_of("ps", 8);

@@ -52,6 +52,33 @@ TEST_CASE("get_shared returns the stored object itself, without a copy") {
   CHECK(a.get() == b.get());
 }
 
+TEST_CASE(
+    "a put of a kept value reuses the memory of a freed object of its type, counted") {
+  swarm::application app;
+  auto cfg = small_store(64 << 20);
+  cfg.object_pool_bytes = 16 << 20;
+  swarm::runtime rt{app, cfg};
+  std::vector<float> first(2 << 20, 1.5f);
+  const void* memory = nullptr;
+  {
+    auto ref = rt.put(first);
+    memory = ref.get_shared(1s).value()->data();
+  }
+  auto s = rt.stats();
+  CHECK(s.store_bytes == 0);
+  CHECK(s.store_pooled_bytes >= first.size() * sizeof(float));
+  std::vector<float> second(2 << 20, 2.5f);
+  second[12345] = -1.0f;
+  auto ref = rt.put(second);
+  auto got = ref.get_shared(1s).value();
+  CHECK(static_cast<const void*>(got->data()) == memory);
+  CHECK(*got == second);
+  s = rt.stats();
+  CHECK(s.store_pool_reuses == 1);
+  CHECK(s.store_pooled_bytes == 0);
+  CHECK(s.store_bytes >= second.size() * sizeof(float));
+}
+
 TEST_CASE("small objects stay inline and large ones are stored once") {
   swarm::application app;
   swarm::runtime rt{app, small_store(1 << 20)};

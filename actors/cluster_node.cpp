@@ -139,6 +139,7 @@ void cluster_node::start_actors() {
     oc.nodes.push_back(n.name);
   oc.send = send;
   oc.publish = publish;
+  oc.pool = local_->pool();
   oc.reserve = [local = local_.get()](const object_key& k, uint64_t bytes) {
     return local->admit_secondary({k.first, k.second}, bytes);
   };

@@ -292,7 +292,7 @@ struct object_manager_state {
     if (state == bulk_head_state::malformed)
       return error{errc::type_mismatch,
                    "malformed " + p.type->name + " " + id_of(k) + ": " + why};
-    p.value = p.type->decode_skeleton(p.prefix.data(), h, p.dests, why);
+    p.value = p.type->decode_skeleton(p.prefix.data(), h, p.dests, why, cfg.pool);
     if (!p.value)
       return error{errc::type_mismatch, "malformed " + p.type->name + ": " + why};
     p.head_size = h.head_size;

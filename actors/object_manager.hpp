@@ -92,6 +92,10 @@ struct object_manager_config {
   /// dropped, least recently read first, to make room). Empty: nothing is counted.
   std::function<result<std::unique_ptr<detail::store_lease>>(const object_key&, uint64_t)>
       reserve;
+  /// Where pulled plain buffers (strings, vectors of numbers) get their memory and give
+  /// it back when freed: a pull into kept memory takes no page faults. Null: the
+  /// allocator's. Outlives the manager.
+  detail::value_pool* pool = nullptr;
 };
 
 /// The node's object manager: the values it holds for other nodes, the pulls it runs

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "framework/resources.hpp"
 #include "base/result.hpp"
+#include "framework/resources.hpp"
 #include "framework/runtime_config.hpp"
 
 namespace swarm {

@@ -4,6 +4,21 @@
 
 namespace swarm::detail {
 
+void* take_from(value_pool* pool, const type_descriptor& type, size_t bytes) {
+  return pool && bytes >= pool->min_bytes() ? pool->take(type, bytes) : nullptr;
+}
+
+std::shared_ptr<void> adopt_into(value_pool* pool, void* value,
+                                 const type_descriptor& type) {
+  if (pool) return pool->adopt(value, type);
+  try {
+    return {value, type.destroy};
+  } catch (...) {
+    type.destroy(value);
+    throw;
+  }
+}
+
 value_pool::value_pool(size_t max_bytes, size_t min_bytes)
     : max_bytes_(max_bytes), min_bytes_(min_bytes) {}
 
@@ -27,17 +42,16 @@ void* value_pool::take(const type_descriptor& type, size_t bytes) {
   return v;
 }
 
-std::shared_ptr<const void> value_pool::adopt(void* value, const type_descriptor& type) {
+std::shared_ptr<void> value_pool::adopt(void* value, const type_descriptor& type) {
   std::weak_ptr<value_pool> pool = weak_from_this();
   auto* t = &type;
   try {
-    return std::shared_ptr<const void>{value, [pool, t](const void* v) {
-                                         auto* p = const_cast<void*>(v);
-                                         if (auto alive = pool.lock())
-                                           alive->give(*t, p);
-                                         else
-                                           t->destroy(p);
-                                       }};
+    return std::shared_ptr<void>{value, [pool, t](void* v) {
+                                   if (auto alive = pool.lock())
+                                     alive->give(*t, v);
+                                   else
+                                     t->destroy(v);
+                                 }};
   } catch (...) {
     t->destroy(value); // the control block could not be allocated
     throw;

@@ -71,6 +71,8 @@ set(remote_keys
   remote_transfer_1gb_gigabytes
   tcp_floor_into_buffer_gigabytes
   remote_reread_us
+  remote_read_peak_rss_mb
+  remote_read_object_mb
   remote_call_p99_during_bulk_us
   remote_call_p99_idle_us
   heartbeat_gap_during_bulk_ms

@@ -280,6 +280,25 @@ void measure_calls_during_bulk(bench_session& s, runtime& rt, const bench_fns& f
                "heartbeat_gap_idle_ms", idle_gap));
 }
 
+// Peak resident memory of `n2` while it pulls one 500 MB object, beyond what it held
+// before, against the object's size.
+void measure_read_peak_rss(bench_session& s, runtime& rt, const bench_fns& fns,
+                           const task_options& on_n2) {
+  constexpr size_t object_bytes = size_t{500} << 20;
+  double mb = s.floor("remote_read_object_mb", "MB",
+                      [] { return static_cast<double>(object_bytes) / 1e6; });
+  std::vector<double> peaks;
+  for (int r = 0; r < std::min(s.plan().reps, 3); ++r) {
+    auto big = rt.put(std::vector<uint8_t>(object_bytes, static_cast<uint8_t>(r)));
+    auto before = rt.submit(on_n2, fns.reset_peak_rss, 0).get(60s).value();
+    auto peak = rt.submit(on_n2, fns.peak_rss_with, big).get(120s).value();
+    check(before > 0 && peak > 0, "reading n2's resident memory from /proc");
+    peaks.push_back(static_cast<double>(peak - before) / 1e6);
+  }
+  s.add({"remote_read_peak_rss_mb", median(peaks), "MB", "remote_read_object_mb", mb,
+         goal::ratio_at_most, 1.1, "<= 1.1x the object"});
+}
+
 } // namespace
 
 void measure_remote(bench_session& s, int nodes) {
@@ -289,7 +308,9 @@ void measure_remote(bench_session& s, int nodes) {
   bool during_bulk = s.wants("remote_call_p99_during_bulk_us");
   bool latency = s.wants("latency_remote");
   bool spread = nodes > 2 && s.wants("remote_n_nodes");
-  if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread) return;
+  bool rss = s.wants("remote_read_peak_rss_mb");
+  if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss)
+    return;
   auto& p = s.plan();
 
   char dir_tmpl[] = "/tmp/swarm-bench-XXXXXX";
@@ -380,6 +401,7 @@ void measure_remote(bench_session& s, int nodes) {
                  small_us));
   }
 
+  if (rss) measure_read_peak_rss(s, rt, cluster->fns, task_on_n2);
   if (during_bulk) measure_calls_during_bulk(s, rt, cluster->fns, echo, task_on_n2);
   if (latency) s.add(measure_remote_latency(p, echo));
   if (spread) measure_spread(s, *cluster, nodes);

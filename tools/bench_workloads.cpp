@@ -1,5 +1,8 @@
 #include "tools/bench_workloads.hpp"
 
+#include <fstream>
+#include <string>
+
 namespace swarm::tools {
 
 namespace {
@@ -21,6 +24,26 @@ int64_t byte_count(const std::vector<uint8_t>& b) {
   return static_cast<int64_t>(b.size());
 }
 
+// A "Vm..." line of /proc/self/status in bytes; -1 when missing.
+int64_t vm_bytes(const std::string& key) {
+  std::ifstream in{"/proc/self/status"};
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + ":", 0) == 0)
+      return std::stoll(line.substr(key.size() + 1)) * 1024;
+  return -1;
+}
+
+int64_t reset_peak_rss(int) {
+  std::ofstream clear{"/proc/self/clear_refs"};
+  clear << "5"; // resets VmHWM to VmRSS (Linux 4.0+)
+  clear.close();
+  return clear ? vm_bytes("VmRSS") : -1;
+}
+
+int64_t peak_rss_with(const std::vector<uint8_t>&) {
+  return vm_bytes("VmHWM");
+}
+
 } // namespace
 
 bench_fns register_bench(application& app) {
@@ -28,9 +51,13 @@ bench_fns register_bench(application& app) {
   echo.method("ping", &bench_echo::ping)
       .method("echo_bytes", &bench_echo::echo_bytes)
       .method("take_bytes", &bench_echo::take_bytes);
-  return {app.function("bench.noop", noop), app.function("bench.add", add),
+  return {app.function("bench.noop", noop),
+          app.function("bench.add", add),
           app.function("bench.sum10", sum10),
-          app.function("bench.byte_count", byte_count), echo};
+          app.function("bench.byte_count", byte_count),
+          app.function("bench.reset_peak_rss", reset_peak_rss),
+          app.function("bench.peak_rss_with", peak_rss_with),
+          echo};
 }
 
 } // namespace swarm::tools

@@ -29,6 +29,11 @@ struct bench_fns {
   task_fn<int(int, int)> add;
   task_fn<int(int, int, int, int, int, int, int, int, int, int)> sum10;
   task_fn<int64_t(const std::vector<uint8_t>&)> byte_count;
+  /// Resets the node's peak resident memory to what it holds now and returns that
+  /// (bytes); -1 where the kernel cannot tell.
+  task_fn<int64_t(int)> reset_peak_rss;
+  /// The node's peak resident memory since the last reset, its argument pulled (bytes).
+  task_fn<int64_t(const std::vector<uint8_t>&)> peak_rss_with;
   actor_class<bench_echo> echo;
 };
 

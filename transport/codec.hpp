@@ -334,10 +334,11 @@ private:
     x.reserve(std::min(n, remaining() / sizeof(typename V::value_type)));
   }
 
-  // Sizes `x` to `n` elements. A buffer that will be a bulk block, filled by a pull chunk
-  // by chunk, is faulted in in one go first rather than page by page.
+  // Sizes `x` to `n` elements. A fresh buffer that will be a bulk block, filled by a pull
+  // chunk by chunk, is faulted in in one go first rather than page by page.
   template <class V> void size_to(V& x, size_t n) {
-    if (blocks_ && n * sizeof(typename V::value_type) >= bulk_block_min) {
+    if (blocks_ && n * sizeof(typename V::value_type) >= bulk_block_min &&
+        x.capacity() < n) {
       x.reserve(n);
       ready_memory(x.data(), n * sizeof(typename V::value_type));
     }

@@ -12,6 +12,17 @@
 
 namespace swarm::detail {
 
+class value_pool;
+struct type_descriptor;
+
+/// Takes a kept value of `type` whose buffers hold `bytes` from `pool`, when `pool` keeps
+/// values that large and has one (see `value_pool::take`); nullptr otherwise.
+void* take_from(value_pool* pool, const type_descriptor& type, size_t bytes);
+
+/// `value_pool::adopt`; a plain owner of `value` when `pool` is null.
+std::shared_ptr<void> adopt_into(value_pool* pool, void* value,
+                                 const type_descriptor& type);
+
 /// Returns the readable name of a mangled type name.
 std::string demangle(const char* mangled);
 
@@ -31,10 +42,13 @@ struct type_descriptor {
   bulk_layout (*lay_out)(const void* value);
   /// Makes a value from a bulk layout's complete head (`data`, read as `h`): its small
   /// parts decoded, `dests` the places its blocks' bytes go (written before anyone else
-  /// sees the value); nullptr with the reason in `why` on malformed input.
+  /// sees the value); nullptr with the reason in `why` on malformed input. A plain
+  /// buffer (a string, a vector of numbers) is made in memory `pool` kept, if any, and
+  /// goes back there when freed.
   std::shared_ptr<void> (*decode_skeleton)(
       const uint8_t* data, const bulk_head& h,
-      std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why);
+      std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why,
+      value_pool* pool);
   /// Deletes a value made with `new`.
   void (*destroy)(void* value);
 };
@@ -97,11 +111,32 @@ template <class T> bulk_layout lay_out_of(const void* p) {
   return swarm::lay_out(*static_cast<const T*>(p));
 }
 
+// Whether decoding into a used value of `T` leaves nothing of what it held: true for
+// plain buffers, not for user types (a member their `inspect` skips would stay).
+template <class T> struct decodes_whole : std::is_same<T, std::string> {};
+template <class E, class A>
+struct decodes_whole<std::vector<E, A>>
+    : std::bool_constant<std::is_arithmetic_v<E> && !std::is_same_v<E, bool>> {};
+
+template <class T> const type_descriptor& type_of();
+
 template <class T>
 std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h,
                                          std::vector<std::pair<uint8_t*, size_t>>& dests,
-                                         std::string& why) {
-  auto x = make_to_decode<T>(why);
+                                         std::string& why, value_pool* pool) {
+  std::shared_ptr<T> x;
+  if constexpr (decodes_whole<T>::value) {
+    if (pool) try {
+        size_t bytes = 0;
+        for (auto b : h.blocks)
+          bytes += b;
+        auto* kept = take_from(pool, type_of<T>(), bytes);
+        x = std::static_pointer_cast<T>(
+            adopt_into(pool, kept ? kept : new T{}, type_of<T>()));
+      } catch (...) { // out of memory: try as without a pool
+      }
+  }
+  if (!x) x = make_to_decode<T>(why);
   if (!x || !swarm::decode_skeleton(data, h, *x, dests, why)) return nullptr;
   return x;
 }

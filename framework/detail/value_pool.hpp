@@ -42,7 +42,7 @@ public:
 
   /// Shares `value` (of `type`, allocated with `new`) so that its memory comes back here
   /// when the last holder lets go, or is deleted when the pool is gone by then.
-  std::shared_ptr<const void> adopt(void* value, const type_descriptor& type);
+  std::shared_ptr<void> adopt(void* value, const type_descriptor& type);
 
   /// Deletes kept values, longest kept first, until `bytes` are freed or none is left;
   /// returns the bytes freed.

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "framework/detail/value_pool.hpp"
+
 #include <caf/all.hpp>
 #include <caf/test/dsl.hpp>
 
@@ -49,7 +51,8 @@ object_key owned_by_w1(uint64_t seq) {
 struct fixture : manager_parts, test_coordinator_fixture<> {
   object_manager_actor m;
 
-  explicit fixture(uint64_t chunk_bytes = 4, uint64_t keep_bytes = 256 << 20) {
+  explicit fixture(uint64_t chunk_bytes = 4, uint64_t keep_bytes = 256 << 20,
+                   detail::value_pool* pool = nullptr) {
     object_manager_config oc;
     oc.node = "head";
     oc.nodes = {"head", "w1", "w2"};
@@ -60,6 +63,7 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     oc.chunk_bytes = chunk_bytes;
     oc.keep_pulled_bytes = keep_bytes;
     oc.pull_window = 2;
+    oc.pool = pool;
     m = spawn_object_manager(sys, std::move(oc), false);
   }
 
@@ -397,6 +401,48 @@ TEST_CASE_FIXTURE(
   CHECK(got.name == f.name);
   CHECK(got.pixels == f.pixels);
   CHECK(got.tail == f.tail);
+}
+
+namespace {
+
+struct pooled_fixture : std::shared_ptr<detail::value_pool>, fixture {
+  // Keeps no pulled copy, so a freed one goes back to the pool at once.
+  pooled_fixture()
+      : std::shared_ptr<detail::value_pool>{std::make_shared<detail::value_pool>(
+            8 << 20, 64 << 10)},
+        fixture(256 << 10, 0, get()) {}
+
+  // Pulls `text` as object `seq` from w1; the value read.
+  detail::boxed_value pull(uint64_t seq, const std::string& text) {
+    auto encoded = laid_out(detail::boxed_value::make(text));
+    auto got = read({{1, seq}, "w1", encoded.size()});
+    size_t answered = 0;
+    for (auto& p : pulls_to("w1"))
+      if (p.id.seq != seq) ++answered;
+    serve_pulls("w1", encoded, answered);
+    REQUIRE(*got);
+    REQUIRE(**got);
+    return ***got;
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(pooled_fixture, "a pull lands in the memory of a freed pulled value of "
+                                  "its type and size, which it fully overwrites") {
+  auto first = pull(1, std::string(1 << 20, 'a'));
+  const char* memory = static_cast<const std::string*>(first.ptr.get())->data();
+  first = {};
+  REQUIRE(get()->stats().values == 1);
+  std::string second(1 << 20, 'b');
+  second[777] = 'z';
+  auto again = pull(2, second);
+  CHECK(static_cast<const std::string*>(again.ptr.get())->data() == memory);
+  CHECK(as_string(again) == second);
+  CHECK(get()->stats().reused == 1);
+  auto other_size = pull(3, std::string(3 << 20, 'c')); // nothing kept fits: fresh memory
+  CHECK(get()->stats().reused == 1);
+  CHECK(as_string(other_size) == std::string(3 << 20, 'c'));
 }
 
 TEST_CASE_FIXTURE(bulk_fixture,

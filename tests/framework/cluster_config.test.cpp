@@ -187,7 +187,8 @@ TEST_CASE("byte sizes take binary and decimal units") {
   CHECK(msg.find("limits.object_store") != std::string::npos);
 }
 
-TEST_CASE("the store's pool of freed memory is set per cluster, a quarter of the store unset") {
+TEST_CASE(
+    "the store's pool of freed memory is set per cluster, a quarter of the store unset") {
   auto unset = swarm::parse_cluster_config(valid, "cluster.toml").value();
   CHECK_FALSE(unset.runtime_for(unset.head()).object_pool_bytes.has_value());
   auto cfg = swarm::parse_cluster_config(
@@ -196,8 +197,8 @@ TEST_CASE("the store's pool of freed memory is set per cluster, a quarter of the
                  "cluster.toml")
                  .value();
   CHECK(cfg.runtime_for(cfg.head()).object_pool_bytes == size_t{0});
-  auto msg = error_of(replace(valid, "gcs_shards = 2",
-                              "gcs_shards = 2\n[limits]\nobject_pool = -1"));
+  auto msg = error_of(
+      replace(valid, "gcs_shards = 2", "gcs_shards = 2\n[limits]\nobject_pool = -1"));
   CHECK(msg.find("limits.object_pool") != std::string::npos);
 }
 

@@ -242,7 +242,7 @@ wire_msg::node_info cluster_node::self_info() const {
 
 wire_msg::store_usage cluster_node::store() {
   auto s = local_->store_accounting();
-  return {s.bytes, s.capacity, s.secondary_bytes};
+  return {s.bytes, s.capacity, s.secondary_bytes, s.pooled_bytes, s.pool_reuses};
 }
 
 node_stats cluster_node::stats() {

@@ -26,6 +26,9 @@ struct node_status {
   uint64_t store_bytes = 0;  ///< its object store in use, pulled copies included
   uint64_t store_capacity = 0;
   uint64_t pulled_bytes = 0; ///< of `store_bytes`: copies pulled from other nodes
+  /// Beside `store_bytes`, within the capacity: memory of freed values kept for new ones.
+  uint64_t pooled_bytes = 0;
+  uint64_t pool_reuses = 0; ///< values made in kept memory since the node started
 };
 
 /// One row of the control store's job table: a driver program on some node.

@@ -94,6 +94,8 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.store_bytes = n.store.bytes;
     s.store_capacity = n.store.capacity;
     s.pulled_bytes = n.store.pulled;
+    s.pooled_bytes = n.store.pooled;
+    s.pool_reuses = n.store.pool_reuses;
     out.nodes.push_back(std::move(s));
   }
   return out;

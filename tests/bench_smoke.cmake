@@ -69,6 +69,7 @@ set(remote_keys
   remote_transfer_gigabytes
   remote_transfer_gigabytes_vs_buffer
   remote_transfer_1gb_gigabytes
+  remote_transfer_cold_gigabytes
   tcp_floor_into_buffer_gigabytes
   remote_reread_us
   remote_read_peak_rss_mb

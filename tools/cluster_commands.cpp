@@ -83,15 +83,17 @@ int run_status(const std::vector<std::string>& args) {
   auto* nodes = &state->nodes;
   std::printf("cluster '%s': %zu node(s), %zu alive\n", cfg->name.c_str(), nodes->size(),
               state->alive());
-  std::printf("%-16s %-22s %-6s %-5s %7s %-32s %-28s %s\n", "node", "address", "role",
-              "state", "queued", "resources", "store (pulled copies)", "last seen");
+  std::printf("%-16s %-22s %-6s %-5s %7s %-32s %-28s %-10s %s\n", "node", "address",
+              "role", "state", "queued", "resources", "store (pulled copies)", "pooled",
+              "last seen");
   for (auto& n : *nodes) {
     auto where = n.address + ":" + std::to_string(n.port);
     auto store = megabytes(n.store_bytes) + " of " + megabytes(n.store_capacity) + " (" +
                  megabytes(n.pulled_bytes) + ")";
-    std::printf("%-16s %-22s %-6s %-5s %7u %-32s %-28s %llu ms ago\n", n.name.c_str(),
-                where.c_str(), n.head ? "head" : "worker", n.alive ? "up" : "down",
-                n.queued, n.total.to_string().c_str(), store.c_str(),
+    std::printf("%-16s %-22s %-6s %-5s %7u %-32s %-28s %-10s %llu ms ago\n",
+                n.name.c_str(), where.c_str(), n.head ? "head" : "worker",
+                n.alive ? "up" : "down", n.queued, n.total.to_string().c_str(),
+                store.c_str(), megabytes(n.pooled_bytes).c_str(),
                 static_cast<unsigned long long>(n.last_seen_ms));
   }
   if (!state->jobs.empty()) {

@@ -44,6 +44,8 @@ struct StoreUsage {
   bytes @0 :UInt64;
   capacity @1 :UInt64;
   pulled @2 :UInt64;     # of `bytes`: copies pulled from other nodes
+  pooled @3 :UInt64;     # beside `bytes`: freed values' memory kept for new ones
+  poolReuses @4 :UInt64; # new values made in kept memory, since the node started
 }
 
 struct Heartbeat {

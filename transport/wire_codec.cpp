@@ -95,10 +95,12 @@ void put_store(wire::StoreUsage::Builder b, const store_usage& s) {
   b.setBytes(s.bytes);
   b.setCapacity(s.capacity);
   b.setPulled(s.pulled);
+  b.setPooled(s.pooled);
+  b.setPoolReuses(s.pool_reuses);
 }
 
 store_usage get_store(wire::StoreUsage::Reader r) {
-  return {r.getBytes(), r.getCapacity(), r.getPulled()};
+  return {r.getBytes(), r.getCapacity(), r.getPulled(), r.getPooled(), r.getPoolReuses()};
 }
 
 void put_node(wire::NodeInfo::Builder b, const node_info& n) {
@@ -426,14 +428,11 @@ message read_envelope(wire::Envelope::Reader env,
     auto r = env.getObjectChunk();
     auto data = r.getData();
     if (frame && data.size() >= shared_chunk_min)
-      return object_chunk{get_id(r.getId()),
-                          r.getOffset(),
-                          r.getTotal(),
-                          {},
-                          r.getMissing(),
-                          std::shared_ptr<const void>{frame, frame.get()},
-                          data.begin(),
-                          data.size()};
+      return object_chunk{
+          get_id(r.getId()), r.getOffset(),
+          r.getTotal(),      {},
+          r.getMissing(),    std::shared_ptr<const void>{frame, frame.get()},
+          data.begin(),      data.size()};
     return object_chunk{get_id(r.getId()), r.getOffset(), r.getTotal(), to_vector(data),
                         r.getMissing(),    nullptr,       nullptr,      0};
   }

@@ -49,12 +49,14 @@ struct proof {
 
 using resource_list = std::vector<std::pair<std::string, double>>;
 
-/// A node's object store: bytes in use of its capacity, and how many of them are copies
-/// pulled from other nodes.
+/// A node's object store: bytes in use of its capacity, how many of them are copies
+/// pulled from other nodes, and the memory of freed values it keeps for new ones.
 struct store_usage {
   uint64_t bytes = 0;
   uint64_t capacity = 0;
   uint64_t pulled = 0;
+  uint64_t pooled = 0;
+  uint64_t pool_reuses = 0;
 };
 
 struct heartbeat {

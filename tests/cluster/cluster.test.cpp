@@ -262,11 +262,17 @@ TEST_CASE("status lists every node and the driver's job, and stop ends a node pr
   auto blob = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
   auto big = c.rt->submit(c.on("worker-1"), blob, 1 << 20);
   REQUIRE(big.get(10s));
+  // A put of a kept value after a freed one of its size: made in the freed one's memory.
+  std::vector<uint8_t> kept(2 << 20, 7);
+  c.rt->put(kept);
+  auto reput = c.rt->put(kept);
   auto reported = [&] {
     state = swarm::cluster_status(c.cfg, 5s).value();
     for (auto& n : state.nodes)
-      if (n.store_capacity == 0 || n.store_bytes > n.store_capacity) return false;
-    return state.nodes[0].pulled_bytes >= (1u << 20) &&
+      if (n.store_capacity == 0 || n.store_bytes > n.store_capacity ||
+          n.pooled_bytes > n.store_capacity)
+        return false;
+    return state.nodes[0].pool_reuses >= 1 && state.nodes[0].pulled_bytes >= (1u << 20) &&
            state.nodes[0].store_bytes >= state.nodes[0].pulled_bytes &&
            state.nodes[1].store_bytes >= (1u << 20);
   };

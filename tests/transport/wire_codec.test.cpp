@@ -23,7 +23,7 @@ std::vector<message> samples() {
   t.priority = -2;
   return {hello{"head", std::vector<uint8_t>(32, 7), 1},
           proof{std::vector<uint8_t>(32, 9)},
-          heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4, {100, 200, 50}},
+          heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4, {100, 200, 50, 30, 7}},
           t,
           task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
           task_result{{3, 11}, error_value{0, "boom"}},
@@ -91,6 +91,8 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(table.nodes[0].store.capacity == 4u << 20);
   CHECK(table.nodes[0].store.pulled == 1u << 10);
   CHECK(std::get<heartbeat>(back[2]).store.bytes == 100);
+  CHECK(std::get<heartbeat>(back[2]).store.pooled == 30);
+  CHECK(std::get<heartbeat>(back[2]).store.pool_reuses == 7);
   CHECK(std::get<actor_call>(back[10]).method == "add");
   CHECK(std::get<actor_location>(back[11]).node == "worker-1");
   REQUIRE(table.jobs.size() == 1);

@@ -7,6 +7,7 @@
 #include <list>
 #include <map>
 #include <optional>
+#include <tuple>
 
 namespace swarm::actors {
 
@@ -28,6 +29,7 @@ struct pull_state {
   uint64_t received = 0;
   uint64_t next_offset = 0;
   size_t in_flight = 0;
+  std::map<uint64_t, uint64_t> asked; // chunks asked for and not yet in: offset, length
   std::vector<value_cb> waiters;
   // Before the value can be made (its head incomplete): the bytes received from offset
   // 0 on without a gap, and the chunks after a gap, by offset.
@@ -42,32 +44,23 @@ struct pull_state {
   std::vector<std::pair<uint8_t*, size_t>> dests;
 };
 
-// The bytes [offset, offset + n) of `l` as one piece of memory: a view when they lie in
-// the head or in one block, otherwise copied into `scratch`.
-const uint8_t* bytes_of(const bulk_layout& l, uint64_t offset, uint64_t n,
-                        std::vector<uint8_t>& scratch) {
-  struct piece {
-    const uint8_t* data;
-    uint64_t size;
-  };
-  std::vector<piece> pieces{{l.head.data(), l.head.size()}};
-  for (auto& b : l.blocks)
-    pieces.push_back({b.first, b.second});
+// Where the bytes from `offset` of `l` lie: in its head or in one of its blocks, up to
+// `n` of them but not past that piece's end. {nullptr, 0} past the end of `l`.
+std::pair<const uint8_t*, uint64_t> piece_at(const bulk_layout& l, uint64_t offset,
+                                             uint64_t n) {
   uint64_t start = 0;
-  for (auto& p : pieces) {
-    if (offset >= start && offset + n <= start + p.size) return p.data + (offset - start);
-    start += p.size;
+  auto in = [&](const uint8_t* data,
+                uint64_t size) -> std::optional<std::pair<const uint8_t*, uint64_t>> {
+    if (offset < start || offset >= start + size) return std::nullopt;
+    return std::pair{data + (offset - start), std::min(n, start + size - offset)};
+  };
+  if (auto p = in(l.head.data(), l.head.size())) return *p;
+  start = l.head.size();
+  for (auto& [data, size] : l.blocks) {
+    if (auto p = in(data, size)) return *p;
+    start += size;
   }
-  scratch.clear();
-  scratch.reserve(n);
-  start = 0;
-  for (auto& p : pieces) {
-    auto lo = std::max(offset, start), hi = std::min(offset + n, start + p.size);
-    if (lo < hi)
-      scratch.insert(scratch.end(), p.data + (lo - start), p.data + (hi - start));
-    start += p.size;
-  }
-  return scratch.data();
+  return {nullptr, 0};
 }
 
 struct object_manager_state {
@@ -134,26 +127,24 @@ struct object_manager_state {
     } else if (auto& l = i->second.layout; m.offset > l->size()) {
       c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
     } else {
+      // A chunk ends where the head or a block ends, so that it is always sent from
+      // the value's own memory (the puller asks again for the rest).
       c.total = l->size();
-      c.source_length = std::min<uint64_t>(m.length, l->size() - m.offset);
-      std::vector<uint8_t> scratch;
-      c.source_data = bytes_of(*l, m.offset, c.source_length, scratch);
-      if (scratch.empty()) {
-        // Sent from the value's own memory, which the layout keeps alive.
-        c.source = std::shared_ptr<const void>{l, l.get()};
-      } else {
-        c.data = std::move(scratch);
-        c.source_data = nullptr;
-        c.source_length = 0;
-      }
+      std::tie(c.source_data, c.source_length) = piece_at(*l, m.offset, m.length);
+      if (c.source_data) c.source = std::shared_ptr<const void>{l, l.get()};
     }
     cfg.send(peer, std::move(c));
+  }
+
+  void ask(const object_key& k, pull_state& p, uint64_t offset, uint64_t len) {
+    cfg.send(p.from, wire_msg::object_pull{{k.first, k.second}, offset, len});
+    p.asked[offset] = len;
   }
 
   void request_chunks(const object_key& k, pull_state& p) {
     while (p.in_flight < cfg.pull_window && p.next_offset < p.total) {
       auto len = std::min(cfg.chunk_bytes, p.total - p.next_offset);
-      cfg.send(p.from, wire_msg::object_pull{{k.first, k.second}, p.next_offset, len});
+      ask(k, p, p.next_offset, len);
       p.next_offset += len;
       ++p.in_flight;
     }
@@ -309,17 +300,25 @@ struct object_manager_state {
     auto i = pulls.find(k);
     if (i == pulls.end()) return; // failed over, or stopped
     auto& p = i->second;
-    if (!m.missing.empty() || m.total != p.total || m.offset + m.size() > p.total) {
+    auto asked = p.asked.find(m.offset);
+    if (!m.missing.empty() || m.total != p.total || asked == p.asked.end() ||
+        m.size() > asked->second || (m.size() == 0 && asked->second > 0)) {
       // A holder without the object lost it (a node found dead and back again drops
       // what it held for the owners it lost): its owner may remake it.
-      return finish(
-          i,
-          error{m.missing.empty() ? errc::object_freed : errc::object_lost,
-                "pulling " + id_of(k) + " from node '" + p.from + "' failed: " +
-                    (m.missing.empty() ? "chunk does not fit the object" : m.missing)});
+      return finish(i,
+                    error{m.missing.empty() ? errc::object_freed : errc::object_lost,
+                          "pulling " + id_of(k) + " from node '" + p.from + "' failed: " +
+                              (m.missing.empty()
+                                   ? "the chunk at offset " + std::to_string(m.offset) +
+                                         " was not asked for or does not fit the object"
+                                   : m.missing)});
     }
     p.received += m.size();
-    --p.in_flight;
+    if (auto rest = asked->second - m.size(); rest > 0)
+      ask(k, p, m.offset + m.size(), rest); // a chunk cut where a piece ends
+    else
+      --p.in_flight;
+    p.asked.erase(asked);
     if (p.value) {
       place(p, m.offset, m.bytes(), m.size());
     } else {

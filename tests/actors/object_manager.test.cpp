@@ -361,11 +361,12 @@ TEST_CASE_FIXTURE(bulk_fixture, "a held value's buffers are sent from its own me
   CHECK(c.source_data == held.data() + 4096);
   CHECK(c.source_length == 8192);
   CHECK(c.data.empty());
-  // One that spans the head and the buffer is copied.
+  // One asked across the head and the buffer ends where the head ends, sent from there.
   tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 40}, 0, 8192});
   auto& first = std::get<wire_msg::object_chunk>(sent.back().second);
-  CHECK(first.source == nullptr);
-  CHECK(first.data.size() == 8192);
+  CHECK(first.source_data == layout->head.data());
+  CHECK(first.source_length == layout->head.size());
+  CHECK(first.data.empty());
 }
 
 TEST_CASE_FIXTURE(
@@ -443,6 +444,42 @@ TEST_CASE_FIXTURE(pooled_fixture, "a pull lands in the memory of a freed pulled 
   auto other_size = pull(3, std::string(3 << 20, 'c')); // nothing kept fits: fresh memory
   CHECK(get()->stats().reused == 1);
   CHECK(as_string(other_size) == std::string(3 << 20, 'c'));
+}
+
+TEST_CASE_FIXTURE(bulk_fixture,
+                  "a chunk cut short is asked for again from where it ends, "
+                  "and one never asked for fails the pull") {
+  std::string text(200 << 10, 'x');
+  for (size_t i = 0; i < text.size(); ++i)
+    text[i] = static_cast<char>('a' + i % 26);
+  auto encoded = laid_out(detail::boxed_value::make(text));
+  auto got = read({{1, 50}, "w1", encoded.size()});
+  auto asked = pulls_to("w1");
+  REQUIRE(asked.size() == 2);
+  // The first answered with 100 bytes of the 64 KiB asked.
+  auto cut = asked[0];
+  cut.length = 100;
+  answer(cut, encoded);
+  auto again = pulls_to("w1");
+  REQUIRE(again.size() == 3);
+  CHECK(again[2].offset == 100);
+  CHECK(again[2].length == asked[0].length - 100);
+  size_t answered = 1;
+  serve_pulls("w1", encoded, answered);
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == text);
+
+  auto stray = read({{1, 51}, "w1", encoded.size()});
+  wire_msg::object_chunk c;
+  c.id = {1, 51};
+  c.offset = 7; // never asked for
+  c.total = encoded.size();
+  c.data.assign(encoded.begin() + 7, encoded.begin() + 70);
+  tell(chunk_atom::value, std::move(c));
+  REQUIRE(*stray);
+  CHECK_FALSE(**stray);
+  CHECK((**stray).err().message.find("does not fit") != std::string::npos);
 }
 
 TEST_CASE_FIXTURE(bulk_fixture,

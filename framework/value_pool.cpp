@@ -4,19 +4,13 @@
 
 namespace swarm::detail {
 
-void* take_from(value_pool* pool, const type_descriptor& type, size_t bytes) {
-  return pool && bytes >= pool->min_bytes() ? pool->take(type, bytes) : nullptr;
+void* take_from(value_pool& pool, const type_descriptor& type, size_t bytes) {
+  return bytes >= pool.min_bytes() ? pool.take(type, bytes) : nullptr;
 }
 
-std::shared_ptr<void> adopt_into(value_pool* pool, void* value,
+std::shared_ptr<void> adopt_into(value_pool& pool, void* value,
                                  const type_descriptor& type) {
-  if (pool) return pool->adopt(value, type);
-  try {
-    return {value, type.destroy};
-  } catch (...) {
-    type.destroy(value);
-    throw;
-  }
+  return pool.adopt(value, type);
 }
 
 value_pool::value_pool(size_t max_bytes, size_t min_bytes)
@@ -43,19 +37,13 @@ void* value_pool::take(const type_descriptor& type, size_t bytes) {
 }
 
 std::shared_ptr<void> value_pool::adopt(void* value, const type_descriptor& type) {
-  std::weak_ptr<value_pool> pool = weak_from_this();
-  auto* t = &type;
-  try {
-    return std::shared_ptr<void>{value, [pool, t](void* v) {
-                                   if (auto alive = pool.lock())
-                                     alive->give(*t, v);
-                                   else
-                                     t->destroy(v);
-                                 }};
-  } catch (...) {
-    t->destroy(value); // the control block could not be allocated
-    throw;
-  }
+  // On a throw, shared_ptr hands `value` to the deleter itself.
+  return {value, [pool = weak_from_this(), t = &type](void* v) {
+            if (auto alive = pool.lock())
+              alive->give(*t, v);
+            else
+              t->destroy(v);
+          }};
 }
 
 void value_pool::give(const type_descriptor& type, void* value) {

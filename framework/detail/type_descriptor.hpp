@@ -15,12 +15,10 @@ namespace swarm::detail {
 class value_pool;
 struct type_descriptor;
 
-/// Takes a kept value of `type` whose buffers hold `bytes` from `pool`, when `pool` keeps
-/// values that large and has one (see `value_pool::take`); nullptr otherwise.
-void* take_from(value_pool* pool, const type_descriptor& type, size_t bytes);
-
-/// `value_pool::adopt`; a plain owner of `value` when `pool` is null.
-std::shared_ptr<void> adopt_into(value_pool* pool, void* value,
+// `value_pool::take` and `adopt`, for the decoders below (value_pool.hpp includes this).
+// `take_from` takes only values as large as the pool keeps.
+void* take_from(value_pool& pool, const type_descriptor& type, size_t bytes);
+std::shared_ptr<void> adopt_into(value_pool& pool, void* value,
                                  const type_descriptor& type);
 
 /// Returns the readable name of a mangled type name.
@@ -130,9 +128,9 @@ std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h
         size_t bytes = 0;
         for (auto b : h.blocks)
           bytes += b;
-        auto* kept = take_from(pool, type_of<T>(), bytes);
+        auto* kept = take_from(*pool, type_of<T>(), bytes);
         x = std::static_pointer_cast<T>(
-            adopt_into(pool, kept ? kept : new T{}, type_of<T>()));
+            adopt_into(*pool, kept ? kept : new T{}, type_of<T>()));
       } catch (...) { // out of memory: try as without a pool
       }
   }

@@ -240,6 +240,36 @@ wire_msg::node_info cluster_node::self_info() const {
   return me;
 }
 
+namespace {
+
+// A stored object's lease that, once it goes, tells the object manager: nodes this one
+// sent copies to drop them.
+class telling_lease final : public detail::store_lease {
+public:
+  telling_lease(std::unique_ptr<detail::store_lease> inner, object_manager_actor objects,
+                object_key key)
+      : inner_(std::move(inner)), objects_(std::move(objects)), key_(key) {}
+  ~telling_lease() override {
+    inner_.reset();
+    caf::anon_send(objects_, freed_atom::value, key_);
+  }
+
+private:
+  std::unique_ptr<detail::store_lease> inner_;
+  object_manager_actor objects_;
+  object_key key_;
+};
+
+} // namespace
+
+result<std::unique_ptr<detail::store_lease>>
+cluster_node::admit(const object_id& id, const detail::boxed_value& v) {
+  auto lease = local_->admit(id, v);
+  if (!lease || !*lease || !link_.objects) return lease;
+  return std::unique_ptr<detail::store_lease>{
+      std::make_unique<telling_lease>(std::move(*lease), link_.objects, key_of(id))};
+}
+
 wire_msg::store_usage cluster_node::store() {
   auto s = local_->store_accounting();
   return {s.bytes, s.capacity, s.secondary_bytes, s.pooled_bytes, s.pool_reuses};

@@ -53,9 +53,7 @@ public:
   void submit(detail::task_ptr task) override { tasks_->submit(std::move(task)); }
   bool cancel(detail::task_spec& task) override { return local_->cancel(task); }
   result<std::unique_ptr<detail::store_lease>>
-  admit(const object_id& id, const detail::boxed_value& v) override {
-    return local_->admit(id, v);
-  }
+  admit(const object_id& id, const detail::boxed_value& v) override;
   detail::value_pool* pool() override { return local_->pool(); }
   result<detail::actor_record_ptr> spawn(detail::actor_spec spec) override {
     return actors_->spawn(std::move(spec));

@@ -7,6 +7,7 @@
 #include <list>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace swarm::actors {
@@ -82,6 +83,9 @@ struct object_manager_state {
   std::map<object_key, std::list<std::pair<object_key, kept_copy>>::iterator> kept_index;
   uint64_t kept_bytes = 0;
   std::map<object_key, located_object> located;
+  // Nodes sent chunks of an object held here, which may keep copies of it: told to drop
+  // them when this node's store lets go of it.
+  std::map<object_key, std::set<std::string>> copies;
 
   std::string id_of(const object_key& k) const {
     return object_id{k.first, k.second}.to_string();
@@ -132,6 +136,7 @@ struct object_manager_state {
       c.total = l->size();
       std::tie(c.source_data, c.source_length) = piece_at(*l, m.offset, m.length);
       if (c.source_data) c.source = std::shared_ptr<const void>{l, l.get()};
+      copies[{m.id.owner, m.id.seq}].insert(peer);
     }
     cfg.send(peer, std::move(c));
   }
@@ -355,6 +360,10 @@ struct object_manager_state {
   }
 
   void lost(const std::string& peer, const std::string& why) {
+    for (auto i = copies.begin(); i != copies.end();) {
+      i->second.erase(peer);
+      i = i->second.empty() ? copies.erase(i) : std::next(i);
+    }
     for (auto i = pulls.begin(); i != pulls.end();) {
       auto next = std::next(i);
       if (i->second.from == peer) finish(i, lost_error(i->first, peer, why));
@@ -403,7 +412,20 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       [=](release_atom, const std::vector<object_key>& keys) {
         self->state.release(keys);
       },
-      [=](free_atom, const object_key& k) { self->state.held.erase(k); },
+      [=](free_atom, const object_key& k) {
+        auto& st = self->state;
+        st.held.erase(k);
+        st.drop_kept(k);
+        st.fetched.erase(k);
+      },
+      [=](freed_atom, const object_key& k) {
+        auto& st = self->state;
+        auto i = st.copies.find(k);
+        if (i == st.copies.end()) return;
+        for (auto& peer : i->second)
+          st.cfg.send(peer, wire_msg::object_free{{k.first, k.second}});
+        st.copies.erase(i);
+      },
       [=](pull_atom, const std::string& peer, const wire_msg::object_pull& m) {
         self->state.serve(peer, m);
       },

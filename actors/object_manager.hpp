@@ -30,6 +30,7 @@ using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
 using locate_atom = caf::atom_constant<caf::atom("locate")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
 using kept_atom = caf::atom_constant<caf::atom("kept")>;
+using freed_atom = caf::atom_constant<caf::atom("freed")>;
 
 /// An object's id as a map key: (owner, seq).
 using object_key = std::pair<uint64_t, uint64_t>;
@@ -110,7 +111,11 @@ struct object_manager_config {
 /// here for owners there are dropped. Stopping fails every pull in flight.
 ///   (hold_atom, hold_request)              keep a value for other nodes
 ///   (release_atom, keys)                   tasks that took exported values are done
-///   (free_atom, key)                       an owner freed a result held here
+///   (free_atom, key)                       an owner freed a result held here, or an
+///                                          object this node pulled a copy of (the
+///                                          copy goes)
+///   (freed_atom, key)                      this node's store let go of an object:
+///                                          the nodes it sent copies to drop them
 ///   (pull_atom, peer, object_pull)         a chunk asked for by `peer`
 ///   (chunk_atom, object_chunk)             a chunk of a pull running here
 ///   (fetch_atom, fetch_request)            read an object, here or pulled
@@ -120,18 +125,17 @@ struct object_manager_config {
 ///   (lost_atom, peer, why)                 the connection to `peer` closed
 ///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
 ///   (kept_atom) -> uint64_t                bytes of pulled values kept (node_stats)
-using object_manager_actor =
-    caf::typed_actor<caf::reacts_to<hold_atom, hold_request>,
-                     caf::reacts_to<release_atom, std::vector<object_key>>,
-                     caf::reacts_to<free_atom, object_key>,
-                     caf::reacts_to<pull_atom, std::string, wire_msg::object_pull>,
-                     caf::reacts_to<chunk_atom, wire_msg::object_chunk>,
-                     caf::reacts_to<fetch_atom, fetch_request>,
-                     caf::reacts_to<locate_atom, located_object>,
-                     caf::reacts_to<forget_atom, object_key>,
-                     caf::reacts_to<lost_atom, std::string, std::string>,
-                     caf::replies_to<count_atom>::with<uint64_t>,
-                     caf::replies_to<kept_atom>::with<uint64_t>>;
+using object_manager_actor = caf::typed_actor<
+    caf::reacts_to<hold_atom, hold_request>,
+    caf::reacts_to<release_atom, std::vector<object_key>>,
+    caf::reacts_to<free_atom, object_key>, caf::reacts_to<freed_atom, object_key>,
+    caf::reacts_to<pull_atom, std::string, wire_msg::object_pull>,
+    caf::reacts_to<chunk_atom, wire_msg::object_chunk>,
+    caf::reacts_to<fetch_atom, fetch_request>,
+    caf::reacts_to<locate_atom, located_object>, caf::reacts_to<forget_atom, object_key>,
+    caf::reacts_to<lost_atom, std::string, std::string>,
+    caf::replies_to<count_atom>::with<uint64_t>,
+    caf::replies_to<kept_atom>::with<uint64_t>>;
 
 /// Spawns the object manager; `detached`: on a thread of its own, so copying and
 /// decoding large objects holds up neither the network nor the scheduler (tests run it

@@ -218,6 +218,33 @@ TEST_CASE(
   CHECK(fake_cluster::eventually([&] { return c.w1->stats().store_bytes == w1_before; }));
 }
 
+TEST_CASE("copies other nodes pulled are dropped, and uncounted, when the owner frees "
+          "the object") {
+  fake_cluster c;
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
+  const size_t size = 3 << 20;
+  // A put on the head, read on both workers: each pulls it from the head and keeps it.
+  auto put = c.driver->put(std::vector<uint8_t>(size, 5));
+  REQUIRE(c.driver->submit(c.on("worker-1"), read, put).get(10s));
+  REQUIRE(c.driver->submit(c.on("worker-2"), read, put).get(10s));
+  CHECK(c.w1->stats().pulled_bytes >= size);
+  CHECK(c.w2->stats().pulled_bytes >= size);
+  put = {};
+  CHECK(fake_cluster::eventually([&] { return c.w1->stats().pulled_bytes == 0; }));
+  CHECK(fake_cluster::eventually([&] { return c.w2->stats().pulled_bytes == 0; }));
+  // A result held on worker-1 for the head, read on worker-2: pulled from worker-1,
+  // which drops its primary when the head frees it, and tells worker-2.
+  auto made = c.driver->submit(c.on("worker-1"), blob_fn, static_cast<int>(size));
+  REQUIRE(c.driver->submit(c.on("worker-2"), read, made).get(10s));
+  CHECK(c.w2->stats().pulled_bytes >= size);
+  made = {};
+  CHECK(fake_cluster::eventually([&] { return c.w2->stats().pulled_bytes == 0; }));
+  CHECK(fake_cluster::eventually([&] { return c.w1->stats().store_bytes == 0; }));
+}
+
 TEST_CASE("a result that does not fit its owner's store fails with both sizes named") {
   fake_cluster c{4 << 20};
   auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();

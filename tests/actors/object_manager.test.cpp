@@ -292,6 +292,20 @@ struct keeping_fixture : fixture {
 
 } // namespace
 
+TEST_CASE_FIXTURE(keeping_fixture, "a kept copy goes when its owner frees the object") {
+  auto encoded = laid_out(detail::boxed_value::make(std::string(20, 'k')));
+  auto got = read({{1, 7}, "w1", encoded.size()});
+  size_t answered = 0;
+  serve_pulls("w1", encoded, answered);
+  REQUIRE(*got);
+  REQUIRE(**got);
+  *got = std::nullopt;
+  CHECK(kept_bytes() == encoded.size());
+  tell(free_atom::value, object_key{1, 7});
+  CHECK(kept_bytes() == 0);
+  CHECK(remembered() == 0);
+}
+
 TEST_CASE_FIXTURE(keeping_fixture, "a pulled value is kept: read again it moves nothing, "
                                    "and past the budget the least recently read goes") {
   auto pull_fully = [&](uint64_t seq, const std::string& text) {
@@ -367,6 +381,26 @@ TEST_CASE_FIXTURE(bulk_fixture, "a held value's buffers are sent from its own me
   CHECK(first.source_data == layout->head.data());
   CHECK(first.source_length == layout->head.size());
   CHECK(first.data.empty());
+}
+
+TEST_CASE_FIXTURE(bulk_fixture,
+                  "the nodes sent chunks of an object are told to drop their "
+                  "copies when the store here lets go of it") {
+  auto value = detail::boxed_value::make(std::vector<uint8_t>(100 << 10, 3));
+  tell(hold_atom::value, hold_request{{1, 60}, value, layout_of(value), true, nullptr});
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 60}, 0, 4096});
+  tell(pull_atom::value, std::string{"w1"}, wire_msg::object_pull{{1, 60}, 0, 4096});
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 60}, 4096, 4096});
+  tell(lost_atom::value, std::string{"w1"}, std::string{"gone"});
+  auto before = sent.size();
+  tell(freed_atom::value, object_key{1, 60});
+  REQUIRE(sent.size() == before + 1); // w2 once; w1 was lost with its copies
+  CHECK(sent.back().first == "w2");
+  auto& f = std::get<wire_msg::object_free>(sent.back().second);
+  CHECK(f.id.owner == 1);
+  CHECK(f.id.seq == 60);
+  tell(freed_atom::value, object_key{1, 60}); // told once
+  CHECK(sent.size() == before + 1);
 }
 
 TEST_CASE_FIXTURE(

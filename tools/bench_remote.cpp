@@ -364,10 +364,10 @@ void measure_remote(bench_session& s, int nodes) {
         rates.push_back(tcp_stream_gigabytes(transfer_bytes, true));
       return median(rates);
     });
-    // 100 MB objects one after another. n2 keeps what it pulls (256 MiB of copies), so
-    // from the third on a copy it lets go goes to its store's pool, and the next pull
-    // lands in that memory: cold transfers make their value in fresh memory, warm ones
-    // in kept memory. Told apart by n2's pool reuses, read from its next heartbeat.
+    // 100 MB objects one after another, each freed on the head after its transfer: n2
+    // drops its copy into its store's pool, and the next pull lands in that memory. Cold
+    // transfers make their value in fresh memory, warm ones in kept memory; told apart by
+    // n2's pool reuses, read from its next heartbeat.
     auto n2_pool_reuses = [&] {
       std::this_thread::sleep_for(150ms); // three heartbeats
       for (auto& n : cluster_status(cluster->cfg, 5s).value().nodes)

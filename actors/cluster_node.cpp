@@ -79,6 +79,9 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     link_.releases->forget = [this](const object_id& id) {
       caf::anon_send(link_.objects, forget_atom::value, key_of(id));
     };
+    link_.releases->freed = [this](const object_id& id) {
+      caf::anon_send(link_.objects, freed_atom::value, key_of(id));
+    };
   }
   // Until the gate opens, the network's handlers wait; on a failure they find the node
   // closing.
@@ -210,6 +213,7 @@ cluster_node::~cluster_node() {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
     link_.releases->net = nullptr;
     link_.releases->forget = nullptr;
+    link_.releases->freed = nullptr;
   }
   // Membership, the agent and the global scheduler call into this node: they go first.
   stop_actors();
@@ -242,22 +246,22 @@ wire_msg::node_info cluster_node::self_info() const {
 
 namespace {
 
-// A stored object's lease that, once it goes, tells the object manager: nodes this one
-// sent copies to drop them.
+// A stored object's lease that, once it goes, tells the object manager (while the node
+// runs): nodes this one sent copies to drop them.
 class telling_lease final : public detail::store_lease {
 public:
-  telling_lease(std::unique_ptr<detail::store_lease> inner, object_manager_actor objects,
-                object_key key)
-      : inner_(std::move(inner)), objects_(std::move(objects)), key_(key) {}
+  telling_lease(std::unique_ptr<detail::store_lease> inner,
+                std::shared_ptr<release_sink> sink, const object_id& id)
+      : inner_(std::move(inner)), sink_(std::move(sink)), id_(id) {}
   ~telling_lease() override {
     inner_.reset();
-    caf::anon_send(objects_, freed_atom::value, key_);
+    sink_->freed_here(id_);
   }
 
 private:
   std::unique_ptr<detail::store_lease> inner_;
-  object_manager_actor objects_;
-  object_key key_;
+  std::shared_ptr<release_sink> sink_;
+  object_id id_;
 };
 
 } // namespace
@@ -265,9 +269,9 @@ private:
 result<std::unique_ptr<detail::store_lease>>
 cluster_node::admit(const object_id& id, const detail::boxed_value& v) {
   auto lease = local_->admit(id, v);
-  if (!lease || !*lease || !link_.objects) return lease;
+  if (!lease || !*lease) return lease;
   return std::unique_ptr<detail::store_lease>{
-      std::make_unique<telling_lease>(std::move(*lease), link_.objects, key_of(id))};
+      std::make_unique<telling_lease>(std::move(*lease), link_.releases, id)};
 }
 
 wire_msg::store_usage cluster_node::store() {

@@ -48,6 +48,11 @@ void release_sink::free_remote(const std::string& node, const object_id& id) {
   forget(id);
 }
 
+void release_sink::freed_here(const object_id& id) {
+  std::lock_guard<std::mutex> guard{mtx};
+  if (freed) freed(id);
+}
+
 node_link::node_link(cluster_config config, const std::string& node)
     : cfg(std::move(config)) {
   auto spec = cfg.find(node);

@@ -30,11 +30,14 @@ struct release_sink {
   std::mutex mtx;
   wire_msg::transport* net = nullptr;
   std::function<void(const object_id&)> forget;
+  std::function<void(const object_id&)> freed;
 
   /// Sends `m` to `node` unless this node stopped.
   void send(const std::string& node, const wire_msg::message& m);
   /// Tells `node` this node no longer needs its copy of `id`, and forgets it here.
   void free_remote(const std::string& node, const object_id& id);
+  /// This node's store let go of `id`: nodes that pulled copies of it drop them.
+  void freed_here(const object_id& id);
 };
 
 /// What the parts of a cluster node share: the cluster file and this node's entry, the

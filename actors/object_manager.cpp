@@ -31,6 +31,7 @@ struct pull_state {
   uint64_t next_offset = 0;
   size_t in_flight = 0;
   std::map<uint64_t, uint64_t> asked; // chunks asked for and not yet in: offset, length
+  bool freed = false;                 // its owner freed it meanwhile: not to be kept
   std::vector<value_cb> waiters;
   // Before the value can be made (its head incomplete): the bytes received from offset
   // 0 on without a gap, and the chunks after a gap, by offset.
@@ -343,10 +344,13 @@ struct object_manager_state {
           v, std::move(p.lease));
       v = std::shared_ptr<const void>{counted, v.get()};
     }
-    if (p.total <= cfg.keep_pulled_bytes)
+    if (p.freed) {
+      // Its owner freed it while it came: its readers have it, nothing keeps it.
+    } else if (p.total <= cfg.keep_pulled_bytes) {
       keep(k, v, p.type, p.total);
-    else
+    } else {
       remember(k, v, p.type);
+    }
     finish(i, detail::boxed_value{v, p.type});
   }
 
@@ -417,6 +421,7 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
         st.held.erase(k);
         st.drop_kept(k);
         st.fetched.erase(k);
+        if (auto i = st.pulls.find(k); i != st.pulls.end()) i->second.freed = true;
       },
       [=](freed_atom, const object_key& k) {
         auto& st = self->state;

@@ -306,6 +306,21 @@ TEST_CASE_FIXTURE(keeping_fixture, "a kept copy goes when its owner frees the ob
   CHECK(remembered() == 0);
 }
 
+TEST_CASE_FIXTURE(keeping_fixture,
+                  "a copy whose owner freed it while it was pulled reaches "
+                  "its readers and is not kept") {
+  auto encoded = laid_out(detail::boxed_value::make(std::string(20, 'f')));
+  auto got = read({{1, 8}, "w1", encoded.size()});
+  tell(free_atom::value, object_key{1, 8});
+  size_t answered = 0;
+  serve_pulls("w1", encoded, answered);
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == std::string(20, 'f'));
+  CHECK(kept_bytes() == 0);
+  CHECK(remembered() == 0);
+}
+
 TEST_CASE_FIXTURE(keeping_fixture, "a pulled value is kept: read again it moves nothing, "
                                    "and past the budget the least recently read goes") {
   auto pull_fully = [&](uint64_t seq, const std::string& text) {

@@ -58,6 +58,10 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
     if (!link_.closing) caf::anon_send(link_.membership, down_atom::value, peer, why);
   };
+  h.land = [landings = landings_](const std::string& peer,
+                                  const wire_msg::object_chunk& header, uint64_t size) {
+    return landings->claim(peer, header.id, header.offset, size);
+  };
   h.log = [name = link_.self.name](const std::string& line) {
     std::fprintf(stderr, "[swarm %s] %s\n", name.c_str(), line.c_str());
   };
@@ -143,6 +147,7 @@ void cluster_node::start_actors() {
   oc.send = send;
   oc.publish = publish;
   oc.pool = local_->pool();
+  oc.landings = landings_;
   oc.reserve = [local = local_.get()](const object_key& k, uint64_t bytes) {
     return local->admit_secondary({k.first, k.second}, bytes);
   };

@@ -142,6 +142,10 @@ private:
   std::unique_ptr<local_node> local_;
   node_link link_;
   std::atomic<uint64_t> next_seq_{1};
+  // Where the network receives pulled chunks: shared by its I/O threads and the object
+  // manager.
+  std::shared_ptr<wire_msg::landing_table> landings_ =
+      std::make_shared<wire_msg::landing_table>();
   std::unique_ptr<wire_msg::transport> net_;
   std::unique_ptr<cluster_store> store_;
   std::unique_ptr<cluster_tasks> tasks_;

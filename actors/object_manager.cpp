@@ -145,6 +145,24 @@ struct object_manager_state {
   void ask(const object_key& k, pull_state& p, uint64_t offset, uint64_t len) {
     cfg.send(p.from, wire_msg::object_pull{{k.first, k.second}, offset, len});
     p.asked[offset] = len;
+    await_landing(k, p, offset, len);
+  }
+
+  // Once the value is made: the chunk asked for at `offset` is received into the block
+  // it starts in (a holder cuts it where that block ends).
+  void await_landing(const object_key& k, pull_state& p, uint64_t offset, uint64_t len) {
+    if (!cfg.landings || !p.value) return;
+    uint64_t start = p.head_size;
+    for (auto& [dest, size] : p.dests) {
+      if (offset >= start && offset < start + size) {
+        auto n = std::min(len, start + size - offset);
+        if (n >= wire_msg::shared_chunk_min)
+          cfg.landings->await_chunk(p.from, {k.first, k.second}, offset,
+                                    {dest + (offset - start), n, p.value});
+        return;
+      }
+      start += size;
+    }
   }
 
   void request_chunks(const object_key& k, pull_state& p) {
@@ -255,6 +273,7 @@ struct object_manager_state {
   void finish(std::map<object_key, pull_state>::iterator i,
               const result<detail::boxed_value>& out) {
     auto waiters = std::move(i->second.waiters);
+    if (cfg.landings) cfg.landings->drop({i->first.first, i->first.second});
     pulls.erase(i);
     for (auto& w : waiters)
       w(out);
@@ -298,6 +317,8 @@ struct object_manager_state {
       place(p, offset, chunk.bytes(), chunk.size());
     p.early.clear();
     p.prefix = {};
+    for (auto& [offset, len] : p.asked)
+      await_landing(k, p, offset, len);
     return std::nullopt;
   }
 
@@ -306,6 +327,9 @@ struct object_manager_state {
     auto i = pulls.find(k);
     if (i == pulls.end()) return; // failed over, or stopped
     auto& p = i->second;
+    // Landed in the value of an earlier pull of the same object that failed.
+    if (m.landed && m.source.get() != p.value.get()) return;
+    if (!m.landed && cfg.landings) cfg.landings->forget(m.id, m.offset);
     auto asked = p.asked.find(m.offset);
     if (!m.missing.empty() || m.total != p.total || asked == p.asked.end() ||
         m.size() > asked->second || (m.size() == 0 && asked->second > 0)) {
@@ -325,7 +349,9 @@ struct object_manager_state {
     else
       --p.in_flight;
     p.asked.erase(asked);
-    if (p.value) {
+    if (m.landed) {
+      // Already where it belongs.
+    } else if (p.value) {
       place(p, m.offset, m.bytes(), m.size());
     } else {
       p.early[m.offset] = std::move(m);

@@ -17,6 +17,7 @@
 #include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/type_descriptor.hpp"
+#include "transport/landing_table.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
@@ -97,15 +98,20 @@ struct object_manager_config {
   /// it back when freed: a pull into kept memory takes no page faults. Null: the
   /// allocator's. Outlives the manager.
   detail::value_pool* pool = nullptr;
+  /// Where the network receives the chunks of a pull once its value is made: straight
+  /// into the value's buffers, at their offsets. Null: chunks arrive in frame buffers
+  /// and are copied into the value here.
+  std::shared_ptr<wire_msg::landing_table> landings;
 };
 
 /// The node's object manager: the values it holds for other nodes, the pulls it runs
 /// for readers here, the pulled values still alive here, and where the results its
 /// owners made elsewhere live. It serves pulls chunk by chunk from a value's bulk layout:
 /// its head, then its large buffers straight from the value's memory. A pull asks for
-/// `pull_window` chunks at a time; once the head is in, it makes the value and copies
-/// each later chunk straight into the value's buffers, so a pulled object takes its size
-/// plus the chunks in flight. When
+/// `pull_window` chunks at a time; once the head is in, it makes the value, and each
+/// later chunk is received into the value's buffers where it belongs (or copied there
+/// from the frame it came in), so a pulled object takes its size plus at most the
+/// chunks asked for before its head was in. When
 /// a node is lost, pulls from it fail (`object_lost`, or `owner_died` when the owner went
 /// with its value), results located there count as gone from there, and results held
 /// here for owners there are dropped. Stopping fails every pull in flight.

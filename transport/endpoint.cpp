@@ -73,9 +73,10 @@ ssize_t send_from(int fd, const frame_parts& f, size_t off) {
     iov[n++] = {const_cast<uint8_t*>(p + off), len - off};
     off = 0;
   };
-  add(f.bytes.data(), f.tail_at);
+  static constexpr uint8_t zeros[8] = {};
+  add(f.bytes.data(), f.bytes.size());
   add(f.tail, f.tail_size);
-  add(f.bytes.data() + f.tail_at, f.bytes.size() - f.tail_at);
+  add(zeros, f.pad);
   msghdr m{};
   m.msg_iov = iov;
   m.msg_iovlen = static_cast<size_t>(n);
@@ -543,6 +544,11 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     spare = !(bulk ? bulk_by_name_ : by_name_).emplace(c->peer, c).second;
   }
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
+  if (handlers_.land)
+    c->decoder.set_lander([land = handlers_.land,
+                           peer = c->peer](const object_chunk& header, uint64_t size) {
+      return land(peer, header, size);
+    });
   auth_cv_.notify_all();
   if (bulk) {
     if (spare)

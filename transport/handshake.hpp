@@ -9,8 +9,9 @@
 
 namespace swarm::wire_msg {
 
-/// The protocol version a hello carries; peers must agree.
-inline constexpr uint32_t protocol_version = 3;
+/// The protocol version a hello carries; peers must agree. 4: a chunk's payload is a
+/// raw tail after its message.
+inline constexpr uint32_t protocol_version = 4;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

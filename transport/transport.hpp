@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/result.hpp"
+#include "transport/landing_table.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::wire_msg {
@@ -48,6 +49,11 @@ struct endpoint_handlers {
   /// The connection in use for a peer closed, with the reason. A second connection to the
   /// same peer neither replaces the first nor reports anything when it closes.
   std::function<void(const std::string& peer, const std::string& why)> on_peer_down;
+  /// Where the payload of a chunk from `peer` should be received, asked by the I/O
+  /// thread when its header arrives (see `landing_table`); empty: into a buffer.
+  std::function<std::optional<landing>(const std::string& peer,
+                                       const object_chunk& header, uint64_t size)>
+      land;
   /// A line worth logging (refused connections, bad frames).
   std::function<void(const std::string& line)> log;
 };

@@ -3,7 +3,6 @@
 #include "base/ready_memory.hpp"
 
 #include <capnp/message.h>
-#include <capnp/orphan.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 #include <kj/io.h>
@@ -147,38 +146,22 @@ job_info get_job(wire::JobInfo::Reader r) {
           r.getRunning(), r.getStartedMs(), r.getEndedMs()};
 }
 
-// Writes a serialized message into a frame's parts. Cap'n Proto writes a blob referenced
-// as external data as a segment of whole words, rounded up past the blob's end: that
-// blob becomes the frame's tail (its own bytes only), the rest of its last word is
-// written as zeros (the blob's length in the message says where it ends).
+// Writes a serialized message at the end of a frame's bytes.
 class frame_output final : public kj::OutputStream {
 public:
-  frame_output(frame_parts& out, const kj::byte* blob, size_t blob_size)
-      : out_(out), blob_(blob), blob_size_(blob_size) {}
+  explicit frame_output(std::vector<uint8_t>& out) : out_(out) {}
 
   void write(const void* buffer, size_t size) override {
-    if (blob_ != nullptr && buffer == blob_) {
-      out_.tail_at = out_.bytes.size();
-      out_.tail = blob_;
-      out_.tail_size = std::min(size, blob_size_);
-      out_.bytes.resize(out_.bytes.size() + (size - out_.tail_size));
-      return;
-    }
     auto* p = static_cast<const uint8_t*>(buffer);
-    out_.bytes.insert(out_.bytes.end(), p, p + size);
+    out_.insert(out_.end(), p, p + size);
   }
 
 private:
-  frame_parts& out_;
-  const kj::byte* blob_;
-  size_t blob_size_;
+  std::vector<uint8_t>& out_;
 };
 
 struct builder_visitor {
   wire::Envelope::Builder env;
-  // The blob referenced instead of copied, if any: encode_frame must not read past it.
-  const kj::byte* external = nullptr;
-  size_t external_size = 0;
 
   void operator()(const hello& m) {
     auto b = env.initHello();
@@ -232,30 +215,12 @@ struct builder_visitor {
     b.setOffset(m.offset);
     b.setLength(m.length);
   }
+  // The payload follows the message raw (see `raw_tail_flag`).
   void operator()(const object_chunk& m) {
     auto b = env.initObjectChunk();
     put_id(b.initId(), m.id);
     b.setOffset(m.offset);
     b.setTotal(m.total);
-    capnp::Data::Reader bytes =
-        m.source ? capnp::Data::Reader{reinterpret_cast<const kj::byte*>(m.source_data),
-                                       m.source_length}
-                 : capnp::Data::Reader{bytes_of(m.data)};
-    if (bytes.size() == 0) {
-      // Left unset: reads as empty.
-    } else if (reinterpret_cast<uintptr_t>(bytes.begin()) % sizeof(capnp::word) == 0) {
-      // The chunk's bytes are referenced, not copied: they are written once, by
-      // encode_frame, straight into the frame.
-      b.adoptData(
-          capnp::Orphanage::getForMessageContaining(b).referenceExternalData(bytes));
-      external = bytes.begin();
-      external_size = bytes.size();
-    } else {
-      // Cap'n Proto references only word-aligned memory: a pull at an odd offset is
-      // copied.
-      auto d = b.initData(static_cast<unsigned>(bytes.size()));
-      std::memcpy(d.begin(), bytes.begin(), bytes.size());
-    }
     b.setMissing(m.missing);
   }
   void operator()(const object_free& m) { put_id(env.initObjectFree().initId(), m.id); }
@@ -370,9 +335,7 @@ struct builder_visitor {
   }
 };
 
-// `frame`: the buffer the message is read from in place, which a large chunk shares.
-message read_envelope(wire::Envelope::Reader env,
-                      const std::shared_ptr<uint8_t[]>& frame) {
+message read_envelope(wire::Envelope::Reader env) {
   switch (env.which()) {
   case wire::Envelope::HELLO: {
     auto r = env.getHello();
@@ -425,16 +388,16 @@ message read_envelope(wire::Envelope::Reader env,
     return object_pull{get_id(r.getId()), r.getOffset(), r.getLength()};
   }
   case wire::Envelope::OBJECT_CHUNK: {
+    // Its payload, if any, is the frame's raw tail.
     auto r = env.getObjectChunk();
-    auto data = r.getData();
-    if (frame && data.size() >= shared_chunk_min)
-      return object_chunk{
-          get_id(r.getId()), r.getOffset(),
-          r.getTotal(),      {},
-          r.getMissing(),    std::shared_ptr<const void>{frame, frame.get()},
-          data.begin(),      data.size()};
-    return object_chunk{get_id(r.getId()), r.getOffset(), r.getTotal(), to_vector(data),
-                        r.getMissing(),    nullptr,       nullptr,      0};
+    if (r.hasData())
+      throw std::invalid_argument("a chunk's payload must be its raw tail");
+    object_chunk c;
+    c.id = get_id(r.getId());
+    c.offset = r.getOffset();
+    c.total = r.getTotal();
+    c.missing = r.getMissing();
+    return c;
   }
   case wire::Envelope::OBJECT_FREE:
     return object_free{get_id(env.getObjectFree().getId())};
@@ -548,81 +511,152 @@ lane lane_of(const message& m) {
   return lane::control;
 }
 
-namespace {
-
-// The frame in one piece.
-std::vector<uint8_t> flatten(frame_parts&& parts) {
-  if (parts.tail == nullptr) return std::move(parts.bytes);
-  std::vector<uint8_t> out;
-  out.reserve(parts.size());
-  auto at = parts.bytes.begin() + static_cast<std::ptrdiff_t>(parts.tail_at);
-  out.insert(out.end(), parts.bytes.begin(), at);
-  out.insert(out.end(), parts.tail, parts.tail + parts.tail_size);
-  out.insert(out.end(), at, parts.bytes.end());
-  return out;
-}
-
-} // namespace
-
 frame_parts encode_frame_parts(const message& m) {
   capnp::MallocMessageBuilder builder;
-  builder_visitor visitor{builder.initRoot<wire::Envelope>()};
-  std::visit(visitor, m);
-  // Serialized once, straight into the frame.
+  std::visit(builder_visitor{builder.initRoot<wire::Envelope>()}, m);
   auto words = capnp::computeSerializedSizeInWords(builder);
   auto len = static_cast<uint32_t>(words * sizeof(capnp::word));
+  auto* chunk = std::get_if<object_chunk>(&m);
+  bool raw = chunk != nullptr && chunk->size() > 0;
+  auto head = raw ? raw_tail_header_bytes : frame_header_bytes;
   frame_parts out;
-  out.bytes.reserve(frame_header_bytes + len - visitor.external_size);
-  out.bytes.resize(frame_header_bytes);
+  out.bytes.reserve(head + len + (raw && !chunk->source ? chunk->size() : 0));
+  out.bytes.resize(head);
   for (int i = 0; i < 4; ++i)
     out.bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(len >> (8 * i));
   out.bytes[4] = static_cast<uint8_t>(lane_of(m));
-  frame_output stream{out, visitor.external, visitor.external_size};
+  if (raw) {
+    out.bytes[5] = raw_tail_flag;
+    for (int i = 0; i < 8; ++i)
+      out.bytes[frame_header_bytes + static_cast<size_t>(i)] =
+          static_cast<uint8_t>(chunk->size() >> (8 * i));
+  }
+  // Serialized once, straight into the frame.
+  frame_output stream{out.bytes};
   capnp::writeMessage(stream, builder);
-  if (auto* c = std::get_if<object_chunk>(&m); c && out.tail != nullptr && c->source)
-    out.keep = c->source;
-  else if (out.tail != nullptr)
+  if (raw && chunk->source) {
+    // Sent from where the payload is, which stays alive while the frame is queued.
+    out.tail = chunk->bytes();
+    out.tail_size = chunk->size();
+    out.pad = raw_tail_padding(chunk->size());
+    out.keep = chunk->source;
+  } else if (raw) {
     // Bytes only the message keeps alive (its `data`) are copied into the frame.
-    out.bytes = flatten(std::move(out));
-  if (!out.keep) {
-    out.tail = nullptr;
-    out.tail_size = 0;
-    out.tail_at = out.bytes.size();
+    out.bytes.insert(out.bytes.end(), chunk->bytes(), chunk->bytes() + chunk->size());
+    out.bytes.resize(out.bytes.size() + raw_tail_padding(chunk->size()));
   }
   return out;
 }
 
 std::vector<uint8_t> encode_frame(const message& m) {
-  return flatten(encode_frame_parts(m));
+  auto parts = encode_frame_parts(m);
+  parts.bytes.insert(parts.bytes.end(), parts.tail, parts.tail + parts.tail_size);
+  parts.bytes.resize(parts.bytes.size() + parts.pad);
+  return std::move(parts.bytes);
 }
+
+namespace {
+
+enum class head_state { incomplete, ready, malformed };
+
+// What a frame's header says: where its message starts, and its lengths.
+struct frame_head {
+  size_t head = frame_header_bytes;
+  uint32_t len = 0;
+  uint64_t raw = 0;
+  uint8_t lane = 0;
+};
+
+uint64_t read_le(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+// Reads the header of a frame of which `avail` bytes are in, against the limit `max`.
+head_state read_head(const uint8_t* h, size_t avail, size_t max, frame_head& f,
+                     std::string& why) {
+  if (avail < frame_header_bytes) return head_state::incomplete;
+  f.len = static_cast<uint32_t>(read_le(h, 4));
+  f.lane = h[4];
+  if (f.len > max) {
+    why = "frame of " + std::to_string(f.len) + " bytes exceeds the limit of " +
+          std::to_string(max);
+    return head_state::malformed;
+  }
+  if (f.len == 0 || f.len % sizeof(capnp::word) != 0) {
+    why = "frame length " + std::to_string(f.len) + " is not a whole number of words";
+    return head_state::malformed;
+  }
+  if (f.lane > static_cast<uint8_t>(lane::bulk)) {
+    why = "unknown lane " + std::to_string(f.lane);
+    return head_state::malformed;
+  }
+  if ((h[5] & ~raw_tail_flag) != 0 || h[6] != 0 || h[7] != 0) {
+    why = "frame header has unknown flags or padding that is not zero";
+    return head_state::malformed;
+  }
+  if ((h[5] & raw_tail_flag) == 0) return head_state::ready;
+  if (avail < raw_tail_header_bytes) return head_state::incomplete;
+  f.head = raw_tail_header_bytes;
+  f.raw = read_le(h + frame_header_bytes, 8);
+  if (f.raw == 0 || f.raw > max - f.len) {
+    why = "raw tail of " + std::to_string(f.raw) + " bytes after a " +
+          std::to_string(f.len) + "-byte message is empty or exceeds the limit of " +
+          std::to_string(max);
+    return head_state::malformed;
+  }
+  return head_state::ready;
+}
+
+// Bytes read after a chunk landed, enough for the next frame's header and message: its
+// payload then lands too instead of arriving in the buffer.
+constexpr size_t peek_bytes = 4096;
+
+} // namespace
 
 result<void> frame_decoder::fail(std::string why) {
   broken_ = why;
   buf_.reset();
   cap_ = size_ = pos_ = 0;
+  landing_.reset();
   return error{errc::invalid_argument, std::move(why)};
 }
 
 result<void> frame_decoder::feed(const uint8_t* data, size_t size,
                                  std::vector<message>& out) {
-  auto [room, cap] = prepare(size);
-  (void)cap;
-  if (size > 0) std::memcpy(room, data, size);
-  return commit(size, out);
+  size_t done = 0;
+  do {
+    auto [room, cap] = prepare(size - done);
+    auto n = std::min(cap, size - done);
+    if (n > 0) std::memcpy(room, data + done, n);
+    if (auto ok = commit(n, out); !ok) return ok;
+    done += n;
+  } while (done < size);
+  return {};
+}
+
+bool frame_decoder::landable(uint64_t raw) const {
+  return lander_ && raw >= shared_chunk_min && !unlanded_;
 }
 
 size_t frame_decoder::frame_remaining() const {
-  if (size_ - pos_ < frame_header_bytes) return 0;
-  const uint8_t* h = buf_.get() + pos_;
-  uint32_t len = 0;
-  for (int i = 0; i < 4; ++i)
-    len |= static_cast<uint32_t>(h[i]) << (8 * i);
-  if (len > max_) return 0;
-  size_t total = frame_header_bytes + len;
+  frame_head f;
+  std::string why;
+  if (read_head(buf_.get() + pos_, size_ - pos_, max_, f, why) != head_state::ready)
+    return 0;
+  // A payload that may land is not made room for.
+  size_t total = f.head + f.len + (landable(f.raw) ? 0 : f.raw + raw_tail_padding(f.raw));
   return total > size_ - pos_ ? total - (size_ - pos_) : 0;
 }
 
 std::pair<uint8_t*, size_t> frame_decoder::prepare(size_t want) {
+  if (landing_)
+    return {landing_->where.at + landing_->filled, landing_->size - landing_->filled};
+  // A landed payload's padding is read apart, so the buffer's frames stay aligned.
+  if (skip_ > 0) return {padding_.data(), skip_};
+  if (peek_) want = std::min(want, peek_bytes);
   want = std::max(want, frame_remaining());
   // A chunk decoded from the buffer still reads it: what is unread moves to a fresh one.
   bool shared = buf_ && buf_.use_count() > 1;
@@ -645,7 +679,7 @@ std::pair<uint8_t*, size_t> frame_decoder::prepare(size_t want) {
       pos_ = 0;
     }
   }
-  return {buf_.get() + size_, cap_ - size_};
+  return {buf_.get() + size_, peek_ ? std::min(cap_ - size_, want) : cap_ - size_};
 }
 
 std::shared_ptr<uint8_t[]> frame_decoder::take_buffer(size_t& cap) {
@@ -674,6 +708,25 @@ void frame_decoder::lend(std::shared_ptr<uint8_t[]> buf, size_t cap) {
 }
 
 result<void> frame_decoder::commit(size_t n, std::vector<message>& out) {
+  if (landing_) {
+    landing_->filled += n;
+    if (landing_->filled < landing_->size) return {};
+    auto& c = landing_->chunk;
+    c.source = std::move(landing_->where.keep);
+    c.source_data = landing_->where.at;
+    c.source_length = landing_->size;
+    c.landed = true;
+    out.push_back(std::move(c));
+    skip_ = raw_tail_padding(landing_->size);
+    landing_.reset();
+    peek_ = true;
+    return {};
+  }
+  if (skip_ > 0) {
+    skip_ -= std::min(skip_, n);
+    return {};
+  }
+  if (n > 0) peek_ = false;
   size_ += n;
   auto ok = decode(out);
   if (pos_ == size_) {
@@ -691,48 +744,71 @@ result<void> frame_decoder::commit(size_t n, std::vector<message>& out) {
   return ok;
 }
 
+bool frame_decoder::try_land(object_chunk& c, size_t at, uint64_t raw) {
+  auto where = lander_(c, raw);
+  if (!where || where->at == nullptr || where->size < raw) return false;
+  // What arrived of the payload with its header goes there too.
+  auto have = size_ - at;
+  // Less than `raw`: none of its padding is in.
+  if (have > 0) std::memcpy(where->at, buf_.get() + at, have);
+  landing_ = landing_chunk{std::move(c), std::move(*where), raw, have};
+  pos_ = size_;
+  return true;
+}
+
 result<void> frame_decoder::decode(std::vector<message>& out) {
   if (!broken_.empty())
     return error{errc::invalid_argument, "connection already failed: " + broken_};
-  for (size_t decoded = 0; decoded < batch_ && size_ - pos_ >= frame_header_bytes;
-       ++decoded) {
+  for (size_t decoded = 0; decoded < batch_ && !landing_; ++decoded) {
+    frame_head f;
+    std::string why;
     const uint8_t* h = buf_.get() + pos_;
-    uint32_t len = 0;
-    for (int i = 0; i < 4; ++i)
-      len |= static_cast<uint32_t>(h[i]) << (8 * i);
-    auto lane_byte = h[4];
-    if (len > max_)
-      return fail("frame of " + std::to_string(len) + " bytes exceeds the limit of " +
-                  std::to_string(max_));
-    if (len == 0 || len % sizeof(capnp::word) != 0)
-      return fail("frame length " + std::to_string(len) +
-                  " is not a whole number of words");
-    if (lane_byte > static_cast<uint8_t>(lane::bulk))
-      return fail("unknown lane " + std::to_string(lane_byte));
-    if (h[5] != 0 || h[6] != 0 || h[7] != 0)
-      return fail("frame header padding is not zero");
-    if (size_ - pos_ < frame_header_bytes + len) break;
-    // Read in place: frames are whole words, so every payload starts 8-byte aligned.
+    auto avail = size_ - pos_;
+    auto state = read_head(h, avail, max_, f, why);
+    if (state == head_state::malformed) return fail(why);
+    if (state == head_state::incomplete || avail < f.head + f.len) break;
+    auto pad = raw_tail_padding(f.raw);
+    bool whole = avail >= f.head + f.len + f.raw + pad;
+    // A payload lands only while some of it is still to come.
+    if (!whole && (avail >= f.head + f.len + f.raw || !landable(f.raw))) break;
+    // Read in place: frames are whole words, so every message starts 8-byte aligned.
     kj::ArrayPtr<const capnp::word> words{
-        reinterpret_cast<const capnp::word*>(h + frame_header_bytes),
-        len / sizeof(capnp::word)};
-    pos_ += frame_header_bytes + len;
+        reinterpret_cast<const capnp::word*>(h + f.head), f.len / sizeof(capnp::word)};
+    message m;
     try {
       capnp::ReaderOptions opts;
-      opts.traversalLimitInWords = len / sizeof(capnp::word) * 4 + 64;
+      opts.traversalLimitInWords = f.len / sizeof(capnp::word) * 4 + 64;
       opts.nestingLimit = 16;
       capnp::FlatArrayMessageReader reader{words, opts};
-      auto m = read_envelope(reader.getRoot<wire::Envelope>(), buf_);
-      if (static_cast<uint8_t>(lane_of(m)) != lane_byte)
-        return fail("message on lane " + std::to_string(lane_byte) + " belongs on lane " +
-                    std::to_string(static_cast<int>(lane_of(m))));
-      out.push_back(std::move(m));
+      m = read_envelope(reader.getRoot<wire::Envelope>());
     } catch (const kj::Exception& e) {
       return fail("malformed Cap'n Proto message: " +
                   std::string{e.getDescription().cStr()});
     } catch (const std::exception& e) {
       return fail(std::string{"malformed message: "} + e.what());
     }
+    if (static_cast<uint8_t>(lane_of(m)) != f.lane)
+      return fail("message on lane " + std::to_string(f.lane) + " belongs on lane " +
+                  std::to_string(static_cast<int>(lane_of(m))));
+    auto* chunk = std::get_if<object_chunk>(&m);
+    if (f.raw > 0 && chunk == nullptr)
+      return fail("a raw tail follows a message that is not a chunk");
+    auto tail_at = pos_ + f.head + f.len;
+    if (!whole) {
+      // Where nobody expects it, it arrives in the buffer, made room for.
+      if (!try_land(*chunk, tail_at, f.raw)) unlanded_ = true;
+      break;
+    }
+    if (f.raw >= shared_chunk_min) {
+      chunk->source = std::shared_ptr<const void>{buf_, buf_.get()};
+      chunk->source_data = buf_.get() + tail_at;
+      chunk->source_length = f.raw;
+    } else if (f.raw > 0) {
+      chunk->data.assign(buf_.get() + tail_at, buf_.get() + tail_at + f.raw);
+    }
+    pos_ = tail_at + f.raw + pad;
+    unlanded_ = false;
+    out.push_back(std::move(m));
   }
   return {};
 }

@@ -1,34 +1,51 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/result.hpp"
+#include "transport/landing_table.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::wire_msg {
 
-/// Bytes before a frame's payload: a little-endian u32 payload length, the lane byte and
-/// three zero bytes, so payloads stay 8-byte aligned and Cap'n Proto reads them in place.
+/// Bytes before a frame's payload: a little-endian u32 payload length, the lane byte, a
+/// flags byte and two zero bytes, so payloads stay 8-byte aligned and Cap'n Proto reads
+/// them in place.
 inline constexpr size_t frame_header_bytes = 8;
 
-/// A frame as the pieces it is sent from (scatter-gather), so that the bytes of a chunk
-/// served from a value's memory go to the socket from there: `bytes[0, tail_at)`, then
-/// the `tail_size` bytes at `tail`, then `bytes[tail_at, end)`.
+/// The flag of a frame whose Cap'n Proto message is followed by raw bytes: a chunk's
+/// payload, padded with zeros to whole words (so the next frame stays aligned). The
+/// header then has a second word, the little-endian u64 length of that raw tail without
+/// its padding, so a receiver knows where the payload goes before it arrives.
+inline constexpr uint8_t raw_tail_flag = 1;
+inline constexpr size_t raw_tail_header_bytes = 16;
+
+/// A frame as the pieces it is sent from (scatter-gather): `bytes`, then the
+/// `tail_size` bytes at `tail`, then `pad` zero bytes, so that a chunk served from a
+/// value's memory goes to the socket from there.
 struct frame_parts {
   std::vector<uint8_t> bytes;
   const uint8_t* tail = nullptr;
   size_t tail_size = 0;
-  size_t tail_at = 0;
+  size_t pad = 0;
   /// Keeps `tail` alive while the frame is queued.
   std::shared_ptr<const void> keep;
 
-  size_t size() const noexcept { return bytes.size() + tail_size; }
+  size_t size() const noexcept { return bytes.size() + tail_size + pad; }
 };
+
+/// Zero bytes that pad a raw tail of `n` bytes to whole words.
+constexpr size_t raw_tail_padding(uint64_t n) noexcept {
+  return static_cast<size_t>((8 - n % 8) % 8);
+}
 
 /// Encodes a message as one frame in pieces: a chunk's referenced bytes stay where they
 /// are (see `frame_parts`); everything else is serialized once into `bytes`.
@@ -37,9 +54,10 @@ frame_parts encode_frame_parts(const message& m);
 /// Encodes a message as one frame: header, then the Cap'n Proto message in flat form.
 std::vector<uint8_t> encode_frame(const message& m);
 
-/// Chunk payloads at least this large are read where they arrived: the decoded chunk
-/// shares the decoder's buffer instead of copying its bytes out.
-inline constexpr size_t shared_chunk_min = 64 << 10;
+/// Where a chunk's payload should be received, asked once its header is in: none when
+/// nobody expects it (see `landing_table`).
+using chunk_lander =
+    std::function<std::optional<landing>(const object_chunk& header, uint64_t size)>;
 
 /// Splits a byte stream into frames and decodes them. A frame that is too large, not a
 /// valid Cap'n Proto message, or on the wrong lane is an error that names the reason;
@@ -57,11 +75,17 @@ public:
     batch_ = frames_per_commit;
   }
 
+  /// From now on, a chunk payload of `shared_chunk_min` bytes or more whose header
+  /// arrives before it is offered to `lander`; where it gives a place, `prepare` hands
+  /// out that place until the payload is in, and the chunk comes out `landed`.
+  void set_lander(chunk_lander lander) { lander_ = std::move(lander); }
+
   /// Appends received bytes and decodes every complete frame into `out`.
   result<void> feed(const uint8_t* data, size_t size, std::vector<message>& out);
 
   /// Room for at least `want` more bytes (more when a large frame is under way, so it
-  /// arrives in place): receive into it, then `commit` what arrived.
+  /// arrives in place; less when a landing chunk needs less): receive into it, then
+  /// `commit` what arrived.
   std::pair<uint8_t*, size_t> prepare(size_t want);
 
   /// Takes `n` bytes written into `prepare`'s room and decodes every complete frame.
@@ -75,6 +99,11 @@ private:
   result<void> decode(std::vector<message>& out);
   // Bytes the frame at `pos_` still needs, from its header; 0 when unknown.
   size_t frame_remaining() const;
+  // Whether a raw tail of `raw` bytes may be received where a lander puts it.
+  bool landable(uint64_t raw) const;
+  // Offers chunk `c`, whose `raw`-byte payload starts at `at` in the buffer, to the
+  // lander; true when the payload lands there from now on.
+  bool try_land(object_chunk& c, size_t at, uint64_t raw);
 
   size_t max_;
   size_t batch_ = static_cast<size_t>(-1);
@@ -94,6 +123,22 @@ private:
   size_t size_ = 0;
   size_t pos_ = 0;
   std::string broken_;
+  chunk_lander lander_;
+  // The chunk whose payload is being received where the lander put it.
+  struct landing_chunk {
+    object_chunk chunk;
+    landing where;
+    uint64_t size = 0;
+    uint64_t filled = 0;
+  };
+  std::optional<landing_chunk> landing_;
+  // The lander was asked about the frame at `pos_` and gave no place.
+  bool unlanded_ = false;
+  // A chunk just landed: the next read is small (see `prepare`).
+  bool peek_ = false;
+  // Padding of a landed payload still to come, read into `padding_` and dropped.
+  size_t skip_ = 0;
+  std::array<uint8_t, 8> padding_{};
 };
 
 } // namespace swarm::wire_msg

@@ -116,10 +116,14 @@ struct object_chunk {
   std::string missing;
   /// When set, the chunk is the `source_length` bytes at `source_data` instead of `data`,
   /// kept alive by `source`: on the sending side the value's own memory (sent from
-  /// there), on the receiving side the frame it arrived in (read there, not copied out).
+  /// there), on the receiving side the frame it arrived in (read there, not copied out)
+  /// or, when `landed`, the value it was pulled for.
   std::shared_ptr<const void> source;
   const uint8_t* source_data = nullptr;
   uint64_t source_length = 0;
+  /// Received straight into the destination its pull expected it at (a `landing_table`
+  /// entry): its bytes are already where they belong.
+  bool landed = false;
 
   /// The chunk's bytes, wherever they are.
   const uint8_t* bytes() const noexcept { return source ? source_data : data.data(); }

@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 #include <caf/test/dsl.hpp>
 
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,7 +53,8 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
   object_manager_actor m;
 
   explicit fixture(uint64_t chunk_bytes = 4, uint64_t keep_bytes = 256 << 20,
-                   detail::value_pool* pool = nullptr) {
+                   detail::value_pool* pool = nullptr,
+                   std::shared_ptr<wire_msg::landing_table> landings = nullptr) {
     object_manager_config oc;
     oc.node = "head";
     oc.nodes = {"head", "w1", "w2"};
@@ -64,6 +66,7 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     oc.keep_pulled_bytes = keep_bytes;
     oc.pull_window = 2;
     oc.pool = pool;
+    oc.landings = std::move(landings);
     m = spawn_object_manager(sys, std::move(oc), false);
   }
 
@@ -543,6 +546,105 @@ TEST_CASE_FIXTURE(bulk_fixture,
   REQUIRE_FALSE(**got);
   CHECK((**got).err().code == errc::type_mismatch);
   CHECK((**got).err().message.find("bulk layout head") != std::string::npos);
+}
+
+namespace {
+
+struct landing_fixture : std::shared_ptr<wire_msg::landing_table>, fixture {
+  landing_fixture()
+      : std::shared_ptr<
+            wire_msg::landing_table>{std::make_shared<wire_msg::landing_table>()},
+        fixture(64 << 10, 256 << 20, nullptr, *this) {}
+
+  // Receives the chunk `p` asked for straight into the place awaiting it, as the I/O
+  // thread does; false when no place awaits it.
+  bool land(const wire_msg::object_pull& p, const bytes_t& encoded) {
+    auto where = get()->claim("w1", p.id, p.offset, p.length);
+    if (!where) return false;
+    std::memcpy(where->at, encoded.data() + p.offset, p.length);
+    wire_msg::object_chunk c;
+    c.id = p.id;
+    c.offset = p.offset;
+    c.total = encoded.size();
+    c.source = where->keep;
+    c.source_data = where->at;
+    c.source_length = p.length;
+    c.landed = true;
+    tell(chunk_atom::value, std::move(c));
+    return true;
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(landing_fixture,
+                  "once a pull's head is in, its chunks are received straight into the "
+                  "value, each place awaited once, from the node asked") {
+  std::string text(400 << 10, 'x');
+  for (size_t i = 0; i < text.size(); ++i)
+    text[i] = static_cast<char>('a' + i % 26);
+  auto encoded = laid_out(detail::boxed_value::make(text));
+  auto got = read({{1, 70}, "w1", encoded.size()});
+  auto asked = pulls_to("w1");
+  REQUIRE(asked.size() == 2);
+  // Before the head is in, no value: nothing to receive into.
+  CHECK(get()->size() == 0);
+  CHECK_FALSE(land(asked[1], encoded));
+  answer(asked[0], encoded);
+  // The value is made: the chunk asked before, and the one asked now, await.
+  auto now = pulls_to("w1");
+  REQUIRE(now.size() == 3);
+  CHECK(get()->size() == 2);
+  CHECK_FALSE(get()->claim("w2", now[2].id, now[2].offset, now[2].length));
+  // One still comes the buffered way: its place is no longer awaited.
+  answer(asked[1], encoded);
+  CHECK(get()->size() == 2); // now[2] and the next one asked
+  // Every chunk but the short last one lands (smaller ones are copied anyway).
+  for (size_t answered = 2; answered < pulls_to("w1").size(); ++answered) {
+    auto p = pulls_to("w1")[answered];
+    if (p.length >= wire_msg::shared_chunk_min)
+      REQUIRE(land(p, encoded));
+    else
+      answer(p, encoded);
+  }
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == text);
+  CHECK(get()->size() == 0);
+}
+
+TEST_CASE_FIXTURE(landing_fixture,
+                  "a pull that fails takes back the places it awaited, and a chunk "
+                  "landed for it is not counted by a later pull") {
+  auto encoded = laid_out(detail::boxed_value::make(std::string(400 << 10, 'q')));
+  auto got = read({{1, 71}, "w1", encoded.size()});
+  answer(pulls_to("w1")[0], encoded);
+  auto asked = pulls_to("w1");
+  // The network claimed a place, then the holder was lost.
+  auto where = get()->claim("w1", asked[1].id, asked[1].offset, asked[1].length);
+  REQUIRE(where);
+  tell(lost_atom::value, std::string{"w1"}, std::string{"gone"});
+  REQUIRE(*got);
+  CHECK_FALSE(**got);
+  CHECK(get()->size() == 0);
+  // Read again: the chunk landed in the first pull's value comes late.
+  auto again = read({{1, 71}, "w1", encoded.size()});
+  answer(pulls_to("w1")[asked.size()], encoded);
+  wire_msg::object_chunk late;
+  late.id = asked[1].id;
+  late.offset = asked[1].offset;
+  late.total = encoded.size();
+  late.source = where->keep;
+  late.source_data = where->at;
+  late.source_length = asked[1].length;
+  late.landed = true;
+  tell(chunk_atom::value, std::move(late));
+  size_t answered = asked.size() + 1;
+  for (auto all = pulls_to("w1"); answered < all.size(); all = pulls_to("w1"))
+    if (!land(all[answered++], encoded)) answer(all[answered - 1], encoded);
+  REQUIRE(*again);
+  REQUIRE(**again);
+  CHECK(as_string(***again) == std::string(400 << 10, 'q'));
 }
 
 TEST_CASE("an object's owner node is named by the index in its owner id") {

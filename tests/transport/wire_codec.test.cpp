@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <random>
 
@@ -120,40 +121,54 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(rep.error == error_value{7, "no"});
 }
 
-TEST_CASE("an object chunk that is not whole words carries exactly its bytes, padded "
-          "with zeros") {
-  // The chunk is the first 13 bytes of a 16-byte object: the 3 after it must not travel.
+TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "
+          "to whole words with zeros") {
+  // The chunk is 13 bytes from offset 3 of a 16-byte object: the rest must not travel.
   auto source = std::make_shared<const std::vector<uint8_t>>(
-      std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 0xee, 0xee, 0xee});
-  object_chunk from_source{{1, 2}, 0, source->size(), {}, {}, source, source->data(), 13};
+      std::vector<uint8_t>{0xee, 0xee, 0xee, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13});
+  object_chunk from_source{{1, 2}, 3,      source->size(),     {},
+                           {},     source, source->data() + 3, 13};
   // A chunk with bytes of its own, allocated to its exact size: under AddressSanitizer a
   // read past it is an error.
-  object_chunk own{{1, 2},  0,
-                   13,      std::vector<uint8_t>(source->begin(), source->begin() + 13),
-                   {},      nullptr,
-                   nullptr, 0};
+  object_chunk own{
+      {1, 2}, 3,       16,      std::vector<uint8_t>(source->begin() + 3, source->end()),
+      {},     nullptr, nullptr, 0};
   for (auto* m : {&from_source, &own}) {
     auto f = encode_frame(*m);
-    // The chunk's bytes are the frame's last segment, so they end it.
-    REQUIRE(f.size() >= frame_header_bytes + 16);
-    CHECK(std::equal(f.end() - 16, f.end() - 3, source->begin()));
+    REQUIRE(f.size() >= raw_tail_header_bytes + 16);
+    CHECK(f[5] == raw_tail_flag);
+    CHECK(f[frame_header_bytes] == 13);
+    CHECK(f.size() % 8 == 0);
+    CHECK(std::equal(f.end() - 16, f.end() - 3, source->begin() + 3));
     CHECK(std::all_of(f.end() - 3, f.end(), [](uint8_t b) { return b == 0; }));
     auto back = decode_all(f, f.size());
     REQUIRE(back.size() == 1);
+    CHECK(std::get<object_chunk>(back[0]).offset == 3);
     CHECK(std::get<object_chunk>(back[0]).data ==
-          std::vector<uint8_t>(source->begin(), source->begin() + 13));
+          std::vector<uint8_t>(source->begin() + 3, source->end()));
   }
 }
 
-TEST_CASE("an object chunk at an offset that is not word-aligned is encoded too") {
-  auto source = std::make_shared<const std::vector<uint8_t>>(std::vector<uint8_t>(64, 5));
-  object_chunk m{{1, 2}, 3, source->size(), {}, {}, source, source->data() + 3, 20};
-  std::vector<uint8_t> f;
-  REQUIRE_NOTHROW(f = encode_frame(m));
-  auto back = decode_all(f, f.size());
-  REQUIRE(back.size() == 1);
-  CHECK(std::get<object_chunk>(back[0]).offset == 3);
-  CHECK(std::get<object_chunk>(back[0]).data == std::vector<uint8_t>(20, 5));
+TEST_CASE("a raw tail after a message that is not a chunk, or with unknown flags, is "
+          "rejected") {
+  auto f = encode_frame(
+      object_chunk{{1, 1}, 0, 8, std::vector<uint8_t>(8, 1), {}, nullptr, nullptr, 0});
+  auto other = encode_frame(object_pull{{1, 1}, 0, 8});
+  // The pull's message with the chunk's raw-tail header and payload.
+  std::vector<uint8_t> forged(f.begin(), f.begin() + raw_tail_header_bytes);
+  for (int i = 0; i < 4; ++i)
+    forged[static_cast<size_t>(i)] = other[static_cast<size_t>(i)];
+  forged.insert(forged.end(), other.begin() + frame_header_bytes, other.end());
+  forged.insert(forged.end(), f.end() - 8, f.end());
+  frame_decoder d{1 << 20};
+  std::vector<message> out;
+  auto r = d.feed(forged.data(), forged.size(), out);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("not a chunk") != std::string::npos);
+  f[5] = 2;
+  frame_decoder d2{1 << 20};
+  CHECK(d2.feed(f.data(), f.size(), out).err().message.find("unknown flags") !=
+        std::string::npos);
 }
 
 TEST_CASE("a stream arriving a byte at a time decodes into the same frames") {
@@ -203,7 +218,13 @@ TEST_CASE("a frame larger than the limit is rejected before its payload arrives"
       object_chunk{{1, 1}, 0, 0, std::vector<uint8_t>(4096), {}, nullptr, 0});
   frame_decoder d{1024};
   std::vector<message> out;
-  auto r = d.feed(big.data(), frame_header_bytes, out);
+  auto r = d.feed(big.data(), raw_tail_header_bytes, out);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("raw tail of 4096 bytes") != std::string::npos);
+  CHECK(r.err().message.find("exceeds the limit of 1024") != std::string::npos);
+  auto long_message = encode_frame(kv_entry{"k", std::vector<uint8_t>(4096)});
+  frame_decoder d2{1024};
+  r = d2.feed(long_message.data(), frame_header_bytes, out);
   REQUIRE_FALSE(r);
   CHECK(r.err().message.find("exceeds the limit of 1024") != std::string::npos);
 }
@@ -266,4 +287,99 @@ TEST_CASE(
   REQUIRE(d.feed(tf.data(), tf.size(), out));
   CHECK_FALSE(static_cast<bool>(std::get<object_chunk>(out.at(0)).source));
   CHECK(std::get<object_chunk>(out.at(0)).data == std::vector<uint8_t>(8, 1));
+}
+
+TEST_CASE("a chunk's payload is received straight where its lander puts it, and the "
+          "frames after it decode") {
+  // An odd size: the payload's padding follows it on the wire.
+  auto value = std::make_shared<std::vector<uint8_t>>(2 * shared_chunk_min + 3);
+  for (size_t i = 0; i < value->size(); ++i)
+    (*value)[i] = static_cast<uint8_t>(i * 7);
+  object_chunk c{{4, 2}, 100, 1 << 20, {}, {}, value, value->data(), value->size()};
+  auto stream = encode_frame(c);
+  auto hb = encode_frame(heartbeat{5, 0, {}, 0, {}});
+  stream.insert(stream.end(), hb.begin(), hb.end());
+
+  auto dest = std::make_shared<std::vector<uint8_t>>(value->size() + 10);
+  std::vector<std::pair<uint64_t, uint64_t>> asked;
+  frame_decoder d{64 << 20};
+  d.set_lander([&](const object_chunk& h, uint64_t n) -> std::optional<landing> {
+    asked.emplace_back(h.offset, n);
+    return landing{dest->data() + 10, value->size(), dest};
+  });
+  std::vector<message> out;
+  // The header, the message and a little of the payload arrive; then the rest is read
+  // straight into the destination, as a socket would be read.
+  size_t first = raw_tail_header_bytes + 200;
+  REQUIRE(d.feed(stream.data(), first, out));
+  REQUIRE(asked.size() == 1);
+  CHECK(asked[0] == std::pair<uint64_t, uint64_t>{100, value->size()});
+  CHECK(out.empty());
+  size_t at = first;
+  while (at < stream.size()) {
+    auto [room, cap] = d.prepare(4096);
+    if (at < stream.size() - hb.size() - 5) // before the padding: the destination itself
+      CHECK((room >= dest->data() + 10 && room < dest->data() + dest->size()));
+    auto n = std::min(cap, stream.size() - at);
+    std::memcpy(room, stream.data() + at, n);
+    auto ok = d.commit(n, out);
+    REQUIRE_MESSAGE(ok, (ok ? "" : ok.err().message));
+    at += n;
+  }
+  REQUIRE(out.size() == 2);
+  auto& got = std::get<object_chunk>(out[0]);
+  CHECK(got.landed);
+  CHECK(got.offset == 100);
+  CHECK(got.bytes() == dest->data() + 10);
+  CHECK(got.size() == value->size());
+  CHECK(got.source.get() == static_cast<const void*>(dest.get()));
+  CHECK(std::equal(value->begin(), value->end(), dest->begin() + 10));
+  CHECK(std::get<heartbeat>(out[1]).sent_ns == 5);
+}
+
+TEST_CASE("a chunk nobody expects, or too large for its place, arrives in the buffer") {
+  auto value = std::make_shared<std::vector<uint8_t>>(shared_chunk_min + 1, 9);
+  object_chunk c{{4, 2}, 0, value->size(), {}, {}, value, value->data(), value->size()};
+  auto f = encode_frame(c);
+  std::vector<uint8_t> small_place(16);
+  for (bool refuse : {true, false}) {
+    frame_decoder d{64 << 20};
+    int asked = 0;
+    d.set_lander([&](const object_chunk&, uint64_t) -> std::optional<landing> {
+      ++asked;
+      if (refuse) return std::nullopt;
+      return landing{small_place.data(), small_place.size(), nullptr};
+    });
+    std::vector<message> out;
+    for (size_t at = 0; at < f.size(); at += 1000)
+      REQUIRE(d.feed(f.data() + at, std::min<size_t>(1000, f.size() - at), out));
+    CHECK(asked == 1);
+    REQUIRE(out.size() == 1);
+    auto& got = std::get<object_chunk>(out[0]);
+    CHECK_FALSE(got.landed);
+    REQUIRE(got.size() == value->size());
+    CHECK(std::equal(got.bytes(), got.bytes() + got.size(), value->begin()));
+    CHECK(std::all_of(small_place.begin(), small_place.end(),
+                      [](uint8_t b) { return b == 0; }));
+  }
+}
+
+TEST_CASE("a landing place takes one chunk, only from the node it was asked of") {
+  landing_table t;
+  auto mem = std::make_shared<std::vector<uint8_t>>(1000);
+  t.await_chunk("worker-1", {1, 2}, 64, {mem->data(), 500, mem});
+  t.await_chunk("worker-1", {1, 2}, 564, {mem->data() + 500, 500, mem});
+  t.await_chunk("worker-1", {1, 3}, 0, {mem->data(), 100, mem});
+  CHECK_FALSE(t.claim("worker-2", {1, 2}, 64, 500));
+  CHECK_FALSE(t.claim("worker-1", {1, 2}, 64, 501));
+  CHECK_FALSE(t.claim("worker-1", {1, 2}, 65, 10));
+  auto got = t.claim("worker-1", {1, 2}, 64, 400);
+  REQUIRE(got);
+  CHECK(got->at == mem->data());
+  CHECK_FALSE(t.claim("worker-1", {1, 2}, 64, 400));
+  t.forget({1, 2}, 564);
+  CHECK_FALSE(t.claim("worker-1", {1, 2}, 564, 10));
+  CHECK(t.size() == 1);
+  t.drop({1, 3});
+  CHECK(t.size() == 0);
 }

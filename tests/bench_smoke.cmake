@@ -70,7 +70,9 @@ set(remote_keys
   remote_transfer_gigabytes_vs_buffer
   remote_transfer_1gb_gigabytes
   remote_transfer_cold_gigabytes
+  remote_transfer_cold_gigabytes_vs_fresh
   tcp_floor_into_buffer_gigabytes
+  tcp_floor_into_fresh_gigabytes
   remote_reread_us
   remote_read_peak_rss_mb
   remote_read_object_mb

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -556,7 +557,7 @@ std::vector<double> tcp_floor_round_trips(size_t msg_bytes, size_t n,
   return us;
 }
 
-double tcp_stream_gigabytes(size_t bytes, bool into_buffer) {
+double tcp_stream_gigabytes(size_t bytes, stream_into into) {
   if (bytes == 0)
     throw std::invalid_argument("tcp_stream_gigabytes: bytes must be positive");
   auto [listener, port] = listen_loopback();
@@ -566,14 +567,20 @@ double tcp_stream_gigabytes(size_t bytes, bool into_buffer) {
   listener.reset();
   tune_socket(conn.get(), peer_timeout, false);
   // Zero-filled, so faulted in before the clock starts.
-  std::vector<char> buf(into_buffer ? bytes : stream_chunk);
+  std::vector<char> buf(into == stream_into::cache          ? stream_chunk
+                        : into == stream_into::ready_buffer ? bytes
+                                                            : 0);
+  std::unique_ptr<char[]> fresh;
   const char go = 'g';
   auto t0 = floor_clock::now();
   size_t got = 0;
   try {
+    // Not initialized: its pages are mapped by the reads that land in them.
+    if (into == stream_into::fresh_buffer) fresh.reset(new char[bytes]);
+    char* dest = fresh ? fresh.get() : buf.data();
     write_full(conn.get(), &go, 1);
     while (got < bytes) {
-      size_t n = read_some(conn.get(), buf.data() + (into_buffer ? got : 0),
+      size_t n = read_some(conn.get(), dest + (into == stream_into::cache ? 0 : got),
                            std::min(stream_chunk, bytes - got));
       if (n == 0) break;
       got += n;

@@ -21,12 +21,22 @@ namespace swarm::tools {
 std::vector<double> tcp_floor_round_trips(size_t msg_bytes, size_t n,
                                           std::chrono::milliseconds cap);
 
+/// Where the reader of a bare TCP stream puts the bytes.
+enum class stream_into {
+  /// One 1 MiB buffer, read over and over: it stays in the cache.
+  cache,
+  /// Each read at its offset in one buffer of all the bytes, allocated and faulted in
+  /// before the clock starts (a pull into kept memory).
+  ready_buffer,
+  /// The same in a buffer allocated when the clock starts, whose pages the reads fault
+  /// in (a pull into fresh memory).
+  fresh_buffer,
+};
+
 /// A bare TCP stream of `bytes` from a child process to this one (a plain loop of
 /// write()/read() with 1 MiB buffers); GB/s (1e9 bytes/s) measured from the first byte
-/// requested to the last byte received. `into_buffer`: each read lands at its offset in
-/// one buffer of `bytes`, allocated and faulted in before the clock starts (where a
-/// pulled object lands), instead of in one 1 MiB buffer that stays in the cache.
-double tcp_stream_gigabytes(size_t bytes, bool into_buffer = false);
+/// requested to the last byte received.
+double tcp_stream_gigabytes(size_t bytes, stream_into into = stream_into::cache);
 
 /// Bare CAF remote request/response (io middleman, BASP) between this process and a child
 /// process: the child publishes an actor that replies with its int argument; after a

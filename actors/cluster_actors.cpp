@@ -28,7 +28,8 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   bool placed = true;
   if (target.empty() && !spec.options.resources.fits_in(link_.local->total_resources())) {
     if (link_.is_head()) {
-      auto where = link_.place_now(spec.options.resources);
+      auto where =
+          link_.place_now(spec.options.resources, work_needs::actor_type(spec.type_name));
       if (!where) return where.err();
       target = *where;
     } else {
@@ -118,7 +119,8 @@ void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& r
     m.placed = false;
     if (link_.is_head()) {
       auto demand = from_list(m.resources);
-      auto where = demand ? link_.place_now(*demand) : result<std::string>{demand.err()};
+      auto where = demand ? link_.place_now(*demand, work_needs::actor_type(m.type_name))
+                          : result<std::string>{demand.err()};
       if (!where) return give_up(where.err());
       target = *where;
       m.placed = true;
@@ -164,17 +166,18 @@ void cluster_actors::create_actor_here(wire_msg::actor_create m) {
   if (!m.placed && link_.is_head()) {
     auto demand = from_list(m.resources);
     if (!demand) return fail(demand.err());
-    return link_.place(*demand, {}, [this, m](result<std::string> where) mutable {
-      m.placed = true;
-      if (!where) {
-        wire_msg::actor_created no{m.request_id, 0, link_.self.name, to_wire(where.err()),
-                                   false};
-        return link_.send_to(m.owner_node, no);
-      }
-      if (*where == link_.self.name)
-        return link_.post([this, m] { create_actor_here(m); });
-      link_.send_to(*where, std::move(m));
-    });
+    return link_.place(*demand, work_needs::actor_type(m.type_name), {},
+                       [this, m](result<std::string> where) mutable {
+                         m.placed = true;
+                         if (!where) {
+                           wire_msg::actor_created no{m.request_id, 0, link_.self.name,
+                                                      to_wire(where.err()), false};
+                           return link_.send_to(m.owner_node, no);
+                         }
+                         if (*where == link_.self.name)
+                           return link_.post([this, m] { create_actor_here(m); });
+                         link_.send_to(*where, std::move(m));
+                       });
   }
   auto id = host_actor(m);
   if (!id) return fail(id.err());

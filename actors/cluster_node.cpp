@@ -246,6 +246,11 @@ wire_msg::node_info cluster_node::self_info() const {
   me.head = is_head();
   me.total = to_list(local_->total_resources());
   me.available = me.total;
+  auto& app = local_->app();
+  for (auto& f : app.function_names())
+    me.functions.push_back({f, (*app.find_entry(f))->signature()});
+  for (auto& a : app.actor_type_names())
+    me.actor_types.push_back({a, app.actor_info(a)->signature()});
   return me;
 }
 
@@ -475,12 +480,18 @@ void cluster_node::on_stop(const wire_msg::stop_request& m) {
       if (name != link_.self.name && p.info.alive && (m.node.empty() || name == m.node))
         targets.push_back(name);
     for (auto& n : targets)
-      link_.send_to(n, wire_msg::stop_request{n});
+      link_.send_to(n, wire_msg::stop_request{n, {}});
     if (!m.node.empty()) return;
   }
   std::lock_guard<std::mutex> guard{stop_mtx_};
   stop_requested_ = true;
+  stop_reason_ = m.reason;
   stop_cv_.notify_all();
+}
+
+std::string cluster_node::stop_reason() const {
+  std::lock_guard<std::mutex> guard{stop_mtx_};
+  return stop_reason_;
 }
 
 } // namespace swarm::actors

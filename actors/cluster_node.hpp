@@ -47,8 +47,9 @@ public:
   const resource_set& total_resources() const override {
     return local_->total_resources();
   }
-  result<void> feasible(const resource_set& demand, const std::string& node) override {
-    return tasks_->feasible(demand, node);
+  result<void> feasible(const resource_set& demand, const std::string& node,
+                        const std::string& function) override {
+    return tasks_->feasible(demand, node, function);
   }
   void submit(detail::task_ptr task) override { tasks_->submit(std::move(task)); }
   bool cancel(detail::task_spec& task) override { return local_->cancel(task); }
@@ -94,6 +95,9 @@ public:
 
   /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.
   bool wait_for_stop(std::chrono::milliseconds timeout);
+
+  /// Why the head stopped this node when it refused it (empty for a plain stop).
+  std::string stop_reason() const;
 
 private:
   using steady = std::chrono::steady_clock;
@@ -157,9 +161,10 @@ private:
   std::promise<void> built_;
   std::shared_future<void> built_future_ = built_.get_future().share();
 
-  std::mutex stop_mtx_;
+  mutable std::mutex stop_mtx_;
   std::condition_variable stop_cv_;
   bool stop_requested_ = false;
+  std::string stop_reason_;
 };
 
 } // namespace swarm::actors

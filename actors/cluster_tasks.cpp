@@ -45,12 +45,17 @@ void cluster_tasks::on_submit(wire_msg::task_submit m) {
     place_and_forward(std::move(m));
 }
 
-result<void> cluster_tasks::feasible(const resource_set& demand,
-                                     const std::string& node) {
-  std::string seen, dead;
+result<void> cluster_tasks::feasible(const resource_set& demand, const std::string& node,
+                                     const std::string& function) {
+  std::string seen, dead, lacking;
   auto peers = link_.members.get();
+  auto needs = work_needs::function(function);
   for (auto& [name, p] : *peers) {
     if (!node.empty() && name != node) continue;
+    if (!abilities_of(p.info).can_run(needs)) {
+      add_quoted(lacking, name);
+      continue;
+    }
     auto total = from_list(p.info.total);
     bool fits = total && demand.fits_in(*total);
     if (p.info.alive && fits) return {};
@@ -60,6 +65,12 @@ result<void> cluster_tasks::feasible(const resource_set& demand,
   if (!dead.empty())
     return node.empty() ? only_dead_nodes_fit(demand, dead)
                         : error{errc::node_unreachable, "node " + dead + " is dead"};
+  if (seen.empty() && !lacking.empty())
+    return error{errc::unregistered,
+                 node.empty() ? "no node of the cluster can run " + needs.to_string() +
+                                    ": it is not registered on " + lacking
+                              : "node '" + node + "' cannot run " + needs.to_string() +
+                                    ": it is not registered there"};
   if (!node.empty() && seen.empty()) {
     if (!link_.cfg.find(node))
       return error{errc::infeasible, link_.cfg.find(node).err().message};
@@ -128,7 +139,7 @@ void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool
   // This is the head: its global scheduler places it.
   auto demand = task->options.resources;
   auto args = m.args; // `m` moves into the continuation below
-  link_.place(demand, args,
+  link_.place(demand, work_needs::function(task->name), args,
               [this, task, m = std::move(m),
                exported = std::move(exported)](result<std::string> where) mutable {
                 if (!where || *where == link_.self.name) {
@@ -156,14 +167,16 @@ void cluster_tasks::place_and_forward(wire_msg::task_submit m) {
     return link_.send_to(m.owner_node,
                          wire_msg::task_result{m.result, to_wire(demand.err())});
   auto args = m.args;
-  link_.place(*demand, args, [this, m = std::move(m)](result<std::string> where) mutable {
-    if (!where)
-      return link_.send_to(m.owner_node,
-                           wire_msg::task_result{m.result, to_wire(where.err())});
-    m.placed = true;
-    if (*where == link_.self.name) return run_task_here(std::move(m));
-    link_.send_to(*where, std::move(m));
-  });
+  auto needs = work_needs::function(m.function);
+  link_.place(*demand, std::move(needs), args,
+              [this, m = std::move(m)](result<std::string> where) mutable {
+                if (!where)
+                  return link_.send_to(m.owner_node, wire_msg::task_result{
+                                                         m.result, to_wire(where.err())});
+                m.placed = true;
+                if (*where == link_.self.name) return run_task_here(std::move(m));
+                link_.send_to(*where, std::move(m));
+              });
 }
 
 void cluster_tasks::run_task_here(wire_msg::task_submit m) {
@@ -171,7 +184,9 @@ void cluster_tasks::run_task_here(wire_msg::task_submit m) {
     link_.send_to(m.owner_node, wire_msg::task_result{m.result, to_wire(e)});
   };
   auto entry = link_.local->app().find_entry(m.function);
-  if (!entry) return fail(entry.err());
+  if (!entry)
+    return fail({entry.err().code, "node '" + link_.self.name + "' cannot run task '" +
+                                       m.function + "': " + entry.err().message});
   auto demand = from_list(m.resources);
   if (!demand) return fail(demand.err());
   if (m.args.size() != (*entry)->params.size())

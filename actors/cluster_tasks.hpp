@@ -22,7 +22,8 @@ public:
   cluster_tasks(node_link& link, std::function<void(wire_msg::message)> publish);
 
   /// Whether some node alive (or `node`) has `demand`; the error says which are dead.
-  result<void> feasible(const resource_set& demand, const std::string& node);
+  result<void> feasible(const resource_set& demand, const std::string& node,
+                        const std::string& function = {});
   void submit(detail::task_ptr task);
   /// A task another node sent here: run here, or placed first when this is the head.
   void on_submit(wire_msg::task_submit m);

@@ -14,6 +14,7 @@ struct node_view {
   resource_set total;
   uint64_t queued = 0;
   bool alive = false;
+  node_abilities abilities;
 };
 
 struct global_state {
@@ -23,8 +24,15 @@ struct global_state {
 result<std::string> choose(global_state& st, const placement_request& req) {
   const std::string* best = nullptr;
   uint64_t best_bytes = 0, best_queued = 0;
-  std::string dead; // nodes that would fit but are dead
+  std::string dead;    // nodes that would fit but are dead
+  std::string lacking; // nodes that have not registered what it needs
+  size_t registered = 0;
   for (auto& [name, n] : st.nodes) {
+    if (!n.abilities.can_run(req.needs)) {
+      add_quoted(lacking, name);
+      continue;
+    }
+    ++registered;
     if (!req.demand.fits_in(n.total)) continue;
     if (!n.alive) {
       add_quoted(dead, name);
@@ -40,6 +48,10 @@ result<std::string> choose(global_state& st, const placement_request& req) {
     }
   }
   if (!best && !dead.empty()) return only_dead_nodes_fit(req.demand, dead);
+  if (!best && registered == 0 && !lacking.empty())
+    return error{errc::unregistered, "no node of the cluster can run " +
+                                         req.needs.to_string() +
+                                         ": it is not registered on " + lacking};
   if (!best)
     return error{errc::infeasible, "demands " + req.demand.to_string() +
                                        " but no node of the cluster has it"};
@@ -56,11 +68,12 @@ public:
   caf::behavior make_behavior() override {
     return {
         [this](update_atom, const std::string& name, const resource_set& total,
-               uint64_t queued, bool alive) {
+               uint64_t queued, bool alive, node_abilities& abilities) {
           auto& n = state_.nodes[name];
           n.total = total;
           n.queued = queued;
           n.alive = alive;
+          n.abilities = std::move(abilities);
         },
         [this](place_atom, const placement_request& req) {
           if (req.then) req.then(choose(state_, req));

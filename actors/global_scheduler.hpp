@@ -2,20 +2,46 @@
 
 #include <caf/fwd.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "framework/resources.hpp"
 #include "base/result.hpp"
+#include "framework/resources.hpp"
+#include "transport/wire_message.hpp"
 
 namespace swarm::actors {
+
+/// What work needs registered on the node it runs on: a task function, an actor type, or
+/// nothing in particular (`name` empty).
+struct work_needs {
+  bool actor = false;
+  std::string name;
+
+  static work_needs function(std::string n) { return {false, std::move(n)}; }
+  static work_needs actor_type(std::string n) { return {true, std::move(n)}; }
+  /// "function 'f'", "actor type 'a'".
+  std::string to_string() const {
+    return (actor ? "actor type '" : "function '") + name + "'";
+  }
+};
+
+/// What a node has registered, by name: the work it can run.
+struct node_abilities {
+  std::vector<std::string> functions;
+  std::vector<std::string> actor_types;
+
+  /// Whether work needing `w` can run there.
+  bool can_run(const work_needs& w) const;
+};
 
 /// Work spilled to the head, to be placed on some node of the cluster.
 struct placement_request {
   resource_set demand;
+  work_needs needs;
   /// Bytes of the task's inputs already stored on each node.
   std::vector<std::pair<std::string, uint64_t>> input_bytes;
   /// Runs on the scheduler with the chosen node, or why none fits.
@@ -23,18 +49,37 @@ struct placement_request {
 };
 
 /// Spawns the head's global scheduler. Its view of the nodes comes from the node table:
-///   (update_atom, name, total, queued, alive)   a join, a heartbeat or a failure
+///   (update_atom, name, total, queued, alive, node_abilities)
+///                                               a join, a heartbeat or a failure
 ///   (place_atom, placement_request)             picks a node and calls `then`
-/// It picks among live nodes whose total resources fit the demand: the one holding the
-/// most bytes of the task's inputs, then the one with the least queued work. What it
-/// places counts against a node until that node's next heartbeat.
+/// It picks among live nodes that have registered what the work needs and whose total
+/// resources fit the demand: the one holding the most bytes of the task's inputs, then
+/// the one with the least queued work. What it places counts against a node until that
+/// node's next heartbeat. Work no node has registered fails at once (`unregistered`),
+/// naming it and the nodes.
 caf::actor spawn_global_scheduler(caf::actor_system& sys);
 
 /// Why `demand` cannot be placed when only dead nodes could hold it: `dead` lists them,
 /// each quoted ('a', 'b'). The truth is that they are down, not that it is infeasible.
 inline error only_dead_nodes_fit(const resource_set& demand, const std::string& dead) {
-  return {errc::node_unreachable,
-          "demands " + demand.to_string() + ": the nodes that have it are dead (" + dead + ")"};
+  return {errc::node_unreachable, "demands " + demand.to_string() +
+                                      ": the nodes that have it are dead (" + dead + ")"};
+}
+
+inline bool node_abilities::can_run(const work_needs& w) const {
+  if (w.name.empty()) return true;
+  auto& names = w.actor ? actor_types : functions;
+  return std::find(names.begin(), names.end(), w.name) != names.end();
+}
+
+/// What `n` has registered.
+inline node_abilities abilities_of(const wire_msg::node_info& n) {
+  node_abilities out;
+  for (auto& f : n.functions)
+    out.functions.push_back(f.name);
+  for (auto& a : n.actor_types)
+    out.actor_types.push_back(a.name);
+  return out;
 }
 
 /// Appends `name`, quoted, to a list built for `only_dead_nodes_fit`.

@@ -67,8 +67,40 @@ struct membership_state {
       port->send(n, table);
   }
 
+  // Why `joining` cannot be one cluster with the nodes known: a function or actor type
+  // it registered under another signature than a node that has it; empty if none.
+  std::string conflict_with(const wire_msg::node_info& joining) const {
+    auto check = [&](const std::vector<wire_msg::capability>& mine,
+                     const std::vector<wire_msg::capability>& theirs,
+                     const std::string& other, const char* what) -> std::string {
+      for (auto& c : mine)
+        for (auto& o : theirs)
+          if (c.name == o.name && c.signature != o.signature)
+            return std::string{what} + " '" + c.name + "' is " + c.signature +
+                   " on node '" + joining.name + "' but " + o.signature + " on node '" +
+                   other + "'";
+      return {};
+    };
+    for (auto& [name, p] : peers) {
+      if (name == joining.name) continue;
+      if (auto why = check(joining.functions, p.info.functions, name, "function");
+          !why.empty())
+        return why;
+      if (auto why = check(joining.actor_types, p.info.actor_types, name, "actor type");
+          !why.empty())
+        return why;
+    }
+    return {};
+  }
+
   void on_join(wire_msg::node_info info, caf::actor_clock::time_point now) {
     if (!is_head() || info.name == me()) return;
+    if (auto why = conflict_with(info); !why.empty()) {
+      why = "node '" + info.name + "' cannot join: " + why;
+      std::fprintf(stderr, "[swarm %s] %s\n", me().c_str(), why.c_str());
+      port->send(info.name, wire_msg::stop_request{info.name, why});
+      return;
+    }
     auto& p = peers[info.name];
     p.info = std::move(info);
     p.info.alive = true;

@@ -59,4 +59,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::gcs_chain)
 #include "actors/global_scheduler.hpp"
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::placement_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::node_abilities)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::resource_set)

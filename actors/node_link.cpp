@@ -141,10 +141,12 @@ result<wire_msg::message> node_link::request(const std::string& node,
   return out;
 }
 
-void node_link::place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
+void node_link::place(const resource_set& demand, work_needs needs,
+                      const std::vector<wire_msg::arg>& args,
                       std::function<void(result<std::string>)> then) {
   placement_request req;
   req.demand = demand;
+  req.needs = std::move(needs);
   for (auto& a : args)
     if (auto* r = std::get_if<wire_msg::remote_ref>(&a))
       req.input_bytes.emplace_back(r->node, r->size);
@@ -152,10 +154,11 @@ void node_link::place(const resource_set& demand, const std::vector<wire_msg::ar
   caf::anon_send(global, place_atom::value, std::move(req));
 }
 
-result<std::string> node_link::place_now(const resource_set& demand) {
+result<std::string> node_link::place_now(const resource_set& demand, work_needs needs) {
   auto chosen = std::make_shared<std::promise<result<std::string>>>();
   auto f = chosen->get_future();
-  place(demand, {}, [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
+  place(demand, std::move(needs), {},
+        [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
   if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
     return error{errc::timeout,
                  "the global scheduler did not place an actor within 10 s"};

@@ -15,6 +15,7 @@
 
 #include "actors/actor_directory.hpp"
 #include "actors/control_client.hpp"
+#include "actors/global_scheduler.hpp"
 #include "actors/local_node.hpp"
 #include "actors/membership.hpp"
 #include "actors/object_manager.hpp"
@@ -101,10 +102,11 @@ public:
   /// Sends `m` to `node` with a fresh request id and waits for its answer.
   result<wire_msg::message> request(const std::string& node, wire_msg::message m);
   /// Asks the head's global scheduler for a node; `then` runs on the scheduler.
-  void place(const resource_set& demand, const std::vector<wire_msg::arg>& args,
+  void place(const resource_set& demand, work_needs needs,
+             const std::vector<wire_msg::arg>& args,
              std::function<void(result<std::string>)> then);
   /// The global scheduler's choice, waited for (on the head only).
-  result<std::string> place_now(const resource_set& demand);
+  result<std::string> place_now(const resource_set& demand, work_needs needs);
 
   // -- values to and from other nodes
   // ----------------------------------------------------

@@ -82,6 +82,13 @@ std::vector<std::string> application::function_names() const {
   return out;
 }
 
+std::vector<std::string> application::actor_type_names() const {
+  std::vector<std::string> out;
+  for (auto& [name, info] : actor_types_)
+    out.push_back(name);
+  return out;
+}
+
 bool application::has_actor_type(const std::string& name) const {
   return actor_types_.count(name) > 0;
 }
@@ -105,6 +112,16 @@ namespace swarm::detail {
 
 std::string function_entry::signature() const {
   return result->name + "(" + names_of(params) + ")";
+}
+
+std::string actor_type_info::signature() const {
+  std::string out;
+  for (auto& c : constructors)
+    out += (out.empty() ? "" : ", ") + std::string{"("} + names_of(c.params) + ")";
+  out += ";";
+  for (auto& m : methods)
+    out += " " + m.name + ": " + m.result->name + "(" + names_of(m.params) + ")";
+  return out;
 }
 
 result<void> check_arguments(const char* kind, const std::string& name,

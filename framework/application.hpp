@@ -7,11 +7,11 @@
 #include <typeinfo>
 #include <utility>
 
+#include "base/result.hpp"
 #include "framework/actor.hpp"
 #include "framework/detail/actor_type_info.hpp"
 #include "framework/detail/callable_traits.hpp"
 #include "framework/detail/function_entry.hpp"
-#include "base/result.hpp"
 
 namespace swarm {
 
@@ -164,6 +164,9 @@ public:
 
   /// The names of all registered functions.
   std::vector<std::string> function_names() const;
+
+  /// The names of all registered actor types.
+  std::vector<std::string> actor_type_names() const;
 
   /// Whether an actor type named `name` is registered.
   bool has_actor_type(const std::string& name) const;

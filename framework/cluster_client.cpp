@@ -110,7 +110,7 @@ result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
     target = *n;
   }
   cluster_client c{cfg};
-  return c.send(*target, wire_msg::stop_request{node}, timeout);
+  return c.send(*target, wire_msg::stop_request{node, {}}, timeout);
 }
 
 } // namespace swarm

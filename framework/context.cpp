@@ -16,7 +16,8 @@ const std::string& core::node_name() const {
   return local;
 }
 
-result<void> core::feasible(const resource_set& demand, const std::string& node) {
+result<void> core::feasible(const resource_set& demand, const std::string& node,
+                            const std::string& /*function: registered here*/) {
   if (!node.empty())
     return error{errc::infeasible, "no node named '" + node +
                                        "': this runtime is a single node, not a cluster"};
@@ -223,7 +224,7 @@ detail::slot_ptr context::submit_erased(const detail::function_entry& f,
   t->result->spin_before_sleeping();
   t->options = opts;
   auto slot = t->result;
-  if (auto ok = core_->feasible(opts.resources, opts.node); !ok) {
+  if (auto ok = core_->feasible(opts.resources, opts.node, f.name); !ok) {
     slot->set_error({ok.err().code, "task '" + f.name + "': " + ok.err().message});
     return slot;
   }

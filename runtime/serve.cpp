@@ -23,6 +23,11 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
     while (!n.wait_for_stop(std::chrono::milliseconds(0))) {
       if (sigtimedwait(&stop_signals, nullptr, &poll_every) > 0) break;
     }
+    if (auto why = n.stop_reason(); !why.empty()) {
+      std::fprintf(stderr, "[swarm %s] the head refused this node: %s\n", node.c_str(),
+                   why.c_str());
+      return 1;
+    }
     std::fprintf(stderr, "[swarm %s] stopping\n", node.c_str());
     return 0;
   } catch (const failure& f) {

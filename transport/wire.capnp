@@ -122,6 +122,14 @@ struct NodeInfo {
   head @7 :Bool;
   lastSeenMs @8 :UInt64;  # since the head last heard from it
   store @9 :StoreUsage;
+  functions @10 :List(Capability);   # what it can run
+  actorTypes @11 :List(Capability);
+}
+
+# A task function or actor type, with its signature.
+struct Capability {
+  name @0 :Text;
+  signature @1 :Text;
 }
 
 # A node joins the head's node table.
@@ -160,6 +168,7 @@ struct StatusRequest {
 # Stops one node, or every node when `node` is empty.
 struct StopRequest {
   node @0 :Text;
+  reason @1 :Text;   # set when the head refuses the node
 }
 
 struct ActorCreate {

@@ -102,6 +102,21 @@ store_usage get_store(wire::StoreUsage::Reader r) {
   return {r.getBytes(), r.getCapacity(), r.getPulled(), r.getPooled(), r.getPoolReuses()};
 }
 
+void put_capabilities(capnp::List<wire::Capability>::Builder b,
+                      const std::vector<capability>& cs) {
+  for (unsigned i = 0; i < cs.size(); ++i) {
+    b[i].setName(cs[i].name);
+    b[i].setSignature(cs[i].signature);
+  }
+}
+
+std::vector<capability> get_capabilities(capnp::List<wire::Capability>::Reader r) {
+  std::vector<capability> out;
+  for (auto c : r)
+    out.push_back({c.getName(), c.getSignature()});
+  return out;
+}
+
 void put_node(wire::NodeInfo::Builder b, const node_info& n) {
   b.setName(n.name);
   b.setAddress(n.address);
@@ -113,6 +128,10 @@ void put_node(wire::NodeInfo::Builder b, const node_info& n) {
   b.setHead(n.head);
   b.setLastSeenMs(n.last_seen_ms);
   put_store(b.initStore(), n.store);
+  put_capabilities(b.initFunctions(static_cast<unsigned>(n.functions.size())),
+                   n.functions);
+  put_capabilities(b.initActorTypes(static_cast<unsigned>(n.actor_types.size())),
+                   n.actor_types);
 }
 
 node_info get_node(wire::NodeInfo::Reader r) {
@@ -125,7 +144,9 @@ node_info get_node(wire::NodeInfo::Reader r) {
           r.getAlive(),
           r.getHead(),
           r.getLastSeenMs(),
-          get_store(r.getStore())};
+          get_store(r.getStore()),
+          get_capabilities(r.getFunctions()),
+          get_capabilities(r.getActorTypes())};
 }
 
 unsigned size_of(size_t n) {
@@ -245,7 +266,11 @@ struct builder_visitor {
   void operator()(const status_request& m) {
     env.initStatusRequest().setRequestId(m.request_id);
   }
-  void operator()(const stop_request& m) { env.initStopRequest().setNode(m.node); }
+  void operator()(const stop_request& m) {
+    auto b = env.initStopRequest();
+    b.setNode(m.node);
+    b.setReason(m.reason);
+  }
   void operator()(const actor_create& m) {
     auto b = env.initActorCreate();
     b.setRequestId(m.request_id);
@@ -420,7 +445,7 @@ message read_envelope(wire::Envelope::Reader env) {
   case wire::Envelope::STATUS_REQUEST:
     return status_request{env.getStatusRequest().getRequestId()};
   case wire::Envelope::STOP_REQUEST:
-    return stop_request{env.getStopRequest().getNode()};
+    return stop_request{env.getStopRequest().getNode(), env.getStopRequest().getReason()};
   case wire::Envelope::ACTOR_CREATE: {
     auto r = env.getActorCreate();
     actor_create m;

@@ -134,6 +134,15 @@ struct object_free {
   object_ref_id id;
 };
 
+/// A task function or an actor type a node can run, by name, with its signature.
+struct capability {
+  std::string name;
+  std::string signature;
+  friend bool operator==(const capability& a, const capability& b) {
+    return a.name == b.name && a.signature == b.signature;
+  }
+};
+
 struct node_info {
   std::string name;
   std::string address;
@@ -145,6 +154,9 @@ struct node_info {
   bool head = false;
   uint64_t last_seen_ms = 0;
   store_usage store;
+  /// What it has registered: work needing anything else is placed elsewhere.
+  std::vector<capability> functions;
+  std::vector<capability> actor_types;
 };
 
 struct join {
@@ -178,6 +190,8 @@ struct status_request {
 
 struct stop_request {
   std::string node;
+  /// Why, when the head stops a node it refused (e.g. a join that conflicts).
+  std::string reason;
 };
 
 struct actor_create {

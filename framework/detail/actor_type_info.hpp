@@ -40,6 +40,10 @@ struct actor_type_info {
     return nullptr;
   }
 
+  /// Its constructors and methods as other nodes see them:
+  /// "(int), (); add: int(int) get: int()".
+  std::string signature() const;
+
   const method_entry* find_method_key(const std::string& k) const {
     for (auto& m : methods)
       if (m.key == k) return &m;

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
 #include "framework/detail/actor_record.hpp"
 #include "framework/detail/group_record.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/task_spec.hpp"
 #include "framework/node_stats.hpp"
 #include "framework/resources.hpp"
-#include "base/result.hpp"
 
 namespace swarm {
 class application;
@@ -45,9 +45,10 @@ public:
   /// The node's total resources.
   virtual const resource_set& total_resources() const = 0;
 
-  /// Whether some node could ever run work demanding `demand` (on `node` when given);
-  /// the reason when none could.
-  virtual result<void> feasible(const resource_set& demand, const std::string& node);
+  /// Whether some node could ever run work demanding `demand` (on `node` when given)
+  /// that calls the task function `function` (none: empty); the reason when none could.
+  virtual result<void> feasible(const resource_set& demand, const std::string& node,
+                                const std::string& function = {});
 
   /// Queues a task whose dependencies are all ready.
   virtual void submit(task_ptr task) = 0;

@@ -591,3 +591,78 @@ TEST_CASE("calls to an actor on another node wait for their future arguments, in
   CHECK(r.err().code == errc::dependency_failed);
   CHECK(a.call(&counter::add, 0).get(10s).value() == 101 + pid);
 }
+
+namespace {
+
+// `where` under another signature: its result is an int.
+int where_as_int() {
+  return 0;
+}
+
+// The three nodes of `three_node_config`, each with its own registrations: the head
+// and worker-1 register everything, worker-2 what `worker_2` registers.
+struct mixed_cluster {
+  fake_network net;
+  application full, partial;
+  cluster_config cfg = three_node_config();
+  std::unique_ptr<actors::cluster_node> head, w1, w2;
+  std::atomic<bool> pumping{true};
+  std::thread pump;
+
+  explicit mixed_cluster(const std::function<void(application&)>& worker_2) {
+    register_all(full);
+    worker_2(partial);
+    pump = std::thread{[this] {
+      while (pumping)
+        if (net.deliver() == 0) std::this_thread::sleep_for(200us);
+    }};
+    head = std::make_unique<actors::cluster_node>(full, cfg, "head", net.factory());
+    w1 = std::make_unique<actors::cluster_node>(full, cfg, "worker-1", net.factory());
+    w2 = std::make_unique<actors::cluster_node>(partial, cfg, "worker-2", net.factory());
+  }
+
+  ~mixed_cluster() {
+    w1.reset();
+    w2.reset();
+    head.reset();
+    pumping = false;
+    pump.join();
+  }
+};
+
+} // namespace
+
+TEST_CASE("work goes only to the nodes that registered its function, and work pinned to "
+          "a node without it fails at once, naming the node and the function") {
+  mixed_cluster c{[](application& app) { app.function("add", add); }};
+  REQUIRE(c.head->wait_for_nodes(3, 10s) == 3);
+  context driver{*c.head, c.head->new_owner_id()};
+  auto where = c.full.find_function<std::string()>("where").value();
+  // Work only the workers can run: worker-2 has the resource but not the function.
+  task_options on_workers;
+  on_workers.resources.set("slot", 0.1);
+  std::vector<object_ref<std::string>> ran;
+  for (int i = 0; i < 20; ++i)
+    ran.push_back(driver.submit(on_workers, where));
+  for (auto& r : ran)
+    CHECK(r.get(10s).value() == "worker-1");
+  auto pinned = driver.submit(fake_cluster::on("worker-2"), where).get(10s);
+  REQUIRE_FALSE(pinned);
+  CHECK(pinned.err().code == errc::unregistered);
+  CHECK(pinned.err().message.find("node 'worker-2' cannot run function 'where': it is "
+                                  "not registered there") != std::string::npos);
+  // What both workers registered still goes to either.
+  auto add_fn = c.full.find_function<int(int, int)>("add").value();
+  CHECK(driver.submit(fake_cluster::on("worker-2"), add_fn, 2, 3).get(10s).value() == 5);
+}
+
+TEST_CASE("a node that registered a function under another signature is refused at "
+          "join, with both signatures and nodes named") {
+  mixed_cluster c{[](application& app) { app.function("where", where_as_int); }};
+  // worker-2 is stopped by the head instead of joining.
+  REQUIRE(c.w2->wait_for_stop(10s));
+  auto why = c.w2->stop_reason();
+  CHECK(why.find("node 'worker-2' cannot join: function 'where' is int() on node "
+                 "'worker-2' but std::string() on node") != std::string::npos);
+  CHECK(c.head->wait_for_nodes(3, 300ms) == 2);
+}

@@ -31,17 +31,20 @@ struct fixture : test_coordinator_fixture<> {
   }
 
   void node(const std::string& name, const resource_set& total, uint64_t queued,
-            bool alive = true) {
-    caf::anon_send(g, update_atom::value, name, total, queued, alive);
+            bool alive = true, node_abilities abilities = {}) {
+    caf::anon_send(g, update_atom::value, name, total, queued, alive, abilities);
     sched.run();
   }
 
   // Where a task demanding `demand` with `inputs` (node, bytes) goes.
-  swarm::result<std::string> place(const resource_set& demand,
-                                   std::vector<std::pair<std::string, uint64_t>> inputs = {}) {
+  swarm::result<std::string>
+  place(const resource_set& demand,
+        std::vector<std::pair<std::string, uint64_t>> inputs = {},
+        work_needs needs = {}) {
     std::optional<swarm::result<std::string>> out;
     placement_request req;
     req.demand = demand;
+    req.needs = std::move(needs);
     req.input_bytes = std::move(inputs);
     req.then = [&](swarm::result<std::string> r) { out = std::move(r); };
     caf::anon_send(g, place_atom::value, std::move(req));
@@ -53,14 +56,18 @@ struct fixture : test_coordinator_fixture<> {
 
 } // namespace
 
-TEST_CASE_FIXTURE(fixture, "the global scheduler places a task on the live node with the least queued work") {
+TEST_CASE_FIXTURE(
+    fixture,
+    "the global scheduler places a task on the live node with the least queued work") {
   node("head", cpus(2), 5);
   node("w1", cpus(2), 1);
   node("w2", cpus(2), 3);
   CHECK(place(cpus(1)).value() == "w1");
 }
 
-TEST_CASE_FIXTURE(fixture, "work the global scheduler placed counts against its node until the next heartbeat") {
+TEST_CASE_FIXTURE(
+    fixture,
+    "work the global scheduler placed counts against its node until the next heartbeat") {
   node("w1", cpus(2), 0);
   node("w2", cpus(2), 1);
   CHECK(place(cpus(1)).value() == "w1");
@@ -70,7 +77,8 @@ TEST_CASE_FIXTURE(fixture, "work the global scheduler placed counts against its 
   CHECK(place(cpus(1)).value() == "w1");
 }
 
-TEST_CASE_FIXTURE(fixture, "the global scheduler places a task where most of its input bytes are") {
+TEST_CASE_FIXTURE(
+    fixture, "the global scheduler places a task where most of its input bytes are") {
   node("w1", cpus(2), 0);
   node("w2", cpus(2), 9);
   CHECK(place(cpus(1), {{"w2", 100 << 20}, {"w1", 1 << 20}}).value() == "w2");
@@ -101,4 +109,28 @@ TEST_CASE_FIXTURE(fixture, "a node found dead gets no work until it is alive aga
   CHECK(place(cpus(1)).value() == "w2");
   node("w1", cpus(2), 0, true);
   CHECK(place(cpus(1)).value() == "w1");
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "work goes only to nodes that registered its function or actor "
+                  "type, and work no node registered fails naming it and the nodes") {
+  node("head", cpus(4), 3, true, {{"main_only"}, {}});
+  node("w1", cpus(2), 5, true, {{"main_only", "where"}, {"counter"}});
+  node("w2", cpus(2), 0, true, {{"main_only"}, {}});
+  // w2 is idler, but only w1 can run it.
+  CHECK(place(cpus(1), {}, work_needs::function("where")).value() == "w1");
+  CHECK(place(cpus(1), {}, work_needs::actor_type("counter")).value() == "w1");
+  CHECK(place(cpus(1), {}, work_needs::function("main_only")).value() == "w2");
+  auto none = place(cpus(1), {}, work_needs::function("nowhere"));
+  REQUIRE_FALSE(none);
+  CHECK(none.err().code == errc::unregistered);
+  CHECK(none.err().message ==
+        "no node of the cluster can run function 'nowhere': it is not registered on "
+        "'head', 'w1', 'w2'");
+  // Registered only where it does not fit: infeasible, as before.
+  CHECK(place(cpus(3), {}, work_needs::function("where")).err().code == errc::infeasible);
+  // Registered only on a dead node: that node is named as dead.
+  node("w1", cpus(2), 0, false, {{"where"}, {}});
+  CHECK(place(cpus(1), {}, work_needs::function("where")).err().code ==
+        errc::node_unreachable);
 }

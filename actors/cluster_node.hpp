@@ -91,7 +91,7 @@ public:
 
   /// Waits up to `timeout` until `n` nodes (this one included) are alive in the node
   /// table; returns how many are.
-  size_t wait_for_nodes(size_t n, std::chrono::milliseconds timeout);
+  size_t wait_for_nodes(size_t n, std::chrono::milliseconds timeout) override;
 
   /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.
   bool wait_for_stop(std::chrono::milliseconds timeout);

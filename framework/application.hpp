@@ -165,6 +165,13 @@ public:
   /// The names of all registered functions.
   std::vector<std::string> function_names() const;
 
+  /// Loads a library of user code (framework/plugin.hpp) and runs its entry point on
+  /// this application: its functions and actor types are registered here, and the
+  /// library stays loaded as long as the application. An error names the library and
+  /// why: not found, no entry point, built against another Swarm, or a registration
+  /// that fails (a name registered twice).
+  result<void> load_library(const std::string& path);
+
   /// The names of all registered actor types.
   std::vector<std::string> actor_type_names() const;
 
@@ -194,6 +201,8 @@ private:
                   const std::vector<const detail::type_descriptor*>& params,
                   const detail::type_descriptor* result_type);
 
+  // Before the entries, so that the code they call is unloaded after them.
+  std::vector<std::shared_ptr<void>> libraries_;
   std::map<std::string, std::unique_ptr<detail::function_entry>> functions_;
   std::map<std::string, std::unique_ptr<detail::actor_type_info>> actor_types_;
 };

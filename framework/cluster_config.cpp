@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -239,7 +240,7 @@ const toml::table* table_at(checker& c, const toml::table& root, const char* key
 }
 
 void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
-  c.only(root, "", {"cluster", "limits", "node"});
+  c.only(root, "", {"cluster", "code", "limits", "node"});
   auto* cl = table_at(c, root, "cluster");
   if (!cl) {
     c.fail(root.source(), "cluster", "is required ([cluster] with at least `secret`)");
@@ -270,6 +271,21 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
   if (out.node_timeout <= out.heartbeat_interval)
     c.fail(cl->source(), "cluster.node_timeout_ms",
            "must be longer than cluster.heartbeat_ms");
+  if (auto* code = table_at(c, root, "code")) {
+    c.only(*code, "code", {"libraries"});
+    if (auto* libs = code->get("libraries")) {
+      auto* list = libs->as_array();
+      bool ok = list != nullptr;
+      for (size_t i = 0; ok && i < list->size(); ++i)
+        if (auto s = list->get(i)->value<std::string>(); s && !s->empty())
+          out.code_libraries.push_back(*s);
+        else
+          ok = false;
+      if (!ok)
+        c.fail(libs->source(), "code.libraries",
+               "must be a list of paths to shared libraries, e.g. [\"build/libapp.so\"]");
+    }
+  }
   if (auto* lim = table_at(c, root, "limits")) {
     c.only(*lim, "limits",
            {"object_store", "object_pool", "inline_threshold", "max_message"});
@@ -460,7 +476,14 @@ result<cluster_config> load_cluster_config(const std::string& path) {
   if (!in) return error{errc::invalid_argument, path + ": cannot open the cluster file"};
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_cluster_config(text.str(), path);
+  auto cfg = parse_cluster_config(text.str(), path);
+  // Libraries are found from the file's folder.
+  if (cfg)
+    for (auto& lib : cfg->code_libraries)
+      if (std::filesystem::path{lib}.is_relative())
+        lib =
+            (std::filesystem::path{path}.parent_path() / lib).lexically_normal().string();
+  return cfg;
 }
 
 result<const node_spec*> cluster_config::find(const std::string& node_name) const {

@@ -49,6 +49,9 @@ struct cluster_config {
   size_t inline_threshold = 100 * 1024;
   size_t max_message_bytes = 64 << 20;
   std::vector<node_spec> nodes;
+  /// `[code] libraries`: libraries of user code `swarm start` loads into every node it
+  /// starts (framework/plugin.hpp); relative paths are from the cluster file's folder.
+  std::vector<std::string> code_libraries;
 
   /// The node named `name`, or an error listing the names there are.
   result<const node_spec*> find(const std::string& name) const;

@@ -42,6 +42,13 @@ public:
   /// null for an embedded single node.
   const cluster_config* cluster() const { return node_->cluster(); }
 
+  /// Waits up to `timeout` until `n` nodes of the cluster (this one included) are alive,
+  /// for a program that should not submit work before its workers joined; how many are
+  /// (an embedded single node: 1 at once).
+  size_t wait_for_nodes(size_t n, std::chrono::milliseconds timeout) {
+    return node_->wait_for_nodes(n, timeout);
+  }
+
   /// A snapshot of the node's store, scheduler and control store.
   node_stats stats() { return node_->stats(); }
 

@@ -15,13 +15,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// `--config FILE` and `--node NAME` from `args`; false (after a message) on bad input.
+/// `--config FILE`, `--node NAME` and, where `libraries` is given, `--load LIB` (any
+/// number) from `args`; false (after a message) on bad input.
 bool parse_cluster_args(const char* cmd, const std::vector<std::string>& args,
-                        std::string& config, std::string& node) {
+                        std::string& config, std::string& node,
+                        std::vector<std::string>* libraries = nullptr) {
   for (size_t i = 0; i < args.size(); ++i) {
     if ((args[i] == "--config" || args[i] == "--node") && i + 1 < args.size()) {
       (args[i] == "--config" ? config : node) = args[i + 1];
       ++i;
+    } else if (libraries && args[i] == "--load" && i + 1 < args.size()) {
+      libraries->push_back(args[++i]);
     } else {
       std::fprintf(stderr, "swarm %s: unexpected argument '%s'\n", cmd, args[i].c_str());
       return false;
@@ -48,7 +52,8 @@ std::optional<cluster_config> load(const char* cmd, const std::string& path) {
 
 int run_start(const std::vector<std::string>& args) {
   std::string config, node;
-  if (!parse_cluster_args("start", args, config, node)) return 2;
+  std::vector<std::string> libraries;
+  if (!parse_cluster_args("start", args, config, node, &libraries)) return 2;
   if (node.empty()) {
     std::fprintf(stderr, "swarm start: --node NAME is required\n");
     return 2;
@@ -57,6 +62,14 @@ int run_start(const std::vector<std::string>& args) {
   if (!cfg) return 1;
   application app;
   register_builtins(app);
+  libraries.insert(libraries.begin(), cfg->code_libraries.begin(),
+                   cfg->code_libraries.end());
+  for (auto& lib : libraries)
+    if (auto ok = app.load_library(lib); !ok) {
+      std::fprintf(stderr, "swarm start: node '%s': %s\n", node.c_str(),
+                   ok.err().message.c_str());
+      return 1;
+    }
   return serve(app, *cfg, node);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -49,6 +50,14 @@ public:
   /// that calls the task function `function` (none: empty); the reason when none could.
   virtual result<void> feasible(const resource_set& demand, const std::string& node,
                                 const std::string& function = {});
+
+  /// Waits up to `timeout` until `n` nodes (this one included) are alive in the
+  /// cluster; how many are. A single node is one at once.
+  virtual size_t wait_for_nodes(size_t n, std::chrono::milliseconds timeout) {
+    (void)n;
+    (void)timeout;
+    return 1;
+  }
 
   /// Queues a task whose dependencies are all ready.
   virtual void submit(task_ptr task) = 0;

@@ -236,3 +236,23 @@ TEST_CASE(
   CHECK(swarm::parse_cluster_config(replace(valid, "name = \"w1\"", "name = \"../w1\""),
                                     "cluster.toml"));
 }
+
+TEST_CASE("[code] libraries lists the user code to load, and anything but a list of "
+          "paths is rejected with its line") {
+  auto cfg =
+      swarm::parse_cluster_config(
+          replace(valid, "[[node]]", "[code]\nlibraries = [\"a/libapp.so\"]\n\n[[node]]"),
+          "cluster.toml")
+          .value();
+  CHECK(cfg.code_libraries == std::vector<std::string>{"a/libapp.so"});
+  for (auto bad :
+       {"libraries = \"libapp.so\"", "libraries = [\"\"]", "libraries = [1]"}) {
+    auto msg = error_of(
+        replace(valid, "[[node]]", "[code]\n" + std::string{bad} + "\n\n[[node]]"));
+    CHECK(msg.find("cluster.toml:7:") != std::string::npos);
+    CHECK(msg.find("code.libraries") != std::string::npos);
+    CHECK(msg.find("must be a list of paths") != std::string::npos);
+  }
+  CHECK(error_of(replace(valid, "[[node]]", "[code]\nlibrary = []\n\n[[node]]"))
+            .find("code.library") != std::string::npos);
+}

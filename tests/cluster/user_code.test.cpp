@@ -1,0 +1,132 @@
+// The README's cluster recipe with the user's own code: `swarm start` workers load it
+// from a library, the user's program joins as the head and submits work to them.
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cluster/node_process.hpp"
+#include "tests/cluster/user_code.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm::cluster_test;
+using namespace swarm::user_code;
+
+namespace {
+
+std::string make_dir() {
+  char tmpl[] = "/tmp/swarm-user-code-XXXXXX";
+  return ::mkdtemp(tmpl);
+}
+
+// Workers offer `worker`, which the head does not: work asking for it runs on them.
+std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2,
+                         const std::string& code) {
+  return "[cluster]\nname = \"user-code\"\nsecret = "
+         "\"the-secret-of-the-user-code-test\"\n"
+         "heartbeat_ms = 100\nnode_timeout_ms = 1000\n" +
+         code + "[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = " +
+         std::to_string(head) +
+         "\nrole = \"head\"\ncpus = 1\n"
+         "[[node]]\nname = \"worker-1\"\naddress = \"127.0.0.1\"\nport = " +
+         std::to_string(w1) +
+         "\ncpus = 2\nresources = { worker = 8 }\n"
+         "[[node]]\nname = \"worker-2\"\naddress = \"127.0.0.1\"\nport = " +
+         std::to_string(w2) + "\ncpus = 2\nresources = { worker = 8 }\n";
+}
+
+} // namespace
+
+TEST_CASE("workers started with swarm start load the user's library and run every one of "
+          "its unpinned tasks and actors") {
+  auto dir = make_dir();
+  auto ports = std::vector<uint16_t>{free_port(), free_port(), free_port()};
+  // worker-1 gets the library on its command line, worker-2 from its cluster file.
+  auto plain = dir + "/cluster.toml", with_code = dir + "/with-code.toml";
+  std::ofstream{plain} << cluster_file(ports[0], ports[1], ports[2], "");
+  std::ofstream{with_code} << cluster_file(ports[0], ports[1], ports[2],
+                                           "[code]\nlibraries = [\"" +
+                                               std::string{SWARM_USER_PLUGIN} + "\"]\n");
+  auto cfg = swarm::load_cluster_config(plain).value();
+  REQUIRE(swarm::load_cluster_config(with_code).value().code_libraries ==
+          std::vector<std::string>{SWARM_USER_PLUGIN});
+
+  swarm::application app;
+  register_user_code(app);
+  auto rt = std::make_unique<swarm::runtime>(app, cfg, "head");
+  node_process w1{
+      SWARM_CLI,
+      {"start", "--config", plain, "--node", "worker-1", "--load", SWARM_USER_PLUGIN},
+      dir + "/worker-1.log"};
+  node_process w2{SWARM_CLI,
+                  {"start", "--config", with_code, "--node", "worker-2"},
+                  dir + "/worker-2.log"};
+  REQUIRE_MESSAGE(rt->wait_for_nodes(3, 20s) == 3,
+                  "worker-1: " << w1.log() << "\nworker-2: " << w2.log());
+
+  swarm::task_options on_workers;
+  on_workers.resources.set("worker", 1);
+  auto placed_on = app.find_function<std::string()>("user.placed_on").value();
+  auto square = app.find_function<long(long)>("user.square").value();
+  std::vector<swarm::object_ref<std::string>> where;
+  std::vector<swarm::object_ref<long>> squares;
+  for (long i = 0; i < 100; ++i) {
+    where.push_back(rt->submit(on_workers, placed_on));
+    squares.push_back(rt->submit(on_workers, square, i));
+  }
+  std::set<std::string> nodes;
+  for (long i = 0; i < 100; ++i) {
+    auto node = where[static_cast<size_t>(i)].get(30s);
+    REQUIRE_MESSAGE(node, node.err().message);
+    nodes.insert(*node);
+    CHECK(squares[static_cast<size_t>(i)].get(30s).value() == i * i);
+  }
+  CHECK(nodes <= std::set<std::string>{"worker-1", "worker-2"});
+  CHECK_FALSE(nodes.empty());
+
+  auto summer_t = app.find_actor_type<summer>("user.summer").value();
+  swarm::actor_options on_a_worker;
+  on_a_worker.resources.set("worker", 1);
+  for (long i = 0; i < 10; ++i) {
+    auto a = rt->spawn(on_a_worker, summer_t, i);
+    auto home = a.call(&summer::home).get(30s);
+    REQUIRE_MESSAGE(home, home.err().message);
+    CHECK((*home == "worker-1" || *home == "worker-2"));
+    CHECK(a.call(&summer::add, 5L).get(30s).value() == i + 5);
+  }
+  rt.reset();
+}
+
+TEST_CASE("swarm start refuses a library built against another Swarm, or one that is "
+          "missing, naming it and the node") {
+  auto dir = make_dir();
+  auto config = dir + "/cluster.toml";
+  std::ofstream{config} << cluster_file(free_port(), free_port(), free_port(), "");
+  node_process foreign{
+      SWARM_CLI,
+      {"start", "--config", config, "--node", "worker-1", "--load", SWARM_FOREIGN_PLUGIN},
+      dir + "/foreign.log"};
+  CHECK(foreign.wait_exit(20s) == 1);
+  auto log = foreign.log();
+  CHECK(log.find("node 'worker-1': cannot load user code '" +
+                 std::string{SWARM_FOREIGN_PLUGIN} +
+                 "': it was built against 'swarm 0.0.1; compiler another; CAF 1', this "
+                 "node runs 'swarm ") != std::string::npos);
+  CHECK(log.find("rebuild it against this Swarm") != std::string::npos);
+  node_process missing{SWARM_CLI,
+                       {"start", "--config", config, "--node", "worker-1", "--load",
+                        dir + "/no-such-lib.so"},
+                       dir + "/missing.log"};
+  CHECK(missing.wait_exit(20s) == 1);
+  CHECK(missing.log().find("cannot load user code '" + dir + "/no-such-lib.so'") !=
+        std::string::npos);
+}

@@ -7,6 +7,10 @@
 
 namespace swarm {
 
+const char* version() noexcept {
+  return SWARM_VERSION;
+}
+
 result<void> application::load_library(const std::string& path) {
   auto fail = [&](const std::string& why) -> result<void> {
     return error{errc::invalid_argument, "cannot load user code '" + path + "': " + why};

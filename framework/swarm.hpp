@@ -16,3 +16,4 @@
 #include "base/result.hpp"
 #include "framework/runtime.hpp"
 #include "framework/runtime_config.hpp"
+#include "framework/version.hpp"

@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/version.hpp"
 #include "tools/command.hpp"
 
 namespace {
@@ -28,7 +29,8 @@ void usage(std::FILE* out) {
       "  status --config FILE                      show nodes, resources and load\n"
       "  stop   --config FILE [--node NAME]        stop one node, or all of them\n"
       "  check-config --config FILE [--node NAME]  validate a cluster file\n"
-      "  help                                      show this text\n");
+      "  help                                      show this text\n"
+      "  --version                                 the version and the build\n");
 }
 
 } // namespace
@@ -47,6 +49,11 @@ int main(int argc, char** argv) {
   if (cmd == "status") return swarm::tools::run_status(args);
   if (cmd == "stop") return swarm::tools::run_stop(args);
   if (cmd == "floor-peer") return swarm::tools::run_floor_peer(args);
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("swarm %s (library %s; built with %s)\n", SWARM_VERSION, swarm::version(),
+                SWARM_BUILD_ID);
+    return 0;
+  }
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     usage(stdout);
     return 0;

@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "examples/consumer/code.hpp"
 #include "tests/cluster/node_process.hpp"
-#include "tests/cluster/user_code.hpp"
 
 using namespace std::chrono_literals;
 using namespace swarm::cluster_test;
-using namespace swarm::user_code;
+using namespace consumer;
 
 namespace {
 
@@ -61,7 +61,7 @@ TEST_CASE("workers started with swarm start load the user's library and run ever
           std::vector<std::string>{SWARM_USER_PLUGIN});
 
   swarm::application app;
-  register_user_code(app);
+  register_code(app);
   auto rt = std::make_unique<swarm::runtime>(app, cfg, "head");
   node_process w1{
       SWARM_CLI,
@@ -75,8 +75,8 @@ TEST_CASE("workers started with swarm start load the user's library and run ever
 
   swarm::task_options on_workers;
   on_workers.resources.set("worker", 1);
-  auto placed_on = app.find_function<std::string()>("user.placed_on").value();
-  auto square = app.find_function<long(long)>("user.square").value();
+  auto placed_on = app.find_function<std::string()>("consumer.placed_on").value();
+  auto square = app.find_function<long(long)>("consumer.square").value();
   std::vector<swarm::object_ref<std::string>> where;
   std::vector<swarm::object_ref<long>> squares;
   for (long i = 0; i < 100; ++i) {
@@ -93,7 +93,7 @@ TEST_CASE("workers started with swarm start load the user's library and run ever
   CHECK(nodes <= std::set<std::string>{"worker-1", "worker-2"});
   CHECK_FALSE(nodes.empty());
 
-  auto summer_t = app.find_actor_type<summer>("user.summer").value();
+  auto summer_t = app.find_actor_type<summer>("consumer.summer").value();
   swarm::actor_options on_a_worker;
   on_a_worker.resources.set("worker", 1);
   for (long i = 0; i < 10; ++i) {

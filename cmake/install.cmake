@@ -1,0 +1,35 @@
+# `cmake --install`: the library, the public headers, the `swarm` tool, a CMake package
+# (SwarmConfig.cmake with Swarm::swarm and Swarm::plugin, and its version) and swarm.pc.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(SWARM_INCLUDE_DIR "${CMAKE_INSTALL_INCLUDEDIR}/swarm")
+install(TARGETS swarm ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+install(TARGETS swarm_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+# The public API (framework/) and the headers it includes.
+foreach(dir base transport framework)
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/${dir}/" DESTINATION "${SWARM_INCLUDE_DIR}/${dir}"
+          FILES_MATCHING PATTERN "*.hpp")
+endforeach()
+install(FILES "${PROJECT_BINARY_DIR}/generated/framework/version.hpp"
+        DESTINATION "${SWARM_INCLUDE_DIR}/framework")
+
+set(SWARM_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Swarm")
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/SwarmConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/SwarmConfig.cmake" INSTALL_DESTINATION "${SWARM_CMAKE_DIR}"
+  PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_BINDIR SWARM_INCLUDE_DIR)
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/SwarmConfigVersion.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/SwarmConfig.cmake"
+              "${PROJECT_BINARY_DIR}/SwarmConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/FindCAF.cmake"
+        DESTINATION "${SWARM_CMAKE_DIR}")
+
+if(SWARM_WITH_CUDA)
+  set(SWARM_PC_CUDA "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
+endif()
+file(RELATIVE_PATH SWARM_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+configure_file("${PROJECT_SOURCE_DIR}/cmake/swarm.pc.in" "${PROJECT_BINARY_DIR}/swarm.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/swarm.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" "${PROJECT_SOURCE_DIR}/README.md"
+              "${PROJECT_SOURCE_DIR}/CHANGELOG.md" DESTINATION "${CMAKE_INSTALL_DOCDIR}")

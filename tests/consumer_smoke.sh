@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A project outside the tree against the install tree: `cmake --install` of this build
+# into a fresh prefix, then examples/consumer configured with find_package(Swarm), built
+# and run (an embedded node), the same program built by hand from `pkg-config swarm`, and
+# the README's cluster recipe with the consumer's library built out of tree: two
+# installed `swarm start --load libconsumer_code.so` workers, the consumer as the head.
+# Every wait is bounded; the workers are killed by pid on any exit.
+# Usage: consumer_smoke.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$1
+src=$2
+work=$(mktemp -d /tmp/swarm-consumer-XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "consumer_smoke: $*" >&2
+  tail -n 20 "$work"/*.log >&2 2>/dev/null
+  exit 1
+}
+
+cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 ||
+  fail "cmake --install failed"
+for f in bin/swarm include/swarm/framework/swarm.hpp include/swarm/framework/version.hpp; do
+  [ -e "$work/prefix/$f" ] || fail "the install tree has no $f"
+done
+config=$(find "$work/prefix" -name SwarmConfig.cmake) || true
+[ -n "$config" ] || fail "the install tree has no SwarmConfig.cmake"
+pc_dir=$(dirname "$(find "$work/prefix" -name swarm.pc)")
+
+cmake -S "$src/examples/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" 2>&1 || fail "configuring the consumer failed"
+cmake --build "$work/build" -j 2 >"$work/build.log" 2>&1 || fail "building the consumer failed"
+"$work/build/consumer" || fail "the consumer failed on an embedded node"
+
+version=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --modversion swarm) || fail "pkg-config finds no swarm"
+"$work/prefix/bin/swarm" --version | grep -q "^swarm $version " ||
+  fail "pkg-config says $version, the tool says $("$work/prefix/bin/swarm" --version)"
+# shellcheck disable=SC2046
+g++ -O1 -I"$src/examples/consumer" $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags swarm) \
+  "$src/examples/consumer/main.cpp" -o "$work/pc_consumer" \
+  $(PKG_CONFIG_PATH="$pc_dir" pkg-config --libs swarm) >"$work/pkg-config.log" 2>&1 ||
+  fail "building the consumer from pkg-config's flags failed"
+"$work/pc_consumer" || fail "the consumer built from pkg-config's flags failed"
+
+swarm=$work/prefix/bin/swarm
+cfg=$src/examples/consumer/cluster.toml
+lib=$work/build/libconsumer_code.so
+"$swarm" start --config "$cfg" --node worker-1 --load "$lib" >"$work/worker-1.log" 2>&1 & pids+=($!)
+"$swarm" start --config "$cfg" --node worker-2 --load "$lib" >"$work/worker-2.log" 2>&1 & pids+=($!)
+timeout 120 "$work/build/consumer" --config "$cfg" >"$work/head.log" 2>&1 ||
+  fail "the consumer as the head of a cluster failed"
+grep -q "100 tasks and 10 actors ran on the workers" "$work/head.log" ||
+  fail "the consumer did not run its work on the workers"
+cat "$work/head.log" | grep "consumer:"

@@ -1,8 +1,10 @@
 // `swarm start`, `swarm status` and `swarm stop`: deployment from one cluster file.
 
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/swarm.hpp"
@@ -15,17 +17,26 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// `--config FILE`, `--node NAME` and, where `libraries` is given, `--load LIB` (any
-/// number) from `args`; false (after a message) on bad input.
+/// `--config FILE`, `--node NAME`, and where given, `--load LIB` (any number) and
+/// `--wait N` from `args`; false (after a message) on bad input.
 bool parse_cluster_args(const char* cmd, const std::vector<std::string>& args,
                         std::string& config, std::string& node,
-                        std::vector<std::string>* libraries = nullptr) {
+                        std::vector<std::string>* libraries = nullptr,
+                        size_t* wait = nullptr) {
   for (size_t i = 0; i < args.size(); ++i) {
     if ((args[i] == "--config" || args[i] == "--node") && i + 1 < args.size()) {
       (args[i] == "--config" ? config : node) = args[i + 1];
       ++i;
     } else if (libraries && args[i] == "--load" && i + 1 < args.size()) {
       libraries->push_back(args[++i]);
+    } else if (wait && args[i] == "--wait" && i + 1 < args.size()) {
+      auto& n = args[++i];
+      if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != n.npos) {
+        std::fprintf(stderr, "swarm %s: --wait takes a number of nodes, not '%s'\n", cmd,
+                     n.c_str());
+        return false;
+      }
+      *wait = std::stoul(n);
     } else {
       std::fprintf(stderr, "swarm %s: unexpected argument '%s'\n", cmd, args[i].c_str());
       return false;
@@ -85,10 +96,17 @@ std::string megabytes(uint64_t bytes) {
 
 int run_status(const std::vector<std::string>& args) {
   std::string config, node;
-  if (!parse_cluster_args("status", args, config, node)) return 2;
+  size_t wait = 0;
+  if (!parse_cluster_args("status", args, config, node, nullptr, &wait)) return 2;
   auto cfg = load("status", config);
   if (!cfg) return 1;
   auto state = cluster_status(*cfg, 5s);
+  // --wait N: until N nodes are alive, for scripts that start a cluster (bounded).
+  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+       wait > 0 && (!state || state->alive() < wait) &&
+       std::chrono::steady_clock::now() < deadline;
+       state = cluster_status(*cfg, 5s))
+    std::this_thread::sleep_for(100ms);
   if (!state) {
     std::fprintf(stderr, "swarm status: %s\n", state.err().message.c_str());
     return 1;
@@ -109,11 +127,31 @@ int run_status(const std::vector<std::string>& args) {
                 store.c_str(), megabytes(n.pooled_bytes).c_str(),
                 static_cast<unsigned long long>(n.last_seen_ms));
   }
+  // Nodes of the file the head has never heard of.
+  std::string absent;
+  for (auto& spec : cfg->nodes) {
+    bool known = false;
+    for (auto& n : *nodes)
+      known |= n.name == spec.name;
+    if (known) continue;
+    auto where = spec.address + ":" + std::to_string(spec.port);
+    std::printf("%-16s %-22s %-6s %s\n", spec.name.c_str(), where.c_str(),
+                spec.role == node_spec::role_type::head ? "head" : "worker",
+                "never joined");
+    absent += (absent.empty() ? "" : ", ") + spec.name;
+  }
   if (!state->jobs.empty()) {
     std::printf("\n%-20s %-16s %8s %-8s\n", "job", "driver node", "pid", "state");
     for (auto& j : state->jobs)
       std::printf("%-20llu %-16s %8u %-8s\n", static_cast<unsigned long long>(j.id),
                   j.driver.c_str(), j.pid, j.running ? "running" : "ended");
+  }
+  if (wait > 0 && state->alive() < wait) {
+    std::fprintf(stderr,
+                 "swarm status: %zu of the %zu nodes waited for are alive after 30 s%s\n",
+                 state->alive(), wait,
+                 absent.empty() ? "" : (" (never joined: " + absent + ")").c_str());
+    return 1;
   }
   return 0;
 }

@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +14,8 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "examples/consumer/code.hpp"
@@ -129,4 +133,45 @@ TEST_CASE("swarm start refuses a library built against another Swarm, or one tha
   CHECK(missing.wait_exit(20s) == 1);
   CHECK(missing.log().find("cannot load user code '" + dir + "/no-such-lib.so'") !=
         std::string::npos);
+}
+
+namespace {
+
+// Runs `swarm status` with `extra` arguments; its exit code and everything it printed.
+std::pair<int, std::string> swarm_status(const std::string& config,
+                                         const std::string& extra) {
+  auto cmd =
+      std::string{SWARM_CLI} + " status --config " + config + " " + extra + " 2>&1";
+  std::string out;
+  auto* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (auto n = std::fread(buf, 1, sizeof buf, p))
+    out.append(buf, n);
+  auto status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+} // namespace
+
+TEST_CASE("swarm status lists the nodes of the file that never joined, and --wait N "
+          "returns once N nodes are alive") {
+  auto dir = make_dir();
+  auto config = dir + "/cluster.toml";
+  std::ofstream{config} << cluster_file(free_port(), free_port(), free_port(), "");
+  auto cfg = swarm::load_cluster_config(config).value();
+  swarm::application app;
+  swarm::runtime rt{app, cfg, "head"};
+  auto [rc, out] = swarm_status(config, "");
+  CHECK(rc == 0);
+  CHECK(out.find("1 node(s), 1 alive") != std::string::npos);
+  CHECK(out.find("never joined") != std::string::npos);
+  CHECK(out.find("worker-2") != std::string::npos);
+  node_process w1{SWARM_CLI,
+                  {"start", "--config", config, "--node", "worker-1"},
+                  dir + "/worker-1.log"};
+  std::tie(rc, out) = swarm_status(config, "--wait 2");
+  CHECK(rc == 0);
+  CHECK(out.find("2 node(s), 2 alive") != std::string::npos);
+  CHECK(swarm_status(config, "--wait lots").first == 2);
 }

@@ -169,6 +169,11 @@ void cluster_node::start_actors() {
     link_.post([this, rec] { actors_->restart_actor(rec); });
   };
   wc.restart = restart;
+  // Ever joined: work for a node that died is failed over by its loss, not held back.
+  wc.joined = [this](const std::string& peer) {
+    return link_.members.get()->count(peer) > 0;
+  };
+  wc.join_wait = link_.cfg.join_wait;
   wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
     tasks_->pull_result(std::move(t), where);
   };

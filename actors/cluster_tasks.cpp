@@ -74,7 +74,7 @@ result<void> cluster_tasks::feasible(const resource_set& demand, const std::stri
   if (!node.empty() && seen.empty()) {
     if (!link_.cfg.find(node))
       return error{errc::infeasible, link_.cfg.find(node).err().message};
-    return error{errc::infeasible, "node '" + node + "' has not joined the cluster"};
+    return {}; // a node of the file that has not joined yet: the work waits for it
   }
   return error{errc::infeasible, "demands " + demand.to_string() +
                                      " but no node of the cluster has it (" + seen + ")"};

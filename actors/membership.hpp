@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/role_atoms.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
@@ -23,7 +24,6 @@ using join_atom = caf::atom_constant<caf::atom("join")>;
 using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using table_atom = caf::atom_constant<caf::atom("table")>;
 using down_atom = caf::atom_constant<caf::atom("down")>;
-using tick_atom = caf::atom_constant<caf::atom("tick")>;
 
 /// A node of the cluster as this node's membership last saw it.
 struct peer_view {

@@ -21,6 +21,13 @@ using detail::key_of;
 struct owner_state {
   owner_config cfg;
   std::map<object_key, pending_call> children;
+  // Children whose node has not joined yet: the message for it, and until when it waits.
+  struct waiting_child {
+    std::string node;
+    wire_msg::message message;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::map<object_key, waiting_child> waiting;
   // Node losses the owner restarted its children after.
   restart_window window{restart_intensity{}};
 };
@@ -132,6 +139,39 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   }
 }
 
+std::chrono::steady_clock::time_point now(const owner_state& st) {
+  return st.cfg.now ? st.cfg.now() : std::chrono::steady_clock::now();
+}
+
+constexpr std::chrono::milliseconds join_poll{50};
+
+// Sends what waited for nodes that joined since; fails what waited too long.
+void send_waiting(owner_self self) {
+  auto& st = self->state;
+  for (auto i = st.waiting.begin(); i != st.waiting.end();) {
+    auto& [k, w] = *i;
+    auto c = st.children.find(k);
+    if (c == st.children.end()) {
+      i = st.waiting.erase(i);
+    } else if (st.cfg.joined(w.node)) {
+      st.cfg.send(w.node, std::move(w.message));
+      i = st.waiting.erase(i);
+    } else if (now(st) >= w.until) {
+      auto t = c->second.task;
+      if (st.cfg.release) st.cfg.release(c->second.exported);
+      st.children.erase(c);
+      t->result->set_error(
+          {errc::node_unreachable,
+           "'" + t->name + "' waited " + std::to_string(st.cfg.join_wait.count()) +
+               " ms for node '" + w.node + "', which has not joined the cluster"});
+      i = st.waiting.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  if (!st.waiting.empty()) self->delayed_send(self, join_poll, tick_atom::value);
+}
+
 owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
   self->state.cfg = std::move(cfg);
   self->state.window = restart_window{self->state.cfg.intensity};
@@ -143,14 +183,19 @@ owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
                                       p.task->name + "' came back from node '" + p.node +
                                       "'"});
     st.children.clear();
+    st.waiting.clear();
     self->quit(x.reason);
   });
   return {
       [=](track_atom, pending_call& p, const std::string& node, wire_msg::message& m) {
+        auto& st = self->state;
         auto k = key_of(p.task->result->id());
-        self->state.children[k] = std::move(p);
-        self->state.cfg.send(node, std::move(m));
+        st.children[k] = std::move(p);
+        if (!st.cfg.joined || st.cfg.joined(node)) return st.cfg.send(node, std::move(m));
+        if (st.waiting.empty()) self->delayed_send(self, join_poll, tick_atom::value);
+        st.waiting[k] = {node, std::move(m), now(st) + st.cfg.join_wait};
       },
+      [=](tick_atom) { send_waiting(self); },
       [=](result_atom, const std::string& from, wire_msg::task_result& m) {
         on_result(self->state, from, m);
       },

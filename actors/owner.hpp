@@ -62,6 +62,10 @@ struct owner_config {
   /// A result was stored on the node that made it (`where`): pull it into the task's
   /// future. A pull that finds it lost sends (retry_atom) back.
   std::function<void(detail::task_ptr, wire_msg::stored_at)> pull;
+  /// Whether `node` ever joined the cluster (empty: every node has). Work for a node
+  /// that never did waits for it up to `join_wait`, then fails naming it.
+  std::function<bool(const std::string&)> joined;
+  std::chrono::milliseconds join_wait{30000};
   /// Logs a line (empty: standard error).
   std::function<void(const std::string&)> log;
   /// The clock of the restart intensity (empty: steady_clock).
@@ -76,6 +80,8 @@ struct owner_config {
 /// restarts fails its future with an error that names the lost node. Stopping fails every
 /// child still out with `runtime_stopped`.
 ///   (track_atom, call, node, message)   registers `call`, then sends `message` to `node`
+///                                       (once it joined: up to `join_wait`)
+///   (tick_atom)                         the timer of work waiting for a node to join
 ///   (result_atom, from, result)         a result came back from node `from`
 ///   (lost_atom, node, why)              `node` was lost: its children restart or fail
 ///   (retry_atom, task, why, error)      a result was lost: run again, or fail with error
@@ -85,7 +91,7 @@ using owner_actor = caf::typed_actor<
     caf::reacts_to<result_atom, std::string, wire_msg::task_result>,
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<retry_atom, detail::task_ptr, std::string, error>,
-    caf::replies_to<count_atom>::with<uint64_t>>;
+    caf::reacts_to<tick_atom>, caf::replies_to<count_atom>::with<uint64_t>>;
 
 /// Spawns the owner on the actor system's scheduler (tests step it on the test
 /// coordinator).

@@ -666,3 +666,41 @@ TEST_CASE("a node that registered a function under another signature is refused 
                  "'worker-2' but std::string() on node") != std::string::npos);
   CHECK(c.head->wait_for_nodes(3, 300ms) == 2);
 }
+
+TEST_CASE("work pinned to a node of the file that has not joined waits for it, and fails "
+          "naming it once join_wait passed") {
+  fake_network net;
+  application app;
+  register_all(app);
+  auto cfg = three_node_config();
+  cfg.join_wait = 400ms;
+  std::atomic<bool> pumping{true};
+  std::thread pump{[&] {
+    while (pumping)
+      if (net.deliver() == 0) std::this_thread::sleep_for(200us);
+  }};
+  {
+    auto head = std::make_unique<actors::cluster_node>(app, cfg, "head", net.factory());
+    auto w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());
+    REQUIRE(head->wait_for_nodes(2, 10s) == 2);
+    context driver{*head, head->new_owner_id()};
+    auto where = app.find_function<std::string()>("where").value();
+    // worker-2 never comes: the task fails after join_wait, naming it.
+    auto never = driver.submit(fake_cluster::on("worker-2"), where).get(10s);
+    REQUIRE_FALSE(never);
+    CHECK(never.err().code == errc::node_unreachable);
+    CHECK(never.err().message ==
+          "'where' waited 400 ms for node 'worker-2', which has not joined the cluster");
+    // Now it comes while the task waits.
+    auto waiting = driver.submit(fake_cluster::on("worker-2"), where);
+    CHECK_FALSE(waiting.ready());
+    auto w2 = std::make_unique<actors::cluster_node>(app, cfg, "worker-2", net.factory());
+    CHECK(waiting.get(10s).value() == "worker-2");
+    // A node the file does not name fails at once.
+    auto nobody = driver.submit(fake_cluster::on("worker-9"), where).get(1s);
+    REQUIRE_FALSE(nobody);
+    CHECK(nobody.err().message.find("worker-9") != std::string::npos);
+  }
+  pumping = false;
+  pump.join();
+}

@@ -2,7 +2,7 @@
 # Installs the Debian packages Swarm needs, only those missing (idempotent).
 set -euo pipefail
 pkgs=(g++ make cmake pkg-config libcaf-dev capnproto libcapnp-dev libhwloc-dev
-      doctest-dev libbenchmark-dev libtomlplusplus-dev libssl-dev
+      doctest-dev libbenchmark-dev libtomlplusplus-dev libssl-dev libcli11-dev
       clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -7,24 +7,9 @@
 
 namespace swarm::tools {
 
-int run_check_config(const std::vector<std::string>& args) {
-  std::string path, node;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    if ((a == "--config" || a == "--node") && i + 1 < args.size()) {
-      (a == "--config" ? path : node) = args[++i];
-    } else {
-      std::fprintf(stderr, "swarm check-config: %s '%s'\n",
-                   (a == "--config" || a == "--node") ? "missing value for"
-                                                      : "unknown option",
-                   a.c_str());
-      return 2;
-    }
-  }
-  if (path.empty()) {
-    std::fprintf(stderr, "swarm check-config: --config FILE is required\n");
-    return 2;
-  }
+int run_check_config(const check_config_options& opts) {
+  const auto& path = opts.config;
+  const auto& node = opts.node;
   auto cfg = load_cluster_config(path);
   if (!cfg) {
     std::fprintf(stderr, "swarm: invalid cluster file: %s\n", cfg.err().message.c_str());

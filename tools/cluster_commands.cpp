@@ -17,38 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// `--config FILE`, `--node NAME`, and where given, `--load LIB` (any number) and
-/// `--wait N` from `args`; false (after a message) on bad input.
-bool parse_cluster_args(const char* cmd, const std::vector<std::string>& args,
-                        std::string& config, std::string& node,
-                        std::vector<std::string>* libraries = nullptr,
-                        size_t* wait = nullptr) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    if ((args[i] == "--config" || args[i] == "--node") && i + 1 < args.size()) {
-      (args[i] == "--config" ? config : node) = args[i + 1];
-      ++i;
-    } else if (libraries && args[i] == "--load" && i + 1 < args.size()) {
-      libraries->push_back(args[++i]);
-    } else if (wait && args[i] == "--wait" && i + 1 < args.size()) {
-      auto& n = args[++i];
-      if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != n.npos) {
-        std::fprintf(stderr, "swarm %s: --wait takes a number of nodes, not '%s'\n", cmd,
-                     n.c_str());
-        return false;
-      }
-      *wait = std::stoul(n);
-    } else {
-      std::fprintf(stderr, "swarm %s: unexpected argument '%s'\n", cmd, args[i].c_str());
-      return false;
-    }
-  }
-  if (config.empty()) {
-    std::fprintf(stderr, "swarm %s: --config FILE is required\n", cmd);
-    return false;
-  }
-  return true;
-}
-
 /// The validated cluster file, or nothing after printing why not.
 std::optional<cluster_config> load(const char* cmd, const std::string& path) {
   auto cfg = load_cluster_config(path);
@@ -61,15 +29,10 @@ std::optional<cluster_config> load(const char* cmd, const std::string& path) {
 
 } // namespace
 
-int run_start(const std::vector<std::string>& args) {
-  std::string config, node;
-  std::vector<std::string> libraries;
-  if (!parse_cluster_args("start", args, config, node, &libraries)) return 2;
-  if (node.empty()) {
-    std::fprintf(stderr, "swarm start: --node NAME is required\n");
-    return 2;
-  }
-  auto cfg = load("start", config);
+int run_start(const start_options& opts) {
+  const auto& node = opts.node;
+  auto libraries = opts.libraries;
+  auto cfg = load("start", opts.config);
   if (!cfg) return 1;
   application app;
   register_builtins(app);
@@ -94,11 +57,9 @@ std::string megabytes(uint64_t bytes) {
 
 } // namespace
 
-int run_status(const std::vector<std::string>& args) {
-  std::string config, node;
-  size_t wait = 0;
-  if (!parse_cluster_args("status", args, config, node, nullptr, &wait)) return 2;
-  auto cfg = load("status", config);
+int run_status(const status_options& opts) {
+  auto wait = opts.wait;
+  auto cfg = load("status", opts.config);
   if (!cfg) return 1;
   auto state = cluster_status(*cfg, 5s);
   // --wait N: until N nodes are alive, for scripts that start a cluster (bounded).
@@ -156,10 +117,9 @@ int run_status(const std::vector<std::string>& args) {
   return 0;
 }
 
-int run_stop(const std::vector<std::string>& args) {
-  std::string config, node;
-  if (!parse_cluster_args("stop", args, config, node)) return 2;
-  auto cfg = load("stop", config);
+int run_stop(const stop_options& opts) {
+  const auto& node = opts.node;
+  auto cfg = load("stop", opts.config);
   if (!cfg) return 1;
   if (auto ok = stop_cluster(*cfg, node, 5s); !ok) {
     std::fprintf(stderr, "swarm stop: %s\n", ok.err().message.c_str());

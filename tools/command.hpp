@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,29 +11,64 @@ class application;
 
 namespace swarm::tools {
 
-/// `swarm demo [--tasks N] [--cpus N]`: runs the demo workload on an embedded cluster.
-int run_demo(const std::vector<std::string>& args);
+// What each subcommand's options say, parsed by one CLI11 parser (swarm_main.cpp).
 
-/// `swarm bench [--nodes 1|2] [--quick] [--filter S] [--json FILE] [--plot DIR]`:
-/// measures the runtime beside floors from the same run; `swarm bench --compare OLD NEW`
-/// compares two reports.
-int run_bench(const std::vector<std::string>& args);
+/// `swarm demo`: the demo workload on an embedded node, a local cluster or as a node.
+struct demo_options {
+  size_t tasks = 20000;
+  std::optional<double> cpus;
+  size_t nodes = 1;   // more than 1: a local cluster of that many processes
+  std::string config; // with `node`: run as that node of a cluster
+  std::string node;
+};
+int run_demo(const demo_options& opts);
 
-/// `swarm start --config FILE --node NAME`: runs that node of the cluster until stopped.
-int run_start(const std::vector<std::string>& args);
+/// `swarm bench`: measures the runtime beside floors from the same run; with `compare`
+/// (OLD, NEW), compares two reports instead.
+struct bench_options {
+  std::string nodes = "2";
+  bool quick = false;
+  std::string json_path;
+  std::string plot_dir;
+  std::string filter;
+  std::vector<std::string> compare;
+  bool measuring_option = false; // any option but `compare` was given
+};
+int run_bench(const bench_options& opts);
 
-/// `swarm status --config FILE`: the head's node table.
-int run_status(const std::vector<std::string>& args);
+/// `swarm start`: runs a node of the cluster until stopped, with user code from
+/// `libraries` (and the file's `[code] libraries`).
+struct start_options {
+  std::string config;
+  std::string node;
+  std::vector<std::string> libraries;
+};
+int run_start(const start_options& opts);
 
-/// `swarm stop --config FILE [--node NAME]`: stops one node or all of them.
-int run_stop(const std::vector<std::string>& args);
+/// `swarm status`: the head's node table, once `wait` nodes are alive (0: at once).
+struct status_options {
+  std::string config;
+  size_t wait = 0;
+};
+int run_status(const status_options& opts);
+
+/// `swarm stop`: stops one node, or all of them (`node` empty).
+struct stop_options {
+  std::string config;
+  std::string node;
+};
+int run_stop(const stop_options& opts);
+
+/// `swarm check-config`: validates a cluster file (and that it names `node`).
+struct check_config_options {
+  std::string config;
+  std::string node;
+};
+int run_check_config(const check_config_options& opts);
 
 /// Registers what nodes started by the CLI can run: the demo's and the benchmark's
 /// functions and actor types.
 void register_builtins(application& app);
-
-/// `swarm check-config --config FILE [--node NAME]`: validates a cluster file.
-int run_check_config(const std::vector<std::string>& args);
 
 /// `swarm floor-peer tcp-echo|tcp-stream|caf-echo PORT [BYTES]` (internal): the child
 /// side of the cross-process floors in tools/bench_floors.hpp. Returns the exit code.

@@ -79,14 +79,6 @@ private:
   int version_ = 0;
 };
 
-struct demo_options {
-  size_t tasks = 20000;
-  std::optional<double> cpus;
-  size_t nodes = 1;   // more than 1: a local cluster of that many processes
-  std::string config; // with `node`: run as that node of a cluster
-  std::string node;
-};
-
 // Antithetic pair: evaluates params + sigma*e and params - sigma*e for one noise seed.
 double evaluate(const params_t& p, uint64_t seed) {
   static const params_t goal = target();
@@ -99,48 +91,23 @@ double evaluate(const params_t& p, uint64_t seed) {
   return reward(plus, goal) - reward(minus, goal);
 }
 
-bool parse(const std::vector<std::string>& args, demo_options& out) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    auto need_value = [&](const std::string& flag) -> const std::string* {
-      if (i + 1 >= args.size()) {
-        std::fprintf(stderr, "swarm demo: %s needs a value\n", flag.c_str());
-        return nullptr;
-      }
-      return &args[++i];
-    };
-    const auto& a = args[i];
-    if (a == "--config" || a == "--node") {
-      auto* v = need_value(a);
-      if (!v) return false;
-      (a == "--config" ? out.config : out.node) = *v;
-    } else if (a == "--tasks" || a == "--cpus" || a == "--nodes") {
-      auto* v = need_value(a);
-      if (!v) return false;
-      char* end = nullptr;
-      double x = std::strtod(v->c_str(), &end);
-      if (end == v->c_str() || *end != '\0' || !(x > 0)) {
-        std::fprintf(stderr, "swarm demo: %s must be a positive number, got '%s'\n",
-                     a.c_str(), v->c_str());
-        return false;
-      }
-      if (a == "--tasks")
-        out.tasks = static_cast<size_t>(x);
-      else if (a == "--nodes")
-        out.nodes = static_cast<size_t>(x);
-      else
-        out.cpus = x;
-    } else {
-      std::fprintf(stderr, "swarm demo: unknown option '%s'\n", a.c_str());
+// Checks what parsing cannot: values in range, and options that go together.
+bool check(const demo_options& out) {
+  for (auto [flag, x] : {std::pair{"--tasks", static_cast<double>(out.tasks)},
+                         std::pair{"--nodes", static_cast<double>(out.nodes)},
+                         std::pair{"--cpus", out.cpus.value_or(1)}})
+    if (!(x > 0)) {
+      std::fprintf(stderr, "swarm demo: %s must be a positive number, got %g\n", flag, x);
       return false;
     }
-  }
   if (out.config.empty() != out.node.empty()) {
     std::fprintf(stderr, "swarm demo: --config and --node go together\n");
     return false;
   }
   if (out.nodes > 1 && !out.config.empty()) {
-    std::fprintf(stderr, "swarm demo: --nodes starts a local cluster; --config joins one: "
-                         "give one of them\n");
+    std::fprintf(stderr,
+                 "swarm demo: --nodes starts a local cluster; --config joins one: "
+                 "give one of them\n");
     return false;
   }
   return true;
@@ -162,9 +129,8 @@ void register_builtins(application& app) {
   register_bench(app);
 }
 
-int run_demo(const std::vector<std::string>& args) {
-  demo_options opts;
-  if (!parse(args, opts)) return 2;
+int run_demo(const demo_options& opts) {
+  if (!check(opts)) return 2;
   using clock = std::chrono::steady_clock;
   auto started = clock::now();
 
@@ -181,9 +147,10 @@ int run_demo(const std::vector<std::string>& args) {
     lc.nodes = opts.nodes;
     lc.cpus_per_node = opts.cpus;
     rt_owner = std::make_unique<runtime>(app, lc);
-    std::printf("swarm demo: evolution strategies, %zu-dim, on a local cluster of %zu node "
-                "processes\n",
-                dims, opts.nodes);
+    std::printf(
+        "swarm demo: evolution strategies, %zu-dim, on a local cluster of %zu node "
+        "processes\n",
+        dims, opts.nodes);
   } else if (opts.config.empty()) {
     runtime_config cfg;
     cfg.cpus = opts.cpus;

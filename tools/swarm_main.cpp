@@ -1,3 +1,8 @@
+// The `swarm` tool: one CLI11 parser for every subcommand (`--help` on each,
+// `--opt=value` or `--opt value`, `swarm --version`).
+
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -5,62 +10,91 @@
 #include "framework/version.hpp"
 #include "tools/command.hpp"
 
-namespace {
-
-void usage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: swarm <command> [options]\n"
-      "\n"
-      "commands:\n"
-      "  demo   [--tasks N] [--cpus N] [--nodes N]  run the demo workload on an "
-      "embedded cluster\n"
-      "                                           (N > 1: of N local node processes)\n"
-      "  demo   --config FILE --node NAME          the same, as one node of a cluster\n"
-      "  bench  [--nodes 1|2] [--quick] [--filter S] [--json FILE] [--plot DIR]\n"
-      "                                           measure latency and throughput beside "
-      "their floors\n"
-      "  bench  --compare OLD.json NEW.json       per-key ratios of two bench reports\n"
-      "  start  --config FILE --node NAME [--load LIB]...\n"
-      "                                           run that node of the cluster until "
-      "stopped,\n"
-      "                                           with the user code in LIB "
-      "(SWARM_REGISTER)\n"
-      "  status --config FILE [--wait N]           show nodes, resources and load (once "
-      "N\n"
-      "                                           nodes are alive, up to 30 s)\n"
-      "  stop   --config FILE [--node NAME]        stop one node, or all of them\n"
-      "  check-config --config FILE [--node NAME]  validate a cluster file\n"
-      "  help                                      show this text\n"
-      "  --version                                 the version and the build\n");
-}
-
-} // namespace
+using namespace swarm::tools;
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return 2;
+  CLI::App app{"Swarm: distributed tasks and actors for AI workloads", "swarm"};
+  app.set_version_flag("--version",
+                       std::string{"swarm "} + SWARM_VERSION + " (library " +
+                           swarm::version() + "; built with " + SWARM_BUILD_ID + ")",
+                       "the version and the build");
+  app.require_subcommand(1);
+
+  demo_options demo;
+  auto* d = app.add_subcommand("demo", "run the demo workload on an embedded node, on a "
+                                       "local cluster of --nodes processes, or as one "
+                                       "node of a cluster (--config and --node)");
+  d->add_option("--tasks", demo.tasks, "how many evaluations to run")
+      ->capture_default_str();
+  d->add_option("--cpus", demo.cpus, "CPUs of each node (default: the machine's)");
+  d->add_option("--nodes", demo.nodes,
+                "more than 1: a local cluster of that many processes");
+  d->add_option("--config", demo.config, "a cluster file, to run as one of its nodes");
+  d->add_option("--node", demo.node, "the node of --config to run as");
+
+  bench_options bench;
+  auto* b = app.add_subcommand("bench", "measure latency and throughput beside their "
+                                        "floors, or compare two reports");
+  auto measuring = [&](CLI::Option* o) {
+    o->each([&](const std::string&) { bench.measuring_option = true; });
+    return o;
+  };
+  measuring(b->add_option("--nodes", bench.nodes,
+                          "1: single-node figures only; 2 (default): also across two "
+                          "node processes; 3-16: also calls and tasks spread over N-1 "
+                          "node processes"));
+  b->add_flag("--quick", bench.quick, "fewer repetitions and shorter caps");
+  measuring(b->add_option("--filter", bench.filter,
+                          "only the workloads whose name contains this"));
+  measuring(b->add_option("--json", bench.json_path,
+                          "write every figure as a JSON object of key: number"));
+  measuring(b->add_option("--plot", bench.plot_dir,
+                          "write latency.svg and ratios.svg into this folder"));
+  b->add_option("--compare", bench.compare,
+                "print NEW/OLD for every key of two --json reports (OLD.json NEW.json)")
+      ->expected(2);
+
+  start_options start;
+  auto* st = app.add_subcommand("start", "run a node of the cluster until stopped");
+  st->add_option("--config", start.config, "the cluster file")->required();
+  st->add_option("--node", start.node, "the node of the file to run")->required();
+  st->add_option("--load", start.libraries,
+                 "a library of user code to load (SWARM_REGISTER); may repeat")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+
+  status_options status;
+  auto* s = app.add_subcommand("status", "show the nodes, their resources, load and "
+                                         "store, and the nodes that never joined");
+  s->add_option("--config", status.config, "the cluster file")->required();
+  s->add_option("--wait", status.wait,
+                "first wait (up to 30 s) until this many nodes are alive");
+
+  stop_options stop;
+  auto* sp = app.add_subcommand("stop", "stop one node, or all of them");
+  sp->add_option("--config", stop.config, "the cluster file")->required();
+  sp->add_option("--node", stop.node, "the node to stop (default: every node)");
+
+  check_config_options check;
+  auto* c = app.add_subcommand("check-config", "validate a cluster file");
+  c->add_option("--config", check.config, "the cluster file")->required();
+  c->add_option("--node", check.node, "a node the file must name");
+
+  std::vector<std::string> peer_args;
+  auto* fp = app.add_subcommand("floor-peer", "")->group(""); // internal: bench floors
+  fp->add_option("args", peer_args)->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and the version exit 0; a wrong command line exits 2.
+    return app.exit(e) == 0 ? 0 : 2;
   }
-  std::string cmd = argv[1];
-  std::vector<std::string> args(argv + 2, argv + argc);
-  if (cmd == "demo") return swarm::tools::run_demo(args);
-  if (cmd == "bench") return swarm::tools::run_bench(args);
-  if (cmd == "check-config") return swarm::tools::run_check_config(args);
-  if (cmd == "start") return swarm::tools::run_start(args);
-  if (cmd == "status") return swarm::tools::run_status(args);
-  if (cmd == "stop") return swarm::tools::run_stop(args);
-  if (cmd == "floor-peer") return swarm::tools::run_floor_peer(args);
-  if (cmd == "--version" || cmd == "version") {
-    std::printf("swarm %s (library %s; built with %s)\n", SWARM_VERSION, swarm::version(),
-                SWARM_BUILD_ID);
-    return 0;
-  }
-  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-    usage(stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "swarm: unknown command '%s'\n\n", cmd.c_str());
-  usage(stderr);
-  return 2;
+  if (d->parsed()) return run_demo(demo);
+  if (b->parsed()) return run_bench(bench);
+  if (st->parsed()) return run_start(start);
+  if (s->parsed()) return run_status(status);
+  if (sp->parsed()) return run_stop(stop);
+  if (c->parsed()) return run_check_config(check);
+  return run_floor_peer(peer_args);
 }

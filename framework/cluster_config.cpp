@@ -102,22 +102,28 @@ result<std::string> resolve_ipv4(const std::string& host) {
   return std::string{buf};
 }
 
-// Validates one parsed file; the first problem found is kept with its place and key.
+// Validates one parsed file; every problem found is kept with its place and key, one
+// line each, in the order found.
 class checker {
 public:
   explicit checker(std::string source) : source_(std::move(source)) {}
 
-  bool failed() const { return err_.has_value(); }
-  const error& err() const { return *err_; }
+  bool failed() const { return !problems_.empty(); }
+  error err() const {
+    std::string all;
+    for (auto& p : problems_)
+      all += (all.empty() ? "" : "\n") + p;
+    return {errc::invalid_argument, all};
+  }
 
   void fail(const toml::source_region& where, const std::string& key,
             const std::string& why) {
-    if (err_) return;
     std::ostringstream out;
     out << source_;
     if (where.begin.line > 0) out << ':' << where.begin.line << ':' << where.begin.column;
     out << ": " << (key.empty() ? "" : "key `" + key + "`: ") << why;
-    err_ = error{errc::invalid_argument, out.str()};
+    if (std::find(problems_.begin(), problems_.end(), out.str()) == problems_.end())
+      problems_.push_back(out.str());
   }
 
   // Rejects keys of `t` not in `known`: a misspelt key must not be silently ignored.
@@ -226,7 +232,7 @@ private:
   }
 
   std::string source_;
-  std::optional<error> err_;
+  std::vector<std::string> problems_;
 };
 
 const toml::table* table_at(checker& c, const toml::table& root, const char* key) {
@@ -468,7 +474,7 @@ result<cluster_config> parse_cluster_config(std::string_view text,
   checker c{source_name};
   cluster_config out;
   read_cluster(c, root, out);
-  if (!c.failed()) read_nodes(c, root, out);
+  read_nodes(c, root, out);
   if (c.failed()) return c.err();
   return out;
 }

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "framework/cluster_config.hpp"
@@ -255,4 +256,14 @@ TEST_CASE("[code] libraries lists the user code to load, and anything but a list
   }
   CHECK(error_of(replace(valid, "[[node]]", "[code]\nlibrary = []\n\n[[node]]"))
             .find("code.library") != std::string::npos);
+}
+
+TEST_CASE("every problem of a cluster file is reported, one line each, not only the "
+          "first") {
+  auto text = replace(replace(valid, "port = 7101", "port = 70000"), "gcs_shards = 2",
+                      "gcs_shards = 2\nheartbeat = 5");
+  auto msg = error_of(text);
+  CHECK(msg.find("between 1 and 65535, got 70000") != std::string::npos);
+  CHECK(msg.find("cluster.heartbeat") != std::string::npos);
+  CHECK(std::count(msg.begin(), msg.end(), '\n') == 1);
 }

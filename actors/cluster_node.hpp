@@ -120,6 +120,7 @@ private:
   void lost(const std::string& peer, const std::string& why) override;
   uint32_t queued() override { return tasks_->queued(); }
   wire_msg::store_usage store() override;
+  caf::actor scheduler() override { return local_->scheduler(); }
 
   // -- life cycle and dispatch
   // ---------------------------------------------------------------------------

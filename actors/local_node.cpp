@@ -411,6 +411,10 @@ store_stats local_node::store_accounting() const {
   return store_->stats();
 }
 
+caf::actor local_node::scheduler() {
+  return current(part::scheduler);
+}
+
 node_stats local_node::stats() {
   node_stats out;
   auto s = store_->stats();
@@ -425,7 +429,7 @@ node_stats local_node::stats() {
   self->request(current(part::scheduler), request_timeout, stats_atom::value)
       .receive(
           [&](size_t queued, size_t dispatched, size_t workers, size_t blocked,
-              std::string& available) {
+              std::string& available, const resource_set&) {
             out.queued_tasks = queued;
             out.dispatched_tasks = dispatched;
             out.workers = workers;

@@ -72,6 +72,10 @@ public:
   /// The node's supervisor (for tests that crash system actors).
   const caf::actor& supervisor() const { return supervisor_; }
 
+  /// The local scheduler running now (it is restarted by the supervisor), to ask for
+  /// its stats without blocking.
+  caf::actor scheduler();
+
   caf::actor_system& system() { return *sys_; }
 
 private:

@@ -247,7 +247,8 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
           blocked += w.blocked ? 1 : 0;
         }
         return caf::make_message(queued, running, self->state.workers.size(), blocked,
-                                 self->state.available.to_string());
+                                 self->state.available.to_string(),
+                                 self->state.available);
       },
   };
 }

@@ -5,6 +5,9 @@
 #include <atomic>
 #include <cstdio>
 
+#include "actors/messages.hpp"
+#include "framework/detail/wire_convert.hpp"
+
 namespace swarm::actors {
 
 namespace {
@@ -122,6 +125,7 @@ struct membership_state {
     i->second.last_seen = now;
     i->second.info.queued = hb.queued;
     i->second.info.store = hb.store;
+    if (!hb.available.empty()) i->second.info.available = hb.available;
     port->record(i->second.info);
     publish();
   }
@@ -173,6 +177,7 @@ struct membership_state {
       if (!port->connected(cfg.head)) port->rejoin();
       wire_msg::heartbeat hb;
       hb.sent_ns = static_cast<uint64_t>(now.time_since_epoch().count());
+      hb.available = self.info.available;
       hb.queued = self.info.queued;
       hb.store = self.info.store;
       hb.load = static_cast<double>(hb.queued);
@@ -199,6 +204,21 @@ struct membership_state {
 };
 
 using membership_self = membership_actor::stateful_pointer<membership_state>;
+
+// Asks the local scheduler what is not held by running work, for the next heartbeat (and,
+// on the head, the table) to carry.
+void ask_available(membership_self self) {
+  auto scheduler = self->state.port->scheduler();
+  if (!scheduler) return;
+  self->request(scheduler, self->state.cfg.heartbeat_interval, stats_atom::value)
+      .then(
+          [=](size_t, size_t, size_t, size_t, const std::string&,
+              const resource_set& available) {
+            auto& st = self->state;
+            st.peers[st.me()].info.available = detail::to_list(available);
+          },
+          [](caf::error&) {});
+}
 
 membership_actor::behavior_type membership(membership_self self, membership_config cfg,
                                            membership_port* port, membership_view* view) {
@@ -227,6 +247,7 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
         self->state.on_down(peer, why);
       },
       [=](tick_atom) {
+        ask_available(self);
         self->state.on_tick(self->clock().now());
         self->delayed_send(self, self->state.cfg.heartbeat_interval, tick_atom::value);
       },

@@ -98,6 +98,9 @@ public:
   virtual uint32_t queued() = 0;
   /// This node's object store right now; must not block.
   virtual wire_msg::store_usage store() = 0;
+  /// This node's local scheduler, asked for the resources not held by running work
+  /// (its stats); invalid when there is none to ask.
+  virtual caf::actor scheduler() = 0;
 };
 
 /// The node's membership in its cluster: joins, heartbeats, the peer table and failure

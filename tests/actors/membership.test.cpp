@@ -54,6 +54,7 @@ struct recording_port final : membership_port {
   }
   uint32_t queued() override { return queued_now; }
   swarm::wire_msg::store_usage store() override { return {}; }
+  caf::actor scheduler() override { return {}; }
 
   // How many messages of type T went to `peer`.
   template <class T> size_t sent_to(const std::string& peer) const {

@@ -3,11 +3,16 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "framework/detail/task_spec.hpp"
 #include "framework/object_ref.hpp"
 
 namespace swarm::detail {
+
+/// Whether `X` is a list of futures (`std::vector<object_ref<T>>`).
+template <class X> struct is_future_list : std::false_type {};
+template <class T> struct is_future_list<std::vector<object_ref<T>>> : std::true_type {};
 
 /// Boxes `x` as an argument for parameter type `Param`, checked at compile time.
 template <class Param, class X> task_arg make_arg(X&& x) {

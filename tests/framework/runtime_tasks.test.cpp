@@ -6,7 +6,9 @@
 #include <future>
 #include <mutex>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "framework/swarm.hpp"
 
@@ -67,6 +69,38 @@ TEST_CASE("fan-out and fan-in over futures computes the right sum") {
     level = next;
   }
   CHECK(level[0].get(10s).value() == 64 * 65 * 129 / 6);
+}
+
+TEST_CASE("a list of futures is the argument of a list parameter: a reduce in one task") {
+  swarm::application app;
+  auto square = app.function("square", [](long x) { return x * x; });
+  auto total = app.function("total", [](const std::vector<long>& xs) {
+    return std::accumulate(xs.begin(), xs.end(), 0L);
+  });
+  auto fail_on = app.function("fail_on", [](long x) {
+    if (x == 3) throw std::runtime_error("three");
+    return x;
+  });
+  swarm::runtime rt{app, cpus(2)};
+  std::vector<swarm::object_ref<long>> squares;
+  for (long i = 1; i <= 50; ++i)
+    squares.push_back(rt.submit(square, i));
+  CHECK(rt.submit(total, squares).get(10s).value() == 50 * 51 * 101 / 6);
+  // Gathered without a task, in order; an empty list is an empty vector.
+  auto all = rt.gather(squares).get(10s).value();
+  REQUIRE(all.size() == 50);
+  CHECK(all[9] == 100);
+  CHECK(rt.submit(total, std::vector<swarm::object_ref<long>>{}).get(10s).value() == 0);
+  // A failed input fails the reduce, naming it.
+  std::vector<swarm::object_ref<long>> some;
+  for (long i = 0; i < 5; ++i)
+    some.push_back(rt.submit(fail_on, i));
+  auto r = rt.submit(total, some).get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::dependency_failed);
+  CHECK(r.err().message.find("input 3 (" + some[3].id().to_string() + ") failed") !=
+        std::string::npos);
+  CHECK(r.err().message.find("three") != std::string::npos);
 }
 
 TEST_CASE("tasks can submit tasks and wait for them even on a single CPU") {

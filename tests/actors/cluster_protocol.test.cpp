@@ -44,24 +44,32 @@ cluster_config three_node_config() {
   return cfg;
 }
 
-/// A head and two workers on one fake network. A pump thread delivers what is queued
-/// (tests that need a fixed order stop it and call `deliver` themselves).
-struct fake_cluster {
+/// A fake network and a pump thread that delivers what is queued (tests that need a fixed
+/// order stop it and call `deliver` themselves). As a base, it outlives the nodes on it.
+struct pumped_network {
   fake_network net;
+  std::atomic<bool> pumping{true};
+  std::thread pump{[this] {
+    while (pumping)
+      if (net.deliver() == 0) std::this_thread::sleep_for(200us);
+  }};
+
+  ~pumped_network() {
+    pumping = false;
+    pump.join();
+  }
+};
+
+/// A head and two workers on one fake network.
+struct fake_cluster : pumped_network {
   application app;
   cluster_config cfg = three_node_config();
   std::unique_ptr<actors::cluster_node> head, w1, w2;
   std::unique_ptr<context> driver;
-  std::atomic<bool> pumping{true};
-  std::thread pump;
 
   explicit fake_cluster(size_t store_bytes = 0) {
     if (store_bytes > 0) cfg.object_store_bytes = store_bytes;
     register_all(app);
-    pump = std::thread{[this] {
-      while (pumping)
-        if (net.deliver() == 0) std::this_thread::sleep_for(200us);
-    }};
     head = std::make_unique<actors::cluster_node>(app, cfg, "head", net.factory());
     w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());
     w2 = std::make_unique<actors::cluster_node>(app, cfg, "worker-2", net.factory());
@@ -74,8 +82,6 @@ struct fake_cluster {
     w1.reset();
     w2.reset();
     head.reset();
-    pumping = false;
-    pump.join();
   }
 
   static task_options on(const std::string& node) {
@@ -601,21 +607,14 @@ int where_as_int() {
 
 // The three nodes of `three_node_config`, each with its own registrations: the head
 // and worker-1 register everything, worker-2 what `worker_2` registers.
-struct mixed_cluster {
-  fake_network net;
+struct mixed_cluster : pumped_network {
   application full, partial;
   cluster_config cfg = three_node_config();
   std::unique_ptr<actors::cluster_node> head, w1, w2;
-  std::atomic<bool> pumping{true};
-  std::thread pump;
 
   explicit mixed_cluster(const std::function<void(application&)>& worker_2) {
     register_all(full);
     worker_2(partial);
-    pump = std::thread{[this] {
-      while (pumping)
-        if (net.deliver() == 0) std::this_thread::sleep_for(200us);
-    }};
     head = std::make_unique<actors::cluster_node>(full, cfg, "head", net.factory());
     w1 = std::make_unique<actors::cluster_node>(full, cfg, "worker-1", net.factory());
     w2 = std::make_unique<actors::cluster_node>(partial, cfg, "worker-2", net.factory());
@@ -625,8 +624,6 @@ struct mixed_cluster {
     w1.reset();
     w2.reset();
     head.reset();
-    pumping = false;
-    pump.join();
   }
 };
 
@@ -669,16 +666,12 @@ TEST_CASE("a node that registered a function under another signature is refused 
 
 TEST_CASE("work pinned to a node of the file that has not joined waits for it, and fails "
           "naming it once join_wait passed") {
-  fake_network net;
+  pumped_network p;
+  auto& net = p.net;
   application app;
   register_all(app);
   auto cfg = three_node_config();
   cfg.join_wait = 400ms;
-  std::atomic<bool> pumping{true};
-  std::thread pump{[&] {
-    while (pumping)
-      if (net.deliver() == 0) std::this_thread::sleep_for(200us);
-  }};
   {
     auto head = std::make_unique<actors::cluster_node>(app, cfg, "head", net.factory());
     auto w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());
@@ -701,6 +694,4 @@ TEST_CASE("work pinned to a node of the file that has not joined waits for it, a
     REQUIRE_FALSE(nobody);
     CHECK(nobody.err().message.find("worker-9") != std::string::npos);
   }
-  pumping = false;
-  pump.join();
 }

@@ -41,6 +41,11 @@ public:
   /// Whether the actor died for good (an empty handle counts as dead).
   bool dead() const { return !record_ || record_->dead(); }
 
+  /// Why it died, or could not be created; empty while it lives.
+  std::string death_reason() const {
+    return record_ ? record_->death_reason() : "empty handle";
+  }
+
   /// The actor's registered type name.
   const std::string& type_name() const { return record_->spec().type_name; }
 

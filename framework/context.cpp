@@ -311,11 +311,20 @@ actor_group context::supervise(const supervisor_spec& spec) {
 }
 
 detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {
+  auto failed = [&spec](const error& e) {
+    auto rec = std::make_shared<detail::actor_record>(spec);
+    rec->mark_dead("actor of type '" + spec.type_name +
+                   "' could not be created: " + e.to_string());
+    return rec;
+  };
   if (!core_->app().has_actor_type(spec.type_name))
-    throw failure{
-        {errc::unregistered, "actor type '" + spec.type_name + "' is not registered"}};
-  auto rec = core_->spawn(std::move(spec));
-  if (!rec) throw failure{rec.err()};
+    return failed(
+        {errc::unregistered, "actor type '" + spec.type_name + "' is not registered"});
+  if (auto ok = core_->feasible(spec.options.resources, spec.options.node); !ok)
+    return failed(ok.err());
+  auto copy = spec;
+  auto rec = core_->spawn(std::move(copy));
+  if (!rec) return failed(rec.err());
   return std::move(*rec);
 }
 

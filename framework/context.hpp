@@ -141,7 +141,10 @@ public:
 
   // -- actors ---------------------------------------------------------------------------
 
-  /// Creates an actor of type `T`, constructed from `xs...`.
+  /// Creates an actor of type `T`, constructed from `xs...`. When it cannot be created
+  /// (no node can hold it, its name is taken, its type is not registered), the handle
+  /// comes back dead, with the reason in `death_reason()`, and every call on it fails
+  /// with `actor_died` and that reason: errors as values, as for tasks.
   template <class T, class... Xs>
   actor_handle<T> spawn(const actor_class<T>& cls, Xs&&... xs) {
     return spawn(actor_options{}, cls, std::forward<Xs>(xs)...);

@@ -204,7 +204,9 @@ TEST_CASE("actors are created on other nodes, called there, and found by name an
   swarm::actor_options again;
   again.node = "worker-1";
   again.name = "tally";
-  CHECK_THROWS_AS(c.rt->spawn(again, counter_t, 0), swarm::failure);
+  auto taken = c.rt->spawn(again, counter_t, 0);
+  CHECK(taken.dead());
+  CHECK(taken.death_reason().find("'tally' is already taken") != std::string::npos);
   CHECK_FALSE(c.rt->find_actor(counter_t, "nobody"));
 }
 

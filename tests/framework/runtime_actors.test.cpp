@@ -207,7 +207,13 @@ TEST_CASE("a named actor is found by name from anywhere and its name is unique")
   auto found = rt.find_actor(f.counter_t, "ps");
   REQUIRE(found);
   CHECK(found->call(&counter::add, 1).get(5s).value() == 6);
-  CHECK_THROWS_AS(rt.spawn(o, f.counter_t, 1), swarm::failure);
+  auto taken = rt.spawn(o, f.counter_t, 1);
+  CHECK(taken.dead());
+  CHECK(taken.death_reason().find("'ps' is already taken") != std::string::npos);
+  auto call = taken.call(&counter::add, 1).get(5s);
+  REQUIRE_FALSE(call);
+  CHECK(call.err().code == swarm::errc::actor_died);
+  CHECK(call.err().message.find("could not be created") != std::string::npos);
   auto missing = rt.find_actor(f.counter_t, "nobody");
   REQUIRE_FALSE(missing);
   CHECK(missing.err().message.find("nobody") != std::string::npos);
@@ -295,4 +301,20 @@ TEST_CASE("the name of an actor that died for good can be taken again") {
   auto second = rt.spawn(o, f.counter_t, 2);
   CHECK(rt.find_actor(f.counter_t, "singleton")->call(&counter::get).get(5s).value() ==
         2);
+}
+
+TEST_CASE("an actor that cannot be placed comes back as a dead handle whose calls fail "
+          "with the reason, not as an exception") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  swarm::actor_options huge;
+  huge.resources.set("CPU", 64);
+  auto a = rt.spawn(huge, f.counter_t, 1);
+  CHECK(a.valid());
+  CHECK(a.dead());
+  CHECK(a.death_reason().find("could not be created") != std::string::npos);
+  CHECK(a.death_reason().find("CPU") != std::string::npos);
+  auto r = a.call(&counter::add, 1).get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::actor_died);
 }

@@ -52,7 +52,7 @@ result<void> cluster_tasks::feasible(const resource_set& demand, const std::stri
   auto needs = work_needs::function(function);
   for (auto& [name, p] : *peers) {
     if (!node.empty() && name != node) continue;
-    if (!abilities_of(p.info).can_run(needs)) {
+    if (!registered(p.info, needs)) {
       add_quoted(lacking, name);
       continue;
     }

@@ -72,6 +72,14 @@ inline bool node_abilities::can_run(const work_needs& w) const {
   return std::find(names.begin(), names.end(), w.name) != names.end();
 }
 
+/// Whether `n` registered what `w` needs (copies nothing: it runs for every submit).
+inline bool registered(const wire_msg::node_info& n, const work_needs& w) {
+  if (w.name.empty()) return true;
+  auto& list = w.actor ? n.actor_types : n.functions;
+  return std::any_of(list.begin(), list.end(),
+                     [&](const wire_msg::capability& c) { return c.name == w.name; });
+}
+
 /// What `n` has registered.
 inline node_abilities abilities_of(const wire_msg::node_info& n) {
   node_abilities out;

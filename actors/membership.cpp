@@ -284,6 +284,14 @@ membership_port::~membership_port() = default;
 membership_actor spawn_membership(caf::actor_system& sys, membership_config cfg,
                                   membership_port& port, membership_view& view,
                                   bool detached) {
+  // The node's own row is there before the actor first runs: work submitted as soon as
+  // the node is up finds it.
+  peer_table initial;
+  auto& me = initial[cfg.self.name];
+  me.info = cfg.self;
+  me.info.alive = true;
+  me.info.head = cfg.self.name == cfg.head;
+  view.publish(std::move(initial));
   if (detached) return sys.spawn<caf::detached>(membership, std::move(cfg), &port, &view);
   return sys.spawn(membership, std::move(cfg), &port, &view);
 }

@@ -39,8 +39,9 @@ using peer_table = std::map<std::string, peer_view>;
 wire_msg::node_table to_node_table(const peer_table& peers,
                                    caf::actor_clock::time_point now);
 
-/// The peer table the membership actor published last. Only that actor publishes; any
-/// thread reads (placement, feasibility, status) without waiting for it.
+/// The peer table the membership actor published last (before it first runs, the node's
+/// own row). Only that actor publishes; any thread reads (placement, feasibility,
+/// status) without waiting for it.
 class membership_view {
 public:
   membership_view();

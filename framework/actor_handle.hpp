@@ -63,7 +63,8 @@ private:
            "actor_group"}};
     auto task =
         detail::make_task(*core_, record_->spec().owner, record_->spec().type_name,
-                          {detail::make_arg<Args>(std::forward<Xs>(xs))...});
+                          {detail::make_arg_in<Args>(*core_, record_->spec().owner,
+                                                     std::forward<Xs>(xs))...});
     task->params = detail::param_types(detail::type_list<Args...>{});
     task->result_type = &detail::type_of<detail::stored_t<R>>();
     if (!record_->remote_node().empty()) task->method = method_name(method);

@@ -90,6 +90,48 @@ slot_ptr send_actor_call(core& c, actor_record& target, task_ptr call) {
   return slot;
 }
 
+slot_ptr
+gather_slots(core& c, uint64_t owner, std::vector<slot_ptr> inputs,
+             std::function<boxed_value(const std::vector<boxed_value>&)> combine) {
+  auto out = std::make_shared<object_slot>(c.new_object_id(owner));
+  struct gathering {
+    std::vector<slot_ptr> inputs;
+    std::function<boxed_value(const std::vector<boxed_value>&)> combine;
+    std::atomic<size_t> left;
+  };
+  auto g = std::make_shared<gathering>();
+  g->inputs = std::move(inputs);
+  g->combine = std::move(combine);
+  g->left = g->inputs.size() + 1; // one more for this thread, so it finishes last
+  auto finish = [g, out, node = &c] {
+    if (g->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    std::vector<boxed_value> values;
+    values.reserve(g->inputs.size());
+    for (size_t i = 0; i < g->inputs.size(); ++i) {
+      auto v = g->inputs[i]->read();
+      if (!v) {
+        out->set_error(
+            {errc::dependency_failed, "gathering " + std::to_string(g->inputs.size()) +
+                                          " futures: " + "input " + std::to_string(i) +
+                                          " (" + g->inputs[i]->id().to_string() +
+                                          ") failed: " + v.err().to_string()});
+        return;
+      }
+      values.push_back(std::move(*v));
+    }
+    auto value = g->combine(values);
+    auto lease = node->admit(out->id(), value);
+    if (!lease)
+      out->set_error(lease.err());
+    else
+      out->set_value(std::move(value), std::move(*lease));
+  };
+  for (auto& in : g->inputs)
+    in->when_done(finish);
+  finish();
+  return out;
+}
+
 namespace {
 
 // Submits `t` once every future among its arguments is ready; fails it when one failed.
@@ -245,49 +287,6 @@ detail::slot_ptr context::call_erased(const std::string& name,
     return slot;
   }
   return submit_erased(**e, task_options{}, std::move(args));
-}
-
-detail::slot_ptr context::gather_erased(
-    std::vector<detail::slot_ptr> inputs,
-    std::function<detail::boxed_value(const std::vector<detail::boxed_value>&)> combine) {
-  auto out = std::make_shared<detail::object_slot>(core_->new_object_id(owner_));
-  struct gathering {
-    std::vector<detail::slot_ptr> inputs;
-    std::function<detail::boxed_value(const std::vector<detail::boxed_value>&)> combine;
-    std::atomic<size_t> left;
-  };
-  auto g = std::make_shared<gathering>();
-  g->inputs = std::move(inputs);
-  g->combine = std::move(combine);
-  g->left = g->inputs.size() + 1; // one more for this thread, so it finishes last
-  auto& c = *core_;
-  auto finish = [g, out, &c] {
-    if (g->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    std::vector<detail::boxed_value> values;
-    values.reserve(g->inputs.size());
-    for (size_t i = 0; i < g->inputs.size(); ++i) {
-      auto v = g->inputs[i]->read();
-      if (!v) {
-        out->set_error(
-            {errc::dependency_failed, "gathering " + std::to_string(g->inputs.size()) +
-                                          " futures: " + "input " + std::to_string(i) +
-                                          " (" + g->inputs[i]->id().to_string() +
-                                          ") failed: " + v.err().to_string()});
-        return;
-      }
-      values.push_back(std::move(*v));
-    }
-    auto value = g->combine(values);
-    auto lease = c.admit(out->id(), value);
-    if (!lease)
-      out->set_error(lease.err());
-    else
-      out->set_value(std::move(value), std::move(*lease));
-  };
-  for (auto& in : g->inputs)
-    in->when_done(finish);
-  finish();
-  return out;
 }
 
 detail::slot_ptr context::put_erased(detail::boxed_value v) {

@@ -53,8 +53,9 @@ public:
       throw failure{{errc::invalid_argument,
                      "submit with an empty task_fn: get one from application::function "
                      "or application::find_function"}};
-    return object_ref<R>{
-        submit_erased(*f.entry(), opts, {arg<Args>(std::forward<Xs>(xs))...})};
+    return object_ref<R>{submit_erased(
+        *f.entry(), opts,
+        {detail::make_arg_in<Args>(*core_, owner_, std::forward<Xs>(xs))...})};
   }
 
   /// A future of the values of `refs` in order, ready once every one is, without
@@ -63,18 +64,7 @@ public:
   /// `std::vector<T>` parameter this way.
   template <class T>
   object_ref<std::vector<T>> gather(const std::vector<object_ref<T>>& refs) {
-    std::vector<detail::slot_ptr> inputs;
-    inputs.reserve(refs.size());
-    for (auto& r : refs)
-      inputs.push_back(r.slot());
-    return object_ref<std::vector<T>>{gather_erased(
-        std::move(inputs), [](const std::vector<detail::boxed_value>& values) {
-          std::vector<T> out;
-          out.reserve(values.size());
-          for (auto& v : values)
-            out.push_back(*static_cast<const T*>(v.ptr.get()));
-          return detail::boxed_value::make(std::move(out));
-        })};
+    return object_ref<std::vector<T>>{detail::gather_refs(*core_, owner_, refs)};
   }
 
   /// Runs the function registered as `name`, with types checked at run time: a wrong
@@ -240,23 +230,6 @@ public:
   resource_set total_resources() const { return core_->total_resources(); }
 
 private:
-  // An argument for parameter `P`: a list of futures for a list parameter is gathered.
-  template <class P, class X> detail::task_arg arg(X&& x) {
-    using XD = std::decay_t<X>;
-    if constexpr (detail::is_future_list<XD>::value) {
-      static_assert(std::is_same_v<std::decay_t<P>,
-                                   std::vector<typename XD::value_type::value_type>>,
-                    "a list of futures must be passed for a list of their type");
-      return detail::make_arg<P>(gather(x));
-    } else {
-      return detail::make_arg<P>(std::forward<X>(x));
-    }
-  }
-
-  detail::slot_ptr gather_erased(
-      std::vector<detail::slot_ptr> inputs,
-      std::function<detail::boxed_value(const std::vector<detail::boxed_value>&)>
-          combine);
   detail::slot_ptr submit_erased(const detail::function_entry& f,
                                  const task_options& opts,
                                  std::vector<detail::task_arg> args);

@@ -305,3 +305,26 @@ TEST_CASE("getting a list of futures returns their values in order or the first 
   REQUIRE_FALSE(failed);
   CHECK(failed.err().message.find("nope") != std::string::npos);
 }
+
+namespace {
+
+class summer_actor : public swarm::actor {
+public:
+  long total(const std::vector<long>& xs) {
+    return std::accumulate(xs.begin(), xs.end(), 0L);
+  }
+};
+
+} // namespace
+
+TEST_CASE("an actor method's list parameter takes a list of futures") {
+  swarm::application app;
+  auto square = app.function("square", [](long x) { return x * x; });
+  auto summer_t = app.actor_type<summer_actor>("summer");
+  swarm::runtime rt{app, cpus(2)};
+  std::vector<swarm::object_ref<long>> squares;
+  for (long i = 1; i <= 10; ++i)
+    squares.push_back(rt.submit(square, i));
+  auto a = rt.spawn(summer_t);
+  CHECK(a.call(&summer_actor::total, squares).get(10s).value() == 385);
+}

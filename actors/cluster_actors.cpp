@@ -160,7 +160,7 @@ void cluster_actors::create_actor_here(wire_msg::actor_create m) {
   // The answer goes to whoever asked, even when the head placed it here.
   auto peer = m.owner_node;
   auto fail = [&](error e) {
-    out.error = to_wire(e);
+    out.error = to_wire(link_.named_here(std::move(e)));
     link_.send_to(peer, out);
   };
   if (!m.placed && link_.is_head()) {
@@ -373,7 +373,8 @@ void cluster_actors::send_call(const std::shared_ptr<remote_actor_record>& rec,
 void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
   auto rec = link_.hosted.find(m.actor_id);
   auto fail = [&](error e) {
-    link_.send_to(m.caller_node, wire_msg::task_result{m.result, to_wire(e)});
+    link_.send_to(m.caller_node, wire_msg::task_result{
+                                     m.result, to_wire(link_.named_here(std::move(e)))});
   };
   if (!rec)
     return fail({errc::actor_died, "node '" + link_.self.name + "' hosts no actor " +

@@ -309,13 +309,18 @@ void cluster_node::adopt(std::unique_ptr<worker_processes> children) {
 size_t cluster_node::wait_for_nodes(size_t n, std::chrono::milliseconds timeout) {
   auto deadline = steady::now() + timeout;
   while (true) {
-    size_t alive = 0;
-    auto peers = link_.members.get();
-    for (auto& [name, p] : *peers)
-      alive += p.info.alive || name == link_.self.name ? 1 : 0;
+    auto alive = alive_nodes().size();
     if (alive >= n || steady::now() >= deadline) return alive;
     std::this_thread::sleep_for(10ms);
   }
+}
+
+std::vector<std::string> cluster_node::alive_nodes() const {
+  std::vector<std::string> alive;
+  auto peers = link_.members.get();
+  for (auto& [name, p] : *peers)
+    if (p.info.alive || name == link_.self.name) alive.push_back(name);
+  return alive;
 }
 
 bool cluster_node::wait_for_stop(std::chrono::milliseconds timeout) {

@@ -181,7 +181,8 @@ void cluster_tasks::place_and_forward(wire_msg::task_submit m) {
 
 void cluster_tasks::run_task_here(wire_msg::task_submit m) {
   auto fail = [this, &m](error e) {
-    link_.send_to(m.owner_node, wire_msg::task_result{m.result, to_wire(e)});
+    link_.send_to(m.owner_node, wire_msg::task_result{
+                                    m.result, to_wire(link_.named_here(std::move(e)))});
   };
   auto entry = link_.local->app().find_entry(m.function);
   if (!entry)

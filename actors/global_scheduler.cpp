@@ -26,6 +26,7 @@ result<std::string> choose(global_state& st, const placement_request& req) {
   uint64_t best_bytes = 0, best_queued = 0;
   std::string dead;    // nodes that would fit but are dead
   std::string lacking; // nodes that have not registered what it needs
+  std::string seen;    // nodes that could run it, with what they have
   size_t registered = 0;
   for (auto& [name, n] : st.nodes) {
     if (!n.abilities.can_run(req.needs)) {
@@ -33,6 +34,7 @@ result<std::string> choose(global_state& st, const placement_request& req) {
       continue;
     }
     ++registered;
+    seen += (seen.empty() ? "" : ", ") + name + " " + n.total.to_string();
     if (!req.demand.fits_in(n.total)) continue;
     if (!n.alive) {
       add_quoted(dead, name);
@@ -54,7 +56,8 @@ result<std::string> choose(global_state& st, const placement_request& req) {
                                          ": it is not registered on " + lacking};
   if (!best)
     return error{errc::infeasible, "demands " + req.demand.to_string() +
-                                       " but no node of the cluster has it"};
+                                       " but no node of the cluster has it (" + seen +
+                                       ")"};
   ++st.nodes[*best].queued;
   return *best;
 }

@@ -160,8 +160,8 @@ result<std::string> node_link::place_now(const resource_set& demand, work_needs 
   place(demand, std::move(needs), {},
         [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
   if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
-    return error{errc::timeout,
-                 "the global scheduler did not place an actor within 10 s"};
+    return error{errc::timeout, "the global scheduler on the head '" + head_name() +
+                                    "' did not place an actor within 10 s"};
   return f.get();
 }
 
@@ -278,6 +278,12 @@ node_link::incoming(std::string name, const detail::invoker* fn,
   return t;
 }
 
+error node_link::named_here(error e) const {
+  if (e.message.find("'" + self.name + "'") == std::string::npos)
+    e.message += " (on node '" + self.name + "')";
+  return e;
+}
+
 void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string& to) {
   std::weak_ptr<detail::object_slot> weak = slot;
   slot->when_done([this, weak, to] {
@@ -287,7 +293,7 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
     r.result = to_wire(s->id());
     auto v = s->read();
     if (!v) {
-      r.outcome = to_wire(v.err());
+      r.outcome = to_wire(named_here(v.err()));
     } else {
       if (auto small = inline_value(*v))
         r.outcome = std::move(*small);

@@ -130,6 +130,9 @@ public:
                             const object_id& id, const std::string& reply_to,
                             result<std::vector<detail::boxed_value>>& args);
 
+  /// `e` as another node reads it: naming this node, unless it already does.
+  error named_here(error e) const;
+
 private:
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
   // `v` encoded, when it is small enough to travel inline.

@@ -1,10 +1,20 @@
 # `cmake --install`: the library, the public headers, the `swarm` tool, a CMake package
 # (SwarmConfig.cmake with Swarm::swarm and Swarm::plugin, and its version) and swarm.pc.
-include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(SWARM_INCLUDE_DIR "${CMAKE_INSTALL_INCLUDEDIR}/swarm")
-install(TARGETS swarm ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+install(TARGETS swarm ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+                      LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+# What SwarmConfig.cmake imports: libswarm.a, or libswarm.so with its soname.
+if(SWARM_SHARED)
+  set(SWARM_LIB_KIND SHARED)
+  set(SWARM_LIB_FILE "libswarm.so.${PROJECT_VERSION}")
+  set(SWARM_LIB_SONAME "libswarm.so.${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}")
+else()
+  set(SWARM_LIB_KIND STATIC)
+  set(SWARM_LIB_FILE "libswarm.a")
+  set(SWARM_LIB_SONAME "")
+endif()
 install(TARGETS swarm_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
 # The public API (framework/) and the headers it includes.
 foreach(dir base transport framework)

@@ -50,10 +50,20 @@ struct cluster_state {
   size_t alive() const;
 };
 
+/// How `serve` runs a node.
+struct serve_options {
+  /// When non-zero: once this many nodes are alive (this one included), a line
+  /// "[swarm NODE] ready: ..." goes to stdout; when they are not within `wait_timeout`,
+  /// the node stops and `serve` returns 1, naming the nodes that are not alive.
+  size_t wait_nodes = 0;
+  std::chrono::milliseconds wait_timeout{30'000};
+};
+
 /// Runs node `node` of the cluster `cfg` in this process until `swarm stop` (or
 /// SIGINT/SIGTERM) and returns the exit code. A user's program calls it to serve as a
 /// node with its own registered functions and actor types.
-int serve(const application& app, const cluster_config& cfg, const std::string& node);
+int serve(const application& app, const cluster_config& cfg, const std::string& node,
+          const serve_options& opts = {});
 
 /// Asks the head of `cfg` for its node and job tables.
 result<cluster_state> cluster_status(const cluster_config& cfg,

@@ -23,8 +23,8 @@ result<void> core::feasible(const resource_set& demand, const std::string& node,
                                        "': this runtime is a single node, not a cluster"};
   const auto& total = total_resources();
   if (demand.fits_in(total)) return {};
-  return error{errc::infeasible, "demands " + demand.to_string() +
-                                     " but the node has only " + total.to_string()};
+  return error{errc::infeasible, "demands " + demand.to_string() + " but node '" +
+                                     node_name() + "' has only " + total.to_string()};
 }
 
 group_record::~group_record() = default;

@@ -36,6 +36,14 @@ cmake -S "$src/examples/consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/pr
   -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" 2>&1 || fail "configuring the consumer failed"
 cmake --build "$work/build" -j 2 >"$work/build.log" 2>&1 || fail "building the consumer failed"
 "$work/build/consumer" || fail "the consumer failed on an embedded node"
+# A shared build (SWARM_SHARED): the consumer and the tool run on the installed libswarm.so.
+shared=$(find "$work/prefix" -name 'libswarm.so*' | head -n 1)
+if [ -n "$shared" ]; then
+  for exe in "$work/build/consumer" "$work/prefix/bin/swarm"; do
+    ldd "$exe" | grep -q "libswarm.so.* => $work/prefix/" ||
+      fail "$exe does not run on the installed $shared: $(ldd "$exe" | grep swarm)"
+  done
+fi
 
 version=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --modversion swarm) || fail "pkg-config finds no swarm"
 "$work/prefix/bin/swarm" --version | grep -q "^swarm $version " ||
@@ -45,7 +53,7 @@ g++ -O1 -I"$src/examples/consumer" $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cfla
   "$src/examples/consumer/main.cpp" -o "$work/pc_consumer" \
   $(PKG_CONFIG_PATH="$pc_dir" pkg-config --libs swarm) >"$work/pkg-config.log" 2>&1 ||
   fail "building the consumer from pkg-config's flags failed"
-"$work/pc_consumer" || fail "the consumer built from pkg-config's flags failed"
+LD_LIBRARY_PATH="$(dirname "$pc_dir")" "$work/pc_consumer" || fail "the consumer built from pkg-config's flags failed"
 
 swarm=$work/prefix/bin/swarm
 cfg=$src/examples/consumer/cluster.toml

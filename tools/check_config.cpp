@@ -1,7 +1,8 @@
-// `swarm check-config --config FILE [--node NAME]`: validates a cluster file and shows
-// what each node will offer.
+// `swarm check-config --config FILE [--node NAME]`: validates a cluster file, loads its
+// `[code] libraries` as `swarm start` would, and shows what each node will offer.
 #include <cstdio>
 
+#include "framework/application.hpp"
 #include "framework/cluster_config.hpp"
 #include "tools/command.hpp"
 
@@ -30,6 +31,23 @@ int run_check_config(const check_config_options& opts) {
   std::printf("control store %s%s\n",
               cfg->gcs_dir.empty() ? "in memory only" : "persisted in ",
               cfg->gcs_dir.empty() ? "" : cfg->runtime_for(cfg->head()).gcs_dir.c_str());
+  // The file's user code, loaded beside the tool's own registrations as on a node.
+  application app;
+  register_builtins(app);
+  bool code_ok = true;
+  for (auto& lib : cfg->code_libraries) {
+    auto functions = app.function_names().size();
+    auto types = app.actor_type_names().size();
+    if (auto ok = app.load_library(lib); !ok) {
+      std::fprintf(stderr, "swarm: invalid cluster file: %s\n", ok.err().message.c_str());
+      code_ok = false;
+      continue;
+    }
+    std::printf("code %s: %zu function(s), %zu actor type(s)\n", lib.c_str(),
+                app.function_names().size() - functions,
+                app.actor_type_names().size() - types);
+  }
+  if (!code_ok) return 2;
   for (auto& n : cfg->nodes) {
     auto rt = cfg->runtime_for(n);
     char cpus[32] = "discover";

@@ -27,13 +27,25 @@ std::optional<cluster_config> load(const char* cmd, const std::string& path) {
   return std::move(*cfg);
 }
 
+// --wait N asks for no more nodes than the file has.
+bool wait_fits(const char* cmd, size_t wait, const cluster_config& cfg) {
+  if (wait <= cfg.nodes.size()) return true;
+  std::fprintf(stderr, "swarm %s: --wait %zu, but cluster '%s' has %zu node(s)\n", cmd,
+               wait, cfg.name.c_str(), cfg.nodes.size());
+  return false;
+}
+
+std::chrono::milliseconds seconds(double s) {
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
 } // namespace
 
 int run_start(const start_options& opts) {
   const auto& node = opts.node;
   auto libraries = opts.libraries;
   auto cfg = load("start", opts.config);
-  if (!cfg) return 1;
+  if (!cfg || !wait_fits("start", opts.wait, *cfg)) return 1;
   application app;
   register_builtins(app);
   libraries.insert(libraries.begin(), cfg->code_libraries.begin(),
@@ -44,7 +56,7 @@ int run_start(const start_options& opts) {
                    ok.err().message.c_str());
       return 1;
     }
-  return serve(app, *cfg, node);
+  return serve(app, *cfg, node, serve_options{opts.wait, seconds(opts.wait_timeout_s)});
 }
 
 namespace {
@@ -60,10 +72,10 @@ std::string megabytes(uint64_t bytes) {
 int run_status(const status_options& opts) {
   auto wait = opts.wait;
   auto cfg = load("status", opts.config);
-  if (!cfg) return 1;
+  if (!cfg || !wait_fits("status", wait, *cfg)) return 1;
   auto state = cluster_status(*cfg, 5s);
   // --wait N: until N nodes are alive, for scripts that start a cluster (bounded).
-  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+  for (auto deadline = std::chrono::steady_clock::now() + seconds(opts.wait_timeout_s);
        wait > 0 && (!state || state->alive() < wait) &&
        std::chrono::steady_clock::now() < deadline;
        state = cluster_status(*cfg, 5s))
@@ -110,8 +122,8 @@ int run_status(const status_options& opts) {
   }
   if (wait > 0 && state->alive() < wait) {
     std::fprintf(stderr,
-                 "swarm status: %zu of the %zu nodes waited for are alive after 30 s%s\n",
-                 state->alive(), wait,
+                 "swarm status: %zu of the %zu nodes waited for are alive after %g s%s\n",
+                 state->alive(), wait, opts.wait_timeout_s,
                  absent.empty() ? "" : (" (never joined: " + absent + ")").c_str());
     return 1;
   }

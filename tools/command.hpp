@@ -37,18 +37,23 @@ struct bench_options {
 int run_bench(const bench_options& opts);
 
 /// `swarm start`: runs a node of the cluster until stopped, with user code from
-/// `libraries` (and the file's `[code] libraries`).
+/// `libraries` (and the file's `[code] libraries`); with `wait`, says when that many
+/// nodes are alive, or stops after `wait_timeout_s` seconds.
 struct start_options {
   std::string config;
   std::string node;
   std::vector<std::string> libraries;
+  size_t wait = 0;
+  double wait_timeout_s = 30;
 };
 int run_start(const start_options& opts);
 
-/// `swarm status`: the head's node table, once `wait` nodes are alive (0: at once).
+/// `swarm status`: the head's node table, once `wait` nodes are alive (0: at once;
+/// for at most `wait_timeout_s` seconds).
 struct status_options {
   std::string config;
   size_t wait = 0;
+  double wait_timeout_s = 30;
 };
 int run_status(const status_options& opts);
 

@@ -62,13 +62,22 @@ int main(int argc, char** argv) {
                  "a library of user code to load (SWARM_REGISTER); may repeat")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  st->add_option("--wait", start.wait,
+                 "print a line 'ready' on stdout once this many nodes are alive, or stop "
+                 "with exit code 1 after --wait-timeout");
+  st->add_option("--wait-timeout", start.wait_timeout_s, "seconds --wait waits")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 
   status_options status;
   auto* s = app.add_subcommand("status", "show the nodes, their resources, load and "
                                          "store, and the nodes that never joined");
   s->add_option("--config", status.config, "the cluster file")->required();
   s->add_option("--wait", status.wait,
-                "first wait (up to 30 s) until this many nodes are alive");
+                "first wait (up to --wait-timeout) until this many nodes are alive");
+  s->add_option("--wait-timeout", status.wait_timeout_s, "seconds --wait waits")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 
   stop_options stop;
   auto* sp = app.add_subcommand("stop", "stop one node, or all of them");

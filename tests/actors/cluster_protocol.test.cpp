@@ -138,6 +138,30 @@ TEST_CASE("over the fake network, tasks run on the node they are sent to") {
   CHECK(c.driver->submit(special, where).get(10s).value() == "worker-2");
 }
 
+TEST_CASE("an error from work on another node names that node") {
+  fake_cluster c;
+  auto fail_with = c.app.find_function<int(std::string)>("fail_with").value();
+  auto thrown =
+      c.driver->submit(c.on("worker-1"), fail_with, std::string{"boom"}).get(10s);
+  REQUIRE_FALSE(thrown);
+  CHECK(thrown.err().code == errc::application_error);
+  CHECK(thrown.err().message == "'fail_with' threw: boom (on node 'worker-1')");
+
+  auto cls = c.app.find_actor_type<counter>("counter").value();
+  actor_options special;
+  special.resources.set("special", 1);
+  auto a = c.driver->spawn(special, cls, 0);
+  auto failed = a.call(&counter::fail, std::string{"bang"}).get(10s);
+  REQUIRE_FALSE(failed);
+  CHECK(failed.err().message.find("bang") != std::string::npos);
+  CHECK(failed.err().message.find("(on node 'worker-2')") != std::string::npos);
+  // A call that names the node already is not named twice.
+  auto wrong = c.driver->submit(c.on("worker-1"), fail_with, std::string{"at 'worker-1'"})
+                   .get(10s);
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.err().message == "'fail_with' threw: at 'worker-1'");
+}
+
 TEST_CASE("a result lost on the wire fails its future once the connection closes") {
   fake_cluster c;
   auto add = c.app.find_function<int(int, int)>("add").value();

@@ -31,12 +31,12 @@ std::string make_dir() {
   return ::mkdtemp(tmpl);
 }
 
-std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2,
-                         const std::string& key) {
+std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2, const std::string& key,
+                         const std::string& limits = "") {
   return "[cluster]\nname = \"test\"\nsecret = \"" + key +
          "\"\ngcs_shards = 2\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n"
-         "[limits]\ninline_threshold = \"64KiB\"\n"
-         "[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = " +
+         "[limits]\ninline_threshold = \"64KiB\"\n" +
+         limits + "[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = " +
          std::to_string(head) +
          "\nrole = \"head\"\ncpus = 2\n"
          "[[node]]\nname = \"worker-1\"\naddress = \"127.0.0.1\"\nport = " +
@@ -59,8 +59,9 @@ struct three_nodes {
   std::unique_ptr<node_process> w1, w2;
   std::unique_ptr<swarm::runtime> rt;
 
-  three_nodes() {
-    write(config, cluster_file(free_port(), free_port(), free_port(), secret));
+  /// `limits`: more keys of the file's [limits] table.
+  explicit three_nodes(const std::string& limits = "") {
+    write(config, cluster_file(free_port(), free_port(), free_port(), secret, limits));
     cfg = swarm::load_cluster_config(config).value();
     register_all(app);
     rt = std::make_unique<swarm::runtime>(app, cfg, "head");
@@ -335,7 +336,9 @@ TEST_CASE(
 }
 
 TEST_CASE("healthy workers moving 500 MB results to the head are not declared dead") {
-  three_nodes c;
+  // Room for the four results the head holds (the default store is a quarter of the
+  // machine's memory).
+  three_nodes c{"object_store = \"3GiB\"\n"};
   auto blob = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
   std::vector<swarm::object_ref<std::vector<uint8_t>>> results;
   for (auto* node : {"worker-1", "worker-2", "worker-1", "worker-2"})

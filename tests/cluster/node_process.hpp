@@ -42,7 +42,8 @@ inline uint16_t free_port() {
   }
 }
 
-/// A child process whose stderr goes to a file; killed and reaped when destroyed.
+/// A child process whose stdout and stderr go to a file; killed and reaped when
+/// destroyed.
 class node_process {
 public:
   node_process(const std::string& binary, std::vector<std::string> args,
@@ -57,6 +58,7 @@ public:
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 2, log_path.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);
     if (posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), environ) != 0)
       throw std::runtime_error("cannot start " + binary);
     posix_spawn_file_actions_destroy(&fa);
@@ -107,7 +109,7 @@ public:
     }
   }
 
-  /// What the process wrote to stderr so far.
+  /// What the process wrote so far.
   std::string log() const {
     std::ifstream in{log_};
     std::stringstream s;

@@ -148,6 +148,7 @@ public:
   counter() = default;
   explicit counter(int start) : n_(start) {}
   int add(int x) { return n_ += x; }
+  int fail(std::string why) { throw std::runtime_error(why); }
   int where() const { return static_cast<int>(::getpid()); }
   std::string node() { return actor_context().node_name(); }
   std::vector<uint8_t> on_checkpoint() override { return encode(n_); }
@@ -193,7 +194,13 @@ inline int spawn_special(context& ctx, int start) {
   return a.call(&counter::add, 1).get().value();
 }
 
+/// Throws `why`.
+inline int fail_with(std::string why) {
+  throw std::runtime_error(why);
+}
+
 inline void register_all(application& app) {
+  app.function("fail_with", fail_with);
   app.function("add", add);
   app.function("pid", pid);
   app.function("where", where);
@@ -216,6 +223,7 @@ inline void register_all(application& app) {
   app.actor_type<counter>("counter")
       .constructor<int>()
       .method("add", &counter::add)
+      .method("fail", &counter::fail)
       .method("where", &counter::where)
       .method("node", &counter::node);
 }

@@ -137,11 +137,9 @@ TEST_CASE("swarm start refuses a library built against another Swarm, or one tha
 
 namespace {
 
-// Runs `swarm status` with `extra` arguments; its exit code and everything it printed.
-std::pair<int, std::string> swarm_status(const std::string& config,
-                                         const std::string& extra) {
-  auto cmd =
-      std::string{SWARM_CLI} + " status --config " + config + " " + extra + " 2>&1";
+// Runs `swarm ARGS`; its exit code and everything it printed.
+std::pair<int, std::string> swarm_cli(const std::string& args) {
+  auto cmd = std::string{SWARM_CLI} + " " + args + " 2>&1";
   std::string out;
   auto* p = ::popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -150,6 +148,12 @@ std::pair<int, std::string> swarm_status(const std::string& config,
     out.append(buf, n);
   auto status = ::pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// `swarm status` of `config` with `extra` arguments.
+std::pair<int, std::string> swarm_status(const std::string& config,
+                                         const std::string& extra) {
+  return swarm_cli("status --config " + config + " " + extra);
 }
 
 } // namespace
@@ -174,4 +178,66 @@ TEST_CASE("swarm status lists the nodes of the file that never joined, and --wai
   CHECK(rc == 0);
   CHECK(out.find("2 node(s), 2 alive") != std::string::npos);
   CHECK(swarm_status(config, "--wait lots").first == 2);
+}
+
+TEST_CASE("swarm start --wait N says ready once N nodes are alive, and stops naming the "
+          "absent nodes when they are not") {
+  auto dir = make_dir();
+  auto config = dir + "/cluster.toml";
+  std::ofstream{config} << cluster_file(free_port(), free_port(), free_port(), "");
+  auto [rc, out] = swarm_cli("start --config " + config + " --node head --wait 4");
+  CHECK(rc == 1);
+  CHECK(out.find("--wait 4, but cluster 'user-code' has 3 node(s)") != std::string::npos);
+
+  node_process alone{SWARM_CLI,
+                     {"start", "--config", config, "--node", "head", "--wait", "3",
+                      "--wait-timeout", "1"},
+                     dir + "/alone.log"};
+  CHECK(alone.wait_exit(20s) == 1);
+  CHECK_MESSAGE(alone.log().find("1 of the 3 node(s) waited for are alive after 1000 ms "
+                                 "(not alive: worker-1, worker-2)") != std::string::npos,
+                alone.log());
+
+  node_process head{SWARM_CLI,
+                    {"start", "--config", config, "--node", "head", "--wait", "2"},
+                    dir + "/head.log"};
+  node_process w1{SWARM_CLI,
+                  {"start", "--config", config, "--node", "worker-1"},
+                  dir + "/worker-1.log"};
+  auto ready = [&] {
+    return head.log().find("[swarm head] ready: 2 node(s) alive (head, worker-1)") !=
+           std::string::npos;
+  };
+  for (auto deadline = std::chrono::steady_clock::now() + 20s;
+       !ready() && std::chrono::steady_clock::now() < deadline;)
+    std::this_thread::sleep_for(50ms);
+  CHECK_MESSAGE(ready(), head.log());
+  CHECK(head.wait_exit(0ms) == -1); // and serves on
+}
+
+TEST_CASE("swarm check-config loads the file's user code as swarm start would, and names "
+          "a library it cannot load") {
+  auto dir = make_dir();
+  auto good = dir + "/good.toml", foreign = dir + "/foreign.toml";
+  auto ports = std::vector<uint16_t>{free_port(), free_port(), free_port()};
+  std::ofstream{good} << cluster_file(ports[0], ports[1], ports[2],
+                                      "[code]\nlibraries = [\"" +
+                                          std::string{SWARM_USER_PLUGIN} + "\"]\n");
+  std::ofstream{foreign} << cluster_file(ports[0], ports[1], ports[2],
+                                         "[code]\nlibraries = [\"" +
+                                             std::string{SWARM_FOREIGN_PLUGIN} + "\"]\n");
+  swarm::application counted;
+  register_code(counted);
+  auto [rc, out] = swarm_cli("check-config --config " + good);
+  CHECK(rc == 0);
+  CHECK_MESSAGE(
+      out.find("code " + std::string{SWARM_USER_PLUGIN} + ": " +
+               std::to_string(counted.function_names().size()) + " function(s), " +
+               std::to_string(counted.actor_type_names().size()) + " actor type(s)") !=
+          std::string::npos,
+      out);
+  std::tie(rc, out) = swarm_cli("check-config --config " + foreign);
+  CHECK(rc == 2);
+  CHECK(out.find("cannot load user code '" + std::string{SWARM_FOREIGN_PLUGIN} +
+                 "': it was built against") != std::string::npos);
 }

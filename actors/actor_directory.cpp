@@ -30,8 +30,9 @@ struct actor_directory_state {
     for (auto& w : records) {
       auto r = w.lock();
       if (!r || r->dead() || r->remote_node() != peer) continue;
-      if (r->restarting()) continue; // found lost already, by a call that could not reach it
-      if (begin_restart(cfg.node, *r, peer, why)) {
+      if (r->restarting())
+        continue; // found lost already, by a call that could not reach it
+      if (begin_restart(cfg.log, *r, peer, why)) {
         cfg.restart(std::move(r));
         continue;
       }
@@ -53,7 +54,8 @@ struct actor_directory_state {
   }
 };
 
-using actor_directory_self = actor_directory_actor::stateful_pointer<actor_directory_state>;
+using actor_directory_self =
+    actor_directory_actor::stateful_pointer<actor_directory_state>;
 
 actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
                                                      actor_directory_config cfg) {
@@ -73,7 +75,8 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
         return true;
       },
       [=](unhost_atom, uint64_t id) {
-        if (auto rec = self->state.cfg.hosted->erase(id)) self->state.cfg.kill(std::move(rec));
+        if (auto rec = self->state.cfg.hosted->erase(id))
+          self->state.cfg.kill(std::move(rec));
       },
       [=](unhost_atom, const detail::actor_record_ptr& rec) {
         self->state.cfg.hosted->erase(rec.get());
@@ -88,15 +91,14 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
 
 } // namespace
 
-bool begin_restart(const std::string& self, remote_actor_record& r, const std::string& peer,
+bool begin_restart(const node_log& log, remote_actor_record& r, const std::string& peer,
                    const std::string& why) {
   auto used = r.begin_restart();
   if (!used) return false;
-  std::fprintf(stderr,
-               "[swarm %s] restarting actor '%s' (restart %u of %u): node '%s' "
-               "is lost: %s\n",
-               self.c_str(), r.spec().type_name.c_str(), *used + 1,
-               r.spec().options.max_restarts, peer.c_str(), why.c_str());
+  log.warn("restarting actor '" + r.spec().type_name + "' (restart " +
+           std::to_string(*used + 1) + " of " +
+           std::to_string(r.spec().options.max_restarts) + "): node '" + peer +
+           "' is lost: " + why);
   return true;
 }
 

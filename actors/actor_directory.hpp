@@ -17,6 +17,7 @@
 #include "actors/messages.hpp" // allows actor_record_ptr in messages
 #include "actors/remote_actor_record.hpp"
 #include "actors/role_atoms.hpp"
+#include "base/node_log.hpp"
 
 namespace swarm::actors {
 
@@ -52,14 +53,15 @@ private:
   std::array<std::shared_ptr<const shard>, shards> shards_;
 };
 
-/// Starts restarting `r`, lost with its node `peer`, when restarts remain; logs it as
-/// node `self` saw it. False when its restarts are used up (or it is not this node's).
-bool begin_restart(const std::string& self, remote_actor_record& r, const std::string& peer,
+/// Starts restarting `r`, lost with its node `peer`, when restarts remain; logs it in
+/// `log`. False when its restarts are used up (or it is not this node's).
+bool begin_restart(const node_log& log, remote_actor_record& r, const std::string& peer,
                    const std::string& why);
 
 struct actor_directory_config {
-  /// This node's name, for its log.
+  /// This node's name, and its log.
   std::string node;
+  node_log log;
   /// Re-creates an actor lost with its node, off the directory's thread.
   std::function<void(std::shared_ptr<remote_actor_record>)> restart;
   /// Fails over what else was in flight on a lost node; runs once the actors lost with
@@ -89,13 +91,15 @@ using actor_directory_actor = caf::typed_actor<
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<checkpoint_atom, std::string, wire_msg::actor_checkpoint>,
     caf::replies_to<host_atom, uint64_t, detail::actor_record_ptr>::with<bool>,
-    caf::reacts_to<unhost_atom, uint64_t>, caf::reacts_to<unhost_atom, detail::actor_record_ptr>,
+    caf::reacts_to<unhost_atom, uint64_t>,
+    caf::reacts_to<unhost_atom, detail::actor_record_ptr>,
     caf::replies_to<count_atom>::with<uint64_t>>;
 
 /// Spawns the directory; `detached`: on a thread of its own (tests run it on the test
 /// coordinator).
 actor_directory_actor spawn_actor_directory(caf::actor_system& sys,
-                                            actor_directory_config cfg, bool detached = true);
+                                            actor_directory_config cfg,
+                                            bool detached = true);
 
 } // namespace swarm::actors
 

@@ -141,11 +141,10 @@ void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& r
       at = std::make_pair(created->node, created->actor_id);
     }
     if (at || at.err().code != errc::node_unreachable || attempt == max_placements) break;
-    std::fprintf(stderr,
-                 "[swarm %s] restarting actor '%s': node '%s' is unreachable (%s); "
-                 "placing it again (%d of %d)\n",
-                 link_.self.name.c_str(), m.type_name.c_str(), target.c_str(),
-                 at.err().message.c_str(), attempt + 1, max_placements);
+    link_.local->log().warn("restarting actor '" + m.type_name + "': node '" + target +
+                            "' is unreachable (" + at.err().message +
+                            "); placing it again (" + std::to_string(attempt + 1) +
+                            " of " + std::to_string(max_placements) + ")");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   if (!at) return give_up(at.err());
@@ -242,11 +241,9 @@ void cluster_actors::host(uint64_t id, detail::actor_record_ptr rec) {
       .receive([](bool) {},
                [&](caf::error&) {
                  // Only a stopping node's directory does not answer; calls then fail.
-                 std::fprintf(stderr,
-                              "[swarm %s] actor %llu is not reachable from other "
-                              "nodes: the node is stopping\n",
-                              link_.self.name.c_str(),
-                              static_cast<unsigned long long>(id));
+                 link_.local->log().warn("actor " + std::to_string(id) +
+                                         " is not reachable from other nodes: the node "
+                                         "is stopping");
                });
 }
 

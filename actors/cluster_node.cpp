@@ -62,8 +62,8 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
                                   const wire_msg::object_chunk& header, uint64_t size) {
     return landings->claim(peer, header.id, header.offset, size);
   };
-  h.log = [name = link_.self.name](const std::string& line) {
-    std::fprintf(stderr, "[swarm %s] %s\n", name.c_str(), line.c_str());
+  h.log = [log = local_->log()](log_level level, const std::string& line) {
+    log.write(level, line);
   };
   if (!make_transport)
     make_transport = [](wire_msg::endpoint_config c, wire_msg::endpoint_handlers hs)
@@ -127,6 +127,7 @@ void cluster_node::start_actors() {
   for (auto& n : link_.cfg.nodes)
     mc.nodes.push_back(n.name);
   mc.replication = link_.cfg.gcs_replication;
+  mc.log = local_->log();
   mc.heartbeat_interval = link_.cfg.heartbeat_interval;
   mc.node_timeout = link_.cfg.node_timeout;
   link_.membership = spawn_membership(sys, std::move(mc), *this, link_.members);
@@ -154,6 +155,7 @@ void cluster_node::start_actors() {
   link_.objects = spawn_object_manager(sys, std::move(oc));
   owner_config wc;
   wc.node = link_.self.name;
+  wc.log = local_->log();
   wc.send = send;
   wc.release = [this](std::vector<object_key> exported) {
     link_.release_exports(exported);
@@ -180,6 +182,7 @@ void cluster_node::start_actors() {
   link_.owner = owner_ref{spawn_owner(sys, std::move(wc))};
   actor_directory_config dc;
   dc.node = link_.self.name;
+  dc.log = local_->log();
   dc.restart = restart;
   dc.then_lost = [this](const std::string& peer, const std::string& why) {
     link_.owner.lost(peer, why);

@@ -99,6 +99,9 @@ public:
   /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.
   bool wait_for_stop(std::chrono::milliseconds timeout);
 
+  /// The node's log.
+  const node_log& log() const { return local_->log(); }
+
   /// Why the head stopped this node when it refused it (empty for a plain stop).
   std::string stop_reason() const;
 

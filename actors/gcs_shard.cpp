@@ -64,26 +64,30 @@ caf::error not_found(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, what);
 }
 
+// Logs `line` about shard `cfg`.
+void note(const gcs_shard_config& cfg, log_level level, const std::string& line) {
+  cfg.logger.write(level,
+                   "control-store shard " + std::to_string(cfg.index) + ": " + line);
+}
+
 // Appends `rec` to the log (when persisting). A refused write is not applied nor sent
 // down the chain: the tables never hold what the disk does not.
 // TODO(perf): one fdatasync per write, on this actor's thread; heartbeats rewrite node
 // rows often. Group commit (sync once per drained mailbox) would batch them.
 caf::error persist(gcs_state& st, const gcs_record& rec) {
   if (!st.log) return {};
-  auto index = st.config.index;
   if (auto ok = st.log->append(rec); !ok) {
     // Logged on the first failure and every 100th after: heartbeats write often.
     if (st.failed_writes++ % 100 == 0)
-      std::fprintf(stderr,
-                   "swarm: gcs shard %zu: write of '%s/%s' refused (%zu so far): %s\n",
-                   index, rec.table.c_str(), rec.key.c_str(), st.failed_writes,
-                   ok.err().to_string().c_str());
+      note(st.config, log_level::error,
+           "write of '" + rec.table + "/" + rec.key + "' refused (" +
+               std::to_string(st.failed_writes) + " so far): " + ok.err().to_string());
     return caf::make_error(caf::sec::runtime_error,
                            "control store write not persisted: " + ok.err().to_string());
   }
   if (st.failed_writes > 0) {
-    std::fprintf(stderr, "swarm: gcs shard %zu: writes persist again after %zu refused\n",
-                 index, st.failed_writes);
+    note(st.config, log_level::warn,
+         "writes persist again after " + std::to_string(st.failed_writes) + " refused");
     st.failed_writes = 0;
   }
   return {};
@@ -96,9 +100,8 @@ void apply_committed(gcs_state& st, const gcs_record& rec) {
   // The write is durable in the log either way; a failed snapshot is retried later.
   if (st.log && st.pending.empty() && st.log->snapshot_due())
     if (auto ok = st.log->snapshot(st.tables); !ok)
-      std::fprintf(stderr,
-                   "swarm: gcs shard %zu: snapshot failed, the log keeps growing: %s\n",
-                   st.config.index, ok.err().to_string().c_str());
+      note(st.config, log_level::error,
+           "snapshot failed, the log keeps growing: " + ok.err().to_string());
 }
 
 wire_msg::gcs_chain chain_msg(const gcs_state& st, wire_msg::gcs_chain::kind what,
@@ -180,10 +183,8 @@ void ask_next(shard_actor self) {
                        st.asked.size());
     return;
   }
-  std::fprintf(
-      stderr,
-      "swarm: gcs shard %zu: no chain member had rows to recover: it starts empty\n",
-      st.config.index);
+  note(st.config, log_level::warn,
+       "no chain member had rows to recover: it starts empty");
   st.recovering = false;
   resume(st);
 }
@@ -225,8 +226,8 @@ void recover_from(shard_actor self, const std::string& from, uint64_t epoch,
     t.emplace(r.key, std::move(*r.row));
     ++merged;
   }
-  std::fprintf(stderr, "swarm: gcs shard %zu: recovered %zu rows from node '%s'\n",
-               st.config.index, merged, from.c_str());
+  note(st.config, log_level::info,
+       "recovered " + std::to_string(merged) + " rows from node '" + from + "'");
   st.recovering = false;
   reconfigure(self, st.chain);
 }
@@ -234,7 +235,6 @@ void recover_from(shard_actor self, const std::string& from, uint64_t epoch,
 // A chain message from another member.
 void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
   auto& st = self->state;
-  auto index = st.config.index;
   auto self_name = st.config.link->self();
   bool heads_chain = !st.chain.empty() && st.chain.front() == self_name;
   if (m.what == chain_kind::ack) {
@@ -259,8 +259,9 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
   if (m.members.empty()) return;
   auto recs = decode_records(m.records);
   if (!recs) {
-    std::fprintf(stderr, "swarm: gcs shard %zu: chain message from '%s' dropped: %s\n",
-                 index, m.members.front().c_str(), recs.err().to_string().c_str());
+    note(st.config, log_level::warn,
+         "chain message from '" + m.members.front() +
+             "' dropped: " + recs.err().to_string());
     return;
   }
   if (m.members.front() == self_name) {
@@ -413,7 +414,7 @@ result<caf::actor> spawn_gcs_shard(caf::actor_system& sys, gcs_shard_config cfg)
     auto r = gcs_log::open(cfg.dir, cfg.index, cfg.count, cfg.log);
     if (!r) return r.err();
     for (auto& w : r->warnings)
-      std::fprintf(stderr, "swarm: gcs shard %zu: %s\n", cfg.index, w.c_str());
+      note(cfg, log_level::warn, w);
     recovered = std::make_shared<gcs_log::recovery>(std::move(*r));
   }
   return sys.spawn(gcs_shard, std::move(cfg), std::move(recovered));

@@ -10,6 +10,7 @@
 #include "actors/gcs_chain.hpp"
 #include "actors/gcs_log.hpp"
 #include "actors/table_row.hpp"
+#include "base/node_log.hpp"
 #include "base/result.hpp"
 
 namespace swarm::actors {
@@ -26,6 +27,8 @@ struct gcs_shard_config {
   std::string dir;
   /// How the log behaves when `dir` is set.
   gcs_log_options log;
+  /// The node's log.
+  node_log logger;
   /// How this shard reaches the other members of its chain (one link per node).
   std::shared_ptr<gcs_chain_link> link = std::make_shared<gcs_chain_link>();
 };

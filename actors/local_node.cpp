@@ -45,6 +45,7 @@ void validate(const runtime_config& cfg) {
 local_node::local_node(const application& app, const runtime_config& cfg,
                        detail::core* outer)
     : app_(app), outer_(outer ? outer : this), config_(cfg),
+      log_(outer ? outer->node_name() : std::string{}, cfg.verbosity, cfg.log_to),
       liveness_(std::make_shared<node_liveness>()) {
   validate(cfg);
   double cpus = cfg.cpus.value_or(static_cast<double>(topo_.cores()));
@@ -99,6 +100,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
     gcs_cfg.count = gcs_->size();
     gcs_cfg.dir = cfg.gcs_dir;
     gcs_cfg.link = gcs_->chain_link();
+    gcs_cfg.logger = log_;
     for (auto& name : app.function_names())
       if (shard_of(name, gcs_cfg.count) == i)
         gcs_cfg.functions.emplace(name, (*app.find_entry(name))->signature());
@@ -112,7 +114,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
           // why; a later restart can only log it.
           std::lock_guard<std::mutex> guard{parts_mtx_};
           if (started_)
-            std::fprintf(stderr, "swarm: %s\n", shard.err().to_string().c_str());
+            log_.error(shard.err().to_string());
           else
             start_error_ = shard.err().to_string();
           return nullptr;
@@ -234,7 +236,7 @@ void local_node::on_supervisor_event(const std::string& event) {
   }
   if (!stopping_ && (event.find("failure") != std::string::npos || verb == "restart" ||
                      verb == "escalate"))
-    std::fprintf(stderr, "swarm: node_supervisor: %s\n", event.c_str());
+    log_.warn("node_supervisor: " + event);
 }
 
 uint64_t local_node::new_owner_id() {

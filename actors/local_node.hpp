@@ -78,6 +78,9 @@ public:
 
   caf::actor_system& system() { return *sys_; }
 
+  /// The node's log.
+  const node_log& log() const { return log_; }
+
 private:
   enum class part { gcs, store, scheduler };
 
@@ -92,6 +95,7 @@ private:
   const application& app_;
   detail::core* outer_;
   runtime_config config_;
+  node_log log_;
   topology topo_;
   resource_set total_;
   std::shared_ptr<store_table> store_;

@@ -55,11 +55,10 @@ struct membership_state {
     std::string names;
     for (auto& m : members)
       names += (names.empty() ? "" : " -> ") + m;
-    std::fprintf(stderr, "[swarm %s] control-store chain: %s%s\n", me().c_str(),
-                 names.c_str(),
-                 members.size() < cfg.replication
-                     ? (" (" + std::to_string(cfg.replication) + " wanted)").c_str()
-                     : "");
+    cfg.log.info("control-store chain: " + names +
+                 (members.size() < cfg.replication
+                      ? " (" + std::to_string(cfg.replication) + " wanted)"
+                      : ""));
     chain = members;
     port->set_chain(std::move(members));
   }
@@ -100,7 +99,7 @@ struct membership_state {
     if (!is_head() || info.name == me()) return;
     if (auto why = conflict_with(info); !why.empty()) {
       why = "node '" + info.name + "' cannot join: " + why;
-      std::fprintf(stderr, "[swarm %s] %s\n", me().c_str(), why.c_str());
+      cfg.log.warn(why);
       port->send(info.name, wire_msg::stop_request{info.name, why});
       return;
     }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "actors/role_atoms.hpp"
+#include "base/node_log.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
@@ -67,6 +68,8 @@ struct membership_config {
   size_t replication = 1;
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds node_timeout{2000};
+  /// The node's log.
+  node_log log;
 };
 
 /// What membership asks of the node around it. The node's implementation may block in

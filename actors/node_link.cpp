@@ -97,8 +97,7 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
   if (net->send(node, m)) return;
   post([this, node, m = std::move(m)]() mutable {
     if (auto ok = connect_to(node); !ok) {
-      std::fprintf(stderr, "[swarm %s] %s\n", self.name.c_str(),
-                   ok.err().message.c_str());
+      local->log().warn(ok.err().message);
       // A task or call that cannot be delivered fails its owner.
       const wire_msg::object_ref_id* id = nullptr;
       if (auto* t = std::get_if<wire_msg::task_submit>(&m)) id = &t->result;

@@ -35,10 +35,7 @@ struct owner_state {
 using owner_self = owner_actor::stateful_pointer<owner_state>;
 
 void log(owner_state& st, const std::string& line) {
-  if (st.cfg.log)
-    st.cfg.log(line);
-  else
-    std::fprintf(stderr, "[swarm %s] %s\n", st.cfg.node.c_str(), line.c_str());
+  st.cfg.log.info(line);
 }
 
 // Runs `t` again while its retries last; false when they are used up.
@@ -72,7 +69,7 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
       if (p.actor->hold(p.task, true)) return;
       if (!p.actor->dead() && p.actor->remote_node() != p.node)
         return st.cfg.call(p.actor, std::move(p.task));
-      if (!p.actor->dead() && begin_restart(st.cfg.node, *p.actor, p.node, err.message)) {
+      if (!p.actor->dead() && begin_restart(st.cfg.log, *p.actor, p.node, err.message)) {
         p.actor->hold(p.task, true);
         return st.cfg.restart(p.actor);
       }

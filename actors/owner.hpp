@@ -18,6 +18,7 @@
 #include "actors/messages.hpp"
 #include "actors/object_manager.hpp"
 #include "actors/role_atoms.hpp"
+#include "base/node_log.hpp"
 #include "framework/detail/task_spec.hpp"
 #include "framework/supervision.hpp"
 #include "transport/wire_message.hpp"
@@ -66,8 +67,8 @@ struct owner_config {
   /// that never did waits for it up to `join_wait`, then fails naming it.
   std::function<bool(const std::string&)> joined;
   std::chrono::milliseconds join_wait{30000};
-  /// Logs a line (empty: standard error).
-  std::function<void(const std::string&)> log;
+  /// The node's log.
+  node_log log;
   /// The clock of the restart intensity (empty: steady_clock).
   std::function<std::chrono::steady_clock::time_point()> now;
 };

@@ -246,7 +246,7 @@ const toml::table* table_at(checker& c, const toml::table& root, const char* key
 }
 
 void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
-  c.only(root, "", {"cluster", "code", "limits", "node"});
+  c.only(root, "", {"cluster", "code", "limits", "log", "node"});
   auto* cl = table_at(c, root, "cluster");
   if (!cl) {
     c.fail(root.source(), "cluster", "is required ([cluster] with at least `secret`)");
@@ -292,6 +292,15 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
       if (!ok)
         c.fail(libs->source(), "code.libraries",
                "must be a list of paths to shared libraries, e.g. [\"build/libapp.so\"]");
+    }
+  }
+  if (auto* log = table_at(c, root, "log")) {
+    c.only(*log, "log", {"level"});
+    if (auto name = c.string(*log, "log", "level", false)) {
+      if (auto level = parse_log_level(*name))
+        out.verbosity = *level;
+      else
+        c.fail(log->get("level")->source(), "log.level", "is " + level.err().message);
     }
   }
   if (auto* lim = table_at(c, root, "limits")) {
@@ -522,6 +531,7 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   // Every node runs every shard: the head's hold the tables, the others' are members of
   // their chains (gcs_replication). Only the head persists them.
   cfg.gcs_shards = gcs_shards;
+  cfg.verbosity = verbosity;
   if (n.role == node_spec::role_type::head && !gcs_dir.empty())
     cfg.gcs_dir = gcs_dir + "/" + n.name;
   return cfg;

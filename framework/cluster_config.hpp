@@ -54,6 +54,8 @@ struct cluster_config {
   /// `[code] libraries`: libraries of user code `swarm start` loads into every node it
   /// starts (framework/plugin.hpp); relative paths are from the cluster file's folder.
   std::vector<std::string> code_libraries;
+  /// `[log] level`: what every node logs.
+  log_level verbosity = log_level::info;
 
   /// The node named `name`, or an error listing the names there are.
   result<const node_spec*> find(const std::string& name) const;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "base/node_log.hpp"
 #include "framework/resources.hpp"
 
 namespace swarm {
@@ -37,6 +38,10 @@ struct runtime_config {
   /// `shard-<i>/` per shard holding a log and a snapshot; a node started again on the
   /// same directory (and `gcs_shards`) finds them. Empty: in memory only.
   std::string gcs_dir;
+  /// What the node logs (`SWARM_LOG` in the environment overrides it).
+  log_level verbosity = log_level::info;
+  /// Where the node's log lines go; empty: stderr, with a timestamp and the node's name.
+  log_sink log_to;
 };
 
 } // namespace swarm

@@ -41,9 +41,10 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   try {
     actors::cluster_node n{app, cfg, node};
-    std::fprintf(stderr, "[swarm %s] serving on %s:%u (cluster '%s')\n", node.c_str(),
-                 (*cfg.find(node))->address.c_str(), (*cfg.find(node))->port,
-                 cfg.name.c_str());
+    auto& log = n.log();
+    auto* spec = *cfg.find(node);
+    log.info("serving on " + spec->address + ":" + std::to_string(spec->port) +
+             " (cluster '" + cfg.name + "')");
     auto wait_until = std::chrono::steady_clock::now() + opts.wait_timeout;
     bool waiting = opts.wait_nodes > 0;
     timespec poll_every{0, 100'000'000};
@@ -56,26 +57,24 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
           std::fflush(stdout);
           waiting = false;
         } else if (std::chrono::steady_clock::now() >= wait_until) {
-          std::fprintf(stderr,
-                       "[swarm %s] stopping: %zu of the %zu node(s) waited for are alive "
-                       "after %lld ms (not alive: %s)\n",
-                       node.c_str(), alive.size(), opts.wait_nodes,
-                       static_cast<long long>(opts.wait_timeout.count()),
-                       joined(absent(cfg, alive)).c_str());
+          log.error("stopping: " + std::to_string(alive.size()) + " of the " +
+                    std::to_string(opts.wait_nodes) +
+                    " node(s) waited for are alive after " +
+                    std::to_string(opts.wait_timeout.count()) +
+                    " ms (not alive: " + joined(absent(cfg, alive)) + ")");
           return 1;
         }
       }
       if (sigtimedwait(&stop_signals, nullptr, &poll_every) > 0) break;
     }
     if (auto why = n.stop_reason(); !why.empty()) {
-      std::fprintf(stderr, "[swarm %s] the head refused this node: %s\n", node.c_str(),
-                   why.c_str());
+      log.error("the head refused this node: " + why);
       return 1;
     }
-    std::fprintf(stderr, "[swarm %s] stopping\n", node.c_str());
+    log.info("stopping");
     return 0;
   } catch (const failure& f) {
-    std::fprintf(stderr, "swarm: %s\n", f.err().to_string().c_str());
+    node_log{node, cfg.verbosity}.error(f.err().to_string());
     return 1;
   }
 }

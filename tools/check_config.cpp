@@ -28,6 +28,7 @@ int run_check_config(const check_config_options& opts) {
       cfg->name.c_str(), cfg->nodes.size(), cfg->gcs_shards, cfg->gcs_replication,
       static_cast<long long>(cfg->heartbeat_interval.count()),
       static_cast<long long>(cfg->node_timeout.count()));
+  std::printf("log level %s\n", to_string(cfg->verbosity));
   std::printf("control store %s%s\n",
               cfg->gcs_dir.empty() ? "in memory only" : "persisted in ",
               cfg->gcs_dir.empty() ? "" : cfg->runtime_for(cfg->head()).gcs_dir.c_str());

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <string_view>
 
 #include "transport/handshake.hpp"
 #include "transport/wire_codec.hpp"
@@ -26,6 +27,10 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 constexpr size_t read_chunk = 256 << 10;
+
+// Reasons a connection closes, which set the level its line is logged at.
+constexpr std::string_view peer_closed = "the peer closed the connection";
+constexpr std::string_view bad_frame = "bad frame: ";
 
 std::string sys_error(const char* what) {
   return std::string{what} + ": " + std::strerror(errno);
@@ -178,8 +183,8 @@ endpoint::~endpoint() {
   if (bulk_wake_fd_ >= 0) ::close(bulk_wake_fd_);
 }
 
-void endpoint::log(const std::string& line) const {
-  if (handlers_.log) handlers_.log(line);
+void endpoint::log(log_level level, const std::string& line) const {
+  if (handlers_.log) handlers_.log(level, line);
 }
 
 void endpoint::wake(bool bulk) {
@@ -362,7 +367,8 @@ result<std::string> endpoint::connect(const std::string& address, uint16_t port,
   // Until the bulk connection is up (or if it cannot be had), bulk frames share this one.
   if (cfg_.bulk_connection)
     if (auto bulk = open(address, port, deadline, true); !bulk)
-      log("no bulk connection to node '" + peer + "': " + bulk.err().message);
+      log(log_level::warn,
+          "no bulk connection to node '" + peer + "': " + bulk.err().message);
   return peer;
 }
 
@@ -404,9 +410,10 @@ void endpoint::refuse_over_cap(const std::string& remote) {
   auto now = clock_type::now();
   if (now - last_cap_log_ < std::chrono::seconds(1)) return;
   last_cap_log_ = now;
-  log("refused " + std::to_string(refused_over_cap_) + " connection(s), the last from " +
-      remote + ": " + std::to_string(cfg_.max_handshaking) +
-      " connections are already handshaking");
+  log(log_level::warn, "refused " + std::to_string(refused_over_cap_) +
+                           " connection(s), the last from " + remote + ": " +
+                           std::to_string(cfg_.max_handshaking) +
+                           " connections are already handshaking");
   refused_over_cap_ = 0;
 }
 
@@ -468,12 +475,18 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
       std::lock_guard<std::mutex> guard{stats_mtx_};
       ++stats_.refused;
     }
-    log("closed connection with " + c->remote + " before authentication: " + why);
+    log(log_level::warn,
+        "closed connection with " + c->remote + " before authentication: " + why);
     return;
   }
-  log("closed " + std::string{was_in_use ? "" : "a spare "} +
-      (bulk ? "bulk connection" : "connection") + " with node '" + peer + "' (" +
-      c->remote + "): " + why);
+  // A peer that hangs up is churn (a `swarm status` query, a node stopping); a bad frame
+  // is a fault of the peer's.
+  auto level = reason == peer_closed             ? log_level::debug
+               : reason.rfind(bad_frame, 0) == 0 ? log_level::warn
+                                                 : log_level::info;
+  log(level, "closed " + std::string{was_in_use ? "" : "a spare "} +
+                 (bulk ? "bulk connection" : "connection") + " with node '" + peer +
+                 "' (" + c->remote + "): " + why);
   if (bulk && was_in_use) {
     wake(false);
     wake(true);
@@ -494,7 +507,7 @@ void endpoint::on_readable(const conn_ptr& c) {
     if (n > 0)
       c->last_received.store(clock_type::now().time_since_epoch().count(),
                              std::memory_order_relaxed);
-    if (n == 0) return close(c, "the peer closed the connection");
+    if (n == 0) return close(c, std::string{peer_closed});
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
@@ -523,7 +536,7 @@ void endpoint::on_readable(const conn_ptr& c) {
       msgs.clear();
       ok = c->decoder.commit(0, msgs);
     }
-    if (!ok) return close(c, "bad frame: " + ok.err().message);
+    if (!ok) return close(c, std::string{bad_frame} + ok.err().message);
     if (c->hs.bulk() && c->hs.authenticated() && !c->on_bulk_loop) {
       // From here on the bulk I/O thread reads it; this one no longer touches it.
       c->on_bulk_loop = true;
@@ -552,15 +565,15 @@ void endpoint::on_authenticated(const conn_ptr& c) {
   auth_cv_.notify_all();
   if (bulk) {
     if (spare)
-      log("a second bulk connection with node '" + c->peer + "' (" + c->remote +
-          ") is kept as a spare");
+      log(log_level::debug, "a second bulk connection with node '" + c->peer + "' (" +
+                                c->remote + ") is kept as a spare");
     return;
   }
   // A second connection under a name in use neither replaces nor downs the first: it
   // waits as a spare, taking over if the first closes.
   if (spare)
-    log("a second connection from node '" + c->peer + "' (" + c->remote +
-        ") is kept as a spare");
+    log(log_level::debug, "a second connection from node '" + c->peer + "' (" +
+                              c->remote + ") is kept as a spare");
   else if (handlers_.on_peer_up)
     handlers_.on_peer_up(c->peer);
 }
@@ -599,7 +612,7 @@ void endpoint::run(bool bulk) {
       close(c, why);
     if (!to_close.empty()) continue;
     if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) {
-      log(sys_error("poll failed"));
+      log(log_level::error, sys_error("poll failed"));
       continue;
     }
     if (fds[0].revents & POLLIN) {

@@ -108,7 +108,7 @@ private:
   void enqueue(connection& c, frame_parts frame, lane l);
   // Writes what `c` has queued; false on a broken socket. Caller holds c's send mutex.
   bool flush_locked(connection& c);
-  void log(const std::string& line) const;
+  void log(log_level level, const std::string& line) const;
 
   endpoint_config cfg_;
   endpoint_handlers handlers_;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "base/node_log.hpp"
 #include "base/result.hpp"
 #include "transport/landing_table.hpp"
 #include "transport/wire_message.hpp"
@@ -54,8 +55,9 @@ struct endpoint_handlers {
   std::function<std::optional<landing>(const std::string& peer,
                                        const object_chunk& header, uint64_t size)>
       land;
-  /// A line worth logging (refused connections, bad frames).
-  std::function<void(const std::string& line)> log;
+  /// A line worth logging at `level`: connections opened and closed (debug), refused
+  /// or broken ones and bad frames (warn).
+  std::function<void(log_level level, const std::string& line)> log;
 };
 
 /// What a node needs from the network: authenticated connections to named peers that

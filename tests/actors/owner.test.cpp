@@ -105,7 +105,10 @@ owner_config config(owner_parts& parts) {
   c.pull = [&parts](detail::task_ptr t, wire_msg::stored_at where) {
     parts.pulled.emplace_back(std::move(t), std::move(where));
   };
-  c.log = [&parts](const std::string& line) { parts.logged.push_back(line); };
+  c.log = swarm::node_log{"test", swarm::log_level::info,
+                          [&parts](swarm::log_level, const std::string& line) {
+                            parts.logged.push_back(line);
+                          }};
   c.now = [&parts] { return parts.now; };
   return c;
 }

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -240,4 +241,42 @@ TEST_CASE("swarm check-config loads the file's user code as swarm start would, a
   CHECK(rc == 2);
   CHECK(out.find("cannot load user code '" + std::string{SWARM_FOREIGN_PLUGIN} +
                  "': it was built against") != std::string::npos);
+}
+
+TEST_CASE("a node logs with a timestamp and its name, and a status query leaves no line "
+          "in its log below the debug level") {
+  auto dir = make_dir();
+  auto quiet = dir + "/quiet.toml", chatty = dir + "/chatty.toml";
+  std::ofstream{quiet} << cluster_file(free_port(), free_port(), free_port(), "");
+  std::ofstream{chatty} << cluster_file(free_port(), free_port(), free_port(),
+                                        "[log]\nlevel = \"debug\"\n");
+  auto serving = [](node_process& p) {
+    for (auto deadline = std::chrono::steady_clock::now() + 20s;
+         std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(20ms))
+      if (p.log().find("serving on") != std::string::npos) return true;
+    return false;
+  };
+  node_process head{
+      SWARM_CLI, {"start", "--config", quiet, "--node", "head"}, dir + "/quiet.log"};
+  REQUIRE(serving(head));
+  CHECK(swarm_status(quiet, "").first == 0);
+  CHECK(swarm_status(quiet, "").first == 0);
+  node_process loud{
+      SWARM_CLI, {"start", "--config", chatty, "--node", "head"}, dir + "/chatty.log"};
+  REQUIRE(serving(loud));
+  CHECK(swarm_status(chatty, "").first == 0);
+  auto churn = [&] {
+    return loud.log().find("debug: closed connection with node 'swarm-client-") !=
+           std::string::npos;
+  };
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       !churn() && std::chrono::steady_clock::now() < deadline;)
+    std::this_thread::sleep_for(20ms);
+  CHECK_MESSAGE(churn(), loud.log());
+  // By now the quiet head has long closed its two queries' connections.
+  auto log = head.log();
+  CHECK_MESSAGE(log.find("swarm-client") == std::string::npos, log);
+  CHECK(std::regex_search(
+      log, std::regex{R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} )"
+                      R"(\[swarm head\] info: serving on 127\.0\.0\.1:)"}));
 }

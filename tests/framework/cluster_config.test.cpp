@@ -267,3 +267,17 @@ TEST_CASE("every problem of a cluster file is reported, one line each, not only 
   CHECK(msg.find("cluster.heartbeat") != std::string::npos);
   CHECK(std::count(msg.begin(), msg.end(), '\n') == 1);
 }
+
+TEST_CASE("the log level comes from [log] level, and an unknown one names the levels") {
+  auto cfg = swarm::parse_cluster_config(
+                 std::string{valid} + "[log]\nlevel = \"debug\"\n", "cluster.toml")
+                 .value();
+  CHECK(cfg.verbosity == swarm::log_level::debug);
+  CHECK(cfg.runtime_for(cfg.head()).verbosity == swarm::log_level::debug);
+  CHECK(swarm::parse_cluster_config(valid, "cluster.toml").value().verbosity ==
+        swarm::log_level::info);
+  auto msg = error_of(std::string{valid} + "[log]\nlevel = \"loud\"\n");
+  CHECK(msg.find("log.level") != std::string::npos);
+  CHECK(msg.find("unknown log level 'loud' (levels: trace, debug, info, warn, error, "
+                 "off)") != std::string::npos);
+}

@@ -58,7 +58,7 @@ struct inbox {
       down.push_back(peer);
       cv.notify_all();
     };
-    h.log = [this](const std::string& line) {
+    h.log = [this](swarm::log_level, const std::string& line) {
       std::lock_guard<std::mutex> g{mtx};
       logs.push_back(line);
       cv.notify_all();

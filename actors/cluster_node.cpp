@@ -427,8 +427,8 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           if (x.node.name == peer)
             caf::anon_send(link_.membership, join_atom::value, std::move(x.node));
           else
-            std::fprintf(stderr, "[swarm %s] node '%s' asked to join as '%s': ignored\n",
-                         link_.self.name.c_str(), peer.c_str(), x.node.name.c_str());
+            log().warn("node '" + peer + "' asked to join as '" + x.node.name +
+                       "': ignored");
         } else if constexpr (std::is_same_v<T, wire_msg::node_table>) {
           // Only the head's table is the truth.
           if (peer == head_name())
@@ -465,11 +465,9 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
           auto shard = x.shard;
           if (!local_->gcs().chain_message(std::move(x)))
-            std::fprintf(stderr,
-                         "[swarm %s] chain message from '%s' for shard %u dropped: "
-                         "this node has %zu\n",
-                         link_.self.name.c_str(), peer.c_str(), shard,
-                         link_.cfg.gcs_shards);
+            log().warn("chain message from '" + peer + "' for shard " +
+                       std::to_string(shard) + " dropped: this node has " +
+                       std::to_string(link_.cfg.gcs_shards));
         } else if constexpr (std::is_same_v<T, wire_msg::kv_request>) {
           store_->on_kv_request(peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {

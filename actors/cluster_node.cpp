@@ -106,8 +106,15 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     gate_open = true;
     if (!is_head()) join_head();
     rejoining_ = false;
+    if (auto rt = link_.cfg.runtime_for(link_.self); rt.metrics_port) {
+      auto m = node_metrics::start(link_.self.name, rt.metrics_address, *rt.metrics_port,
+                                   [this](metric_set& out) { collect(out); });
+      if (!m) throw failure{m.err()};
+      metrics_ = std::move(*m);
+    }
   } catch (...) {
     // The destructor will not run: stop what calls into this node before its parts go.
+    metrics_.reset();
     stop_actors();
     {
       std::unique_lock<std::shared_mutex> alive{link_.alive_mtx};
@@ -222,6 +229,7 @@ void cluster_node::drop_handles() {
 }
 
 cluster_node::~cluster_node() {
+  metrics_.reset();
   {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
     link_.releases->net = nullptr;
@@ -295,6 +303,34 @@ cluster_node::admit(const object_id& id, const detail::boxed_value& v) {
 wire_msg::store_usage cluster_node::store() {
   auto s = local_->store_accounting();
   return {s.bytes, s.capacity, s.secondary_bytes, s.pooled_bytes, s.pool_reuses};
+}
+
+void cluster_node::collect(metric_set& out) {
+  local_->collect(out);
+  auto t = net_->traffic();
+  static constexpr const char* lanes[] = {"control", "call", "bulk"}; // wire_msg::lane
+  for (size_t lane = 0; lane < t.frames_sent.size(); ++lane) {
+    metric_set::labels l{{"lane", lanes[lane]}};
+    out.counter("swarm_frames_sent_total", "Frames sent to other nodes, by lane",
+                static_cast<double>(t.frames_sent[lane]), l);
+    out.counter("swarm_bytes_sent_total", "Bytes sent to other nodes, by lane",
+                static_cast<double>(t.bytes_sent[lane]), l);
+    out.counter("swarm_frames_received_total",
+                "Frames received from other nodes, by lane",
+                static_cast<double>(t.frames_received[lane]), l);
+  }
+  out.counter("swarm_connections_refused_total",
+              "Connections refused (no proof of the secret, too many handshaking)",
+              static_cast<double>(t.refused));
+  size_t alive = 0, known = 0;
+  for (auto& [name, p] : *link_.members.get()) {
+    ++known;
+    alive += p.info.alive || name == link_.self.name ? 1 : 0;
+  }
+  out.gauge("swarm_nodes_alive", "Nodes alive in this node's view of the cluster",
+            static_cast<double>(alive));
+  out.gauge("swarm_nodes_dead", "Nodes that joined and are now dead, in this node's view",
+            static_cast<double>(known - alive));
 }
 
 node_stats cluster_node::stats() {

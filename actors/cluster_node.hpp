@@ -14,6 +14,7 @@
 #include "actors/cluster_store.hpp"
 #include "actors/cluster_tasks.hpp"
 #include "actors/node_link.hpp"
+#include "actors/node_metrics.hpp"
 #include "framework/cluster.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/detail/core.hpp"
@@ -102,6 +103,9 @@ public:
   /// The node's log.
   const node_log& log() const { return local_->log(); }
 
+  /// The port its metrics are served on; 0 when they are not.
+  uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+
   /// Why the head stopped this node when it refused it (empty for a plain stop).
   std::string stop_reason() const;
 
@@ -143,6 +147,8 @@ private:
   void join_head();
   // This node's row as it joins.
   wire_msg::node_info self_info() const;
+  // Adds the cluster's numbers to a scrape: the node's own, traffic by lane, nodes.
+  void collect(metric_set& out);
   // The node table as membership last published it, ages as of now.
   wire_msg::node_table table_snapshot() const;
   void on_stop(const wire_msg::stop_request& m);
@@ -158,6 +164,8 @@ private:
   std::shared_ptr<wire_msg::landing_table> landings_ =
       std::make_shared<wire_msg::landing_table>();
   std::unique_ptr<wire_msg::transport> net_;
+  // Stopped first: a scrape asks the parts below.
+  std::unique_ptr<node_metrics> metrics_;
   std::unique_ptr<cluster_store> store_;
   std::unique_ptr<cluster_tasks> tasks_;
   std::unique_ptr<cluster_actors> actors_;

@@ -141,8 +141,20 @@ local_node::local_node(const application& app, const runtime_config& cfg,
            std::string{"node could not start its "} + id + ": " +
                (start_error_.empty() ? caf::to_string(a.error()) : start_error_)}};
     }
-  std::lock_guard<std::mutex> guard{parts_mtx_};
-  started_ = true;
+  {
+    std::lock_guard<std::mutex> guard{parts_mtx_};
+    started_ = true;
+  }
+  // A node of a cluster serves its metrics itself, with the cluster's numbers.
+  if (outer_ == this && cfg.metrics_port) {
+    auto m = node_metrics::start(node_name(), cfg.metrics_address, *cfg.metrics_port,
+                                 [this](metric_set& out) { collect(out); });
+    if (!m) {
+      stop();
+      throw failure{m.err()};
+    }
+    metrics_ = std::move(*m);
+  }
 }
 
 local_node::~local_node() {
@@ -151,6 +163,7 @@ local_node::~local_node() {
 
 void local_node::stop() {
   if (stopping_.exchange(true)) return;
+  metrics_.reset();
   for (auto& t : inbox_.close())
     t->result->set_error(node_stopped(*outer_, t->name, "ran"));
   {
@@ -441,6 +454,53 @@ node_stats local_node::stats() {
           [](caf::error&) {});
   gcs_->add_stats(out.named_actors, out.control_rows);
   return out;
+}
+
+void local_node::collect(metric_set& out) {
+  auto s = stats();
+  out.gauge("swarm_tasks_queued", "Tasks ready to run, waiting for a worker",
+            static_cast<double>(s.queued_tasks));
+  out.gauge("swarm_tasks_dispatched", "Tasks at workers, running or next",
+            static_cast<double>(s.dispatched_tasks));
+  out.gauge("swarm_workers", "Task workers started", static_cast<double>(s.workers));
+  out.gauge("swarm_workers_blocked", "Workers whose task waits in get or wait",
+            static_cast<double>(s.blocked_workers));
+  out.gauge("swarm_store_objects", "Objects in the object store",
+            static_cast<double>(s.store_objects));
+  out.gauge("swarm_store_bytes", "Bytes in the object store, pulled copies included",
+            static_cast<double>(s.store_bytes));
+  out.gauge("swarm_store_capacity_bytes", "The object store's limit",
+            static_cast<double>(s.store_capacity));
+  out.gauge("swarm_store_pulled_bytes", "Bytes of copies pulled from other nodes",
+            static_cast<double>(s.pulled_bytes));
+  out.gauge("swarm_store_pooled_bytes", "Memory of freed values kept for new ones",
+            static_cast<double>(s.store_pooled_bytes));
+  out.counter("swarm_store_rejected_total", "Puts and results refused for lack of room",
+              static_cast<double>(s.store_rejected));
+  out.counter("swarm_store_pool_reuses_total", "Values made in kept memory",
+              static_cast<double>(s.store_pool_reuses));
+  out.gauge("swarm_named_actors", "Actor names in the control store",
+            static_cast<double>(s.named_actors));
+  out.gauge("swarm_control_rows", "Rows in the control store's tables",
+            static_cast<double>(s.control_rows));
+  caf::scoped_actor self{*sys_};
+  self->request(current(part::scheduler), request_timeout, stats_atom::value,
+                by_function_atom::value)
+      .receive(
+          [&](const counts_by_function& counts) {
+            for (auto& [fn, c] : counts) {
+              metric_set::labels l{{"function", fn}};
+              out.counter("swarm_tasks_submitted_total", "Tasks queued on this node",
+                          static_cast<double>(c.submitted), l);
+              out.gauge("swarm_tasks_running", "Tasks running on a worker now",
+                        static_cast<double>(c.running), l);
+              out.counter("swarm_tasks_finished_total", "Tasks that ended with a value",
+                          static_cast<double>(c.finished), l);
+              out.counter("swarm_tasks_failed_total", "Tasks that ended with an error",
+                          static_cast<double>(c.failed), l);
+            }
+          },
+          [](caf::error&) {});
 }
 
 result<std::optional<std::vector<uint8_t>>>

@@ -14,6 +14,7 @@
 #include "actors/actor_host.hpp"
 #include "actors/gcs_shards.hpp"
 #include "actors/local_group.hpp"
+#include "actors/node_metrics.hpp"
 #include "actors/store_table.hpp"
 #include "actors/task_inbox.hpp"
 #include "actors/topology.hpp"
@@ -81,6 +82,14 @@ public:
   /// The node's log.
   const node_log& log() const { return log_; }
 
+  /// Adds this node's numbers to a scrape of its metrics: tasks by function, the
+  /// scheduler's queue and workers, the object store, the control store.
+  void collect(metric_set& out);
+
+  /// The port its metrics are served on; 0 when they are not (or a cluster node serves
+  /// them).
+  uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+
 private:
   enum class part { gcs, store, scheduler };
 
@@ -115,6 +124,8 @@ private:
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<bool> stopping_{false};
   task_inbox inbox_;
+  // Last in, first out: no scrape outlives what it asks.
+  std::unique_ptr<node_metrics> metrics_;
 
   std::mutex hosts_mtx_;
   std::vector<std::weak_ptr<host_record>> hosts_;

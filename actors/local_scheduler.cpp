@@ -38,6 +38,7 @@ struct scheduler_state {
   resource_set available;
   std::vector<worker_slot> workers;
   std::map<int32_t, std::deque<task_ptr>, std::greater<>> ready;
+  counts_by_function counts;
   caf::event_based_actor* self = nullptr;
 
   ~scheduler_state() {
@@ -135,7 +136,15 @@ struct scheduler_state {
     }
   }
 
+  void count_end(const task_ptr& t) {
+    if (t->phase() != task_phase::finished) return; // queued again to retry, or cancelled
+    auto& c = counts[t->name];
+    ++(t->result->current() == detail::object_slot::state::failed ? c.failed
+                                                                  : c.finished);
+  }
+
   void on_done(size_t index, const task_ptr& t) {
+    count_end(t);
     if (index >= workers.size()) return;
     auto& w = workers[index];
     auto i = std::find(w.inflight.begin(), w.inflight.end(), t);
@@ -192,6 +201,7 @@ struct scheduler_state {
             ready[t->options.priority].push_back(t);
           } else {
             t->claim.store(make_claim(t->epoch(), task_phase::finished));
+            ++counts[t->name].failed;
             t->result->set_error(
                 {errc::worker_died, "worker running task '" + t->name + "' died (" +
                                         caf::to_string(dm.reason) + ") and " +
@@ -210,15 +220,26 @@ struct scheduler_state {
 
   void drain_inbox() {
     for (auto& t : config.inbox->drain())
-      if (t->phase() == task_phase::queued)
+      if (t->phase() == task_phase::queued) {
+        if (t->attempts == 0) ++counts[t->name].submitted;
         ready[t->options.priority].push_back(std::move(t));
+      }
     dispatch_ready();
   }
 
   void on_submit(task_ptr t) {
     if (t->phase() != task_phase::queued) return;
+    if (t->attempts == 0) ++counts[t->name].submitted;
     ready[t->options.priority].push_back(std::move(t));
     dispatch_ready();
+  }
+
+  counts_by_function counts_now() const {
+    auto out = counts;
+    for (auto& w : workers)
+      for (auto& t : w.inflight)
+        if (t->phase() == task_phase::running) ++out[t->name].running;
+    return out;
   }
 };
 
@@ -238,6 +259,7 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       [self](done_atom, size_t index, task_ptr& t) { self->state.on_done(index, t); },
       [self](blocked_atom, size_t index) { self->state.on_blocked(index); },
       [self](unblocked_atom, size_t index) { self->state.on_unblocked(index); },
+      [self](stats_atom, by_function_atom) { return self->state.counts_now(); },
       [self](stats_atom) {
         size_t queued = 0, running = 0, blocked = 0;
         for (auto& [p, q] : self->state.ready)

@@ -1,9 +1,13 @@
 #pragma once
 
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/fwd.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 
 #include "framework/resources.hpp"
 
@@ -33,13 +37,25 @@ struct scheduler_config {
   std::function<caf::actor(caf::actor_system&, const worker_config&)> spawn_worker;
 };
 
+/// The tasks of one function a node's scheduler has seen since it started.
+struct function_counts {
+  uint64_t submitted = 0; ///< queued here (a retry is not counted again)
+  uint64_t running = 0;   ///< at a worker now
+  uint64_t finished = 0;  ///< ended with a value
+  uint64_t failed = 0;    ///< ended with an error
+};
+using counts_by_function = std::map<std::string, function_counts>;
+
 /// Spawns the local scheduler: it drains the inbox when woken (and at start, taking over
 /// from a crashed predecessor), queues ready tasks by priority, accounts the node's
 /// resources per task, and leases workers to tasks of one resource shape, pipelining
 /// further tasks of that shape to a leased worker. A worker blocked in `get` hands its
 /// resources back and its queued tasks are moved to other workers; more workers start
 /// (up to `max_workers` not blocked) when the others are blocked. Tasks of a dead worker
-/// are retried.
+/// are retried. `(stats_atom, by_function_atom) -> counts_by_function`.
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors
+
+// Only sent within a node.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::counts_by_function)

@@ -24,6 +24,7 @@ using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using end_atom = caf::atom_constant<caf::atom("hostend")>;
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
+using by_function_atom = caf::atom_constant<caf::atom("byfunc")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using lookup_atom = caf::atom_constant<caf::atom("lookup")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;

@@ -338,7 +338,9 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
   for (auto&& entry : *n->as_array()) {
     auto& t = *entry.as_table();
     auto prefix = "node[" + std::to_string(index++) + "]";
-    c.only(t, prefix, {"name", "address", "port", "role", "cpus", "gpus", "resources"});
+    c.only(
+        t, prefix,
+        {"name", "address", "port", "role", "cpus", "gpus", "resources", "metrics_port"});
     node_spec spec;
     spec.name = c.string(t, prefix, "name", true).value_or("");
     if (!spec.name.empty())
@@ -365,6 +367,17 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
         !endpoints.insert(spec.address + ":" + std::to_string(spec.port)).second)
       c.fail(t.get("port")->source(), prefix + ".port",
              spec.address + ":" + std::to_string(spec.port) + " is used by another node");
+    if (t.get("metrics_port")) {
+      spec.metrics_port = static_cast<uint16_t>(
+          c.integer(t, prefix, "metrics_port", 1, 65535, false).value_or(0));
+      if (spec.metrics_port == spec.port ||
+          (!spec.address.empty() && *spec.metrics_port &&
+           !endpoints.insert(spec.address + ":" + std::to_string(*spec.metrics_port))
+                .second))
+        c.fail(t.get("metrics_port")->source(), prefix + ".metrics_port",
+               spec.address + ":" + std::to_string(*spec.metrics_port) +
+                   " is used by another node or port");
+    }
     auto role = c.string(t, prefix, "role", false).value_or("worker");
     if (role == "head") {
       spec.role = node_spec::role_type::head;
@@ -532,6 +545,8 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   // their chains (gcs_replication). Only the head persists them.
   cfg.gcs_shards = gcs_shards;
   cfg.verbosity = verbosity;
+  cfg.metrics_port = n.metrics_port;
+  cfg.metrics_address = n.address;
   if (n.role == node_spec::role_type::head && !gcs_dir.empty())
     cfg.gcs_dir = gcs_dir + "/" + n.name;
   return cfg;

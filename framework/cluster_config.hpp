@@ -28,6 +28,9 @@ struct node_spec {
   std::optional<size_t> gpus;
   /// Custom resources, e.g. {"TPU": 2}.
   resource_set resources;
+  /// Where the node serves its Prometheus metrics (on its address); empty: off in a
+  /// program's embedded node, the node's port + 1000 in `swarm start`.
+  std::optional<uint16_t> metrics_port;
 };
 
 /// A whole cluster as one file describes it: every host runs the same binary with the

@@ -42,6 +42,10 @@ struct runtime_config {
   log_level verbosity = log_level::info;
   /// Where the node's log lines go; empty: stderr, with a timestamp and the node's name.
   log_sink log_to;
+  /// Serves the node's metrics in Prometheus' text format at
+  /// `http://metrics_address:metrics_port/metrics` (0: a free port); empty: off.
+  std::optional<uint16_t> metrics_port;
+  std::string metrics_address = "127.0.0.1";
 };
 
 } // namespace swarm

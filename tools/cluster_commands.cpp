@@ -46,6 +46,14 @@ int run_start(const start_options& opts) {
   auto libraries = opts.libraries;
   auto cfg = load("start", opts.config);
   if (!cfg || !wait_fits("start", opts.wait, *cfg)) return 1;
+  // Metrics are on by default for a node the tool runs.
+  for (auto& spec : cfg->nodes)
+    if (spec.name == node) {
+      if (opts.no_metrics)
+        spec.metrics_port.reset();
+      else if (!spec.metrics_port && spec.port <= 65535 - 1000)
+        spec.metrics_port = static_cast<uint16_t>(spec.port + 1000);
+    }
   application app;
   register_builtins(app);
   libraries.insert(libraries.begin(), cfg->code_libraries.begin(),

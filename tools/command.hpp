@@ -45,6 +45,7 @@ struct start_options {
   std::vector<std::string> libraries;
   size_t wait = 0;
   double wait_timeout_s = 30;
+  bool no_metrics = false; // else served on the file's metrics_port, or port + 1000
 };
 int run_start(const start_options& opts);
 

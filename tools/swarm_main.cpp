@@ -65,6 +65,9 @@ int main(int argc, char** argv) {
   st->add_option("--wait", start.wait,
                  "print a line 'ready' on stdout once this many nodes are alive, or stop "
                  "with exit code 1 after --wait-timeout");
+  st->add_flag("--no-metrics", start.no_metrics,
+               "do not serve Prometheus metrics (by default on the node's metrics_port, "
+               "or its port + 1000)");
   st->add_option("--wait-timeout", start.wait_timeout_s, "seconds --wait waits")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

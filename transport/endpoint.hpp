@@ -41,12 +41,7 @@ namespace swarm::wire_msg {
 class endpoint final : public transport {
 public:
   /// Bytes and frames that crossed, by lane, and connections refused.
-  struct counters {
-    std::array<uint64_t, 3> frames_sent{};
-    std::array<uint64_t, 3> bytes_sent{};
-    std::array<uint64_t, 3> frames_received{};
-    uint64_t refused = 0;
-  };
+  using counters = traffic_counters;
 
   /// Binds (when listening) and starts the I/O thread.
   static result<std::unique_ptr<endpoint>> start(endpoint_config cfg,
@@ -84,6 +79,7 @@ public:
   quiet_for(const std::string& peer) const override;
 
   counters stats() const;
+  traffic_counters traffic() const override { return stats(); }
 
 private:
   struct connection;

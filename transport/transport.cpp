@@ -8,4 +8,8 @@ std::optional<std::chrono::milliseconds> transport::quiet_for(const std::string&
   return std::nullopt;
 }
 
+traffic_counters transport::traffic() const {
+  return {};
+}
+
 } // namespace swarm::wire_msg

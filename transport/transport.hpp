@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -60,6 +61,15 @@ struct endpoint_handlers {
   std::function<void(log_level level, const std::string& line)> log;
 };
 
+/// Frames and bytes that crossed a node's connections, by lane (`lane_of`), and the
+/// connections it refused.
+struct traffic_counters {
+  std::array<uint64_t, 3> frames_sent{};
+  std::array<uint64_t, 3> bytes_sent{};
+  std::array<uint64_t, 3> frames_received{};
+  uint64_t refused = 0;
+};
+
 /// What a node needs from the network: authenticated connections to named peers that
 /// carry wire messages. The TCP `endpoint` in production; a node's view of a
 /// `fake_network` in deterministic tests.
@@ -87,6 +97,9 @@ public:
   /// read. Empty when this transport cannot tell (then only heartbeats count).
   virtual std::optional<std::chrono::milliseconds>
   quiet_for(const std::string& peer) const;
+
+  /// What crossed so far; zeros where this transport does not count.
+  virtual traffic_counters traffic() const;
 };
 
 /// Starts a node's transport with its settings and handlers.

@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -279,4 +281,101 @@ TEST_CASE("a node logs with a timestamp and its name, and a status query leaves 
   CHECK(std::regex_search(
       log, std::regex{R"(^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} )"
                       R"(\[swarm head\] info: serving on 127\.0\.0\.1:)"}));
+}
+
+namespace {
+
+// The body of `GET /metrics` from 127.0.0.1:`port`; empty when nothing answers.
+std::string scrape(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    std::string req = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size())) {
+      timeval tv{10, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char buf[4096];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+        out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a node serves its metrics in Prometheus' text format: tasks by function, its "
+          "store and its traffic") {
+  auto dir = make_dir();
+  auto config = dir + "/cluster.toml";
+  auto metrics = free_port();
+  auto text = cluster_file(free_port(), free_port(), free_port(), "");
+  auto at = text.find("name = \"worker-1\"");
+  text.insert(at, "metrics_port = " + std::to_string(metrics) + "\n");
+  std::ofstream{config} << text;
+  auto cfg = swarm::load_cluster_config(config).value();
+  REQUIRE(cfg.find("worker-1").value()->metrics_port == metrics);
+
+  swarm::application app;
+  register_code(app);
+  swarm::runtime rt{app, cfg, "head"};
+  node_process w1{
+      SWARM_CLI,
+      {"start", "--config", config, "--node", "worker-1", "--load", SWARM_USER_PLUGIN},
+      dir + "/worker-1.log"};
+  REQUIRE_MESSAGE(rt.wait_for_nodes(2, 20s) == 2, w1.log());
+  auto square = app.find_function<long(long)>("consumer.square").value();
+  swarm::task_options there;
+  there.node = "worker-1";
+  for (long i = 0; i < 20; ++i)
+    REQUIRE(rt.submit(there, square, i).get(30s).value() == i * i);
+  CHECK(w1.log().find("metrics on http://127.0.0.1:" + std::to_string(metrics) +
+                      "/metrics") != std::string::npos);
+
+  auto body = scrape(metrics);
+  auto has = [&](const std::string& line) {
+    return body.find(line) != std::string::npos;
+  };
+  CHECK_MESSAGE(has("HTTP/1.1 200 OK"), body);
+  CHECK_MESSAGE(has("swarm_tasks_finished_total{node=\"worker-1\",function=\"consumer."
+                    "square\"} 20\n"),
+                body);
+  CHECK(has("swarm_tasks_submitted_total{node=\"worker-1\",function=\"consumer.square\"} "
+            "20\n"));
+  CHECK(has(
+      "swarm_tasks_failed_total{node=\"worker-1\",function=\"consumer.square\"} 0\n"));
+  CHECK(has("# TYPE swarm_store_capacity_bytes gauge\n"));
+  CHECK(has("swarm_nodes_alive{node=\"worker-1\"} 2\n"));
+  CHECK(has("# TYPE swarm_bytes_sent_total counter\n"));
+  CHECK_FALSE(has("swarm_bytes_sent_total{node=\"worker-1\",lane=\"call\"} 0\n"));
+}
+
+TEST_CASE("a node whose metrics port is taken does not start, naming the port") {
+  auto dir = make_dir();
+  auto config = dir + "/cluster.toml";
+  // Held by this test while the node starts.
+  int taken = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(taken, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(taken, 1) == 0);
+  socklen_t len = sizeof a;
+  ::getsockname(taken, reinterpret_cast<sockaddr*>(&a), &len);
+  auto port = std::to_string(ntohs(a.sin_port));
+  auto text = cluster_file(free_port(), free_port(), free_port(), "");
+  text.insert(text.find("name = \"head\""), "metrics_port = " + port + "\n");
+  std::ofstream{config} << text;
+  node_process head{
+      SWARM_CLI, {"start", "--config", config, "--node", "head"}, dir + "/head.log"};
+  CHECK(head.wait_exit(20s) == 1);
+  CHECK_MESSAGE(head.log().find("node 'head' cannot serve its metrics on 127.0.0.1:" +
+                                port) != std::string::npos,
+                head.log());
+  ::close(taken);
 }

@@ -444,7 +444,8 @@ node_stats local_node::stats() {
   self->request(current(part::scheduler), request_timeout, stats_atom::value)
       .receive(
           [&](size_t queued, size_t dispatched, size_t workers, size_t blocked,
-              std::string& available, const resource_set&) {
+              std::string& available, const resource_set&, size_t running) {
+            out.running_tasks = running;
             out.queued_tasks = queued;
             out.dispatched_tasks = dispatched;
             out.workers = workers;

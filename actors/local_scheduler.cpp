@@ -268,9 +268,13 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
           running += w.inflight.size();
           blocked += w.blocked ? 1 : 0;
         }
+        size_t running_now = 0;
+        for (auto& w : self->state.workers)
+          for (auto& t : w.inflight)
+            running_now += t->phase() == task_phase::running ? 1 : 0;
         return caf::make_message(queued, running, self->state.workers.size(), blocked,
-                                 self->state.available.to_string(),
-                                 self->state.available);
+                                 self->state.available.to_string(), self->state.available,
+                                 running_now);
       },
   };
 }

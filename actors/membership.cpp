@@ -123,6 +123,7 @@ struct membership_state {
     i->second.info.alive = true;
     i->second.last_seen = now;
     i->second.info.queued = hb.queued;
+    i->second.info.running = hb.running;
     i->second.info.store = hb.store;
     if (!hb.available.empty()) i->second.info.available = hb.available;
     port->record(i->second.info);
@@ -178,6 +179,7 @@ struct membership_state {
       hb.sent_ns = static_cast<uint64_t>(now.time_since_epoch().count());
       hb.available = self.info.available;
       hb.queued = self.info.queued;
+      hb.running = self.info.running;
       hb.store = self.info.store;
       hb.load = static_cast<double>(hb.queued);
       port->send(cfg.head, hb);
@@ -212,9 +214,10 @@ void ask_available(membership_self self) {
   self->request(scheduler, self->state.cfg.heartbeat_interval, stats_atom::value)
       .then(
           [=](size_t, size_t, size_t, size_t, const std::string&,
-              const resource_set& available) {
+              const resource_set& available, size_t running) {
             auto& st = self->state;
             st.peers[st.me()].info.available = detail::to_list(available);
+            st.peers[st.me()].info.running = static_cast<uint32_t>(running);
           },
           [](caf::error&) {});
 }

@@ -22,6 +22,7 @@ struct node_status {
   resource_set total;
   resource_set available;
   uint32_t queued = 0;       ///< tasks waiting for a worker
+  uint32_t running = 0;      ///< tasks running on its workers
   uint64_t last_seen_ms = 0; ///< since the head last heard from it
   uint64_t store_bytes = 0;  ///< its object store in use, pulled copies included
   uint64_t store_capacity = 0;

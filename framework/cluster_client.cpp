@@ -90,6 +90,7 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.total = detail::from_list(n.total).value();
     s.available = detail::from_list(n.available).value();
     s.queued = n.queued;
+    s.running = n.running;
     s.last_seen_ms = n.last_seen_ms;
     s.store_bytes = n.store.bytes;
     s.store_capacity = n.store.capacity;

@@ -13,6 +13,7 @@ struct node_stats {
   size_t store_rejected = 0;   ///< puts and results refused for lack of room
   size_t queued_tasks = 0;     ///< ready tasks waiting for a worker
   size_t dispatched_tasks = 0; ///< tasks at workers, running or next
+  size_t running_tasks = 0;    ///< of those, the ones running now
   size_t workers = 0;          ///< task workers started
   size_t blocked_workers = 0;  ///< workers whose task waits in get/wait
   size_t named_actors = 0;     ///< names in the control store

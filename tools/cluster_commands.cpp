@@ -95,18 +95,18 @@ int run_status(const status_options& opts) {
   auto* nodes = &state->nodes;
   std::printf("cluster '%s': %zu node(s), %zu alive\n", cfg->name.c_str(), nodes->size(),
               state->alive());
-  std::printf("%-16s %-22s %-6s %-5s %7s %-44s %-28s %-10s %s\n", "node", "address",
-              "role", "state", "queued", "resources available of total",
+  std::printf("%-16s %-22s %-6s %-5s %7s %7s %-44s %-28s %-10s %s\n", "node", "address",
+              "role", "state", "queued", "running", "resources available of total",
               "store (pulled copies)", "pooled", "last seen");
   for (auto& n : *nodes) {
     auto where = n.address + ":" + std::to_string(n.port);
     auto store = megabytes(n.store_bytes) + " of " + megabytes(n.store_capacity) + " (" +
                  megabytes(n.pulled_bytes) + ")";
     auto resources = n.available.to_string() + " of " + n.total.to_string();
-    std::printf("%-16s %-22s %-6s %-5s %7u %-44s %-28s %-10s %llu ms ago\n",
+    std::printf("%-16s %-22s %-6s %-5s %7u %7u %-44s %-28s %-10s %llu ms ago\n",
                 n.name.c_str(), where.c_str(), n.head ? "head" : "worker",
-                n.alive ? "up" : "down", n.queued, resources.c_str(), store.c_str(),
-                megabytes(n.pooled_bytes).c_str(),
+                n.alive ? "up" : "down", n.queued, n.running, resources.c_str(),
+                store.c_str(), megabytes(n.pooled_bytes).c_str(),
                 static_cast<unsigned long long>(n.last_seen_ms));
   }
   // Nodes of the file the head has never heard of.

@@ -54,6 +54,7 @@ struct Heartbeat {
   available @2 :List(Resource);
   queued @3 :UInt32;
   store @4 :StoreUsage;
+  running @5 :UInt32;    # tasks running on its workers now
 }
 
 struct Arg {
@@ -124,6 +125,7 @@ struct NodeInfo {
   store @9 :StoreUsage;
   functions @10 :List(Capability);   # what it can run
   actorTypes @11 :List(Capability);
+  running @12 :UInt32;               # tasks running on its workers now
 }
 
 # A task function or actor type, with its signature.

@@ -132,6 +132,7 @@ void put_node(wire::NodeInfo::Builder b, const node_info& n) {
                    n.functions);
   put_capabilities(b.initActorTypes(static_cast<unsigned>(n.actor_types.size())),
                    n.actor_types);
+  b.setRunning(n.running);
 }
 
 node_info get_node(wire::NodeInfo::Reader r) {
@@ -146,7 +147,8 @@ node_info get_node(wire::NodeInfo::Reader r) {
           r.getLastSeenMs(),
           get_store(r.getStore()),
           get_capabilities(r.getFunctions()),
-          get_capabilities(r.getActorTypes())};
+          get_capabilities(r.getActorTypes()),
+          r.getRunning()};
 }
 
 unsigned size_of(size_t n) {
@@ -199,6 +201,7 @@ struct builder_visitor {
     put_resources(b.initAvailable(size_of(m.available.size())), m.available);
     b.setQueued(m.queued);
     put_store(b.initStore(), m.store);
+    b.setRunning(m.running);
   }
   void operator()(const task_submit& m) {
     auto b = env.initTaskSubmit();
@@ -370,8 +373,12 @@ message read_envelope(wire::Envelope::Reader env) {
     return proof{to_vector(env.getProof().getMac())};
   case wire::Envelope::HEARTBEAT: {
     auto r = env.getHeartbeat();
-    return heartbeat{r.getSentNs(), r.getLoad(), get_resources(r.getAvailable()),
-                     r.getQueued(), get_store(r.getStore())};
+    return heartbeat{r.getSentNs(),
+                     r.getLoad(),
+                     get_resources(r.getAvailable()),
+                     r.getQueued(),
+                     get_store(r.getStore()),
+                     r.getRunning()};
   }
   case wire::Envelope::TASK_SUBMIT: {
     auto r = env.getTaskSubmit();

@@ -65,6 +65,7 @@ struct heartbeat {
   resource_list available;
   uint32_t queued = 0;
   store_usage store;
+  uint32_t running = 0;
 };
 
 /// A reference argument: the object, the node holding its value, and its size.
@@ -157,6 +158,7 @@ struct node_info {
   /// What it has registered: work needing anything else is placed elsewhere.
   std::vector<capability> functions;
   std::vector<capability> actor_types;
+  uint32_t running = 0; ///< tasks running on its workers
 };
 
 struct join {

@@ -620,13 +620,15 @@ TEST_CASE("an actor whose node is killed is restarted on another with its saved 
   CHECK((now_at == c.w2->pid() || now_at == ::getpid()));
 }
 
-TEST_CASE("the node table shows the resources a node has available beside its total") {
+TEST_CASE("the node table shows the resources a node has available beside its total, and "
+          "the tasks running there") {
   three_nodes c;
   auto busy = c.start_long_task(); // holds `slot` (and a CPU) on one worker for 3 s
   auto name = busy.victim == &c.w1 ? "worker-1" : "worker-2";
   double slot_free = 1;
+  uint32_t running = 0;
   // Bounded: heartbeats every 100 ms carry it to the head.
-  for (int i = 0; i < 40 && slot_free > 0; ++i) {
+  for (int i = 0; i < 40 && (slot_free > 0 || running == 0); ++i) {
     std::this_thread::sleep_for(50ms);
     auto s = swarm::cluster_status(c.cfg, 2s);
     if (!s) continue;
@@ -634,8 +636,10 @@ TEST_CASE("the node table shows the resources a node has available beside its to
       if (n.name == name) {
         CHECK(n.total.get("slot") == 1);
         slot_free = n.available.get("slot");
+        running = n.running;
       }
   }
   CHECK(slot_free == 0);
+  CHECK(running == 1);
   CHECK(busy.task.get(10s));
 }

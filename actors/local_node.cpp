@@ -459,31 +459,38 @@ node_stats local_node::stats() {
 
 void local_node::collect(metric_set& out) {
   auto s = stats();
-  out.gauge("swarm_tasks_queued", "Tasks ready to run, waiting for a worker",
-            static_cast<double>(s.queued_tasks));
-  out.gauge("swarm_tasks_dispatched", "Tasks at workers, running or next",
-            static_cast<double>(s.dispatched_tasks));
-  out.gauge("swarm_workers", "Task workers started", static_cast<double>(s.workers));
-  out.gauge("swarm_workers_blocked", "Workers whose task waits in get or wait",
-            static_cast<double>(s.blocked_workers));
-  out.gauge("swarm_store_objects", "Objects in the object store",
-            static_cast<double>(s.store_objects));
-  out.gauge("swarm_store_bytes", "Bytes in the object store, pulled copies included",
-            static_cast<double>(s.store_bytes));
-  out.gauge("swarm_store_capacity_bytes", "The object store's limit",
-            static_cast<double>(s.store_capacity));
-  out.gauge("swarm_store_pulled_bytes", "Bytes of copies pulled from other nodes",
-            static_cast<double>(s.pulled_bytes));
-  out.gauge("swarm_store_pooled_bytes", "Memory of freed values kept for new ones",
-            static_cast<double>(s.store_pooled_bytes));
-  out.counter("swarm_store_rejected_total", "Puts and results refused for lack of room",
-              static_cast<double>(s.store_rejected));
-  out.counter("swarm_store_pool_reuses_total", "Values made in kept memory",
-              static_cast<double>(s.store_pool_reuses));
-  out.gauge("swarm_named_actors", "Actor names in the control store",
-            static_cast<double>(s.named_actors));
-  out.gauge("swarm_control_rows", "Rows in the control store's tables",
-            static_cast<double>(s.control_rows));
+  struct number {
+    bool counter;
+    const char* name;
+    const char* help;
+    size_t value;
+  };
+  const number numbers[] = {
+      {false, "swarm_tasks_queued", "Tasks ready to run, waiting for a worker",
+       s.queued_tasks},
+      {false, "swarm_tasks_dispatched", "Tasks at workers, running or next",
+       s.dispatched_tasks},
+      {false, "swarm_workers", "Task workers started", s.workers},
+      {false, "swarm_workers_blocked", "Workers whose task waits in get or wait",
+       s.blocked_workers},
+      {false, "swarm_store_objects", "Objects in the object store", s.store_objects},
+      {false, "swarm_store_bytes", "Bytes in the object store, pulled copies included",
+       s.store_bytes},
+      {false, "swarm_store_capacity_bytes", "The object store's limit", s.store_capacity},
+      {false, "swarm_store_pulled_bytes", "Bytes of copies pulled from other nodes",
+       s.pulled_bytes},
+      {false, "swarm_store_pooled_bytes", "Memory of freed values kept for new ones",
+       s.store_pooled_bytes},
+      {true, "swarm_store_rejected_total", "Puts and results refused for lack of room",
+       s.store_rejected},
+      {true, "swarm_store_pool_reuses_total", "Values made in kept memory",
+       s.store_pool_reuses},
+      {false, "swarm_named_actors", "Actor names in the control store", s.named_actors},
+      {false, "swarm_control_rows", "Rows in the control store's tables", s.control_rows},
+  };
+  for (auto& n : numbers)
+    (out.*(n.counter ? &metric_set::counter : &metric_set::gauge))(
+        n.name, n.help, static_cast<double>(n.value), metric_set::labels{});
   caf::scoped_actor self{*sys_};
   self->request(current(part::scheduler), request_timeout, stats_atom::value,
                 by_function_atom::value)

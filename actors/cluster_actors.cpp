@@ -43,6 +43,7 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
     // Names are cluster-wide: the head's control store holds them.
     auto name = spec.options.name;
     spec.options.name.clear();
+    spec.cluster_name = name;
     auto rec = link_.local->spawn(std::move(spec));
     if (!rec) return rec;
     auto id = next_actor_++;

@@ -469,6 +469,16 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           // Only the head's table is the truth.
           if (peer == head_name())
             caf::anon_send(link_.membership, table_atom::value, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::list_request>) {
+          // Off the network's thread: the scheduler is asked and may take a while.
+          link_.post([this, peer, x] {
+            wire_msg::list_reply out{x.request_id, link_.self.name, {}};
+            if (auto rows = local_->list(x.what))
+              out.rows = std::move(*rows);
+            else
+              out.rows.push_back({"", "", "error", rows.err().message});
+            link_.send_while_open(peer, std::move(out));
+          });
         } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {
           if (!is_head()) {
             link_.send_to(peer, table_snapshot());

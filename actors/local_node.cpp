@@ -457,6 +457,45 @@ node_stats local_node::stats() {
   return out;
 }
 
+result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what) {
+  std::vector<wire_msg::list_row> out;
+  if (what == "tasks") {
+    caf::scoped_actor self{*sys_};
+    error failed;
+    self->request(current(part::scheduler), request_timeout, stats_atom::value,
+                  list_atom::value)
+        .receive(
+            [&](std::vector<task_row>& rows) {
+              for (auto& r : rows)
+                out.push_back({r.id, r.function, r.state,
+                               "priority " + std::to_string(r.priority) + ", attempt " +
+                                   std::to_string(r.attempt)});
+            },
+            [&](caf::error& e) {
+              failed = {errc::timeout,
+                        "node '" + node_name() +
+                            "': its scheduler did not answer: " + caf::to_string(e)};
+            });
+    if (!failed.message.empty()) return failed;
+  } else if (what == "actors") {
+    std::lock_guard<std::mutex> guard{hosts_mtx_};
+    for (auto& weak : hosts_)
+      if (auto h = weak.lock()) {
+        auto& spec = h->spec();
+        out.push_back({spec.options.name.empty() ? spec.cluster_name : spec.options.name,
+                       spec.type_name, h->dead() ? "dead" : "alive",
+                       h->dead() ? h->death_reason() : ""});
+      }
+  } else if (what == "objects") {
+    for (auto& [id, bytes] : store_->objects())
+      out.push_back({id.to_string(), "", "stored", human_bytes(bytes)});
+  } else {
+    return error{errc::invalid_argument,
+                 "cannot list '" + what + "': lists are tasks, actors and objects"};
+  }
+  return out;
+}
+
 void local_node::collect(metric_set& out) {
   auto s = stats();
   struct number {

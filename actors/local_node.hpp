@@ -23,6 +23,7 @@
 #include "framework/detail/supervisor_actor.hpp"
 #include "framework/runtime_config.hpp"
 #include "framework/supervisor_spec.hpp"
+#include "transport/wire_message.hpp"
 
 namespace swarm::actors {
 
@@ -85,6 +86,10 @@ public:
   /// Adds this node's numbers to a scrape of its metrics: tasks by function, the
   /// scheduler's queue and workers, the object store, the control store.
   void collect(metric_set& out);
+
+  /// What this node runs or holds, for `swarm list`: `what` is "tasks" (queued and at
+  /// workers), "actors" (hosted here) or "objects" (stored here).
+  result<std::vector<wire_msg::list_row>> list(const std::string& what);
 
   /// The port its metrics are served on; 0 when they are not (or a cluster node serves
   /// them).

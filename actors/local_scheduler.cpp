@@ -234,6 +234,21 @@ struct scheduler_state {
     dispatch_ready();
   }
 
+  std::vector<task_row> rows() const {
+    std::vector<task_row> out;
+    auto row = [&](const task_ptr& t, const char* state) {
+      out.push_back({t->result->id().to_string(), t->name, state, t->options.priority,
+                     t->attempts + 1});
+    };
+    for (auto& w : workers)
+      for (auto& t : w.inflight)
+        row(t, t->phase() == task_phase::running ? "running" : "dispatched");
+    for (auto& [p, q] : ready)
+      for (auto& t : q)
+        row(t, "queued");
+    return out;
+  }
+
   counts_by_function counts_now() const {
     auto out = counts;
     for (auto& w : workers)
@@ -260,6 +275,7 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       [self](blocked_atom, size_t index) { self->state.on_blocked(index); },
       [self](unblocked_atom, size_t index) { self->state.on_unblocked(index); },
       [self](stats_atom, by_function_atom) { return self->state.counts_now(); },
+      [self](stats_atom, list_atom) { return self->state.rows(); },
       [self](stats_atom) {
         size_t queued = 0, running = 0, blocked = 0;
         for (auto& [p, q] : self->state.ready)

@@ -46,16 +46,27 @@ struct function_counts {
 };
 using counts_by_function = std::map<std::string, function_counts>;
 
+/// A task the scheduler holds, for `swarm list tasks`.
+struct task_row {
+  std::string id; ///< its result object
+  std::string function;
+  std::string state; ///< "queued", "dispatched" (at a worker, next) or "running"
+  int32_t priority = 0;
+  uint32_t attempt = 1;
+};
+
 /// Spawns the local scheduler: it drains the inbox when woken (and at start, taking over
 /// from a crashed predecessor), queues ready tasks by priority, accounts the node's
 /// resources per task, and leases workers to tasks of one resource shape, pipelining
 /// further tasks of that shape to a leased worker. A worker blocked in `get` hands its
 /// resources back and its queued tasks are moved to other workers; more workers start
 /// (up to `max_workers` not blocked) when the others are blocked. Tasks of a dead worker
-/// are retried. `(stats_atom, by_function_atom) -> counts_by_function`.
+/// are retried. `(stats_atom, by_function_atom) -> counts_by_function`;
+/// `(stats_atom, list_atom) -> std::vector<task_row>`.
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors
 
 // Only sent within a node.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::counts_by_function)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::task_row>)

@@ -25,6 +25,7 @@ using end_atom = caf::atom_constant<caf::atom("hostend")>;
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using by_function_atom = caf::atom_constant<caf::atom("byfunc")>;
+using list_atom = caf::atom_constant<caf::atom("list")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using lookup_atom = caf::atom_constant<caf::atom("lookup")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;

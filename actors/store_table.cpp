@@ -5,8 +5,6 @@
 
 namespace swarm::actors {
 
-namespace {
-
 std::string human_bytes(size_t n) {
   char buf[32];
   if (n >= (size_t{1} << 30))
@@ -17,8 +15,6 @@ std::string human_bytes(size_t n) {
     std::snprintf(buf, sizeof buf, "%zu B", n);
   return buf;
 }
-
-} // namespace
 
 class table_lease final : public detail::store_lease {
 public:
@@ -113,6 +109,11 @@ void store_table::release(const object_id& id) {
   if (i == objects_.end()) return;
   bytes_ -= i->second;
   objects_.erase(i);
+}
+
+std::vector<std::pair<object_id, size_t>> store_table::objects() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return {objects_.begin(), objects_.end()};
 }
 
 store_stats store_table::stats() const {

@@ -4,6 +4,8 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
@@ -11,6 +13,9 @@
 #include "framework/object_id.hpp"
 
 namespace swarm::actors {
+
+/// `n` bytes for people: "512 B", "1.50 MiB", "2.00 GiB".
+std::string human_bytes(size_t n);
 
 /// What the object store holds right now.
 struct store_stats {
@@ -49,6 +54,9 @@ public:
                                                                size_t bytes);
 
   store_stats stats() const;
+
+  /// The objects stored here (not pulled copies), with their bytes.
+  std::vector<std::pair<object_id, size_t>> objects() const;
 
   /// Whether `id` is stored.
   bool contains(const object_id& id) const;

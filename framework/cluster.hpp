@@ -70,6 +70,22 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
 result<cluster_state> cluster_status(const cluster_config& cfg,
                                      std::chrono::milliseconds timeout);
 
+/// One task, actor or object a node reported to `list_cluster`.
+struct listed {
+  std::string node;
+  std::string id;     ///< a task's result object, an actor's name, an object's id
+  std::string name;   ///< a task's function, an actor's type
+  std::string state;  ///< queued, dispatched, running; alive, dead; stored
+  std::string detail; ///< priority and attempt; why an actor died; an object's bytes
+};
+
+/// What the alive nodes of `cfg` (or only `node`) run or hold: `what` is "tasks",
+/// "actors" or "objects". A node that does not answer within `timeout` is an error
+/// naming it.
+result<std::vector<listed>> list_cluster(const cluster_config& cfg,
+                                         const std::string& what, const std::string& node,
+                                         std::chrono::milliseconds timeout);
+
 /// Asks node `node` (every node when empty) of `cfg` to stop.
 result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
                           std::chrono::milliseconds timeout);

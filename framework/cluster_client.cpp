@@ -102,6 +102,37 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
   return out;
 }
 
+result<std::vector<listed>> list_cluster(const cluster_config& cfg,
+                                         const std::string& what, const std::string& node,
+                                         std::chrono::milliseconds timeout) {
+  if (what != "tasks" && what != "actors" && what != "objects")
+    return error{errc::invalid_argument,
+                 "cannot list '" + what + "': lists are tasks, actors and objects"};
+  if (!node.empty())
+    if (auto n = cfg.find(node); !n) return n.err();
+  auto state = cluster_status(cfg, timeout);
+  if (!state) return state.err();
+  std::vector<listed> out;
+  uint64_t request = 0;
+  for (auto& n : state->nodes) {
+    if (!n.alive || (!node.empty() && n.name != node)) continue;
+    auto spec = cfg.find(n.name);
+    if (!spec) continue; // not in this file
+    cluster_client c{cfg};
+    if (auto ok = c.send(**spec, wire_msg::list_request{++request, what}, timeout); !ok)
+      return ok.err();
+    auto answer = c.wait(timeout);
+    auto* reply = answer ? std::get_if<wire_msg::list_reply>(&*answer) : nullptr;
+    if (!reply)
+      return error{errc::node_unreachable, "node '" + n.name + "' sent no list of its " +
+                                               what + " within " +
+                                               std::to_string(timeout.count()) + " ms"};
+    for (auto& r : reply->rows)
+      out.push_back({reply->node, r.id, r.name, r.state, r.detail});
+  }
+  return out;
+}
+
 result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
                           std::chrono::milliseconds timeout) {
   const node_spec* target = &cfg.head();

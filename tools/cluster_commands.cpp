@@ -138,6 +138,36 @@ int run_status(const status_options& opts) {
   return 0;
 }
 
+int run_list(const list_options& opts) {
+  auto cfg = load("list", opts.config);
+  if (!cfg) return 1;
+  auto rows = list_cluster(*cfg, opts.what, opts.node, 5s);
+  if (!rows) {
+    std::fprintf(stderr, "swarm list: %s\n", rows.err().message.c_str());
+    return 1;
+  }
+  const char* id = opts.what == "tasks"    ? "result"
+                   : opts.what == "actors" ? "actor name"
+                                           : "object";
+  const char* name = opts.what == "tasks"    ? "function"
+                     : opts.what == "actors" ? "type"
+                                             : "";
+  char line[1024];
+  std::printf("%-16s %-28s %-24s %-10s %s\n", "node", id, name, "state", "detail");
+  size_t shown = 0;
+  for (auto& r : *rows) {
+    std::snprintf(line, sizeof line, "%-16s %-28s %-24s %-10s %s", r.node.c_str(),
+                  r.id.c_str(), r.name.c_str(), r.state.c_str(), r.detail.c_str());
+    if (!opts.state.empty() && r.state != opts.state) continue;
+    if (!opts.filter.empty() && std::string{line}.find(opts.filter) == std::string::npos)
+      continue;
+    std::printf("%s\n", line);
+    ++shown;
+  }
+  std::printf("%zu of %zu %s\n", shown, rows->size(), opts.what.c_str());
+  return 0;
+}
+
 int run_stop(const stop_options& opts) {
   const auto& node = opts.node;
   auto cfg = load("stop", opts.config);

@@ -58,6 +58,17 @@ struct status_options {
 };
 int run_status(const status_options& opts);
 
+/// `swarm list tasks|actors|objects`: what the alive nodes run or hold, one line each,
+/// only those of `node`, whose line contains `filter`, or in `state`, when given.
+struct list_options {
+  std::string what;
+  std::string config;
+  std::string node;
+  std::string filter;
+  std::string state;
+};
+int run_list(const list_options& opts);
+
 /// `swarm stop`: stops one node, or all of them (`node` empty).
 struct stop_options {
   std::string config;

@@ -82,6 +82,18 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
 
+  list_options list;
+  auto* ls = app.add_subcommand("list", "list the tasks, actors or objects of the alive "
+                                        "nodes");
+  ls->add_option("what", list.what, "tasks, actors or objects")
+      ->required()
+      ->check(CLI::IsMember({"tasks", "actors", "objects"}));
+  ls->add_option("--config", list.config, "the cluster file")->required();
+  ls->add_option("--node", list.node, "only this node's");
+  ls->add_option("--filter", list.filter, "only lines that contain this text");
+  ls->add_option("--state", list.state,
+                 "only in this state (queued, dispatched, running; alive, dead; stored)");
+
   stop_options stop;
   auto* sp = app.add_subcommand("stop", "stop one node, or all of them");
   sp->add_option("--config", stop.config, "the cluster file")->required();
@@ -107,6 +119,7 @@ int main(int argc, char** argv) {
   if (st->parsed()) return run_start(start);
   if (s->parsed()) return run_status(status);
   if (sp->parsed()) return run_stop(stop);
+  if (ls->parsed()) return run_list(list);
   if (c->parsed()) return run_check_config(check);
   return run_floor_peer(peer_args);
 }

@@ -167,6 +167,25 @@ struct StatusRequest {
   requestId @0 :UInt64;
 }
 
+# What a node runs or holds (`swarm list`): what is "tasks", "actors" or "objects".
+struct ListRequest {
+  requestId @0 :UInt64;
+  what @1 :Text;
+}
+
+struct ListRow {
+  id @0 :Text;
+  name @1 :Text;
+  state @2 :Text;
+  detail @3 :Text;
+}
+
+struct ListReply {
+  requestId @0 :UInt64;
+  node @1 :Text;
+  rows @2 :List(ListRow);
+}
+
 # Stops one node, or every node when `node` is empty.
 struct StopRequest {
   node @0 :Text;
@@ -295,5 +314,7 @@ struct Envelope {
     kvEntry @23 :KvEntry;
     kvRequest @24 :KvRequest;
     kvReply @25 :KvReply;
+    listRequest @26 :ListRequest;
+    listReply @27 :ListReply;
   }
 }

@@ -266,6 +266,24 @@ struct builder_visitor {
     b.setSize(m.size);
     b.setPresent(m.present);
   }
+  void operator()(const list_request& m) {
+    auto b = env.initListRequest();
+    b.setRequestId(m.request_id);
+    b.setWhat(m.what);
+  }
+  void operator()(const list_reply& m) {
+    auto b = env.initListReply();
+    b.setRequestId(m.request_id);
+    b.setNode(m.node);
+    auto rows = b.initRows(size_of(m.rows.size()));
+    for (unsigned i = 0; i < rows.size(); ++i) {
+      auto& r = m.rows[i];
+      rows[i].setId(r.id);
+      rows[i].setName(r.name);
+      rows[i].setState(r.state);
+      rows[i].setDetail(r.detail);
+    }
+  }
   void operator()(const status_request& m) {
     env.initStatusRequest().setRequestId(m.request_id);
   }
@@ -448,6 +466,17 @@ message read_envelope(wire::Envelope::Reader env) {
   case wire::Envelope::OBJECT_LOCATION: {
     auto r = env.getObjectLocation();
     return object_location{get_id(r.getId()), r.getNode(), r.getSize(), r.getPresent()};
+  }
+  case wire::Envelope::LIST_REQUEST: {
+    auto r = env.getListRequest();
+    return list_request{r.getRequestId(), r.getWhat()};
+  }
+  case wire::Envelope::LIST_REPLY: {
+    auto r = env.getListReply();
+    list_reply out{r.getRequestId(), r.getNode(), {}};
+    for (auto row : r.getRows())
+      out.rows.push_back({row.getId(), row.getName(), row.getState(), row.getDetail()});
+    return out;
   }
   case wire::Envelope::STATUS_REQUEST:
     return status_request{env.getStatusRequest().getRequestId()};

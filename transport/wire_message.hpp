@@ -190,6 +190,30 @@ struct status_request {
   uint64_t request_id = 0;
 };
 
+/// Asks a node what it runs or holds: `what` is "tasks", "actors" or "objects".
+struct list_request {
+  uint64_t request_id = 0;
+  std::string what;
+};
+
+/// One task, actor or object a node reports.
+struct list_row {
+  std::string id;
+  std::string name;
+  std::string state;
+  std::string detail;
+
+  bool operator==(const list_row& o) const {
+    return id == o.id && name == o.name && state == o.state && detail == o.detail;
+  }
+};
+
+struct list_reply {
+  uint64_t request_id = 0;
+  std::string node;
+  std::vector<list_row> rows;
+};
+
 struct stop_request {
   std::string node;
   /// Why, when the head stops a node it refused (e.g. a join that conflicts).
@@ -301,7 +325,8 @@ using message =
                  object_chunk, object_free, join, node_table, status_request,
                  stop_request, actor_create, actor_created, actor_call, actor_register,
                  actor_lookup, actor_location, actor_kill, job_info, object_location,
-                 actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply>;
+                 actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply,
+                 list_request, list_reply>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

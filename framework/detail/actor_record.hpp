@@ -24,6 +24,9 @@ struct actor_spec {
   /// The constructor's arguments, for creating it on another node.
   std::vector<boxed_value> constructor_args;
   actor_options options;
+  /// Its name in the cluster's registry (the head's), when it is registered there
+  /// rather than in this node's.
+  std::string cluster_name;
   uint64_t owner = 0;
   /// A state to restore the first instance from (an actor restarted on another node).
   std::vector<uint8_t> checkpoint;
@@ -40,7 +43,8 @@ std::function<std::unique_ptr<actor>()> make_actor_factory(Xs&&... xs) {
                 "actor constructor arguments must be encodable");
   return [args = std::make_tuple(std::decay_t<Xs>(std::forward<Xs>(xs))...)]() {
     return std::apply(
-        [](auto&... a) -> std::unique_ptr<actor> { return std::make_unique<T>(a...); }, args);
+        [](auto&... a) -> std::unique_ptr<actor> { return std::make_unique<T>(a...); },
+        args);
   };
 }
 

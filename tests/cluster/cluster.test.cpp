@@ -643,3 +643,63 @@ TEST_CASE("the node table shows the resources a node has available beside its to
   CHECK(running == 1);
   CHECK(busy.task.get(10s));
 }
+
+TEST_CASE("swarm list shows the tasks, actors and objects of every alive node") {
+  three_nodes c;
+  auto busy = c.start_long_task();
+  std::string victim = busy.victim == &c.w1 ? "worker-1" : "worker-2";
+  auto blob = c.rt->put(std::vector<uint8_t>(1 << 20, 7)); // past the inline threshold
+  auto cls = c.app.find_actor_type<counter>("counter").value();
+  swarm::actor_options named;
+  named.name = "the-counter";
+  named.node = "worker-2";
+  auto a = c.rt->spawn(named, cls, 0);
+  REQUIRE(a.call(&counter::add, 1).get(10s).value() == 1);
+
+  auto find = [](const std::vector<swarm::listed>& rows, const std::string& node,
+                 const std::string& id, const std::string& name) -> const swarm::listed* {
+    for (auto& r : rows)
+      if (r.node == node && (id.empty() || r.id == id) && r.name == name) return &r;
+    return nullptr;
+  };
+  auto tasks = swarm::list_cluster(c.cfg, "tasks", "", 5s);
+  REQUIRE_MESSAGE(tasks, tasks.err().message);
+  auto* nap = find(*tasks, victim, busy.task.id().to_string(), "nap_pid");
+  REQUIRE(nap != nullptr);
+  CHECK(nap->state == "running");
+  CHECK(nap->detail == "priority 0, attempt 1");
+
+  auto actors = swarm::list_cluster(c.cfg, "actors", "", 5s).value();
+  auto* counter_row = find(actors, "worker-2", "the-counter", "counter");
+  std::string seen;
+  for (auto& r : actors)
+    seen += r.node + " [" + r.id + "] " + r.name + " " + r.state + "; ";
+  REQUIRE_MESSAGE(counter_row != nullptr, seen);
+  CHECK(counter_row->state == "alive");
+
+  auto objects = swarm::list_cluster(c.cfg, "objects", "head", 5s).value();
+  auto* blob_row = find(objects, "head", blob.id().to_string(), "");
+  REQUIRE(blob_row != nullptr);
+  CHECK(blob_row->detail == "1.00 MiB");
+  for (auto& r : objects)
+    CHECK(r.node == "head");
+
+  auto cmd = std::string{SWARM_CLI} + " list tasks --config " + c.config +
+             " --state running 2>&1";
+  std::string out;
+  auto* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (auto n = std::fread(buf, 1, sizeof buf, p))
+    out.append(buf, n);
+  CHECK(::pclose(p) == 0);
+  CHECK_MESSAGE(out.find(victim) != std::string::npos, out);
+  CHECK(out.find("nap_pid") != std::string::npos);
+  CHECK(out.find("1 of ") != std::string::npos);
+
+  auto wrong = swarm::list_cluster(c.cfg, "things", "", 5s);
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.err().message ==
+        "cannot list 'things': lists are tasks, actors and objects");
+  CHECK(busy.task.get(10s));
+}

@@ -476,7 +476,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
             if (auto rows = local_->list(x.what))
               out.rows = std::move(*rows);
             else
-              out.rows.push_back({"", "", "error", rows.err().message});
+              out.rows.push_back({"", "", "error", rows.err().message, {}});
             link_.send_while_open(peer, std::move(out));
           });
         } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {

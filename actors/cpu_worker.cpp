@@ -56,7 +56,9 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
     return;
   }
   detail::set_thread_blocking_hook(&st.hook);
+  task.started_us = detail::now_us();
   auto outcome = execute_call(task, nullptr, st.ctx);
+  task.ended_us = detail::now_us();
   detail::set_thread_blocking_hook(nullptr);
   bool retry = outcome.what == call_outcome::kind::error &&
                outcome.err.code == errc::application_error &&

@@ -467,9 +467,32 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
         .receive(
             [&](std::vector<task_row>& rows) {
               for (auto& r : rows)
-                out.push_back({r.id, r.function, r.state,
+                out.push_back({r.id,
+                               r.function,
+                               r.state,
                                "priority " + std::to_string(r.priority) + ", attempt " +
-                                   std::to_string(r.attempt)});
+                                   std::to_string(r.attempt),
+                               {}});
+            },
+            [&](caf::error& e) {
+              failed = {errc::timeout,
+                        "node '" + node_name() +
+                            "': its scheduler did not answer: " + caf::to_string(e)};
+            });
+    if (!failed.message.empty()) return failed;
+  } else if (what == "timeline") {
+    caf::scoped_actor self{*sys_};
+    error failed;
+    self->request(current(part::scheduler), request_timeout, stats_atom::value,
+                  timeline_atom::value)
+        .receive(
+            [&](std::vector<task_event>& events) {
+              for (auto& e : events)
+                out.push_back({e.id,
+                               e.function,
+                               e.failed ? "failed" : "finished",
+                               "",
+                               {e.worker, e.queued_us, e.started_us, e.ended_us}});
             },
             [&](caf::error& e) {
               failed = {errc::timeout,
@@ -483,15 +506,18 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
       if (auto h = weak.lock()) {
         auto& spec = h->spec();
         out.push_back({spec.options.name.empty() ? spec.cluster_name : spec.options.name,
-                       spec.type_name, h->dead() ? "dead" : "alive",
-                       h->dead() ? h->death_reason() : ""});
+                       spec.type_name,
+                       h->dead() ? "dead" : "alive",
+                       h->dead() ? h->death_reason() : "",
+                       {}});
       }
   } else if (what == "objects") {
     for (auto& [id, bytes] : store_->objects())
-      out.push_back({id.to_string(), "", "stored", human_bytes(bytes)});
+      out.push_back({id.to_string(), "", "stored", human_bytes(bytes), {}});
   } else {
     return error{errc::invalid_argument,
-                 "cannot list '" + what + "': lists are tasks, actors and objects"};
+                 "cannot list '" + what +
+                     "': lists are tasks, actors, objects and timeline"};
   }
   return out;
 }

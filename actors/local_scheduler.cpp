@@ -22,6 +22,8 @@ using detail::make_claim;
 using detail::task_phase;
 using detail::task_ptr;
 
+using detail::now_us;
+
 // Workers blocked in `get` hold a thread but no CPU; this bounds the threads they hold.
 constexpr size_t max_threads = 1024;
 
@@ -39,6 +41,7 @@ struct scheduler_state {
   std::vector<worker_slot> workers;
   std::map<int32_t, std::deque<task_ptr>, std::greater<>> ready;
   counts_by_function counts;
+  std::deque<task_event> timeline; // the last tasks that ended, oldest first
   caf::event_based_actor* self = nullptr;
 
   ~scheduler_state() {
@@ -136,15 +139,20 @@ struct scheduler_state {
     }
   }
 
-  void count_end(const task_ptr& t) {
+  void count_end(const task_ptr& t, size_t worker) {
     if (t->phase() != task_phase::finished) return; // queued again to retry, or cancelled
     auto& c = counts[t->name];
-    ++(t->result->current() == detail::object_slot::state::failed ? c.failed
-                                                                  : c.finished);
+    bool failed = t->result->current() == detail::object_slot::state::failed;
+    ++(failed ? c.failed : c.finished);
+    if (config.timeline_events == 0 || t->started_us == 0) return;
+    if (timeline.size() == config.timeline_events) timeline.pop_front();
+    timeline.push_back({t->result->id().to_string(), t->name, failed,
+                        static_cast<uint32_t>(worker), t->queued_us, t->started_us,
+                        t->ended_us});
   }
 
   void on_done(size_t index, const task_ptr& t) {
-    count_end(t);
+    count_end(t, index);
     if (index >= workers.size()) return;
     auto& w = workers[index];
     auto i = std::find(w.inflight.begin(), w.inflight.end(), t);
@@ -221,7 +229,10 @@ struct scheduler_state {
   void drain_inbox() {
     for (auto& t : config.inbox->drain())
       if (t->phase() == task_phase::queued) {
-        if (t->attempts == 0) ++counts[t->name].submitted;
+        if (t->attempts == 0) {
+          ++counts[t->name].submitted;
+          t->queued_us = now_us();
+        }
         ready[t->options.priority].push_back(std::move(t));
       }
     dispatch_ready();
@@ -229,7 +240,10 @@ struct scheduler_state {
 
   void on_submit(task_ptr t) {
     if (t->phase() != task_phase::queued) return;
-    if (t->attempts == 0) ++counts[t->name].submitted;
+    if (t->attempts == 0) {
+      ++counts[t->name].submitted;
+      t->queued_us = now_us();
+    }
     ready[t->options.priority].push_back(std::move(t));
     dispatch_ready();
   }
@@ -276,6 +290,10 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       [self](unblocked_atom, size_t index) { self->state.on_unblocked(index); },
       [self](stats_atom, by_function_atom) { return self->state.counts_now(); },
       [self](stats_atom, list_atom) { return self->state.rows(); },
+      [self](stats_atom, timeline_atom) {
+        return std::vector<task_event>(self->state.timeline.begin(),
+                                       self->state.timeline.end());
+      },
       [self](stats_atom) {
         size_t queued = 0, running = 0, blocked = 0;
         for (auto& [p, q] : self->state.ready)

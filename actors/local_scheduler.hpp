@@ -29,6 +29,8 @@ struct scheduler_config {
   size_t max_workers = 4;
   /// Tasks queued at one worker beyond the one it runs.
   size_t pipeline_depth = 16;
+  /// Tasks that ended kept for the timeline (a ring; 0 keeps none).
+  size_t timeline_events = 10000;
   detail::core* node = nullptr;
   const topology* topo = nullptr;
   /// Where submitted tasks wait; owned by the node, outlives scheduler restarts.
@@ -46,6 +48,17 @@ struct function_counts {
 };
 using counts_by_function = std::map<std::string, function_counts>;
 
+/// A task that ended on this node, for the timeline.
+struct task_event {
+  std::string id; ///< its result object
+  std::string function;
+  bool failed = false;
+  uint32_t worker = 0;
+  int64_t queued_us = 0; ///< wall clock, microseconds since the epoch
+  int64_t started_us = 0;
+  int64_t ended_us = 0;
+};
+
 /// A task the scheduler holds, for `swarm list tasks`.
 struct task_row {
   std::string id; ///< its result object
@@ -62,7 +75,9 @@ struct task_row {
 /// resources back and its queued tasks are moved to other workers; more workers start
 /// (up to `max_workers` not blocked) when the others are blocked. Tasks of a dead worker
 /// are retried. `(stats_atom, by_function_atom) -> counts_by_function`;
-/// `(stats_atom, list_atom) -> std::vector<task_row>`.
+/// `(stats_atom, list_atom) -> std::vector<task_row>`;
+/// `(stats_atom, timeline_atom) -> std::vector<task_event>`, the last
+/// `scheduler_config::timeline_events` tasks that ended, oldest first.
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors
@@ -70,3 +85,4 @@ caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config&
 // Only sent within a node.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::counts_by_function)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::task_row>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::task_event>)

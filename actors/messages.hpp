@@ -26,6 +26,7 @@ using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using by_function_atom = caf::atom_constant<caf::atom("byfunc")>;
 using list_atom = caf::atom_constant<caf::atom("list")>;
+using timeline_atom = caf::atom_constant<caf::atom("timeline")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using lookup_atom = caf::atom_constant<caf::atom("lookup")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;

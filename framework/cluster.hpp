@@ -77,11 +77,14 @@ struct listed {
   std::string name;   ///< a task's function, an actor's type
   std::string state;  ///< queued, dispatched, running; alive, dead; stored
   std::string detail; ///< priority and attempt; why an actor died; an object's bytes
+  /// A timeline event's worker, and when the task was queued, started and ended
+  /// (wall clock, microseconds since the epoch).
+  std::vector<int64_t> numbers;
 };
 
 /// What the alive nodes of `cfg` (or only `node`) run or hold: `what` is "tasks",
-/// "actors" or "objects". A node that does not answer within `timeout` is an error
-/// naming it.
+/// "actors", "objects" or "timeline" (the last tasks that ended on each node). A node
+/// that does not answer within `timeout` is an error naming it.
 result<std::vector<listed>> list_cluster(const cluster_config& cfg,
                                          const std::string& what, const std::string& node,
                                          std::chrono::milliseconds timeout);

@@ -105,9 +105,10 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
 result<std::vector<listed>> list_cluster(const cluster_config& cfg,
                                          const std::string& what, const std::string& node,
                                          std::chrono::milliseconds timeout) {
-  if (what != "tasks" && what != "actors" && what != "objects")
+  if (what != "tasks" && what != "actors" && what != "objects" && what != "timeline")
     return error{errc::invalid_argument,
-                 "cannot list '" + what + "': lists are tasks, actors and objects"};
+                 "cannot list '" + what +
+                     "': lists are tasks, actors, objects and timeline"};
   if (!node.empty())
     if (auto n = cfg.find(node); !n) return n.err();
   auto state = cluster_status(cfg, timeout);
@@ -128,7 +129,7 @@ result<std::vector<listed>> list_cluster(const cluster_config& cfg,
                                                what + " within " +
                                                std::to_string(timeout.count()) + " ms"};
     for (auto& r : reply->rows)
-      out.push_back({reply->node, r.id, r.name, r.state, r.detail});
+      out.push_back({reply->node, r.id, r.name, r.state, r.detail, r.numbers});
   }
   return out;
 }

@@ -69,6 +69,15 @@ struct list_options {
 };
 int run_list(const list_options& opts);
 
+/// `swarm timeline`: the tasks that ended lately on the alive nodes (or `node`), written
+/// to `out` as a Chrome / Perfetto trace.
+struct timeline_options {
+  std::string config;
+  std::string out;
+  std::string node;
+};
+int run_timeline(const timeline_options& opts);
+
 /// `swarm stop`: stops one node, or all of them (`node` empty).
 struct stop_options {
   std::string config;

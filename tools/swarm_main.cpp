@@ -94,6 +94,13 @@ int main(int argc, char** argv) {
   ls->add_option("--state", list.state,
                  "only in this state (queued, dispatched, running; alive, dead; stored)");
 
+  timeline_options timeline;
+  auto* tl = app.add_subcommand("timeline", "write the tasks that ended lately on every "
+                                            "node as a Chrome / Perfetto trace");
+  tl->add_option("--config", timeline.config, "the cluster file")->required();
+  tl->add_option("--out", timeline.out, "the trace file to write (JSON)")->required();
+  tl->add_option("--node", timeline.node, "only this node's tasks");
+
   stop_options stop;
   auto* sp = app.add_subcommand("stop", "stop one node, or all of them");
   sp->add_option("--config", stop.config, "the cluster file")->required();
@@ -120,6 +127,7 @@ int main(int argc, char** argv) {
   if (s->parsed()) return run_status(status);
   if (sp->parsed()) return run_stop(stop);
   if (ls->parsed()) return run_list(list);
+  if (tl->parsed()) return run_timeline(timeline);
   if (c->parsed()) return run_check_config(check);
   return run_floor_peer(peer_args);
 }

@@ -178,6 +178,7 @@ struct ListRow {
   name @1 :Text;
   state @2 :Text;
   detail @3 :Text;
+  numbers @4 :List(Int64);  # a timeline event: worker, queued, started, ended (us)
 }
 
 struct ListReply {

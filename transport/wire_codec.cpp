@@ -282,6 +282,9 @@ struct builder_visitor {
       rows[i].setName(r.name);
       rows[i].setState(r.state);
       rows[i].setDetail(r.detail);
+      auto numbers = rows[i].initNumbers(size_of(r.numbers.size()));
+      for (unsigned k = 0; k < numbers.size(); ++k)
+        numbers.set(k, r.numbers[k]);
     }
   }
   void operator()(const status_request& m) {
@@ -474,8 +477,13 @@ message read_envelope(wire::Envelope::Reader env) {
   case wire::Envelope::LIST_REPLY: {
     auto r = env.getListReply();
     list_reply out{r.getRequestId(), r.getNode(), {}};
-    for (auto row : r.getRows())
-      out.rows.push_back({row.getId(), row.getName(), row.getState(), row.getDetail()});
+    for (auto row : r.getRows()) {
+      std::vector<int64_t> numbers;
+      for (auto n : row.getNumbers())
+        numbers.push_back(n);
+      out.rows.push_back({row.getId(), row.getName(), row.getState(), row.getDetail(),
+                          std::move(numbers)});
+    }
     return out;
   }
   case wire::Envelope::STATUS_REQUEST:

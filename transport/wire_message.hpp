@@ -190,7 +190,8 @@ struct status_request {
   uint64_t request_id = 0;
 };
 
-/// Asks a node what it runs or holds: `what` is "tasks", "actors" or "objects".
+/// Asks a node what it runs or holds: `what` is "tasks", "actors", "objects" or
+/// "timeline".
 struct list_request {
   uint64_t request_id = 0;
   std::string what;
@@ -202,9 +203,12 @@ struct list_row {
   std::string name;
   std::string state;
   std::string detail;
+  /// A timeline event's worker, and when it was queued, started and ended (us).
+  std::vector<int64_t> numbers;
 
   bool operator==(const list_row& o) const {
-    return id == o.id && name == o.name && state == o.state && detail == o.detail;
+    return id == o.id && name == o.name && state == o.state && detail == o.detail &&
+           numbers == o.numbers;
   }
 };
 

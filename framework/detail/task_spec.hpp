@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,6 +36,13 @@ constexpr uint64_t make_claim(uint64_t epoch, task_phase p) {
   return (epoch << 2) | static_cast<uint64_t>(p);
 }
 
+/// The wall clock in microseconds since the epoch, as the timeline records it.
+inline int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 /// A submitted call: what to run, with what, and where its result goes.
 struct task_spec {
   std::string name;
@@ -50,6 +58,11 @@ struct task_spec {
   slot_ptr result;
   uint64_t owner = 0;
   uint32_t attempts = 0;
+  /// For the timeline: when this node's scheduler queued it, and when its last attempt
+  /// started and ended (wall clock, microseconds since the epoch; 0: not yet).
+  int64_t queued_us = 0;
+  int64_t started_us = 0;
+  int64_t ended_us = 0;
   /// Epoch and phase; whoever moves it from `queued` gets to run or cancel the task.
   std::atomic<uint64_t> claim{make_claim(0, task_phase::queued)};
 
@@ -62,8 +75,9 @@ struct task_spec {
   ~task_spec() {
     if (result && !result->done())
       result->set_error({own_fn ? errc::actor_died : errc::worker_died,
-                         "'" + name + "' was dropped before it ran: the actor or worker "
-                                      "holding it went away"});
+                         "'" + name +
+                             "' was dropped before it ran: the actor or worker "
+                             "holding it went away"});
   }
 
   /// Moves a queued task into `to` for the dispatch of `epoch`; false if someone else

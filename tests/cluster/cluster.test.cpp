@@ -2,6 +2,7 @@
 // two node processes are the workers.
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -700,6 +702,46 @@ TEST_CASE("swarm list shows the tasks, actors and objects of every alive node") 
   auto wrong = swarm::list_cluster(c.cfg, "things", "", 5s);
   REQUIRE_FALSE(wrong);
   CHECK(wrong.err().message ==
-        "cannot list 'things': lists are tasks, actors and objects");
+        "cannot list 'things': lists are tasks, actors, objects and timeline");
   CHECK(busy.task.get(10s));
+}
+
+TEST_CASE("swarm timeline writes the tasks that ended on each node as a Chrome trace") {
+  three_nodes c;
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  std::set<std::string> ids;
+  for (int i = 0; i < 20; ++i) {
+    auto r = c.rt->submit(c.on("worker-1"), add, i, 1);
+    REQUIRE(r.get(10s).value() == i + 1);
+    ids.insert(r.id().to_string());
+  }
+  auto trace = c.dir + "/trace.json";
+  auto cmd = std::string{SWARM_CLI} + " timeline --config " + c.config + " --out " +
+             trace + " 2>&1";
+  auto* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  while (auto n = std::fread(buf, 1, sizeof buf, p))
+    out.append(buf, n);
+  REQUIRE_MESSAGE(::pclose(p) == 0, out);
+  CHECK(out.find("to " + trace) != std::string::npos);
+
+  auto json = nlohmann::json::parse(std::ifstream{trace});
+  int worker_pid = 0;
+  for (auto& e : json["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "worker-1")
+      worker_pid = e["pid"];
+  REQUIRE(worker_pid > 0);
+  size_t seen = 0;
+  for (auto& e : json["traceEvents"]) {
+    if (e["ph"] != "X" || e["name"] != "add") continue;
+    CHECK(e["pid"] == worker_pid);
+    CHECK(e["dur"].get<int64_t>() >= 0);
+    CHECK(e["ts"].get<int64_t>() > 0);
+    CHECK(e["args"]["state"] == "finished");
+    CHECK(e["args"]["waited_us"].get<int64_t>() >= 0);
+    seen += ids.count(e["args"]["result"].get<std::string>());
+  }
+  CHECK(seen == ids.size());
 }

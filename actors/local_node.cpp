@@ -488,7 +488,7 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
         .receive(
             [&](std::vector<task_event>& events) {
               for (auto& e : events)
-                out.push_back({e.id,
+                out.push_back({e.id.to_string(),
                                e.function,
                                e.failed ? "failed" : "finished",
                                "",
@@ -500,6 +500,9 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
                             "': its scheduler did not answer: " + caf::to_string(e)};
             });
     if (!failed.message.empty()) return failed;
+  } else if (what == "logs") {
+    for (auto& line : log_.recent())
+      out.push_back({"", "", "", line, {}});
   } else if (what == "actors") {
     std::lock_guard<std::mutex> guard{hosts_mtx_};
     for (auto& weak : hosts_)
@@ -517,7 +520,7 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
   } else {
     return error{errc::invalid_argument,
                  "cannot list '" + what +
-                     "': lists are tasks, actors, objects and timeline"};
+                     "': lists are tasks, actors, objects, timeline and logs"};
   }
   return out;
 }

@@ -89,7 +89,8 @@ public:
 
   /// What this node runs or holds, for `swarm list`: `what` is "tasks" (queued and at
   /// workers), "actors" (hosted here), "objects" (stored here) or "timeline" (the last
-  /// tasks that ended, with their worker and times in `numbers`).
+  /// tasks that ended, with their worker and times in `numbers`) or "logs" (the last
+  /// lines of its log, in `detail`).
   result<std::vector<wire_msg::list_row>> list(const std::string& what);
 
   /// The port its metrics are served on; 0 when they are not (or a cluster node serves

@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "actors/cpu_worker.hpp"
@@ -40,7 +41,8 @@ struct scheduler_state {
   resource_set available;
   std::vector<worker_slot> workers;
   std::map<int32_t, std::deque<task_ptr>, std::greater<>> ready;
-  counts_by_function counts;
+  // By the function's invoker, stable while the node runs: no string per task.
+  std::unordered_map<const void*, std::pair<std::string, function_counts>> counts;
   std::deque<task_event> timeline; // the last tasks that ended, oldest first
   caf::event_based_actor* self = nullptr;
 
@@ -141,14 +143,13 @@ struct scheduler_state {
 
   void count_end(const task_ptr& t, size_t worker) {
     if (t->phase() != task_phase::finished) return; // queued again to retry, or cancelled
-    auto& c = counts[t->name];
+    auto& c = count_of(t);
     bool failed = t->result->current() == detail::object_slot::state::failed;
     ++(failed ? c.failed : c.finished);
     if (config.timeline_events == 0 || t->started_us == 0) return;
     if (timeline.size() == config.timeline_events) timeline.pop_front();
-    timeline.push_back({t->result->id().to_string(), t->name, failed,
-                        static_cast<uint32_t>(worker), t->queued_us, t->started_us,
-                        t->ended_us});
+    timeline.push_back({t->result->id(), t->name, failed, static_cast<uint32_t>(worker),
+                        t->queued_us, t->started_us, t->ended_us});
   }
 
   void on_done(size_t index, const task_ptr& t) {
@@ -209,7 +210,7 @@ struct scheduler_state {
             ready[t->options.priority].push_back(t);
           } else {
             t->claim.store(make_claim(t->epoch(), task_phase::finished));
-            ++counts[t->name].failed;
+            ++count_of(t).failed;
             t->result->set_error(
                 {errc::worker_died, "worker running task '" + t->name + "' died (" +
                                         caf::to_string(dm.reason) + ") and " +
@@ -230,7 +231,7 @@ struct scheduler_state {
     for (auto& t : config.inbox->drain())
       if (t->phase() == task_phase::queued) {
         if (t->attempts == 0) {
-          ++counts[t->name].submitted;
+          ++count_of(t).submitted;
           t->queued_us = now_us();
         }
         ready[t->options.priority].push_back(std::move(t));
@@ -241,7 +242,7 @@ struct scheduler_state {
   void on_submit(task_ptr t) {
     if (t->phase() != task_phase::queued) return;
     if (t->attempts == 0) {
-      ++counts[t->name].submitted;
+      ++count_of(t).submitted;
       t->queued_us = now_us();
     }
     ready[t->options.priority].push_back(std::move(t));
@@ -263,8 +264,20 @@ struct scheduler_state {
     return out;
   }
 
+  function_counts& count_of(const task_ptr& t) {
+    auto& entry = counts[t->fn];
+    if (entry.first.empty()) entry.first = t->name;
+    return entry.second;
+  }
+
   counts_by_function counts_now() const {
-    auto out = counts;
+    counts_by_function out;
+    for (auto& [fn, entry] : counts) {
+      auto& c = out[entry.first];
+      c.submitted += entry.second.submitted;
+      c.finished += entry.second.finished;
+      c.failed += entry.second.failed;
+    }
     for (auto& w : workers)
       for (auto& t : w.inflight)
         if (t->phase() == task_phase::running) ++out[t->name].running;

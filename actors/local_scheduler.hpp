@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "framework/object_id.hpp"
 #include "framework/resources.hpp"
 
 namespace swarm::detail {
@@ -50,7 +51,7 @@ using counts_by_function = std::map<std::string, function_counts>;
 
 /// A task that ended on this node, for the timeline.
 struct task_event {
-  std::string id; ///< its result object
+  object_id id; ///< its result object
   std::string function;
   bool failed = false;
   uint32_t worker = 0;

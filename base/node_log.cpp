@@ -1,6 +1,7 @@
 #include "base/node_log.hpp"
 
 #include <spdlog/logger.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <array>
@@ -40,11 +41,14 @@ node_log::node_log(const std::string& node, log_level level, log_sink sink)
   if (from_env) level_ = *from_env;
   // Not registered with spdlog: each node owns its logger. stderr is unbuffered and
   // each line is one write, so the lines of nodes sharing a process stay whole.
-  auto out = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-  stderr_ = std::make_shared<spdlog::logger>(node, std::move(out));
-  stderr_->set_pattern("%Y-%m-%d %H:%M:%S.%e [swarm" + (node.empty() ? "" : " " + node) +
+  // The last lines are also kept for `swarm logs`.
+  recent_ = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(kept_lines);
+  std::vector<spdlog::sink_ptr> sinks{recent_};
+  if (!sink_) sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger_ = std::make_shared<spdlog::logger>(node, sinks.begin(), sinks.end());
+  logger_->set_pattern("%Y-%m-%d %H:%M:%S.%e [swarm" + (node.empty() ? "" : " " + node) +
                        "] %l: %v");
-  stderr_->set_level(to_spdlog(level_));
+  logger_->set_level(to_spdlog(level_));
   if (!from_env) warn("SWARM_LOG is ignored: " + from_env.err().message);
 }
 
@@ -52,10 +56,12 @@ node_log::node_log() : node_log("", log_level::info) {}
 
 void node_log::write(log_level level, const std::string& line) const {
   if (!enabled(level) || level == log_level::off) return;
-  if (sink_)
-    sink_(level, line);
-  else
-    stderr_->log(to_spdlog(level), line);
+  if (sink_) sink_(level, line);
+  logger_->log(to_spdlog(level), line);
+}
+
+std::vector<std::string> node_log::recent(size_t n) const {
+  return recent_->last_formatted(n);
 }
 
 } // namespace swarm

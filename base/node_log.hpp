@@ -2,12 +2,17 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "base/result.hpp"
 
 namespace spdlog {
 class logger;
+namespace sinks {
+template <typename Mutex> class ringbuffer_sink;
+} // namespace sinks
 } // namespace spdlog
 
 namespace swarm {
@@ -48,9 +53,17 @@ public:
   void warn(const std::string& line) const { write(log_level::warn, line); }
   void error(const std::string& line) const { write(log_level::error, line); }
 
+  /// The last `n` lines written (at most `kept_lines`), oldest first, as stderr shows
+  /// them.
+  std::vector<std::string> recent(size_t n = kept_lines) const;
+
+  /// How many of the last lines a log keeps for `recent`.
+  static constexpr size_t kept_lines = 1000;
+
 private:
   log_level level_;
-  std::shared_ptr<spdlog::logger> stderr_;
+  std::shared_ptr<spdlog::logger> logger_; // its sinks: `recent_`, and stderr
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink<std::mutex>> recent_;
   log_sink sink_;
 };
 

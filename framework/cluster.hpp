@@ -83,7 +83,8 @@ struct listed {
 };
 
 /// What the alive nodes of `cfg` (or only `node`) run or hold: `what` is "tasks",
-/// "actors", "objects" or "timeline" (the last tasks that ended on each node). A node
+/// "actors", "objects", "timeline" (the last tasks that ended on each node) or "logs"
+/// (the last lines of each node's log, in `detail`). A node
 /// that does not answer within `timeout` is an error naming it.
 result<std::vector<listed>> list_cluster(const cluster_config& cfg,
                                          const std::string& what, const std::string& node,

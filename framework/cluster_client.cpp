@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "framework/cluster.hpp"
 #include "framework/detail/wire_convert.hpp"
@@ -105,10 +106,12 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
 result<std::vector<listed>> list_cluster(const cluster_config& cfg,
                                          const std::string& what, const std::string& node,
                                          std::chrono::milliseconds timeout) {
-  if (what != "tasks" && what != "actors" && what != "objects" && what != "timeline")
+  static const std::set<std::string> lists{"tasks", "actors", "objects", "timeline",
+                                           "logs"};
+  if (!lists.count(what))
     return error{errc::invalid_argument,
                  "cannot list '" + what +
-                     "': lists are tasks, actors, objects and timeline"};
+                     "': lists are tasks, actors, objects, timeline and logs"};
   if (!node.empty())
     if (auto n = cfg.find(node); !n) return n.err();
   auto state = cluster_status(cfg, timeout);

@@ -168,6 +168,24 @@ int run_list(const list_options& opts) {
   return 0;
 }
 
+int run_logs(const logs_options& opts) {
+  auto cfg = load("logs", opts.config);
+  if (!cfg) return 1;
+  auto rows = list_cluster(*cfg, "logs", opts.node, 5s);
+  if (!rows) {
+    std::fprintf(stderr, "swarm logs: %s\n", rows.err().message.c_str());
+    return 1;
+  }
+  if (rows->empty()) {
+    std::fprintf(stderr, "swarm logs: node '%s' is not alive\n", opts.node.c_str());
+    return 1;
+  }
+  auto skip = rows->size() > opts.lines ? rows->size() - opts.lines : 0;
+  for (size_t i = skip; i < rows->size(); ++i)
+    std::printf("%s\n", (*rows)[i].detail.c_str());
+  return 0;
+}
+
 int run_stop(const stop_options& opts) {
   const auto& node = opts.node;
   auto cfg = load("stop", opts.config);

@@ -78,6 +78,14 @@ struct timeline_options {
 };
 int run_timeline(const timeline_options& opts);
 
+/// `swarm logs`: the last `lines` lines of node `node`'s log.
+struct logs_options {
+  std::string config;
+  std::string node;
+  size_t lines = 100;
+};
+int run_logs(const logs_options& opts);
+
 /// `swarm stop`: stops one node, or all of them (`node` empty).
 struct stop_options {
   std::string config;

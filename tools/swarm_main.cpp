@@ -101,6 +101,13 @@ int main(int argc, char** argv) {
   tl->add_option("--out", timeline.out, "the trace file to write (JSON)")->required();
   tl->add_option("--node", timeline.node, "only this node's tasks");
 
+  logs_options logs;
+  auto* lg = app.add_subcommand("logs", "print the last lines of a node's log");
+  lg->add_option("--config", logs.config, "the cluster file")->required();
+  lg->add_option("--node", logs.node, "the node")->required();
+  lg->add_option("--lines", logs.lines, "how many of its last lines (it keeps 1000)")
+      ->capture_default_str();
+
   stop_options stop;
   auto* sp = app.add_subcommand("stop", "stop one node, or all of them");
   sp->add_option("--config", stop.config, "the cluster file")->required();
@@ -128,6 +135,7 @@ int main(int argc, char** argv) {
   if (sp->parsed()) return run_stop(stop);
   if (ls->parsed()) return run_list(list);
   if (tl->parsed()) return run_timeline(timeline);
+  if (lg->parsed()) return run_logs(logs);
   if (c->parsed()) return run_check_config(check);
   return run_floor_peer(peer_args);
 }

@@ -702,7 +702,7 @@ TEST_CASE("swarm list shows the tasks, actors and objects of every alive node") 
   auto wrong = swarm::list_cluster(c.cfg, "things", "", 5s);
   REQUIRE_FALSE(wrong);
   CHECK(wrong.err().message ==
-        "cannot list 'things': lists are tasks, actors, objects and timeline");
+        "cannot list 'things': lists are tasks, actors, objects, timeline and logs");
   CHECK(busy.task.get(10s));
 }
 
@@ -744,4 +744,22 @@ TEST_CASE("swarm timeline writes the tasks that ended on each node as a Chrome t
     seen += ids.count(e["args"]["result"].get<std::string>());
   }
   CHECK(seen == ids.size());
+}
+
+TEST_CASE("swarm logs prints the last lines of a node's log") {
+  three_nodes c;
+  auto cmd = std::string{SWARM_CLI} + " logs --config " + c.config +
+             " --node worker-1 --lines 50 2>&1";
+  auto* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  while (auto n = std::fread(buf, 1, sizeof buf, p))
+    out.append(buf, n);
+  CHECK(::pclose(p) == 0);
+  CHECK_MESSAGE(
+      out.find("[swarm worker-1] info: serving on 127.0.0.1:") != std::string::npos, out);
+  auto missing = swarm::list_cluster(c.cfg, "logs", "nobody", 5s);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.err().message.find("nobody") != std::string::npos);
 }

@@ -69,3 +69,20 @@ TEST_CASE("SWARM_LOG overrides a node's configured level, and a wrong one is rep
                          "trace, debug, info, warn, error, off)");
   ::unsetenv("SWARM_LOG");
 }
+
+TEST_CASE("a node's log keeps its last lines, formatted as stderr shows them") {
+  ::unsetenv("SWARM_LOG");
+  lines got;
+  auto log = capturing(log_level::info, got);
+  log.debug("not kept: below the level");
+  for (int i = 0; i < 3; ++i)
+    log.info("line " + std::to_string(i));
+  auto last = log.recent(2);
+  REQUIRE(last.size() == 2);
+  CHECK(last[0].find("[swarm n] info: line 1") != std::string::npos);
+  CHECK(last[1].find("[swarm n] info: line 2") != std::string::npos);
+  CHECK(log.recent().size() == 3);
+  for (int i = 0; i < 1100; ++i)
+    log.info("more");
+  CHECK(log.recent().size() == node_log::kept_lines);
+}

@@ -1,4 +1,6 @@
 #include "actors/cluster_node.hpp"
+
+#include "actors/dashboard_snapshot.hpp"
 #include "actors/global_scheduler.hpp"
 #include "actors/messages.hpp"
 #include "actors/remote_actor_record.hpp"
@@ -112,8 +114,17 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
       if (!m) throw failure{m.err()};
       metrics_ = std::move(*m);
     }
+    if (is_head() && link_.self.dashboard_port) {
+      // A client of the cluster, as `swarm status` is: it asks over the network.
+      auto d = dashboard::start(
+          link_.self.name, link_.self.address, *link_.self.dashboard_port,
+          [cfg = link_.cfg] { return dashboard_snapshot(cfg, std::chrono::seconds{2}); });
+      if (!d) throw failure{d.err()};
+      dashboard_ = std::move(*d);
+    }
   } catch (...) {
     // The destructor will not run: stop what calls into this node before its parts go.
+    dashboard_.reset();
     metrics_.reset();
     stop_actors();
     {
@@ -229,6 +240,7 @@ void cluster_node::drop_handles() {
 }
 
 cluster_node::~cluster_node() {
+  dashboard_.reset();
   metrics_.reset();
   {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
@@ -472,11 +484,13 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::list_request>) {
           // Off the network's thread: the scheduler is asked and may take a while.
           link_.post([this, peer, x] {
-            wire_msg::list_reply out{x.request_id, link_.self.name, {}};
+            wire_msg::list_reply out{x.request_id, link_.self.name, {}, 0};
             if (auto rows = local_->list(x.what))
               out.rows = std::move(*rows);
             else
               out.rows.push_back({"", "", "error", rows.err().message, {}});
+            out.total = out.rows.size();
+            if (x.limit > 0 && out.rows.size() > x.limit) out.rows.resize(x.limit);
             link_.send_while_open(peer, std::move(out));
           });
         } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {

@@ -13,6 +13,7 @@
 #include "actors/cluster_actors.hpp"
 #include "actors/cluster_store.hpp"
 #include "actors/cluster_tasks.hpp"
+#include "actors/dashboard.hpp"
 #include "actors/node_link.hpp"
 #include "actors/node_metrics.hpp"
 #include "framework/cluster.hpp"
@@ -106,6 +107,9 @@ public:
   /// The port its metrics are served on; 0 when they are not.
   uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 
+  /// The port the head serves its dashboard on; 0 when it does not.
+  uint16_t dashboard_port() const { return dashboard_ ? dashboard_->port() : 0; }
+
   /// Why the head stopped this node when it refused it (empty for a plain stop).
   std::string stop_reason() const;
 
@@ -166,6 +170,7 @@ private:
   std::unique_ptr<wire_msg::transport> net_;
   // Stopped first: a scrape asks the parts below.
   std::unique_ptr<node_metrics> metrics_;
+  std::unique_ptr<dashboard> dashboard_;
   std::unique_ptr<cluster_store> store_;
   std::unique_ptr<cluster_tasks> tasks_;
   std::unique_ptr<cluster_actors> actors_;

@@ -457,49 +457,84 @@ node_stats local_node::stats() {
   return out;
 }
 
+namespace {
+
+// What the scheduler `scheduler` answers to (stats_atom, `what`); an error naming node
+// `node` when it does not answer.
+template <class T, class Atom>
+result<T> ask_scheduler(caf::actor_system& sys, const caf::actor& scheduler,
+                        const std::string& node, Atom what) {
+  caf::scoped_actor self{sys};
+  result<T> out =
+      error{errc::timeout, "node '" + node + "': its scheduler did not answer"};
+  self->request(scheduler, request_timeout, stats_atom::value, what)
+      .receive([&](T& got) { out = std::move(got); },
+               [&](caf::error& e) {
+                 out = error{errc::timeout,
+                             "node '" + node +
+                                 "': its scheduler did not answer: " + caf::to_string(e)};
+               });
+  return out;
+}
+
+} // namespace
+
 result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what) {
   std::vector<wire_msg::list_row> out;
   if (what == "tasks") {
-    caf::scoped_actor self{*sys_};
-    error failed;
-    self->request(current(part::scheduler), request_timeout, stats_atom::value,
-                  list_atom::value)
-        .receive(
-            [&](std::vector<task_row>& rows) {
-              for (auto& r : rows)
-                out.push_back({r.id,
-                               r.function,
-                               r.state,
-                               "priority " + std::to_string(r.priority) + ", attempt " +
-                                   std::to_string(r.attempt),
-                               {}});
-            },
-            [&](caf::error& e) {
-              failed = {errc::timeout,
-                        "node '" + node_name() +
-                            "': its scheduler did not answer: " + caf::to_string(e)};
-            });
-    if (!failed.message.empty()) return failed;
+    auto rows = ask_scheduler<std::vector<task_row>>(*sys_, current(part::scheduler),
+                                                     node_name(), list_atom::value);
+    if (!rows) return rows.err();
+    for (auto& r : *rows)
+      out.push_back({r.id,
+                     r.function,
+                     r.state,
+                     "priority " + std::to_string(r.priority) + ", attempt " +
+                         std::to_string(r.attempt),
+                     {}});
   } else if (what == "timeline") {
-    caf::scoped_actor self{*sys_};
-    error failed;
-    self->request(current(part::scheduler), request_timeout, stats_atom::value,
-                  timeline_atom::value)
-        .receive(
-            [&](std::vector<task_event>& events) {
-              for (auto& e : events)
-                out.push_back({e.id.to_string(),
-                               e.function,
-                               e.failed ? "failed" : "finished",
-                               "",
-                               {e.worker, e.queued_us, e.started_us, e.ended_us}});
-            },
-            [&](caf::error& e) {
-              failed = {errc::timeout,
-                        "node '" + node_name() +
-                            "': its scheduler did not answer: " + caf::to_string(e)};
-            });
-    if (!failed.message.empty()) return failed;
+    auto events = ask_scheduler<std::vector<task_event>>(
+        *sys_, current(part::scheduler), node_name(), timeline_atom::value);
+    if (!events) return events.err();
+    for (auto& e : *events)
+      out.push_back({e.id.to_string(),
+                     e.function,
+                     e.failed ? "failed" : "finished",
+                     "",
+                     {e.worker, e.queued_us, e.started_us, e.ended_us}});
+  } else if (what == "failures") {
+    auto events = ask_scheduler<std::vector<task_event>>(
+        *sys_, current(part::scheduler), node_name(), failures_atom::value);
+    if (!events) return events.err();
+    // Newest first: what a reader looks for.
+    for (auto e = events->rbegin(); e != events->rend(); ++e)
+      out.push_back({e->id.to_string(), e->function, "failed", e->error, {e->ended_us}});
+  } else if (what == "summary") {
+    auto counts = ask_scheduler<counts_by_function>(*sys_, current(part::scheduler),
+                                                    node_name(), by_function_atom::value);
+    if (!counts) return counts.err();
+    for (auto& [fn, c] : *counts)
+      out.push_back({"function",
+                     fn,
+                     "",
+                     "",
+                     {static_cast<int64_t>(c.submitted), static_cast<int64_t>(c.running),
+                      static_cast<int64_t>(c.finished), static_cast<int64_t>(c.failed)}});
+    int64_t alive = 0, dead = 0;
+    {
+      std::lock_guard<std::mutex> guard{hosts_mtx_};
+      for (auto& weak : hosts_)
+        if (auto h = weak.lock()) ++(h->dead() ? dead : alive);
+    }
+    out.push_back({"actors", "", "", "", {alive, dead}});
+    auto s = stats();
+    out.push_back(
+        {"objects",
+         "",
+         "",
+         "",
+         {static_cast<int64_t>(s.store_objects), static_cast<int64_t>(s.store_bytes),
+          static_cast<int64_t>(s.pulled_bytes)}});
   } else if (what == "logs") {
     for (auto& line : log_.recent())
       out.push_back({"", "", "", line, {}});
@@ -520,7 +555,8 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
   } else {
     return error{errc::invalid_argument,
                  "cannot list '" + what +
-                     "': lists are tasks, actors, objects, timeline and logs"};
+                     "': lists are tasks, actors, objects, timeline, logs, summary and "
+                     "failures"};
   }
   return out;
 }
@@ -559,24 +595,20 @@ void local_node::collect(metric_set& out) {
   for (auto& n : numbers)
     (out.*(n.counter ? &metric_set::counter : &metric_set::gauge))(
         n.name, n.help, static_cast<double>(n.value), metric_set::labels{});
-  caf::scoped_actor self{*sys_};
-  self->request(current(part::scheduler), request_timeout, stats_atom::value,
-                by_function_atom::value)
-      .receive(
-          [&](const counts_by_function& counts) {
-            for (auto& [fn, c] : counts) {
-              metric_set::labels l{{"function", fn}};
-              out.counter("swarm_tasks_submitted_total", "Tasks queued on this node",
-                          static_cast<double>(c.submitted), l);
-              out.gauge("swarm_tasks_running", "Tasks running on a worker now",
-                        static_cast<double>(c.running), l);
-              out.counter("swarm_tasks_finished_total", "Tasks that ended with a value",
-                          static_cast<double>(c.finished), l);
-              out.counter("swarm_tasks_failed_total", "Tasks that ended with an error",
-                          static_cast<double>(c.failed), l);
-            }
-          },
-          [](caf::error&) {});
+  auto counts = ask_scheduler<counts_by_function>(*sys_, current(part::scheduler),
+                                                  node_name(), by_function_atom::value);
+  if (!counts) return; // the scrape shows the rest
+  for (auto& [fn, c] : *counts) {
+    metric_set::labels l{{"function", fn}};
+    out.counter("swarm_tasks_submitted_total", "Tasks queued on this node",
+                static_cast<double>(c.submitted), l);
+    out.gauge("swarm_tasks_running", "Tasks running on a worker now",
+              static_cast<double>(c.running), l);
+    out.counter("swarm_tasks_finished_total", "Tasks that ended with a value",
+                static_cast<double>(c.finished), l);
+    out.counter("swarm_tasks_failed_total", "Tasks that ended with an error",
+                static_cast<double>(c.failed), l);
+  }
 }
 
 result<std::optional<std::vector<uint8_t>>>

@@ -89,8 +89,11 @@ public:
 
   /// What this node runs or holds, for `swarm list`: `what` is "tasks" (queued and at
   /// workers), "actors" (hosted here), "objects" (stored here) or "timeline" (the last
-  /// tasks that ended, with their worker and times in `numbers`) or "logs" (the last
-  /// lines of its log, in `detail`).
+  /// tasks that ended, with their worker and times in `numbers`), "logs" (the last
+  /// lines of its log, in `detail`), "failures" (the last tasks that failed, newest
+  /// first, the error in `detail`, the end time in `numbers`) or "summary" (per function
+  /// a row "function" with submitted, running, finished and failed; a row "actors" with
+  /// alive and dead; a row "objects" with objects, bytes and pulled bytes).
   result<std::vector<wire_msg::list_row>> list(const std::string& what);
 
   /// The port its metrics are served on; 0 when they are not (or a cluster node serves

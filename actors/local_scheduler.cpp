@@ -44,6 +44,7 @@ struct scheduler_state {
   // By the function's invoker, stable while the node runs: no string per task.
   std::unordered_map<const void*, std::pair<std::string, function_counts>> counts;
   std::deque<task_event> timeline; // the last tasks that ended, oldest first
+  std::deque<task_event> failures; // the last tasks that failed, oldest first
   caf::event_based_actor* self = nullptr;
 
   ~scheduler_state() {
@@ -146,10 +147,19 @@ struct scheduler_state {
     auto& c = count_of(t);
     bool failed = t->result->current() == detail::object_slot::state::failed;
     ++(failed ? c.failed : c.finished);
-    if (config.timeline_events == 0 || t->started_us == 0) return;
+    bool timed = config.timeline_events > 0 && t->started_us != 0;
+    if (!failed && !timed) return;
+    task_event e{
+        t->result->id(), t->name,       failed,      static_cast<uint32_t>(worker),
+        t->queued_us,    t->started_us, t->ended_us, {}};
+    if (failed) {
+      e.error = t->result->read().err().to_string();
+      if (failures.size() == failures_kept) failures.pop_front();
+      failures.push_back(e);
+    }
+    if (!timed) return;
     if (timeline.size() == config.timeline_events) timeline.pop_front();
-    timeline.push_back({t->result->id(), t->name, failed, static_cast<uint32_t>(worker),
-                        t->queued_us, t->started_us, t->ended_us});
+    timeline.push_back(std::move(e));
   }
 
   void on_done(size_t index, const task_ptr& t) {
@@ -306,6 +316,10 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       [self](stats_atom, timeline_atom) {
         return std::vector<task_event>(self->state.timeline.begin(),
                                        self->state.timeline.end());
+      },
+      [self](stats_atom, failures_atom) {
+        return std::vector<task_event>(self->state.failures.begin(),
+                                       self->state.failures.end());
       },
       [self](stats_atom) {
         size_t queued = 0, running = 0, blocked = 0;

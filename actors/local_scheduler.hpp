@@ -58,7 +58,11 @@ struct task_event {
   int64_t queued_us = 0; ///< wall clock, microseconds since the epoch
   int64_t started_us = 0;
   int64_t ended_us = 0;
+  std::string error; ///< why it failed; empty when it did not
 };
+
+/// How many of the last failed tasks a scheduler keeps, with their errors.
+inline constexpr size_t failures_kept = 100;
 
 /// A task the scheduler holds, for `swarm list tasks`.
 struct task_row {
@@ -78,7 +82,9 @@ struct task_row {
 /// are retried. `(stats_atom, by_function_atom) -> counts_by_function`;
 /// `(stats_atom, list_atom) -> std::vector<task_row>`;
 /// `(stats_atom, timeline_atom) -> std::vector<task_event>`, the last
-/// `scheduler_config::timeline_events` tasks that ended, oldest first.
+/// `scheduler_config::timeline_events` tasks that ended, oldest first;
+/// `(stats_atom, failures_atom) -> std::vector<task_event>`, the last `failures_kept`
+/// tasks that failed, with their errors, oldest first.
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors

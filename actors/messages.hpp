@@ -27,6 +27,7 @@ using stats_atom = caf::atom_constant<caf::atom("stats")>;
 using by_function_atom = caf::atom_constant<caf::atom("byfunc")>;
 using list_atom = caf::atom_constant<caf::atom("list")>;
 using timeline_atom = caf::atom_constant<caf::atom("timeline")>;
+using failures_atom = caf::atom_constant<caf::atom("failures")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using lookup_atom = caf::atom_constant<caf::atom("lookup")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;

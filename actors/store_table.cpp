@@ -5,17 +5,6 @@
 
 namespace swarm::actors {
 
-std::string human_bytes(size_t n) {
-  char buf[32];
-  if (n >= (size_t{1} << 30))
-    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(n) / (1 << 30));
-  else if (n >= (size_t{1} << 20))
-    std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(n) / (1 << 20));
-  else
-    std::snprintf(buf, sizeof buf, "%zu B", n);
-  return buf;
-}
-
 class table_lease final : public detail::store_lease {
 public:
   table_lease(std::shared_ptr<store_table> table, object_id id)

@@ -7,15 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "base/human_bytes.hpp"
 #include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/value_pool.hpp"
 #include "framework/object_id.hpp"
 
 namespace swarm::actors {
-
-/// `n` bytes for people: "512 B", "1.50 MiB", "2.00 GiB".
-std::string human_bytes(size_t n);
 
 /// What the object store holds right now.
 struct store_stats {

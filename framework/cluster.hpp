@@ -83,11 +83,34 @@ struct listed {
 };
 
 /// What the alive nodes of `cfg` (or only `node`) run or hold: `what` is "tasks",
-/// "actors", "objects", "timeline" (the last tasks that ended on each node) or "logs"
-/// (the last lines of each node's log, in `detail`). A node
+/// "actors", "objects", "timeline" (the last tasks that ended on each node), "logs"
+/// (the last lines of each node's log, in `detail`), or one of `list_node`'s. A node
 /// that does not answer within `timeout` is an error naming it.
 result<std::vector<listed>> list_cluster(const cluster_config& cfg,
                                          const std::string& what, const std::string& node,
+                                         std::chrono::milliseconds timeout);
+
+/// One list to ask a node for: `what` as `list_cluster` takes it, at most `limit` rows
+/// (0: all).
+struct list_query {
+  std::string what;
+  uint32_t limit = 0;
+};
+
+/// What a node answered to one `list_query`.
+struct node_list {
+  std::vector<listed> rows;
+  uint64_t total = 0; ///< the rows it had before the limit
+};
+
+/// Asks node `node` of `cfg` for each of `queries` over one connection; besides
+/// `list_cluster`'s lists, "summary" (per function, a row with id "function" and its
+/// submitted, running, finished and failed tasks in `numbers`; a row "actors" with the
+/// alive and dead actors; a row "objects" with objects, bytes and pulled bytes) and
+/// "failures" (the last tasks that failed, newest first, the error in `detail`).
+result<std::vector<node_list>> list_node(const cluster_config& cfg,
+                                         const std::string& node,
+                                         const std::vector<list_query>& queries,
                                          std::chrono::milliseconds timeout);
 
 /// Asks node `node` (every node when empty) of `cfg` to stop.

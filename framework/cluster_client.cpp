@@ -37,20 +37,37 @@ public:
     net_ = std::move(*ep);
   }
 
-  result<void> send(const node_spec& n, const wire_msg::message& m,
-                    std::chrono::milliseconds timeout) {
+  /// The peer name of node `n`, connected.
+  result<std::string> connect(const node_spec& n, std::chrono::milliseconds timeout) {
     auto peer = net_->connect(n.address, n.port, timeout);
     if (!peer)
       return error{peer.err().code, "node '" + n.name + "' at " + n.address + ":" +
                                         std::to_string(n.port) + ": " +
                                         peer.err().message};
+    return peer;
+  }
+
+  result<void> send(const node_spec& n, const wire_msg::message& m,
+                    std::chrono::milliseconds timeout) {
+    auto peer = connect(n, timeout);
+    if (!peer) return peer.err();
     return net_->send(*peer, m);
+  }
+
+  /// Sends `m` to `peer` and waits for the answer.
+  std::optional<wire_msg::message> ask(const std::string& peer,
+                                       const wire_msg::message& m,
+                                       std::chrono::milliseconds timeout) {
+    if (!net_->send(peer, m)) return std::nullopt;
+    return wait(timeout);
   }
 
   std::optional<wire_msg::message> wait(std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> guard{mtx_};
     cv_.wait_for(guard, timeout, [this] { return got_.has_value(); });
-    return std::move(got_);
+    auto out = std::move(got_);
+    got_.reset();
+    return out;
   }
 
 private:
@@ -106,33 +123,54 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
 result<std::vector<listed>> list_cluster(const cluster_config& cfg,
                                          const std::string& what, const std::string& node,
                                          std::chrono::milliseconds timeout) {
-  static const std::set<std::string> lists{"tasks", "actors", "objects", "timeline",
-                                           "logs"};
+  static const std::set<std::string> lists{"tasks", "actors",  "objects", "timeline",
+                                           "logs",  "summary", "failures"};
   if (!lists.count(what))
     return error{errc::invalid_argument,
                  "cannot list '" + what +
-                     "': lists are tasks, actors, objects, timeline and logs"};
+                     "': lists are tasks, actors, objects, timeline, logs, summary and "
+                     "failures"};
   if (!node.empty())
     if (auto n = cfg.find(node); !n) return n.err();
   auto state = cluster_status(cfg, timeout);
   if (!state) return state.err();
   std::vector<listed> out;
-  uint64_t request = 0;
   for (auto& n : state->nodes) {
     if (!n.alive || (!node.empty() && n.name != node)) continue;
-    auto spec = cfg.find(n.name);
-    if (!spec) continue; // not in this file
-    cluster_client c{cfg};
-    if (auto ok = c.send(**spec, wire_msg::list_request{++request, what}, timeout); !ok)
-      return ok.err();
-    auto answer = c.wait(timeout);
+    if (!cfg.find(n.name)) continue; // not in this file
+    auto answer = list_node(cfg, n.name, {{what, 0}}, timeout);
+    if (!answer) return answer.err();
+    auto& rows = answer->front().rows;
+    out.insert(out.end(), std::make_move_iterator(rows.begin()),
+               std::make_move_iterator(rows.end()));
+  }
+  return out;
+}
+
+result<std::vector<node_list>> list_node(const cluster_config& cfg,
+                                         const std::string& node,
+                                         const std::vector<list_query>& queries,
+                                         std::chrono::milliseconds timeout) {
+  auto spec = cfg.find(node);
+  if (!spec) return spec.err();
+  cluster_client c{cfg};
+  auto peer = c.connect(**spec, timeout);
+  if (!peer) return peer.err();
+  std::vector<node_list> out;
+  uint64_t request = 0;
+  for (auto& q : queries) {
+    auto answer =
+        c.ask(*peer, wire_msg::list_request{++request, q.what, q.limit}, timeout);
     auto* reply = answer ? std::get_if<wire_msg::list_reply>(&*answer) : nullptr;
-    if (!reply)
-      return error{errc::node_unreachable, "node '" + n.name + "' sent no list of its " +
-                                               what + " within " +
+    if (!reply || reply->request_id != request)
+      return error{errc::node_unreachable, "node '" + node + "' sent no list of its " +
+                                               q.what + " within " +
                                                std::to_string(timeout.count()) + " ms"};
+    node_list l;
+    l.total = reply->total;
     for (auto& r : reply->rows)
-      out.push_back({reply->node, r.id, r.name, r.state, r.detail, r.numbers});
+      l.rows.push_back({reply->node, r.id, r.name, r.state, r.detail, r.numbers});
+    out.push_back(std::move(l));
   }
   return out;
 }

@@ -338,9 +338,9 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
   for (auto&& entry : *n->as_array()) {
     auto& t = *entry.as_table();
     auto prefix = "node[" + std::to_string(index++) + "]";
-    c.only(
-        t, prefix,
-        {"name", "address", "port", "role", "cpus", "gpus", "resources", "metrics_port"});
+    c.only(t, prefix,
+           {"name", "address", "port", "role", "cpus", "gpus", "resources",
+            "metrics_port", "dashboard_port"});
     node_spec spec;
     spec.name = c.string(t, prefix, "name", true).value_or("");
     if (!spec.name.empty())
@@ -367,17 +367,21 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
         !endpoints.insert(spec.address + ":" + std::to_string(spec.port)).second)
       c.fail(t.get("port")->source(), prefix + ".port",
              spec.address + ":" + std::to_string(spec.port) + " is used by another node");
-    if (t.get("metrics_port")) {
-      spec.metrics_port = static_cast<uint16_t>(
-          c.integer(t, prefix, "metrics_port", 1, 65535, false).value_or(0));
-      if (spec.metrics_port == spec.port ||
-          (!spec.address.empty() && *spec.metrics_port &&
-           !endpoints.insert(spec.address + ":" + std::to_string(*spec.metrics_port))
-                .second))
-        c.fail(t.get("metrics_port")->source(), prefix + ".metrics_port",
-               spec.address + ":" + std::to_string(*spec.metrics_port) +
+    // An HTTP port of the node's: on its address, used by nothing else in the file.
+    auto http_port = [&](const char* key) -> std::optional<uint16_t> {
+      if (!t.get(key)) return std::nullopt;
+      auto port =
+          static_cast<uint16_t>(c.integer(t, prefix, key, 1, 65535, false).value_or(0));
+      if (port == spec.port ||
+          (!spec.address.empty() && port &&
+           !endpoints.insert(spec.address + ":" + std::to_string(port)).second))
+        c.fail(t.get(key)->source(), prefix + "." + key,
+               spec.address + ":" + std::to_string(port) +
                    " is used by another node or port");
-    }
+      return port;
+    };
+    spec.metrics_port = http_port("metrics_port");
+    spec.dashboard_port = http_port("dashboard_port");
     auto role = c.string(t, prefix, "role", false).value_or("worker");
     if (role == "head") {
       spec.role = node_spec::role_type::head;
@@ -386,6 +390,9 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
       c.fail(t.get("role")->source(), prefix + ".role",
              "must be \"head\" or \"worker\", got \"" + role + "\"");
     }
+    if (spec.dashboard_port && spec.role != node_spec::role_type::head)
+      c.fail(t.get("dashboard_port")->source(), prefix + ".dashboard_port",
+             "only the head serves the dashboard");
     if (auto cpus = c.amount(t, prefix, "cpus", false, max_cpus)) {
       if (*cpus && **cpus == 0)
         c.fail(t.get("cpus")->source(), prefix + ".cpus",

@@ -31,6 +31,9 @@ struct node_spec {
   /// Where the node serves its Prometheus metrics (on its address); empty: off in a
   /// program's embedded node, the node's port + 1000 in `swarm start`.
   std::optional<uint16_t> metrics_port;
+  /// Where the head serves its dashboard, a status web page (on its address); empty:
+  /// off in a program's embedded head, the head's port + 2000 in `swarm start`.
+  std::optional<uint16_t> dashboard_port;
 };
 
 /// A whole cluster as one file describes it: every host runs the same binary with the

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/human_bytes.hpp"
 
 namespace swarm {
 
@@ -67,7 +68,12 @@ std::string resource_set::to_string() const {
   for (auto& [name, amount] : amounts_) {
     if (!first) out << ", ";
     first = false;
-    out << name << ": " << amount;
+    out << name << ": ";
+    // Memory is counted in bytes.
+    if (name.find("memory") != std::string::npos && amount >= 1024)
+      out << human_bytes(static_cast<uint64_t>(amount));
+    else
+      out << amount;
   }
   out << '}';
   return out.str();

@@ -47,7 +47,10 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
              " (cluster '" + cfg.name + "')" +
              (n.metrics_port() ? ", metrics on http://" + spec->address + ":" +
                                      std::to_string(n.metrics_port()) + "/metrics"
-                               : ""));
+                               : "") +
+             (n.dashboard_port() ? ", dashboard on http://" + spec->address + ":" +
+                                       std::to_string(n.dashboard_port()) + "/"
+                                 : ""));
     auto wait_until = std::chrono::steady_clock::now() + opts.wait_timeout;
     bool waiting = opts.wait_nodes > 0;
     timespec poll_every{0, 100'000'000};

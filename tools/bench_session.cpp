@@ -1,6 +1,7 @@
 #include "tools/bench_session.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace swarm::tools {
 
@@ -40,12 +41,31 @@ bool bench_session::wants(const std::string& name) {
   return filter_.empty() || name.find(filter_) != std::string::npos;
 }
 
+void bench_session::progress(const std::string& what) {
+  std::fprintf(
+      stderr, "  [%6.1f s] %s\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(),
+      what.c_str());
+}
+
+void bench_session::add(figure f) {
+  char value[64];
+  std::snprintf(value, sizeof value, ": %.4g %s", f.value, f.unit.c_str());
+  progress(f.key + value);
+  rows_.push_back(std::move(f));
+}
+
+void bench_session::add(latency_curve c) {
+  progress(c.key + ": " + std::to_string(c.points.size()) + " message sizes");
+  curves_.push_back(std::move(c));
+}
+
 double bench_session::floor(const std::string& key, const std::string& unit,
                             const std::function<double()>& measure) {
   for (auto& r : rows_)
     if (r.key == key && r.ref_key.empty()) return r.value;
   double v = measure();
-  rows_.push_back(floor_row(key, v, unit));
+  add(floor_row(key, v, unit));
   return v;
 }
 

@@ -52,8 +52,10 @@ public:
   /// error when no workload matched.
   bool wants(const std::string& name);
 
-  void add(figure f) { rows_.push_back(std::move(f)); }
-  void add(latency_curve c) { curves_.push_back(std::move(c)); }
+  /// Adds a figure (a curve), and says so on stderr with the time since the run began:
+  /// a full run takes minutes.
+  void add(figure f);
+  void add(latency_curve c);
 
   /// The floor `key`: measured by `measure` and added as a row the first time, the value
   /// already measured afterwards.
@@ -66,6 +68,9 @@ public:
   const std::string& filter() const { return filter_; }
 
 private:
+  void progress(const std::string& what);
+
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   bench_plan plan_;
   std::string filter_;
   std::vector<std::string> workloads_;

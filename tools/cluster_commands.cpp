@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/human_bytes.hpp"
 #include "framework/swarm.hpp"
 #include "tools/bench_remote.hpp"
 #include "tools/command.hpp"
@@ -39,6 +40,18 @@ std::chrono::milliseconds seconds(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
+// What of `total` is available, each resource named: those all in use as 0.
+std::string available_of(const resource_set& total, const resource_set& available) {
+  std::string out;
+  for (auto& [name, amount] : total.amounts()) {
+    auto left = available.get(name);
+    auto text =
+        left > 0 ? resource_set{}.set(name, left).to_string() : "{" + name + ": 0}";
+    out += (out.empty() ? "" : ", ") + text.substr(1, text.size() - 2);
+  }
+  return "{" + out + "}";
+}
+
 } // namespace
 
 int run_start(const start_options& opts) {
@@ -46,13 +59,18 @@ int run_start(const start_options& opts) {
   auto libraries = opts.libraries;
   auto cfg = load("start", opts.config);
   if (!cfg || !wait_fits("start", opts.wait, *cfg)) return 1;
-  // Metrics are on by default for a node the tool runs.
+  // Metrics, and the head's dashboard, are on by default for a node the tool runs.
   for (auto& spec : cfg->nodes)
     if (spec.name == node) {
       if (opts.no_metrics)
         spec.metrics_port.reset();
       else if (!spec.metrics_port && spec.port <= 65535 - 1000)
         spec.metrics_port = static_cast<uint16_t>(spec.port + 1000);
+      if (opts.no_dashboard)
+        spec.dashboard_port.reset();
+      else if (spec.role == node_spec::role_type::head && !spec.dashboard_port &&
+               spec.port <= 65535 - 2000)
+        spec.dashboard_port = static_cast<uint16_t>(spec.port + 2000);
     }
   application app;
   register_builtins(app);
@@ -66,16 +84,6 @@ int run_start(const start_options& opts) {
     }
   return serve(app, *cfg, node, serve_options{opts.wait, seconds(opts.wait_timeout_s)});
 }
-
-namespace {
-
-std::string megabytes(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
-
-} // namespace
 
 int run_status(const status_options& opts) {
   auto wait = opts.wait;
@@ -100,13 +108,13 @@ int run_status(const status_options& opts) {
               "store (pulled copies)", "pooled", "last seen");
   for (auto& n : *nodes) {
     auto where = n.address + ":" + std::to_string(n.port);
-    auto store = megabytes(n.store_bytes) + " of " + megabytes(n.store_capacity) + " (" +
-                 megabytes(n.pulled_bytes) + ")";
-    auto resources = n.available.to_string() + " of " + n.total.to_string();
+    auto store = human_bytes(n.store_bytes) + " of " + human_bytes(n.store_capacity) +
+                 " (" + human_bytes(n.pulled_bytes) + ")";
+    auto resources = available_of(n.total, n.available) + " of " + n.total.to_string();
     std::printf("%-16s %-22s %-6s %-5s %7u %7u %-44s %-28s %-10s %llu ms ago\n",
                 n.name.c_str(), where.c_str(), n.head ? "head" : "worker",
                 n.alive ? "up" : "down", n.queued, n.running, resources.c_str(),
-                store.c_str(), megabytes(n.pooled_bytes).c_str(),
+                store.c_str(), human_bytes(n.pooled_bytes).c_str(),
                 static_cast<unsigned long long>(n.last_seen_ms));
   }
   // Nodes of the file the head has never heard of.
@@ -146,12 +154,9 @@ int run_list(const list_options& opts) {
     std::fprintf(stderr, "swarm list: %s\n", rows.err().message.c_str());
     return 1;
   }
-  const char* id = opts.what == "tasks"    ? "result"
-                   : opts.what == "actors" ? "actor name"
-                                           : "object";
-  const char* name = opts.what == "tasks"    ? "function"
-                     : opts.what == "actors" ? "type"
-                                             : "";
+  bool tasks = opts.what == "tasks" || opts.what == "failures";
+  const char* id = tasks ? "result" : opts.what == "actors" ? "actor name" : "object";
+  const char* name = tasks ? "function" : opts.what == "actors" ? "type" : "";
   char line[1024];
   std::printf("%-16s %-28s %-24s %-10s %s\n", "node", id, name, "state", "detail");
   size_t shown = 0;

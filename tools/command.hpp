@@ -45,7 +45,8 @@ struct start_options {
   std::vector<std::string> libraries;
   size_t wait = 0;
   double wait_timeout_s = 30;
-  bool no_metrics = false; // else served on the file's metrics_port, or port + 1000
+  bool no_metrics = false;   // else served on the file's metrics_port, or port + 1000
+  bool no_dashboard = false; // else the head serves it on dashboard_port, or port + 2000
 };
 int run_start(const start_options& opts);
 
@@ -58,8 +59,8 @@ struct status_options {
 };
 int run_status(const status_options& opts);
 
-/// `swarm list tasks|actors|objects`: what the alive nodes run or hold, one line each,
-/// only those of `node`, whose line contains `filter`, or in `state`, when given.
+/// `swarm list tasks|actors|objects|failures`: what the alive nodes run or hold, one line
+/// each, only those of `node`, whose line contains `filter`, or in `state`, when given.
 struct list_options {
   std::string what;
   std::string config;

@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
   st->add_flag("--no-metrics", start.no_metrics,
                "do not serve Prometheus metrics (by default on the node's metrics_port, "
                "or its port + 1000)");
+  st->add_flag("--no-dashboard", start.no_dashboard,
+               "the head serves no dashboard (by default on its dashboard_port, or its "
+               "port + 2000)");
   st->add_option("--wait-timeout", start.wait_timeout_s, "seconds --wait waits")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -83,11 +86,13 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
 
   list_options list;
-  auto* ls = app.add_subcommand("list", "list the tasks, actors or objects of the alive "
-                                        "nodes");
-  ls->add_option("what", list.what, "tasks, actors or objects")
+  auto* ls = app.add_subcommand("list", "list the tasks, actors, objects or recent "
+                                        "failures of the alive nodes");
+  ls->add_option("what", list.what,
+                 "tasks, actors, objects or failures (the last 100 tasks that failed on "
+                 "each node, newest first, with their errors)")
       ->required()
-      ->check(CLI::IsMember({"tasks", "actors", "objects"}));
+      ->check(CLI::IsMember({"tasks", "actors", "objects", "failures"}));
   ls->add_option("--config", list.config, "the cluster file")->required();
   ls->add_option("--node", list.node, "only this node's");
   ls->add_option("--filter", list.filter, "only lines that contain this text");

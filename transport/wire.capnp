@@ -171,6 +171,7 @@ struct StatusRequest {
 struct ListRequest {
   requestId @0 :UInt64;
   what @1 :Text;
+  limit @2 :UInt32;   # at most this many rows; 0: all
 }
 
 struct ListRow {
@@ -185,6 +186,7 @@ struct ListReply {
   requestId @0 :UInt64;
   node @1 :Text;
   rows @2 :List(ListRow);
+  total @3 :UInt64;   # rows there were before the limit
 }
 
 # Stops one node, or every node when `node` is empty.

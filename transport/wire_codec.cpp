@@ -270,11 +270,13 @@ struct builder_visitor {
     auto b = env.initListRequest();
     b.setRequestId(m.request_id);
     b.setWhat(m.what);
+    b.setLimit(m.limit);
   }
   void operator()(const list_reply& m) {
     auto b = env.initListReply();
     b.setRequestId(m.request_id);
     b.setNode(m.node);
+    b.setTotal(m.total);
     auto rows = b.initRows(size_of(m.rows.size()));
     for (unsigned i = 0; i < rows.size(); ++i) {
       auto& r = m.rows[i];
@@ -472,11 +474,11 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::LIST_REQUEST: {
     auto r = env.getListRequest();
-    return list_request{r.getRequestId(), r.getWhat()};
+    return list_request{r.getRequestId(), r.getWhat(), r.getLimit()};
   }
   case wire::Envelope::LIST_REPLY: {
     auto r = env.getListReply();
-    list_reply out{r.getRequestId(), r.getNode(), {}};
+    list_reply out{r.getRequestId(), r.getNode(), {}, r.getTotal()};
     for (auto row : r.getRows()) {
       std::vector<int64_t> numbers;
       for (auto n : row.getNumbers())

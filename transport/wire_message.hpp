@@ -190,11 +190,12 @@ struct status_request {
   uint64_t request_id = 0;
 };
 
-/// Asks a node what it runs or holds: `what` is "tasks", "actors", "objects" or
-/// "timeline".
+/// Asks a node what it runs or holds: `what` is "tasks", "actors", "objects",
+/// "timeline", "logs", "summary" or "failures".
 struct list_request {
   uint64_t request_id = 0;
   std::string what;
+  uint32_t limit = 0; ///< at most this many rows; 0: all
 };
 
 /// One task, actor or object a node reports.
@@ -216,6 +217,7 @@ struct list_reply {
   uint64_t request_id = 0;
   std::string node;
   std::vector<list_row> rows;
+  uint64_t total = 0; ///< rows there were before the request's limit
 };
 
 struct stop_request {

@@ -172,3 +172,41 @@ TEST_CASE_FIXTURE(
   start(1, 1, 1);
   CHECK(runs == std::vector<std::string>{"0: left over"});
 }
+
+TEST_CASE_FIXTURE(fixture, "the local scheduler keeps the last failed tasks with their "
+                           "errors, newest last, and counts them by function") {
+  start(1, 1, 1);
+  const size_t n = 2 * failures_kept + 10; // every odd one fails: 5 more than are kept
+  // Functions are counted by their invoker.
+  detail::invoker odd_fn, even_fn;
+  for (size_t i = 0; i < n; ++i) {
+    auto t = task(i % 2 ? "odd" : "even");
+    t->fn = i % 2 ? &odd_fn : &even_fn;
+    submit(t);
+    if (i % 2)
+      t->result->set_error({swarm::errc::application_error, "bad #" + std::to_string(i)});
+    else
+      t->result->set_value(swarm::detail::boxed_value{});
+    done(0, t);
+  }
+  std::vector<task_event> failed;
+  auto asked =
+      self->request(sched_actor, caf::infinite, stats_atom::value, failures_atom::value);
+  sched.run();
+  asked.receive([&](std::vector<task_event>& v) { failed = std::move(v); },
+                [](caf::error& e) { FAIL(caf::to_string(e)); });
+  REQUIRE(failed.size() == failures_kept);
+  CHECK(failed.front().error.find("bad #11") != std::string::npos);
+  CHECK(failed.back().function == "odd");
+  CHECK(failed.back().failed);
+  CHECK(failed.back().error.find("bad #" + std::to_string(n - 1)) != std::string::npos);
+  counts_by_function counts;
+  auto counted = self->request(sched_actor, caf::infinite, stats_atom::value,
+                               by_function_atom::value);
+  sched.run();
+  counted.receive([&](counts_by_function& c) { counts = std::move(c); },
+                  [](caf::error& e) { FAIL(caf::to_string(e)); });
+  CHECK(counts["odd"].failed == n / 2);
+  CHECK(counts["even"].finished == n / 2);
+  CHECK(counts["even"].failed == 0);
+}

@@ -15,8 +15,11 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "tests/cluster/node_process.hpp"
 #include "tests/cluster/test_app.hpp"
@@ -34,13 +37,13 @@ std::string make_dir() {
 }
 
 std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2, const std::string& key,
-                         const std::string& limits = "") {
+                         const std::string& limits = "",
+                         const std::string& head_keys = "") {
   return "[cluster]\nname = \"test\"\nsecret = \"" + key +
          "\"\ngcs_shards = 2\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n"
          "[limits]\ninline_threshold = \"64KiB\"\n" +
          limits + "[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = " +
-         std::to_string(head) +
-         "\nrole = \"head\"\ncpus = 2\n"
+         std::to_string(head) + "\nrole = \"head\"\ncpus = 2\n" + head_keys +
          "[[node]]\nname = \"worker-1\"\naddress = \"127.0.0.1\"\nport = " +
          std::to_string(w1) +
          "\ncpus = 1\nresources = { slot = 1 }\n"
@@ -61,9 +64,12 @@ struct three_nodes {
   std::unique_ptr<node_process> w1, w2;
   std::unique_ptr<swarm::runtime> rt;
 
-  /// `limits`: more keys of the file's [limits] table.
-  explicit three_nodes(const std::string& limits = "") {
-    write(config, cluster_file(free_port(), free_port(), free_port(), secret, limits));
+  /// `limits`: more keys of the file's [limits] table; `head_keys`: of the head's
+  /// [[node]].
+  explicit three_nodes(const std::string& limits = "",
+                       const std::string& head_keys = "") {
+    write(config,
+          cluster_file(free_port(), free_port(), free_port(), secret, limits, head_keys));
     cfg = swarm::load_cluster_config(config).value();
     register_all(app);
     rt = std::make_unique<swarm::runtime>(app, cfg, "head");
@@ -686,23 +692,17 @@ TEST_CASE("swarm list shows the tasks, actors and objects of every alive node") 
   for (auto& r : objects)
     CHECK(r.node == "head");
 
-  auto cmd = std::string{SWARM_CLI} + " list tasks --config " + c.config +
-             " --state running 2>&1";
-  std::string out;
-  auto* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p))
-    out.append(buf, n);
-  CHECK(::pclose(p) == 0);
+  auto [rc, out] = run_command(std::string{SWARM_CLI} + " list tasks --config " +
+                               c.config + " --state running");
+  CHECK(rc == 0);
   CHECK_MESSAGE(out.find(victim) != std::string::npos, out);
   CHECK(out.find("nap_pid") != std::string::npos);
   CHECK(out.find("1 of ") != std::string::npos);
 
   auto wrong = swarm::list_cluster(c.cfg, "things", "", 5s);
   REQUIRE_FALSE(wrong);
-  CHECK(wrong.err().message ==
-        "cannot list 'things': lists are tasks, actors, objects, timeline and logs");
+  CHECK(wrong.err().message == "cannot list 'things': lists are tasks, actors, objects, "
+                               "timeline, logs, summary and failures");
   CHECK(busy.task.get(10s));
 }
 
@@ -716,15 +716,9 @@ TEST_CASE("swarm timeline writes the tasks that ended on each node as a Chrome t
     ids.insert(r.id().to_string());
   }
   auto trace = c.dir + "/trace.json";
-  auto cmd = std::string{SWARM_CLI} + " timeline --config " + c.config + " --out " +
-             trace + " 2>&1";
-  auto* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p))
-    out.append(buf, n);
-  REQUIRE_MESSAGE(::pclose(p) == 0, out);
+  auto [rc, out] = run_command(std::string{SWARM_CLI} + " timeline --config " + c.config +
+                               " --out " + trace);
+  REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find("to " + trace) != std::string::npos);
 
   auto json = nlohmann::json::parse(std::ifstream{trace});
@@ -748,18 +742,103 @@ TEST_CASE("swarm timeline writes the tasks that ended on each node as a Chrome t
 
 TEST_CASE("swarm logs prints the last lines of a node's log") {
   three_nodes c;
-  auto cmd = std::string{SWARM_CLI} + " logs --config " + c.config +
-             " --node worker-1 --lines 50 2>&1";
-  auto* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p))
-    out.append(buf, n);
-  CHECK(::pclose(p) == 0);
+  auto [rc, out] = run_command(std::string{SWARM_CLI} + " logs --config " + c.config +
+                               " --node worker-1 --lines 50");
+  CHECK(rc == 0);
   CHECK_MESSAGE(
       out.find("[swarm worker-1] info: serving on 127.0.0.1:") != std::string::npos, out);
   auto missing = swarm::list_cluster(c.cfg, "logs", "nobody", 5s);
   REQUIRE_FALSE(missing);
   CHECK(missing.err().message.find("nobody") != std::string::npos);
+}
+
+namespace {
+
+// The page at `url` as headless Chromium renders it after its scripts ran (`dom`), and
+// a screenshot of it in `png`; the exit code and what Chromium printed.
+std::pair<int, std::string> browse(const std::string& url, const std::string& dir,
+                                   const std::string& dom, const std::string& png) {
+  auto browser = run_command("command -v chromium || command -v chromium-browser");
+  if (browser.first != 0)
+    return {-1, "no chromium on PATH: scripts/test.sh installs it (Debian's chromium)"};
+  auto exe = browser.second.substr(0, browser.second.find('\n'));
+  // Virtual time: the page's fetches and timers run to completion, then it is dumped.
+  auto flags = " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+               "--no-first-run --hide-scrollbars --virtual-time-budget=6000 "
+               "--user-data-dir=" +
+               dir + "/chromium ";
+  auto shown = run_command("(" + exe + flags + "--dump-dom " + url + " > " + dom +
+                           " 2> " + dir + "/chromium.log)");
+  if (shown.first != 0) return shown;
+  return run_command("(" + exe + flags + "--window-size=1400,1000 --screenshot=" + png +
+                     " " + url + " > /dev/null 2>> " + dir + "/chromium.log)");
+}
+
+} // namespace
+
+TEST_CASE(
+    "the head's dashboard shows the workload's nodes, tasks, actors and failures in "
+    "a browser") {
+  auto port = free_port();
+  three_nodes c{"", "dashboard_port = " + std::to_string(port) + "\n"};
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  auto fail_with = c.app.find_function<int(std::string)>("fail_with").value();
+  auto nap = c.app.find_function<int(const std::string&, int)>("nap_pid").value();
+  std::vector<swarm::object_ref<int>> sums;
+  for (int i = 0; i < 30; ++i)
+    sums.push_back(c.rt->submit(c.on(i % 2 ? "worker-1" : "worker-2"), add, i, 1));
+  for (int i = 0; i < 30; ++i)
+    REQUIRE(sums[static_cast<size_t>(i)].get(20s).value() == i + 1);
+  for (int i = 0; i < 2; ++i)
+    CHECK_FALSE(
+        c.rt->submit(c.on("worker-1"), fail_with, std::string{"bad input #7"}).get(20s));
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  swarm::actor_options o;
+  o.node = "worker-2";
+  o.name = "tally";
+  auto tally = c.rt->spawn(o, counter_t, 1);
+  REQUIRE(tally.call(&counter::add, 1).get(10s).value() == 2);
+  // One task still running while the page is read; bounded: it writes a mark as it
+  // starts.
+  auto mark = c.dir + "/napping";
+  auto napping = c.rt->submit(c.on("worker-1"), nap, mark, 20000);
+  for (int i = 0; i < 400 && !std::ifstream{mark}; ++i)
+    std::this_thread::sleep_for(25ms);
+  REQUIRE(std::ifstream{mark});
+
+  auto dom_file = c.dir + "/dashboard.html";
+  auto png = std::string{SWARM_BUILD_DIR} + "/dashboard.png";
+  auto [rc, out] =
+      browse("http://127.0.0.1:" + std::to_string(port) + "/", c.dir, dom_file, png);
+  REQUIRE_MESSAGE(rc == 0, out);
+  std::stringstream dom;
+  dom << std::ifstream{dom_file}.rdbuf();
+  auto page = dom.str();
+  INFO(page);
+  CHECK(page.find("data-loaded=\"true\"") != std::string::npos);
+  CHECK(page.find("cluster 'test', head 'head'") != std::string::npos);
+  for (auto node : {"head", "worker-1", "worker-2"})
+    CHECK(page.find("data-node=\"" + std::string{node} + "\" data-state=\"up\"") !=
+          std::string::npos);
+  CHECK(page.find("data-node=\"worker-1\" data-state=\"up\" data-running=\"1\" "
+                  "data-queued=\"0\" data-cpu-used=\"1\"") != std::string::npos);
+  CHECK(page.find("data-function=\"add\" data-submitted=\"30\" data-running=\"0\" "
+                  "data-finished=\"30\" data-failed=\"0\"") != std::string::npos);
+  CHECK(page.find("data-function=\"fail_with\" data-submitted=\"2\" data-running=\"0\" "
+                  "data-finished=\"0\" data-failed=\"2\"") != std::string::npos);
+  CHECK(page.find("data-function=\"nap_pid\" data-submitted=\"1\" data-running=\"1\"") !=
+        std::string::npos);
+  CHECK(page.find("data-actor=\"tally\" data-state=\"alive\"") != std::string::npos);
+  CHECK(page.find("data-failed-function=\"fail_with\"") != std::string::npos);
+  CHECK(page.find("bad input #7") != std::string::npos);
+  auto [listed_rc, failures] =
+      run_command(std::string{SWARM_CLI} + " list failures --config " + c.config +
+                  " --node worker-1");
+  CHECK(listed_rc == 0);
+  CHECK_MESSAGE(failures.find("'fail_with' threw: bad input #7") != std::string::npos,
+                failures);
+  CHECK(failures.find("2 of 2 failures") != std::string::npos);
+  // The screenshot is kept under the build folder.
+  std::ifstream shot{png, std::ios::binary | std::ios::ate};
+  CHECK(shot.tellg() > 10'000);
 }

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -40,6 +41,19 @@ inline uint16_t free_port() {
     auto port = ntohs(a.sin_port);
     if (given.insert(port).second) return port;
   }
+}
+
+/// Runs `command` in a shell, its stderr joined to its stdout; its exit code (-1 when
+/// it did not exit) and everything it printed.
+inline std::pair<int, std::string> run_command(const std::string& command) {
+  std::string out;
+  auto* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return {-1, "cannot run " + command};
+  char buf[4096];
+  while (auto n = std::fread(buf, 1, sizeof buf, p))
+    out.append(buf, n);
+  auto status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 /// A child process whose stdout and stderr go to a file; killed and reaped when

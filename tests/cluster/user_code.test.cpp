@@ -142,15 +142,7 @@ namespace {
 
 // Runs `swarm ARGS`; its exit code and everything it printed.
 std::pair<int, std::string> swarm_cli(const std::string& args) {
-  auto cmd = std::string{SWARM_CLI} + " " + args + " 2>&1";
-  std::string out;
-  auto* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (auto n = std::fread(buf, 1, sizeof buf, p))
-    out.append(buf, n);
-  auto status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return run_command(std::string{SWARM_CLI} + " " + args);
 }
 
 // `swarm status` of `config` with `extra` arguments.
@@ -285,8 +277,8 @@ TEST_CASE("a node logs with a timestamp and its name, and a status query leaves 
 
 namespace {
 
-// The body of `GET /metrics` from 127.0.0.1:`port`; empty when nothing answers.
-std::string scrape(uint16_t port) {
+// The answer to `GET path` from 127.0.0.1:`port`; empty when nothing answers.
+std::string scrape(uint16_t port, const std::string& path = "/metrics") {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -294,7 +286,7 @@ std::string scrape(uint16_t port) {
   a.sin_port = htons(port);
   std::string out;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    std::string req = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
     if (::send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size())) {
       timeval tv{10, 0};
       ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -355,6 +347,46 @@ TEST_CASE("a node serves its metrics in Prometheus' text format: tasks by functi
   CHECK_FALSE(has("swarm_bytes_sent_total{node=\"worker-1\",lane=\"call\"} 0\n"));
 }
 
+TEST_CASE("swarm start serves the head's dashboard on its port + 2000, and the file's "
+          "dashboard_port or --no-dashboard change that") {
+  auto dir = make_dir();
+  auto config = dir + "/cluster.toml";
+  auto port = free_port();
+  while (port > 65535 - 2000)
+    port = free_port();
+  std::ofstream{config} << cluster_file(port, free_port(), free_port(), "");
+  // Bounded: until the head's log says `text`.
+  auto wait_for = [](node_process& p, const std::string& text) {
+    for (auto deadline = std::chrono::steady_clock::now() + 20s;
+         p.log().find(text) == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline;)
+      std::this_thread::sleep_for(50ms);
+    return p.log().find(text) != std::string::npos;
+  };
+  auto head = std::make_unique<node_process>(
+      SWARM_CLI, std::vector<std::string>{"start", "--config", config, "--node", "head"},
+      dir + "/head.log");
+  auto dashboard = std::to_string(port + 2000);
+  REQUIRE_MESSAGE(wait_for(*head, "dashboard on http://127.0.0.1:" + dashboard + "/"),
+                  head->log());
+  auto page = scrape(static_cast<uint16_t>(port + 2000), "/");
+  CHECK(page.find("HTTP/1.1 200 OK") != std::string::npos);
+  CHECK(page.find("<title>Swarm dashboard</title>") != std::string::npos);
+  auto status = scrape(static_cast<uint16_t>(port + 2000), "/api/status");
+  CHECK_MESSAGE(status.find("\"cluster\":\"user-code\"") != std::string::npos, status);
+  CHECK(status.find("\"name\":\"worker-2\"") != std::string::npos);
+  CHECK(status.find("\"state\":\"never joined\"") != std::string::npos);
+
+  head.reset();
+
+  node_process plain{SWARM_CLI,
+                     {"start", "--config", config, "--node", "head", "--no-dashboard"},
+                     dir + "/plain.log"};
+  REQUIRE_MESSAGE(wait_for(plain, "serving on"), plain.log());
+  CHECK(plain.log().find("dashboard") == std::string::npos);
+  CHECK(scrape(static_cast<uint16_t>(port + 2000), "/").empty());
+}
+
 TEST_CASE("a node whose metrics port is taken does not start, naming the port") {
   auto dir = make_dir();
   auto config = dir + "/cluster.toml";
@@ -377,5 +409,16 @@ TEST_CASE("a node whose metrics port is taken does not start, naming the port") 
   CHECK_MESSAGE(head.log().find("node 'head' cannot serve its metrics on 127.0.0.1:" +
                                 port) != std::string::npos,
                 head.log());
+  // Likewise the head's dashboard.
+  text = cluster_file(free_port(), free_port(), free_port(), "");
+  text.insert(text.find("name = \"head\""), "dashboard_port = " + port + "\n");
+  std::ofstream{config} << text;
+  node_process again{
+      SWARM_CLI, {"start", "--config", config, "--node", "head"}, dir + "/again.log"};
+  CHECK(again.wait_exit(20s) == 1);
+  CHECK_MESSAGE(
+      again.log().find("node 'head' cannot serve its dashboard on 127.0.0.1:" + port +
+                       " (is the port in use? see dashboard_port)") != std::string::npos,
+      again.log());
   ::close(taken);
 }

@@ -281,3 +281,22 @@ TEST_CASE("the log level comes from [log] level, and an unknown one names the le
   CHECK(msg.find("unknown log level 'loud' (levels: trace, debug, info, warn, error, "
                  "off)") != std::string::npos);
 }
+
+TEST_CASE("only the head serves the dashboard, on a port no other node or port uses") {
+  auto ok = swarm::parse_cluster_config(
+      replace(valid, "role = \"head\"", "role = \"head\"\ndashboard_port = 9100"),
+      "cluster.toml");
+  REQUIRE_MESSAGE(ok, ok.err().message);
+  CHECK(ok->head().dashboard_port == 9100);
+  CHECK_FALSE(ok->find("w1").value()->dashboard_port);
+  CHECK(error_of(replace(valid, "cpus = 1.5", "cpus = 1.5\ndashboard_port = 9100"))
+            .find("`node[1] (w1).dashboard_port`: only the head serves the dashboard") !=
+        std::string::npos);
+  CHECK(error_of(replace(valid, "role = \"head\"",
+                         "role = \"head\"\nmetrics_port = 9100\ndashboard_port = 9100"))
+            .find("dashboard_port`: 127.0.0.1:9100 is used by another node or port") !=
+        std::string::npos);
+  CHECK(error_of(
+            replace(valid, "role = \"head\"", "role = \"head\"\ndashboard_port = 7101"))
+            .find("127.0.0.1:7101 is used") != std::string::npos);
+}

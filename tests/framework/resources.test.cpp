@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "base/human_bytes.hpp"
 #include "framework/resources.hpp"
 
 TEST_CASE("fractional resource amounts add up and fit exactly") {
@@ -37,4 +38,15 @@ TEST_CASE("resource sets print their amounts") {
   swarm::resource_set r;
   r.set("CPU", 2).set("GPU", 0.5);
   CHECK(r.to_string() == "{CPU: 2, GPU: 0.5}");
+}
+
+TEST_CASE("memory resources and byte counts read in binary units") {
+  CHECK(swarm::human_bytes(0) == "0 B");
+  CHECK(swarm::human_bytes(1023) == "1023 B");
+  CHECK(swarm::human_bytes(1536) == "1.50 KiB");
+  CHECK(swarm::human_bytes(uint64_t{3} << 30) == "3.00 GiB");
+  CHECK(swarm::human_bytes(uint64_t{5} << 50) == "5.00 PiB");
+  swarm::resource_set r;
+  r.set("CPU", 2).set("memory", 8.0 * (1 << 30)).set("gpu_memory", 512);
+  CHECK(r.to_string() == "{CPU: 2, gpu_memory: 512, memory: 8.00 GiB}");
 }

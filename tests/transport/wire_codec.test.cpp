@@ -54,7 +54,9 @@ std::vector<message> samples() {
           gcs_chain{3, gcs_chain::kind::ack, 77, 12, {"head", "worker-1"}, {1, 2}},
           kv_entry{"k", {5}},
           kv_request{4, kv_request::op_type::put, "key", {1, 2, 3}},
-          kv_reply{4, false, {}, true, error_value{7, "no"}}};
+          kv_reply{4, false, {}, true, error_value{7, "no"}},
+          list_request{5, "actors", 200},
+          list_reply{5, "worker-1", {{"tally", "counter", "alive", "", {1, 2}}}, 350}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -121,6 +123,12 @@ TEST_CASE("every message kind round-trips through a frame") {
   auto& rep = std::get<kv_reply>(back[19]);
   CHECK(rep.failed);
   CHECK(rep.error == error_value{7, "no"});
+  CHECK(std::get<list_request>(back[20]).what == "actors");
+  CHECK(std::get<list_request>(back[20]).limit == 200);
+  auto& listed = std::get<list_reply>(back[21]);
+  CHECK(listed.total == 350);
+  REQUIRE(listed.rows.size() == 1);
+  CHECK(listed.rows[0] == list_row{"tally", "counter", "alive", "", {1, 2}});
 }
 
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "

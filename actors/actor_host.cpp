@@ -131,7 +131,8 @@ struct host_state {
   std::deque<detail::task_ptr> pending;
   std::string death; // why the actor died for good; empty while alive
   bool waiting = false;
-  uint64_t calls = 0; // since the last checkpoint
+  uint64_t calls = 0;                     // since the last checkpoint
+  std::shared_ptr<call_histogram> timing; // the record's
   // Restarts are its supervisor's business: a crash ends this host.
   bool supervised;
 
@@ -273,7 +274,9 @@ void drain(host_actor* self) {
     auto task = std::move(t);
     st.pending.pop_front();
     if (!task->try_claim(0, detail::task_phase::running)) continue; // cancelled
+    auto began = clock::now();
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
+    st.timing->record(clock::now() - began);
     task->claim.store(detail::make_claim(0, detail::task_phase::finished));
     error cause;
     bool crashed = outcome.what == call_outcome::kind::crash;
@@ -296,6 +299,7 @@ caf::behavior actor_host(host_actor* self,
                          detail::core* node, std::shared_ptr<host_record> rec,
                          std::string restart_cause) {
   self->state = std::make_unique<host_state>(*node, rec->spec(), rec, rec->supervised());
+  self->state->timing = rec->timing();
   rec.reset(); // the host must not keep its own record (and so itself) alive
   auto& init = *self->state;
   init.self_addr = self->address();

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "actors/call_histogram.hpp"
 #include "framework/detail/actor_record.hpp"
 #include "framework/detail/task_spec.hpp"
 
@@ -69,7 +70,11 @@ public:
 
   bool supervised() const noexcept { return supervised_; }
 
+  /// How long its calls took to run, across restarts.
+  const std::shared_ptr<call_histogram>& timing() const noexcept { return timing_; }
+
 private:
+  std::shared_ptr<call_histogram> timing_ = std::make_shared<call_histogram>();
   std::shared_ptr<node_liveness> node_;
   const bool supervised_;
   mutable std::mutex mtx_;

@@ -35,6 +35,12 @@ call_outcome execute_call(detail::task_spec& task, void* self, context& ctx) {
     }
     ptrs.push_back(held.back().ptr.get());
   }
+  // What the call prints goes where it was asked for.
+  ctx.set_running(&task);
+  struct not_running {
+    context& c;
+    ~not_running() { c.set_running(nullptr); }
+  } reset{ctx};
   try {
     out.value = (*task.fn)(self, ctx, ptrs.data());
   } catch (const actor_failure& e) {

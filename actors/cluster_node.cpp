@@ -453,6 +453,18 @@ void cluster_node::lost(const std::string& peer, const std::string& why) {
 // -- dispatch
 // ------------------------------------------------------------------------------
 
+void cluster_node::output(const detail::task_spec* task, std::string_view text) {
+  // Printed here when the caller is here, or its node is gone.
+  if (!task || task->origin.empty() || task->origin == link_.self.name ||
+      !link_.net->connected(task->origin))
+    return core::output(task, text);
+  log().debug("output of '" + detail::output_label(*task) + "' for node '" +
+              task->origin + "': " + std::string{text});
+  link_.send_while_open(task->origin,
+                        wire_msg::task_output{detail::output_label(*task),
+                                              link_.self.name, std::string{text}});
+}
+
 void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
   std::visit(
       [&](auto& x) {
@@ -493,6 +505,8 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
             if (x.limit > 0 && out.rows.size() > x.limit) out.rows.resize(x.limit);
             link_.send_while_open(peer, std::move(out));
           });
+        } else if constexpr (std::is_same_v<T, wire_msg::task_output>) {
+          detail::print_output(x.function, x.node, x.text);
         } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {
           if (!is_head()) {
             link_.send_to(peer, table_snapshot());

@@ -81,6 +81,7 @@ public:
   const cluster_config* cluster() const override { return &link_.cfg; }
   const std::string& node_name() const override { return link_.self.name; }
   void job_event(uint64_t id, bool running) override { store_->job_event(id, running); }
+  void output(const detail::task_spec* task, std::string_view text) override;
 
   /// The rows of the control-store table `table` ("node", "job", "object"); only the
   /// head holds the control store.

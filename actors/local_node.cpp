@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <vector>
 
 #include "actors/gcs_shard.hpp"
 #include "actors/local_scheduler.hpp"
@@ -595,6 +597,19 @@ void local_node::collect(metric_set& out) {
   for (auto& n : numbers)
     (out.*(n.counter ? &metric_set::counter : &metric_set::gauge))(
         n.name, n.help, static_cast<double>(n.value), metric_set::labels{});
+  // Actor calls by actor type, across restarts, of the actors alive here.
+  std::map<std::string, call_histogram::snapshot> calls;
+  {
+    std::lock_guard<std::mutex> guard{hosts_mtx_};
+    for (auto& weak : hosts_)
+      if (auto h = weak.lock()) calls[h->spec().type_name] += h->timing()->read();
+  }
+  const std::vector<double> bounds(call_histogram::bounds.begin(),
+                                   call_histogram::bounds.end());
+  for (auto& [type, c] : calls)
+    out.histogram("swarm_actor_call_seconds", "How long actor calls ran, by actor type",
+                  bounds, std::vector<uint64_t>(c.counts.begin(), c.counts.end()),
+                  c.sum_seconds, metric_set::labels{{"type", type}});
   auto counts = ask_scheduler<counts_by_function>(*sys_, current(part::scheduler),
                                                   node_name(), by_function_atom::value);
   if (!counts) return; // the scrape shows the rest

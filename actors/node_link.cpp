@@ -266,6 +266,7 @@ node_link::incoming(std::string name, const detail::invoker* fn,
   t->params = params;
   t->result_type = result_type;
   t->owner = id.owner;
+  t->origin = reply_to;
   t->result = std::make_shared<detail::object_slot>(id);
   reply_when_done(t->result, reply_to);
   if (!args) {

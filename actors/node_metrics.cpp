@@ -4,6 +4,7 @@
 #include <prometheus/exposer.h>
 
 #include <exception>
+#include <limits>
 
 namespace swarm::actors {
 
@@ -49,6 +50,21 @@ void metric_set::gauge(const std::string& name, const std::string& help, double 
 void metric_set::counter(const std::string& name, const std::string& help, double value,
                          const labels& extra) {
   add(name, help, prometheus::MetricType::Counter, extra).counter.value = value;
+}
+
+void metric_set::histogram(const std::string& name, const std::string& help,
+                           const std::vector<double>& bounds,
+                           const std::vector<uint64_t>& counts, double sum,
+                           const labels& extra) {
+  auto& h = add(name, help, prometheus::MetricType::Histogram, extra).histogram;
+  uint64_t below = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    below += counts[i];
+    h.bucket.push_back(
+        {below, i < bounds.size() ? bounds[i] : std::numeric_limits<double>::infinity()});
+  }
+  h.sample_count = below;
+  h.sample_sum = sum;
 }
 
 result<std::unique_ptr<node_metrics>> node_metrics::start(const std::string& node,

@@ -29,6 +29,11 @@ public:
              const labels& extra = {});
   void counter(const std::string& name, const std::string& help, double value,
                const labels& extra = {});
+  /// A histogram: `counts[i]` samples at most `bounds[i]`, above the bound before it (one
+  /// more count than bounds: the rest); `sum` of all samples.
+  void histogram(const std::string& name, const std::string& help,
+                 const std::vector<double>& bounds, const std::vector<uint64_t>& counts,
+                 double sum, const labels& extra = {});
 
   std::vector<prometheus::MetricFamily> take() { return std::move(families_); }
 

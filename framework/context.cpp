@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 
 namespace swarm {
 
@@ -10,6 +11,32 @@ namespace detail {
 core::~core() = default;
 
 void core::job_event(uint64_t, bool) {}
+
+void core::output(const task_spec* task, std::string_view text) {
+  print_output(task ? output_label(*task) : std::string{}, node_name(), text);
+}
+
+std::string output_label(const task_spec& task) {
+  return task.method.empty() ? task.name : task.name + "." + task.method;
+}
+
+void print_output(const std::string& function, const std::string& node,
+                  std::string_view text) {
+  auto prefix =
+      "(" + (function.empty() ? std::string{} : function + " on ") + node + ") ";
+  std::string lines;
+  while (!text.empty()) {
+    auto end = text.find('\n');
+    auto line = text.substr(0, end);
+    lines += prefix;
+    lines.append(line.data(), line.size());
+    lines += '\n';
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+  // One write per call: lines of concurrent tasks do not interleave mid-line.
+  std::fwrite(lines.data(), 1, lines.size(), stdout);
+  std::fflush(stdout);
+}
 
 const std::string& core::node_name() const {
   static const std::string local = "local";
@@ -185,6 +212,10 @@ result<void> check_kv_key(const std::string& key) {
 }
 
 } // namespace
+
+void context::print(std::string_view text) {
+  core_->output(running_, text);
+}
 
 result<void> context::kv_put(const std::string& key, std::vector<uint8_t> value) {
   if (auto ok = check_kv_key(key); !ok) return ok;

@@ -229,6 +229,18 @@ public:
   /// The node's total resources.
   resource_set total_resources() const { return core_->total_resources(); }
 
+  // -- output
+  // -----------------------------------------------------------------------------
+
+  /// Prints `text` as output of the running task or actor call where its caller is: a
+  /// caller on another node (a driver, say) prints it, each line as
+  /// "(function on NODE) line", as Ray forwards its workers' output to the driver. Output
+  /// of work called here, or printed outside any task, goes to this process's stdout.
+  void print(std::string_view text);
+
+  /// For the runtime: the task or call this context runs now; nullptr between them.
+  void set_running(const detail::task_spec* task) noexcept { running_ = task; }
+
 private:
   detail::slot_ptr submit_erased(const detail::function_entry& f,
                                  const task_options& opts,
@@ -245,6 +257,7 @@ private:
 
   detail::core* core_;
   uint64_t owner_;
+  const detail::task_spec* running_ = nullptr;
 };
 
 } // namespace swarm

@@ -182,6 +182,14 @@ struct ListRow {
   numbers @4 :List(Int64);  # a timeline event: worker, queued, started, ended (us)
 }
 
+# What a task or actor call printed (context::print) on the node that ran it, for the
+# node that asked for it, which prints it.
+struct TaskOutput {
+  function @0 :Text;
+  node @1 :Text;       # where it ran
+  text @2 :Text;
+}
+
 struct ListReply {
   requestId @0 :UInt64;
   node @1 :Text;
@@ -319,5 +327,6 @@ struct Envelope {
     kvReply @25 :KvReply;
     listRequest @26 :ListRequest;
     listReply @27 :ListReply;
+    taskOutput @28 :TaskOutput;
   }
 }

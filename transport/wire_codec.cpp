@@ -289,6 +289,12 @@ struct builder_visitor {
         numbers.set(k, r.numbers[k]);
     }
   }
+  void operator()(const task_output& m) {
+    auto b = env.initTaskOutput();
+    b.setFunction(m.function);
+    b.setNode(m.node);
+    b.setText(m.text);
+  }
   void operator()(const status_request& m) {
     env.initStatusRequest().setRequestId(m.request_id);
   }
@@ -487,6 +493,10 @@ message read_envelope(wire::Envelope::Reader env) {
                           std::move(numbers)});
     }
     return out;
+  }
+  case wire::Envelope::TASK_OUTPUT: {
+    auto r = env.getTaskOutput();
+    return task_output{r.getFunction(), r.getNode(), r.getText()};
   }
   case wire::Envelope::STATUS_REQUEST:
     return status_request{env.getStatusRequest().getRequestId()};

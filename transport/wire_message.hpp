@@ -220,6 +220,14 @@ struct list_reply {
   uint64_t total = 0; ///< rows there were before the request's limit
 };
 
+/// What a task or actor call printed on the node that ran it (`node`), for the node that
+/// asked for it.
+struct task_output {
+  std::string function;
+  std::string node;
+  std::string text;
+};
+
 struct stop_request {
   std::string node;
   /// Why, when the head stops a node it refused (e.g. a join that conflicts).
@@ -332,7 +340,7 @@ using message =
                  stop_request, actor_create, actor_created, actor_call, actor_register,
                  actor_lookup, actor_location, actor_kill, job_info, object_location,
                  actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply,
-                 list_request, list_reply>;
+                 list_request, list_reply, task_output>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

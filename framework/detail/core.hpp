@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.hpp"
@@ -95,6 +96,10 @@ public:
   /// table records it. Nothing for an embedded single node.
   virtual void job_event(uint64_t id, bool running);
 
+  /// What `task` (nullptr: no task) printed with `context::print`: printed here, or
+  /// sent to the node that asked for the task.
+  virtual void output(const task_spec* task, std::string_view text);
+
   /// The node's name in its cluster; "local" for an embedded single node.
   virtual const std::string& node_name() const;
 
@@ -106,5 +111,13 @@ public:
   virtual result<std::optional<std::vector<uint8_t>>> kv(kv_op op, const std::string& key,
                                                          std::vector<uint8_t> value) = 0;
 };
+
+/// How output of `task` is labelled: its function, or its actor type and method.
+std::string output_label(const task_spec& task);
+
+/// Writes `text` to stdout, each line as "(FUNCTION on NODE) line" ("(NODE) line" without
+/// a function), in one write.
+void print_output(const std::string& function, const std::string& node,
+                  std::string_view text);
 
 } // namespace swarm::detail

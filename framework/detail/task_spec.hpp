@@ -57,6 +57,8 @@ struct task_spec {
   task_options options;
   slot_ptr result;
   uint64_t owner = 0;
+  /// The node that asked for it, when another: its result and output go there.
+  std::string origin;
   uint32_t attempts = 0;
   /// For the timeline: when this node's scheduler queued it, and when its last attempt
   /// started and ended (wall clock, microseconds since the epoch; 0: not yet).

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -841,4 +842,49 @@ TEST_CASE(
   // The screenshot is kept under the build folder.
   std::ifstream shot{png, std::ios::binary | std::ios::ate};
   CHECK(shot.tellg() > 10'000);
+}
+
+TEST_CASE(
+    "what a task or actor call prints on a worker reaches the driver's stdout, each "
+    "line labelled with the function and the node") {
+  three_nodes c;
+  auto out_file = c.dir + "/driver-stdout.txt";
+  std::fflush(stdout);
+  int saved = ::dup(STDOUT_FILENO);
+  int captured = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  REQUIRE(captured >= 0);
+  ::dup2(captured, STDOUT_FILENO);
+  auto shout = c.app.find_function<std::string(std::string)>("shout").value();
+  auto there = c.rt->submit(c.on("worker-1"), shout, std::string{"hello\nfrom a task"});
+  auto here = c.rt->submit(c.on("head"), shout, std::string{"printed at home"});
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  swarm::actor_options o;
+  o.node = "worker-2";
+  auto a = c.rt->spawn(o, counter_t, 7);
+  auto said = a.call(&counter::say, std::string{"an actor speaks"}).get(10s);
+  auto where = there.get(10s);
+  auto home = here.get(10s);
+  // Bounded: output travels apart from results.
+  auto printed = [&] {
+    std::stringstream s;
+    s << std::ifstream{out_file}.rdbuf();
+    return s.str();
+  };
+  for (int i = 0; i < 200 && printed().find("an actor speaks") == std::string::npos; ++i)
+    std::this_thread::sleep_for(25ms);
+  std::fflush(stdout);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  ::close(captured);
+  REQUIRE(where.value() == "worker-1");
+  CHECK(home.value() == "head");
+  CHECK(said.value() == 7);
+  auto text = printed();
+  INFO(text);
+  CHECK(text.find("(shout on worker-1) hello\n(shout on worker-1) from a task\n") !=
+        std::string::npos);
+  CHECK(text.find("(shout on head) printed at home\n") != std::string::npos);
+  CHECK(text.find("(counter.say on worker-2) an actor speaks\n") != std::string::npos);
+  // The workers printed none of it themselves.
+  CHECK(c.w1->log().find("hello") == std::string::npos);
 }

@@ -151,6 +151,10 @@ public:
   int fail(std::string why) { throw std::runtime_error(why); }
   int where() const { return static_cast<int>(::getpid()); }
   std::string node() { return actor_context().node_name(); }
+  int say(std::string text) {
+    actor_context().print(text);
+    return n_;
+  }
   std::vector<uint8_t> on_checkpoint() override { return encode(n_); }
   void on_restore(const std::vector<uint8_t>& state) override {
     std::string why;
@@ -194,6 +198,12 @@ inline int spawn_special(context& ctx, int start) {
   return a.call(&counter::add, 1).get().value();
 }
 
+/// Prints `text` as its output; its node's name.
+inline std::string shout(context& ctx, std::string text) {
+  ctx.print(text);
+  return ctx.node_name();
+}
+
 /// Throws `why`.
 inline int fail_with(std::string why) {
   throw std::runtime_error(why);
@@ -201,6 +211,7 @@ inline int fail_with(std::string why) {
 
 inline void register_all(application& app) {
   app.function("fail_with", fail_with);
+  app.function("shout", shout);
   app.function("add", add);
   app.function("pid", pid);
   app.function("where", where);
@@ -225,7 +236,8 @@ inline void register_all(application& app) {
       .method("add", &counter::add)
       .method("fail", &counter::fail)
       .method("where", &counter::where)
-      .method("node", &counter::node);
+      .method("node", &counter::node)
+      .method("say", &counter::say);
 }
 
 } // namespace swarm::cluster_test

@@ -326,6 +326,12 @@ TEST_CASE("a node serves its metrics in Prometheus' text format: tasks by functi
   there.node = "worker-1";
   for (long i = 0; i < 20; ++i)
     REQUIRE(rt.submit(there, square, i).get(30s).value() == i * i);
+  auto summer_t = app.find_actor_type<summer>("consumer.summer").value();
+  swarm::actor_options on_w1;
+  on_w1.node = "worker-1";
+  auto adder = rt.spawn(on_w1, summer_t, 0L);
+  for (long i = 1; i <= 5; ++i)
+    REQUIRE(adder.call(&summer::add, i).get(30s).value() == i * (i + 1) / 2);
   CHECK(w1.log().find("metrics on http://127.0.0.1:" + std::to_string(metrics) +
                       "/metrics") != std::string::npos);
 
@@ -345,6 +351,11 @@ TEST_CASE("a node serves its metrics in Prometheus' text format: tasks by functi
   CHECK(has("swarm_nodes_alive{node=\"worker-1\"} 2\n"));
   CHECK(has("# TYPE swarm_bytes_sent_total counter\n"));
   CHECK_FALSE(has("swarm_bytes_sent_total{node=\"worker-1\",lane=\"call\"} 0\n"));
+  CHECK(has("# TYPE swarm_actor_call_seconds histogram\n"));
+  CHECK(has("swarm_actor_call_seconds_count{node=\"worker-1\",type=\"consumer.summer\"} "
+            "5\n"));
+  CHECK(has("swarm_actor_call_seconds_bucket{node=\"worker-1\",type=\"consumer.summer\","
+            "le=\"+Inf\"} 5\n"));
 }
 
 TEST_CASE("swarm start serves the head's dashboard on its port + 2000, and the file's "

@@ -56,7 +56,8 @@ std::vector<message> samples() {
           kv_request{4, kv_request::op_type::put, "key", {1, 2, 3}},
           kv_reply{4, false, {}, true, error_value{7, "no"}},
           list_request{5, "actors", 200},
-          list_reply{5, "worker-1", {{"tally", "counter", "alive", "", {1, 2}}}, 350}};
+          list_reply{5, "worker-1", {{"tally", "counter", "alive", "", {1, 2}}}, 350},
+          task_output{"train", "worker-2", "epoch 3: loss 0.25\n"}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -129,6 +130,10 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(listed.total == 350);
   REQUIRE(listed.rows.size() == 1);
   CHECK(listed.rows[0] == list_row{"tally", "counter", "alive", "", {1, 2}});
+  auto& printed = std::get<task_output>(back[22]);
+  CHECK(printed.function == "train");
+  CHECK(printed.node == "worker-2");
+  CHECK(printed.text == "epoch 3: loss 0.25\n");
 }
 
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "

@@ -102,6 +102,11 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+int64_t micros(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch())
+      .count();
+}
+
 struct host_state {
   host_state(detail::core& n, detail::actor_spec s, std::weak_ptr<host_record> r,
              bool under_supervisor)
@@ -133,6 +138,7 @@ struct host_state {
   bool waiting = false;
   uint64_t calls = 0;                     // since the last checkpoint
   std::shared_ptr<call_histogram> timing; // the record's
+  std::deque<call_event> recent;          // the last calls that ended, oldest first
   // Restarts are its supervisor's business: a crash ends this host.
   bool supervised;
 
@@ -274,9 +280,14 @@ void drain(host_actor* self) {
     auto task = std::move(t);
     st.pending.pop_front();
     if (!task->try_claim(0, detail::task_phase::running)) continue; // cancelled
-    auto began = clock::now();
+    auto began = std::chrono::system_clock::now();
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
-    st.timing->record(clock::now() - began);
+    auto ended = std::chrono::system_clock::now();
+    st.timing->record(std::max(ended - began, std::chrono::system_clock::duration{0}));
+    if (st.recent.size() == calls_kept) st.recent.pop_front();
+    st.recent.push_back({task->result->id(), task->method,
+                         outcome.what != call_outcome::kind::value, micros(began),
+                         micros(ended)});
     task->claim.store(detail::make_claim(0, detail::task_phase::finished));
     error cause;
     bool crashed = outcome.what == call_outcome::kind::crash;
@@ -336,6 +347,10 @@ caf::behavior actor_host(host_actor* self,
         drain(self);
       },
       [self](end_atom) { self->quit(self->state->end_reason); },
+      [self](stats_atom, timeline_atom) {
+        auto& recent = self->state->recent;
+        return std::vector<call_event>(recent.begin(), recent.end());
+      },
       [self](kill_atom, bool restart) {
         auto& st = *self->state;
         if (!st.death.empty() || st.ending) return;

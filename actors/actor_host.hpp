@@ -1,6 +1,7 @@
 #pragma once
 
 #include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/fwd.hpp>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "actors/call_histogram.hpp"
 #include "framework/detail/actor_record.hpp"
@@ -19,6 +21,18 @@ class core;
 } // namespace swarm::detail
 
 namespace swarm::actors {
+
+/// An actor call that ended, for the timeline.
+struct call_event {
+  object_id id;       ///< its result object
+  std::string method; ///< its registered name; empty for a call made on this node
+  bool failed = false;
+  int64_t started_us = 0; ///< wall clock, microseconds since the epoch
+  int64_t ended_us = 0;
+};
+
+/// How many of its last calls each actor host keeps for the timeline.
+inline constexpr size_t calls_kept = 256;
 
 /// Whether the node that hosts actors still runs; records outlive nodes when users keep
 /// handles, and must not touch a stopped node.
@@ -92,8 +106,13 @@ private:
 /// with `actor_died` once it cannot. A supervised actor's host instead exits with the
 /// crash as its reason, for its supervisor to decide; its successor gets `restart_cause`
 /// (empty for a first start) passed to `on_restart`.
+/// `(stats_atom, timeline_atom) -> std::vector<call_event>`: its last `calls_kept` calls
+/// that ended, oldest first.
 caf::actor spawn_actor_host(caf::actor_system& sys, detail::core& node,
                             const std::shared_ptr<host_record>& record,
                             std::string restart_cause = {});
 
 } // namespace swarm::actors
+
+// Only sent within a node.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::call_event>)

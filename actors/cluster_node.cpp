@@ -122,6 +122,13 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
       if (!d) throw failure{d.err()};
       dashboard_ = std::move(*d);
     }
+    auto at = [this](uint16_t port, const char* path) {
+      return "http://" + link_.self.address + ":" + std::to_string(port) + path;
+    };
+    log().info("serving on " + link_.self.address + ":" + std::to_string(link_.self.port) +
+               " (cluster '" + link_.cfg.name + "')" +
+               (metrics_ ? ", metrics on " + at(metrics_->port(), "/metrics") : "") +
+               (dashboard_ ? ", dashboard on " + at(dashboard_->port(), "/") : ""));
   } catch (...) {
     // The destructor will not run: stop what calls into this node before its parts go.
     dashboard_.reset();
@@ -353,6 +360,22 @@ node_stats cluster_node::stats() {
   return s;
 }
 
+void cluster_node::add_transfers(std::vector<wire_msg::list_row>& rows) {
+  caf::scoped_actor self{local_->system()};
+  self->request(link_.objects, std::chrono::seconds(5), transfers_atom::value)
+      .receive(
+          [&](std::vector<transfer_event>& pulls) {
+            for (auto& t : pulls)
+              rows.push_back({object_id{t.key.first, t.key.second}.to_string(),
+                              "pull",
+                              t.failed ? "failed" : "finished",
+                              "pulls from " + t.from,
+                              {timeline_kind::transfer, 0, t.started_us,
+                               t.ended_us, static_cast<int64_t>(t.bytes)}});
+          },
+          [](caf::error&) {});
+}
+
 void cluster_node::adopt(std::unique_ptr<worker_processes> children) {
   children_ = std::move(children);
 }
@@ -497,9 +520,10 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           // Off the network's thread: the scheduler is asked and may take a while.
           link_.post([this, peer, x] {
             wire_msg::list_reply out{x.request_id, link_.self.name, {}, 0};
-            if (auto rows = local_->list(x.what))
+            if (auto rows = local_->list(x.what)) {
               out.rows = std::move(*rows);
-            else
+              if (x.what == "timeline") add_transfers(out.rows);
+            } else
               out.rows.push_back({"", "", "error", rows.err().message, {}});
             out.total = out.rows.size();
             if (x.limit > 0 && out.rows.size() > x.limit) out.rows.resize(x.limit);

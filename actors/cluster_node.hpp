@@ -157,6 +157,8 @@ private:
   // The node table as membership last published it, ages as of now.
   wire_msg::node_table table_snapshot() const;
   void on_stop(const wire_msg::stop_request& m);
+  // Adds the last pulls from other nodes to a "timeline" list.
+  void add_transfers(std::vector<wire_msg::list_row>& rows);
 
   // First, so it goes last: child nodes stop after this one.
   std::unique_ptr<worker_processes> children_;

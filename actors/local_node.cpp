@@ -12,6 +12,7 @@
 #include "actors/messages.hpp"
 #include "actors/node_stopped.hpp"
 #include "actors/object_store.hpp"
+#include "framework/cluster.hpp"
 #include "framework/detail/supervisor_actor.hpp"
 #include "gpu/gpu_devices.hpp"
 
@@ -20,6 +21,8 @@ namespace swarm::actors {
 namespace {
 
 constexpr auto request_timeout = std::chrono::seconds(10);
+// How long each actor may take to hand over its recent calls for the timeline.
+constexpr auto timeline_ask_timeout = std::chrono::seconds(1);
 
 error bad_config(const std::string& key, const std::string& why) {
   return {errc::invalid_argument, "runtime_config." + key + ": " + why};
@@ -502,8 +505,9 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
       out.push_back({e.id.to_string(),
                      e.function,
                      e.failed ? "failed" : "finished",
-                     "",
-                     {e.worker, e.queued_us, e.started_us, e.ended_us}});
+                     "worker " + std::to_string(e.worker),
+                     {timeline_kind::task, e.queued_us, e.started_us, e.ended_us, 0}});
+    add_actor_calls(out);
   } else if (what == "failures") {
     auto events = ask_scheduler<std::vector<task_event>>(
         *sys_, current(part::scheduler), node_name(), failures_atom::value);
@@ -561,6 +565,45 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
                      "failures"};
   }
   return out;
+}
+
+void local_node::add_actor_calls(std::vector<wire_msg::list_row>& out) {
+  struct asked {
+    std::string track, type;
+    caf::actor host;
+  };
+  std::vector<asked> hosts;
+  {
+    std::lock_guard<std::mutex> guard{hosts_mtx_};
+    for (auto& weak : hosts_)
+      if (auto h = weak.lock(); h && !h->dead())
+        if (auto a = h->host()) {
+          auto& spec = h->spec();
+          hosts.push_back(
+              {"actor " + (spec.options.name.empty() ? spec.cluster_name : spec.options.name),
+               spec.type_name, std::move(a)});
+        }
+  }
+  // All asked at once: a host busy in a long call (or gone) costs one timeout, not one
+  // each, and is left out.
+  caf::scoped_actor self{*sys_};
+  using reply = decltype(self->request(caf::actor{}, timeline_ask_timeout,
+                                       stats_atom::value, timeline_atom::value));
+  std::vector<reply> replies;
+  for (auto& h : hosts)
+    replies.push_back(self->request(h.host, timeline_ask_timeout, stats_atom::value,
+                                    timeline_atom::value));
+  for (size_t i = 0; i < hosts.size(); ++i)
+    replies[i].receive(
+        [&](std::vector<call_event>& calls) {
+          for (auto& c : calls)
+            out.push_back({c.id.to_string(),
+                           c.method.empty() ? hosts[i].type : hosts[i].type + "." + c.method,
+                           c.failed ? "failed" : "finished",
+                           hosts[i].track,
+                           {timeline_kind::actor_call, 0, c.started_us, c.ended_us, 0}});
+        },
+        [](caf::error&) {});
 }
 
 void local_node::collect(metric_set& out) {

@@ -89,7 +89,7 @@ public:
 
   /// What this node runs or holds, for `swarm list`: `what` is "tasks" (queued and at
   /// workers), "actors" (hosted here), "objects" (stored here) or "timeline" (the last
-  /// tasks that ended, with their worker and times in `numbers`), "logs" (the last
+  /// tasks and actor calls that ended, as `wire_msg::timeline_kind` says), "logs" (the last
   /// lines of its log, in `detail`), "failures" (the last tasks that failed, newest
   /// first, the error in `detail`, the end time in `numbers`) or "summary" (per function
   /// a row "function" with submitted, running, finished and failed; a row "actors" with
@@ -101,6 +101,9 @@ public:
   uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 
 private:
+  // Adds the last calls of each actor alive here to a "timeline" list.
+  void add_actor_calls(std::vector<wire_msg::list_row>& out);
+
   enum class part { gcs, store, scheduler };
 
   // The current actor of part `p`; for the control store, the shard owning `key`.

@@ -96,6 +96,12 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
   }
   if (net->send(node, m)) return;
   post([this, node, m = std::move(m)]() mutable {
+    // A client (`swarm status`, the dashboard's) is not dialed back: it left before
+    // its answer came.
+    if (!cfg.find(node)) {
+      local->log().debug("an answer to client '" + node + "' is dropped: it left");
+      return;
+    }
     if (auto ok = connect_to(node); !ok) {
       local->log().warn(ok.err().message);
       // A task or call that cannot be delivered fails its owner.

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <list>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
+
+#include "framework/detail/task_spec.hpp"
 
 namespace swarm::actors {
 
@@ -25,6 +28,7 @@ struct held_object {
 
 struct pull_state {
   std::string from;
+  int64_t started_us = 0; // for the timeline
   const detail::type_descriptor* type = nullptr;
   uint64_t total = 0;
   uint64_t received = 0;
@@ -87,6 +91,7 @@ struct object_manager_state {
   // Nodes sent chunks of an object held here, which may keep copies of it: told to drop
   // them when this node's store lets go of it.
   std::map<object_key, std::set<std::string>> copies;
+  std::deque<transfer_event> transfers; // the last pulls that ended, oldest first
 
   std::string id_of(const object_key& k) const {
     return object_id{k.first, k.second}.to_string();
@@ -263,6 +268,7 @@ struct object_manager_state {
     auto& p = pulls[k];
     p.lease = std::move(*lease);
     p.from = r.ref.node;
+    p.started_us = detail::now_us();
     p.type = r.type;
     p.total = r.ref.size;
     p.waiters.push_back(std::move(r.done));
@@ -273,6 +279,9 @@ struct object_manager_state {
   void finish(std::map<object_key, pull_state>::iterator i,
               const result<detail::boxed_value>& out) {
     auto waiters = std::move(i->second.waiters);
+    if (transfers.size() == transfers_kept) transfers.pop_front();
+    transfers.push_back({i->first, i->second.from, i->second.total, !out,
+                         i->second.started_us, detail::now_us()});
     if (cfg.landings) cfg.landings->drop({i->first.first, i->first.second});
     pulls.erase(i);
     for (auto& w : waiters)
@@ -472,6 +481,10 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       },
       [=](count_atom) { return static_cast<uint64_t>(self->state.fetched.size()); },
       [=](kept_atom) { return self->state.kept_bytes; },
+      [=](transfers_atom) {
+        auto& t = self->state.transfers;
+        return std::vector<transfer_event>(t.begin(), t.end());
+      },
   };
 }
 

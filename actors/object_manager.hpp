@@ -32,6 +32,7 @@ using locate_atom = caf::atom_constant<caf::atom("locate")>;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
 using kept_atom = caf::atom_constant<caf::atom("kept")>;
 using freed_atom = caf::atom_constant<caf::atom("freed")>;
+using transfers_atom = caf::atom_constant<caf::atom("transfers")>;
 
 /// An object's id as a map key: (owner, seq).
 using object_key = std::pair<uint64_t, uint64_t>;
@@ -73,6 +74,19 @@ struct located_object {
   std::string node;
   std::weak_ptr<detail::object_slot> slot;
 };
+
+/// A pull from another node that ended, for the timeline.
+struct transfer_event {
+  object_key key;
+  std::string from;
+  uint64_t bytes = 0;
+  bool failed = false;
+  int64_t started_us = 0; ///< wall clock, microseconds since the epoch
+  int64_t ended_us = 0;
+};
+
+/// How many of the last pulls that ended the object manager keeps for the timeline.
+inline constexpr size_t transfers_kept = 1000;
 
 struct object_manager_config {
   /// This node's name.
@@ -131,6 +145,8 @@ struct object_manager_config {
 ///   (lost_atom, peer, why)                 the connection to `peer` closed
 ///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
 ///   (kept_atom) -> uint64_t                bytes of pulled values kept (node_stats)
+///   (transfers_atom) -> transfer events    the last `transfers_kept` pulls that ended,
+///                                          oldest first
 using object_manager_actor = caf::typed_actor<
     caf::reacts_to<hold_atom, hold_request>,
     caf::reacts_to<release_atom, std::vector<object_key>>,
@@ -141,7 +157,8 @@ using object_manager_actor = caf::typed_actor<
     caf::reacts_to<locate_atom, located_object>, caf::reacts_to<forget_atom, object_key>,
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::replies_to<count_atom>::with<uint64_t>,
-    caf::replies_to<kept_atom>::with<uint64_t>>;
+    caf::replies_to<kept_atom>::with<uint64_t>,
+    caf::replies_to<transfers_atom>::with<std::vector<transfer_event>>>;
 
 /// Spawns the object manager; `detached`: on a thread of its own, so copying and
 /// decoding large objects holds up neither the network nor the scheduler (tests run it
@@ -157,5 +174,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::object_key>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::hold_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::fetch_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::located_object)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::transfer_event>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_pull)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_chunk)

@@ -70,20 +70,29 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
 result<cluster_state> cluster_status(const cluster_config& cfg,
                                      std::chrono::milliseconds timeout);
 
+/// What a "timeline" row is, in its `listed::numbers[0]`.
+namespace timeline_kind {
+constexpr int64_t task = 0;
+constexpr int64_t actor_call = 1;
+constexpr int64_t transfer = 2; ///< a pull of an object from another node
+} // namespace timeline_kind
+
 /// One task, actor or object a node reported to `list_cluster`.
 struct listed {
   std::string node;
   std::string id;     ///< a task's result object, an actor's name, an object's id
   std::string name;   ///< a task's function, an actor's type
   std::string state;  ///< queued, dispatched, running; alive, dead; stored
-  std::string detail; ///< priority and attempt; why an actor died; an object's bytes
-  /// A timeline event's worker, and when the task was queued, started and ended
-  /// (wall clock, microseconds since the epoch).
+  std::string detail; ///< priority and attempt; why an actor died; an object's bytes;
+                      ///< a timeline event's track ("worker 0", "actor NAME", "pulls
+                      ///< from NODE")
+  /// A timeline event's `timeline_kind`, when it was queued (0: not known), started and ended (wall clock, microseconds
+  /// since the epoch), and the bytes it moved.
   std::vector<int64_t> numbers;
 };
 
 /// What the alive nodes of `cfg` (or only `node`) run or hold: `what` is "tasks",
-/// "actors", "objects", "timeline" (the last tasks that ended on each node), "logs"
+/// "actors", "objects", "timeline" (the last tasks, actor calls and pulls that ended on each node), "logs"
 /// (the last lines of each node's log, in `detail`), or one of `list_node`'s. A node
 /// that does not answer within `timeout` is an error naming it.
 result<std::vector<listed>> list_cluster(const cluster_config& cfg,
@@ -113,7 +122,8 @@ result<std::vector<node_list>> list_node(const cluster_config& cfg,
                                          const std::vector<list_query>& queries,
                                          std::chrono::milliseconds timeout);
 
-/// Asks node `node` (every node when empty) of `cfg` to stop.
+/// Asks node `node` (every node when empty) of `cfg` to stop. Every node: through the
+/// head, or, when the head does not answer, each other node of the file itself.
 result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
                           std::chrono::milliseconds timeout);
 

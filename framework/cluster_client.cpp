@@ -184,7 +184,17 @@ result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
     target = *n;
   }
   cluster_client c{cfg};
-  return c.send(*target, wire_msg::stop_request{node, {}}, timeout);
+  auto sent = c.send(*target, wire_msg::stop_request{node, {}}, timeout);
+  if (sent || !node.empty()) return sent;
+  // The head is gone: every other node of the file is asked itself.
+  size_t reached = 0;
+  for (auto& n : cfg.nodes)
+    if (n.role != node_spec::role_type::head &&
+        c.send(n, wire_msg::stop_request{n.name, {}}, timeout))
+      ++reached;
+  if (reached == 0)
+    return error{sent.err().code, sent.err().message + "; no other node of the file answered"};
+  return {};
 }
 
 } // namespace swarm

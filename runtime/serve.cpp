@@ -42,15 +42,6 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
   try {
     actors::cluster_node n{app, cfg, node};
     auto& log = n.log();
-    auto* spec = *cfg.find(node);
-    log.info("serving on " + spec->address + ":" + std::to_string(spec->port) +
-             " (cluster '" + cfg.name + "')" +
-             (n.metrics_port() ? ", metrics on http://" + spec->address + ":" +
-                                     std::to_string(n.metrics_port()) + "/metrics"
-                               : "") +
-             (n.dashboard_port() ? ", dashboard on http://" + spec->address + ":" +
-                                       std::to_string(n.dashboard_port()) + "/"
-                                 : ""));
     auto wait_until = std::chrono::steady_clock::now() + opts.wait_timeout;
     bool waiting = opts.wait_nodes > 0;
     timespec poll_every{0, 100'000'000};

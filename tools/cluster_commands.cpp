@@ -1,5 +1,6 @@
 // `swarm start`, `swarm status` and `swarm stop`: deployment from one cluster file.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -182,8 +183,15 @@ int run_logs(const logs_options& opts) {
     return 1;
   }
   if (rows->empty()) {
-    std::fprintf(stderr, "swarm logs: node '%s' is not alive\n", opts.node.c_str());
-    return 1;
+    // No rows: the node is not alive, or it has logged nothing yet.
+    auto state = cluster_status(*cfg, 5s);
+    bool alive = state && std::any_of(state->nodes.begin(), state->nodes.end(),
+                                      [&](auto& n) { return n.name == opts.node && n.alive; });
+    if (!alive) {
+      std::fprintf(stderr, "swarm logs: node '%s' is not alive\n", opts.node.c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "swarm logs: node '%s' has logged nothing yet\n", opts.node.c_str());
   }
   auto skip = rows->size() > opts.lines ? rows->size() - opts.lines : 0;
   for (size_t i = skip; i < rows->size(); ++i)

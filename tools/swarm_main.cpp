@@ -100,11 +100,12 @@ int main(int argc, char** argv) {
                  "only in this state (queued, dispatched, running; alive, dead; stored)");
 
   timeline_options timeline;
-  auto* tl = app.add_subcommand("timeline", "write the tasks that ended lately on every "
-                                            "node as a Chrome / Perfetto trace");
+  auto* tl = app.add_subcommand("timeline", "write the tasks, actor calls and pulls "
+                                            "that ended lately on every node as a "
+                                            "Chrome / Perfetto trace");
   tl->add_option("--config", timeline.config, "the cluster file")->required();
   tl->add_option("--out", timeline.out, "the trace file to write (JSON)")->required();
-  tl->add_option("--node", timeline.node, "only this node's tasks");
+  tl->add_option("--node", timeline.node, "only this node's events");
 
   logs_options logs;
   auto* lg = app.add_subcommand("logs", "print the last lines of a node's log");

@@ -179,7 +179,7 @@ struct ListRow {
   name @1 :Text;
   state @2 :Text;
   detail @3 :Text;
-  numbers @4 :List(Int64);  # a timeline event: worker, queued, started, ended (us)
+  numbers @4 :List(Int64);  # a timeline event: kind, queued, started, ended (us), bytes
 }
 
 # What a task or actor call printed (context::print) on the node that ran it, for the

@@ -198,13 +198,15 @@ struct list_request {
   uint32_t limit = 0; ///< at most this many rows; 0: all
 };
 
-/// One task, actor or object a node reports.
+/// One task, actor or object a node reports. A timeline row's `detail` is its track
+/// ("worker 3", "actor NAME", "pulls from NODE") and its `numbers` are its kind
+/// (`swarm::timeline_kind`), when it was queued (0: not known), started and ended (wall clock,
+/// microseconds since the epoch), and the bytes it moved.
 struct list_row {
   std::string id;
   std::string name;
   std::string state;
   std::string detail;
-  /// A timeline event's worker, and when it was queued, started and ended (us).
   std::vector<int64_t> numbers;
 
   bool operator==(const list_row& o) const {

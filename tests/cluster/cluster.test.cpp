@@ -296,6 +296,17 @@ TEST_CASE("status lists every node and the driver's job, and stop ends a node pr
   CHECK(c.w1->wait_exit(10s) == 0);
 }
 
+TEST_CASE("swarm stop stops the workers of a cluster whose head is gone") {
+  three_nodes c;
+  c.rt.reset();
+  REQUIRE(swarm::stop_cluster(c.cfg, "", 5s));
+  CHECK(c.w1->wait_exit(10s) == 0);
+  CHECK(c.w2->wait_exit(10s) == 0);
+  auto none = swarm::stop_cluster(c.cfg, "", 2s);
+  REQUIRE_FALSE(none);
+  CHECK(none.err().message.find("no other node of the file answered") != std::string::npos);
+}
+
 TEST_CASE(
     "a node stopped in the middle of work exits cleanly and every future resolves") {
   three_nodes c;
@@ -707,7 +718,8 @@ TEST_CASE("swarm list shows the tasks, actors and objects of every alive node") 
   CHECK(busy.task.get(10s));
 }
 
-TEST_CASE("swarm timeline writes the tasks that ended on each node as a Chrome trace") {
+TEST_CASE("swarm timeline writes the tasks, actor calls and pulls that ended on each node "
+          "as a Chrome trace") {
   three_nodes c;
   auto add = c.app.find_function<int(int, int)>("add").value();
   std::set<std::string> ids;
@@ -716,29 +728,81 @@ TEST_CASE("swarm timeline writes the tasks that ended on each node as a Chrome t
     REQUIRE(r.get(10s).value() == i + 1);
     ids.insert(r.id().to_string());
   }
+  // Five calls to an actor on worker-2, one of them failing.
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  swarm::actor_options o;
+  o.node = "worker-2";
+  o.name = "traced";
+  auto a = c.rt->spawn(o, counter_t, 0);
+  std::set<std::string> calls;
+  for (int i = 0; i < 4; ++i) {
+    auto r = a.call(&counter::add, 1);
+    REQUIRE(r.get(10s).value() == i + 1);
+    calls.insert(r.id().to_string());
+  }
+  auto failing = a.call(&counter::fail, std::string{"on purpose"});
+  CHECK_FALSE(failing.get(10s));
+  // A large value put here is pulled by worker-2 to read it.
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
+  const int n = 3 << 20;
+  auto big = c.rt->put(swarm::cluster_test::blob(n));
+  REQUIRE(c.rt->submit(c.on("worker-2"), read, big).get(20s));
+
   auto trace = c.dir + "/trace.json";
   auto [rc, out] = run_command(std::string{SWARM_CLI} + " timeline --config " + c.config +
                                " --out " + trace);
   REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find("5 actor call(s) and 1 pull(s)") != std::string::npos);
   CHECK(out.find("to " + trace) != std::string::npos);
 
   auto json = nlohmann::json::parse(std::ifstream{trace});
-  int worker_pid = 0;
-  for (auto& e : json["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "worker-1")
-      worker_pid = e["pid"];
-  REQUIRE(worker_pid > 0);
-  size_t seen = 0;
+  std::map<std::string, int> pid;
+  std::map<std::pair<int, int>, std::string> track;
   for (auto& e : json["traceEvents"]) {
-    if (e["ph"] != "X" || e["name"] != "add") continue;
-    CHECK(e["pid"] == worker_pid);
+    if (e["ph"] != "M") continue;
+    if (e["name"] == "process_name") pid[e["args"]["name"]] = e["pid"];
+    if (e["name"] == "thread_name") track[{e["pid"], e["tid"]}] = e["args"]["name"];
+  }
+  REQUIRE(pid.count("worker-1"));
+  REQUIRE(pid.count("worker-2"));
+  size_t seen = 0, calls_seen = 0, failed_calls = 0, pulls = 0;
+  for (auto& e : json["traceEvents"]) {
+    if (e["ph"] != "X") continue;
     CHECK(e["dur"].get<int64_t>() >= 0);
     CHECK(e["ts"].get<int64_t>() > 0);
-    CHECK(e["args"]["state"] == "finished");
-    CHECK(e["args"]["waited_us"].get<int64_t>() >= 0);
-    seen += ids.count(e["args"]["result"].get<std::string>());
+    auto on = track[{e["pid"], e["tid"]}];
+    if (e["cat"] == "task" && e["name"] == "add") {
+      CHECK(e["pid"] == pid["worker-1"]);
+      CHECK(on.rfind("worker ", 0) == 0);
+      CHECK(e["args"]["state"] == "finished");
+      CHECK(e["args"]["waited_us"].get<int64_t>() >= 0);
+      seen += ids.count(e["args"]["result"].get<std::string>());
+    } else if (e["cat"] == "actor call") {
+      CHECK(e["pid"] == pid["worker-2"]);
+      CHECK(on == "actor traced");
+      if (e["args"]["result"] == failing.id().to_string()) {
+        CHECK(e["name"] == "counter.fail");
+        CHECK(e["args"]["state"] == "failed");
+        ++failed_calls;
+      } else {
+        CHECK(e["name"] == "counter.add");
+        calls_seen += calls.count(e["args"]["result"].get<std::string>());
+      }
+    } else if (e["cat"] == "transfer") {
+      CHECK(e["pid"] == pid["worker-2"]);
+      CHECK(on == "pulls from head");
+      CHECK(e["args"]["object"] == big.id().to_string());
+      CHECK(e["args"]["bytes"].get<int64_t>() >= n);
+      CHECK(e["args"]["state"] == "finished");
+      ++pulls;
+    }
   }
   CHECK(seen == ids.size());
+  CHECK(calls_seen == calls.size());
+  CHECK(failed_calls == 1);
+  CHECK(pulls == 1);
 }
 
 TEST_CASE("swarm logs prints the last lines of a node's log") {

@@ -81,6 +81,7 @@ TEST_CASE("a node's log keeps its last lines, formatted as stderr shows them") {
   REQUIRE(last.size() == 2);
   CHECK(last[0].find("[swarm n] info: line 1") != std::string::npos);
   CHECK(last[1].find("[swarm n] info: line 2") != std::string::npos);
+  CHECK(last[1].back() == '2'); // a line, without its line break
   CHECK(log.recent().size() == 3);
   for (int i = 0; i < 1100; ++i)
     log.info("more");

@@ -303,6 +303,14 @@ public:
     sink_->freed_here(id_);
   }
 
+  void bind(std::weak_ptr<detail::object_slot> slot) override {
+    inner_->bind(std::move(slot));
+  }
+
+  result<detail::restored_value> restore(const detail::type_descriptor& type) override {
+    return inner_->restore(type);
+  }
+
 private:
   std::unique_ptr<detail::store_lease> inner_;
   std::shared_ptr<release_sink> sink_;
@@ -321,7 +329,8 @@ cluster_node::admit(const object_id& id, const detail::boxed_value& v) {
 
 wire_msg::store_usage cluster_node::store() {
   auto s = local_->store_accounting();
-  return {s.bytes, s.capacity, s.secondary_bytes, s.pooled_bytes, s.pool_reuses};
+  return {s.bytes,       s.capacity,      s.secondary_bytes, s.pooled_bytes,
+          s.pool_reuses, s.spilled_bytes, s.spills,          s.restores};
 }
 
 void cluster_node::collect(metric_set& out) {

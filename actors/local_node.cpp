@@ -63,8 +63,11 @@ local_node::local_node(const application& app, const runtime_config& cfg,
     total_.set("memory", static_cast<double>(topo_.memory_bytes()));
   auto store_bytes = cfg.object_store_bytes.value_or(
       topo_.memory_bytes() > 0 ? topo_.memory_bytes() / 4 : size_t{1} << 30);
+  std::optional<spill_config> spill;
+  if (cfg.spill) spill = spill_config{cfg.spill_dir, outer_->node_name(), cfg.spill_limit_bytes};
   store_ = std::make_shared<store_table>(store_bytes, cfg.inline_threshold,
-                                         cfg.object_pool_bytes.value_or(store_bytes / 4));
+                                         cfg.object_pool_bytes.value_or(store_bytes / 4),
+                                         std::move(spill));
 
   auto initial_workers = std::max<size_t>(1, static_cast<size_t>(std::ceil(cpus)));
   auto threads = cfg.scheduler_threads.value_or(std::max<size_t>(2, topo_.cores()));
@@ -445,6 +448,10 @@ node_stats local_node::stats() {
   out.store_rejected = s.rejected;
   out.store_pooled_bytes = s.pooled_bytes;
   out.store_pool_reuses = s.pool_reuses;
+  out.spilled_objects = s.spilled_objects;
+  out.spilled_bytes = s.spilled_bytes;
+  out.spills = s.spills;
+  out.restores = s.restores;
   caf::scoped_actor self{*sys_};
   self->request(current(part::scheduler), request_timeout, stats_atom::value)
       .receive(
@@ -634,6 +641,11 @@ void local_node::collect(metric_set& out) {
        s.store_rejected},
       {true, "swarm_store_pool_reuses_total", "Values made in kept memory",
        s.store_pool_reuses},
+      {false, "swarm_store_spilled_objects", "Objects on disk only", s.spilled_objects},
+      {false, "swarm_store_spilled_bytes", "Bytes of spill files", s.spilled_bytes},
+      {true, "swarm_store_spills_total", "Objects moved from memory to disk", s.spills},
+      {true, "swarm_store_restores_total", "Spilled objects read back into memory",
+       s.restores},
       {false, "swarm_named_actors", "Actor names in the control store", s.named_actors},
       {false, "swarm_control_rows", "Rows in the control store's tables", s.control_rows},
   };

@@ -11,6 +11,14 @@ public:
       : table_(std::move(table)), id_(id) {}
   ~table_lease() override { table_->release(id_); }
 
+  void bind(std::weak_ptr<detail::object_slot> slot) override {
+    table_->bind(id_, std::move(slot));
+  }
+
+  result<detail::restored_value> restore(const detail::type_descriptor& type) override {
+    return table_->restore(id_, type);
+  }
+
 private:
   std::shared_ptr<store_table> table_;
   object_id id_;
@@ -27,11 +35,14 @@ private:
   size_t bytes_;
 };
 
-store_table::store_table(size_t capacity, size_t inline_threshold, size_t pool_bytes)
+store_table::store_table(size_t capacity, size_t inline_threshold, size_t pool_bytes,
+                         std::optional<spill_config> spill)
     : capacity_(capacity), inline_threshold_(inline_threshold),
       pool_(std::make_shared<detail::value_pool>(
           std::min(pool_bytes, capacity),
-          std::max<size_t>(inline_threshold, size_t{1} << 20))) {}
+          std::max<size_t>(inline_threshold, size_t{1} << 20))) {
+  if (spill) files_ = std::make_unique<spill_files>(std::move(*spill));
+}
 
 void store_table::make_room(size_t bytes) {
   size_t free = 0;
@@ -47,41 +58,172 @@ result<std::unique_ptr<detail::store_lease>>
 store_table::admit(const object_id& id, const detail::boxed_value& value) {
   auto bytes = value.type->byte_size(value.ptr.get());
   if (bytes < inline_threshold_) return std::unique_ptr<detail::store_lease>{};
-  make_room(bytes);
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (bytes > capacity_ - bytes_)
-      return full_error("object " + id.to_string() + " (" + value.type->name + ")",
-                        bytes);
-    auto [i, added] = objects_.emplace(id, bytes);
-    if (!added)
+    if (objects_.count(id))
       return error{errc::invalid_argument,
                    "object " + id.to_string() + " is already stored"};
-    bytes_ += bytes;
   }
+  if (auto ok = fit(id, bytes, "object " + id.to_string() + " (" + value.type->name + ")",
+                    fit_mode::primary);
+      !ok)
+    return ok.err();
   return std::unique_ptr<detail::store_lease>{
       std::make_unique<table_lease>(shared_from_this(), id)};
 }
 
-error store_table::full_error(const std::string& what, size_t bytes) {
+result<void> store_table::fit(const object_id& id, size_t bytes, const std::string& what,
+                              fit_mode mode) {
+  std::optional<error> spill_failure;
+  for (;;) {
+    make_room(bytes);
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (bytes <= capacity_ - bytes_) {
+        switch (mode) {
+        case fit_mode::primary:
+          if (!objects_.emplace(id, entry{bytes, {}, true, false}).second)
+            return error{errc::invalid_argument,
+                         "object " + id.to_string() + " is already stored"};
+          break;
+        case fit_mode::secondary:
+          secondary_bytes_ += bytes;
+          break;
+        case fit_mode::restore: {
+          auto i = objects_.find(id);
+          if (i == objects_.end())
+            return error{errc::object_freed, "object " + id.to_string() + " was freed"};
+          i->second.in_memory = true;
+          --spilled_objects_;
+          ++restores_;
+        }
+        }
+        bytes_ += bytes;
+        return {};
+      }
+      if (!files_) return full_error(what, bytes);
+    }
+    auto out = spill_for(bytes);
+    if (out.failure) spill_failure = out.failure;
+    if (out.bytes == 0) {
+      std::lock_guard<std::mutex> guard{mtx_};
+      return full_error(what, bytes, spill_failure);
+    }
+  }
+}
+
+store_table::spilled store_table::spill_for(size_t bytes) {
+  struct candidate {
+    object_id id;
+    size_t bytes;
+    std::shared_ptr<detail::object_slot> slot;
+    double score;
+  };
+  std::vector<candidate> candidates;
+  auto now = detail::object_slot::clock::now();
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& [id, e] : objects_)
+      if (e.in_memory)
+        if (auto s = e.slot.lock()) candidates.push_back({id, e.bytes, std::move(s), 0});
+  }
+  // The largest and least recently used first: bytes times idle time.
+  for (auto& c : candidates) {
+    std::chrono::duration<double> idle = now - c.slot->last_use();
+    c.score = static_cast<double>(c.bytes) * (std::max(idle.count(), 0.0) + 1e-3);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](auto& a, auto& b) { return a.score > b.score; });
+  spilled out;
+  for (auto& c : candidates) {
+    bool had_file = false;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (bytes <= capacity_ - bytes_) break;
+      auto i = objects_.find(c.id);
+      if (i == objects_.end() || !i->second.in_memory) continue;
+      had_file = i->second.on_disk;
+    }
+    auto done = c.slot->spill([&](const detail::boxed_value& v) -> result<void> {
+      if (had_file) return {}; // written at an earlier spill, and unchanged since
+      return files_->write(c.id, v);
+    });
+    if (!done) {
+      out.failure = done.err();
+      continue;
+    }
+    if (!*done) continue; // in use
+    bool gone = false;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      auto i = objects_.find(c.id);
+      gone = i == objects_.end();
+      if (!gone && i->second.in_memory) {
+        i->second.in_memory = false;
+        i->second.on_disk = true;
+        bytes_ -= i->second.bytes;
+        ++spilled_objects_;
+        ++spills_;
+        out.bytes += i->second.bytes;
+      }
+    }
+    if (gone) files_->remove(c.id); // freed while it was written
+  }
+  return out;
+}
+
+void store_table::bind(const object_id& id, std::weak_ptr<detail::object_slot> slot) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (auto i = objects_.find(id); i != objects_.end()) i->second.slot = std::move(slot);
+}
+
+result<detail::restored_value> store_table::restore(const object_id& id,
+                                                    const detail::type_descriptor& type) {
+  if (!files_) return error{errc::object_lost, "object " + id.to_string() + " was not spilled"};
+  size_t bytes = 0;
+  bool full = false;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = objects_.find(id);
+    if (i == objects_.end())
+      return error{errc::object_freed, "object " + id.to_string() + " was freed"};
+    bytes = i->second.bytes;
+    full = bytes > capacity_ - bytes_;
+  }
+  // Room first: the memory of what goes to disk is kept (pooled) for this value.
+  if (full) spill_for(bytes);
+  auto value = files_->read(id, type, pool_.get());
+  if (!value) return value.err();
+  // No room: the reader gets it all the same, and it stays on disk.
+  bool kept =
+      static_cast<bool>(fit(id, bytes, "object " + id.to_string(), fit_mode::restore));
+  return detail::restored_value{std::move(*value), kept};
+}
+
+error store_table::full_error(const std::string& what, size_t bytes,
+                              const std::optional<error>& spill_failure) {
   ++rejected_;
+  std::string spilling;
+  if (files_)
+    spilling = "; nothing more could be spilled to " + files_->folder() + " (" +
+               human_bytes(files_->bytes()) + " spilled" +
+               (files_->limit() ? " of at most " + human_bytes(files_->limit()) : "") +
+               "): " +
+               (spill_failure ? spill_failure->message
+                              : "every object in memory is being read or sent");
   return error{errc::store_full,
                what + ", " + human_bytes(bytes) +
                    ", does not fit in the object store: " + human_bytes(bytes_) + " of " +
-                   human_bytes(capacity_) + " in use (" + human_bytes(secondary_bytes_) +
-                   " of it copies pulled from other nodes)"};
+                   human_bytes(capacity_) + " in memory in use (" +
+                   human_bytes(secondary_bytes_) +
+                   " of it copies pulled from other nodes)" + spilling};
 }
 
 result<std::unique_ptr<detail::store_lease>>
 store_table::admit_secondary(const object_id& id, size_t bytes) {
-  make_room(bytes);
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (bytes > capacity_ - bytes_)
-      return full_error("a copy of object " + id.to_string(), bytes);
-    bytes_ += bytes;
-    secondary_bytes_ += bytes;
-  }
+  if (auto ok = fit(id, bytes, "a copy of object " + id.to_string(), fit_mode::secondary);
+      !ok)
+    return ok.err();
   return std::unique_ptr<detail::store_lease>{
       std::make_unique<secondary_lease>(shared_from_this(), bytes)};
 }
@@ -93,23 +235,50 @@ void store_table::release_secondary(size_t bytes) {
 }
 
 void store_table::release(const object_id& id) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  auto i = objects_.find(id);
-  if (i == objects_.end()) return;
-  bytes_ -= i->second;
-  objects_.erase(i);
+  bool on_disk = false;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = objects_.find(id);
+    if (i == objects_.end()) return;
+    if (i->second.in_memory)
+      bytes_ -= i->second.bytes;
+    else
+      --spilled_objects_;
+    on_disk = i->second.on_disk;
+    objects_.erase(i);
+  }
+  if (on_disk) files_->remove(id);
 }
 
 std::vector<std::pair<object_id, size_t>> store_table::objects() const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return {objects_.begin(), objects_.end()};
+  std::vector<std::pair<object_id, size_t>> out;
+  out.reserve(objects_.size());
+  for (auto& [id, e] : objects_)
+    out.emplace_back(id, e.bytes);
+  return out;
 }
 
 store_stats store_table::stats() const {
   auto pooled = pool_->stats();
   std::lock_guard<std::mutex> guard{mtx_};
-  return {objects_.size(),   bytes_,    secondary_bytes_, capacity_,
-          inline_threshold_, rejected_, pooled.bytes,     pooled.reused};
+  store_stats s;
+  s.objects = objects_.size();
+  s.bytes = bytes_;
+  s.secondary_bytes = secondary_bytes_;
+  s.capacity = capacity_;
+  s.inline_threshold = inline_threshold_;
+  s.rejected = rejected_;
+  s.pooled_bytes = pooled.bytes;
+  s.pool_reuses = pooled.reused;
+  s.spilled_objects = spilled_objects_;
+  s.spills = spills_;
+  s.restores = restores_;
+  if (files_) {
+    s.spilled_bytes = files_->bytes();
+    s.spill_folder = files_->folder();
+  }
+  return s;
 }
 
 bool store_table::contains(const object_id& id) const {

@@ -30,6 +30,9 @@ struct node_status {
   /// Beside `store_bytes`, within the capacity: memory of freed values kept for new ones.
   uint64_t pooled_bytes = 0;
   uint64_t pool_reuses = 0; ///< values made in kept memory since the node started
+  uint64_t spilled_bytes = 0; ///< bytes its store spilled to disk, there now
+  uint64_t spills = 0;        ///< objects it moved to disk since it started
+  uint64_t restores = 0;      ///< spilled objects it read back since it started
 };
 
 /// One row of the control store's job table: a driver program on some node.

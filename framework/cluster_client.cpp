@@ -115,6 +115,9 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.pulled_bytes = n.store.pulled;
     s.pooled_bytes = n.store.pooled;
     s.pool_reuses = n.store.pool_reuses;
+    s.spilled_bytes = n.store.spilled;
+    s.spills = n.store.spills;
+    s.restores = n.store.restores;
     out.nodes.push_back(std::move(s));
   }
   return out;

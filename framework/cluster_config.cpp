@@ -154,6 +154,17 @@ public:
     return n->value<std::string>();
   }
 
+  std::optional<bool> boolean(const toml::table& t, const std::string& prefix,
+                              const char* key) {
+    auto* n = lookup(t, prefix, key, false);
+    if (!n) return std::nullopt;
+    if (!n->is_boolean()) {
+      fail(n->source(), join(prefix, key), "must be true or false");
+      return std::nullopt;
+    }
+    return n->value<bool>();
+  }
+
   // An integer in [lo, hi].
   std::optional<int64_t> integer(const toml::table& t, const std::string& prefix,
                                  const char* key, int64_t lo, int64_t hi, bool required) {
@@ -305,7 +316,12 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
   }
   if (auto* lim = table_at(c, root, "limits")) {
     c.only(*lim, "limits",
-           {"object_store", "object_pool", "inline_threshold", "max_message"});
+           {"object_store", "object_pool", "inline_threshold", "max_message", "spill",
+            "spill_dir", "spill_limit"});
+    if (auto v = c.boolean(*lim, "limits", "spill")) out.spill = *v;
+    if (auto v = c.string(*lim, "limits", "spill_dir", false)) out.spill_dir = *v;
+    if (auto v = c.bytes(*lim, "limits", "spill_limit", 0, max_object_store))
+      out.spill_limit_bytes = *v;
     if (auto v = c.bytes(*lim, "limits", "object_store", 1, max_object_store))
       out.object_store_bytes = *v;
     if (auto v = c.bytes(*lim, "limits", "object_pool", 0, max_object_store))
@@ -548,6 +564,9 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
   cfg.object_pool_bytes = object_pool_bytes;
   cfg.inline_threshold = inline_threshold;
+  cfg.spill = spill;
+  cfg.spill_dir = spill_dir;
+  cfg.spill_limit_bytes = spill_limit_bytes;
   // Every node runs every shard: the head's hold the tables, the others' are members of
   // their chains (gcs_replication). Only the head persists them.
   cfg.gcs_shards = gcs_shards;

@@ -56,6 +56,11 @@ struct cluster_config {
   std::optional<size_t> object_pool_bytes;
   size_t inline_threshold = 100 * 1024;
   size_t max_message_bytes = 64 << 20;
+  /// `[limits] spill`, `spill_dir`, `spill_limit`: as `runtime_config` has them, for
+  /// every node (a relative folder starts at the node's working directory).
+  bool spill = true;
+  std::string spill_dir;
+  size_t spill_limit_bytes = 0;
   std::vector<node_spec> nodes;
   /// `[code] libraries`: libraries of user code `swarm start` loads into every node it
   /// starts (framework/plugin.hpp); relative paths are from the cluster file's folder.

@@ -27,6 +27,10 @@ struct node_stats {
   /// within the capacity; given up whenever an object needs the room.
   size_t store_pooled_bytes = 0;
   size_t store_pool_reuses = 0; ///< values copied into kept memory, since the start
+  size_t spilled_objects = 0;   ///< objects on disk only now (not in `store_bytes`)
+  size_t spilled_bytes = 0;     ///< bytes of their spill files
+  size_t spills = 0;            ///< objects moved to disk, since the start
+  size_t restores = 0;          ///< spilled objects read back into memory, since the start
   std::string available;        ///< resources not held by running work
 };
 

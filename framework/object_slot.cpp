@@ -29,6 +29,12 @@ struct hook_guard {
 
 store_lease::~store_lease() = default;
 
+void store_lease::bind(std::weak_ptr<object_slot>) {}
+
+result<restored_value> store_lease::restore(const type_descriptor& type) {
+  return error{errc::object_lost, "this store cannot read back a spilled " + type.name};
+}
+
 blocking_hook::~blocking_hook() = default;
 
 void set_thread_blocking_hook(blocking_hook* hook) {
@@ -56,6 +62,10 @@ bool object_slot::complete(state s, boxed_value v, error e,
     value_ = std::move(v);
     error_ = std::move(e);
     lease_ = std::move(lease);
+    if (lease_) {
+      last_use_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+      lease_->bind(weak_from_this());
+    }
     state_.store(s, std::memory_order_release);
     callbacks.swap(callbacks_);
   }
@@ -98,12 +108,42 @@ result<boxed_value> object_slot::read() const {
   std::lock_guard<std::mutex> guard{mtx_};
   switch (state_.load(std::memory_order_relaxed)) {
   case state::ready:
+    if (lease_) {
+      last_use_.store(clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+      if (spilled_) return restore();
+    }
     return value_;
   case state::pending:
     return error{errc::timeout, "object " + id_.to_string() + " is not ready"};
   default:
     return error_;
   }
+}
+
+result<boxed_value> object_slot::restore() const {
+  auto back = lease_->restore(*value_.type);
+  if (!back) return back.err();
+  if (!back->kept) return std::move(back->value);
+  value_.ptr = std::move(back->value.ptr);
+  spilled_ = false;
+  return value_;
+}
+
+result<bool> object_slot::spill(
+    const std::function<result<void>(const boxed_value&)>& write) {
+  std::unique_lock<std::mutex> lock{mtx_, std::try_to_lock};
+  if (!lock || state_.load(std::memory_order_relaxed) != state::ready || spilled_ ||
+      !lease_ || value_.ptr.use_count() != 1)
+    return false;
+  if (auto ok = write(value_); !ok) return ok.err();
+  value_.ptr.reset();
+  spilled_ = true;
+  return true;
+}
+
+bool object_slot::spilled() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return spilled_;
 }
 
 void object_slot::when_done(std::function<void()> f) {

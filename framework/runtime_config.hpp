@@ -23,6 +23,16 @@ struct runtime_config {
   /// store's capacity, given up whenever an object needs the room. Default: a quarter
   /// of the store; 0 keeps none.
   std::optional<size_t> object_pool_bytes;
+  /// Whether objects that do not fit in the store go to disk (and come back when read)
+  /// rather than being refused: the largest and least recently used of those nobody
+  /// reads now go first.
+  bool spill = true;
+  /// Where they go: a folder `swarm-spill-<node>-<pid>` in this one, removed when the
+  /// node stops (or, after a crash, when a node next spills there). Empty: the system's
+  /// temporary folder.
+  std::string spill_dir;
+  /// Bytes that may be on disk at once; 0: as many as the disk holds.
+  size_t spill_limit_bytes = 0;
   /// Objects smaller than this live inline with their owner, not in the store.
   size_t inline_threshold = 100 * 1024;
   /// Most task workers not blocked in `get`/`wait` (blocked ones lend their CPU to new

@@ -61,6 +61,7 @@ void measure_local(bench_session& s) {
   measure_tasks(s, rig);
   measure_objects(s, rig);
   measure_local_latency(s, rig);
+  measure_spilling(s);
 }
 
 } // namespace swarm::tools

@@ -47,6 +47,10 @@ void measure_tasks(bench_session& s, local_rig& rig);
 /// Small puts and gets, 100 MB puts and gets, an object holding 10,000 references.
 void measure_objects(bench_session& s, local_rig& rig);
 
+/// Spilling a store's objects to disk and reading them back, beside a plain file's
+/// write and read of the same bytes in the same folder.
+void measure_spilling(bench_session& s);
+
 /// Actor-call latency by message size beside bare CAF requests of the same size.
 void measure_local_latency(bench_session& s, local_rig& rig);
 

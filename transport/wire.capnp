@@ -46,6 +46,9 @@ struct StoreUsage {
   pulled @2 :UInt64;     # of `bytes`: copies pulled from other nodes
   pooled @3 :UInt64;     # beside `bytes`: freed values' memory kept for new ones
   poolReuses @4 :UInt64; # new values made in kept memory, since the node started
+  spilled @5 :UInt64;    # bytes of spill files now
+  spills @6 :UInt64;     # objects moved to disk, since the node started
+  restores @7 :UInt64;   # spilled objects read back into memory, since then
 }
 
 struct Heartbeat {

@@ -96,10 +96,14 @@ void put_store(wire::StoreUsage::Builder b, const store_usage& s) {
   b.setPulled(s.pulled);
   b.setPooled(s.pooled);
   b.setPoolReuses(s.pool_reuses);
+  b.setSpilled(s.spilled);
+  b.setSpills(s.spills);
+  b.setRestores(s.restores);
 }
 
 store_usage get_store(wire::StoreUsage::Reader r) {
-  return {r.getBytes(), r.getCapacity(), r.getPulled(), r.getPooled(), r.getPoolReuses()};
+  return {r.getBytes(),      r.getCapacity(), r.getPulled(),  r.getPooled(),
+          r.getPoolReuses(), r.getSpilled(),  r.getSpills(), r.getRestores()};
 }
 
 void put_capabilities(capnp::List<wire::Capability>::Builder b,

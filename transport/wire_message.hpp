@@ -50,13 +50,17 @@ struct proof {
 using resource_list = std::vector<std::pair<std::string, double>>;
 
 /// A node's object store: bytes in use of its capacity, how many of them are copies
-/// pulled from other nodes, and the memory of freed values it keeps for new ones.
+/// pulled from other nodes, the memory of freed values it keeps for new ones, and what
+/// it spilled to disk.
 struct store_usage {
   uint64_t bytes = 0;
   uint64_t capacity = 0;
   uint64_t pulled = 0;
   uint64_t pooled = 0;
   uint64_t pool_reuses = 0;
+  uint64_t spilled = 0; ///< bytes of spill files now
+  uint64_t spills = 0;  ///< objects moved to disk, since the node started
+  uint64_t restores = 0;
 };
 
 struct heartbeat {

@@ -18,11 +18,27 @@
 namespace swarm::detail {
 
 struct task_spec;
+class object_slot;
+
+/// A value read back from disk by the store that spilled it.
+struct restored_value {
+  boxed_value value;
+  /// Whether the store made room for it in memory (else the reader gets it, the slot
+  /// does not keep it, and it stays on disk).
+  bool kept = false;
+};
 
 /// Accounts one object's bytes in a node's object store; releases them when destroyed.
+/// A store that spills learns the object's slot, and reads the value back for it.
 class store_lease {
 public:
   virtual ~store_lease();
+
+  /// The slot that holds the value now; called with the slot's lock held.
+  virtual void bind(std::weak_ptr<object_slot> slot);
+
+  /// Reads back a value this store spilled (as a `type`).
+  virtual result<restored_value> restore(const type_descriptor& type);
 };
 
 /// Told when a thread that runs tasks is about to block on an object and when it resumes,
@@ -39,7 +55,7 @@ void set_thread_blocking_hook(blocking_hook* hook);
 
 /// The owner's record of one object: its id, and once produced its value or error.
 /// Thread-safe; the value never changes once published.
-class object_slot {
+class object_slot : public std::enable_shared_from_this<object_slot> {
 public:
   enum class state : uint8_t { pending, ready, failed, freed };
 
@@ -71,6 +87,19 @@ public:
   /// Drops the value and its store bytes; later reads fail with `object_freed`.
   void free();
 
+  /// For the store: hands the value to `write` (which puts it on disk) and drops it
+  /// from memory, when the slot holds a value nobody else holds now and no other thread
+  /// is in the slot. Returns whether it did; `write`'s error, if it failed.
+  result<bool> spill(const std::function<result<void>(const boxed_value&)>& write);
+
+  /// Whether the value lives on disk now (it comes back when read).
+  bool spilled() const;
+
+  /// When the value was last read or made, for the store's choice of what to spill.
+  clock::time_point last_use() const noexcept {
+    return clock::time_point{clock::duration{last_use_.load(std::memory_order_relaxed)}};
+  }
+
   /// Blocks until done or `deadline`; returns whether done.
   bool wait_until(clock::time_point deadline) const;
 
@@ -96,18 +125,23 @@ public:
 
 private:
   bool complete(state s, boxed_value v, error e, std::unique_ptr<store_lease> lease);
+  // Reads the spilled value back through the lease; call with the lock held.
+  result<boxed_value> restore() const;
 
   const object_id id_;
   std::atomic<state> state_{state::pending};
   mutable std::mutex mtx_;
   mutable std::condition_variable cv_;
-  boxed_value value_;
+  mutable boxed_value value_; // read() brings a spilled value back
   error error_;
   std::unique_ptr<store_lease> lease_;
   std::vector<std::function<void()>> callbacks_;
   std::weak_ptr<task_spec> producer_;
   std::optional<location> location_;
   bool spin_ = false;
+  mutable bool spilled_ = false; // value_.ptr is empty and value_.type says what comes back
+  // Set only for values in the store (with a lease): small ones are never spilled.
+  mutable std::atomic<clock::rep> last_use_{0};
 };
 
 using slot_ptr = std::shared_ptr<object_slot>;

@@ -69,6 +69,7 @@ struct fake_cluster : pumped_network {
 
   explicit fake_cluster(size_t store_bytes = 0) {
     if (store_bytes > 0) cfg.object_store_bytes = store_bytes;
+    cfg.spill = false; // a full store refuses: what these tests check
     register_all(app);
     head = std::make_unique<actors::cluster_node>(app, cfg, "head", net.factory());
     w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());

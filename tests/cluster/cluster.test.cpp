@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <string>
@@ -191,6 +192,36 @@ TEST_CASE("a task whose large input lives on another node runs on that node") {
   auto there = c.rt->submit(c.on("worker-2"), read, local).get(20s).value();
   CHECK(there[0] == c.w2->pid());
   CHECK(there[1] == sum);
+}
+
+TEST_CASE("objects spilled to disk stay readable from other nodes, and swarm status shows "
+          "the spilling") {
+  three_nodes c{"object_store = \"4MiB\"\nobject_pool = 0\n"};
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
+  // Twice the head's store: half of it goes to disk.
+  const int n = 1 << 20;
+  std::vector<swarm::object_ref<std::vector<uint8_t>>> puts;
+  for (int i = 0; i < 8; ++i)
+    puts.push_back(c.rt->put(swarm::cluster_test::blob(n + i)));
+  REQUIRE(c.rt->stats().spills >= 4);
+  for (int i = 0; i < 8; ++i) {
+    auto expected = swarm::cluster_test::blob(n + i);
+    auto got = c.rt->submit(c.on("worker-1"), read, puts[i]).get(20s).value();
+    CHECK(got[0] == c.w1->pid());
+    CHECK(got[1] == std::accumulate(expected.begin(), expected.end(), int64_t{0}));
+  }
+  CHECK(c.rt->stats().restores >= 4);
+  // The head's heartbeat row carries its spill counts.
+  bool shown = false;
+  for (int i = 0; i < 100 && !shown; ++i) {
+    auto [rc, out] = run_command(std::string{SWARM_CLI} + " status --config " + c.config);
+    shown = rc == 0 && out.find("spilled (spills/restores)") != std::string::npos &&
+            out.find("(" + std::to_string(c.rt->stats().spills) + "/") != std::string::npos;
+    if (!shown) std::this_thread::sleep_for(50ms);
+  }
+  CHECK(shown);
 }
 
 TEST_CASE("actors are created on other nodes, called there, and found by name anywhere") {

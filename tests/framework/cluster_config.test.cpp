@@ -203,6 +203,32 @@ TEST_CASE(
   CHECK(msg.find("limits.object_pool") != std::string::npos);
 }
 
+TEST_CASE("spilling is on by default, and [limits] sets its folder and limit or turns it "
+          "off") {
+  auto unset = swarm::parse_cluster_config(valid, "cluster.toml").value();
+  auto rt = unset.runtime_for(unset.head());
+  CHECK(rt.spill);
+  CHECK(rt.spill_dir.empty());
+  CHECK(rt.spill_limit_bytes == 0);
+  auto cfg = swarm::parse_cluster_config(
+                 replace(valid, "gcs_shards = 2",
+                         "gcs_shards = 2\n[limits]\nspill_dir = \"/var/tmp/s\"\n"
+                         "spill_limit = \"2GiB\""),
+                 "cluster.toml")
+                 .value();
+  rt = cfg.runtime_for(cfg.nodes[1]);
+  CHECK(rt.spill_dir == "/var/tmp/s");
+  CHECK(rt.spill_limit_bytes == size_t{2} << 30);
+  auto off = swarm::parse_cluster_config(
+                 replace(valid, "gcs_shards = 2", "gcs_shards = 2\n[limits]\nspill = false"),
+                 "cluster.toml")
+                 .value();
+  CHECK_FALSE(off.runtime_for(off.head()).spill);
+  auto msg =
+      error_of(replace(valid, "gcs_shards = 2", "gcs_shards = 2\n[limits]\nspill = \"yes\""));
+  CHECK(msg.find("key `limits.spill`: must be true or false") != std::string::npos);
+}
+
 TEST_CASE("gcs replication cannot exceed the number of nodes") {
   auto msg = error_of(replace(valid, "gcs_shards = 2", "gcs_replication = 3"));
   CHECK(msg.find("only 2 node(s)") != std::string::npos);

@@ -15,6 +15,7 @@ swarm::runtime_config small_store(size_t bytes) {
   cfg.cpus = 2;
   cfg.object_store_bytes = bytes;
   cfg.inline_threshold = 1024;
+  cfg.spill = false; // a full store refuses (spilling: runtime_spilling.test.cpp)
   return cfg;
 }
 

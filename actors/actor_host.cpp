@@ -138,7 +138,33 @@ struct host_state {
   bool waiting = false;
   uint64_t calls = 0;                     // since the last checkpoint
   std::shared_ptr<call_histogram> timing; // the record's
-  std::deque<call_event> recent;          // the last calls that ended, oldest first
+  // The last calls that ended: a ring, filled up to `calls_kept`, `next` the oldest
+  // once full (entries are overwritten in place: no allocation per call).
+  std::vector<call_event> recent;
+  size_t next = 0;
+
+  void remember(const detail::task_spec& task, bool failed, int64_t started_us,
+                int64_t ended_us) {
+    if (recent.size() < calls_kept) {
+      recent.push_back({task.result->id(), task.method, failed, started_us, ended_us});
+      return;
+    }
+    auto& e = recent[next];
+    e.id = task.result->id();
+    e.method = task.method;
+    e.failed = failed;
+    e.started_us = started_us;
+    e.ended_us = ended_us;
+    next = (next + 1) % calls_kept;
+  }
+
+  std::vector<call_event> recent_in_order() const {
+    std::vector<call_event> out(recent.begin() + static_cast<std::ptrdiff_t>(next),
+                                recent.end());
+    out.insert(out.end(), recent.begin(),
+               recent.begin() + static_cast<std::ptrdiff_t>(next));
+    return out;
+  }
   // Restarts are its supervisor's business: a crash ends this host.
   bool supervised;
 
@@ -284,10 +310,8 @@ void drain(host_actor* self) {
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
     auto ended = std::chrono::system_clock::now();
     st.timing->record(std::max(ended - began, std::chrono::system_clock::duration{0}));
-    if (st.recent.size() == calls_kept) st.recent.pop_front();
-    st.recent.push_back({task->result->id(), task->method,
-                         outcome.what != call_outcome::kind::value, micros(began),
-                         micros(ended)});
+    st.remember(*task, outcome.what != call_outcome::kind::value, micros(began),
+                micros(ended));
     task->claim.store(detail::make_claim(0, detail::task_phase::finished));
     error cause;
     bool crashed = outcome.what == call_outcome::kind::crash;
@@ -348,8 +372,7 @@ caf::behavior actor_host(host_actor* self,
       },
       [self](end_atom) { self->quit(self->state->end_reason); },
       [self](stats_atom, timeline_atom) {
-        auto& recent = self->state->recent;
-        return std::vector<call_event>(recent.begin(), recent.end());
+        return self->state->recent_in_order();
       },
       [self](kill_atom, bool restart) {
         auto& st = *self->state;

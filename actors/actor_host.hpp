@@ -32,7 +32,7 @@ struct call_event {
 };
 
 /// How many of its last calls each actor host keeps for the timeline.
-inline constexpr size_t calls_kept = 256;
+inline constexpr size_t calls_kept = 128;
 
 /// Whether the node that hosts actors still runs; records outlive nodes when users keep
 /// handles, and must not touch a stopped node.

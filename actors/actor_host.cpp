@@ -245,6 +245,15 @@ struct host_state {
     calls = 0;
     try {
       auto state = instance->on_checkpoint();
+      if (spec.options.durable_checkpoints) {
+        // Named in this node's registry, or (moved there) in the cluster's.
+        auto& name = spec.options.name.empty() ? spec.cluster_name : spec.options.name;
+        if (auto ok = node.kv(detail::kv_op::put, detail::durable_checkpoint_key(name), state);
+            !ok)
+          // Kept in memory all the same: only a restart of the cluster needs the copy.
+          node.warn("actor '" + name + "': its checkpoint is not in the control store: " +
+                    ok.err().to_string());
+      }
       if (spec.on_checkpoint) spec.on_checkpoint(state);
       if (auto r = record.lock()) r->save_checkpoint(std::move(state));
       return true;

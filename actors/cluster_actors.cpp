@@ -79,6 +79,8 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   m.owner_node = link_.self.name;
   m.placed = placed;
   m.checkpoint_every = spec.options.checkpoint_every;
+  m.checkpoint = spec.checkpoint; // a state to start from (a durable checkpoint)
+  m.durable_checkpoints = spec.options.durable_checkpoints;
   auto a = link_.request(target, m);
   if (!a) return a.err();
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
@@ -222,6 +224,7 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
   if (auto r = from_list(m.resources)) spec.options.resources = *r;
   spec.options.node = link_.self.name;
   spec.options.checkpoint_every = m.checkpoint_every;
+  spec.options.durable_checkpoints = m.durable_checkpoints;
   spec.checkpoint = m.checkpoint;
   auto id = next_actor_++;
   // Saved states go to the owner, which restarts the actor if this node dies.

@@ -177,6 +177,12 @@ void cluster_node::start_actors() {
   oc.reserve = [local = local_.get()](const object_key& k, uint64_t bytes) {
     return local->admit_secondary({k.first, k.second}, bytes);
   };
+  oc.cache = [store = local_->store_table_ptr()](std::weak_ptr<cached_copy> copy) {
+    store->cache(std::move(copy));
+  };
+  oc.count_lookup = [store = local_->store_table_ptr()](bool hit) {
+    store->count_lookup(hit);
+  };
   link_.objects = spawn_object_manager(sys, std::move(oc));
   owner_config wc;
   wc.node = link_.self.name;
@@ -329,8 +335,9 @@ cluster_node::admit(const object_id& id, const detail::boxed_value& v) {
 
 wire_msg::store_usage cluster_node::store() {
   auto s = local_->store_accounting();
-  return {s.bytes,       s.capacity,      s.secondary_bytes, s.pooled_bytes,
-          s.pool_reuses, s.spilled_bytes, s.spills,          s.restores};
+  return {s.bytes,        s.capacity,   s.secondary_bytes, s.pooled_bytes,
+          s.pool_reuses,  s.spilled_bytes, s.spills,        s.restores,
+          s.cache_hits,   s.cache_misses,  s.evictions};
 }
 
 void cluster_node::collect(metric_set& out) {

@@ -104,6 +104,7 @@ public:
 
   /// The node's log.
   const node_log& log() const { return local_->log(); }
+  void warn(const std::string& line) const override { local_->log().warn(line); }
 
   /// The port its metrics are served on; 0 when they are not.
   uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }

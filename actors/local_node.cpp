@@ -64,7 +64,8 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   auto store_bytes = cfg.object_store_bytes.value_or(
       topo_.memory_bytes() > 0 ? topo_.memory_bytes() / 4 : size_t{1} << 30);
   std::optional<spill_config> spill;
-  if (cfg.spill) spill = spill_config{cfg.spill_dir, outer_->node_name(), cfg.spill_limit_bytes};
+  if (cfg.spill)
+    spill = spill_config{cfg.spill_dir, outer_->node_name(), cfg.spill_limit_bytes};
   store_ = std::make_shared<store_table>(store_bytes, cfg.inline_threshold,
                                          cfg.object_pool_bytes.value_or(store_bytes / 4),
                                          std::move(spill));
@@ -452,6 +453,10 @@ node_stats local_node::stats() {
   out.spilled_bytes = s.spilled_bytes;
   out.spills = s.spills;
   out.restores = s.restores;
+  out.cached_bytes = s.cached_bytes;
+  out.cache_hits = s.cache_hits;
+  out.cache_misses = s.cache_misses;
+  out.evictions = s.evictions;
   caf::scoped_actor self{*sys_};
   self->request(current(part::scheduler), request_timeout, stats_atom::value)
       .receive(
@@ -646,6 +651,14 @@ void local_node::collect(metric_set& out) {
       {true, "swarm_store_spills_total", "Objects moved from memory to disk", s.spills},
       {true, "swarm_store_restores_total", "Spilled objects read back into memory",
        s.restores},
+      {false, "swarm_store_cached_bytes", "Copies of other nodes' objects kept after reads",
+       s.cached_bytes},
+      {true, "swarm_store_cache_hits_total", "Reads of other nodes' objects found here",
+       s.cache_hits},
+      {true, "swarm_store_cache_misses_total", "Reads of other nodes' objects pulled",
+       s.cache_misses},
+      {true, "swarm_store_evictions_total", "Kept copies dropped to make room",
+       s.evictions},
       {false, "swarm_named_actors", "Actor names in the control store", s.named_actors},
       {false, "swarm_control_rows", "Rows in the control store's tables", s.control_rows},
   };

@@ -56,6 +56,9 @@ public:
   /// `store_table::admit_secondary`).
   result<std::unique_ptr<detail::store_lease>> admit_secondary(const object_id& id,
                                                                size_t bytes);
+  /// The object store's table, for the parts that share it (the object manager's
+  /// cached copies).
+  const std::shared_ptr<store_table>& store_table_ptr() const { return store_; }
   result<detail::actor_record_ptr> spawn(detail::actor_spec spec) override;
   void call(detail::actor_record& target, detail::task_ptr call) override;
   void kill(detail::actor_record& target, bool restart) override;
@@ -82,6 +85,7 @@ public:
 
   /// The node's log.
   const node_log& log() const { return log_; }
+  void warn(const std::string& line) const override { log_.warn(line); }
 
   /// Adds this node's numbers to a scrape of its metrics: tasks by function, the
   /// scheduler's queue and workers, the object store, the control store.

@@ -78,9 +78,9 @@ struct object_manager_state {
       fetched;
   size_t prune_fetched_at = 64;
   // Secondary copies: pulled values kept after their readers let go, most recently read
-  // first, within cfg.keep_pulled_bytes.
+  // first, within cfg.keep_pulled_bytes; the store may evict them meanwhile.
   struct kept_copy {
-    std::shared_ptr<const void> value;
+    std::shared_ptr<cached_copy> value;
     const detail::type_descriptor* type;
     uint64_t bytes;
   };
@@ -196,7 +196,9 @@ struct object_manager_state {
   void keep(const object_key& k, std::shared_ptr<const void> v,
             const detail::type_descriptor* type, uint64_t bytes) {
     if (kept_index.count(k)) return;
-    kept.emplace_front(k, kept_copy{std::move(v), type, bytes});
+    auto copy = std::make_shared<cached_copy>(std::move(v), bytes);
+    if (cfg.cache) cfg.cache(copy);
+    kept.emplace_front(k, kept_copy{std::move(copy), type, bytes});
     kept_index[k] = kept.begin();
     kept_bytes += bytes;
     while (kept_bytes > cfg.keep_pulled_bytes)
@@ -207,7 +209,7 @@ struct object_manager_state {
     auto& [old, copy] = kept.back();
     kept_bytes -= copy.bytes;
     // Found again while a reader still holds it.
-    remember(old, copy.value, copy.type);
+    if (auto v = copy.value->peek()) remember(old, v, copy.type);
     kept_index.erase(old);
     kept.pop_back();
   }
@@ -241,8 +243,13 @@ struct object_manager_state {
     auto i = kept_index.find(k);
     if (i == kept_index.end() || !detail::same_type(*i->second->second.type, *type))
       return nullptr;
+    auto v = i->second->second.value->get();
+    if (!v) { // the store evicted it
+      drop_kept(k);
+      return nullptr;
+    }
     kept.splice(kept.begin(), kept, i->second);
-    return kept.front().second.value;
+    return v;
   }
 
   void fetch(fetch_request& r) {
@@ -254,11 +261,15 @@ struct object_manager_state {
                             "expected a " + r.type->name + ", got a " + v.type->name});
       return r.done(v);
     }
+    auto hit = [&](std::shared_ptr<const void> p) {
+      if (cfg.count_lookup) cfg.count_lookup(true);
+      r.done(detail::boxed_value{std::move(p), r.type});
+    };
     if (auto c = fetched.find(k); c != fetched.end())
       if (auto p = c->second.first.lock(); p && c->second.second == r.type)
-        return r.done(detail::boxed_value{std::move(p), r.type});
-    if (auto p = kept_copy_of(k, r.type))
-      return r.done(detail::boxed_value{std::move(p), r.type});
+        return hit(std::move(p));
+    if (auto p = kept_copy_of(k, r.type)) return hit(std::move(p));
+    if (cfg.count_lookup) cfg.count_lookup(false);
     if (auto i = pulls.find(k); i != pulls.end()) {
       i->second.waiters.push_back(std::move(r.done));
       return;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/cached_copy.hpp"
 #include "actors/role_atoms.hpp"
 #include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
@@ -108,6 +109,11 @@ struct object_manager_config {
   /// dropped, least recently read first, to make room). Empty: nothing is counted.
   std::function<result<std::unique_ptr<detail::store_lease>>(const object_key&, uint64_t)>
       reserve;
+  /// Registers a kept copy with the store, which evicts it when an object needs the room
+  /// (and nobody reads it then). Empty: only the manager's budget drops kept copies.
+  std::function<void(std::weak_ptr<cached_copy>)> cache;
+  /// Counts a read of another node's object: found here, or pulled. May be empty.
+  std::function<void(bool hit)> count_lookup;
   /// Where pulled plain buffers (strings, vectors of numbers) get their memory and give
   /// it back when freed: a pull into kept memory takes no page faults. Null: the
   /// allocator's. Outlives the manager.

@@ -35,6 +35,22 @@ private:
   size_t bytes_;
 };
 
+namespace {
+
+// The largest and least recently used first: bytes times idle time.
+template <class Candidate>
+void order_by_value(std::vector<Candidate>& candidates,
+                    std::chrono::steady_clock::time_point now) {
+  for (auto& c : candidates) {
+    std::chrono::duration<double> idle = now - c.last_use;
+    c.score = static_cast<double>(c.bytes) * (std::max(idle.count(), 0.0) + 1e-3);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](auto& a, auto& b) { return a.score > b.score; });
+}
+
+} // namespace
+
 store_table::store_table(size_t capacity, size_t inline_threshold, size_t pool_bytes,
                          std::optional<spill_config> spill)
     : capacity_(capacity), inline_threshold_(inline_threshold),
@@ -59,10 +75,14 @@ store_table::admit(const object_id& id, const detail::boxed_value& value) {
   auto bytes = value.type->byte_size(value.ptr.get());
   if (bytes < inline_threshold_) return std::unique_ptr<detail::store_lease>{};
   {
+    // Made again (a task retried where its first result is still kept): the same
+    // object, counted once while either copy lives.
     std::lock_guard<std::mutex> guard{mtx_};
-    if (objects_.count(id))
-      return error{errc::invalid_argument,
-                   "object " + id.to_string() + " is already stored"};
+    if (auto i = objects_.find(id); i != objects_.end()) {
+      ++i->second.leases;
+      return std::unique_ptr<detail::store_lease>{
+          std::make_unique<table_lease>(shared_from_this(), id)};
+    }
   }
   if (auto ok = fit(id, bytes, "object " + id.to_string() + " (" + value.type->name + ")",
                     fit_mode::primary);
@@ -82,9 +102,11 @@ result<void> store_table::fit(const object_id& id, size_t bytes, const std::stri
       if (bytes <= capacity_ - bytes_) {
         switch (mode) {
         case fit_mode::primary:
-          if (!objects_.emplace(id, entry{bytes, {}, true, false}).second)
-            return error{errc::invalid_argument,
-                         "object " + id.to_string() + " is already stored"};
+          if (auto [i, added] = objects_.emplace(id, entry{bytes, {}, true, false, 1});
+              !added) {
+            ++i->second.leases; // made again meanwhile: counted once
+            return {};
+          }
           break;
         case fit_mode::secondary:
           secondary_bytes_ += bytes;
@@ -101,7 +123,12 @@ result<void> store_table::fit(const object_id& id, size_t bytes, const std::stri
         bytes_ += bytes;
         return {};
       }
-      if (!files_) return full_error(what, bytes);
+    }
+    if (evict_for(bytes) > 0) continue;
+    if (!files_) {
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (bytes <= capacity_ - bytes_) continue; // freed meanwhile
+      return full_error(what, bytes);
     }
     auto out = spill_for(bytes);
     if (out.failure) spill_failure = out.failure;
@@ -117,23 +144,19 @@ store_table::spilled store_table::spill_for(size_t bytes) {
     object_id id;
     size_t bytes;
     std::shared_ptr<detail::object_slot> slot;
+    detail::object_slot::clock::time_point last_use;
     double score;
   };
   std::vector<candidate> candidates;
-  auto now = detail::object_slot::clock::now();
   {
     std::lock_guard<std::mutex> guard{mtx_};
     for (auto& [id, e] : objects_)
       if (e.in_memory)
-        if (auto s = e.slot.lock()) candidates.push_back({id, e.bytes, std::move(s), 0});
+        if (auto s = e.slot.lock()) candidates.push_back({id, e.bytes, std::move(s), {}, 0});
   }
-  // The largest and least recently used first: bytes times idle time.
-  for (auto& c : candidates) {
-    std::chrono::duration<double> idle = now - c.slot->last_use();
-    c.score = static_cast<double>(c.bytes) * (std::max(idle.count(), 0.0) + 1e-3);
-  }
-  std::sort(candidates.begin(), candidates.end(),
-            [](auto& a, auto& b) { return a.score > b.score; });
+  for (auto& c : candidates)
+    c.last_use = c.slot->last_use();
+  order_by_value(candidates, detail::object_slot::clock::now());
   spilled out;
   for (auto& c : candidates) {
     bool had_file = false;
@@ -172,9 +195,56 @@ store_table::spilled store_table::spill_for(size_t bytes) {
   return out;
 }
 
+size_t store_table::evict_for(size_t bytes) {
+  struct candidate {
+    std::shared_ptr<cached_copy> copy;
+    size_t bytes;
+    cached_copy::clock::time_point last_use;
+    double score;
+  };
+  std::vector<candidate> candidates;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& weak : cached_)
+      if (auto c = weak.lock()) candidates.push_back({c, c->bytes(), {}, 0});
+  }
+  for (auto& c : candidates)
+    c.last_use = c.copy->last_use();
+  order_by_value(candidates, cached_copy::clock::now());
+  size_t freed = 0;
+  for (auto& c : candidates) {
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (bytes <= capacity_ - bytes_) break;
+    }
+    if (!c.copy->evict()) continue; // being read, or gone
+    freed += c.bytes;
+    std::lock_guard<std::mutex> guard{mtx_};
+    ++evictions_;
+  }
+  return freed;
+}
+
+void store_table::cache(std::weak_ptr<cached_copy> copy) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (cached_.size() >= prune_cached_at_) {
+    cached_.erase(std::remove_if(cached_.begin(), cached_.end(),
+                                 [](auto& w) { return w.expired(); }),
+                  cached_.end());
+    prune_cached_at_ = std::max<size_t>(64, 2 * cached_.size());
+  }
+  cached_.push_back(std::move(copy));
+}
+
+void store_table::count_lookup(bool hit) noexcept {
+  (hit ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
+}
+
 void store_table::bind(const object_id& id, std::weak_ptr<detail::object_slot> slot) {
   std::lock_guard<std::mutex> guard{mtx_};
-  if (auto i = objects_.find(id); i != objects_.end()) i->second.slot = std::move(slot);
+  // The first copy's slot: a copy made again is not spilled (it is counted once).
+  if (auto i = objects_.find(id); i != objects_.end() && i->second.slot.expired())
+    i->second.slot = std::move(slot);
 }
 
 result<detail::restored_value> store_table::restore(const object_id& id,
@@ -239,7 +309,7 @@ void store_table::release(const object_id& id) {
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto i = objects_.find(id);
-    if (i == objects_.end()) return;
+    if (i == objects_.end() || --i->second.leases > 0) return;
     if (i->second.in_memory)
       bytes_ -= i->second.bytes;
     else
@@ -278,6 +348,14 @@ store_stats store_table::stats() const {
     s.spilled_bytes = files_->bytes();
     s.spill_folder = files_->folder();
   }
+  for (auto& weak : cached_)
+    if (auto c = weak.lock(); c && c->peek()) {
+      ++s.cached_objects;
+      s.cached_bytes += c->bytes();
+    }
+  s.cache_hits = hits_.load(std::memory_order_relaxed);
+  s.cache_misses = misses_.load(std::memory_order_relaxed);
+  s.evictions = evictions_;
   return s;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/cached_copy.hpp"
 #include "actors/spill_files.hpp"
 #include "base/human_bytes.hpp"
 #include "base/result.hpp"
@@ -35,14 +37,20 @@ struct store_stats {
   size_t spills = 0;          ///< objects moved from memory to disk, since the start
   size_t restores = 0;        ///< objects read back from disk into memory, since the start
   std::string spill_folder;   ///< where spill files go; empty: the store does not spill
+  size_t cached_objects = 0;  ///< secondary copies kept after their readers let go
+  size_t cached_bytes = 0;    ///< their bytes (part of `secondary_bytes`)
+  size_t cache_hits = 0;      ///< reads of other nodes' objects found here, since the start
+  size_t cache_misses = 0;    ///< reads of other nodes' objects that pulled them
+  size_t evictions = 0;       ///< cached copies dropped to make room, since the start
 };
 
 /// The data plane of a node's object store: accounts the bytes of every stored object
 /// against the capacity. Values themselves are shared immutably with their owners' slots,
 /// so a read on the node never copies. When an object does not fit and the store spills,
 /// objects in memory that nobody reads now go to disk first, the largest and least
-/// recently used first, and come back when read (room made the same way). Thread-safe;
-/// leases keep it alive.
+/// recently used first, and come back when read (room made the same way). Before
+/// anything spills, cached copies of other nodes' objects nobody reads now are evicted,
+/// weighed the same way. Thread-safe; leases keep it alive.
 class store_table final : public std::enable_shared_from_this<store_table> {
 public:
   /// Keeps up to `pool_bytes` of freed large values' memory for new ones; spills as
@@ -64,6 +72,12 @@ public:
   result<std::unique_ptr<detail::store_lease>> admit_secondary(const object_id& id,
                                                                size_t bytes);
 
+  /// Registers a cached copy, evicted when an object needs the room.
+  void cache(std::weak_ptr<cached_copy> copy);
+
+  /// Counts a read of another node's object: found here (`hit`) or pulled.
+  void count_lookup(bool hit) noexcept;
+
   store_stats stats() const;
 
   /// The objects stored here (not pulled copies), with their bytes.
@@ -81,6 +95,7 @@ private:
     std::weak_ptr<detail::object_slot> slot;
     bool in_memory = true;
     bool on_disk = false; // a spill file holds it (also once it came back)
+    size_t leases = 1;    // copies of it made here (a task retried here), counted once
   };
   // What spilling freed, and why it stopped short, if it did.
   struct spilled {
@@ -93,6 +108,8 @@ private:
                                          const detail::type_descriptor& type);
   // Spills objects until `bytes` more fit in memory, or nothing more can go.
   spilled spill_for(size_t bytes);
+  // Evicts cached copies until `bytes` more fit in memory; the bytes it freed.
+  size_t evict_for(size_t bytes);
   // What `fit` counts: a new object, a pulled copy, or a spilled object read back.
   enum class fit_mode { primary, secondary, restore };
   // Counts `bytes` of `id` (`what`, for errors) in memory once they fit, spilling for
@@ -113,6 +130,11 @@ private:
   size_t spills_ = 0;
   size_t restores_ = 0;
   std::unique_ptr<spill_files> files_; // null: no spilling
+  std::vector<std::weak_ptr<cached_copy>> cached_;
+  size_t prune_cached_at_ = 64;
+  size_t evictions_ = 0;
+  std::atomic<size_t> hits_{0};
+  std::atomic<size_t> misses_{0};
   size_t bytes_ = 0;
   size_t secondary_bytes_ = 0;
   size_t rejected_ = 0;

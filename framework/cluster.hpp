@@ -33,6 +33,9 @@ struct node_status {
   uint64_t spilled_bytes = 0; ///< bytes its store spilled to disk, there now
   uint64_t spills = 0;        ///< objects it moved to disk since it started
   uint64_t restores = 0;      ///< spilled objects it read back since it started
+  uint64_t cache_hits = 0;    ///< reads of other nodes' objects it found in memory
+  uint64_t cache_misses = 0;  ///< reads of other nodes' objects it pulled
+  uint64_t evictions = 0;     ///< kept copies it dropped to make room
 };
 
 /// One row of the control store's job table: a driver program on some node.

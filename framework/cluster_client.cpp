@@ -118,6 +118,9 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.spilled_bytes = n.store.spilled;
     s.spills = n.store.spills;
     s.restores = n.store.restores;
+    s.cache_hits = n.store.hits;
+    s.cache_misses = n.store.misses;
+    s.evictions = n.store.evictions;
     out.nodes.push_back(std::move(s));
   }
   return out;

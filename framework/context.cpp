@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "base/node_log.hpp"
+
 namespace swarm {
 
 namespace detail {
@@ -36,6 +38,10 @@ void print_output(const std::string& function, const std::string& node,
   // One write per call: lines of concurrent tasks do not interleave mid-line.
   std::fwrite(lines.data(), 1, lines.size(), stdout);
   std::fflush(stdout);
+}
+
+void core::warn(const std::string& line) const {
+  node_log{node_name(), log_level::info}.warn(line);
 }
 
 const std::string& core::node_name() const {
@@ -352,6 +358,16 @@ detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {
         {errc::unregistered, "actor type '" + spec.type_name + "' is not registered"});
   if (auto ok = core_->feasible(spec.options.resources, spec.options.node); !ok)
     return failed(ok.err());
+  auto& name = spec.options.name;
+  if (spec.options.durable_checkpoints) {
+    if (name.empty() || spec.options.checkpoint_every == 0)
+      return failed({errc::invalid_argument,
+                     "durable_checkpoints needs a name to keep them under and a "
+                     "checkpoint_every to make them"});
+    auto saved = kv_get(detail::durable_checkpoint_key(name));
+    if (!saved) return failed(saved.err());
+    if (*saved) spec.checkpoint = std::move(**saved);
+  }
   auto copy = spec;
   auto rec = core_->spawn(std::move(copy));
   if (!rec) return failed(rec.err());

@@ -41,6 +41,11 @@ struct actor_options {
   /// Saves the actor's state (`actor::on_checkpoint`) after every this many calls; the
   /// latest state is restored on each restart. 0: never saved.
   uint32_t checkpoint_every = 0;
+  /// With `checkpoint_every` and a `name`: each state saved also goes to the control
+  /// store, kept like a durable object (replicated, and persisted with the cluster's
+  /// `gcs_dir`), and an actor spawned again under this name (after its node, or the
+  /// whole cluster, restarted) starts from the last one.
+  bool durable_checkpoints = false;
   /// Calls in flight when the actor's node died are sent again, this many times at most,
   /// to the actor restarted elsewhere; 0: they fail with `actor_died`.
   uint32_t max_task_retries = 0;

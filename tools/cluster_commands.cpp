@@ -104,10 +104,10 @@ int run_status(const status_options& opts) {
   auto* nodes = &state->nodes;
   std::printf("cluster '%s': %zu node(s), %zu alive\n", cfg->name.c_str(), nodes->size(),
               state->alive());
-  std::printf("%-16s %-22s %-6s %-5s %7s %7s %-44s %-28s %-10s %-28s %s\n", "node",
-              "address", "role", "state", "queued", "running",
+  std::printf("%-16s %-22s %-6s %-5s %7s %7s %-44s %-28s %-10s %-28s %-22s %s\n",
+              "node", "address", "role", "state", "queued", "running",
               "resources available of total", "store (pulled copies)", "pooled",
-              "spilled (spills/restores)", "last seen");
+              "spilled (spills/restores)", "cache hits/misses/evict", "last seen");
   for (auto& n : *nodes) {
     auto where = n.address + ":" + std::to_string(n.port);
     auto store = human_bytes(n.store_bytes) + " of " + human_bytes(n.store_capacity) +
@@ -115,11 +115,13 @@ int run_status(const status_options& opts) {
     auto resources = available_of(n.total, n.available) + " of " + n.total.to_string();
     auto spilled = human_bytes(n.spilled_bytes) + " (" + std::to_string(n.spills) + "/" +
                    std::to_string(n.restores) + ")";
-    std::printf("%-16s %-22s %-6s %-5s %7u %7u %-44s %-28s %-10s %-28s %llu ms ago\n",
+    auto cache = std::to_string(n.cache_hits) + "/" + std::to_string(n.cache_misses) + "/" +
+                 std::to_string(n.evictions);
+    std::printf("%-16s %-22s %-6s %-5s %7u %7u %-44s %-28s %-10s %-28s %-22s %llu ms ago\n",
                 n.name.c_str(), where.c_str(), n.head ? "head" : "worker",
                 n.alive ? "up" : "down", n.queued, n.running, resources.c_str(),
                 store.c_str(), human_bytes(n.pooled_bytes).c_str(), spilled.c_str(),
-                static_cast<unsigned long long>(n.last_seen_ms));
+                cache.c_str(), static_cast<unsigned long long>(n.last_seen_ms));
   }
   // Nodes of the file the head has never heard of.
   std::string absent;

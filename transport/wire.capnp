@@ -49,6 +49,9 @@ struct StoreUsage {
   spilled @5 :UInt64;    # bytes of spill files now
   spills @6 :UInt64;     # objects moved to disk, since the node started
   restores @7 :UInt64;   # spilled objects read back into memory, since then
+  hits @8 :UInt64;       # reads of other nodes' objects found here, since then
+  misses @9 :UInt64;     # reads of other nodes' objects that pulled them
+  evictions @10 :UInt64; # kept copies dropped to make room
 }
 
 struct Heartbeat {
@@ -217,6 +220,7 @@ struct ActorCreate {
   placed @7 :Bool;
   checkpoint @8 :Data;       # the state to restore (a restart on another node)
   checkpointEvery @9 :UInt32;
+  durableCheckpoints @10 :Bool;  # each state saved also goes to the control store
 }
 
 struct ActorCreated {

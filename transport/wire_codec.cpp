@@ -99,11 +99,15 @@ void put_store(wire::StoreUsage::Builder b, const store_usage& s) {
   b.setSpilled(s.spilled);
   b.setSpills(s.spills);
   b.setRestores(s.restores);
+  b.setHits(s.hits);
+  b.setMisses(s.misses);
+  b.setEvictions(s.evictions);
 }
 
 store_usage get_store(wire::StoreUsage::Reader r) {
-  return {r.getBytes(),      r.getCapacity(), r.getPulled(),  r.getPooled(),
-          r.getPoolReuses(), r.getSpilled(),  r.getSpills(), r.getRestores()};
+  return {r.getBytes(),    r.getCapacity(),   r.getPulled(),   r.getPooled(),
+          r.getPoolReuses(), r.getSpilled(),  r.getSpills(),   r.getRestores(),
+          r.getHits(),       r.getMisses(),   r.getEvictions()};
 }
 
 void put_capabilities(capnp::List<wire::Capability>::Builder b,
@@ -321,6 +325,7 @@ struct builder_visitor {
     b.setPlaced(m.placed);
     b.setCheckpoint(bytes_of(m.checkpoint));
     b.setCheckpointEvery(m.checkpoint_every);
+    b.setDurableCheckpoints(m.durable_checkpoints);
   }
   void operator()(const actor_created& m) {
     auto b = env.initActorCreated();
@@ -520,6 +525,7 @@ message read_envelope(wire::Envelope::Reader env) {
     m.placed = r.getPlaced();
     m.checkpoint = to_vector(r.getCheckpoint());
     m.checkpoint_every = r.getCheckpointEvery();
+    m.durable_checkpoints = r.getDurableCheckpoints();
     return m;
   }
   case wire::Envelope::ACTOR_CREATED: {

@@ -61,6 +61,9 @@ struct store_usage {
   uint64_t spilled = 0; ///< bytes of spill files now
   uint64_t spills = 0;  ///< objects moved to disk, since the node started
   uint64_t restores = 0;
+  uint64_t hits = 0; ///< reads of other nodes' objects found here, since the start
+  uint64_t misses = 0;
+  uint64_t evictions = 0;
 };
 
 struct heartbeat {
@@ -251,6 +254,7 @@ struct actor_create {
   bool placed = false;
   std::vector<uint8_t> checkpoint;
   uint32_t checkpoint_every = 0;
+  bool durable_checkpoints = false;
 };
 
 struct actor_created {

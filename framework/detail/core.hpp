@@ -103,6 +103,9 @@ public:
   /// The node's name in its cluster; "local" for an embedded single node.
   virtual const std::string& node_name() const;
 
+  /// Logs `line` as a warning of this node.
+  virtual void warn(const std::string& line) const;
+
   /// The cluster this node belongs to; null for an embedded single node.
   virtual const cluster_config* cluster() const { return nullptr; }
 
@@ -111,6 +114,11 @@ public:
   virtual result<std::optional<std::vector<uint8_t>>> kv(kv_op op, const std::string& key,
                                                          std::vector<uint8_t> value) = 0;
 };
+
+/// The control-store key of the durable checkpoints of the actor named `name`.
+inline std::string durable_checkpoint_key(const std::string& name) {
+  return "checkpoint/" + name;
+}
 
 /// How output of `task` is labelled: its function, or its actor type and method.
 std::string output_label(const task_spec& task);

@@ -4,7 +4,10 @@
 #include "actors/store_table.hpp"
 #include "actors/task_inbox.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -28,6 +31,23 @@ TEST_CASE("the store accounts admitted objects until their leases go") {
   CHECK(table->stats().objects == 1);
   CHECK_FALSE(table->contains({1, 1}));
   b->reset();
+  CHECK(table->stats().bytes == 0);
+}
+
+TEST_CASE("an object made again on the same node, as a retried task's result, is counted "
+          "once until both copies go") {
+  auto table = std::make_shared<swarm::actors::store_table>(10000, 100);
+  auto first = table->admit({1, 1}, bytes(3000));
+  auto again = table->admit({1, 1}, bytes(3000));
+  REQUIRE(first);
+  REQUIRE(again);
+  CHECK(table->stats().objects == 1);
+  CHECK(table->stats().bytes == table->objects().front().second);
+  first->reset();
+  CHECK(table->contains({1, 1}));
+  CHECK(table->stats().bytes == table->objects().front().second);
+  again->reset();
+  CHECK_FALSE(table->contains({1, 1}));
   CHECK(table->stats().bytes == 0);
 }
 
@@ -112,4 +132,77 @@ TEST_CASE("tasks pushed from many threads are drained once, with one wake-up per
   inbox.close();
   CHECK_FALSE(inbox.push(std::make_shared<swarm::detail::task_spec>(), accepted));
   CHECK_FALSE(accepted);
+}
+
+namespace {
+
+using swarm::actors::cached_copy;
+using swarm::actors::store_table;
+
+// A secondary copy of `n` bytes of object `id`, counted by `table` while its value lives
+// (as the object manager keeps one), registered with the table as cached.
+std::shared_ptr<cached_copy> cached(store_table& table, swarm::object_id id, size_t n) {
+  auto lease = table.admit_secondary(id, n);
+  REQUIRE(lease);
+  auto counted = std::make_shared<
+      std::pair<std::vector<char>, std::unique_ptr<swarm::detail::store_lease>>>(
+      std::vector<char>(n), std::move(*lease));
+  auto copy = std::make_shared<cached_copy>(std::shared_ptr<const void>{counted, counted.get()}, n);
+  table.cache(copy);
+  return copy;
+}
+
+// A primary object of `n` bytes held by its slot, which the table may spill.
+std::shared_ptr<swarm::detail::object_slot> primary(store_table& table, swarm::object_id id,
+                                                    size_t n) {
+  auto slot = std::make_shared<swarm::detail::object_slot>(id);
+  auto v = bytes(n);
+  auto lease = table.admit(id, v);
+  REQUIRE(lease);
+  slot->set_value(std::move(v), std::move(*lease));
+  return slot;
+}
+
+} // namespace
+
+TEST_CASE("cached copies nobody reads are evicted, least recently used first, before any "
+          "object spills") {
+  constexpr size_t mib = 1 << 20;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("swarm-evict-test-" + std::to_string(::getpid()));
+  auto table = std::make_shared<store_table>(
+      3 * mib + 1000, 100, 0, swarm::actors::spill_config{dir.string(), "t", 0});
+  auto p = primary(*table, {1, 1}, mib);
+  auto older = cached(*table, {2, 1}, mib);
+  auto newer = cached(*table, {2, 2}, mib);
+  REQUIRE(newer->get()); // read: the most recent
+  auto q = primary(*table, {1, 2}, mib);
+  CHECK_FALSE(older->peek());
+  CHECK(newer->peek());
+  CHECK_FALSE(p->spilled());
+  auto s = table->stats();
+  CHECK(s.evictions == 1);
+  CHECK(s.spills == 0);
+  CHECK(s.cached_objects == 1);
+  CHECK(s.cached_bytes == mib);
+  // A copy being read stays: the next object spills a primary instead.
+  auto reading = newer->get();
+  auto r = primary(*table, {1, 3}, mib);
+  CHECK(newer->peek());
+  CHECK(table->stats().spills == 1);
+  CHECK(p->spilled() != q->spilled()); // one of them went to disk
+  reading.reset();
+  table->count_lookup(true);
+  table->count_lookup(false);
+  table->count_lookup(false);
+  CHECK(table->stats().cache_hits == 1);
+  CHECK(table->stats().cache_misses == 2);
+  p.reset();
+  q.reset();
+  r.reset();
+  newer.reset();
+  older.reset();
+  table.reset(); // the last lease went: the store and its spill folder go
+  CHECK_FALSE(std::filesystem::exists(dir / ("swarm-spill-t-" + std::to_string(::getpid()))));
+  std::filesystem::remove_all(dir);
 }

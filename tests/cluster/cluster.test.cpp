@@ -213,11 +213,18 @@ TEST_CASE("objects spilled to disk stay readable from other nodes, and swarm sta
     CHECK(got[1] == std::accumulate(expected.begin(), expected.end(), int64_t{0}));
   }
   CHECK(c.rt->stats().restores >= 4);
-  // The head's heartbeat row carries its spill counts.
+  // Read again there: the copy worker-1 pulled last is still kept, a cache hit.
+  REQUIRE(c.rt->submit(c.on("worker-1"), read, puts[7]).get(20s));
+  // The heartbeat rows carry the spill and cache counts.
   bool shown = false;
   for (int i = 0; i < 100 && !shown; ++i) {
     auto [rc, out] = run_command(std::string{SWARM_CLI} + " status --config " + c.config);
-    shown = rc == 0 && out.find("spilled (spills/restores)") != std::string::npos &&
+    auto state = swarm::cluster_status(c.cfg, 2s);
+    bool counted = false;
+    for (auto& node : state ? state->nodes : std::vector<swarm::node_status>{})
+      if (node.name == "worker-1")
+        counted = node.cache_misses >= 8 && node.cache_hits >= 1;
+    shown = counted && rc == 0 && out.find("spilled (spills/restores)") != std::string::npos &&
             out.find("(" + std::to_string(c.rt->stats().spills) + "/") != std::string::npos;
     if (!shown) std::this_thread::sleep_for(50ms);
   }

@@ -233,3 +233,49 @@ TEST_CASE("a killed control-store replica loses nothing, and a restarted head fi
   rt.reset();
   head->stop();
 }
+
+TEST_CASE("a durable object and an actor's durable checkpoints outlive a restart of the "
+          "whole cluster") {
+  restart_cluster c{true, 1, {"worker-1", "driver"}};
+  auto head = c.start("head", "head.log");
+  auto worker = c.start("worker-1", "worker-1.log");
+  swarm::application app;
+  register_all(app);
+  auto counter_t = app.find_actor_type<counter>("counter").value();
+  swarm::actor_options tally;
+  tally.node = "worker-1";
+  tally.name = "tally";
+  tally.checkpoint_every = 1;
+  tally.durable_checkpoints = true;
+  {
+    swarm::runtime rt{app, c.cfg, "driver"};
+    REQUIRE(eventually(20s, [&] {
+      auto s = c.status();
+      return s && s->alive() == 3;
+    }));
+    REQUIRE(rt.put_durable("model", std::vector<int>{1, 2, 3}));
+    auto a = rt.spawn(tally, counter_t, 100);
+    CHECK(a.call(&counter::add, 5).get(10s).value() == 105);
+    CHECK(a.call(&counter::add, 1).get(10s).value() == 106);
+    // Unnamed, or never saving, it has nothing to keep them under.
+    swarm::actor_options unnamed = tally;
+    unnamed.name.clear();
+    auto refused = rt.spawn(unnamed, counter_t, 0).call(&counter::add, 1).get(10s);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.err().message.find("durable_checkpoints needs a name") !=
+          std::string::npos);
+  }
+  // Every process of the cluster goes, the head without a chance to flush anything.
+  worker->kill_now();
+  head->kill_now();
+  head = c.start("head", "head-2.log");
+  worker = c.start("worker-1", "worker-1-2.log");
+  swarm::runtime rt{app, c.cfg, "driver"};
+  REQUIRE(eventually(20s, [&] {
+    auto s = c.status();
+    return s && s->alive() == 3;
+  }));
+  CHECK(rt.get_durable<std::vector<int>>("model").value() == std::vector<int>{1, 2, 3});
+  auto again = rt.spawn(tally, counter_t, 0); // starts from the last state, not from 0
+  CHECK(again.call(&counter::add, 1).get(10s).value() == 107);
+}

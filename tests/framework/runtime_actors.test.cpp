@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <stdlib.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "framework/swarm.hpp"
@@ -165,6 +168,36 @@ TEST_CASE("a restarted actor resumes from the state it last checkpointed") {
   auto r = a.call(&ledger::get).get(5s);
   REQUIRE_FALSE(r);
   CHECK(r.err().message.find("on_checkpoint: unlucky total") != std::string::npos);
+}
+
+TEST_CASE("a named actor with durable checkpoints starts from its last state in a runtime "
+          "started again on the same gcs_dir") {
+  app_fixture f;
+  auto tmpl = (std::filesystem::temp_directory_path() / "swarm-ckpt-XXXXXX").string();
+  std::string dir = ::mkdtemp(tmpl.data());
+  auto cfg = two_cpus();
+  cfg.gcs_dir = dir;
+  swarm::actor_options o;
+  o.name = "books";
+  o.checkpoint_every = 1;
+  o.durable_checkpoints = true;
+  {
+    swarm::runtime rt{f.app, cfg};
+    auto a = rt.spawn(o, f.ledger_t);
+    a.call(&ledger::add, 5);
+    CHECK(a.call(&ledger::add, 4).get(5s).value() == 9);
+  }
+  {
+    swarm::runtime rt{f.app, cfg};
+    auto a = rt.spawn(o, f.ledger_t);
+    CHECK(a.call(&ledger::get).get(5s).value() == 9);
+    // Without the option, the name starts afresh.
+    swarm::actor_options plain = o;
+    plain.name = "fresh";
+    plain.durable_checkpoints = false;
+    CHECK(rt.spawn(plain, f.ledger_t).call(&ledger::get).get(5s).value() == 0);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE(

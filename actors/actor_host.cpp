@@ -248,7 +248,8 @@ struct host_state {
       if (spec.options.durable_checkpoints) {
         // Named in this node's registry, or (moved there) in the cluster's.
         auto& name = spec.options.name.empty() ? spec.cluster_name : spec.options.name;
-        if (auto ok = node.kv(detail::kv_op::put, detail::durable_checkpoint_key(name), state);
+        if (auto ok =
+                node.kv(detail::kv_op::put, detail::durable_checkpoint_key(name), state);
             !ok)
           // Kept in memory all the same: only a restart of the cluster needs the copy.
           node.warn("actor '" + name + "': its checkpoint is not in the control store: " +
@@ -380,9 +381,7 @@ caf::behavior actor_host(host_actor* self,
         drain(self);
       },
       [self](end_atom) { self->quit(self->state->end_reason); },
-      [self](stats_atom, timeline_atom) {
-        return self->state->recent_in_order();
-      },
+      [self](stats_atom, timeline_atom) { return self->state->recent_in_order(); },
       [self](kill_atom, bool restart) {
         auto& st = *self->state;
         if (!st.death.empty() || st.ending) return;

@@ -125,8 +125,8 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     auto at = [this](uint16_t port, const char* path) {
       return "http://" + link_.self.address + ":" + std::to_string(port) + path;
     };
-    log().info("serving on " + link_.self.address + ":" + std::to_string(link_.self.port) +
-               " (cluster '" + link_.cfg.name + "')" +
+    log().info("serving on " + link_.self.address + ":" +
+               std::to_string(link_.self.port) + " (cluster '" + link_.cfg.name + "')" +
                (metrics_ ? ", metrics on " + at(metrics_->port(), "/metrics") : "") +
                (dashboard_ ? ", dashboard on " + at(dashboard_->port(), "/") : ""));
   } catch (...) {
@@ -335,9 +335,9 @@ cluster_node::admit(const object_id& id, const detail::boxed_value& v) {
 
 wire_msg::store_usage cluster_node::store() {
   auto s = local_->store_accounting();
-  return {s.bytes,        s.capacity,   s.secondary_bytes, s.pooled_bytes,
-          s.pool_reuses,  s.spilled_bytes, s.spills,        s.restores,
-          s.cache_hits,   s.cache_misses,  s.evictions};
+  return {s.bytes,       s.capacity,      s.secondary_bytes, s.pooled_bytes,
+          s.pool_reuses, s.spilled_bytes, s.spills,          s.restores,
+          s.cache_hits,  s.cache_misses,  s.evictions};
 }
 
 void cluster_node::collect(metric_set& out) {
@@ -386,8 +386,8 @@ void cluster_node::add_transfers(std::vector<wire_msg::list_row>& rows) {
                               "pull",
                               t.failed ? "failed" : "finished",
                               "pulls from " + t.from,
-                              {timeline_kind::transfer, 0, t.started_us,
-                               t.ended_us, static_cast<int64_t>(t.bytes)}});
+                              {timeline_kind::transfer, 0, t.started_us, t.ended_us,
+                               static_cast<int64_t>(t.bytes)}});
           },
           [](caf::error&) {});
 }

@@ -568,8 +568,9 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
                        {}});
       }
   } else if (what == "objects") {
-    for (auto& [id, bytes] : store_->objects())
-      out.push_back({id.to_string(), "", "stored", human_bytes(bytes), {}});
+    for (auto& [id, bytes, spilled] : store_->objects())
+      out.push_back(
+          {id.to_string(), "", spilled ? "spilled" : "stored", human_bytes(bytes), {}});
   } else {
     return error{errc::invalid_argument,
                  "cannot list '" + what +
@@ -591,9 +592,9 @@ void local_node::add_actor_calls(std::vector<wire_msg::list_row>& out) {
       if (auto h = weak.lock(); h && !h->dead())
         if (auto a = h->host()) {
           auto& spec = h->spec();
-          hosts.push_back(
-              {"actor " + (spec.options.name.empty() ? spec.cluster_name : spec.options.name),
-               spec.type_name, std::move(a)});
+          hosts.push_back({"actor " + (spec.options.name.empty() ? spec.cluster_name
+                                                                 : spec.options.name),
+                           spec.type_name, std::move(a)});
         }
   }
   // All asked at once: a host busy in a long call (or gone) costs one timeout, not one
@@ -609,11 +610,12 @@ void local_node::add_actor_calls(std::vector<wire_msg::list_row>& out) {
     replies[i].receive(
         [&](std::vector<call_event>& calls) {
           for (auto& c : calls)
-            out.push_back({c.id.to_string(),
-                           c.method.empty() ? hosts[i].type : hosts[i].type + "." + c.method,
-                           c.failed ? "failed" : "finished",
-                           hosts[i].track,
-                           {timeline_kind::actor_call, 0, c.started_us, c.ended_us, 0}});
+            out.push_back(
+                {c.id.to_string(),
+                 c.method.empty() ? hosts[i].type : hosts[i].type + "." + c.method,
+                 c.failed ? "failed" : "finished",
+                 hosts[i].track,
+                 {timeline_kind::actor_call, 0, c.started_us, c.ended_us, 0}});
         },
         [](caf::error&) {});
 }
@@ -651,8 +653,8 @@ void local_node::collect(metric_set& out) {
       {true, "swarm_store_spills_total", "Objects moved from memory to disk", s.spills},
       {true, "swarm_store_restores_total", "Spilled objects read back into memory",
        s.restores},
-      {false, "swarm_store_cached_bytes", "Copies of other nodes' objects kept after reads",
-       s.cached_bytes},
+      {false, "swarm_store_cached_bytes",
+       "Copies of other nodes' objects kept after reads", s.cached_bytes},
       {true, "swarm_store_cache_hits_total", "Reads of other nodes' objects found here",
        s.cache_hits},
       {true, "swarm_store_cache_misses_total", "Reads of other nodes' objects pulled",

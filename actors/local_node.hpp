@@ -93,8 +93,8 @@ public:
 
   /// What this node runs or holds, for `swarm list`: `what` is "tasks" (queued and at
   /// workers), "actors" (hosted here), "objects" (stored here) or "timeline" (the last
-  /// tasks and actor calls that ended, as `wire_msg::timeline_kind` says), "logs" (the last
-  /// lines of its log, in `detail`), "failures" (the last tasks that failed, newest
+  /// tasks and actor calls that ended, as `wire_msg::timeline_kind` says), "logs" (the
+  /// last lines of its log, in `detail`), "failures" (the last tasks that failed, newest
   /// first, the error in `detail`, the end time in `numbers`) or "summary" (per function
   /// a row "function" with submitted, running, finished and failed; a row "actors" with
   /// alive and dead; a row "objects" with objects, bytes and pulled bytes).

@@ -90,9 +90,10 @@ void remove_orphans(const fs::path& parent, const std::string& node) {
 
 spill_files::spill_files(spill_config cfg) : cfg_(std::move(cfg)) {
   std::error_code ec;
-  fs::path parent = cfg_.parent.empty() ? fs::temp_directory_path(ec) : fs::path{cfg_.parent};
-  folder_ = (parent / ("swarm-spill-" + cfg_.node + "-" + std::to_string(::getpid())))
-                .string();
+  fs::path parent =
+      cfg_.parent.empty() ? fs::temp_directory_path(ec) : fs::path{cfg_.parent};
+  folder_ =
+      (parent / ("swarm-spill-" + cfg_.node + "-" + std::to_string(::getpid()))).string();
 }
 
 spill_files::~spill_files() {
@@ -108,8 +109,8 @@ result<void> spill_files::make_folder() {
     if (!ec) remove_orphans(parent, cfg_.node);
     if (!ec) fs::create_directory(folder_, ec);
     if (ec)
-      make_error_ = error{errc::store_full,
-                          "cannot make the spill folder " + folder_ + ": " + ec.message()};
+      make_error_ = error{errc::store_full, "cannot make the spill folder " + folder_ +
+                                                ": " + ec.message()};
   });
   if (make_error_) return *make_error_;
   return {};
@@ -174,7 +175,8 @@ result<detail::boxed_value> spill_files::read(const object_id& id,
       return fail("cut short");
     state = read_bulk_head(head.data(), head.size(), header.total, h, why);
   }
-  if (state != bulk_head_state::ready) return fail(why.empty() ? "a malformed head" : why);
+  if (state != bulk_head_state::ready)
+    return fail(why.empty() ? "a malformed head" : why);
   std::vector<std::pair<uint8_t*, size_t>> dests;
   auto value = type.decode_skeleton(head.data(), h, dests, why, pool);
   if (!value) return fail(why);

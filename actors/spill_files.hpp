@@ -47,7 +47,8 @@ public:
 
   /// Reads object `id` back as a `type`, its buffers made in memory `pool` keeps (if
   /// any).
-  result<detail::boxed_value> read(const object_id& id, const detail::type_descriptor& type,
+  result<detail::boxed_value> read(const object_id& id,
+                                   const detail::type_descriptor& type,
                                    detail::value_pool* pool) const;
 
   /// Removes object `id`'s file.

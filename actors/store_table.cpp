@@ -152,7 +152,8 @@ store_table::spilled store_table::spill_for(size_t bytes) {
     std::lock_guard<std::mutex> guard{mtx_};
     for (auto& [id, e] : objects_)
       if (e.in_memory)
-        if (auto s = e.slot.lock()) candidates.push_back({id, e.bytes, std::move(s), {}, 0});
+        if (auto s = e.slot.lock())
+          candidates.push_back({id, e.bytes, std::move(s), {}, 0});
   }
   for (auto& c : candidates)
     c.last_use = c.slot->last_use();
@@ -249,7 +250,8 @@ void store_table::bind(const object_id& id, std::weak_ptr<detail::object_slot> s
 
 result<detail::restored_value> store_table::restore(const object_id& id,
                                                     const detail::type_descriptor& type) {
-  if (!files_) return error{errc::object_lost, "object " + id.to_string() + " was not spilled"};
+  if (!files_)
+    return error{errc::object_lost, "object " + id.to_string() + " was not spilled"};
   size_t bytes = 0;
   bool full = false;
   {
@@ -282,10 +284,9 @@ error store_table::full_error(const std::string& what, size_t bytes,
                (spill_failure ? spill_failure->message
                               : "every object in memory is being read or sent");
   return error{errc::store_full,
-               what + ", " + human_bytes(bytes) +
-                   ", does not fit in the object store: " + human_bytes(bytes_) + " of " +
-                   human_bytes(capacity_) + " in memory in use (" +
-                   human_bytes(secondary_bytes_) +
+               what + ", " + human_bytes(bytes) + ", does not fit in the object store: " +
+                   human_bytes(bytes_) + " of " + human_bytes(capacity_) +
+                   " in memory in use (" + human_bytes(secondary_bytes_) +
                    " of it copies pulled from other nodes)" + spilling};
 }
 
@@ -320,12 +321,12 @@ void store_table::release(const object_id& id) {
   if (on_disk) files_->remove(id);
 }
 
-std::vector<std::pair<object_id, size_t>> store_table::objects() const {
+std::vector<store_table::stored_object> store_table::objects() const {
   std::lock_guard<std::mutex> guard{mtx_};
-  std::vector<std::pair<object_id, size_t>> out;
+  std::vector<stored_object> out;
   out.reserve(objects_.size());
   for (auto& [id, e] : objects_)
-    out.emplace_back(id, e.bytes);
+    out.push_back({id, e.bytes, !e.in_memory});
   return out;
 }
 
@@ -344,10 +345,7 @@ store_stats store_table::stats() const {
   s.spilled_objects = spilled_objects_;
   s.spills = spills_;
   s.restores = restores_;
-  if (files_) {
-    s.spilled_bytes = files_->bytes();
-    s.spill_folder = files_->folder();
-  }
+  if (files_) s.spilled_bytes = files_->bytes();
   for (auto& weak : cached_)
     if (auto c = weak.lock(); c && c->peek()) {
       ++s.cached_objects;

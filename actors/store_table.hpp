@@ -35,13 +35,12 @@ struct store_stats {
   size_t spilled_objects = 0; ///< objects on disk only now
   size_t spilled_bytes = 0;   ///< bytes of spill files now
   size_t spills = 0;          ///< objects moved from memory to disk, since the start
-  size_t restores = 0;        ///< objects read back from disk into memory, since the start
-  std::string spill_folder;   ///< where spill files go; empty: the store does not spill
-  size_t cached_objects = 0;  ///< secondary copies kept after their readers let go
-  size_t cached_bytes = 0;    ///< their bytes (part of `secondary_bytes`)
-  size_t cache_hits = 0;      ///< reads of other nodes' objects found here, since the start
-  size_t cache_misses = 0;    ///< reads of other nodes' objects that pulled them
-  size_t evictions = 0;       ///< cached copies dropped to make room, since the start
+  size_t restores = 0;       ///< objects read back from disk into memory, since the start
+  size_t cached_objects = 0; ///< secondary copies kept after their readers let go
+  size_t cached_bytes = 0;   ///< their bytes (part of `secondary_bytes`)
+  size_t cache_hits = 0;   ///< reads of other nodes' objects found here, since the start
+  size_t cache_misses = 0; ///< reads of other nodes' objects that pulled them
+  size_t evictions = 0;    ///< cached copies dropped to make room, since the start
 };
 
 /// The data plane of a node's object store: accounts the bytes of every stored object
@@ -80,8 +79,15 @@ public:
 
   store_stats stats() const;
 
-  /// The objects stored here (not pulled copies), with their bytes.
-  std::vector<std::pair<object_id, size_t>> objects() const;
+  /// An object stored here, for listings.
+  struct stored_object {
+    object_id id;
+    size_t bytes = 0;
+    bool spilled = false; ///< on disk only now
+  };
+
+  /// The objects stored here (not pulled copies).
+  std::vector<stored_object> objects() const;
 
   /// Whether `id` is stored.
   bool contains(const object_id& id) const;

@@ -63,7 +63,8 @@ void node_log::write(log_level level, const std::string& line) const {
 std::vector<std::string> node_log::recent(size_t n) const {
   auto lines = recent_->last_formatted(n);
   for (auto& l : lines)
-    while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+    while (!l.empty() && (l.back() == '\n' || l.back() == '\r'))
+      l.pop_back();
   return lines;
 }
 

@@ -88,19 +88,19 @@ struct listed {
   std::string node;
   std::string id;     ///< a task's result object, an actor's name, an object's id
   std::string name;   ///< a task's function, an actor's type
-  std::string state;  ///< queued, dispatched, running; alive, dead; stored
+  std::string state;  ///< queued, dispatched, running; alive, dead; stored, spilled
   std::string detail; ///< priority and attempt; why an actor died; an object's bytes;
                       ///< a timeline event's track ("worker 0", "actor NAME", "pulls
                       ///< from NODE")
-  /// A timeline event's `timeline_kind`, when it was queued (0: not known), started and ended (wall clock, microseconds
-  /// since the epoch), and the bytes it moved.
+  /// A timeline event's `timeline_kind`, when it was queued (0: not known), started and
+  /// ended (wall clock, microseconds since the epoch), and the bytes it moved.
   std::vector<int64_t> numbers;
 };
 
 /// What the alive nodes of `cfg` (or only `node`) run or hold: `what` is "tasks",
-/// "actors", "objects", "timeline" (the last tasks, actor calls and pulls that ended on each node), "logs"
-/// (the last lines of each node's log, in `detail`), or one of `list_node`'s. A node
-/// that does not answer within `timeout` is an error naming it.
+/// "actors", "objects", "timeline" (the last tasks, actor calls and pulls that ended on
+/// each node), "logs" (the last lines of each node's log, in `detail`), or one of
+/// `list_node`'s. A node that does not answer within `timeout` is an error naming it.
 result<std::vector<listed>> list_cluster(const cluster_config& cfg,
                                          const std::string& what, const std::string& node,
                                          std::chrono::milliseconds timeout);

@@ -199,7 +199,8 @@ result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
         c.send(n, wire_msg::stop_request{n.name, {}}, timeout))
       ++reached;
   if (reached == 0)
-    return error{sent.err().code, sent.err().message + "; no other node of the file answered"};
+    return error{sent.err().code,
+                 sent.err().message + "; no other node of the file answered"};
   return {};
 }
 

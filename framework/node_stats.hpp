@@ -30,8 +30,8 @@ struct node_stats {
   size_t spilled_objects = 0;   ///< objects on disk only now (not in `store_bytes`)
   size_t spilled_bytes = 0;     ///< bytes of their spill files
   size_t spills = 0;            ///< objects moved to disk, since the start
-  size_t restores = 0;          ///< spilled objects read back into memory, since the start
-  size_t cached_bytes = 0;      ///< copies of other nodes' objects kept after their reads
+  size_t restores = 0;          ///< spilled objects read back, since the start
+  size_t cached_bytes = 0;      ///< copies of other nodes' objects kept after reads
   size_t cache_hits = 0;        ///< reads of other nodes' objects found here
   size_t cache_misses = 0;      ///< reads of other nodes' objects that pulled them
   size_t evictions = 0;         ///< kept copies dropped to make room

@@ -129,8 +129,8 @@ result<boxed_value> object_slot::restore() const {
   return value_;
 }
 
-result<bool> object_slot::spill(
-    const std::function<result<void>(const boxed_value&)>& write) {
+result<bool>
+object_slot::spill(const std::function<result<void>(const boxed_value&)>& write) {
   std::unique_lock<std::mutex> lock{mtx_, std::try_to_lock};
   if (!lock || state_.load(std::memory_order_relaxed) != state::ready || spilled_ ||
       !lease_ || value_.ptr.use_count() != 1)

@@ -61,12 +61,14 @@ double plain_file_pass(const std::string& file, int flags, std::vector<char>& bu
 std::pair<double, double> plain_file_gigabytes(const fs::path& dir, size_t n) {
   std::vector<char> buffer(object_bytes, 'd');
   auto file = (dir / "plain").string();
-  double write = plain_file_pass(file, O_WRONLY | O_CREAT | O_TRUNC, buffer, n,
-                                 [](int fd, char* p, size_t k) { return ::write(fd, p, k); },
-                                 "writing the plain file");
-  double read = plain_file_pass(file, O_RDONLY, buffer, n,
-                                [](int fd, char* p, size_t k) { return ::read(fd, p, k); },
-                                "reading the plain file");
+  double write = plain_file_pass(
+      file, O_WRONLY | O_CREAT | O_TRUNC, buffer, n,
+      [](int fd, char* p, size_t k) { return ::write(fd, p, k); },
+      "writing the plain file");
+  double read = plain_file_pass(
+      file, O_RDONLY, buffer, n,
+      [](int fd, char* p, size_t k) { return ::read(fd, p, k); },
+      "reading the plain file");
   fs::remove(file);
   return {write, read};
 }
@@ -120,8 +122,10 @@ void measure_spilling(bench_session& s) {
     spills.push_back(sp);
     restores.push_back(rs);
   }
-  double write_floor = s.floor("file_write_gigabytes", "GB/s", [&] { return median(writes); });
-  double read_floor = s.floor("file_read_gigabytes", "GB/s", [&] { return median(reads); });
+  double write_floor =
+      s.floor("file_write_gigabytes", "GB/s", [&] { return median(writes); });
+  double read_floor =
+      s.floor("file_read_gigabytes", "GB/s", [&] { return median(reads); });
   if (s.wants("spill_gigabytes"))
     s.add(versus("spill_gigabytes", median(spills), "GB/s", "file_write_gigabytes",
                  write_floor));

@@ -104,8 +104,8 @@ int run_status(const status_options& opts) {
   auto* nodes = &state->nodes;
   std::printf("cluster '%s': %zu node(s), %zu alive\n", cfg->name.c_str(), nodes->size(),
               state->alive());
-  std::printf("%-16s %-22s %-6s %-5s %7s %7s %-44s %-28s %-10s %-28s %-22s %s\n",
-              "node", "address", "role", "state", "queued", "running",
+  std::printf("%-16s %-22s %-6s %-5s %7s %7s %-44s %-28s %-10s %-28s %-22s %s\n", "node",
+              "address", "role", "state", "queued", "running",
               "resources available of total", "store (pulled copies)", "pooled",
               "spilled (spills/restores)", "cache hits/misses/evict", "last seen");
   for (auto& n : *nodes) {
@@ -115,13 +115,14 @@ int run_status(const status_options& opts) {
     auto resources = available_of(n.total, n.available) + " of " + n.total.to_string();
     auto spilled = human_bytes(n.spilled_bytes) + " (" + std::to_string(n.spills) + "/" +
                    std::to_string(n.restores) + ")";
-    auto cache = std::to_string(n.cache_hits) + "/" + std::to_string(n.cache_misses) + "/" +
-                 std::to_string(n.evictions);
-    std::printf("%-16s %-22s %-6s %-5s %7u %7u %-44s %-28s %-10s %-28s %-22s %llu ms ago\n",
-                n.name.c_str(), where.c_str(), n.head ? "head" : "worker",
-                n.alive ? "up" : "down", n.queued, n.running, resources.c_str(),
-                store.c_str(), human_bytes(n.pooled_bytes).c_str(), spilled.c_str(),
-                cache.c_str(), static_cast<unsigned long long>(n.last_seen_ms));
+    auto cache = std::to_string(n.cache_hits) + "/" + std::to_string(n.cache_misses) +
+                 "/" + std::to_string(n.evictions);
+    std::printf(
+        "%-16s %-22s %-6s %-5s %7u %7u %-44s %-28s %-10s %-28s %-22s %llu ms ago\n",
+        n.name.c_str(), where.c_str(), n.head ? "head" : "worker",
+        n.alive ? "up" : "down", n.queued, n.running, resources.c_str(), store.c_str(),
+        human_bytes(n.pooled_bytes).c_str(), spilled.c_str(), cache.c_str(),
+        static_cast<unsigned long long>(n.last_seen_ms));
   }
   // Nodes of the file the head has never heard of.
   std::string absent;
@@ -190,13 +191,15 @@ int run_logs(const logs_options& opts) {
   if (rows->empty()) {
     // No rows: the node is not alive, or it has logged nothing yet.
     auto state = cluster_status(*cfg, 5s);
-    bool alive = state && std::any_of(state->nodes.begin(), state->nodes.end(),
-                                      [&](auto& n) { return n.name == opts.node && n.alive; });
+    bool alive =
+        state && std::any_of(state->nodes.begin(), state->nodes.end(),
+                             [&](auto& n) { return n.name == opts.node && n.alive; });
     if (!alive) {
       std::fprintf(stderr, "swarm logs: node '%s' is not alive\n", opts.node.c_str());
       return 1;
     }
-    std::fprintf(stderr, "swarm logs: node '%s' has logged nothing yet\n", opts.node.c_str());
+    std::fprintf(stderr, "swarm logs: node '%s' has logged nothing yet\n",
+                 opts.node.c_str());
   }
   auto skip = rows->size() > opts.lines ? rows->size() - opts.lines : 0;
   for (size_t i = skip; i < rows->size(); ++i)

@@ -70,8 +70,8 @@ struct list_options {
 };
 int run_list(const list_options& opts);
 
-/// `swarm timeline`: the tasks, actor calls and pulls that ended lately on the alive nodes (or `node`), written
-/// to `out` as a Chrome / Perfetto trace.
+/// `swarm timeline`: the tasks, actor calls and pulls that ended lately on the alive
+/// nodes (or `node`), written to `out` as a Chrome / Perfetto trace.
 struct timeline_options {
   std::string config;
   std::string out;

@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
   ls->add_option("--node", list.node, "only this node's");
   ls->add_option("--filter", list.filter, "only lines that contain this text");
   ls->add_option("--state", list.state,
-                 "only in this state (queued, dispatched, running; alive, dead; stored)");
+                 "only in this state (queued, dispatched, running; alive, dead; "
+                 "stored, spilled)");
 
   timeline_options timeline;
   auto* tl = app.add_subcommand("timeline", "write the tasks, actor calls and pulls "

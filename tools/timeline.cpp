@@ -1,5 +1,6 @@
 // `swarm timeline --config F --out trace.json [--node N]`: the tasks, actor calls and
-// pulls that ended lately on every alive node, as a Chrome / Perfetto trace (chrome://tracing, ui.perfetto.dev).
+// pulls that ended lately on every alive node, as a Chrome / Perfetto trace
+// (chrome://tracing, ui.perfetto.dev).
 
 #include <nlohmann/json.hpp>
 
@@ -55,7 +56,8 @@ int run_timeline(const timeline_options& opts) {
   for (auto& [t, id] : tid) {
     auto p = std::get<0>(t);
     if (processes.insert(p).second) {
-      auto node = std::find_if(pid.begin(), pid.end(), [p](auto& n) { return n.second == p; });
+      auto node =
+          std::find_if(pid.begin(), pid.end(), [p](auto& n) { return n.second == p; });
       events.push_back(metadata("process_name", p, -1, node->first));
     }
     id = ++next;

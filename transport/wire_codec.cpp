@@ -105,7 +105,7 @@ void put_store(wire::StoreUsage::Builder b, const store_usage& s) {
 }
 
 store_usage get_store(wire::StoreUsage::Reader r) {
-  return {r.getBytes(),    r.getCapacity(),   r.getPulled(),   r.getPooled(),
+  return {r.getBytes(),      r.getCapacity(), r.getPulled(),   r.getPooled(),
           r.getPoolReuses(), r.getSpilled(),  r.getSpills(),   r.getRestores(),
           r.getHits(),       r.getMisses(),   r.getEvictions()};
 }

@@ -207,8 +207,8 @@ struct list_request {
 
 /// One task, actor or object a node reports. A timeline row's `detail` is its track
 /// ("worker 3", "actor NAME", "pulls from NODE") and its `numbers` are its kind
-/// (`swarm::timeline_kind`), when it was queued (0: not known), started and ended (wall clock,
-/// microseconds since the epoch), and the bytes it moved.
+/// (`swarm::timeline_kind`), when it was queued (0: not known), started and ended (wall
+/// clock, microseconds since the epoch), and the bytes it moved.
 struct list_row {
   std::string id;
   std::string name;

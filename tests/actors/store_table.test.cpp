@@ -42,10 +42,10 @@ TEST_CASE("an object made again on the same node, as a retried task's result, is
   REQUIRE(first);
   REQUIRE(again);
   CHECK(table->stats().objects == 1);
-  CHECK(table->stats().bytes == table->objects().front().second);
+  CHECK(table->stats().bytes == table->objects().front().bytes);
   first->reset();
   CHECK(table->contains({1, 1}));
-  CHECK(table->stats().bytes == table->objects().front().second);
+  CHECK(table->stats().bytes == table->objects().front().bytes);
   again->reset();
   CHECK_FALSE(table->contains({1, 1}));
   CHECK(table->stats().bytes == 0);
@@ -147,14 +147,15 @@ std::shared_ptr<cached_copy> cached(store_table& table, swarm::object_id id, siz
   auto counted = std::make_shared<
       std::pair<std::vector<char>, std::unique_ptr<swarm::detail::store_lease>>>(
       std::vector<char>(n), std::move(*lease));
-  auto copy = std::make_shared<cached_copy>(std::shared_ptr<const void>{counted, counted.get()}, n);
+  auto copy = std::make_shared<cached_copy>(
+      std::shared_ptr<const void>{counted, counted.get()}, n);
   table.cache(copy);
   return copy;
 }
 
 // A primary object of `n` bytes held by its slot, which the table may spill.
-std::shared_ptr<swarm::detail::object_slot> primary(store_table& table, swarm::object_id id,
-                                                    size_t n) {
+std::shared_ptr<swarm::detail::object_slot> primary(store_table& table,
+                                                    swarm::object_id id, size_t n) {
   auto slot = std::make_shared<swarm::detail::object_slot>(id);
   auto v = bytes(n);
   auto lease = table.admit(id, v);
@@ -203,6 +204,7 @@ TEST_CASE("cached copies nobody reads are evicted, least recently used first, be
   newer.reset();
   older.reset();
   table.reset(); // the last lease went: the store and its spill folder go
-  CHECK_FALSE(std::filesystem::exists(dir / ("swarm-spill-t-" + std::to_string(::getpid()))));
+  CHECK_FALSE(
+      std::filesystem::exists(dir / ("swarm-spill-t-" + std::to_string(::getpid()))));
   std::filesystem::remove_all(dir);
 }

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -194,8 +195,9 @@ TEST_CASE("a task whose large input lives on another node runs on that node") {
   CHECK(there[1] == sum);
 }
 
-TEST_CASE("objects spilled to disk stay readable from other nodes, and swarm status shows "
-          "the spilling") {
+TEST_CASE(
+    "objects spilled to disk stay readable from other nodes, and swarm status shows "
+    "the spilling") {
   three_nodes c{"object_store = \"4MiB\"\nobject_pool = 0\n"};
   auto read =
       c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
@@ -206,6 +208,9 @@ TEST_CASE("objects spilled to disk stay readable from other nodes, and swarm sta
   for (int i = 0; i < 8; ++i)
     puts.push_back(c.rt->put(swarm::cluster_test::blob(n + i)));
   REQUIRE(c.rt->stats().spills >= 4);
+  auto spilled = swarm::list_cluster(c.cfg, "objects", "head", 5s).value();
+  CHECK(std::count_if(spilled.begin(), spilled.end(),
+                      [](auto& o) { return o.state == "spilled"; }) >= 4);
   for (int i = 0; i < 8; ++i) {
     auto expected = swarm::cluster_test::blob(n + i);
     auto got = c.rt->submit(c.on("worker-1"), read, puts[i]).get(20s).value();
@@ -224,8 +229,10 @@ TEST_CASE("objects spilled to disk stay readable from other nodes, and swarm sta
     for (auto& node : state ? state->nodes : std::vector<swarm::node_status>{})
       if (node.name == "worker-1")
         counted = node.cache_misses >= 8 && node.cache_hits >= 1;
-    shown = counted && rc == 0 && out.find("spilled (spills/restores)") != std::string::npos &&
-            out.find("(" + std::to_string(c.rt->stats().spills) + "/") != std::string::npos;
+    shown =
+        counted && rc == 0 &&
+        out.find("spilled (spills/restores)") != std::string::npos &&
+        out.find("(" + std::to_string(c.rt->stats().spills) + "/") != std::string::npos;
     if (!shown) std::this_thread::sleep_for(50ms);
   }
   CHECK(shown);
@@ -342,7 +349,8 @@ TEST_CASE("swarm stop stops the workers of a cluster whose head is gone") {
   CHECK(c.w2->wait_exit(10s) == 0);
   auto none = swarm::stop_cluster(c.cfg, "", 2s);
   REQUIRE_FALSE(none);
-  CHECK(none.err().message.find("no other node of the file answered") != std::string::npos);
+  CHECK(none.err().message.find("no other node of the file answered") !=
+        std::string::npos);
 }
 
 TEST_CASE(
@@ -756,8 +764,9 @@ TEST_CASE("swarm list shows the tasks, actors and objects of every alive node") 
   CHECK(busy.task.get(10s));
 }
 
-TEST_CASE("swarm timeline writes the tasks, actor calls and pulls that ended on each node "
-          "as a Chrome trace") {
+TEST_CASE(
+    "swarm timeline writes the tasks, actor calls and pulls that ended on each node "
+    "as a Chrome trace") {
   three_nodes c;
   auto add = c.app.find_function<int(int, int)>("add").value();
   std::set<std::string> ids;

@@ -219,13 +219,14 @@ TEST_CASE("spilling is on by default, and [limits] sets its folder and limit or 
   rt = cfg.runtime_for(cfg.nodes[1]);
   CHECK(rt.spill_dir == "/var/tmp/s");
   CHECK(rt.spill_limit_bytes == size_t{2} << 30);
-  auto off = swarm::parse_cluster_config(
-                 replace(valid, "gcs_shards = 2", "gcs_shards = 2\n[limits]\nspill = false"),
-                 "cluster.toml")
-                 .value();
+  auto off =
+      swarm::parse_cluster_config(
+          replace(valid, "gcs_shards = 2", "gcs_shards = 2\n[limits]\nspill = false"),
+          "cluster.toml")
+          .value();
   CHECK_FALSE(off.runtime_for(off.head()).spill);
-  auto msg =
-      error_of(replace(valid, "gcs_shards = 2", "gcs_shards = 2\n[limits]\nspill = \"yes\""));
+  auto msg = error_of(
+      replace(valid, "gcs_shards = 2", "gcs_shards = 2\n[limits]\nspill = \"yes\""));
   CHECK(msg.find("key `limits.spill`: must be true or false") != std::string::npos);
 }
 

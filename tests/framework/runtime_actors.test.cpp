@@ -170,8 +170,9 @@ TEST_CASE("a restarted actor resumes from the state it last checkpointed") {
   CHECK(r.err().message.find("on_checkpoint: unlucky total") != std::string::npos);
 }
 
-TEST_CASE("a named actor with durable checkpoints starts from its last state in a runtime "
-          "started again on the same gcs_dir") {
+TEST_CASE(
+    "a named actor with durable checkpoints starts from its last state in a runtime "
+    "started again on the same gcs_dir") {
   app_fixture f;
   auto tmpl = (std::filesystem::temp_directory_path() / "swarm-ckpt-XXXXXX").string();
   std::string dir = ::mkdtemp(tmpl.data());

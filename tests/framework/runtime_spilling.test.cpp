@@ -138,7 +138,8 @@ TEST_CASE("a put that fits neither memory nor the spill limit fails naming both"
   CHECK(refused->code == swarm::errc::store_full);
   CHECK(refused->message.find("does not fit in the object store") != std::string::npos);
   CHECK(refused->message.find("in memory") != std::string::npos);
-  CHECK(refused->message.find("the spill limit (2.50 MiB) is reached") != std::string::npos);
+  CHECK(refused->message.find("the spill limit (2.50 MiB) is reached") !=
+        std::string::npos);
   CHECK(kept.size() == 4); // two in memory, two on disk
   for (size_t i = 0; i < kept.size(); ++i)
     CHECK(kept[i].get(1s).value() == pattern(mib, static_cast<int>(i)));

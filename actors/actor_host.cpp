@@ -246,8 +246,7 @@ struct host_state {
     try {
       auto state = instance->on_checkpoint();
       if (spec.options.durable_checkpoints) {
-        // Named in this node's registry, or (moved there) in the cluster's.
-        auto& name = spec.options.name.empty() ? spec.cluster_name : spec.options.name;
+        auto& name = spec.name();
         if (auto ok =
                 node.kv(detail::kv_op::put, detail::durable_checkpoint_key(name), state);
             !ok)

@@ -561,7 +561,7 @@ result<std::vector<wire_msg::list_row>> local_node::list(const std::string& what
     for (auto& weak : hosts_)
       if (auto h = weak.lock()) {
         auto& spec = h->spec();
-        out.push_back({spec.options.name.empty() ? spec.cluster_name : spec.options.name,
+        out.push_back({spec.name(),
                        spec.type_name,
                        h->dead() ? "dead" : "alive",
                        h->dead() ? h->death_reason() : "",
@@ -592,9 +592,7 @@ void local_node::add_actor_calls(std::vector<wire_msg::list_row>& out) {
       if (auto h = weak.lock(); h && !h->dead())
         if (auto a = h->host()) {
           auto& spec = h->spec();
-          hosts.push_back({"actor " + (spec.options.name.empty() ? spec.cluster_name
-                                                                 : spec.options.name),
-                           spec.type_name, std::move(a)});
+          hosts.push_back({"actor " + spec.name(), spec.type_name, std::move(a)});
         }
   }
   // All asked at once: a host busy in a long call (or gone) costs one timeout, not one

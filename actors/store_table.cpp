@@ -125,17 +125,14 @@ result<void> store_table::fit(const object_id& id, size_t bytes, const std::stri
       }
     }
     if (evict_for(bytes) > 0) continue;
-    if (!files_) {
-      std::lock_guard<std::mutex> guard{mtx_};
-      if (bytes <= capacity_ - bytes_) continue; // freed meanwhile
-      return full_error(what, bytes);
-    }
-    auto out = spill_for(bytes);
+    spilled out;
+    if (files_) out = spill_for(bytes);
     if (out.failure) spill_failure = out.failure;
-    if (out.bytes == 0) {
-      std::lock_guard<std::mutex> guard{mtx_};
-      return full_error(what, bytes, spill_failure);
-    }
+    if (out.bytes > 0) continue;
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (bytes <= capacity_ - bytes_) continue; // freed meanwhile
+    if (mode != fit_mode::restore) ++rejected_; // a read not kept in memory is no refusal
+    return full_error(what, bytes, spill_failure);
   }
 }
 
@@ -262,8 +259,12 @@ result<detail::restored_value> store_table::restore(const object_id& id,
     bytes = i->second.bytes;
     full = bytes > capacity_ - bytes_;
   }
-  // Room first: the memory of what goes to disk is kept (pooled) for this value.
-  if (full) spill_for(bytes);
+  // Room first: the memory of what goes (cached copies first, then spilled objects) is
+  // kept (pooled) for this value. Spilling stops at once when eviction made the room.
+  if (full) {
+    evict_for(bytes);
+    spill_for(bytes);
+  }
   auto value = files_->read(id, type, pool_.get());
   if (!value) return value.err();
   // No room: the reader gets it all the same, and it stays on disk.
@@ -274,7 +275,6 @@ result<detail::restored_value> store_table::restore(const object_id& id,
 
 error store_table::full_error(const std::string& what, size_t bytes,
                               const std::optional<error>& spill_failure) {
-  ++rejected_;
   std::string spilling;
   if (files_)
     spilling = "; nothing more could be spilled to " + files_->folder() + " (" +

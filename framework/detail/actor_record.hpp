@@ -32,6 +32,12 @@ struct actor_spec {
   std::vector<uint8_t> checkpoint;
   /// Also told each state saved (the owner on another node keeps it); may be empty.
   std::function<void(const std::vector<uint8_t>&)> on_checkpoint;
+
+  /// The actor's name, in this node's registry or (moved there) in the cluster's; empty
+  /// when it has none.
+  const std::string& name() const {
+    return options.name.empty() ? cluster_name : options.name;
+  }
 };
 
 /// A factory that constructs a `T` from copies of `xs...`, as often as it is restarted.

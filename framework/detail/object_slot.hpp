@@ -139,8 +139,8 @@ private:
   std::weak_ptr<task_spec> producer_;
   std::optional<location> location_;
   bool spin_ = false;
-  mutable bool spilled_ =
-      false; // value_.ptr is empty and value_.type says what comes back
+  // Spilled: value_.ptr is empty and value_.type says what comes back.
+  mutable bool spilled_ = false;
   // Set only for values in the store (with a lease): small ones are never spilled.
   mutable std::atomic<clock::rep> last_use_{0};
 };

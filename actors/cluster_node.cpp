@@ -183,6 +183,13 @@ void cluster_node::start_actors() {
   oc.count_lookup = [store = local_->store_table_ptr()](bool hit) {
     store->count_lookup(hit);
   };
+  oc.load = [members = &link_.members](const std::string& node) {
+    auto table = members->get();
+    auto i = table->find(node);
+    return i == table->end()
+               ? 0.0
+               : static_cast<double>(i->second.info.queued + i->second.info.running);
+  };
   link_.objects = spawn_object_manager(sys, std::move(oc));
   owner_config wc;
   wc.node = link_.self.name;
@@ -517,7 +524,7 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         } else if constexpr (std::is_same_v<T, wire_msg::object_pull>) {
           caf::anon_send(link_.objects, pull_atom::value, peer, x);
         } else if constexpr (std::is_same_v<T, wire_msg::object_chunk>) {
-          caf::anon_send(link_.objects, chunk_atom::value, std::move(x));
+          caf::anon_send(link_.objects, chunk_atom::value, peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::object_free>) {
           caf::anon_send(link_.objects, free_atom::value, key_of(x.id));
         } else if constexpr (std::is_same_v<T, wire_msg::heartbeat>) {

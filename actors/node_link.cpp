@@ -176,8 +176,12 @@ wire_msg::arg node_link::export_arg(const detail::task_arg& a,
   object_id id{new_owner_id(), 0};
   if (a.ref)
     // A holder this node lost touch with is not named: its own copy is shipped.
-    if (auto where = a.ref->primary_copy(); where && net->connected(where->node))
-      return wire_msg::remote_ref{to_wire(a.ref->id()), where->node, where->size};
+    if (auto where = a.ref->primary_copy(); where && net->connected(where->node)) {
+      wire_msg::remote_ref r{to_wire(a.ref->id()), where->node, where->size};
+      // This node's copy serves readers too once it is in.
+      if (a.ref->done()) r.holders.push_back(self.name);
+      return r;
+    }
   if (a.ref) {
     auto r = a.ref->read();
     if (r) v = *r;

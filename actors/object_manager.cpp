@@ -19,6 +19,10 @@ namespace {
 
 using value_cb = std::function<void(result<detail::boxed_value>)>;
 
+// Other readers a holder names to a puller, and sources a pull asks at once, at most.
+constexpr size_t max_hinted = 8;
+constexpr size_t max_striped = 4;
+
 struct held_object {
   detail::boxed_value value;
   std::shared_ptr<const bulk_layout> layout;
@@ -26,17 +30,44 @@ struct held_object {
   std::shared_ptr<const void> keep;
 };
 
-struct pull_state {
+// A node a pull may ask for chunks. `whole`: named by the reference, it has the whole
+// object; otherwise another reader named by a holder, which may still be getting it.
+struct pull_source {
+  std::string node;
+  bool whole = true;
+};
+
+struct asked_chunk {
+  uint64_t length = 0;
   std::string from;
-  int64_t started_us = 0; // for the timeline
+  bool whole = true; // asked of a source with the whole object
+};
+
+// A laid-out value whose memory the layout points into, kept alive with it: what a chunk
+// served from a pulled copy is sent from.
+struct served_layout {
+  std::shared_ptr<const void> value;
+  bulk_layout layout;
+};
+
+struct pull_state {
+  std::vector<pull_source> sources;
+  std::map<std::string, uint64_t> bytes_from; // for the timeline: a row per source
+  size_t turn = 0; // the source the next chunk is asked of, round robin
+  int64_t started_us = 0;
   const detail::type_descriptor* type = nullptr;
   uint64_t total = 0;
   uint64_t received = 0;
   uint64_t next_offset = 0;
   size_t in_flight = 0;
-  std::map<uint64_t, uint64_t> asked; // chunks asked for and not yet in: offset, length
-  bool freed = false;                 // its owner freed it meanwhile: not to be kept
+  std::map<uint64_t, asked_chunk> asked; // chunks asked for and not yet in, by offset
+  std::map<uint64_t, uint64_t> have;     // bytes received: start -> end, merged
+  bool freed = false;                    // its owner freed it meanwhile: not to be kept
   std::vector<value_cb> waiters;
+  // Chunks other readers asked this node for before they came here, and the layout
+  // they are served from once the value is made.
+  std::vector<std::pair<std::string, wire_msg::object_pull>> parked;
+  std::shared_ptr<served_layout> serving;
   // Before the value can be made (its head incomplete): the bytes received from offset
   // 0 on without a gap, and the chunks after a gap, by offset.
   std::vector<uint8_t> prefix;
@@ -126,43 +157,151 @@ struct object_manager_state {
     }
   }
 
+  // A pulled copy of `k` still alive here, laid out to be served; null when none is.
+  std::shared_ptr<served_layout> copy_layout(const object_key& k) const {
+    std::shared_ptr<const void> v;
+    const detail::type_descriptor* type = nullptr;
+    if (auto i = kept_index.find(k); i != kept_index.end()) {
+      v = i->second->second.value->peek();
+      type = i->second->second.type;
+    }
+    if (auto f = fetched.find(k); !v && f != fetched.end()) {
+      v = f->second.first.lock();
+      type = f->second.second;
+    }
+    if (!v) return nullptr;
+    return std::make_shared<served_layout>(served_layout{v, type->lay_out(v.get())});
+  }
+
+  // Bytes of the pull `p` received from `offset` on without a gap.
+  static uint64_t available(const pull_state& p, uint64_t offset) {
+    if (!p.serving) return 0;
+    auto i = p.have.upper_bound(offset);
+    if (i == p.have.begin()) return 0;
+    --i;
+    return i->second > offset ? i->second - offset : 0;
+  }
+
+  // Whether the bytes at `offset` of `p` were asked of a source with the whole object:
+  // a reader asking for them here may wait for them (they will come, or the pull fails),
+  // and no two readers wait for each other.
+  static bool coming_whole(const pull_state& p, uint64_t offset) {
+    auto i = p.asked.upper_bound(offset);
+    if (i == p.asked.begin()) return false;
+    --i;
+    return i->second.whole && offset < i->first + i->second.length;
+  }
+
+  // Sends `peer` what it asked for of an object: from a value held here, a pulled copy
+  // alive here, or the part of a pull running here that came in; a pull here that has
+  // not got those bytes yet keeps the ask until they come when they were asked of a
+  // whole copy, and otherwise sends the reader elsewhere. The chunk at offset 0 names the
+  // other nodes this one sent parts of the object to, which the reader may ask as well.
   void serve(const std::string& peer, const wire_msg::object_pull& m) {
+    object_key k{m.id.owner, m.id.seq};
     wire_msg::object_chunk c;
     c.id = m.id;
     c.offset = m.offset;
-    auto i = held.find({m.id.owner, m.id.seq});
-    if (i == held.end()) {
-      c.missing = "node '" + cfg.node + "' holds no object " +
-                  id_of({m.id.owner, m.id.seq}) + " (freed, or never here)";
-    } else if (auto& l = i->second.layout; m.offset > l->size()) {
+    std::shared_ptr<const void> keep;
+    const bulk_layout* l = nullptr;
+    uint64_t length = m.length;
+    if (auto i = held.find(k); i != held.end()) {
+      keep = i->second.layout;
+      l = i->second.layout.get();
+    } else if (auto s = copy_layout(k)) {
+      l = &s->layout;
+      keep = std::move(s);
+    } else if (auto pi = pulls.find(k); pi != pulls.end()) {
+      auto& p = pi->second;
+      length = std::min(length, available(p, m.offset));
+      if (length == 0) {
+        if (coming_whole(p, m.offset)) {
+          p.parked.emplace_back(peer, m);
+          return;
+        }
+        c.missing = "node '" + cfg.node + "' is still getting these bytes of " + id_of(k);
+        c.not_yet = true;
+        return cfg.send(peer, std::move(c));
+      }
+      l = &p.serving->layout;
+      keep = p.serving;
+    }
+    if (!l) {
+      c.missing = "node '" + cfg.node + "' holds no object " + id_of(k) +
+                  " (freed, or never here)";
+    } else if (m.offset > l->size()) {
       c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
     } else {
       // A chunk ends where the head or a block ends, so that it is always sent from
       // the value's own memory (the puller asks again for the rest).
       c.total = l->size();
-      std::tie(c.source_data, c.source_length) = piece_at(*l, m.offset, m.length);
-      if (c.source_data) c.source = std::shared_ptr<const void>{l, l.get()};
-      copies[{m.id.owner, m.id.seq}].insert(peer);
+      std::tie(c.source_data, c.source_length) = piece_at(*l, m.offset, length);
+      if (c.source_data) c.source = std::shared_ptr<const void>{keep, l};
+      auto& to = copies[k];
+      if (m.offset == 0)
+        for (auto& n : to)
+          if (n != peer && c.holders.size() < max_hinted) c.holders.push_back(n);
+      to.insert(peer);
     }
     cfg.send(peer, std::move(c));
   }
 
-  void ask(const object_key& k, pull_state& p, uint64_t offset, uint64_t len) {
-    cfg.send(p.from, wire_msg::object_pull{{k.first, k.second}, offset, len});
-    p.asked[offset] = len;
-    await_landing(k, p, offset, len);
+  // Serves the asks kept for bytes of `p` that came since.
+  void serve_parked(pull_state& p) {
+    auto parked = std::move(p.parked);
+    p.parked.clear();
+    for (auto& [peer, m] : parked)
+      if (available(p, m.offset) > 0)
+        serve(peer, m);
+      else
+        p.parked.emplace_back(peer, m);
   }
 
-  // Once the value is made: the chunk asked for at `offset` is received into the block
-  // it starts in (a holder cuts it where that block ends).
-  void await_landing(const object_key& k, pull_state& p, uint64_t offset, uint64_t len) {
+  void ask(const object_key& k, pull_state& p, uint64_t offset, uint64_t len,
+           const pull_source& from) {
+    cfg.send(from.node, wire_msg::object_pull{{k.first, k.second}, offset, len});
+    p.asked[offset] = {len, from.node, from.whole};
+    await_landing(k, p, offset, len, from.node);
+  }
+
+  // Asks again for the chunk at `offset`, which `failed` could not send, of a source
+  // with the whole object; false when none is left.
+  bool ask_again(const object_key& k, pull_state& p, uint64_t offset, uint64_t len,
+                 const std::string& failed) {
+    for (auto& s : p.sources)
+      if (s.whole && s.node != failed) {
+        ask(k, p, offset, len, s);
+        return true;
+      }
+    return false;
+  }
+
+  // Stops asking `node` for parts of `p`; what it was asked for is asked of another
+  // source. False when no source with the whole object is left for it.
+  bool drop_source(const object_key& k, pull_state& p, const std::string& node) {
+    auto gone = std::remove_if(p.sources.begin(), p.sources.end(),
+                               [&](const pull_source& s) { return s.node == node; });
+    if (gone == p.sources.end()) return true;
+    p.sources.erase(gone, p.sources.end());
+    std::vector<std::pair<uint64_t, uint64_t>> again;
+    for (auto& [offset, a] : p.asked)
+      if (a.from == node) again.emplace_back(offset, a.length);
+    for (auto& [offset, len] : again)
+      if (!ask_again(k, p, offset, len, node)) return false;
+    return !p.sources.empty();
+  }
+
+  // Once the value is made: the chunk asked of `from` at `offset` is received into the
+  // block it starts in (a holder cuts it where that block ends).
+  void await_landing(const object_key& k, pull_state& p, uint64_t offset, uint64_t len,
+                     const std::string& from) {
     if (!cfg.landings || !p.value) return;
     uint64_t start = p.head_size;
     for (auto& [dest, size] : p.dests) {
       if (offset >= start && offset < start + size) {
         auto n = std::min(len, start + size - offset);
         if (n >= wire_msg::shared_chunk_min)
-          cfg.landings->await_chunk(p.from, {k.first, k.second}, offset,
+          cfg.landings->await_chunk(from, {k.first, k.second}, offset,
                                     {dest + (offset - start), n, p.value});
         return;
       }
@@ -170,10 +309,14 @@ struct object_manager_state {
     }
   }
 
+  // Asks for the next chunks, each of the next source in turn, up to `pull_window` per
+  // source (four sources at most) in flight.
   void request_chunks(const object_key& k, pull_state& p) {
-    while (p.in_flight < cfg.pull_window && p.next_offset < p.total) {
+    auto window = cfg.pull_window * std::min<size_t>(p.sources.size(), max_striped);
+    while (p.in_flight < window && p.next_offset < p.total) {
       auto len = std::min(cfg.chunk_bytes, p.total - p.next_offset);
-      ask(k, p, p.next_offset, len);
+      auto& from = p.sources[p.turn++ % std::min(p.sources.size(), max_striped)];
+      ask(k, p, p.next_offset, len, from);
       p.next_offset += len;
       ++p.in_flight;
     }
@@ -252,6 +395,27 @@ struct object_manager_state {
     return v;
   }
 
+  // Where to pull `ref` from: the node named first and the other holders, less loaded
+  // first (the named one on a tie), this node never.
+  std::vector<pull_source> sources_of(const wire_msg::remote_ref& ref) const {
+    std::vector<pull_source> out;
+    auto add = [&](const std::string& n) {
+      if (n == cfg.node) return;
+      for (auto& s : out)
+        if (s.node == n) return;
+      out.push_back({n, true});
+    };
+    add(ref.node);
+    for (auto& h : ref.holders)
+      add(h);
+    if (out.empty()) out.push_back({ref.node, true});
+    if (cfg.load)
+      std::stable_sort(out.begin(), out.end(), [&](auto& a, auto& b) {
+        return cfg.load(a.node) < cfg.load(b.node);
+      });
+    return out;
+  }
+
   void fetch(fetch_request& r) {
     object_key k{r.ref.id.owner, r.ref.id.seq};
     if (auto h = held.find(k); h != held.end()) {
@@ -278,7 +442,7 @@ struct object_manager_state {
     if (!lease) return r.done(lease.err());
     auto& p = pulls[k];
     p.lease = std::move(*lease);
-    p.from = r.ref.node;
+    p.sources = sources_of(r.ref);
     p.started_us = detail::now_us();
     p.type = r.type;
     p.total = r.ref.size;
@@ -286,17 +450,24 @@ struct object_manager_state {
     request_chunks(k, p);
   }
 
-  // Ends the pull of `k`, handing `out` to each of its readers.
+  // Ends the pull of `k`, handing `out` to each of its readers; asks other readers kept
+  // waiting on it are served from the copy kept, or told it is gone.
   void finish(std::map<object_key, pull_state>::iterator i,
               const result<detail::boxed_value>& out) {
-    auto waiters = std::move(i->second.waiters);
-    if (transfers.size() == transfers_kept) transfers.pop_front();
-    transfers.push_back({i->first, i->second.from, i->second.total, !out,
-                         i->second.started_us, detail::now_us()});
+    auto& p = i->second;
+    auto waiters = std::move(p.waiters);
+    auto parked = std::move(p.parked);
+    if (p.bytes_from.empty()) p.bytes_from[p.sources.empty() ? "" : p.sources[0].node];
+    for (auto& [from, bytes] : p.bytes_from) {
+      if (transfers.size() == transfers_kept) transfers.pop_front();
+      transfers.push_back({i->first, from, bytes, !out, p.started_us, detail::now_us()});
+    }
     if (cfg.landings) cfg.landings->drop({i->first.first, i->first.second});
     pulls.erase(i);
     for (auto& w : waiters)
       w(out);
+    for (auto& [peer, m] : parked)
+      serve(peer, m);
   }
 
   // Copies `data`, the bytes at `offset` of the layout, into the value's blocks.
@@ -307,6 +478,23 @@ struct object_manager_state {
       if (lo < hi) std::memcpy(dest + (lo - start), data + (lo - offset), hi - lo);
       start += size;
     }
+  }
+
+  // Records bytes [offset, offset + n) of `p` as received.
+  static void mark(pull_state& p, uint64_t offset, uint64_t n) {
+    auto lo = offset, hi = offset + n;
+    auto i = p.have.upper_bound(lo);
+    if (i != p.have.begin() && std::prev(i)->second >= lo) {
+      --i;
+      lo = i->first;
+      hi = std::max(hi, i->second);
+      i = p.have.erase(i);
+    }
+    while (i != p.have.end() && i->first <= hi) {
+      hi = std::max(hi, i->second);
+      i = p.have.erase(i);
+    }
+    p.have[lo] = hi;
   }
 
   // Makes the value once the bytes received from offset 0 on hold its whole head; then
@@ -335,37 +523,58 @@ struct object_manager_state {
     place(p, 0, p.prefix.data(), p.prefix.size());
     for (auto& [offset, chunk] : p.early)
       place(p, offset, chunk.bytes(), chunk.size());
+    p.serving = std::make_shared<served_layout>();
+    p.serving->value = p.value;
+    p.serving->layout.head.assign(p.prefix.begin(),
+                                  p.prefix.begin() + static_cast<ptrdiff_t>(h.head_size));
+    p.serving->layout.blocks.assign(p.dests.begin(), p.dests.end());
     p.early.clear();
     p.prefix = {};
-    for (auto& [offset, len] : p.asked)
-      await_landing(k, p, offset, len);
+    for (auto& [offset, a] : p.asked)
+      await_landing(k, p, offset, a.length, a.from);
     return std::nullopt;
   }
 
-  void on_chunk(wire_msg::object_chunk& m) {
+  void on_chunk(const std::string& peer, wire_msg::object_chunk& m) {
     object_key k{m.id.owner, m.id.seq};
     auto i = pulls.find(k);
     if (i == pulls.end()) return; // failed over, or stopped
     auto& p = i->second;
     // Landed in the value of an earlier pull of the same object that failed.
     if (m.landed && m.source.get() != p.value.get()) return;
-    if (!m.landed && cfg.landings) cfg.landings->forget(m.id, m.offset);
     auto asked = p.asked.find(m.offset);
-    if (!m.missing.empty() || m.total != p.total || asked == p.asked.end() ||
-        m.size() > asked->second || (m.size() == 0 && asked->second > 0)) {
-      // A holder without the object lost it (a node found dead and back again drops
-      // what it held for the owners it lost): its owner may remake it.
-      return finish(i,
-                    error{m.missing.empty() ? errc::object_freed : errc::object_lost,
-                          "pulling " + id_of(k) + " from node '" + p.from + "' failed: " +
-                              (m.missing.empty()
-                                   ? "the chunk at offset " + std::to_string(m.offset) +
-                                         " was not asked for or does not fit the object"
-                                   : m.missing)});
+    // An earlier pull's, or asked of another source since.
+    if (asked == p.asked.end() || asked->second.from != peer) return;
+    if (!m.landed && cfg.landings) cfg.landings->forget(m.id, m.offset);
+    auto fail = [&](errc code, const std::string& why) {
+      finish(i, error{code, "pulling " + id_of(k) + " from node '" + peer +
+                                "' failed: " + why});
+    };
+    if (!m.missing.empty()) {
+      // Another source sends it; one without the object is asked for nothing more. A
+      // holder without the object lost it (a node found dead and back again drops what
+      // it held for the owners it lost): its owner may remake it.
+      auto [offset, len] = std::pair{m.offset, asked->second.length};
+      p.asked.erase(asked);
+      if ((m.not_yet || drop_source(k, p, peer)) && ask_again(k, p, offset, len, peer))
+        return;
+      return fail(errc::object_lost, m.missing);
     }
+    if (m.total != p.total || m.size() > asked->second.length ||
+        (m.size() == 0 && asked->second.length > 0))
+      return fail(errc::object_freed, "the chunk at offset " + std::to_string(m.offset) +
+                                          " does not fit the object");
+    for (auto& n : m.holders)
+      if (n != cfg.node &&
+          std::none_of(p.sources.begin(), p.sources.end(),
+                       [&](const pull_source& s) { return s.node == n; }))
+        p.sources.push_back({n, false});
     p.received += m.size();
-    if (auto rest = asked->second - m.size(); rest > 0)
-      ask(k, p, m.offset + m.size(), rest); // a chunk cut where a piece ends
+    p.bytes_from[peer] += m.size();
+    mark(p, m.offset, m.size());
+    auto whole = pull_source{peer, asked->second.whole};
+    if (auto rest = asked->second.length - m.size(); rest > 0)
+      ask(k, p, m.offset + m.size(), rest, whole); // a chunk cut where a piece ends
     else
       --p.in_flight;
     p.asked.erase(asked);
@@ -377,6 +586,7 @@ struct object_manager_state {
       p.early[m.offset] = std::move(m);
       if (auto failed = try_make_value(k, p)) return finish(i, *failed);
     }
+    if (!p.parked.empty()) serve_parked(p);
     if (p.received < p.total) return request_chunks(k, p);
     if (!p.value)
       return finish(i, error{errc::type_mismatch, "malformed " + p.type->name + " " +
@@ -416,7 +626,14 @@ struct object_manager_state {
     }
     for (auto i = pulls.begin(); i != pulls.end();) {
       auto next = std::next(i);
-      if (i->second.from == peer) finish(i, lost_error(i->first, peer, why));
+      auto& parked = i->second.parked;
+      parked.erase(std::remove_if(parked.begin(), parked.end(),
+                                  [&](auto& x) { return x.first == peer; }),
+                   parked.end());
+      if (!drop_source(i->first, i->second, peer))
+        finish(i, lost_error(i->first, peer, why));
+      else
+        request_chunks(i->first, i->second);
       i = next;
     }
     // Results owned here that stayed there: this node's own copy is the primary now
@@ -449,12 +666,15 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
   // Stopping fails every pull in flight: its readers learn why instead of waiting.
   self->set_exit_handler([=](const caf::exit_msg& x) {
     auto& st = self->state;
-    while (!st.pulls.empty())
-      st.finish(st.pulls.begin(),
-                error{errc::runtime_stopped,
-                      "node '" + st.cfg.node + "' stopped while pulling " +
-                          st.id_of(st.pulls.begin()->first) + " from node '" +
-                          st.pulls.begin()->second.from + "'"});
+    while (!st.pulls.empty()) {
+      auto i = st.pulls.begin();
+      std::string from;
+      for (auto& s : i->second.sources)
+        from += (from.empty() ? "node '" : ", '") + s.node + "'";
+      st.finish(i, error{errc::runtime_stopped,
+                         "node '" + st.cfg.node + "' stopped while pulling " +
+                             st.id_of(i->first) + " from " + from});
+    }
     self->quit(x.reason);
   });
   return {
@@ -468,6 +688,12 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
         st.drop_kept(k);
         st.fetched.erase(k);
         if (auto i = st.pulls.find(k); i != st.pulls.end()) i->second.freed = true;
+        // Readers this node sent parts of it to drop their copies too.
+        if (auto i = st.copies.find(k); i != st.copies.end()) {
+          for (auto& peer : i->second)
+            st.cfg.send(peer, wire_msg::object_free{{k.first, k.second}});
+          st.copies.erase(i);
+        }
       },
       [=](freed_atom, const object_key& k) {
         auto& st = self->state;
@@ -480,7 +706,9 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       [=](pull_atom, const std::string& peer, const wire_msg::object_pull& m) {
         self->state.serve(peer, m);
       },
-      [=](chunk_atom, wire_msg::object_chunk& m) { self->state.on_chunk(m); },
+      [=](chunk_atom, const std::string& peer, wire_msg::object_chunk& m) {
+        self->state.on_chunk(peer, m);
+      },
       [=](fetch_atom, fetch_request& r) { self->state.fetch(r); },
       [=](locate_atom, located_object& o) {
         auto k = o.key;

@@ -61,8 +61,9 @@ struct hold_request {
 };
 
 /// Reads the object `ref` as a `type`: from here when held or still alive from an
-/// earlier pull, otherwise pulled from `ref.node` in chunks. `done` runs on the object
-/// manager's thread and must not block.
+/// earlier pull, otherwise pulled in chunks from `ref.node` and `ref.holders`, and from
+/// other readers the holders name. `done` runs on the object manager's thread and must
+/// not block.
 struct fetch_request {
   wire_msg::remote_ref ref;
   const detail::type_descriptor* type = nullptr;
@@ -76,7 +77,8 @@ struct located_object {
   std::weak_ptr<detail::object_slot> slot;
 };
 
-/// A pull from another node that ended, for the timeline.
+/// A pull from another node that ended, for the timeline: one per node it read from,
+/// with the bytes that came from there.
 struct transfer_event {
   object_key key;
   std::string from;
@@ -112,6 +114,9 @@ struct object_manager_config {
   /// Registers a kept copy with the store, which evicts it when an object needs the room
   /// (and nobody reads it then). Empty: only the manager's budget drops kept copies.
   std::function<void(std::weak_ptr<cached_copy>)> cache;
+  /// How busy a node is (its queued and running tasks): a pull asks the least busy
+  /// holder first. May be empty.
+  std::function<double(const std::string&)> load;
   /// Counts a read of another node's object: found here, or pulled. May be empty.
   std::function<void(bool hit)> count_lookup;
   /// Where pulled plain buffers (strings, vectors of numbers) get their memory and give
@@ -131,10 +136,21 @@ struct object_manager_config {
 /// `pull_window` chunks at a time; once the head is in, it makes the value, and each
 /// later chunk is received into the value's buffers where it belongs (or copied there
 /// from the frame it came in), so a pulled object takes its size plus at most the
-/// chunks asked for before its head was in. When
-/// a node is lost, pulls from it fail (`object_lost`, or `owner_died` when the owner went
-/// with its value), results located there count as gone from there, and results held
-/// here for owners there are dropped. Stopping fails every pull in flight.
+/// chunks asked for before its head was in.
+///
+/// Routing: a copy here is read first; otherwise the pull asks the least busy holder the
+/// reference names for the head, then stripes its chunks round robin over up to four
+/// sources: the holders, and the other readers a holder names with the chunk at offset 0
+/// (those it sent parts of the object to). A node serves what it holds, the copies it
+/// pulled, and the part of a pull in progress that came in; asked for bytes still coming
+/// from a whole copy it answers once they are in, otherwise it sends the reader to a
+/// whole copy. So a broadcast spreads: each reader's copy serves the others. A source
+/// that lost the object, or its node, is asked for nothing more; its chunks go to
+/// another holder. When no holder is left, the pull fails (`object_lost`, or
+/// `owner_died` when the owner went with its value); results located on a lost node
+/// count as gone from there, and results held here for owners there are dropped.
+/// Stopping fails every pull in flight. Freeing an object here tells the nodes this
+/// node sent parts of it to drop their copies.
 ///   (hold_atom, hold_request)              keep a value for other nodes
 ///   (release_atom, keys)                   tasks that took exported values are done
 ///   (free_atom, key)                       an owner freed a result held here, or an
@@ -143,7 +159,7 @@ struct object_manager_config {
 ///   (freed_atom, key)                      this node's store let go of an object:
 ///                                          the nodes it sent copies to drop them
 ///   (pull_atom, peer, object_pull)         a chunk asked for by `peer`
-///   (chunk_atom, object_chunk)             a chunk of a pull running here
+///   (chunk_atom, peer, object_chunk)       a chunk of a pull running here, from `peer`
 ///   (fetch_atom, fetch_request)            read an object, here or pulled
 ///   (locate_atom, located_object)          the primary copy of a result is elsewhere
 ///   (forget_atom, key)                     that result's owner let it go (its copy
@@ -158,7 +174,7 @@ using object_manager_actor = caf::typed_actor<
     caf::reacts_to<release_atom, std::vector<object_key>>,
     caf::reacts_to<free_atom, object_key>, caf::reacts_to<freed_atom, object_key>,
     caf::reacts_to<pull_atom, std::string, wire_msg::object_pull>,
-    caf::reacts_to<chunk_atom, wire_msg::object_chunk>,
+    caf::reacts_to<chunk_atom, std::string, wire_msg::object_chunk>,
     caf::reacts_to<fetch_atom, fetch_request>,
     caf::reacts_to<locate_atom, located_object>, caf::reacts_to<forget_atom, object_key>,
     caf::reacts_to<lost_atom, std::string, std::string>,

@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "framework/swarm.hpp"
+#include "tools/bench_broadcast.hpp"
+#include "tools/bench_cluster.hpp"
 #include "tools/bench_floors.hpp"
 #include "tools/bench_latency.hpp"
 #include "tools/bench_stats.hpp"
@@ -32,52 +34,6 @@ constexpr size_t floor_message_bytes = 128;
 double nearest_rank_p99(std::vector<double> xs) {
   return summarize_latency(std::move(xs)).p99;
 }
-
-/// This process as the head of an `n`-node cluster on 127.0.0.1, and the others (`n2`,
-/// `n3`, ...) as child processes (`swarm start ... --node nK`), killed when this goes.
-struct cluster_nodes {
-  cluster_nodes(const std::string& dir, int n) : fns{register_bench(app)} {
-    std::string file = dir + "/cluster.toml";
-    std::random_device rd;
-    std::string secret = "bench-" + std::to_string(rd()) + "-" + std::to_string(rd());
-    {
-      auto ports = free_local_ports(static_cast<size_t>(n)).value();
-      std::ofstream out{file};
-      // Heartbeats every 50 ms, so their gaps under load are measured finely.
-      out << "[cluster]\nname = \"bench\"\nsecret = \"" << secret
-          << "\"\nheartbeat_ms = 50\n";
-      for (int i = 0; i < n; ++i)
-        out << "[[node]]\nname = \"" << name_of(i)
-            << "\"\naddress = \"127.0.0.1\"\nport = " << ports[static_cast<size_t>(i)]
-            << (i == 0 ? "\nrole = \"head\"\n" : "\n");
-    }
-    cfg = load_cluster_config(file).value();
-    rt = std::make_unique<runtime>(app, cfg, "head");
-    for (int i = 1; i < n; ++i)
-      children.push_back(start_self({"start", "--config", file, "--node", name_of(i)}));
-    bool joined = false;
-    for (int i = 0; i < 400 && !joined; ++i) {
-      auto st = cluster_status(cfg, 1s);
-      joined = st && st->alive() == static_cast<size_t>(n);
-      if (!joined) std::this_thread::sleep_for(50ms);
-    }
-    std::remove(file.c_str());
-    if (!joined)
-      throw std::runtime_error("the " + std::to_string(n - 1) +
-                               " other node(s) did not all join within 20 s");
-  }
-
-  /// Node `i`'s name: "head", then "n2", "n3", ...
-  static std::string name_of(int i) {
-    return i == 0 ? "head" : "n" + std::to_string(i + 1);
-  }
-
-  application app;
-  bench_fns fns;
-  cluster_config cfg;
-  std::unique_ptr<runtime> rt;
-  std::vector<std::shared_ptr<void>> children;
-};
 
 double tcp_rtt_p50_us(const bench_plan& p) {
   return median(tcp_floor_round_trips(floor_message_bytes, p.rtt_calls, 5s));
@@ -313,7 +269,9 @@ void measure_remote(bench_session& s, int nodes) {
   bool latency = s.wants("latency_remote");
   bool spread = nodes > 2 && s.wants("remote_n_nodes");
   bool rss = s.wants("remote_read_peak_rss_mb");
-  if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss)
+  bool broadcast = nodes > 2 && (s.wants("broadcast_100mb") || s.wants("pull_2_holders"));
+  if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss &&
+      !broadcast)
     return;
   auto& p = s.plan();
 
@@ -447,6 +405,7 @@ void measure_remote(bench_session& s, int nodes) {
   if (during_bulk) measure_calls_during_bulk(s, rt, cluster->fns, echo, task_on_n2);
   if (latency) s.add(measure_remote_latency(p, echo));
   if (spread) measure_spread(s, *cluster, nodes);
+  if (broadcast) measure_broadcast(s, *cluster, nodes);
 }
 
 } // namespace swarm::tools

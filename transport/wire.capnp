@@ -70,6 +70,7 @@ struct Arg {
   }
   node @2 :Text;       # for a ref: the node holding the value
   size @3 :UInt64;     # for a ref: its encoded bytes
+  holders @4 :List(Text);  # for a ref: other nodes holding copies
 }
 
 struct TaskSubmit {
@@ -111,6 +112,8 @@ struct ObjectChunk {
   total @2 :UInt64;
   data @3 :Data;
   missing @4 :Text;    # non-empty: the holder has no such object, and why
+  holders @5 :List(Text);  # other nodes that have, or are getting, the object
+  notYet @6 :Bool;     # with missing: a copy still coming here; ask another holder
 }
 
 # The owner dropped its last reference: the holder may free the value.

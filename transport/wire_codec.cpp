@@ -43,6 +43,24 @@ value get_value(wire::Value::Reader r) {
   return {r.getTypeName(), to_vector(r.getBytes())};
 }
 
+unsigned size_of(size_t n) {
+  return static_cast<unsigned>(n);
+}
+
+void put_strings(capnp::List<capnp::Text>::Builder list,
+                 const std::vector<std::string>& xs) {
+  for (unsigned i = 0; i < xs.size(); ++i)
+    list.set(i, xs[i]);
+}
+
+std::vector<std::string> get_strings(capnp::List<capnp::Text>::Reader list) {
+  std::vector<std::string> out;
+  out.reserve(list.size());
+  for (auto t : list)
+    out.emplace_back(t);
+  return out;
+}
+
 template <class B> void put_resources(B list, const resource_list& rs) {
   for (unsigned i = 0; i < rs.size(); ++i) {
     list[i].setName(rs[i].first);
@@ -66,6 +84,7 @@ void put_args(capnp::List<wire::Arg>::Builder list, const std::vector<arg>& args
       put_id(list[i].initRef(), r.id);
       list[i].setNode(r.node);
       list[i].setSize(r.size);
+      put_strings(list[i].initHolders(size_of(r.holders.size())), r.holders);
     }
   }
 }
@@ -76,7 +95,8 @@ std::vector<arg> get_args(capnp::List<wire::Arg>::Reader list) {
     if (a.isValue())
       out.emplace_back(get_value(a.getValue()));
     else
-      out.emplace_back(remote_ref{get_id(a.getRef()), a.getNode(), a.getSize()});
+      out.emplace_back(remote_ref{get_id(a.getRef()), a.getNode(), a.getSize(),
+                                  get_strings(a.getHolders())});
   }
   return out;
 }
@@ -157,10 +177,6 @@ node_info get_node(wire::NodeInfo::Reader r) {
           get_capabilities(r.getFunctions()),
           get_capabilities(r.getActorTypes()),
           r.getRunning()};
-}
-
-unsigned size_of(size_t n) {
-  return static_cast<unsigned>(n);
 }
 
 void put_job(wire::JobInfo::Builder b, const job_info& j) {
@@ -254,6 +270,8 @@ struct builder_visitor {
     b.setOffset(m.offset);
     b.setTotal(m.total);
     b.setMissing(m.missing);
+    put_strings(b.initHolders(size_of(m.holders.size())), m.holders);
+    b.setNotYet(m.not_yet);
   }
   void operator()(const object_free& m) { put_id(env.initObjectFree().initId(), m.id); }
   void operator()(const join& m) { put_node(env.initJoin().initNode(), m.node); }
@@ -372,9 +390,7 @@ struct builder_visitor {
     b.setKind(static_cast<uint8_t>(m.what));
     b.setEpoch(m.epoch);
     b.setSeq(m.seq);
-    auto members = b.initMembers(size_of(m.members.size()));
-    for (unsigned i = 0; i < m.members.size(); ++i)
-      members.set(i, m.members[i]);
+    put_strings(b.initMembers(size_of(m.members.size())), m.members);
     b.setRecords(bytes_of(m.records));
   }
   void operator()(const kv_entry& m) {
@@ -467,6 +483,8 @@ message read_envelope(wire::Envelope::Reader env) {
     c.offset = r.getOffset();
     c.total = r.getTotal();
     c.missing = r.getMissing();
+    c.holders = get_strings(r.getHolders());
+    c.not_yet = r.getNotYet();
     return c;
   }
   case wire::Envelope::OBJECT_FREE:
@@ -564,8 +582,7 @@ message read_envelope(wire::Envelope::Reader env) {
     m.what = static_cast<gcs_chain::kind>(r.getKind());
     m.epoch = r.getEpoch();
     m.seq = r.getSeq();
-    for (auto t : r.getMembers())
-      m.members.emplace_back(t);
+    m.members = get_strings(r.getMembers());
     m.records = to_vector(r.getRecords());
     return m;
   }

@@ -80,8 +80,10 @@ struct remote_ref {
   object_ref_id id;
   std::string node;
   uint64_t size = 0;
+  /// Other nodes holding copies a reader may pull from instead, or as well.
+  std::vector<std::string> holders = {};
   friend bool operator==(const remote_ref& a, const remote_ref& b) {
-    return a.id == b.id && a.node == b.node && a.size == b.size;
+    return a.id == b.id && a.node == b.node && a.size == b.size && a.holders == b.holders;
   }
 };
 
@@ -132,6 +134,12 @@ struct object_chunk {
   /// Received straight into the destination its pull expected it at (a `landing_table`
   /// entry): its bytes are already where they belong.
   bool landed = false;
+  /// Other nodes that have the object, or are getting it, which the puller may ask for
+  /// later chunks (sent with the chunk at offset 0).
+  std::vector<std::string> holders = {};
+  /// With `missing`: this node is itself still getting those bytes; the puller asks
+  /// another holder for them and may come back for later ones.
+  bool not_yet = false;
 
   /// The chunk's bytes, wherever they are.
   const uint8_t* bytes() const noexcept { return source ? source_data : data.data(); }

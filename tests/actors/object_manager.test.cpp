@@ -6,6 +6,7 @@
 #include <caf/test/dsl.hpp>
 
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ using bytes_t = std::vector<uint8_t>;
 struct manager_parts {
   std::vector<std::pair<std::string, wire_msg::message>> sent;
   std::vector<wire_msg::object_location> rows;
+  std::map<std::string, double> loads; // how busy each node is, 0 unless set
 };
 
 // `v` laid out as a holder sends it.
@@ -62,6 +64,7 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
       sent.emplace_back(to, std::move(msg));
     };
     oc.publish = [this](wire_msg::object_location r) { rows.push_back(std::move(r)); };
+    oc.load = [this](const std::string& n) { return loads[n]; };
     oc.chunk_bytes = chunk_bytes;
     oc.keep_pulled_bytes = keep_bytes;
     oc.pull_window = 2;
@@ -89,22 +92,23 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     return out;
   }
 
-  // Answers the pull `p` from `encoded`, as the holder would.
-  void answer(const wire_msg::object_pull& p, const bytes_t& encoded) {
+  // Answers the pull `p` from `encoded`, as the holder `from` would.
+  void answer(const wire_msg::object_pull& p, const bytes_t& encoded,
+              const std::string& from = "w1") {
     wire_msg::object_chunk c;
     c.id = p.id;
     c.offset = p.offset;
     c.total = encoded.size();
     c.data.assign(encoded.begin() + static_cast<ptrdiff_t>(p.offset),
                   encoded.begin() + static_cast<ptrdiff_t>(p.offset + p.length));
-    tell(chunk_atom::value, std::move(c));
+    tell(chunk_atom::value, from, std::move(c));
   }
 
   // Answers every pull sent to `node` once each, those it causes too; `answered` counts
   // the ones answered so far.
   void serve_pulls(const std::string& node, const bytes_t& encoded, size_t& answered) {
     for (auto all = pulls_to(node); answered < all.size(); all = pulls_to(node))
-      answer(all[answered++], encoded);
+      answer(all[answered++], encoded, node);
   }
 
   // Reads `ref` as a std::string; what the manager hands back.
@@ -282,7 +286,7 @@ TEST_CASE_FIXTURE(fixture, "a chunk that does not fit its object fails the pull"
   c.offset = 0;
   c.total = 9; // the holder's object is another size
   c.data = {1, 2, 3, 4};
-  tell(chunk_atom::value, std::move(c));
+  tell(chunk_atom::value, std::string{"w1"}, std::move(c));
   REQUIRE(*got);
   CHECK((**got).err().code == errc::object_freed);
 }
@@ -499,8 +503,8 @@ TEST_CASE_FIXTURE(pooled_fixture, "a pull lands in the memory of a freed pulled 
 }
 
 TEST_CASE_FIXTURE(bulk_fixture,
-                  "a chunk cut short is asked for again from where it ends, "
-                  "and one never asked for fails the pull") {
+                  "a chunk cut short is asked for again from where it ends, and one "
+                  "never asked for (an earlier pull's) is dropped") {
   std::string text(200 << 10, 'x');
   for (size_t i = 0; i < text.size(); ++i)
     text[i] = static_cast<char>('a' + i % 26);
@@ -528,10 +532,13 @@ TEST_CASE_FIXTURE(bulk_fixture,
   c.offset = 7; // never asked for
   c.total = encoded.size();
   c.data.assign(encoded.begin() + 7, encoded.begin() + 70);
-  tell(chunk_atom::value, std::move(c));
+  tell(chunk_atom::value, std::string{"w1"}, std::move(c));
+  CHECK_FALSE(*stray);
+  answered = pulls_to("w1").size() - 2;
+  serve_pulls("w1", encoded, answered);
   REQUIRE(*stray);
-  CHECK_FALSE(**stray);
-  CHECK((**stray).err().message.find("does not fit") != std::string::npos);
+  REQUIRE(**stray);
+  CHECK(as_string(***stray) == text);
 }
 
 TEST_CASE_FIXTURE(bulk_fixture,
@@ -570,7 +577,7 @@ struct landing_fixture : std::shared_ptr<wire_msg::landing_table>, fixture {
     c.source_data = where->at;
     c.source_length = p.length;
     c.landed = true;
-    tell(chunk_atom::value, std::move(c));
+    tell(chunk_atom::value, std::string{"w1"}, std::move(c));
     return true;
   }
 };
@@ -638,7 +645,7 @@ TEST_CASE_FIXTURE(landing_fixture,
   late.source_data = where->at;
   late.source_length = asked[1].length;
   late.landed = true;
-  tell(chunk_atom::value, std::move(late));
+  tell(chunk_atom::value, std::string{"w1"}, std::move(late));
   size_t answered = asked.size() + 1;
   for (auto all = pulls_to("w1"); answered < all.size(); all = pulls_to("w1"))
     if (!land(all[answered++], encoded)) answer(all[answered - 1], encoded);
@@ -653,4 +660,173 @@ TEST_CASE("an object's owner node is named by the index in its owner id") {
   CHECK(owner_node_of({(uint64_t{2} << owner_index_shift) | 5, 1}, nodes) == "w1");
   CHECK(owner_node_of({(uint64_t{3} << owner_index_shift), 1}, nodes).empty());
   CHECK(owner_node_of({5, 1}, nodes).empty());
+}
+
+namespace {
+
+// A text of 44 bytes: a dozen 4-byte chunks in the default fixture.
+const std::string fox = "the quick brown fox jumps over the lazy dog!";
+
+// The chunk last sent to `node`.
+wire_msg::object_chunk last_chunk_to(const manager_parts& m, const std::string& node) {
+  for (auto i = m.sent.rbegin(); i != m.sent.rend(); ++i)
+    if (i->first == node)
+      if (auto* c = std::get_if<wire_msg::object_chunk>(&i->second)) return *c;
+  return {};
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "a pull from two holders asks each for every other chunk") {
+  auto encoded = laid_out(detail::boxed_value::make(fox));
+  auto got = read({{1, 80}, "w1", encoded.size(), {"w2"}});
+  CHECK(pulls_to("w1").size() == 2);
+  CHECK(pulls_to("w2").size() == 2);
+  CHECK(pulls_to("w1")[0].offset == 0);
+  CHECK(pulls_to("w2")[0].offset == 4);
+  size_t a1 = 0, a2 = 0;
+  for (int round = 0; round < 100 && !*got; ++round) {
+    serve_pulls("w1", encoded, a1);
+    serve_pulls("w2", encoded, a2);
+  }
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == fox);
+  CHECK(a1 + a2 == (encoded.size() + 3) / 4);
+  CHECK(a1 >= a2 - 1);
+  CHECK(a2 >= a1 - 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "a pull asks the least busy holder first") {
+  loads["w1"] = 5;
+  auto encoded = laid_out(detail::boxed_value::make(fox));
+  auto got = read({{1, 81}, "w1", encoded.size(), {"w2"}});
+  REQUIRE_FALSE(pulls_to("w2").empty());
+  CHECK(pulls_to("w2")[0].offset == 0);
+  CHECK(pulls_to("w1")[0].offset == 4);
+}
+
+TEST_CASE_FIXTURE(fixture, "the chunks asked of a holder that died are asked of another "
+                           "holder, and the pull completes without it") {
+  auto encoded = laid_out(detail::boxed_value::make(fox));
+  auto got = read({{1, 82}, "w1", encoded.size(), {"w2"}});
+  answer(pulls_to("w1")[0], encoded, "w1");
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  auto to_w1 = pulls_to("w1").size();
+  size_t a2 = 0;
+  serve_pulls("w2", encoded, a2);
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == fox);
+  CHECK(pulls_to("w1").size() == to_w1);
+}
+
+TEST_CASE_FIXTURE(fixture, "a holder without the object is asked for nothing more; the "
+                           "others send its chunks") {
+  auto encoded = laid_out(detail::boxed_value::make(fox));
+  auto got = read({{1, 83}, "w1", encoded.size(), {"w2"}});
+  wire_msg::object_chunk none;
+  none.id = {1, 83};
+  none.offset = pulls_to("w2")[0].offset;
+  none.missing = "node 'w2' holds no object (freed, or never here)";
+  tell(chunk_atom::value, std::string{"w2"}, std::move(none));
+  auto to_w2 = pulls_to("w2").size();
+  size_t a1 = 0;
+  serve_pulls("w1", encoded, a1);
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == fox);
+  CHECK(pulls_to("w2").size() == to_w2);
+
+  // With no holder left, the pull fails naming the last one and why.
+  auto lost = read({{1, 84}, "w1", encoded.size()});
+  wire_msg::object_chunk gone;
+  gone.id = {1, 84};
+  gone.missing = "node 'w1' holds no object (freed, or never here)";
+  tell(chunk_atom::value, std::string{"w1"}, std::move(gone));
+  REQUIRE(*lost);
+  REQUIRE_FALSE(**lost);
+  CHECK((**lost).err().code == errc::object_lost);
+  CHECK((**lost).err().message.find("from node 'w1'") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture, "a holder names the readers it sent parts of an object to, "
+                           "and a reader asks them too, and the holder for what they "
+                           "do not have yet") {
+  auto v = detail::boxed_value::make(fox);
+  auto encoded = laid_out(v);
+  tell(hold_atom::value, hold_request{{1, 85}, v, layout_of(v), false, nullptr});
+  tell(pull_atom::value, std::string{"w1"}, wire_msg::object_pull{{1, 85}, 0, 4});
+  CHECK(last_chunk_to(*this, "w1").holders.empty());
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 85}, 0, 4});
+  CHECK(last_chunk_to(*this, "w2").holders == std::vector<std::string>{"w1"});
+
+  // The reader's side: w1 names w2, which gets the next chunks in turn; w2, still
+  // getting the object, sends the reader back to w1.
+  auto got = read({{1, 86}, "w1", encoded.size()});
+  auto first = pulls_to("w1")[0];
+  wire_msg::object_chunk c;
+  c.id = first.id;
+  c.offset = 0;
+  c.total = encoded.size();
+  c.data.assign(encoded.begin(), encoded.begin() + 4);
+  c.holders = {"w2"};
+  tell(chunk_atom::value, std::string{"w1"}, std::move(c));
+  REQUIRE_FALSE(pulls_to("w2").empty());
+  auto to_w2 = pulls_to("w2")[0];
+  wire_msg::object_chunk later;
+  later.id = to_w2.id;
+  later.offset = to_w2.offset;
+  later.missing = "node 'w2' is still getting these bytes";
+  later.not_yet = true;
+  tell(chunk_atom::value, std::string{"w2"}, std::move(later));
+  CHECK(pulls_to("w1").back().offset == to_w2.offset);
+  size_t a1 = 1, a2 = 1;
+  for (int round = 0; round < 100 && !*got; ++round) {
+    serve_pulls("w1", encoded, a1);
+    serve_pulls("w2", encoded, a2);
+  }
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == fox);
+}
+
+TEST_CASE_FIXTURE(bulk_fixture,
+                  "a node still pulling an object serves the parts that came, holds "
+                  "asks for parts coming from a whole copy until they come, and sends "
+                  "other asks elsewhere") {
+  auto encoded = laid_out(detail::boxed_value::make(std::string(200 << 10, 'p')));
+  auto got = read({{1, 87}, "w1", encoded.size()});
+  auto asked = pulls_to("w1");
+  REQUIRE(asked.size() == 2);
+  // w2 asks for the first bytes, on their way from w1: it waits for them.
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 87}, 0, 4});
+  CHECK(last_chunk_to(*this, "w2").total == 0);
+  answer(asked[0], encoded, "w1");
+  auto served = last_chunk_to(*this, "w2");
+  CHECK(served.missing.empty());
+  CHECK(served.offset == 0);
+  CHECK(served.total == encoded.size());
+  REQUIRE(served.size() == 4);
+  CHECK(std::equal(served.bytes(), served.bytes() + 4, encoded.begin()));
+  // A part not asked for yet: w2 is sent elsewhere.
+  tell(pull_atom::value, std::string{"w2"},
+       wire_msg::object_pull{{1, 87}, encoded.size() - 4, 4});
+  CHECK(last_chunk_to(*this, "w2").not_yet);
+  // A part that came: sent at once.
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 87}, 1000, 8});
+  CHECK(last_chunk_to(*this, "w2").missing.empty());
+  CHECK(last_chunk_to(*this, "w2").offset == 1000);
+  CHECK(last_chunk_to(*this, "w2").size() == 8);
+  size_t answered = 1;
+  serve_pulls("w1", encoded, answered);
+  REQUIRE(*got);
+  REQUIRE(**got);
+  // Once whole, the copy kept here serves everything.
+  tell(pull_atom::value, std::string{"w2"},
+       wire_msg::object_pull{{1, 87}, encoded.size() - 4, 4});
+  auto last = last_chunk_to(*this, "w2");
+  CHECK(last.missing.empty());
+  REQUIRE(last.size() == 4);
+  CHECK(std::equal(last.bytes(), last.bytes() + 4, encoded.end() - 4));
 }

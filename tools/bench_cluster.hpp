@@ -1,0 +1,29 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/swarm.hpp"
+#include "tools/bench_workloads.hpp"
+
+namespace swarm::tools {
+
+/// This process as the head of an `n`-node cluster on 127.0.0.1, and the others (`n2`,
+/// `n3`, ...) as child processes (`swarm start ... --node nK`), killed when this goes.
+struct cluster_nodes {
+  cluster_nodes(const std::string& dir, int n);
+
+  /// Node `i`'s name: "head", then "n2", "n3", ...
+  static std::string name_of(int i) {
+    return i == 0 ? "head" : "n" + std::to_string(i + 1);
+  }
+
+  application app;
+  bench_fns fns;
+  cluster_config cfg;
+  std::unique_ptr<runtime> rt;
+  std::vector<std::shared_ptr<void>> children;
+};
+
+} // namespace swarm::tools

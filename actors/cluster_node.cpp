@@ -183,6 +183,19 @@ void cluster_node::start_actors() {
   oc.count_lookup = [store = local_->store_table_ptr()](bool hit) {
     store->count_lookup(hit);
   };
+  oc.pick = [members = &link_.members,
+             me = link_.self.name](size_t n, const std::set<std::string>& exclude) {
+    // Alive nodes, least busy first, then by name.
+    std::vector<std::pair<uint32_t, std::string>> free;
+    for (auto& [name, p] : *members->get())
+      if (p.info.alive && name != me && !exclude.count(name))
+        free.emplace_back(p.info.queued + p.info.running, name);
+    std::sort(free.begin(), free.end());
+    std::vector<std::string> out;
+    for (size_t i = 0; i < free.size() && i < n; ++i)
+      out.push_back(free[i].second);
+    return out;
+  };
   oc.load = [members = &link_.members](const std::string& node) {
     auto table = members->get();
     auto i = table->find(node);
@@ -527,6 +540,10 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           caf::anon_send(link_.objects, chunk_atom::value, peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::object_free>) {
           caf::anon_send(link_.objects, free_atom::value, key_of(x.id));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_replicate>) {
+          caf::anon_send(link_.objects, replica_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_replicated>) {
+          caf::anon_send(link_.objects, replicated_atom::value, peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::heartbeat>) {
           caf::anon_send(link_.membership, heartbeat_atom::value, peer, x);
         } else if constexpr (std::is_same_v<T, wire_msg::join>) {

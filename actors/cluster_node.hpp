@@ -58,6 +58,9 @@ public:
   result<std::unique_ptr<detail::store_lease>>
   admit(const object_id& id, const detail::boxed_value& v) override;
   detail::value_pool* pool() override { return local_->pool(); }
+  void replicate(const detail::slot_ptr& slot, uint32_t copies) override {
+    link_.replicate(slot, copies);
+  }
   result<detail::actor_record_ptr> spawn(detail::actor_spec spec) override {
     return actors_->spawn(std::move(spec));
   }

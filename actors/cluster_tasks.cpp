@@ -104,8 +104,11 @@ void cluster_tasks::submit(detail::task_ptr task) {
 
 void cluster_tasks::run_locally(detail::task_ptr task) {
   local_inflight_.fetch_add(1, std::memory_order_relaxed);
-  task->result->when_done(
-      [this] { local_inflight_.fetch_sub(1, std::memory_order_relaxed); });
+  std::weak_ptr<detail::object_slot> result = task->result;
+  task->result->when_done([this, result, copies = task->options.replicas] {
+    local_inflight_.fetch_sub(1, std::memory_order_relaxed);
+    if (auto slot = result.lock(); slot && copies > 1) link_.replicate(slot, copies);
+  });
   link_.local->submit(std::move(task));
 }
 
@@ -129,6 +132,7 @@ void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool
   m.max_retries = task->options.max_retries;
   m.retry_exceptions = task->options.retry_exceptions;
   m.priority = task->options.priority;
+  m.replicas = task->options.replicas;
   m.owner_node = link_.self.name;
   m.placed = placed;
   std::vector<object_key> exported;
@@ -203,10 +207,12 @@ void cluster_tasks::run_task_here(wire_msg::task_submit m) {
   opts.max_retries = m.max_retries;
   opts.retry_exceptions = m.retry_exceptions;
   opts.priority = m.priority;
+  opts.replicas = m.replicas;
   link_.gather_args(
       m.args, f->params,
       [this, f, owner, id, opts](result<std::vector<detail::boxed_value>> args) {
-        auto t = link_.incoming(f->name, &f->fn, f->params, f->result, id, owner, args);
+        auto t = link_.incoming(f->name, &f->fn, f->params, f->result, id, owner, args,
+                                opts.replicas);
         if (!t) return;
         t->options = opts;
         t->result->set_producer(t);
@@ -219,13 +225,18 @@ void cluster_tasks::pull_result(detail::task_ptr task, const wire_msg::stored_at
   // later tasks reading it run there) until this slot goes.
   auto slot = task->result;
   auto id = slot->id();
-  wire_msg::remote_ref ref{to_wire(id), where.node, where.size};
+  wire_msg::remote_ref ref{to_wire(id), where.node, where.size, where.replicas};
   auto sink = link_.releases;
-  slot->set_location(detail::object_slot::location{where.node, where.size});
+  slot->set_location(
+      detail::object_slot::location{where.node, where.size, where.replicas});
   caf::anon_send(link_.objects, locate_atom::value,
                  located_object{key_of(id), where.node, slot});
   publish_(wire_msg::object_location{ref.id, where.node, where.size, true});
-  auto release = [sink, id, node = where.node] { sink->free_remote(node, id); };
+  auto release = [sink, id, node = where.node, replicas = where.replicas] {
+    sink->free_remote(node, id);
+    for (auto& r : replicas)
+      sink->send(r, wire_msg::object_free{to_wire(id)});
+  };
   // The callback keeps the task, its lineage: when the node holding the result dies
   // before this copy is complete, the owner runs the task again (its inputs are here).
   auto type = task->result_type;

@@ -177,7 +177,8 @@ wire_msg::arg node_link::export_arg(const detail::task_arg& a,
   if (a.ref)
     // A holder this node lost touch with is not named: its own copy is shipped.
     if (auto where = a.ref->primary_copy(); where && net->connected(where->node)) {
-      wire_msg::remote_ref r{to_wire(a.ref->id()), where->node, where->size};
+      wire_msg::remote_ref r{to_wire(a.ref->id()), where->node, where->size,
+                             where->replicas};
       // This node's copy serves readers too once it is in.
       if (a.ref->done()) r.holders.push_back(self.name);
       return r;
@@ -269,7 +270,7 @@ node_link::incoming(std::string name, const detail::invoker* fn,
                     const std::vector<const detail::type_descriptor*>& params,
                     const detail::type_descriptor* result_type, const object_id& id,
                     const std::string& reply_to,
-                    result<std::vector<detail::boxed_value>>& args) {
+                    result<std::vector<detail::boxed_value>>& args, uint32_t replicas) {
   auto t = std::make_shared<detail::task_spec>();
   t->name = std::move(name);
   t->fn = fn;
@@ -278,7 +279,7 @@ node_link::incoming(std::string name, const detail::invoker* fn,
   t->owner = id.owner;
   t->origin = reply_to;
   t->result = std::make_shared<detail::object_slot>(id);
-  reply_when_done(t->result, reply_to);
+  reply_when_done(t->result, reply_to, replicas);
   if (!args) {
     t->result->set_error(args.err());
     return nullptr;
@@ -294,9 +295,10 @@ error node_link::named_here(error e) const {
   return e;
 }
 
-void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string& to) {
+void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string& to,
+                                uint32_t replicas) {
   std::weak_ptr<detail::object_slot> weak = slot;
-  slot->when_done([this, weak, to] {
+  slot->when_done([this, weak, to, replicas] {
     auto s = weak.lock();
     if (!s) return;
     wire_msg::task_result r;
@@ -304,14 +306,39 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
     auto v = s->read();
     if (!v) {
       r.outcome = to_wire(named_here(v.err()));
+    } else if (auto small = inline_value(*v)) {
+      r.outcome = std::move(*small);
+    } else if (replicas <= 1) {
+      // Held before the owner hears of it, so its pulls find it.
+      r.outcome = wire_msg::stored_at{self.name, hold(key_of(s->id()), *v, false, s)};
     } else {
-      if (auto small = inline_value(*v))
-        r.outcome = std::move(*small);
-      else // held before the owner hears of it, so its pulls find it
-        r.outcome = wire_msg::stored_at{self.name, hold(key_of(s->id()), *v, false, s)};
+      // The owner hears of it once its replicas are kept, and pulls from them too.
+      auto k = key_of(s->id());
+      auto layout = std::make_shared<const bulk_layout>(v->type->lay_out(v->ptr.get()));
+      auto size = layout->size();
+      auto done = [this, r, to, size](std::vector<std::string> kept) mutable {
+        r.outcome = wire_msg::stored_at{self.name, size, std::move(kept)};
+        send_to(to, std::move(r));
+      };
+      caf::anon_send(
+          objects, replicate_atom::value,
+          replicate_request{
+              {k, *v, std::move(layout), false, s}, replicas - 1, std::move(done), to});
+      return;
     }
     send_to(to, std::move(r));
   });
+}
+
+void node_link::replicate(const detail::slot_ptr& slot, uint32_t copies) {
+  auto v = slot->read();
+  if (copies <= 1 || !v || inline_value(*v)) return;
+  auto layout = std::make_shared<const bulk_layout>(v->type->lay_out(v->ptr.get()));
+  caf::anon_send(
+      objects, replicate_atom::value,
+      replicate_request{{key_of(slot->id()), *v, std::move(layout), false, nullptr},
+                        copies - 1,
+                        nullptr});
 }
 
 } // namespace swarm::actors

@@ -128,13 +128,21 @@ public:
                             const std::vector<const detail::type_descriptor*>& params,
                             const detail::type_descriptor* result_type,
                             const object_id& id, const std::string& reply_to,
-                            result<std::vector<detail::boxed_value>>& args);
+                            result<std::vector<detail::boxed_value>>& args,
+                            uint32_t replicas = 1);
+  /// Keeps the value of `slot` on `copies` distinct nodes: this one, holding it for
+  /// other nodes to pull, and the least busy others. Nothing for a value small enough
+  /// to travel inline (every reader gets its own), or a slot with no value.
+  void replicate(const detail::slot_ptr& slot, uint32_t copies);
 
   /// `e` as another node reads it: naming this node, unless it already does.
   error named_here(error e) const;
 
 private:
-  void reply_when_done(const detail::slot_ptr& slot, const std::string& to);
+  // Sends the outcome of `slot` to `to` once it is done; a large value stays here, and
+  // on `replicas - 1` other nodes before `to` hears of it.
+  void reply_when_done(const detail::slot_ptr& slot, const std::string& to,
+                       uint32_t replicas);
   // `v` encoded, when it is small enough to travel inline.
   std::optional<wire_msg::value> inline_value(const detail::boxed_value& v);
   // Holds `v` as `k` for other nodes to pull (`exported`: an argument of a task or call

@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "actors/replication_table.hpp"
 #include "framework/detail/task_spec.hpp"
 
 namespace swarm::actors {
@@ -28,6 +29,7 @@ struct held_object {
   std::shared_ptr<const bulk_layout> layout;
   size_t exports = 0; // tasks on other nodes that may still pull it; 0: owned result
   std::shared_ptr<const void> keep;
+  bool replicated = false; // kept for its replicas until this node's store lets go
 };
 
 // A node a pull may ask for chunks. `whole`: named by the reference, it has the whole
@@ -48,6 +50,7 @@ struct asked_chunk {
 struct served_layout {
   std::shared_ptr<const void> value;
   bulk_layout layout;
+  const detail::type_descriptor* type = nullptr; // null: the layout's bytes (a replica)
 };
 
 struct pull_state {
@@ -63,7 +66,8 @@ struct pull_state {
   std::map<uint64_t, asked_chunk> asked; // chunks asked for and not yet in, by offset
   std::map<uint64_t, uint64_t> have;     // bytes received: start -> end, merged
   bool freed = false;                    // its owner freed it meanwhile: not to be kept
-  std::vector<value_cb> waiters;
+  // Each reader, and the type it reads as (null: the layout's bytes, for a replica).
+  std::vector<std::pair<const detail::type_descriptor*, value_cb>> waiters;
   // Chunks other readers asked this node for before they came here, and the layout
   // they are served from once the value is made.
   std::vector<std::pair<std::string, wire_msg::object_pull>> parked;
@@ -102,6 +106,7 @@ std::pair<const uint8_t*, uint64_t> piece_at(const bulk_layout& l, uint64_t offs
 
 struct object_manager_state {
   object_manager_config cfg;
+  std::unique_ptr<replication_table> replicas; // made with `cfg`
   std::map<object_key, held_object> held;
   std::map<object_key, pull_state> pulls;
   std::map<object_key,
@@ -152,7 +157,8 @@ struct object_manager_state {
   void release(const std::vector<object_key>& keys) {
     for (auto& k : keys) {
       auto i = held.find(k);
-      if (i != held.end() && i->second.exports > 0 && --i->second.exports == 0)
+      if (i != held.end() && i->second.exports > 0 && --i->second.exports == 0 &&
+          !i->second.replicated)
         held.erase(i);
     }
   }
@@ -170,7 +176,8 @@ struct object_manager_state {
       type = f->second.second;
     }
     if (!v) return nullptr;
-    return std::make_shared<served_layout>(served_layout{v, type->lay_out(v.get())});
+    return std::make_shared<served_layout>(
+        served_layout{v, type->lay_out(v.get()), type});
   }
 
   // Bytes of the pull `p` received from `offset` on without a gap.
@@ -416,26 +423,76 @@ struct object_manager_state {
     return out;
   }
 
+  // `v` as a `type`: itself, or made from its bytes when it is a replica's (`v.type`
+  // null); the copy made is counted against the store and kept for other readers here
+  // while it lives.
+  result<detail::boxed_value> as_type(const object_key& k, const detail::boxed_value& v,
+                                      const detail::type_descriptor* type) {
+    if (!type) return v;
+    if (!v.type) {
+      auto& bytes = *static_cast<const std::vector<uint8_t>*>(v.ptr.get());
+      auto lease = reserve(k, bytes.size());
+      if (!lease) return lease.err();
+      bulk_head h;
+      std::string why;
+      std::vector<std::pair<uint8_t*, size_t>> dests;
+      std::shared_ptr<void> made;
+      if (read_bulk_head(bytes.data(), bytes.size(), bytes.size(), h, why) ==
+          bulk_head_state::ready)
+        made = type->decode_skeleton(bytes.data(), h, dests, why, cfg.pool);
+      uint64_t at = h.head_size;
+      for (auto& [dest, n] : dests) {
+        if (!made || at + n > bytes.size()) break;
+        std::memcpy(dest, bytes.data() + at, n);
+        at += n;
+      }
+      if (!made || at != bytes.size())
+        return error{errc::type_mismatch, "the replica of " + id_of(k) + " on node '" +
+                                              cfg.node + "' is not a " + type->name +
+                                              (why.empty() ? "" : ": " + why)};
+      auto counted = with_lease(std::move(made), std::move(*lease));
+      remember(k, counted, type);
+      return detail::boxed_value{std::move(counted), type};
+    }
+    if (!detail::same_type(*v.type, *type))
+      return error{errc::type_mismatch,
+                   "expected a " + type->name + ", got a " + v.type->name};
+    return v;
+  }
+
+  // `v`, counted against the store by `lease` while anyone holds it (the lease lives in
+  // its control block).
+  static std::shared_ptr<const void>
+  with_lease(std::shared_ptr<const void> v, std::unique_ptr<detail::store_lease> lease) {
+    if (!lease) return v;
+    auto counted = std::make_shared<
+        std::pair<std::shared_ptr<const void>, std::unique_ptr<detail::store_lease>>>(
+        v, std::move(lease));
+    return std::shared_ptr<const void>{counted, v.get()};
+  }
+
+  // Reads `r.ref` as `r.type`, or as its layout's bytes when `r.type` is null (to keep a
+  // replica: no value is made).
   void fetch(fetch_request& r) {
     object_key k{r.ref.id.owner, r.ref.id.seq};
     if (auto h = held.find(k); h != held.end()) {
-      auto& v = h->second.value;
-      if (!detail::same_type(*v.type, *r.type))
-        return r.done(error{errc::type_mismatch,
-                            "expected a " + r.type->name + ", got a " + v.type->name});
-      return r.done(v);
+      if (cfg.count_lookup && r.type && !h->second.value.type) cfg.count_lookup(true);
+      return r.done(as_type(k, h->second.value, r.type));
     }
-    auto hit = [&](std::shared_ptr<const void> p) {
-      if (cfg.count_lookup) cfg.count_lookup(true);
-      r.done(detail::boxed_value{std::move(p), r.type});
+    auto hit = [&](std::shared_ptr<const void> p, const detail::type_descriptor* type) {
+      if (cfg.count_lookup && r.type) cfg.count_lookup(true);
+      r.done(detail::boxed_value{std::move(p), type});
     };
     if (auto c = fetched.find(k); c != fetched.end())
-      if (auto p = c->second.first.lock(); p && c->second.second == r.type)
-        return hit(std::move(p));
-    if (auto p = kept_copy_of(k, r.type)) return hit(std::move(p));
-    if (cfg.count_lookup) cfg.count_lookup(false);
+      if (auto p = c->second.first.lock(); p && (!r.type || c->second.second == r.type))
+        return hit(std::move(p), c->second.second);
+    if (auto i = kept_index.find(k); i != kept_index.end() && !r.type)
+      if (auto p = i->second->second.value->peek())
+        return hit(std::move(p), i->second->second.type);
+    if (auto p = kept_copy_of(k, r.type)) return hit(std::move(p), r.type);
+    if (cfg.count_lookup && r.type) cfg.count_lookup(false);
     if (auto i = pulls.find(k); i != pulls.end()) {
-      i->second.waiters.push_back(std::move(r.done));
+      i->second.waiters.emplace_back(r.type, std::move(r.done));
       return;
     }
     auto lease = reserve(k, r.ref.size);
@@ -446,8 +503,65 @@ struct object_manager_state {
     p.started_us = detail::now_us();
     p.type = r.type;
     p.total = r.ref.size;
-    p.waiters.push_back(std::move(r.done));
+    p.waiters.emplace_back(r.type, std::move(r.done));
+    if (!p.type) {
+      // A replica: the layout's bytes, received in place from the start.
+      auto bytes = std::make_shared<std::vector<uint8_t>>(p.total);
+      p.dests = {{bytes->data(), bytes->size()}};
+      p.value = bytes;
+      p.serving = std::make_shared<served_layout>();
+      p.serving->value = bytes;
+      p.serving->layout.blocks = {{bytes->data(), bytes->size()}};
+    }
     request_chunks(k, p);
+  }
+
+  // Holds `r.hold` here, and asks other nodes to keep replicas of it.
+  void replicate(replicate_request& r) {
+    auto k = r.hold.key;
+    hold(r.hold);
+    auto& h = held[k];
+    h.replicated = true;
+    replicas->start(k, h.layout->size(), r.copies, std::move(r.done), std::move(r.avoid));
+  }
+
+  // Freed here: the replicas kept from here, and the copies of the readers this node
+  // sent parts of it to, go too.
+  void drop_copies(const object_key& k) {
+    replicas->drop(k);
+    auto i = copies.find(k);
+    if (i == copies.end()) return;
+    for (auto& peer : i->second)
+      cfg.send(peer, wire_msg::object_free{{k.first, k.second}});
+    copies.erase(i);
+  }
+
+  // Keeps a replica of `m.ref` for `peer`, which hears back once it is kept or why not.
+  void keep_replica(const std::string& peer, const wire_msg::object_replicate& m) {
+    object_key k{m.ref.id.owner, m.ref.id.seq};
+    auto answer = [this, peer, id = m.ref.id](std::string why) {
+      cfg.send(peer, wire_msg::object_replicated{id, std::move(why)});
+    };
+    if (held.count(k)) return answer("");
+    fetch_request r{
+        m.ref, nullptr, [this, k, answer](result<detail::boxed_value> v) {
+          if (!v) return answer(v.err().message);
+          auto layout = std::make_shared<served_layout>();
+          layout->value = v->ptr;
+          layout->type = v->type;
+          if (v->type) {
+            layout->layout = v->type->lay_out(v->ptr.get());
+          } else {
+            auto& bytes = *static_cast<const std::vector<uint8_t>*>(v->ptr.get());
+            layout->layout.blocks = {{bytes.data(), bytes.size()}};
+          }
+          auto& h = held[k];
+          if (!h.layout)
+            h = {*v, std::shared_ptr<const bulk_layout>{layout, &layout->layout}, 0,
+                 nullptr};
+          answer("");
+        }};
+    fetch(r);
   }
 
   // Ends the pull of `k`, handing `out` to each of its readers; asks other readers kept
@@ -462,10 +576,11 @@ struct object_manager_state {
       if (transfers.size() == transfers_kept) transfers.pop_front();
       transfers.push_back({i->first, from, bytes, !out, p.started_us, detail::now_us()});
     }
-    if (cfg.landings) cfg.landings->drop({i->first.first, i->first.second});
+    auto k = i->first;
+    if (cfg.landings) cfg.landings->drop({k.first, k.second});
     pulls.erase(i);
-    for (auto& w : waiters)
-      w(out);
+    for (auto& [type, w] : waiters)
+      w(out ? as_type(k, *out, type) : out);
     for (auto& [peer, m] : parked)
       serve(peer, m);
   }
@@ -592,16 +707,10 @@ struct object_manager_state {
       return finish(i, error{errc::type_mismatch, "malformed " + p.type->name + " " +
                                                       id_of(k) +
                                                       ": its head never completed"});
-    std::shared_ptr<const void> v = std::move(p.value);
-    if (p.lease) {
-      // Counted while anyone holds the value: the lease lives in its control block.
-      auto counted = std::make_shared<
-          std::pair<std::shared_ptr<const void>, std::unique_ptr<detail::store_lease>>>(
-          v, std::move(p.lease));
-      v = std::shared_ptr<const void>{counted, v.get()};
-    }
-    if (p.freed) {
-      // Its owner freed it while it came: its readers have it, nothing keeps it.
+    auto v = with_lease(std::move(p.value), std::move(p.lease));
+    if (p.freed || !p.type) {
+      // Its owner freed it while it came: its readers have it, nothing keeps it. A
+      // replica's bytes are held by the replica.
     } else if (p.total <= cfg.keep_pulled_bytes) {
       keep(k, v, p.type, p.total);
     } else {
@@ -620,6 +729,7 @@ struct object_manager_state {
   }
 
   void lost(const std::string& peer, const std::string& why) {
+    replicas->lost(peer);
     for (auto i = copies.begin(); i != copies.end();) {
       i->second.erase(peer);
       i = i->second.empty() ? copies.erase(i) : std::next(i);
@@ -663,6 +773,8 @@ using object_manager_self = object_manager_actor::stateful_pointer<object_manage
 object_manager_actor::behavior_type object_manager(object_manager_self self,
                                                    object_manager_config cfg) {
   self->state.cfg = std::move(cfg);
+  self->state.replicas = std::make_unique<replication_table>(replication_table::config{
+      self->state.cfg.node, self->state.cfg.pick, self->state.cfg.send});
   // Stopping fails every pull in flight: its readers learn why instead of waiting.
   self->set_exit_handler([=](const caf::exit_msg& x) {
     auto& st = self->state;
@@ -688,20 +800,25 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
         st.drop_kept(k);
         st.fetched.erase(k);
         if (auto i = st.pulls.find(k); i != st.pulls.end()) i->second.freed = true;
-        // Readers this node sent parts of it to drop their copies too.
-        if (auto i = st.copies.find(k); i != st.copies.end()) {
-          for (auto& peer : i->second)
-            st.cfg.send(peer, wire_msg::object_free{{k.first, k.second}});
-          st.copies.erase(i);
-        }
+        st.drop_copies(k);
       },
       [=](freed_atom, const object_key& k) {
         auto& st = self->state;
-        auto i = st.copies.find(k);
-        if (i == st.copies.end()) return;
-        for (auto& peer : i->second)
-          st.cfg.send(peer, wire_msg::object_free{{k.first, k.second}});
-        st.copies.erase(i);
+        if (auto h = st.held.find(k); h != st.held.end() && h->second.replicated) {
+          if (h->second.exports == 0)
+            st.held.erase(h);
+          else
+            h->second.replicated = false;
+        }
+        st.drop_copies(k);
+      },
+      [=](replicate_atom, replicate_request& r) { self->state.replicate(r); },
+      [=](replica_atom, const std::string& peer, const wire_msg::object_replicate& m) {
+        self->state.keep_replica(peer, m);
+      },
+      [=](replicated_atom, const std::string& peer,
+          const wire_msg::object_replicated& m) {
+        self->state.replicas->answered(peer, {m.id.owner, m.id.seq}, m.error);
       },
       [=](pull_atom, const std::string& peer, const wire_msg::object_pull& m) {
         self->state.serve(peer, m);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,9 @@ using forget_atom = caf::atom_constant<caf::atom("forget")>;
 using kept_atom = caf::atom_constant<caf::atom("kept")>;
 using freed_atom = caf::atom_constant<caf::atom("freed")>;
 using transfers_atom = caf::atom_constant<caf::atom("transfers")>;
+using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
+using replica_atom = caf::atom_constant<caf::atom("replica")>;
+using replicated_atom = caf::atom_constant<caf::atom("replicated")>;
 
 /// An object's id as a map key: (owner, seq).
 using object_key = std::pair<uint64_t, uint64_t>;
@@ -58,6 +62,19 @@ struct hold_request {
   /// Kept as long as the value is held: a result's slot, whose store lease counts its
   /// bytes on this node.
   std::shared_ptr<const void> keep;
+};
+
+/// Holds a value as `hold` does and keeps it on `copies` other nodes too (replicas),
+/// until this node's store lets go of it or its owner frees it. `done` (may be empty)
+/// runs on the object manager's thread once each node asked answered, with those that
+/// keep one.
+struct replicate_request {
+  hold_request hold;
+  uint32_t copies = 0;
+  std::function<void(std::vector<std::string>)> done;
+  /// A node chosen only when no other is left: the owner of a result, which keeps a
+  /// copy of its own anyway.
+  std::string avoid = {};
 };
 
 /// Reads the object `ref` as a `type`: from here when held or still alive from an
@@ -117,6 +134,10 @@ struct object_manager_config {
   /// How busy a node is (its queued and running tasks): a pull asks the least busy
   /// holder first. May be empty.
   std::function<double(const std::string&)> load;
+  /// Up to `n` alive nodes other than this one and `exclude`, least busy first: where
+  /// replicas go. Empty: no replicas are made.
+  std::function<std::vector<std::string>(size_t n, const std::set<std::string>& exclude)>
+      pick;
   /// Counts a read of another node's object: found here, or pulled. May be empty.
   std::function<void(bool hit)> count_lookup;
   /// Where pulled plain buffers (strings, vectors of numbers) get their memory and give
@@ -151,7 +172,15 @@ struct object_manager_config {
 /// count as gone from there, and results held here for owners there are dropped.
 /// Stopping fails every pull in flight. Freeing an object here tells the nodes this
 /// node sent parts of it to drop their copies.
+///
+/// Replicas: a node holding an object asks the least busy other nodes to keep whole
+/// copies; each pulls it as bytes (no value is made until a reader there asks for one)
+/// and keeps it until the holder's store, or the object's owner, frees it. A replica
+/// lost with its node is asked of another node.
 ///   (hold_atom, hold_request)              keep a value for other nodes
+///   (replicate_atom, replicate_request)    ... and on other nodes too
+///   (replica_atom, peer, object_replicate) `peer` asks this node to keep a replica
+///   (replicated_atom, peer, object_replicated)  `peer` answered such an ask
 ///   (release_atom, keys)                   tasks that took exported values are done
 ///   (free_atom, key)                       an owner freed a result held here, or an
 ///                                          object this node pulled a copy of (the
@@ -171,6 +200,9 @@ struct object_manager_config {
 ///                                          oldest first
 using object_manager_actor = caf::typed_actor<
     caf::reacts_to<hold_atom, hold_request>,
+    caf::reacts_to<replicate_atom, replicate_request>,
+    caf::reacts_to<replica_atom, std::string, wire_msg::object_replicate>,
+    caf::reacts_to<replicated_atom, std::string, wire_msg::object_replicated>,
     caf::reacts_to<release_atom, std::vector<object_key>>,
     caf::reacts_to<free_atom, object_key>, caf::reacts_to<freed_atom, object_key>,
     caf::reacts_to<pull_atom, std::string, wire_msg::object_pull>,
@@ -194,6 +226,9 @@ object_manager_actor spawn_object_manager(caf::actor_system& sys,
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::object_key)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::object_key>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::hold_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::replicate_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_replicate)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_replicated)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::fetch_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::located_object)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::transfer_event>)

@@ -92,6 +92,14 @@ public:
         put_erased(detail::box_for_store(core_->pool(), std::forward<T>(value)))};
   }
 
+  /// Stores a value as `put` does, kept on `options.replicas` nodes of a cluster.
+  template <class T>
+  object_ref<std::decay_t<T>> put(T&& value, const put_options& options) {
+    auto slot = put_erased(detail::box_for_store(core_->pool(), std::forward<T>(value)));
+    if (options.replicas > 1) core_->replicate(slot, options.replicas);
+    return object_ref<std::decay_t<T>>{std::move(slot)};
+  }
+
   /// Waits until `k` of `refs` are ready or `timeout` passes.
   template <class T>
   wait_result<T> wait(const std::vector<object_ref<T>>& refs, size_t k,

@@ -20,6 +20,20 @@ struct task_options {
   int32_t priority = 0;
   /// Runs the task on this node of the cluster; empty lets the schedulers choose.
   std::string node;
+  /// Keeps the result on this many distinct nodes of a cluster (as many as there are,
+  /// at most): the node that made it copies it to the least busy others before its
+  /// owner hears of it, so it outlives `replicas - 1` of them without running again, and
+  /// a copy lost with its node is made again on another. 1: only where it was made.
+  uint32_t replicas = 1;
+};
+
+/// How one object is put.
+struct put_options {
+  /// Keeps the value on this many distinct nodes of a cluster (as many as there are, at
+  /// most): copied from this one to the least busy others right after the put, and
+  /// copied again to another node when one holding it is lost. Readers elsewhere pull
+  /// from the nearest and least busy copies. 1: only on this node.
+  uint32_t replicas = 1;
 };
 
 /// How one actor is created.

@@ -83,12 +83,14 @@ struct TaskSubmit {
   priority @6 :Int32;
   ownerNode @7 :Text;  # where the result goes
   placed @8 :Bool;     # chosen by the global scheduler: run here, do not spill again
+  replicas @9 :UInt32; # nodes to keep the result on (0 or 1: the one that made it)
 }
 
 # A result too large to travel inline stays on the node that made it.
 struct StoredAt {
   node @0 :Text;
   size @1 :UInt64;
+  replicas @2 :List(Text);  # other nodes keeping whole copies
 }
 
 struct TaskResult {
@@ -114,6 +116,17 @@ struct ObjectChunk {
   missing @4 :Text;    # non-empty: the holder has no such object, and why
   holders @5 :List(Text);  # other nodes that have, or are getting, the object
   notYet @6 :Bool;     # with missing: a copy still coming here; ask another holder
+}
+
+# Asks a node to keep a whole copy of an object (a replica), pulled from the holders.
+struct ObjectReplicate {
+  ref @0 :Arg;
+}
+
+# The answer: the replica is kept, or why not.
+struct ObjectReplicated {
+  id @0 :ObjectId;
+  error @1 :Text;      # empty: kept
 }
 
 # The owner dropped its last reference: the holder may free the value.
@@ -338,5 +351,7 @@ struct Envelope {
     listRequest @26 :ListRequest;
     listReply @27 :ListReply;
     taskOutput @28 :TaskOutput;
+    objectReplicate @29 :ObjectReplicate;
+    objectReplicated @30 :ObjectReplicated;
   }
 }

@@ -75,17 +75,23 @@ resource_list get_resources(capnp::List<wire::Resource>::Reader r) {
   return out;
 }
 
+void put_ref(wire::Arg::Builder b, const remote_ref& r) {
+  put_id(b.initRef(), r.id);
+  b.setNode(r.node);
+  b.setSize(r.size);
+  put_strings(b.initHolders(size_of(r.holders.size())), r.holders);
+}
+
+remote_ref get_ref(wire::Arg::Reader a) {
+  return {get_id(a.getRef()), a.getNode(), a.getSize(), get_strings(a.getHolders())};
+}
+
 void put_args(capnp::List<wire::Arg>::Builder list, const std::vector<arg>& args) {
   for (unsigned i = 0; i < args.size(); ++i) {
-    if (auto* v = std::get_if<value>(&args[i])) {
+    if (auto* v = std::get_if<value>(&args[i]))
       put_value(list[i].initValue(), *v);
-    } else {
-      auto& r = std::get<remote_ref>(args[i]);
-      put_id(list[i].initRef(), r.id);
-      list[i].setNode(r.node);
-      list[i].setSize(r.size);
-      put_strings(list[i].initHolders(size_of(r.holders.size())), r.holders);
-    }
+    else
+      put_ref(list[i], std::get<remote_ref>(args[i]));
   }
 }
 
@@ -95,8 +101,7 @@ std::vector<arg> get_args(capnp::List<wire::Arg>::Reader list) {
     if (a.isValue())
       out.emplace_back(get_value(a.getValue()));
     else
-      out.emplace_back(remote_ref{get_id(a.getRef()), a.getNode(), a.getSize(),
-                                  get_strings(a.getHolders())});
+      out.emplace_back(get_ref(a));
   }
   return out;
 }
@@ -238,6 +243,7 @@ struct builder_visitor {
     b.setPriority(m.priority);
     b.setOwnerNode(m.owner_node);
     b.setPlaced(m.placed);
+    b.setReplicas(m.replicas);
   }
   void operator()(const actor_checkpoint& m) {
     auto b = env.initActorCheckpoint();
@@ -255,6 +261,8 @@ struct builder_visitor {
       auto s = b.initStored();
       s.setNode(std::get<stored_at>(m.outcome).node);
       s.setSize(std::get<stored_at>(m.outcome).size);
+      auto& replicas = std::get<stored_at>(m.outcome).replicas;
+      put_strings(s.initReplicas(size_of(replicas.size())), replicas);
     }
   }
   void operator()(const object_pull& m) {
@@ -314,6 +322,14 @@ struct builder_visitor {
       for (unsigned k = 0; k < numbers.size(); ++k)
         numbers.set(k, r.numbers[k]);
     }
+  }
+  void operator()(const object_replicate& m) {
+    put_ref(env.initObjectReplicate().initRef(), m.ref);
+  }
+  void operator()(const object_replicated& m) {
+    auto b = env.initObjectReplicated();
+    put_id(b.initId(), m.id);
+    b.setError(m.error);
   }
   void operator()(const task_output& m) {
     auto b = env.initTaskOutput();
@@ -446,6 +462,7 @@ message read_envelope(wire::Envelope::Reader env) {
     m.priority = r.getPriority();
     m.owner_node = r.getOwnerNode();
     m.placed = r.getPlaced();
+    m.replicas = r.getReplicas();
     return m;
   }
   case wire::Envelope::ACTOR_CHECKPOINT: {
@@ -464,7 +481,8 @@ message read_envelope(wire::Envelope::Reader env) {
       m.outcome = get_error(r.getError());
       break;
     case wire::TaskResult::STORED:
-      m.outcome = stored_at{r.getStored().getNode(), r.getStored().getSize()};
+      m.outcome = stored_at{r.getStored().getNode(), r.getStored().getSize(),
+                            get_strings(r.getStored().getReplicas())};
       break;
     }
     return m;
@@ -520,6 +538,15 @@ message read_envelope(wire::Envelope::Reader env) {
                           std::move(numbers)});
     }
     return out;
+  }
+  case wire::Envelope::OBJECT_REPLICATE: {
+    auto r = env.getObjectReplicate().getRef();
+    if (!r.isRef()) throw std::invalid_argument("a replica's reference holds a value");
+    return object_replicate{get_ref(r)};
+  }
+  case wire::Envelope::OBJECT_REPLICATED: {
+    auto r = env.getObjectReplicated();
+    return object_replicated{get_id(r.getId()), r.getError()};
   }
   case wire::Envelope::TASK_OUTPUT: {
     auto r = env.getTaskOutput();

@@ -99,12 +99,15 @@ struct task_submit {
   int32_t priority = 0;
   std::string owner_node;
   bool placed = false;
+  uint32_t replicas = 1;
 };
 
 /// A result that stayed on the node that made it.
 struct stored_at {
   std::string node;
   uint64_t size = 0;
+  /// Other nodes keeping whole copies of it (`task_options::replicas`).
+  std::vector<std::string> replicas = {};
 };
 
 struct task_result {
@@ -148,6 +151,17 @@ struct object_chunk {
 
 struct object_free {
   object_ref_id id;
+};
+
+/// Asks a node to keep a whole copy of `ref` (a replica), pulled from its holders.
+struct object_replicate {
+  remote_ref ref;
+};
+
+/// The answer to `object_replicate`: the replica is kept (`error` empty), or why not.
+struct object_replicated {
+  object_ref_id id;
+  std::string error;
 };
 
 /// A task function or an actor type a node can run, by name, with its signature.
@@ -352,13 +366,12 @@ struct kv_reply {
 };
 
 /// Any message that crosses nodes.
-using message =
-    std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
-                 object_chunk, object_free, join, node_table, status_request,
-                 stop_request, actor_create, actor_created, actor_call, actor_register,
-                 actor_lookup, actor_location, actor_kill, job_info, object_location,
-                 actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply,
-                 list_request, list_reply, task_output>;
+using message = std::variant<
+    hello, proof, heartbeat, task_submit, task_result, object_pull, object_chunk,
+    object_free, join, node_table, status_request, stop_request, actor_create,
+    actor_created, actor_call, actor_register, actor_lookup, actor_location, actor_kill,
+    job_info, object_location, actor_checkpoint, gcs_chain, kv_entry, kv_request,
+    kv_reply, list_request, list_reply, task_output, object_replicate, object_replicated>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

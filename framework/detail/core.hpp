@@ -74,6 +74,13 @@ public:
   /// Where large values put on this node get their memory; nullptr: from the allocator.
   virtual value_pool* pool() { return nullptr; }
 
+  /// Keeps the stored value of `slot` on `copies` distinct nodes: this one and the
+  /// least busy others. Nothing on an embedded single node (there is no other).
+  virtual void replicate(const slot_ptr& slot, uint32_t copies) {
+    (void)slot;
+    (void)copies;
+  }
+
   /// Creates an actor.
   virtual result<actor_record_ptr> spawn(actor_spec spec) = 0;
 

@@ -119,6 +119,8 @@ public:
   struct location {
     std::string node;
     uint64_t size = 0;
+    /// Other nodes keeping whole copies (replicas).
+    std::vector<std::string> replicas = {};
   };
   void set_location(std::optional<location> where);
   std::optional<location> primary_copy() const;

@@ -5,9 +5,11 @@
 #include <caf/all.hpp>
 #include <caf/test/dsl.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,16 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     };
     oc.publish = [this](wire_msg::object_location r) { rows.push_back(std::move(r)); };
     oc.load = [this](const std::string& n) { return loads[n]; };
+    oc.pick = [this](size_t n, const std::set<std::string>& exclude) {
+      std::vector<std::pair<double, std::string>> free;
+      for (auto& name : {"w1", "w2"})
+        if (!exclude.count(name)) free.emplace_back(loads[name], name);
+      std::sort(free.begin(), free.end());
+      std::vector<std::string> out;
+      for (size_t i = 0; i < free.size() && i < n; ++i)
+        out.push_back(free[i].second);
+      return out;
+    };
     oc.chunk_bytes = chunk_bytes;
     oc.keep_pulled_bytes = keep_bytes;
     oc.pull_window = 2;
@@ -829,4 +841,132 @@ TEST_CASE_FIXTURE(bulk_fixture,
   CHECK(last.missing.empty());
   REQUIRE(last.size() == 4);
   CHECK(std::equal(last.bytes(), last.bytes() + 4, encoded.end() - 4));
+}
+
+namespace {
+
+// The replicas asked of `node` so far.
+std::vector<wire_msg::object_replicate> replicas_asked(const manager_parts& m,
+                                                       const std::string& node) {
+  std::vector<wire_msg::object_replicate> out;
+  for (auto& [to, msg] : m.sent)
+    if (to == node)
+      if (auto* r = std::get_if<wire_msg::object_replicate>(&msg)) out.push_back(*r);
+  return out;
+}
+
+// How many frees were sent to `node` so far.
+size_t frees_to(const manager_parts& m, const std::string& node) {
+  size_t n = 0;
+  for (auto& [to, msg] : m.sent)
+    n += to == node && std::holds_alternative<wire_msg::object_free>(msg);
+  return n;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "a replicated value is asked of the least busy other node, "
+                           "another one when that node is lost, and its replicas are "
+                           "freed with it") {
+  loads["w1"] = 3;
+  auto v = detail::boxed_value::make(fox);
+  std::vector<std::string> kept;
+  bool told = false;
+  tell(replicate_atom::value,
+       replicate_request{{{1, 90}, v, layout_of(v), false, nullptr},
+                         1,
+                         [&](std::vector<std::string> nodes) {
+                           kept = std::move(nodes);
+                           told = true;
+                         }});
+  REQUIRE(replicas_asked(*this, "w2").size() == 1);
+  CHECK(replicas_asked(*this, "w1").empty());
+  auto ask = replicas_asked(*this, "w2")[0];
+  CHECK(ask.ref.node == "head");
+  CHECK(ask.ref.size == laid_out(v).size());
+  CHECK_FALSE(told);
+  tell(replicated_atom::value, std::string{"w2"},
+       wire_msg::object_replicated{{1, 90}, ""});
+  REQUIRE(told);
+  CHECK(kept == std::vector<std::string>{"w2"});
+  // Held here for it: w2 pulls from this node.
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 90}, 0, 4});
+  CHECK(last_chunk_to(*this, "w2").missing.empty());
+
+  tell(lost_atom::value, std::string{"w2"}, std::string{"killed"});
+  REQUIRE(replicas_asked(*this, "w1").size() == 1);
+  tell(replicated_atom::value, std::string{"w1"},
+       wire_msg::object_replicated{{1, 90}, ""});
+
+  tell(freed_atom::value, object_key{1, 90});
+  CHECK(frees_to(*this, "w1") >= 1);
+  // Freed here: nothing is held for a puller any more.
+  tell(pull_atom::value, std::string{"w1"}, wire_msg::object_pull{{1, 90}, 0, 4});
+  CHECK_FALSE(last_chunk_to(*this, "w1").missing.empty());
+}
+
+TEST_CASE_FIXTURE(fixture, "a replica asked of a node that refuses is asked of another, "
+                           "and an answer for a freed object frees the replica again") {
+  auto v = detail::boxed_value::make(fox);
+  std::vector<std::string> kept{"none"};
+  tell(replicate_atom::value,
+       replicate_request{
+           {{1, 91}, v, layout_of(v), false, nullptr},
+           1,
+           [&](std::vector<std::string> nodes) { kept = std::move(nodes); }});
+  REQUIRE(replicas_asked(*this, "w1").size() == 1);
+  tell(replicated_atom::value, std::string{"w1"},
+       wire_msg::object_replicated{{1, 91}, "node 'w1' cannot pull: store full"});
+  REQUIRE(replicas_asked(*this, "w2").size() == 1);
+  tell(replicated_atom::value, std::string{"w2"},
+       wire_msg::object_replicated{{1, 91}, "node 'w2' cannot pull: store full"});
+  CHECK(kept.empty());
+
+  tell(freed_atom::value, object_key{1, 91});
+  auto before = frees_to(*this, "w2");
+  tell(replicated_atom::value, std::string{"w2"},
+       wire_msg::object_replicated{{1, 91}, ""});
+  CHECK(frees_to(*this, "w2") == before + 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "a node keeps a replica as the bytes it pulled, answers, "
+                           "serves it, and makes a value of it for a reader here") {
+  auto encoded = laid_out(detail::boxed_value::make(fox));
+  wire_msg::remote_ref ref{{1, 92}, "w1", encoded.size()};
+  tell(replica_atom::value, std::string{"w1"}, wire_msg::object_replicate{ref});
+  size_t answered = 0;
+  serve_pulls("w1", encoded, answered);
+  auto& [to, last] = sent.back();
+  CHECK(to == "w1");
+  REQUIRE(std::holds_alternative<wire_msg::object_replicated>(last));
+  CHECK(std::get<wire_msg::object_replicated>(last).error.empty());
+
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 92}, 8, 4});
+  auto served = last_chunk_to(*this, "w2");
+  REQUIRE(served.size() == 4);
+  CHECK(std::equal(served.bytes(), served.bytes() + 4, encoded.begin() + 8));
+
+  auto pulls = pulls_to("w1").size();
+  auto got = read(ref);
+  REQUIRE(*got);
+  REQUIRE(**got);
+  CHECK(as_string(***got) == fox);
+  CHECK(pulls_to("w1").size() == pulls);
+
+  // Its owner frees it: the replica goes.
+  tell(free_atom::value, object_key{1, 92});
+  tell(pull_atom::value, std::string{"w2"}, wire_msg::object_pull{{1, 92}, 0, 4});
+  CHECK_FALSE(last_chunk_to(*this, "w2").missing.empty());
+}
+
+TEST_CASE_FIXTURE(fixture, "a replica that cannot be pulled is refused with the reason") {
+  wire_msg::remote_ref ref{{1, 93}, "w1", 40};
+  tell(replica_atom::value, std::string{"w1"}, wire_msg::object_replicate{ref});
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  // The answer goes nowhere (w1 is gone), but it says why.
+  bool refused = false;
+  for (auto& [to, msg] : sent)
+    if (auto* r = std::get_if<wire_msg::object_replicated>(&msg))
+      refused = r->error.find("killed") != std::string::npos;
+  CHECK(refused);
 }

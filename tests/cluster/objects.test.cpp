@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <string>
@@ -29,6 +31,16 @@ std::map<std::string, int64_t> pulled(three_nodes& c, const std::string& node,
 
 int64_t sum_of(const std::vector<uint8_t>& b) {
   return std::accumulate(b.begin(), b.end(), int64_t{0});
+}
+
+// Bounded: whether `done` held within `limit`.
+bool eventually(std::chrono::milliseconds limit, const std::function<bool()>& done) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
 }
 
 } // namespace
@@ -63,4 +75,61 @@ TEST_CASE("a node reading an object another node read pulls parts of it from tha
   REQUIRE(c.rt->submit(c.on("worker-2"), read, big).get(20s).value().at(1) ==
           sum_of(value));
   CHECK(pulled(c, "worker-2", id) == from);
+}
+
+TEST_CASE("a put kept on two nodes is copied again when one of them is lost, and is read "
+          "there without a pull") {
+  three_nodes c;
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
+  const int n = 8 << 20;
+  auto value = swarm::cluster_test::blob(n);
+  auto big = c.rt->put(value, swarm::put_options{2});
+  auto id = big.id().to_string();
+  // The least busy other node keeps a copy: the workers tie, worker-1 comes first.
+  REQUIRE(eventually(20s, [&] { return !pulled(c, "worker-1", id).empty(); }));
+  CHECK(pulled(c, "worker-2", id).empty());
+
+  c.w1->kill_now();
+  REQUIRE(eventually(20s, [&] { return !pulled(c, "worker-2", id).empty(); }));
+  auto kept = pulled(c, "worker-2", id);
+  CHECK(kept == std::map<std::string, int64_t>{{"head", kept["head"]}});
+  REQUIRE(c.rt->submit(c.on("worker-2"), read, big).get(20s).value().at(1) ==
+          sum_of(value));
+  CHECK(pulled(c, "worker-2", id) == kept);
+}
+
+TEST_CASE("a result kept on two nodes outlives the node that made it without running "
+          "again, and is read where its replica is without a pull") {
+  three_nodes c;
+  auto make =
+      c.app.find_function<std::vector<uint8_t>(const std::string&, int)>("counted_blob")
+          .value();
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
+  auto runs = c.dir + "/runs";
+  auto on_w1 = c.on("worker-1");
+  on_w1.replicas = 2;
+  const int n = 32 << 20;
+  auto r = c.rt->submit(on_w1, make, runs, n);
+  auto id = r.id().to_string();
+  // Its replica goes to worker-2 (the owner, the head, keeps a copy anyway). Killed as
+  // soon as it is there: a pull of the owner's still running goes on from worker-2.
+  REQUIRE(eventually(20s, [&] { return !pulled(c, "worker-2", id).empty(); }));
+  c.w1->kill_now();
+  auto got = r.get(30s);
+  REQUIRE_MESSAGE(got, got.err().message);
+  CHECK(*got == swarm::cluster_test::blob(n));
+  std::ifstream in{runs};
+  int lines = 0;
+  for (std::string line; std::getline(in, line);)
+    ++lines;
+  CHECK(lines == 1);
+
+  auto kept = pulled(c, "worker-2", id);
+  REQUIRE(c.rt->submit(c.on("worker-2"), read, r).get(20s).value().at(1) ==
+          sum_of(swarm::cluster_test::blob(n)));
+  CHECK(pulled(c, "worker-2", id) == kept);
 }

@@ -55,6 +55,13 @@ inline std::vector<uint8_t> blob(int n) {
   return out;
 }
 
+/// `n` bytes counting up, after adding a line to the file `runs`: a large result whose
+/// runs are counted.
+inline std::vector<uint8_t> counted_blob(const std::string& runs, int n) {
+  std::ofstream{runs, std::ios::app} << ::getpid() << std::endl;
+  return blob(n);
+}
+
 /// Where a large input was read, and what it summed to.
 /// The sum of `b`'s bytes, after `ms` of work.
 inline int64_t slow_sum(const std::vector<uint8_t>& b, int ms) {
@@ -219,6 +226,7 @@ inline void register_all(application& app) {
   app.function("nap_pid", nap_pid);
   app.function("blob", blob);
   app.function("slow_blob", slow_blob);
+  app.function("counted_blob", counted_blob);
   app.function("read_blob", read_blob);
   app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);

@@ -15,8 +15,9 @@ std::vector<message> samples() {
   task_submit t;
   t.function = "add";
   t.args.emplace_back(value{"int", {1, 0, 0, 0}});
-  t.args.emplace_back(remote_ref{{3, 9}, "worker-1", 1 << 20});
+  t.args.emplace_back(remote_ref{{3, 9}, "worker-1", 1 << 20, {"worker-2", "head"}});
   t.owner_node = "head";
+  t.replicas = 3;
   t.result = {3, 10};
   t.resources = {{"CPU", 1.0}, {"GPU", 0.5}};
   t.max_retries = 3;
@@ -29,9 +30,18 @@ std::vector<message> samples() {
           task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
           task_result{{3, 11}, error_value{0, "boom"}},
           object_pull{{1, 2}, 4096, 1 << 20},
-          object_chunk{
-              {1, 2}, 4096, 1 << 20, std::vector<uint8_t>(1000, 0xab), {}, nullptr, 0},
-          task_result{{3, 12}, stored_at{"worker-2", 1 << 24}},
+          object_chunk{{1, 2},
+                       4096,
+                       1 << 20,
+                       std::vector<uint8_t>(1000, 0xab),
+                       {},
+                       nullptr,
+                       nullptr,
+                       0,
+                       false,
+                       {"worker-1"},
+                       false},
+          task_result{{3, 12}, stored_at{"worker-2", 1 << 24, {"worker-1"}}},
           node_table{{node_info{"head",
                                 "127.0.0.1",
                                 7100,
@@ -57,7 +67,9 @@ std::vector<message> samples() {
           kv_reply{4, false, {}, true, error_value{7, "no"}},
           list_request{5, "actors", 200},
           list_reply{5, "worker-1", {{"tally", "counter", "alive", "", {1, 2}}}, 350},
-          task_output{"train", "worker-2", "epoch 3: loss 0.25\n"}};
+          task_output{"train", "worker-2", "epoch 3: loss 0.25\n"},
+          object_replicate{remote_ref{{3, 12}, "worker-2", 1 << 24, {"worker-1"}}},
+          object_replicated{{3, 12}, "no room"}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -82,14 +94,19 @@ TEST_CASE("every message kind round-trips through a frame") {
   auto& t = std::get<task_submit>(back[3]);
   CHECK(t.function == "add");
   CHECK(std::get<value>(t.args[0]) == value{"int", {1, 0, 0, 0}});
-  CHECK(std::get<remote_ref>(t.args[1]) == remote_ref{{3, 9}, "worker-1", 1 << 20});
+  CHECK(std::get<remote_ref>(t.args[1]) ==
+        remote_ref{{3, 9}, "worker-1", 1 << 20, {"worker-2", "head"}});
+  CHECK(t.replicas == 3);
   CHECK(t.owner_node == "head");
   CHECK(t.resources[1].second == 0.5);
   CHECK(t.priority == -2);
   CHECK(std::get<error_value>(std::get<task_result>(back[5]).outcome).message == "boom");
   CHECK(std::get<object_chunk>(back[7]).data.size() == 1000);
+  CHECK(std::get<object_chunk>(back[7]).holders == std::vector<std::string>{"worker-1"});
   CHECK(std::get<hello>(back[0]).nonce.size() == 32);
   CHECK(std::get<stored_at>(std::get<task_result>(back[8]).outcome).node == "worker-2");
+  CHECK(std::get<stored_at>(std::get<task_result>(back[8]).outcome).replicas ==
+        std::vector<std::string>{"worker-1"});
   auto& table = std::get<node_table>(back[9]);
   REQUIRE(table.nodes.size() == 1);
   CHECK(table.nodes[0].port == 7100);
@@ -134,6 +151,9 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(printed.function == "train");
   CHECK(printed.node == "worker-2");
   CHECK(printed.text == "epoch 3: loss 0.25\n");
+  CHECK(std::get<object_replicate>(back[23]).ref ==
+        remote_ref{{3, 12}, "worker-2", 1 << 24, {"worker-1"}});
+  CHECK(std::get<object_replicated>(back[24]).error == "no room");
 }
 
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "

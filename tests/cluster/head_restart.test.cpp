@@ -78,16 +78,6 @@ struct restart_cluster {
   swarm::cluster_config cfg;
 };
 
-// Polls `done` every 50 ms for at most `limit`; whether it came true.
-bool eventually(std::chrono::milliseconds limit, const std::function<bool()>& done) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
-}
-
 const swarm::node_status* find_node(const swarm::cluster_state& s, const std::string& n) {
   auto i =
       std::find_if(s.nodes.begin(), s.nodes.end(), [&](auto& x) { return x.name == n; });

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -136,5 +137,16 @@ private:
   pid_t pid_ = 0;
   int exit_code_ = -1;
 };
+
+/// Polls `done` every 50 ms for at most `limit`; whether it came true.
+inline bool eventually(std::chrono::milliseconds limit,
+                       const std::function<bool()>& done) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
 
 } // namespace swarm::cluster_test

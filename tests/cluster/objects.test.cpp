@@ -4,7 +4,6 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
-#include <functional>
 #include <map>
 #include <numeric>
 #include <string>
@@ -12,6 +11,7 @@
 #include "tests/cluster/three_nodes.hpp"
 
 using namespace std::chrono_literals;
+using swarm::cluster_test::eventually;
 using swarm::cluster_test::three_nodes;
 
 namespace {
@@ -33,14 +33,13 @@ int64_t sum_of(const std::vector<uint8_t>& b) {
   return std::accumulate(b.begin(), b.end(), int64_t{0});
 }
 
-// Bounded: whether `done` held within `limit`.
-bool eventually(std::chrono::milliseconds limit, const std::function<bool()>& done) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
+using read_blob_fn = swarm::task_fn<std::vector<int64_t>(const std::vector<uint8_t>&)>;
+
+// The test app's `read_blob`: where a blob was read, and its sum.
+read_blob_fn read_blob_of(three_nodes& c) {
+  return c.app
+      .find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+      .value();
 }
 
 } // namespace
@@ -48,9 +47,7 @@ bool eventually(std::chrono::milliseconds limit, const std::function<bool()>& do
 TEST_CASE("a node reading an object another node read pulls parts of it from that "
           "reader too, and reads its own copy again without a pull") {
   three_nodes c;
-  auto read =
-      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
-          .value();
+  auto read = read_blob_of(c);
   const int n = 24 << 20; // six chunks
   auto value = swarm::cluster_test::blob(n);
   auto big = c.rt->put(value);
@@ -80,9 +77,7 @@ TEST_CASE("a node reading an object another node read pulls parts of it from tha
 TEST_CASE("a put kept on two nodes is copied again when one of them is lost, and is read "
           "there without a pull") {
   three_nodes c;
-  auto read =
-      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
-          .value();
+  auto read = read_blob_of(c);
   const int n = 8 << 20;
   auto value = swarm::cluster_test::blob(n);
   auto big = c.rt->put(value, swarm::put_options{2});
@@ -106,9 +101,7 @@ TEST_CASE("a result kept on two nodes outlives the node that made it without run
   auto make =
       c.app.find_function<std::vector<uint8_t>(const std::string&, int)>("counted_blob")
           .value();
-  auto read =
-      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
-          .value();
+  auto read = read_blob_of(c);
   auto runs = c.dir + "/runs";
   auto on_w1 = c.on("worker-1");
   on_w1.replicas = 2;

@@ -84,6 +84,9 @@ void cluster_tasks::submit(detail::task_ptr task) {
   const auto& opts = task->options;
   if (!opts.node.empty() && opts.node != link_.self.name)
     return send_task(std::move(task), opts.node, true);
+  if (opts.node.empty() && opts.redundancy > 1)
+    if (auto nodes = nodes_for(*task, opts.redundancy); nodes.size() > 1)
+      return send_copies(std::move(task), std::move(nodes));
   if (opts.node.empty()) {
     bool fits_here = opts.resources.fits_in(link_.local->total_resources());
     // Large inputs held elsewhere pull the task towards them.
@@ -124,20 +127,29 @@ bool cluster_tasks::idle_elsewhere() const {
   return false;
 }
 
-void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool placed) {
+wire_msg::task_submit cluster_tasks::submit_message(const detail::task_spec& task,
+                                                    bool placed,
+                                                    std::vector<key>& exported) {
   wire_msg::task_submit m;
-  m.function = task->name;
-  m.result = to_wire(task->result->id());
-  m.resources = to_list(task->options.resources);
-  m.max_retries = task->options.max_retries;
-  m.retry_exceptions = task->options.retry_exceptions;
-  m.priority = task->options.priority;
-  m.replicas = task->options.replicas;
+  m.function = task.name;
+  m.result = to_wire(task.result->id());
+  m.resources = to_list(task.options.resources);
+  m.max_retries = task.options.max_retries;
+  m.retry_exceptions = task.options.retry_exceptions;
+  m.priority = task.options.priority;
+  // Copies of a task run on several nodes are not replicated: each would free the
+  // others' replicas as it is dropped.
+  m.replicas = task.options.redundancy > 1 ? 1 : task.options.replicas;
   m.owner_node = link_.self.name;
   m.placed = placed;
-  std::vector<object_key> exported;
-  for (auto& a : task->args)
+  for (auto& a : task.args)
     m.args.push_back(link_.export_arg(a, exported));
+  return m;
+}
+
+void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool placed) {
+  std::vector<object_key> exported;
+  auto m = submit_message(*task, placed, exported);
   if (!to.empty())
     return forward_task(std::move(task), to, std::move(m), std::move(exported));
   // This is the head: its global scheduler places it.
@@ -157,6 +169,33 @@ void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool
                 m.placed = true;
                 forward_task(std::move(task), *where, std::move(m), std::move(exported));
               });
+}
+
+std::vector<std::string> cluster_tasks::nodes_for(const detail::task_spec& task,
+                                                  size_t n) const {
+  std::vector<std::pair<uint32_t, std::string>> able;
+  auto needs = work_needs::function(task.name);
+  for (auto& [name, p] : *link_.members.get()) {
+    auto total = from_list(p.info.total);
+    if (name != link_.self.name && p.info.alive && registered(p.info, needs) && total &&
+        task.options.resources.fits_in(*total))
+      able.emplace_back(p.info.queued + p.info.running, name);
+  }
+  std::sort(able.begin(), able.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < able.size() && i < n; ++i)
+    out.push_back(able[i].second);
+  return out;
+}
+
+void cluster_tasks::send_copies(detail::task_ptr task, std::vector<std::string> nodes) {
+  std::vector<object_key> exported;
+  auto m = submit_message(*task, true, exported);
+  auto first = nodes.front();
+  nodes.erase(nodes.begin());
+  link_.owner.track(
+      {std::move(task), first, std::move(exported), nullptr, std::move(nodes)}, first,
+      std::move(m));
 }
 
 void cluster_tasks::forward_task(detail::task_ptr task, const std::string& to,

@@ -38,7 +38,14 @@ private:
 
   void run_locally(detail::task_ptr task);
   bool idle_elsewhere() const;
+  // `task` as sent to another node; its arguments held here are added to `exported`.
+  wire_msg::task_submit submit_message(const detail::task_spec& task, bool placed,
+                                       std::vector<key>& exported);
   void send_task(detail::task_ptr task, const std::string& to, bool placed);
+  // Up to `n` other alive nodes that can run `task`, least busy first.
+  std::vector<std::string> nodes_for(const detail::task_spec& task, size_t n) const;
+  // Sends a copy of `task` to each of `nodes`; the first result wins.
+  void send_copies(detail::task_ptr task, std::vector<std::string> nodes);
   void forward_task(detail::task_ptr task, const std::string& to, wire_msg::task_submit m,
                     std::vector<key> exported);
   void place_and_forward(wire_msg::task_submit m);

@@ -249,6 +249,22 @@ struct scheduler_state {
     dispatch_ready();
   }
 
+  // Cancels the task making `result` if it has not started (queued here, or at a worker
+  // next); it fails with `cancelled`.
+  void cancel(const object_id& result) {
+    auto hit = [&](const task_ptr& t) {
+      if (t->result->id() != result || !t->cancel_queued()) return;
+      t->result->set_error(
+          {errc::cancelled, "task '" + t->name + "' was cancelled before it started"});
+    };
+    for (auto& [prio, q] : ready)
+      for (auto& t : q)
+        hit(t);
+    for (auto& w : workers)
+      for (auto& t : w.inflight)
+        hit(t);
+  }
+
   void on_submit(task_ptr t) {
     if (t->phase() != task_phase::queued) return;
     if (t->attempts == 0) {
@@ -336,6 +352,9 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
         return caf::make_message(queued, running, self->state.workers.size(), blocked,
                                  self->state.available.to_string(), self->state.available,
                                  running_now);
+      },
+      [=](cancel_atom, uint64_t owner, uint64_t seq) {
+        self->state.cancel(object_id{owner, seq});
       },
   };
 }

@@ -38,6 +38,7 @@ using scan_atom = caf::atom_constant<caf::atom("scan")>;
 using update_atom = caf::atom_constant<caf::atom("update")>;
 using place_atom = caf::atom_constant<caf::atom("place")>;
 using chain_atom = caf::atom_constant<caf::atom("chain")>;
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 
 /// A task handed to a worker for one dispatch epoch.
 struct dispatch {

@@ -2,8 +2,10 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <variant>
 
 #include "actors/actor_directory.hpp"
@@ -28,6 +30,9 @@ struct owner_state {
     std::chrono::steady_clock::time_point until;
   };
   std::map<object_key, waiting_child> waiting;
+  // Tasks run on several nodes whose result came: the nodes whose copies may still
+  // answer (a result they stored is freed there).
+  std::map<object_key, std::set<std::string>> losers;
   // Node losses the owner restarted its children after.
   restart_window window{restart_intensity{}};
 };
@@ -48,9 +53,56 @@ bool rerun(owner_state& st, const detail::task_ptr& t, const std::string& why) {
   return true;
 }
 
+// A copy of a task run on several nodes answered after another one did: a result it
+// stored there is freed.
+void drop_late_copy(owner_state& st, const object_key& k, const std::string& from,
+                    const wire_msg::task_result& m) {
+  auto l = st.losers.find(k);
+  if (l == st.losers.end() || l->second.erase(from) == 0) return;
+  if (std::holds_alternative<wire_msg::stored_at>(m.outcome))
+    st.cfg.send(from, wire_msg::object_free{m.result});
+  if (l->second.empty()) st.losers.erase(l);
+}
+
+// The nodes running copies of `c` but `node`.
+std::vector<std::string> copies_but(const pending_call& c, const std::string& node) {
+  std::vector<std::string> out;
+  if (c.node != node) out.push_back(c.node);
+  for (auto& n : c.copies)
+    if (n != node) out.push_back(n);
+  return out;
+}
+
+// A copy of a task run on several nodes answered from `from`, or its node was lost
+// (`outcome` null): true when the others go on (an error, or a loss, while some run).
+// Otherwise the answer wins: the others are cancelled and their late answers dropped.
+bool copy_answered(owner_state& st, const object_key& k, pending_call& c,
+                   const std::string& from, const wire_msg::task_result* outcome) {
+  auto others = copies_but(c, from);
+  bool failed =
+      !outcome || std::holds_alternative<wire_msg::error_value>(outcome->outcome);
+  if (failed && !others.empty()) {
+    log(st, "a copy of '" + c.task->name + "' on node '" + from + "' " +
+                (outcome ? "failed" : "was lost") + "; " + std::to_string(others.size()) +
+                " copy(ies) still run");
+    c.node = others.front();
+    c.copies.assign(others.begin() + 1, others.end());
+    return true;
+  }
+  for (auto& n : others)
+    st.cfg.send(n, wire_msg::task_cancel{{k.first, k.second}});
+  if (!others.empty()) st.losers[k].insert(others.begin(), others.end());
+  c.node = from;
+  c.copies.clear();
+  return false;
+}
+
 void on_result(owner_state& st, const std::string& from, wire_msg::task_result& m) {
-  auto i = st.children.find(key_of(from_wire(m.result)));
-  if (i == st.children.end()) return; // answered already, or cancelled
+  auto k = key_of(from_wire(m.result));
+  auto i = st.children.find(k);
+  // Answered already, or cancelled.
+  if (i == st.children.end()) return drop_late_copy(st, k, from, m);
+  if (!i->second.copies.empty() && copy_answered(st, k, i->second, from, &m)) return;
   // An actor call answers from its actor's node. Another node's answer comes from an
   // instance given up for dead (a frozen node, back again) whose state the restarted
   // actor does not have: the call the restarted one runs answers instead. A task's
@@ -93,8 +145,19 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
 
 void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   auto& st = self->state;
+  for (auto l = st.losers.begin(); l != st.losers.end();)
+    l = l->second.erase(peer) > 0 && l->second.empty() ? st.losers.erase(l)
+                                                       : std::next(l);
   std::vector<pending_call> lost;
   for (auto i = st.children.begin(); i != st.children.end();) {
+    auto& c = i->second;
+    bool there = c.node == peer ||
+                 std::find(c.copies.begin(), c.copies.end(), peer) != c.copies.end();
+    // A copy of a task run on several nodes: the others go on, nothing runs again.
+    if (there && !c.copies.empty() && copy_answered(st, i->first, c, peer, nullptr)) {
+      ++i;
+      continue;
+    }
     if (i->second.node == peer) {
       lost.push_back(std::move(i->second));
       i = st.children.erase(i);
@@ -187,6 +250,9 @@ owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
       [=](track_atom, pending_call& p, const std::string& node, wire_msg::message& m) {
         auto& st = self->state;
         auto k = key_of(p.task->result->id());
+        // Copies of a task run on several nodes go to nodes alive now.
+        for (auto& n : p.copies)
+          st.cfg.send(n, m);
         st.children[k] = std::move(p);
         if (!st.cfg.joined || st.cfg.joined(node)) return st.cfg.send(node, std::move(m));
         if (st.waiting.empty()) self->delayed_send(self, join_poll, tick_atom::value);

@@ -40,6 +40,8 @@ struct pending_call {
   std::vector<object_key> exported;
   /// The actor it calls; null for a task.
   std::shared_ptr<remote_actor_record> actor;
+  /// Other nodes running copies of the task (`task_options::redundancy`).
+  std::vector<std::string> copies = {};
 };
 
 /// What the owner needs of its node. Every function is called on whatever thread runs the
@@ -79,7 +81,10 @@ struct owner_config {
 /// the owner's restart intensity allow; a call waits for its actor's restart. A result
 /// lost with the node that held it makes its task run again (lineage). A child out of
 /// restarts fails its future with an error that names the lost node. Stopping fails every
-/// child still out with `runtime_stopped`.
+/// child still out with `runtime_stopped`. A task run on several nodes at once
+/// (`pending_call::copies`) takes the first result; the copies still out are cancelled
+/// (`task_cancel`) and a result they stored anyway is freed. A copy lost with its node,
+/// or failing, leaves the others running: nothing runs again.
 ///   (track_atom, call, node, message)   registers `call`, then sends `message` to `node`
 ///                                       (once it joined: up to `join_wait`)
 ///   (tick_atom)                         the timer of work waiting for a node to join

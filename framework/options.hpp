@@ -25,6 +25,12 @@ struct task_options {
   /// owner hears of it, so it outlives `replicas - 1` of them without running again, and
   /// a copy lost with its node is made again on another. 1: only where it was made.
   uint32_t replicas = 1;
+  /// Runs the task on this many distinct other nodes of a cluster at once (those that
+  /// can run it, least busy first): the first result wins, the copies that have not
+  /// started are cancelled, and the others' results are dropped. When the node of one
+  /// copy dies, the result comes from another, with no retry and no delay. 1: one run.
+  /// Ignored with `node` set; `replicas` is ignored with it.
+  uint32_t redundancy = 1;
 };
 
 /// How one object is put.

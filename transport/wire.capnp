@@ -118,6 +118,11 @@ struct ObjectChunk {
   notYet @6 :Bool;     # with missing: a copy still coming here; ask another holder
 }
 
+# The owner has the result of a task run on several nodes: a copy not started is dropped.
+struct TaskCancel {
+  result @0 :ObjectId;
+}
+
 # Asks a node to keep a whole copy of an object (a replica), pulled from the holders.
 struct ObjectReplicate {
   ref @0 :Arg;
@@ -353,5 +358,6 @@ struct Envelope {
     taskOutput @28 :TaskOutput;
     objectReplicate @29 :ObjectReplicate;
     objectReplicated @30 :ObjectReplicated;
+    taskCancel @31 :TaskCancel;
   }
 }

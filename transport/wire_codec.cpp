@@ -331,6 +331,9 @@ struct builder_visitor {
     put_id(b.initId(), m.id);
     b.setError(m.error);
   }
+  void operator()(const task_cancel& m) {
+    put_id(env.initTaskCancel().initResult(), m.result);
+  }
   void operator()(const task_output& m) {
     auto b = env.initTaskOutput();
     b.setFunction(m.function);
@@ -548,6 +551,8 @@ message read_envelope(wire::Envelope::Reader env) {
     auto r = env.getObjectReplicated();
     return object_replicated{get_id(r.getId()), r.getError()};
   }
+  case wire::Envelope::TASK_CANCEL:
+    return task_cancel{get_id(env.getTaskCancel().getResult())};
   case wire::Envelope::TASK_OUTPUT: {
     auto r = env.getTaskOutput();
     return task_output{r.getFunction(), r.getNode(), r.getText()};

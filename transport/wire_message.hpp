@@ -153,6 +153,12 @@ struct object_free {
   object_ref_id id;
 };
 
+/// The owner has the result of a task it ran on several nodes: the copy making `result`
+/// here is dropped if it has not started.
+struct task_cancel {
+  object_ref_id result;
+};
+
 /// Asks a node to keep a whole copy of `ref` (a replica), pulled from its holders.
 struct object_replicate {
   remote_ref ref;
@@ -366,12 +372,14 @@ struct kv_reply {
 };
 
 /// Any message that crosses nodes.
-using message = std::variant<
-    hello, proof, heartbeat, task_submit, task_result, object_pull, object_chunk,
-    object_free, join, node_table, status_request, stop_request, actor_create,
-    actor_created, actor_call, actor_register, actor_lookup, actor_location, actor_kill,
-    job_info, object_location, actor_checkpoint, gcs_chain, kv_entry, kv_request,
-    kv_reply, list_request, list_reply, task_output, object_replicate, object_replicated>;
+using message =
+    std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
+                 object_chunk, object_free, join, node_table, status_request,
+                 stop_request, actor_create, actor_created, actor_call, actor_register,
+                 actor_lookup, actor_location, actor_kill, job_info, object_location,
+                 actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply,
+                 list_request, list_reply, task_output, object_replicate,
+                 object_replicated, task_cancel>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

@@ -368,3 +368,66 @@ TEST_CASE("a message to an idle owner runs on the sending thread, and threads ra
     }
   caf::anon_send_exit(owner.handle(), caf::exit_reason::user_shutdown);
 }
+
+namespace {
+
+// What was sent to `node` of kind `T`.
+template <class T> size_t sent_to(const owner_parts& p, const std::string& node) {
+  size_t n = 0;
+  for (auto& [to, m] : p.sent)
+    n += to == node && std::holds_alternative<T>(m);
+  return n;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "a task run on two nodes takes the first result, cancels the "
+                           "other copy, and frees what that copy stored anyway") {
+  auto t = task("f", 1, 3);
+  wire_msg::task_submit m;
+  m.result = detail::to_wire(t->result->id());
+  tell(track_atom::value, pending_call{t, "w1", {}, nullptr, {"w2"}}, std::string{"w1"},
+       wire_msg::message{m});
+  CHECK(sent_to<wire_msg::task_submit>(*this, "w1") == 1);
+  CHECK(sent_to<wire_msg::task_submit>(*this, "w2") == 1);
+  result("w2", answer(t, "from w2"));
+  CHECK(value_of(t) == "from w2");
+  CHECK(sent_to<wire_msg::task_cancel>(*this, "w1") == 1);
+  CHECK(children() == 0);
+  // The copy on w1 had already run: its stored result is freed there.
+  result("w1", {m.result, wire_msg::stored_at{"w1", 1 << 20}});
+  CHECK(sent_to<wire_msg::object_free>(*this, "w1") == 1);
+  CHECK(pulled.empty());
+  // Answers once: a second late answer frees nothing more.
+  result("w1", {m.result, wire_msg::stored_at{"w1", 1 << 20}});
+  CHECK(sent_to<wire_msg::object_free>(*this, "w1") == 1);
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "a copy of a task run on two nodes that is lost with its node, "
+                  "or fails, leaves the other running and nothing runs again") {
+  auto t = task("f", 2, 3);
+  wire_msg::task_submit m;
+  m.result = detail::to_wire(t->result->id());
+  tell(track_atom::value, pending_call{t, "w1", {}, nullptr, {"w2", "w3"}},
+       std::string{"w1"}, wire_msg::message{m});
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  CHECK_FALSE(t->result->done());
+  CHECK(resubmitted.empty());
+  result("w2", failure(t, errc::application_error, "boom"));
+  CHECK_FALSE(t->result->done());
+  result("w3", answer(t, "from w3"));
+  CHECK(value_of(t) == "from w3");
+  CHECK(resubmitted.empty());
+  CHECK(sent_to<wire_msg::task_cancel>(*this, "w1") == 0);
+
+  // The last copy's failure is the task's.
+  auto u = task("g", 3, 0);
+  m.result = detail::to_wire(u->result->id());
+  tell(track_atom::value, pending_call{u, "w1", {}, nullptr, {"w2"}}, std::string{"w1"},
+       wire_msg::message{m});
+  result("w1", failure(u, errc::application_error, "first"));
+  CHECK_FALSE(u->result->done());
+  result("w2", failure(u, errc::application_error, "second"));
+  CHECK(error_of(u).message.find("second") != std::string::npos);
+}

@@ -55,6 +55,14 @@ inline std::vector<uint8_t> blob(int n) {
   return out;
 }
 
+/// Adds its node's pid as a line to the file `runs`, sleeps `ms`, returns the pid: a
+/// task whose runs are counted.
+inline int counted_nap(const std::string& runs, int ms) {
+  std::ofstream{runs, std::ios::app} << ::getpid() << std::endl;
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return static_cast<int>(::getpid());
+}
+
 /// `n` bytes counting up, after adding a line to the file `runs`: a large result whose
 /// runs are counted.
 inline std::vector<uint8_t> counted_blob(const std::string& runs, int n) {
@@ -227,6 +235,7 @@ inline void register_all(application& app) {
   app.function("blob", blob);
   app.function("slow_blob", slow_blob);
   app.function("counted_blob", counted_blob);
+  app.function("counted_nap", counted_nap);
   app.function("read_blob", read_blob);
   app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);

@@ -69,7 +69,8 @@ std::vector<message> samples() {
           list_reply{5, "worker-1", {{"tally", "counter", "alive", "", {1, 2}}}, 350},
           task_output{"train", "worker-2", "epoch 3: loss 0.25\n"},
           object_replicate{remote_ref{{3, 12}, "worker-2", 1 << 24, {"worker-1"}}},
-          object_replicated{{3, 12}, "no room"}};
+          object_replicated{{3, 12}, "no room"},
+          task_cancel{{3, 13}}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -154,6 +155,7 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(std::get<object_replicate>(back[23]).ref ==
         remote_ref{{3, 12}, "worker-2", 1 << 24, {"worker-1"}});
   CHECK(std::get<object_replicated>(back[24]).error == "no room");
+  CHECK(std::get<task_cancel>(back[25]).result == object_ref_id{3, 13});
 }
 
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "

@@ -1,5 +1,7 @@
 #include "tools/bench_cluster.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -13,8 +15,9 @@ namespace swarm::tools {
 
 using namespace std::chrono_literals;
 
-cluster_nodes::cluster_nodes(const std::string& dir, int n) : fns{register_bench(app)} {
-  std::string file = dir + "/cluster.toml";
+cluster_nodes::cluster_nodes(const std::string& dir, int n)
+    : fns{register_bench(app)}, file_{dir + "/cluster.toml"}, nodes_{n} {
+  auto& file = file_;
   std::random_device rd;
   std::string secret = "bench-" + std::to_string(rd()) + "-" + std::to_string(rd());
   {
@@ -26,22 +29,48 @@ cluster_nodes::cluster_nodes(const std::string& dir, int n) : fns{register_bench
     for (int i = 0; i < n; ++i)
       out << "[[node]]\nname = \"" << name_of(i)
           << "\"\naddress = \"127.0.0.1\"\nport = " << ports[static_cast<size_t>(i)]
-          << (i == 0 ? "\nrole = \"head\"\n" : "\n");
+          << (i == 0 ? "\nrole = \"head\"\n" : "\nresources = { spare = 1 }\n");
   }
   cfg = load_cluster_config(file).value();
   rt = std::make_unique<runtime>(app, cfg, "head");
   for (int i = 1; i < n; ++i)
     children.push_back(start_self({"start", "--config", file, "--node", name_of(i)}));
+  try {
+    wait_joined();
+  } catch (...) {
+    std::remove(file.c_str());
+    throw;
+  }
+}
+
+cluster_nodes::~cluster_nodes() {
+  std::remove(file_.c_str());
+  ::rmdir(file_.substr(0, file_.rfind('/')).c_str());
+}
+
+void cluster_nodes::wait_joined() {
   bool joined = false;
   for (int i = 0; i < 400 && !joined; ++i) {
     auto st = cluster_status(cfg, 1s);
-    joined = st && st->alive() == static_cast<size_t>(n);
+    joined = st && st->alive() == static_cast<size_t>(nodes_);
     if (!joined) std::this_thread::sleep_for(50ms);
   }
-  std::remove(file.c_str());
   if (!joined)
-    throw std::runtime_error("the " + std::to_string(n - 1) +
+    throw std::runtime_error("the " + std::to_string(nodes_ - 1) +
                              " other node(s) did not all join within 20 s");
+}
+
+void cluster_nodes::kill(const std::string& name) {
+  for (int i = 1; i < nodes_; ++i)
+    if (name_of(i) == name) children[static_cast<size_t>(i - 1)].reset();
+}
+
+void cluster_nodes::restart(const std::string& name) {
+  for (int i = 1; i < nodes_; ++i)
+    if (name_of(i) == name)
+      children[static_cast<size_t>(i - 1)] =
+          start_self({"start", "--config", file_, "--node", name});
+  wait_joined();
 }
 
 } // namespace swarm::tools

@@ -11,8 +11,18 @@ namespace swarm::tools {
 
 /// This process as the head of an `n`-node cluster on 127.0.0.1, and the others (`n2`,
 /// `n3`, ...) as child processes (`swarm start ... --node nK`), killed when this goes.
+/// The others have a resource `spare = 1` the head lacks: work demanding it runs there.
+/// The cluster file stays in `dir` while the cluster lives; both go with it.
 struct cluster_nodes {
   cluster_nodes(const std::string& dir, int n);
+  ~cluster_nodes();
+  cluster_nodes(const cluster_nodes&) = delete;
+  cluster_nodes& operator=(const cluster_nodes&) = delete;
+
+  /// Kills the process of node `name` (not the head) with SIGKILL.
+  void kill(const std::string& name);
+  /// Starts node `name` again and waits (bounded) until every node is alive.
+  void restart(const std::string& name);
 
   /// Node `i`'s name: "head", then "n2", "n3", ...
   static std::string name_of(int i) {
@@ -24,6 +34,12 @@ struct cluster_nodes {
   cluster_config cfg;
   std::unique_ptr<runtime> rt;
   std::vector<std::shared_ptr<void>> children;
+
+private:
+  void wait_joined();
+
+  std::string file_;
+  int nodes_;
 };
 
 } // namespace swarm::tools

@@ -19,6 +19,7 @@
 #include "tools/bench_cluster.hpp"
 #include "tools/bench_floors.hpp"
 #include "tools/bench_latency.hpp"
+#include "tools/bench_redundant.hpp"
 #include "tools/bench_stats.hpp"
 #include "tools/bench_workloads.hpp"
 
@@ -270,8 +271,9 @@ void measure_remote(bench_session& s, int nodes) {
   bool spread = nodes > 2 && s.wants("remote_n_nodes");
   bool rss = s.wants("remote_read_peak_rss_mb");
   bool broadcast = nodes > 2 && (s.wants("broadcast_100mb") || s.wants("pull_2_holders"));
+  bool redundant = nodes > 2 && s.wants("redundant_task_node_killed");
   if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss &&
-      !broadcast)
+      !broadcast && !redundant)
     return;
   auto& p = s.plan();
 
@@ -286,7 +288,6 @@ void measure_remote(bench_session& s, int nodes) {
     ::rmdir(dir.c_str());
     throw;
   }
-  ::rmdir(dir.c_str());
   auto& rt = *cluster->rt;
 
   actor_options on_n2;
@@ -406,6 +407,7 @@ void measure_remote(bench_session& s, int nodes) {
   if (latency) s.add(measure_remote_latency(p, echo));
   if (spread) measure_spread(s, *cluster, nodes);
   if (broadcast) measure_broadcast(s, *cluster, nodes);
+  if (redundant) measure_redundant(s, *cluster, nodes); // last: it kills nodes
 }
 
 } // namespace swarm::tools

@@ -1,7 +1,9 @@
 #include "tools/bench_workloads.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace swarm::tools {
 
@@ -44,6 +46,11 @@ int64_t peak_rss_with(const std::vector<uint8_t>&) {
   return vm_bytes("VmHWM");
 }
 
+int nap(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return ms;
+}
+
 } // namespace
 
 bench_fns register_bench(application& app) {
@@ -57,6 +64,7 @@ bench_fns register_bench(application& app) {
           app.function("bench.byte_count", byte_count),
           app.function("bench.reset_peak_rss", reset_peak_rss),
           app.function("bench.peak_rss_with", peak_rss_with),
+          app.function("bench.nap", nap),
           echo};
 }
 

@@ -34,6 +34,8 @@ struct bench_fns {
   task_fn<int64_t(int)> reset_peak_rss;
   /// The node's peak resident memory since the last reset, its argument pulled (bytes).
   task_fn<int64_t(const std::vector<uint8_t>&)> peak_rss_with;
+  /// Sleeps its argument's milliseconds; returns them.
+  task_fn<int(int)> nap;
   actor_class<bench_echo> echo;
 };
 

@@ -400,6 +400,7 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
                                 method->result, id, caller, args);
         if (!t) return;
         t->method = method->name;
+        t->actor_call = true;
         if (rec->dead()) {
           t->result->set_error({errc::actor_died, rec->death_reason()});
           return;

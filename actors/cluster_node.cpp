@@ -524,6 +524,13 @@ void cluster_node::output(const detail::task_spec* task, std::string_view text) 
                                               link_.self.name, std::string{text}});
 }
 
+bool cluster_node::cancel(detail::task_spec& task) {
+  if (!local_->cancel(task)) return false;
+  // Sent to other nodes: those running it are told (nothing when it was not).
+  link_.owner.cancel(key_of(task.result->id()));
+  return true;
+}
+
 void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
   std::visit(
       [&](auto& x) {

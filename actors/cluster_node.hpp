@@ -54,7 +54,7 @@ public:
     return tasks_->feasible(demand, node, function);
   }
   void submit(detail::task_ptr task) override { tasks_->submit(std::move(task)); }
-  bool cancel(detail::task_spec& task) override { return local_->cancel(task); }
+  bool cancel(detail::task_spec& task) override;
   result<std::unique_ptr<detail::store_lease>>
   admit(const object_id& id, const detail::boxed_value& v) override;
   detail::value_pool* pool() override { return local_->pool(); }

@@ -59,6 +59,11 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
   task.started_us = detail::now_us();
   auto outcome = execute_call(task, nullptr, st.ctx);
   task.ended_us = detail::now_us();
+  if (task.cancel_requested.load()) {
+    outcome.what = call_outcome::kind::error;
+    outcome.err = {errc::cancelled,
+                   "task '" + task.name + "' was cancelled while it ran"};
+  }
   detail::set_thread_blocking_hook(nullptr);
   bool retry = outcome.what == call_outcome::kind::error &&
                outcome.err.code == errc::application_error &&

@@ -249,13 +249,17 @@ struct scheduler_state {
     dispatch_ready();
   }
 
-  // Cancels the task making `result` if it has not started (queued here, or at a worker
-  // next); it fails with `cancelled`.
+  // Cancels the task making `result`: one that has not started (queued here, or at a
+  // worker next) fails with `cancelled`; a running one is asked to stop (it sees it
+  // through its context) and fails so when it returns.
   void cancel(const object_id& result) {
     auto hit = [&](const task_ptr& t) {
-      if (t->result->id() != result || !t->cancel_queued()) return;
-      t->result->set_error(
-          {errc::cancelled, "task '" + t->name + "' was cancelled before it started"});
+      if (t->result->id() != result) return;
+      if (t->cancel_queued())
+        t->result->set_error(
+            {errc::cancelled, "task '" + t->name + "' was cancelled before it started"});
+      else if (t->phase() == task_phase::running && !t->actor_call)
+        t->cancel_requested = true;
     };
     for (auto& [prio, q] : ready)
       for (auto& t : q)

@@ -268,6 +268,19 @@ owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
       [=](retry_atom, const detail::task_ptr& t, const std::string& why, error& e) {
         if (!rerun(self->state, t, why)) t->result->set_error(std::move(e));
       },
+      [=](cancel_atom, const object_key& k) {
+        auto& st = self->state;
+        auto i = st.children.find(k);
+        if (i == st.children.end() || i->second.actor) return;
+        auto& c = i->second;
+        for (auto& n : copies_but(c, "")) {
+          st.cfg.send(n, wire_msg::task_cancel{{k.first, k.second}});
+          st.losers[k].insert(n);
+        }
+        if (!c.exported.empty()) st.cfg.release(std::move(c.exported));
+        st.children.erase(i);
+        st.waiting.erase(k);
+      },
       [=](count_atom) { return static_cast<uint64_t>(self->state.children.size()); },
   };
 }

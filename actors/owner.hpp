@@ -91,13 +91,17 @@ struct owner_config {
 ///   (result_atom, from, result)         a result came back from node `from`
 ///   (lost_atom, node, why)              `node` was lost: its children restart or fail
 ///   (retry_atom, task, why, error)      a result was lost: run again, or fail with error
+///   (cancel_atom, key)                  the task making `key` was cancelled here: the
+///                                       nodes running it are told (`task_cancel`), and
+///                                       a result they send anyway is freed there
 ///   (count_atom) -> uint64_t            children out now
 using owner_actor = caf::typed_actor<
     caf::reacts_to<track_atom, pending_call, std::string, wire_msg::message>,
     caf::reacts_to<result_atom, std::string, wire_msg::task_result>,
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<retry_atom, detail::task_ptr, std::string, error>,
-    caf::reacts_to<tick_atom>, caf::replies_to<count_atom>::with<uint64_t>>;
+    caf::reacts_to<cancel_atom, object_key>, caf::reacts_to<tick_atom>,
+    caf::replies_to<count_atom>::with<uint64_t>>;
 
 /// Spawns the owner on the actor system's scheduler (tests step it on the test
 /// coordinator).
@@ -123,6 +127,7 @@ public:
   void retry(detail::task_ptr t, const std::string& why, error e) const {
     unit_->send(retry_atom::value, std::move(t), why, std::move(e));
   }
+  void cancel(const object_key& result) const { unit_->send(cancel_atom::value, result); }
 
   const owner_actor& handle() const { return actor_; }
 

@@ -108,6 +108,7 @@ task_ptr make_task(core& c, uint64_t owner, std::string name,
 }
 
 slot_ptr send_actor_call(core& c, actor_record& target, task_ptr call) {
+  call->actor_call = true;
   auto slot = call->result;
   if (auto ok = check_arguments("method of actor", target.spec().type_name, call->params,
                                 call->args);
@@ -246,11 +247,13 @@ std::string durable_key(const std::string& name) {
 result<void> context::put_durable_erased(const std::string& name,
                                          const detail::boxed_value& v) {
   // The type's name, then the value's encoding: a reader checks what it decodes.
-  std::vector<uint8_t> bytes;
   auto& type_name = v.type->name;
-  for (int i = 0; i < 4; ++i)
+  std::vector<uint8_t> bytes;
+  bytes.reserve(4 + type_name.size());
+  for (size_t i = 0; i < 4; ++i)
     bytes.push_back(static_cast<uint8_t>(type_name.size() >> (8 * i)));
-  bytes.insert(bytes.end(), type_name.begin(), type_name.end());
+  for (char c : type_name)
+    bytes.push_back(static_cast<uint8_t>(c));
   v.type->encode(v.ptr.get(), bytes);
   return kv_put(durable_key(name), std::move(bytes));
 }
@@ -326,6 +329,41 @@ detail::slot_ptr context::call_erased(const std::string& name,
   return submit_erased(**e, task_options{}, std::move(args));
 }
 
+detail::slot_ptr context::when_any_erased(std::vector<detail::slot_ptr> inputs) {
+  auto out = std::make_shared<detail::object_slot>(core_->new_object_id(owner_));
+  if (inputs.empty()) {
+    out->set_error({errc::invalid_argument, "when_any of no futures"});
+    return out;
+  }
+  // The first input done sets it; the others' callbacks find it done.
+  auto won = std::make_shared<std::atomic<bool>>(false);
+  for (uint64_t i = 0; i < inputs.size(); ++i)
+    inputs[i]->when_done([won, out, i] {
+      if (!won->exchange(true)) out->set_value(detail::boxed_value::make(i));
+    });
+  return out;
+}
+
+detail::slot_ptr context::then_erased(detail::slot_ptr input,
+                                      const detail::type_descriptor* param,
+                                      const detail::type_descriptor* result,
+                                      detail::invoker fn, task_options opts) {
+  auto name = "then " + input->id().to_string();
+  auto t = detail::make_task(*core_, owner_, std::move(name),
+                             {detail::task_arg{{}, std::move(input)}});
+  t->own_fn = std::move(fn);
+  t->fn = &t->own_fn;
+  t->params = {param};
+  t->result_type = result;
+  // Code that exists only in this process runs here.
+  if (core_->cluster()) opts.node = core_->node_name();
+  opts.redundancy = 1;
+  t->options = std::move(opts);
+  auto slot = t->result;
+  detail::submit_when_ready(*core_, std::move(t));
+  return slot;
+}
+
 detail::slot_ptr context::put_erased(detail::boxed_value v) {
   auto slot = std::make_shared<detail::object_slot>(core_->new_object_id(owner_));
   auto lease = core_->admit(slot->id(), v);
@@ -334,10 +372,14 @@ detail::slot_ptr context::put_erased(detail::boxed_value v) {
   return slot;
 }
 
-bool context::cancel_slot(const detail::slot_ptr& slot) {
+bool context::cancel_slot(const detail::slot_ptr& slot, bool force) {
   if (!slot) return false;
   auto task = slot->producer();
-  return task && core_->cancel(*task);
+  if (!task || !core_->cancel(*task)) return false;
+  if (force)
+    slot->set_error({errc::cancelled,
+                     "task '" + task->name + "' was cancelled (forced) while it ran"});
+  return true;
 }
 
 actor_group context::supervise(const supervisor_spec& spec) {

@@ -67,6 +67,43 @@ public:
     return object_ref<std::vector<T>>{detail::gather_refs(*core_, owner_, refs)};
   }
 
+  /// `gather` under the name futures libraries give it.
+  template <class T>
+  object_ref<std::vector<T>> when_all(const std::vector<object_ref<T>>& refs) {
+    return gather(refs);
+  }
+
+  /// A future of the index in `refs` of the first future done (ready or failed), without
+  /// blocking a thread; `refs[i]` then holds the value or the error. Empty `refs` gives
+  /// an `invalid_argument` error.
+  template <class T>
+  object_ref<uint64_t> when_any(const std::vector<object_ref<T>>& refs) {
+    std::vector<detail::slot_ptr> inputs;
+    inputs.reserve(refs.size());
+    for (auto& r : refs)
+      inputs.push_back(r.slot());
+    return object_ref<uint64_t>{when_any_erased(std::move(inputs))};
+  }
+
+  /// Runs `f(value)` once `ref` is ready and returns the future of its result at once:
+  /// a continuation, run by this node's workers as a task (no thread waits for `ref`;
+  /// `f` may be any copyable callable: it never leaves this node). A failed `ref` fails
+  /// it with `dependency_failed`; an exception from `f` fails it as a task's would.
+  /// `opts`: its resources, retries and priority (its node is always this one).
+  template <class T, class F>
+  auto then(const object_ref<T>& ref, F&& f, task_options opts = {})
+      -> object_ref<std::decay_t<std::invoke_result_t<F&, const T&>>> {
+    using R = std::decay_t<std::invoke_result_t<F&, const T&>>;
+    static_assert(!std::is_void_v<R>, "a continuation returns a value");
+    detail::invoker fn = [f = std::forward<F>(f)](void*, context&,
+                                                  const void* const* args) mutable {
+      return detail::boxed_value::make(R(f(*static_cast<const T*>(args[0]))));
+    };
+    return object_ref<R>{then_erased(ref.slot(), &detail::type_of<T>(),
+                                     &detail::type_of<detail::stored_t<R>>(),
+                                     std::move(fn), std::move(opts))};
+  }
+
   /// Runs the function registered as `name`, with types checked at run time: a wrong
   /// name, argument count or type gives a future holding the error.
   template <class R, class... Xs>
@@ -76,10 +113,20 @@ public:
                     {detail::make_dynamic_arg(std::forward<Xs>(xs))...})};
   }
 
-  /// Cancels a task that has not started; its future then holds a `cancelled` error.
-  /// Returns false when the task already runs or finished.
-  template <class T> bool cancel(const object_ref<T>& ref) {
-    return cancel_slot(ref.slot());
+  /// Cancels a task, on this node or the one it was sent to. One that has not started
+  /// never runs: its future holds a `cancelled` error. One that runs is asked to stop:
+  /// its code sees `cancelled()` on its context, and its future holds a `cancelled`
+  /// error once it returns, whatever it returned; with `force`, at once (the code runs on
+  /// until it returns, and what it returns is dropped). Returns false when the task
+  /// already finished, or is an actor call that runs (its effect on the actor stands).
+  template <class T> bool cancel(const object_ref<T>& ref, bool force = false) {
+    return cancel_slot(ref.slot(), force);
+  }
+
+  /// Whether the task this context runs was cancelled while it ran: long work checks it
+  /// and returns early (its result is a `cancelled` error anyway). False outside a task.
+  bool cancelled() const noexcept {
+    return running_ != nullptr && running_->cancel_requested.load();
   }
 
   // -- objects --------------------------------------------------------------------------
@@ -257,10 +304,15 @@ private:
                                const detail::type_descriptor* result,
                                std::vector<detail::task_arg> args);
   detail::slot_ptr put_erased(detail::boxed_value v);
+  detail::slot_ptr when_any_erased(std::vector<detail::slot_ptr> inputs);
+  detail::slot_ptr then_erased(detail::slot_ptr input,
+                               const detail::type_descriptor* param,
+                               const detail::type_descriptor* result, detail::invoker fn,
+                               task_options opts);
   result<void> put_durable_erased(const std::string& name, const detail::boxed_value& v);
   result<std::shared_ptr<const void>>
   get_durable_erased(const std::string& name, const detail::type_descriptor& t);
-  bool cancel_slot(const detail::slot_ptr& slot);
+  bool cancel_slot(const detail::slot_ptr& slot, bool force);
   detail::actor_record_ptr spawn_erased(detail::actor_spec spec);
 
   detail::core* core_;

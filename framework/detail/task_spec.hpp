@@ -47,7 +47,8 @@ inline int64_t now_us() {
 struct task_spec {
   std::string name;
   const invoker* fn = nullptr;
-  invoker own_fn; // for actor methods; `fn` then points here
+  invoker own_fn; // for actor methods and continuations; `fn` then points here
+  bool actor_call = false;
   std::vector<const type_descriptor*> params;
   /// The result's type, to decode a result that comes from another node.
   const type_descriptor* result_type = nullptr;
@@ -67,6 +68,9 @@ struct task_spec {
   int64_t ended_us = 0;
   /// Epoch and phase; whoever moves it from `queued` gets to run or cancel the task.
   std::atomic<uint64_t> claim{make_claim(0, task_phase::queued)};
+  /// Cancelled while it ran: user code sees it (`context::cancelled`) and its result is a
+  /// `cancelled` error whatever it returns.
+  std::atomic<bool> cancel_requested{false};
 
   task_spec() = default;
   task_spec(const task_spec&) = delete;
@@ -76,7 +80,7 @@ struct task_spec {
   /// instead of leaving its owner waiting forever.
   ~task_spec() {
     if (result && !result->done())
-      result->set_error({own_fn ? errc::actor_died : errc::worker_died,
+      result->set_error({actor_call ? errc::actor_died : errc::worker_died,
                          "'" + name +
                              "' was dropped before it ran: the actor or worker "
                              "holding it went away"});

@@ -55,6 +55,14 @@ inline std::vector<uint8_t> blob(int n) {
   return out;
 }
 
+/// Works until it is cancelled, `ms` at most; how many 1 ms rounds it ran.
+inline int until_cancelled(context& ctx, int ms) {
+  int rounds = 0;
+  for (; rounds < ms && !ctx.cancelled(); ++rounds)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return rounds;
+}
+
 /// Adds its node's pid as a line to the file `runs`, sleeps `ms`, returns the pid: a
 /// task whose runs are counted.
 inline int counted_nap(const std::string& runs, int ms) {
@@ -236,6 +244,7 @@ inline void register_all(application& app) {
   app.function("slow_blob", slow_blob);
   app.function("counted_blob", counted_blob);
   app.function("counted_nap", counted_nap);
+  app.function("until_cancelled", until_cancelled);
   app.function("read_blob", read_blob);
   app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);

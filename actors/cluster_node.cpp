@@ -185,16 +185,8 @@ void cluster_node::start_actors() {
   };
   oc.pick = [members = &link_.members,
              me = link_.self.name](size_t n, const std::set<std::string>& exclude) {
-    // Alive nodes, least busy first, then by name.
-    std::vector<std::pair<uint32_t, std::string>> free;
-    for (auto& [name, p] : *members->get())
-      if (p.info.alive && name != me && !exclude.count(name))
-        free.emplace_back(p.info.queued + p.info.running, name);
-    std::sort(free.begin(), free.end());
-    std::vector<std::string> out;
-    for (size_t i = 0; i < free.size() && i < n; ++i)
-      out.push_back(free[i].second);
-    return out;
+    return least_busy(*members->get(), me, n,
+                      [&](const peer_view& p) { return !exclude.count(p.info.name); });
   };
   oc.load = [members = &link_.members](const std::string& node) {
     auto table = members->get();

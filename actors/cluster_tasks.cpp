@@ -173,19 +173,11 @@ void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool
 
 std::vector<std::string> cluster_tasks::nodes_for(const detail::task_spec& task,
                                                   size_t n) const {
-  std::vector<std::pair<uint32_t, std::string>> able;
   auto needs = work_needs::function(task.name);
-  for (auto& [name, p] : *link_.members.get()) {
+  return least_busy(*link_.members.get(), link_.self.name, n, [&](const peer_view& p) {
     auto total = from_list(p.info.total);
-    if (name != link_.self.name && p.info.alive && registered(p.info, needs) && total &&
-        task.options.resources.fits_in(*total))
-      able.emplace_back(p.info.queued + p.info.running, name);
-  }
-  std::sort(able.begin(), able.end());
-  std::vector<std::string> out;
-  for (size_t i = 0; i < able.size() && i < n; ++i)
-    out.push_back(able[i].second);
-  return out;
+    return registered(p.info, needs) && total && task.options.resources.fits_in(*total);
+  });
 }
 
 void cluster_tasks::send_copies(detail::task_ptr task, std::vector<std::string> nodes) {

@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 
@@ -257,6 +258,20 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
 }
 
 } // namespace
+
+std::vector<std::string> least_busy(const peer_table& peers, const std::string& self,
+                                    size_t n,
+                                    const std::function<bool(const peer_view&)>& able) {
+  std::vector<std::pair<uint32_t, std::string>> free;
+  for (auto& [name, p] : peers)
+    if (p.info.alive && name != self && able(p))
+      free.emplace_back(p.info.queued + p.info.running, name);
+  std::sort(free.begin(), free.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < free.size() && i < n; ++i)
+    out.push_back(free[i].second);
+  return out;
+}
 
 wire_msg::node_table to_node_table(const peer_table& peers,
                                    caf::actor_clock::time_point now) {

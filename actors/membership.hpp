@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +36,12 @@ struct peer_view {
 
 /// Every node this one knows, by name. A published table never changes.
 using peer_table = std::map<std::string, peer_view>;
+
+/// Up to `n` nodes of `peers` that are alive, other than `self`, and `able`, the least
+/// busy (queued and running tasks) first, then by name.
+std::vector<std::string> least_busy(const peer_table& peers, const std::string& self,
+                                    size_t n,
+                                    const std::function<bool(const peer_view&)>& able);
 
 /// The node table as `swarm status` shows it: ages as of `now`.
 wire_msg::node_table to_node_table(const peer_table& peers,

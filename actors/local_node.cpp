@@ -288,15 +288,7 @@ void local_node::submit(detail::task_ptr task) {
 }
 
 bool local_node::cancel(detail::task_spec& task) {
-  if (task.cancel_queued()) {
-    task.result->set_error({errc::cancelled, "task '" + task.name + "' was cancelled"});
-    return true;
-  }
-  // Running: it learns through its context, and fails with `cancelled` when it returns.
-  // An actor call that runs cannot be stopped: its effect on the actor's state stands.
-  if (task.actor_call || task.phase() != detail::task_phase::running) return false;
-  task.cancel_requested = true;
-  return true;
+  return task.cancel();
 }
 
 result<std::unique_ptr<detail::store_lease>>

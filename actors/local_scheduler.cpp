@@ -254,12 +254,7 @@ struct scheduler_state {
   // through its context) and fails so when it returns.
   void cancel(const object_id& result) {
     auto hit = [&](const task_ptr& t) {
-      if (t->result->id() != result) return;
-      if (t->cancel_queued())
-        t->result->set_error(
-            {errc::cancelled, "task '" + t->name + "' was cancelled before it started"});
-      else if (t->phase() == task_phase::running && !t->actor_call)
-        t->cancel_requested = true;
+      if (t->result->id() == result) t->cancel();
     };
     for (auto& [prio, q] : ready)
       for (auto& t : q)

@@ -196,18 +196,28 @@ wire_msg::arg node_link::export_arg(const detail::task_arg& a,
   return wire_msg::remote_ref{to_wire(id), self.name, size};
 }
 
-std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value& v) {
+bool node_link::travels_inline(const detail::boxed_value& v) const {
   // The in-memory size bounds the encoded size from above, without encoding.
-  if (v.type->byte_size(v.ptr.get()) > cfg.inline_threshold) return std::nullopt;
+  return v.type->byte_size(v.ptr.get()) <= cfg.inline_threshold;
+}
+
+std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value& v) {
+  if (!travels_inline(v)) return std::nullopt;
   return wire_msg::value{v.type->name, encode(v)};
+}
+
+hold_request node_link::hold_request_for(const key& k, const detail::boxed_value& v,
+                                         bool exported,
+                                         std::shared_ptr<const void> keep) {
+  return {k, v, std::make_shared<const bulk_layout>(v.type->lay_out(v.ptr.get())),
+          exported, std::move(keep)};
 }
 
 uint64_t node_link::hold(const key& k, const detail::boxed_value& v, bool exported,
                          std::shared_ptr<const void> keep) {
-  auto layout = std::make_shared<const bulk_layout>(v.type->lay_out(v.ptr.get()));
-  auto size = layout->size();
-  caf::anon_send(objects, hold_atom::value,
-                 hold_request{k, v, std::move(layout), exported, std::move(keep)});
+  auto r = hold_request_for(k, v, exported, std::move(keep));
+  auto size = r.layout->size();
+  caf::anon_send(objects, hold_atom::value, std::move(r));
   return size;
 }
 
@@ -313,17 +323,15 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
       r.outcome = wire_msg::stored_at{self.name, hold(key_of(s->id()), *v, false, s)};
     } else {
       // The owner hears of it once its replicas are kept, and pulls from them too.
-      auto k = key_of(s->id());
-      auto layout = std::make_shared<const bulk_layout>(v->type->lay_out(v->ptr.get()));
-      auto size = layout->size();
-      auto done = [this, r, to, size](std::vector<std::string> kept) mutable {
+      auto held = hold_request_for(key_of(s->id()), *v, false, s);
+      auto done = [this, r, to,
+                   size = held.layout->size()](std::vector<std::string> kept) mutable {
         r.outcome = wire_msg::stored_at{self.name, size, std::move(kept)};
         send_to(to, std::move(r));
       };
       caf::anon_send(
           objects, replicate_atom::value,
-          replicate_request{
-              {k, *v, std::move(layout), false, s}, replicas - 1, std::move(done), to});
+          replicate_request{std::move(held), replicas - 1, std::move(done), to});
       return;
     }
     send_to(to, std::move(r));
@@ -332,13 +340,11 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
 
 void node_link::replicate(const detail::slot_ptr& slot, uint32_t copies) {
   auto v = slot->read();
-  if (copies <= 1 || !v || inline_value(*v)) return;
-  auto layout = std::make_shared<const bulk_layout>(v->type->lay_out(v->ptr.get()));
+  if (copies <= 1 || !v || travels_inline(*v)) return;
   caf::anon_send(
       objects, replicate_atom::value,
-      replicate_request{{key_of(slot->id()), *v, std::move(layout), false, nullptr},
-                        copies - 1,
-                        nullptr});
+      replicate_request{hold_request_for(key_of(slot->id()), *v, false, nullptr),
+                        copies - 1, nullptr});
 }
 
 } // namespace swarm::actors

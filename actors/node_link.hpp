@@ -143,8 +143,13 @@ private:
   // on `replicas - 1` other nodes before `to` hears of it.
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to,
                        uint32_t replicas);
+  // Whether `v` is small enough to travel inline (every reader gets its own copy).
+  bool travels_inline(const detail::boxed_value& v) const;
   // `v` encoded, when it is small enough to travel inline.
   std::optional<wire_msg::value> inline_value(const detail::boxed_value& v);
+  // `v` laid out to be held as `k` for other nodes to pull (see `hold_request`).
+  hold_request hold_request_for(const key& k, const detail::boxed_value& v, bool exported,
+                                std::shared_ptr<const void> keep);
   // Holds `v` as `k` for other nodes to pull (`exported`: an argument of a task or call
   // sent elsewhere); its size as pulled.
   uint64_t hold(const key& k, const detail::boxed_value& v, bool exported,

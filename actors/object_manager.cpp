@@ -53,6 +53,22 @@ struct served_layout {
   const detail::type_descriptor* type = nullptr; // null: the layout's bytes (a replica)
 };
 
+// `v` laid out to be served: a value of `type`, or (`type` null) a replica's bytes, a
+// `std::vector<uint8_t>` holding its whole layout.
+std::shared_ptr<served_layout> lay_out(std::shared_ptr<const void> v,
+                                       const detail::type_descriptor* type) {
+  auto s = std::make_shared<served_layout>();
+  s->type = type;
+  if (type) {
+    s->layout = type->lay_out(v.get());
+  } else {
+    auto& bytes = *static_cast<const std::vector<uint8_t>*>(v.get());
+    s->layout.blocks = {{bytes.data(), bytes.size()}};
+  }
+  s->value = std::move(v);
+  return s;
+}
+
 struct pull_state {
   std::vector<pull_source> sources;
   std::map<std::string, uint64_t> bytes_from; // for the timeline: a row per source
@@ -84,6 +100,19 @@ struct pull_state {
   uint64_t head_size = 0;
   std::vector<std::pair<uint8_t*, size_t>> dests;
 };
+
+// Copies `data`, the `n` bytes at `offset` of a layout whose head is `head_size` bytes,
+// into the blocks a skeleton made of it points to (`dests`, in order).
+void place_blocks(uint64_t head_size,
+                  const std::vector<std::pair<uint8_t*, size_t>>& dests, uint64_t offset,
+                  const uint8_t* data, uint64_t n) {
+  uint64_t start = head_size;
+  for (auto& [dest, size] : dests) {
+    auto lo = std::max(offset, start), hi = std::min(offset + n, start + size);
+    if (lo < hi) std::memcpy(dest + (lo - start), data + (lo - offset), hi - lo);
+    start += size;
+  }
+}
 
 // Where the bytes from `offset` of `l` lie: in its head or in one of its blocks, up to
 // `n` of them but not past that piece's end. {nullptr, 0} past the end of `l`.
@@ -176,8 +205,7 @@ struct object_manager_state {
       type = f->second.second;
     }
     if (!v) return nullptr;
-    return std::make_shared<served_layout>(
-        served_layout{v, type->lay_out(v.get()), type});
+    return lay_out(std::move(v), type);
   }
 
   // Bytes of the pull `p` received from `offset` on without a gap.
@@ -430,6 +458,9 @@ struct object_manager_state {
                                       const detail::type_descriptor* type) {
     if (!type) return v;
     if (!v.type) {
+      // Made once while a reader holds it.
+      if (auto f = fetched.find(k); f != fetched.end() && f->second.second == type)
+        if (auto made = f->second.first.lock()) return detail::boxed_value{made, type};
       auto& bytes = *static_cast<const std::vector<uint8_t>*>(v.ptr.get());
       auto lease = reserve(k, bytes.size());
       if (!lease) return lease.err();
@@ -441,11 +472,10 @@ struct object_manager_state {
           bulk_head_state::ready)
         made = type->decode_skeleton(bytes.data(), h, dests, why, cfg.pool);
       uint64_t at = h.head_size;
-      for (auto& [dest, n] : dests) {
-        if (!made || at + n > bytes.size()) break;
-        std::memcpy(dest, bytes.data() + at, n);
-        at += n;
-      }
+      for (auto& d : dests)
+        at += d.second;
+      if (made && at == bytes.size())
+        place_blocks(h.head_size, dests, 0, bytes.data(), at);
       if (!made || at != bytes.size())
         return error{errc::type_mismatch, "the replica of " + id_of(k) + " on node '" +
                                               cfg.node + "' is not a " + type->name +
@@ -509,9 +539,7 @@ struct object_manager_state {
       auto bytes = std::make_shared<std::vector<uint8_t>>(p.total);
       p.dests = {{bytes->data(), bytes->size()}};
       p.value = bytes;
-      p.serving = std::make_shared<served_layout>();
-      p.serving->value = bytes;
-      p.serving->layout.blocks = {{bytes->data(), bytes->size()}};
+      p.serving = lay_out(bytes, nullptr);
     }
     request_chunks(k, p);
   }
@@ -546,15 +574,7 @@ struct object_manager_state {
     fetch_request r{
         m.ref, nullptr, [this, k, answer](result<detail::boxed_value> v) {
           if (!v) return answer(v.err().message);
-          auto layout = std::make_shared<served_layout>();
-          layout->value = v->ptr;
-          layout->type = v->type;
-          if (v->type) {
-            layout->layout = v->type->lay_out(v->ptr.get());
-          } else {
-            auto& bytes = *static_cast<const std::vector<uint8_t>*>(v->ptr.get());
-            layout->layout.blocks = {{bytes.data(), bytes.size()}};
-          }
+          auto layout = lay_out(v->ptr, v->type);
           auto& h = held[k];
           if (!h.layout)
             h = {*v, std::shared_ptr<const bulk_layout>{layout, &layout->layout}, 0,
@@ -587,12 +607,7 @@ struct object_manager_state {
 
   // Copies `data`, the bytes at `offset` of the layout, into the value's blocks.
   static void place(pull_state& p, uint64_t offset, const uint8_t* data, uint64_t n) {
-    uint64_t start = p.head_size;
-    for (auto& [dest, size] : p.dests) {
-      auto lo = std::max(offset, start), hi = std::min(offset + n, start + size);
-      if (lo < hi) std::memcpy(dest + (lo - start), data + (lo - offset), hi - lo);
-      start += size;
-    }
+    place_blocks(p.head_size, p.dests, offset, data, n);
   }
 
   // Records bytes [offset, offset + n) of `p` as received.

@@ -79,8 +79,9 @@ struct replicate_request {
 
 /// Reads the object `ref` as a `type`: from here when held or still alive from an
 /// earlier pull, otherwise pulled in chunks from `ref.node` and `ref.holders`, and from
-/// other readers the holders name. `done` runs on the object manager's thread and must
-/// not block.
+/// other readers the holders name. A null `type` reads the object's layout bytes as a
+/// `std::vector<uint8_t>` (a replica: no value is made). `done` runs on the object
+/// manager's thread and must not block.
 struct fetch_request {
   wire_msg::remote_ref ref;
   const detail::type_descriptor* type = nullptr;

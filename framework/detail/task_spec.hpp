@@ -100,6 +100,20 @@ struct task_spec {
   /// Cancels a queued task for good; false when it already runs or ended.
   bool cancel_queued() { return move_queued(false); }
 
+  /// Cancels the task: one that has not started fails with `cancelled` now; one that
+  /// runs is asked to stop (`cancel_requested`). False when it finished, or is an actor
+  /// call that runs (its effect on the actor's state stands).
+  bool cancel() {
+    if (cancel_queued()) {
+      result->set_error(
+          {errc::cancelled, "task '" + name + "' was cancelled before it started"});
+      return true;
+    }
+    if (actor_call || phase() != task_phase::running) return false;
+    cancel_requested = true;
+    return true;
+  }
+
   uint64_t epoch() const { return claim.load() >> 2; }
   task_phase phase() const { return static_cast<task_phase>(claim.load() & 3); }
 

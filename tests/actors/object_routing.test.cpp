@@ -284,6 +284,11 @@ TEST_CASE_FIXTURE(fixture, "a node keeps a replica as the bytes it pulled, answe
   REQUIRE(**got);
   CHECK(as_string(***got) == fox);
   CHECK(pulls_to("w1").size() == pulls);
+  // Made once while a reader holds it: a second reader gets the same value.
+  auto again = read(ref);
+  REQUIRE(*again);
+  REQUIRE(**again);
+  CHECK((***again).ptr.get() == (***got).ptr.get());
 
   // Its owner frees it: the replica goes.
   tell(free_atom::value, object_key{1, 92});

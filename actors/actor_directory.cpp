@@ -102,60 +102,6 @@ bool begin_restart(const node_log& log, remote_actor_record& r, const std::strin
   return true;
 }
 
-hosted_table::hosted_table() {
-  for (auto& s : shards_)
-    s = std::make_shared<const shard>();
-}
-
-std::shared_ptr<const hosted_table::shard> hosted_table::get(size_t i) const {
-  return std::atomic_load(&shards_[i]);
-}
-
-void hosted_table::set(size_t i, shard s) {
-  std::atomic_store(&shards_[i], std::shared_ptr<const shard>{
-                                     std::make_shared<const shard>(std::move(s))});
-}
-
-detail::actor_record_ptr hosted_table::find(uint64_t id) const {
-  auto s = get(id % shards);
-  auto i = s->find(id);
-  return i == s->end() ? nullptr : i->second;
-}
-
-std::optional<uint64_t> hosted_table::id_of(const detail::actor_record* rec) const {
-  for (size_t k = 0; k < shards; ++k) {
-    auto s = get(k);
-    for (auto& [id, r] : *s)
-      if (r.get() == rec) return id;
-  }
-  return std::nullopt;
-}
-
-void hosted_table::put(uint64_t id, detail::actor_record_ptr rec) {
-  auto s = *get(id % shards);
-  s[id] = std::move(rec);
-  set(id % shards, std::move(s));
-}
-
-detail::actor_record_ptr hosted_table::erase(uint64_t id) {
-  auto s = *get(id % shards);
-  auto i = s.find(id);
-  if (i == s.end()) return nullptr;
-  auto rec = std::move(i->second);
-  s.erase(i);
-  set(id % shards, std::move(s));
-  return rec;
-}
-
-void hosted_table::erase(const detail::actor_record* rec) {
-  if (auto id = id_of(rec)) erase(*id);
-}
-
-void hosted_table::clear() {
-  for (size_t k = 0; k < shards; ++k)
-    set(k, {});
-}
-
 actor_directory_actor spawn_actor_directory(caf::actor_system& sys,
                                             actor_directory_config cfg, bool detached) {
   if (detached) return sys.spawn<caf::detached>(actor_directory, std::move(cfg));

@@ -6,14 +6,13 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
-#include <array>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "actors/hosted_table.hpp"
 #include "actors/messages.hpp" // allows actor_record_ptr in messages
 #include "actors/remote_actor_record.hpp"
 #include "actors/role_atoms.hpp"
@@ -25,33 +24,6 @@ using track_atom = caf::atom_constant<caf::atom("track")>;
 using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
 using host_atom = caf::atom_constant<caf::atom("host")>;
 using unhost_atom = caf::atom_constant<caf::atom("unhost")>;
-
-/// The actors this node hosts for other nodes, by the id those know them by. Only the
-/// directory writes; any thread reads without waiting (an incoming call's hot path).
-/// Sharded, so a write copies one shard of the table, not all of it.
-class hosted_table {
-public:
-  hosted_table();
-
-  /// The actor hosted as `id`; null when none is.
-  detail::actor_record_ptr find(uint64_t id) const;
-
-  /// The id `rec` is hosted as, if it is.
-  std::optional<uint64_t> id_of(const detail::actor_record* rec) const;
-
-  // The directory's side.
-  void put(uint64_t id, detail::actor_record_ptr rec);
-  detail::actor_record_ptr erase(uint64_t id);
-  void erase(const detail::actor_record* rec);
-  void clear();
-
-private:
-  using shard = std::map<uint64_t, detail::actor_record_ptr>;
-  static constexpr size_t shards = 64;
-  std::shared_ptr<const shard> get(size_t i) const;
-  void set(size_t i, shard s);
-  std::array<std::shared_ptr<const shard>, shards> shards_;
-};
 
 /// Starts restarting `r`, lost with its node `peer`, when restarts remain; logs it in
 /// `log`. False when its restarts are used up (or it is not this node's).

@@ -136,6 +136,7 @@ struct host_state {
   std::deque<detail::task_ptr> pending;
   std::string death; // why the actor died for good; empty while alive
   bool waiting = false;
+  uint32_t in_flight = 0;                 // calls that returned futures not yet done
   uint64_t calls = 0;                     // since the last checkpoint
   std::shared_ptr<call_histogram> timing; // the record's
   // The last calls that ended: a ring, filled up to `calls_kept`, `next` the oldest
@@ -296,7 +297,8 @@ void end(host_actor* self, caf::error reason) {
 
 void drain(host_actor* self) {
   auto& st = *self->state;
-  while (!st.pending.empty() && !st.waiting) {
+  auto most = std::max<uint32_t>(1, st.spec.options.max_concurrency);
+  while (!st.pending.empty() && !st.waiting && st.in_flight < most) {
     auto& t = st.pending.front();
     if (!st.death.empty()) {
       st.fail_pending(st.death);
@@ -329,6 +331,13 @@ void drain(host_actor* self) {
     // the state a restart restores.
     if (!crashed) crashed = !st.checkpoint(cause);
     publish(st.node, *task, std::move(outcome));
+    if (task->forwarded) {
+      ++st.in_flight;
+      task->result->when_done([addr = self->address()] {
+        if (auto h = caf::actor_cast<caf::actor>(addr))
+          caf::anon_send(h, done_atom::value);
+      });
+    }
     if (crashed) {
       st.crash(cause);
       if (st.supervised) {
@@ -378,6 +387,11 @@ caf::behavior actor_host(host_actor* self,
         if (self->state->ending) return;
         self->state->waiting = false;
         drain(self);
+      },
+      [self](done_atom) {
+        auto& st = *self->state;
+        --st.in_flight;
+        if (!st.ending) drain(self);
       },
       [self](end_atom) { self->quit(self->state->end_reason); },
       [self](stats_atom, timeline_atom) { return self->state->recent_in_order(); },

@@ -60,17 +60,35 @@ call_outcome execute_call(detail::task_spec& task, void* self, context& ctx) {
   return out;
 }
 
+namespace {
+
+void store(detail::core& node, detail::object_slot& result, detail::boxed_value value) {
+  auto lease = node.admit(result.id(), value);
+  if (!lease) {
+    result.set_error(lease.err());
+    return;
+  }
+  result.set_value(std::move(value), std::move(*lease));
+}
+
+} // namespace
+
 void publish(detail::core& node, detail::task_spec& task, call_outcome outcome) {
   if (outcome.what != call_outcome::kind::value) {
     task.result->set_error(std::move(outcome.err));
     return;
   }
-  auto lease = node.admit(task.result->id(), outcome.value);
-  if (!lease) {
-    task.result->set_error(lease.err());
-    return;
-  }
-  task.result->set_value(std::move(outcome.value), std::move(*lease));
+  auto* fwd = detail::forwarded_from(outcome.value);
+  if (!fwd) return store(node, *task.result, std::move(outcome.value));
+  // It returned a future: its result is that future's, once it is done. Nothing waits.
+  task.forwarded = true;
+  fwd->from->when_done([&node, from = fwd->from, result = task.result, name = task.name] {
+    auto v = from->read();
+    if (v) return store(node, *result, std::move(*v));
+    auto e = v.err();
+    e.message = "the future '" + name + "' returned failed: " + e.message;
+    result->set_error(std::move(e));
+  });
 }
 
 } // namespace swarm::actors

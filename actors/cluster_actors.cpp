@@ -81,6 +81,7 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   m.checkpoint_every = spec.options.checkpoint_every;
   m.checkpoint = spec.checkpoint; // a state to start from (a durable checkpoint)
   m.durable_checkpoints = spec.options.durable_checkpoints;
+  m.max_concurrency = spec.options.max_concurrency;
   auto a = link_.request(target, m);
   if (!a) return a.err();
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
@@ -212,7 +213,7 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
   }
   std::vector<detail::boxed_value> args;
   for (size_t i = 0; i < m.args.size(); ++i) {
-    auto d = decode(m.args[i], ctor->params[i]);
+    auto d = decode(m.args[i], ctor->params[i], link_.values);
     if (!d) return d.err();
     args.push_back(std::move(*d));
   }
@@ -225,6 +226,7 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
   spec.options.node = link_.self.name;
   spec.options.checkpoint_every = m.checkpoint_every;
   spec.options.durable_checkpoints = m.durable_checkpoints;
+  spec.options.max_concurrency = std::max<uint32_t>(1, m.max_concurrency);
   spec.checkpoint = m.checkpoint;
   auto id = next_actor_++;
   // Saved states go to the owner, which restarts the actor if this node dies.
@@ -312,6 +314,28 @@ result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& n
   spec.type_name = loc->type_name;
   spec.options.name = name;
   return detail::actor_record_ptr{track(std::move(spec), loc->node, loc->actor_id)};
+}
+
+detail::actor_address cluster_actors::address_of(const detail::actor_record_ptr& target) {
+  if (auto* r = dynamic_cast<remote_actor_record*>(target.get()))
+    return {r->remote_node(), r->id(), r->spec().type_name};
+  auto id = link_.hosted.share(target, [this] { return next_actor_++; });
+  return {link_.self.name, id, target->spec().type_name};
+}
+
+result<detail::actor_record_ptr>
+cluster_actors::actor_at(const detail::actor_address& addr) {
+  if (addr.node == link_.self.name) {
+    if (auto rec = link_.hosted.find(addr.id)) return rec;
+    return error{errc::actor_died, "actor " + std::to_string(addr.id) + " of type '" +
+                                       addr.type_name + "' on node '" + addr.node +
+                                       "' is gone (killed)"};
+  }
+  // Calls through it go straight to the actor's node; an actor its owner restarts
+  // elsewhere is not followed.
+  detail::actor_spec spec;
+  spec.type_name = addr.type_name;
+  return detail::actor_record_ptr{track(std::move(spec), addr.node, addr.id)};
 }
 
 void cluster_actors::call(detail::actor_record& target, detail::task_ptr call) {

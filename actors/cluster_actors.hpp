@@ -25,6 +25,9 @@ public:
   void call(detail::actor_record& target, detail::task_ptr call);
   void kill(detail::actor_record& target, bool restart);
   result<detail::actor_record_ptr> find_actor(const std::string& name);
+  /// See `core::address_of` and `core::actor_at`.
+  detail::actor_address address_of(const detail::actor_record_ptr& target);
+  result<detail::actor_record_ptr> actor_at(const detail::actor_address& addr);
   /// Creates an actor lost with its node again, on a node the global scheduler picks.
   void restart_actor(const std::shared_ptr<remote_actor_record>& rec);
 

@@ -33,6 +33,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     : link_(std::move(cfg), node) {
   local_ = std::make_unique<local_node>(app, link_.cfg.runtime_for(link_.self), this);
   link_.local = local_.get();
+  link_.values = this;
   // Before the network starts: its handlers feed the global scheduler.
   if (is_head()) link_.global = spawn_global_scheduler(local_->system());
   store_ = std::make_unique<cluster_store>(link_);
@@ -174,6 +175,7 @@ void cluster_node::start_actors() {
   oc.publish = publish;
   oc.pool = local_->pool();
   oc.landings = landings_;
+  oc.values = this;
   oc.reserve = [local = local_.get()](const object_key& k, uint64_t bytes) {
     return local->admit_secondary({k.first, k.second}, bytes);
   };
@@ -199,6 +201,7 @@ void cluster_node::start_actors() {
   owner_config wc;
   wc.node = link_.self.name;
   wc.log = local_->log();
+  wc.values = this;
   wc.send = send;
   wc.release = [this](std::vector<object_key> exported) {
     link_.release_exports(exported);

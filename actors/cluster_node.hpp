@@ -73,6 +73,12 @@ public:
   result<detail::actor_record_ptr> find_actor(const std::string& name) override {
     return actors_->find_actor(name);
   }
+  detail::actor_address address_of(const detail::actor_record_ptr& target) override {
+    return actors_->address_of(target);
+  }
+  result<detail::actor_record_ptr> actor_at(const detail::actor_address& addr) override {
+    return actors_->actor_at(addr);
+  }
   result<std::optional<std::vector<uint8_t>>>
   kv(detail::kv_op op, const std::string& name, std::vector<uint8_t> value) override {
     return store_->kv(op, name, std::move(value));

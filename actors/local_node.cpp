@@ -65,7 +65,8 @@ local_node::local_node(const application& app, const runtime_config& cfg,
       topo_.memory_bytes() > 0 ? topo_.memory_bytes() / 4 : size_t{1} << 30);
   std::optional<spill_config> spill;
   if (cfg.spill)
-    spill = spill_config{cfg.spill_dir, outer_->node_name(), cfg.spill_limit_bytes};
+    spill =
+        spill_config{cfg.spill_dir, outer_->node_name(), cfg.spill_limit_bytes, outer_};
   store_ = std::make_shared<store_table>(store_bytes, cfg.inline_threshold,
                                          cfg.object_pool_bytes.value_or(store_bytes / 4),
                                          std::move(spill));
@@ -338,6 +339,7 @@ void local_node::call(detail::actor_record& target, detail::task_ptr call) {
 void local_node::kill(detail::actor_record& target, bool restart) {
   if (auto h = static_cast<host_record&>(target).host())
     caf::anon_send(h, kill_atom::value, restart);
+  if (!restart) shared_.erase(&target);
   if (!restart && !target.spec().options.name.empty())
     if (auto gcs = current(part::gcs, target.spec().options.name))
       caf::anon_send(gcs, forget_atom::value, target.spec().options.name);
@@ -352,6 +354,22 @@ result<detail::actor_record_ptr> local_node::find_actor(const std::string& name)
                  out = error{errc::unregistered, "no live actor is named '" + name + "'"};
                });
   return out;
+}
+
+detail::actor_address local_node::address_of(const detail::actor_record_ptr& target) {
+  auto id = shared_.share(target, [this] { return next_shared_++; });
+  return {node_name(), id, target->spec().type_name};
+}
+
+result<detail::actor_record_ptr> local_node::actor_at(const detail::actor_address& addr) {
+  if (addr.node != node_name())
+    return error{errc::node_unreachable, "a handle of an actor of node '" + addr.node +
+                                             "' reached node '" + node_name() +
+                                             "', which is not in its cluster"};
+  if (auto rec = shared_.find(addr.id)) return rec;
+  return error{errc::actor_died, "actor " + std::to_string(addr.id) + " of type '" +
+                                     addr.type_name + "' on node '" + addr.node +
+                                     "' is gone (killed)"};
 }
 
 result<detail::supervisor_config>

@@ -13,6 +13,7 @@
 
 #include "actors/actor_host.hpp"
 #include "actors/gcs_shards.hpp"
+#include "actors/hosted_table.hpp"
 #include "actors/local_group.hpp"
 #include "actors/node_metrics.hpp"
 #include "actors/store_table.hpp"
@@ -63,6 +64,8 @@ public:
   void call(detail::actor_record& target, detail::task_ptr call) override;
   void kill(detail::actor_record& target, bool restart) override;
   result<detail::actor_record_ptr> find_actor(const std::string& name) override;
+  detail::actor_address address_of(const detail::actor_record_ptr& target) override;
+  result<detail::actor_record_ptr> actor_at(const detail::actor_address& addr) override;
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
   node_stats stats() override;
   /// The object store's accounting alone (never blocks on an actor).
@@ -140,6 +143,9 @@ private:
   std::atomic<uint64_t> next_owner_{1};
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<bool> stopping_{false};
+  // Actors whose handles were encoded (spilled in a value), to read them back.
+  hosted_table shared_;
+  std::atomic<uint64_t> next_shared_{1};
   task_inbox inbox_;
   // Last in, first out: no scrape outlives what it asks.
   std::unique_ptr<node_metrics> metrics_;

@@ -242,7 +242,7 @@ void node_link::gather_args(const std::vector<wire_msg::arg>& args,
   std::vector<size_t> refs;
   for (size_t i = 0; i < args.size(); ++i) {
     if (auto* v = std::get_if<wire_msg::value>(&args[i])) {
-      auto d = decode(*v, params[i]);
+      auto d = decode(*v, params[i], values);
       if (!d) {
         auto e = d.err();
         e.message = "argument " + std::to_string(i + 1) + ": " + e.message;

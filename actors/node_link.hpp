@@ -68,6 +68,8 @@ public:
 
   // -- parts, owned by the cluster node -------------------------------------------------
   local_node* local = nullptr;
+  /// The cluster node, as the node that reads values (the actor handles in them).
+  codec_context* values = nullptr;
   wire_msg::transport* net = nullptr;
   std::shared_ptr<release_sink> releases = std::make_shared<release_sink>();
   caf::actor agent;

@@ -470,7 +470,7 @@ struct object_manager_state {
       std::shared_ptr<void> made;
       if (read_bulk_head(bytes.data(), bytes.size(), bytes.size(), h, why) ==
           bulk_head_state::ready)
-        made = type->decode_skeleton(bytes.data(), h, dests, why, cfg.pool);
+        made = type->decode_skeleton(bytes.data(), h, dests, why, cfg.pool, cfg.values);
       uint64_t at = h.head_size;
       for (auto& d : dests)
         at += d.second;
@@ -646,7 +646,8 @@ struct object_manager_state {
     if (state == bulk_head_state::malformed)
       return error{errc::type_mismatch,
                    "malformed " + p.type->name + " " + id_of(k) + ": " + why};
-    p.value = p.type->decode_skeleton(p.prefix.data(), h, p.dests, why, cfg.pool);
+    p.value =
+        p.type->decode_skeleton(p.prefix.data(), h, p.dests, why, cfg.pool, cfg.values);
     if (!p.value)
       return error{errc::type_mismatch, "malformed " + p.type->name + ": " + why};
     p.head_size = h.head_size;

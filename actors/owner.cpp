@@ -133,7 +133,7 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
                   p.task->options.node.empty());
     if (!again || !rerun(st, p.task, err.message)) slot->set_error(std::move(err));
   } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {
-    auto d = decode(*v, p.task->result_type);
+    auto d = decode(*v, p.task->result_type, st.cfg.values);
     if (d)
       slot->set_value(std::move(*d));
     else

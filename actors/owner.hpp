@@ -71,6 +71,8 @@ struct owner_config {
   std::chrono::milliseconds join_wait{30000};
   /// The node's log.
   node_log log;
+  /// The node that reads results (the actor handles in them); may be null.
+  codec_context* values = nullptr;
   /// The clock of the restart intensity (empty: steady_clock).
   std::function<std::chrono::steady_clock::time_point()> now;
 };

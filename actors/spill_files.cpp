@@ -178,7 +178,7 @@ result<detail::boxed_value> spill_files::read(const object_id& id,
   if (state != bulk_head_state::ready)
     return fail(why.empty() ? "a malformed head" : why);
   std::vector<std::pair<uint8_t*, size_t>> dests;
-  auto value = type.decode_skeleton(head.data(), h, dests, why, pool);
+  auto value = type.decode_skeleton(head.data(), h, dests, why, pool, cfg_.values);
   if (!value) return fail(why);
   for (auto& [dest, size] : dests)
     if (!read_all(fd, dest, size)) return fail("cut short");

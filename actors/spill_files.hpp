@@ -26,6 +26,8 @@ struct spill_config {
   std::string node;
   /// Bytes that may be spilled at once; 0: as many as the disk holds.
   uint64_t limit = 0;
+  /// The node that reads spilled values back (the actor handles in them); may be null.
+  codec_context* values = nullptr;
 };
 
 /// A node's spilled objects, one file each in a folder of this node process's own,

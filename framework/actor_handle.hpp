@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include "framework/application.hpp"
@@ -25,14 +26,17 @@ public:
       : core_(&c), record_(std::move(rec)) {}
 
   /// Calls `method(xs...)` on the actor and returns a future of the result at once. Calls
-  /// made from one thread run in the order made.
+  /// made from one thread run in the order made. A method that returns a future
+  /// (`object_ref<U>`) gives a future of `U`, done when that is: the actor takes its
+  /// next calls meanwhile (an async method).
   template <class R, class... Args, class... Xs>
-  object_ref<R> call(R (T::*method)(Args...), Xs&&... xs) const {
+  object_ref<detail::future_value_t<R>> call(R (T::*method)(Args...), Xs&&... xs) const {
     return call_impl<R, Args...>(method, std::forward<Xs>(xs)...);
   }
 
   template <class R, class... Args, class... Xs>
-  object_ref<R> call(R (T::*method)(Args...) const, Xs&&... xs) const {
+  object_ref<detail::future_value_t<R>> call(R (T::*method)(Args...) const,
+                                             Xs&&... xs) const {
     return call_impl<R, Args...>(method, std::forward<Xs>(xs)...);
   }
 
@@ -51,10 +55,11 @@ public:
 
   /// For the runtime.
   const detail::actor_record_ptr& record() const noexcept { return record_; }
+  detail::core* node() const noexcept { return core_; }
 
 private:
   template <class R, class... Args, class M, class... Xs>
-  object_ref<R> call_impl(M method, Xs&&... xs) const {
+  object_ref<detail::future_value_t<R>> call_impl(M method, Xs&&... xs) const {
     static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
     if (!record_)
       throw failure{
@@ -76,7 +81,8 @@ private:
                                                      std::index_sequence_for<Args...>{});
     };
     task->fn = &task->own_fn;
-    return object_ref<R>{detail::send_actor_call(*core_, *record_, std::move(task))};
+    return object_ref<detail::future_value_t<R>>{
+        detail::send_actor_call(*core_, *record_, std::move(task))};
   }
 
   // The registered name a call to another node carries; empty when not registered (the
@@ -90,5 +96,46 @@ private:
   detail::core* core_ = nullptr;
   detail::actor_record_ptr record_;
 };
+
+namespace detail {
+
+/// What a handle to an actor at `addr` that cannot be reached is: dead, saying why.
+actor_record_ptr unreachable_actor(const actor_address& addr, std::string why);
+
+/// The record a handle of type `T` read by `node` uses for the actor at `addr`; an
+/// error when it is an actor of another type.
+result<actor_record_ptr> read_actor(codec_context* node, const actor_address& addr,
+                                    const std::type_info& type);
+
+} // namespace detail
+
+/// An actor handle travels in values (arguments, results, members of user types), to
+/// other nodes too: what arrives is a handle to the same actor, whose calls go straight
+/// to the actor's node. An actor whose handle left its node lives, like a named one,
+/// until it is killed (or its node stops). A handle that arrives after its actor is gone
+/// is dead, saying why.
+template <class Inspector, class T> bool inspect(Inspector& f, actor_handle<T>& h) {
+  bool has = h.valid();
+  detail::actor_address addr;
+  if constexpr (std::is_same_v<Inspector, binary_reader>) {
+    if (!f(has)) return false;
+    if (!has) {
+      h = {};
+      return true;
+    }
+    if (!f(addr)) return false;
+    auto rec = detail::read_actor(f.context(), addr, typeid(T));
+    if (!rec) return f.fail(rec.err().message);
+    h = actor_handle<T>{*static_cast<detail::core*>(f.context()), std::move(*rec)};
+    return true;
+  } else {
+    if (!has) return f(has);
+    if constexpr (std::is_same_v<Inspector, basic_writer<detail::counting_sink>>)
+      addr.type_name = h.type_name(); // counted, not sent: the actor is not hosted for it
+    else
+      addr = h.node()->address_of(h.record());
+    return f(has, addr);
+  }
+}
 
 } // namespace swarm

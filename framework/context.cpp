@@ -277,7 +277,7 @@ context::get_durable_erased(const std::string& name, const detail::type_descript
     return error{errc::type_mismatch,
                  "durable object '" + name + "' holds a " + stored + ", not a " + t.name};
   std::string why;
-  auto v = t.decode(bytes.data() + 4 + len, bytes.size() - 4 - len, why);
+  auto v = t.decode(bytes.data() + 4 + len, bytes.size() - 4 - len, why, core_);
   if (!v)
     return error{errc::invalid_argument, "durable object '" + name +
                                              "' does not decode as a " + t.name + ": " +

@@ -40,20 +40,21 @@ public:
   /// Runs `f(xs...)` somewhere and returns a future of its result at once. Arguments may
   /// be values or futures (`object_ref`), whose values are passed once they exist.
   template <class R, class... Args, class... Xs>
-  object_ref<R> submit(const task_fn<R(Args...)>& f, Xs&&... xs) {
+  object_ref<detail::future_value_t<R>> submit(const task_fn<R(Args...)>& f, Xs&&... xs) {
     return submit(task_options{}, f, std::forward<Xs>(xs)...);
   }
 
-  /// As above, with resources, retries and priority.
+  /// As above, with resources, retries and priority. A function that returns a future
+  /// (`object_ref<U>`, of work it started) gives a future of `U`, done when that is.
   template <class R, class... Args, class... Xs>
-  object_ref<R> submit(const task_options& opts, const task_fn<R(Args...)>& f,
-                       Xs&&... xs) {
+  object_ref<detail::future_value_t<R>> submit(const task_options& opts,
+                                               const task_fn<R(Args...)>& f, Xs&&... xs) {
     static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
     if (f.entry() == nullptr)
       throw failure{{errc::invalid_argument,
                      "submit with an empty task_fn: get one from application::function "
                      "or application::find_function"}};
-    return object_ref<R>{submit_erased(
+    return object_ref<detail::future_value_t<R>>{submit_erased(
         *f.entry(), opts,
         {detail::make_arg_in<Args>(*core_, owner_, std::forward<Xs>(xs))...})};
   }
@@ -89,19 +90,21 @@ public:
   /// a continuation, run by this node's workers as a task (no thread waits for `ref`;
   /// `f` may be any copyable callable: it never leaves this node). A failed `ref` fails
   /// it with `dependency_failed`; an exception from `f` fails it as a task's would.
-  /// `opts`: its resources, retries and priority (its node is always this one).
+  /// `opts`: its resources, retries and priority (its node is always this one). A
+  /// continuation that returns a future gives a future of its value: continuations
+  /// chain without waiting.
   template <class T, class F>
   auto then(const object_ref<T>& ref, F&& f, task_options opts = {})
-      -> object_ref<std::decay_t<std::invoke_result_t<F&, const T&>>> {
+      -> object_ref<detail::future_value_t<std::invoke_result_t<F&, const T&>>> {
     using R = std::decay_t<std::invoke_result_t<F&, const T&>>;
     static_assert(!std::is_void_v<R>, "a continuation returns a value");
     detail::invoker fn = [f = std::forward<F>(f)](void*, context&,
                                                   const void* const* args) mutable {
-      return detail::boxed_value::make(R(f(*static_cast<const T*>(args[0]))));
+      return detail::box_result(R(f(*static_cast<const T*>(args[0]))));
     };
-    return object_ref<R>{then_erased(ref.slot(), &detail::type_of<T>(),
-                                     &detail::type_of<detail::stored_t<R>>(),
-                                     std::move(fn), std::move(opts))};
+    return object_ref<detail::future_value_t<R>>{then_erased(
+        ref.slot(), &detail::type_of<T>(), &detail::type_of<detail::stored_t<R>>(),
+        std::move(fn), std::move(opts))};
   }
 
   /// Runs the function registered as `name`, with types checked at run time: a wrong

@@ -52,6 +52,10 @@ struct actor_options {
   /// Runs the actor on a thread of its own. Needed when its methods block on futures
   /// made by other actors; otherwise it shares the node's scheduler threads.
   bool dedicated_thread = false;
+  /// How many of its calls that returned a future (async methods) may wait for it at
+  /// once, as Ray's `max_concurrency` of async actors; later calls wait their turn, in
+  /// order. 0 counts as 1.
+  uint32_t max_concurrency = 1000;
   /// Creates the actor on this node of the cluster; empty: on this node, or wherever
   /// `resources` fit when they do not fit here.
   std::string node;

@@ -32,12 +32,13 @@ std::vector<uint8_t> encode(const boxed_value& v) {
   return out;
 }
 
-result<boxed_value> decode(const wire_msg::value& v, const type_descriptor* want) {
+result<boxed_value> decode(const wire_msg::value& v, const type_descriptor* want,
+                           codec_context* ctx) {
   if (v.type_name != want->name)
     return error{errc::type_mismatch,
                  "expected a " + want->name + ", the other node sent a " + v.type_name};
   std::string why;
-  auto p = want->decode(v.bytes.data(), v.bytes.size(), why);
+  auto p = want->decode(v.bytes.data(), v.bytes.size(), why, ctx);
   if (!p) return error{errc::type_mismatch, "malformed " + want->name + ": " + why};
   return boxed_value{std::move(p), want};
 }

@@ -41,6 +41,7 @@ set(local_keys
   single_client_wait_1k_refs
   1_1_actor_calls_sync
   1_1_actor_calls_async
+  1_1_async_actor_calls_async
   1_1_actor_calls_with_args
   1_n_actor_calls_sync
   1_n_actor_calls_async

@@ -13,15 +13,16 @@ namespace {
 
 constexpr size_t with_args_bytes = 1024;
 
-/// Up to `n` calls to `actors` in turn, all sent before any result is read; the count.
+/// Up to `n` calls of `method` to `actors` in turn, all sent before any result is read;
+/// the count.
+template <class M = int (bench_echo::*)(int)>
 size_t call_batch(const std::vector<actor_handle<bench_echo>>& actors, size_t n,
-                  std::chrono::milliseconds cap) {
+                  std::chrono::milliseconds cap, M method = &bench_echo::ping) {
   std::vector<object_ref<int>> refs;
   refs.reserve(n);
   auto t0 = bench_clock::now();
   for (size_t i = 0; i < n && !past_cap(i, t0, cap); ++i)
-    refs.push_back(
-        actors[i % actors.size()].call(&bench_echo::ping, static_cast<int>(i)));
+    refs.push_back(actors[i % actors.size()].call(method, static_cast<int>(i)));
   for (size_t i = 0; i < refs.size(); ++i)
     check(refs[i].get().value() == static_cast<int>(i), "actor call batch");
   return refs.size();
@@ -115,6 +116,18 @@ void measure_actor_calls(bench_session& s, local_rig& rig) {
                                   auto t0 = bench_clock::now();
                                   return static_cast<double>(call_batch(one, n, p.cap)) /
                                          seconds_since(t0);
+                                }),
+                 "calls/s", "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig)));
+
+  // Ray's async actor: every method returns a future (there, a coroutine).
+  if (s.wants("1_1_async_actor_calls_async"))
+    s.add(versus("1_1_async_actor_calls_async",
+                 median_of_reps(p.reps, p.batch,
+                                [&](size_t n) {
+                                  auto t0 = bench_clock::now();
+                                  auto done =
+                                      call_batch(one, n, p.cap, &bench_echo::ping_async);
+                                  return static_cast<double>(done) / seconds_since(t0);
                                 }),
                  "calls/s", "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig)));
 

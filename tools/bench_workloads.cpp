@@ -5,6 +5,8 @@
 #include <string>
 #include <thread>
 
+#include "framework/context.hpp"
+
 namespace swarm::tools {
 
 namespace {
@@ -53,9 +55,14 @@ int nap(int ms) {
 
 } // namespace
 
+object_ref<int> bench_echo::ping_async(int x) {
+  return actor_context().put(x);
+}
+
 bench_fns register_bench(application& app) {
   auto echo = app.actor_type<bench_echo>("bench.echo");
   echo.method("ping", &bench_echo::ping)
+      .method("ping_async", &bench_echo::ping_async)
       .method("echo_bytes", &bench_echo::echo_bytes)
       .method("take_bytes", &bench_echo::take_bytes);
   return {app.function("bench.noop", noop),

@@ -8,6 +8,7 @@
 
 #include "framework/actor.hpp"
 #include "framework/application.hpp"
+#include "framework/object_ref.hpp"
 
 namespace swarm::tools {
 
@@ -15,6 +16,8 @@ namespace swarm::tools {
 class bench_echo : public actor {
 public:
   int ping(int x) { return x; }
+  /// `x` as a future made at once: an async method (1_1_async_actor_calls_async).
+  object_ref<int> ping_async(int x);
   /// The payload back: a message of the same size each way.
   std::vector<uint8_t> echo_bytes(const std::vector<uint8_t>& b) { return b; }
   /// A payload in, its size out (1_1_actor_calls_with_args).

@@ -31,6 +31,13 @@ namespace swarm {
 class binary_writer;
 class binary_reader;
 
+/// What a node lends the decoder of its values, for `inspect` overloads of types that
+/// name something of a node (an actor handle): `f.context()` while reading.
+class codec_context {
+public:
+  virtual ~codec_context() = default;
+};
+
 namespace detail {
 
 template <class T, class = void> struct has_inspect : std::false_type {};
@@ -270,13 +277,16 @@ private:
 /// Decodes values from a byte range; every read is bounds-checked.
 class binary_reader {
 public:
-  binary_reader(const uint8_t* data, size_t size) : pos_(data), end_(data + size) {}
+  binary_reader(const uint8_t* data, size_t size, codec_context* ctx = nullptr)
+      : pos_(data), end_(data + size), context_(ctx) {}
 
   /// Reads a bulk layout's skeleton: a read of a block's size (`bulk_block_min` or more)
   /// does not copy, it records where the block's bytes go in `dests`, in order.
   binary_reader(const uint8_t* skeleton, size_t size, const std::vector<uint64_t>& blocks,
-                std::vector<std::pair<uint8_t*, size_t>>& dests)
-      : pos_(skeleton), end_(skeleton + size), blocks_(&blocks), dests_(&dests) {
+                std::vector<std::pair<uint8_t*, size_t>>& dests,
+                codec_context* ctx = nullptr)
+      : pos_(skeleton), end_(skeleton + size), context_(ctx), blocks_(&blocks),
+        dests_(&dests) {
     for (auto b : blocks)
       block_bytes_ += b;
   }
@@ -291,12 +301,16 @@ public:
   /// What went wrong, or an empty string.
   const std::string& failure() const { return failure_; }
 
-private:
-  bool fail(const char* what) {
-    if (failure_.empty()) failure_ = what;
+  /// The node reading, if one lent itself; null otherwise.
+  codec_context* context() const noexcept { return context_; }
+
+  /// Fails the read, saying why (the first reason given stays); for `inspect` overloads.
+  bool fail(std::string what) {
+    if (failure_.empty()) failure_ = std::move(what);
     return false;
   }
 
+private:
   size_t remaining() const { return static_cast<size_t>(end_ - pos_) + block_bytes_; }
 
   bool read_raw(void* p, size_t n) {
@@ -422,6 +436,7 @@ private:
 
   const uint8_t* pos_;
   const uint8_t* end_;
+  codec_context* context_ = nullptr;
   std::string failure_;
   // Reading a bulk layout's skeleton: the sizes of its blocks, where they go.
   const std::vector<uint64_t>* blocks_ = nullptr;
@@ -478,10 +493,13 @@ bool read_whole(MakeReader make_reader, T& x, const char* leftover, std::string&
 /// Decodes a `T` from `data`; returns false (and leaves a reason in `why`) on malformed
 /// input or trailing bytes. An exception while decoding (memory running out, a user
 /// type's `inspect` throwing) does not escape: it is a reason too.
-template <class T> bool decode(const uint8_t* data, size_t size, T& x, std::string& why) {
+/// `ctx`, if given, is the node reading (see `codec_context`).
+template <class T>
+bool decode(const uint8_t* data, size_t size, T& x, std::string& why,
+            codec_context* ctx = nullptr) {
   return detail::read_whole(
       [&] {
-        return binary_reader{data, size};
+        return binary_reader{data, size, ctx};
       },
       x, "trailing bytes after value", why);
 }
@@ -553,12 +571,13 @@ inline bulk_head_state read_bulk_head(const uint8_t* data, size_t size, uint64_t
 /// buffers are sized already). False, with a reason in `why`, on malformed input.
 template <class T>
 bool decode_skeleton(const uint8_t* data, const bulk_head& h, T& x,
-                     std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why) {
+                     std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why,
+                     codec_context* ctx = nullptr) {
   auto skeleton = data + (h.head_size - h.skeleton_size);
   return detail::read_whole(
       [&] {
         return binary_reader{skeleton, static_cast<size_t>(h.skeleton_size), h.blocks,
-                             dests};
+                             dests, ctx};
       },
       x, "bytes or blocks left over after the value", why);
 }

@@ -242,6 +242,7 @@ struct ActorCreate {
   checkpoint @8 :Data;       # the state to restore (a restart on another node)
   checkpointEvery @9 :UInt32;
   durableCheckpoints @10 :Bool;  # each state saved also goes to the control store
+  maxConcurrency @11 :UInt32;    # calls that returned futures waiting at once
 }
 
 struct ActorCreated {

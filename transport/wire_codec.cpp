@@ -363,6 +363,7 @@ struct builder_visitor {
     b.setCheckpoint(bytes_of(m.checkpoint));
     b.setCheckpointEvery(m.checkpoint_every);
     b.setDurableCheckpoints(m.durable_checkpoints);
+    b.setMaxConcurrency(m.max_concurrency);
   }
   void operator()(const actor_created& m) {
     auto b = env.initActorCreated();
@@ -576,6 +577,7 @@ message read_envelope(wire::Envelope::Reader env) {
     m.checkpoint = to_vector(r.getCheckpoint());
     m.checkpoint_every = r.getCheckpointEvery();
     m.durable_checkpoints = r.getDurableCheckpoints();
+    m.max_concurrency = r.getMaxConcurrency();
     return m;
   }
   case wire::Envelope::ACTOR_CREATED: {

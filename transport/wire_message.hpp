@@ -283,6 +283,7 @@ struct actor_create {
   std::vector<uint8_t> checkpoint;
   uint32_t checkpoint_every = 0;
   bool durable_checkpoints = false;
+  uint32_t max_concurrency = 0;
 };
 
 struct actor_created {

@@ -5,7 +5,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/error.hpp"
 #include "framework/detail/type_descriptor.hpp"
+#include "framework/object_ref.hpp"
 
 namespace swarm {
 class context;
@@ -48,6 +50,37 @@ template <class P>
 constexpr bool is_valid_param_v =
     !std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>;
 
+/// What a function that returned a future gives back: its result is that future's
+/// value, once there is one (see `forwarded_from`). It never travels.
+struct forwarded_result {
+  slot_ptr from;
+};
+
+template <class Inspector> bool inspect(Inspector& f, forwarded_result&) {
+  if constexpr (std::is_same_v<Inspector, binary_reader>)
+    return f.fail("a forwarded result is never sent");
+  else
+    return true;
+}
+
+/// The future `v` forwards, if it is a `forwarded_result`.
+inline const forwarded_result* forwarded_from(const boxed_value& v) {
+  return v.type && same_type(*v.type, type_of<forwarded_result>())
+             ? static_cast<const forwarded_result*>(v.ptr.get())
+             : nullptr;
+}
+
+/// Boxes what a function returned: a future it returned is forwarded.
+template <class X> boxed_value box_result(X&& x) {
+  if constexpr (is_object_ref<std::decay_t<X>>::value) {
+    if (!x.valid())
+      throw failure{{errc::invalid_argument, "returned an empty future (object_ref)"}};
+    return boxed_value::make(forwarded_result{x.slot()});
+  } else {
+    return boxed_value::make(std::forward<X>(x));
+  }
+}
+
 /// Calls `f(ctx?, args...)` and boxes what it returns.
 template <bool WithContext, class R, class... Args, class F, size_t... Is>
 boxed_value call_unboxed(F& f, context& ctx, const void* const* args,
@@ -62,7 +95,7 @@ boxed_value call_unboxed(F& f, context& ctx, const void* const* args,
     call();
     return boxed_value::make(unit{});
   } else {
-    return boxed_value::make(call());
+    return box_result(call());
   }
 }
 

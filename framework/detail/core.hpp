@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "framework/detail/actor_address.hpp"
 #include "framework/detail/actor_record.hpp"
 #include "framework/detail/group_record.hpp"
 #include "framework/detail/object_slot.hpp"
@@ -30,8 +31,9 @@ class value_pool;
 enum class kv_op { get, put, erase };
 
 /// What the public API needs from a node. The framework defines it; the node's system
-/// actors (in actors/) implement it.
-class core {
+/// actors (in actors/) implement it. It reads the values that come to it (the actor
+/// handles in them), so it is their decoder's context.
+class core : public codec_context {
 public:
   virtual ~core();
 
@@ -92,6 +94,14 @@ public:
 
   /// Finds a named actor.
   virtual result<actor_record_ptr> find_actor(const std::string& name) = 0;
+
+  /// Where other nodes reach `target` (a handle of it is being sent): this node hosts
+  /// it for them from now on, while it lives.
+  virtual actor_address address_of(const actor_record_ptr& target) = 0;
+
+  /// The record a handle that arrived here uses to reach the actor at `addr`: this
+  /// node's own when it lives here. `actor_died` when it lived here and is gone.
+  virtual result<actor_record_ptr> actor_at(const actor_address& addr) = 0;
 
   /// Starts a supervision tree over actors.
   virtual result<group_record_ptr> supervise(const group_spec& spec) = 0;

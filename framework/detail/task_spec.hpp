@@ -71,6 +71,8 @@ struct task_spec {
   /// Cancelled while it ran: user code sees it (`context::cancelled`) and its result is a
   /// `cancelled` error whatever it returns.
   std::atomic<bool> cancel_requested{false};
+  /// It returned a future: its result is set when that future is done, after it ran.
+  bool forwarded = false;
 
   task_spec() = default;
   task_spec(const task_spec&) = delete;
@@ -79,7 +81,7 @@ struct task_spec {
   /// A task dropped unrun (a message lost with an actor that died, say) fails its future
   /// instead of leaving its owner waiting forever.
   ~task_spec() {
-    if (result && !result->done())
+    if (result && !result->done() && !forwarded)
       result->set_error({actor_call ? errc::actor_died : errc::worker_died,
                          "'" + name +
                              "' was dropped before it ran: the actor or worker "

@@ -10,6 +10,10 @@
 
 #include "transport/codec.hpp"
 
+namespace swarm {
+template <class T> class object_ref;
+} // namespace swarm
+
 namespace swarm::detail {
 
 class value_pool;
@@ -32,9 +36,10 @@ struct type_descriptor {
   size_t (*byte_size)(const void* value);
   /// Appends the value's encoding (what crosses nodes).
   void (*encode)(const void* value, std::vector<uint8_t>& out);
-  /// Decodes a value; nullptr with the reason in `why` on malformed input.
+  /// Decodes a value, read by the node `ctx` (may be null); nullptr with the reason in
+  /// `why` on malformed input.
   std::shared_ptr<const void> (*decode)(const uint8_t* data, size_t size,
-                                        std::string& why);
+                                        std::string& why, codec_context* ctx);
   /// Lays the value out for bulk transfer: its large buffers are sent from where they
   /// are (see `bulk_layout`).
   bulk_layout (*lay_out)(const void* value);
@@ -45,8 +50,8 @@ struct type_descriptor {
   /// goes back there when freed.
   std::shared_ptr<void> (*decode_skeleton)(
       const uint8_t* data, const bulk_head& h,
-      std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why,
-      value_pool* pool);
+      std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why, value_pool* pool,
+      codec_context* ctx);
   /// Deletes a value made with `new`.
   void (*destroy)(void* value);
 };
@@ -63,9 +68,16 @@ template <class Inspector> bool inspect(Inspector&, unit&) {
   return true;
 }
 
-/// The stored form of a result: `unit` for void.
+/// What a future of `R` holds: `U` for a future (`object_ref<U>`: a function returning
+/// one is done when it is), `R` otherwise.
+template <class R> struct future_value { using type = R; };
+template <class U> struct future_value<object_ref<U>> { using type = U; };
+template <class R> using future_value_t = typename future_value<std::decay_t<R>>::type;
+
+/// The stored form of a result: `unit` for void, `U` for a future of `U`.
 template <class R>
-using stored_t = std::conditional_t<std::is_void_v<R>, unit, std::decay_t<R>>;
+using stored_t =
+    std::conditional_t<std::is_void_v<future_value_t<R>>, unit, future_value_t<R>>;
 
 template <class T> size_t byte_size_of(const void* p) {
   auto& x = *static_cast<const T*>(p);
@@ -99,9 +111,9 @@ template <class T> std::shared_ptr<T> make_to_decode(std::string& why) {
 
 template <class T>
 std::shared_ptr<const void> decode_from(const uint8_t* data, size_t size,
-                                        std::string& why) {
+                                        std::string& why, codec_context* ctx) {
   auto x = make_to_decode<T>(why);
-  if (!x || !swarm::decode(data, size, *x, why)) return nullptr;
+  if (!x || !swarm::decode(data, size, *x, why, ctx)) return nullptr;
   return x;
 }
 
@@ -121,7 +133,8 @@ template <class T> const type_descriptor& type_of();
 template <class T>
 std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h,
                                          std::vector<std::pair<uint8_t*, size_t>>& dests,
-                                         std::string& why, value_pool* pool) {
+                                         std::string& why, value_pool* pool,
+                                         codec_context* ctx) {
   std::shared_ptr<T> x;
   if constexpr (decodes_whole<T>::value) {
     if (pool) try {
@@ -135,7 +148,7 @@ std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h
       }
   }
   if (!x) x = make_to_decode<T>(why);
-  if (!x || !swarm::decode_skeleton(data, h, *x, dests, why)) return nullptr;
+  if (!x || !swarm::decode_skeleton(data, h, *x, dests, why, ctx)) return nullptr;
   return x;
 }
 

@@ -39,7 +39,9 @@ inline std::pair<uint64_t, uint64_t> key_of(const wire_msg::object_ref_id& id) {
 /// The value's encoding, what crosses nodes.
 std::vector<uint8_t> encode(const boxed_value& v);
 
-/// Decodes a value sent as a `want`; a type_mismatch error naming both types otherwise.
-result<boxed_value> decode(const wire_msg::value& v, const type_descriptor* want);
+/// Decodes a value sent as a `want`, read by the node `ctx`; a type_mismatch error
+/// naming both types otherwise.
+result<boxed_value> decode(const wire_msg::value& v, const type_descriptor* want,
+                           codec_context* ctx);
 
 } // namespace swarm::detail

@@ -42,6 +42,13 @@ public:
   swarm::result<detail::actor_record_ptr> find_actor(const std::string&) override {
     return swarm::error{errc::unregistered, "not in this test"};
   }
+  detail::actor_address address_of(const detail::actor_record_ptr&) override {
+    return {};
+  }
+  swarm::result<detail::actor_record_ptr>
+  actor_at(const detail::actor_address&) override {
+    return swarm::error{errc::unregistered, "not in this test"};
+  }
   swarm::result<detail::group_record_ptr> supervise(const detail::group_spec&) override {
     return swarm::error{errc::invalid_argument, "not in this test"};
   }

@@ -188,6 +188,52 @@ private:
   int n_ = 0;
 };
 
+/// A pipeline stage: adds its node's name to a path and hands it on to the stage it was
+/// linked to, if any; the whole path.
+class relay : public actor {
+public:
+  void link(actor_handle<relay> next) { next_ = std::move(next); }
+  actor_handle<relay> next() const { return next_; }
+  std::string pass(std::string path) {
+    path += (path.empty() ? "" : ">") + actor_context().node_name();
+    if (!next_.valid()) return path;
+    auto r = next_.call(&relay::pass, path).get(std::chrono::seconds(20));
+    if (!r) throw std::runtime_error(r.err().to_string());
+    return *r;
+  }
+  /// As `pass`, returning at once: the path is the next stage's answer (async).
+  object_ref<std::string> hand_on(std::string path) {
+    path += (path.empty() ? "" : ">") + actor_context().node_name();
+    if (!next_.valid()) return actor_context().put(path);
+    return next_.call(&relay::hand_on, path);
+  }
+
+private:
+  actor_handle<relay> next_;
+};
+
+/// A handle inside a user type.
+struct route {
+  std::string label;
+  actor_handle<relay> to;
+};
+
+template <class Inspector> bool inspect(Inspector& f, route& x) {
+  return f(x.label, x.to);
+}
+
+/// Sends its label along a route: the path the stage it names returns.
+inline std::string follow(const route& r) {
+  auto got = r.to.call(&relay::pass, r.label).get(std::chrono::seconds(20));
+  if (!got) throw std::runtime_error(got.err().to_string());
+  return *got;
+}
+
+/// Makes a relay on the node this task runs on and returns its handle.
+inline actor_handle<relay> make_relay(context& ctx) {
+  return ctx.spawn(ctx.app().find_actor_type<relay>("relay").value());
+}
+
 /// Calls the actor named `name` from wherever this task runs.
 inline int call_named(context& ctx, const std::string& name, int x) {
   auto cls = ctx.app().find_actor_type<counter>("counter").value();
@@ -256,6 +302,13 @@ inline void register_all(application& app) {
   app.function("digest_doubles", digest_doubles);
   app.function("digest_sample", digest_sample);
   app.function("spawn_special", spawn_special);
+  app.function("follow", follow);
+  app.function("make_relay", make_relay);
+  app.actor_type<relay>("relay")
+      .method("link", &relay::link)
+      .method("next", &relay::next)
+      .method("pass", &relay::pass)
+      .method("hand_on", &relay::hand_on);
   app.actor_type<ballast>("ballast").constructor<int>().method("kib", &ballast::kib);
   app.actor_type<counter>("counter")
       .constructor<int>()

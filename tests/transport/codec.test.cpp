@@ -146,7 +146,7 @@ TEST_CASE("an exception while decoding is returned as the reason, not thrown") {
   CHECK_FALSE(swarm::decode(bytes.data(), bytes.size(), x, why));
   CHECK(why == "decoding threw: picky refuses negative values");
   auto& desc = swarm::detail::type_of<picky>();
-  CHECK_FALSE(static_cast<bool>(desc.decode(bytes.data(), bytes.size(), why)));
+  CHECK_FALSE(static_cast<bool>(desc.decode(bytes.data(), bytes.size(), why, nullptr)));
   CHECK(why == "decoding threw: picky refuses negative values");
 }
 
@@ -190,10 +190,11 @@ TEST_CASE("a boxed value crosses through bytes with only its run-time descriptor
   std::vector<uint8_t> bytes;
   desc.encode(boxed.ptr.get(), bytes);
   std::string why;
-  auto back = desc.decode(bytes.data(), bytes.size(), why);
+  auto back = desc.decode(bytes.data(), bytes.size(), why, nullptr);
   REQUIRE(static_cast<bool>(back));
   CHECK(static_cast<const sample*>(back.get())->pairs == make_sample().pairs);
-  CHECK_FALSE(static_cast<bool>(desc.decode(bytes.data(), bytes.size() - 1, why)));
+  CHECK_FALSE(
+      static_cast<bool>(desc.decode(bytes.data(), bytes.size() - 1, why, nullptr)));
   CHECK_FALSE(why.empty());
 }
 

@@ -507,6 +507,32 @@ void cluster_node::lost(const std::string& peer, const std::string& why) {
 // -- dispatch
 // ------------------------------------------------------------------------------
 
+namespace {
+
+error groups_on_head(const std::string& node, const std::string& head) {
+  return {errc::invalid_argument, "placement groups are made and waited for by a driver "
+                                  "on the head ('" +
+                                      head + "'), not on node '" + node + "'"};
+}
+
+} // namespace
+
+result<void> cluster_node::create_group(uint64_t id, const placement_group_options& o) {
+  if (!is_head()) return groups_on_head(link_.self.name, head_name());
+  return create_group_at(link_.global, id, o);
+}
+
+result<detail::group_placement>
+cluster_node::wait_group(uint64_t id, std::chrono::milliseconds timeout) {
+  if (!is_head()) return groups_on_head(link_.self.name, head_name());
+  return wait_group_at(link_.global, id, timeout);
+}
+
+result<void> cluster_node::remove_group(uint64_t id) {
+  if (!is_head()) return groups_on_head(link_.self.name, head_name());
+  return remove_group_at(link_.global, id);
+}
+
 void cluster_node::output(const detail::task_spec* task, std::string_view text) {
   // Printed here when the caller is here, or its node is gone.
   if (!task || task->origin.empty() || task->origin == link_.self.name ||

@@ -73,6 +73,10 @@ public:
   result<detail::actor_record_ptr> find_actor(const std::string& name) override {
     return actors_->find_actor(name);
   }
+  result<void> create_group(uint64_t id, const placement_group_options& o) override;
+  result<detail::group_placement> wait_group(uint64_t id,
+                                             std::chrono::milliseconds timeout) override;
+  result<void> remove_group(uint64_t id) override;
   detail::actor_address address_of(const detail::actor_record_ptr& target) override {
     return actors_->address_of(target);
   }

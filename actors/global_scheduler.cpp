@@ -19,11 +19,20 @@ struct node_view {
 
 struct global_state {
   std::map<std::string, node_view> nodes;
+  group_table groups;
+
+  group_table::node_totals totals() const {
+    group_table::node_totals out;
+    for (auto& [name, n] : nodes)
+      out[name] = {n.total, n.alive};
+    return out;
+  }
 };
 
 result<std::string> choose(global_state& st, const placement_request& req) {
   const std::string* best = nullptr;
   uint64_t best_bytes = 0, best_queued = 0;
+  bool best_free = false; // outside what placement groups reserved there
   std::string dead;    // nodes that would fit but are dead
   std::string lacking; // nodes that have not registered what it needs
   std::string seen;    // nodes that could run it, with what they have
@@ -43,10 +52,16 @@ result<std::string> choose(global_state& st, const placement_request& req) {
     uint64_t bytes = 0;
     for (auto& [where, size] : req.input_bytes)
       if (where == name) bytes += size;
-    if (!best || bytes > best_bytes || (bytes == best_bytes && n.queued < best_queued)) {
+    auto room = n.total;
+    room -= st.groups.reserved_on(name);
+    bool free = req.demand.fits_in(room);
+    if (!best || free > best_free ||
+        (free == best_free &&
+         (bytes > best_bytes || (bytes == best_bytes && n.queued < best_queued)))) {
       best = &name;
       best_bytes = bytes;
       best_queued = n.queued;
+      best_free = free;
     }
   }
   if (!best && !dead.empty()) return only_dead_nodes_fit(req.demand, dead);
@@ -73,10 +88,15 @@ public:
         [this](update_atom, const std::string& name, const resource_set& total,
                uint64_t queued, bool alive, node_abilities& abilities) {
           auto& n = state_.nodes[name];
+          bool changed = n.alive != alive || !(n.total == total);
           n.total = total;
           n.queued = queued;
           n.alive = alive;
           n.abilities = std::move(abilities);
+          if (changed) state_.groups.nodes_changed(state_.totals());
+        },
+        [this](group_atom, group_request& r) {
+          state_.groups.handle(std::move(r), state_.totals());
         },
         [this](place_atom, const placement_request& req) {
           if (req.then) req.then(choose(state_, req));

@@ -52,9 +52,12 @@ struct placement_request {
 ///   (update_atom, name, total, queued, alive, node_abilities)
 ///                                               a join, a heartbeat or a failure
 ///   (place_atom, placement_request)             picks a node and calls `then`
+///   (group_atom, group_request)                 makes, waits for or removes a
+///                                               placement group (see `group_table`)
 /// It picks among live nodes that have registered what the work needs and whose total
-/// resources fit the demand: the one holding the most bytes of the task's inputs, then
-/// the one with the least queued work. What it places counts against a node until that
+/// resources fit the demand: one where it fits outside what placement groups reserved,
+/// then the one holding the most bytes of the task's inputs, then the one with the
+/// least queued work. What it places counts against a node until that
 /// node's next heartbeat. Work no node has registered fails at once (`unregistered`),
 /// naming it and the nodes.
 caf::actor spawn_global_scheduler(caf::actor_system& sys);

@@ -140,6 +140,12 @@ local_node::local_node(const application& app, const runtime_config& cfg,
         return spawn_local_scheduler(s, sched_cfg);
       }));
   supervisor_ = detail::spawn_supervisor(*sys_, std::move(sup));
+  if (outer_ == this) {
+    // Placement groups of an embedded node: the whole cluster is this node.
+    placement_ = spawn_global_scheduler(*sys_);
+    caf::anon_send(placement_, update_atom::value, node_name(), total_, uint64_t{0}, true,
+                   node_abilities{});
+  }
   // The supervisor starts its children asynchronously; the node is usable once they run.
   ids.push_back("object_store");
   ids.push_back("local_scheduler");
@@ -198,6 +204,7 @@ void local_node::stop() {
   }
   caf::anon_send_exit(supervisor_, caf::exit_reason::user_shutdown);
   supervisor_ = nullptr;
+  if (placement_) caf::anon_send_exit(placement_, caf::exit_reason::user_shutdown);
   gcs_->clear();
   {
     std::lock_guard<std::mutex> guard{parts_mtx_};
@@ -354,6 +361,19 @@ result<detail::actor_record_ptr> local_node::find_actor(const std::string& name)
                  out = error{errc::unregistered, "no live actor is named '" + name + "'"};
                });
   return out;
+}
+
+result<void> local_node::create_group(uint64_t id, const placement_group_options& o) {
+  return create_group_at(placement_, id, o);
+}
+
+result<detail::group_placement>
+local_node::wait_group(uint64_t id, std::chrono::milliseconds timeout) {
+  return wait_group_at(placement_, id, timeout);
+}
+
+result<void> local_node::remove_group(uint64_t id) {
+  return remove_group_at(placement_, id);
 }
 
 detail::actor_address local_node::address_of(const detail::actor_record_ptr& target) {

@@ -64,6 +64,10 @@ public:
   void call(detail::actor_record& target, detail::task_ptr call) override;
   void kill(detail::actor_record& target, bool restart) override;
   result<detail::actor_record_ptr> find_actor(const std::string& name) override;
+  result<void> create_group(uint64_t id, const placement_group_options& o) override;
+  result<detail::group_placement> wait_group(uint64_t id,
+                                             std::chrono::milliseconds timeout) override;
+  result<void> remove_group(uint64_t id) override;
   detail::actor_address address_of(const detail::actor_record_ptr& target) override;
   result<detail::actor_record_ptr> actor_at(const detail::actor_address& addr) override;
   result<detail::group_record_ptr> supervise(const detail::group_spec& spec) override;
@@ -139,6 +143,7 @@ private:
   bool started_ = false;    // the constructor returned
   caf::actor store_actor_;
   caf::actor scheduler_;
+  caf::actor placement_; // keeps placement groups, for an embedded node
 
   std::atomic<uint64_t> next_owner_{1};
   std::atomic<uint64_t> next_seq_{1};

@@ -37,6 +37,7 @@ using erase_atom = caf::atom_constant<caf::atom("erase")>;
 using scan_atom = caf::atom_constant<caf::atom("scan")>;
 using update_atom = caf::atom_constant<caf::atom("update")>;
 using place_atom = caf::atom_constant<caf::atom("place")>;
+using group_atom = caf::atom_constant<caf::atom("group")>;
 using chain_atom = caf::atom_constant<caf::atom("chain")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 
@@ -64,5 +65,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::gcs_chain)
 #include "actors/global_scheduler.hpp"
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::placement_request)
+
+#include "actors/placement_groups.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::group_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::node_abilities)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::resource_set)

@@ -14,6 +14,25 @@ core::~core() = default;
 
 void core::job_event(uint64_t, bool) {}
 
+namespace {
+error no_groups(const core& c) {
+  return {errc::invalid_argument,
+          "node '" + c.node_name() + "' does not keep placement groups"};
+}
+} // namespace
+
+result<void> core::create_group(uint64_t, const placement_group_options&) {
+  return no_groups(*this);
+}
+
+result<group_placement> core::wait_group(uint64_t, std::chrono::milliseconds) {
+  return no_groups(*this);
+}
+
+result<void> core::remove_group(uint64_t) {
+  return no_groups(*this);
+}
+
 void core::output(const task_spec* task, std::string_view text) {
   print_output(task ? output_label(*task) : std::string{}, node_name(), text);
 }
@@ -306,7 +325,15 @@ detail::slot_ptr context::submit_erased(const detail::function_entry& f,
   t->result->spin_before_sleeping();
   t->options = opts;
   auto slot = t->result;
-  if (auto ok = core_->feasible(opts.resources, opts.node, f.name); !ok) {
+  if (opts.bundle.group != 0) {
+    auto node = bundle_node(opts.bundle, opts.resources);
+    if (!node) {
+      slot->set_error({node.err().code, "task '" + f.name + "': " + node.err().message});
+      return slot;
+    }
+    t->options.node = *node;
+  }
+  if (auto ok = core_->feasible(opts.resources, t->options.node, f.name); !ok) {
     slot->set_error({ok.err().code, "task '" + f.name + "': " + ok.err().message});
     return slot;
   }
@@ -388,6 +415,38 @@ actor_group context::supervise(const supervisor_spec& spec) {
   return actor_group{*core_, std::move(*rec)};
 }
 
+result<placement_group> context::create_placement_group(placement_group_options opts) {
+  auto id = core_->new_owner_id();
+  if (auto ok = core_->create_group(id, opts); !ok) return ok.err();
+  return placement_group{*core_, id, std::move(opts)};
+}
+
+result<void> context::remove_placement_group(const placement_group& g) {
+  if (!g.valid())
+    return error{errc::invalid_argument, "remove of an empty placement_group"};
+  return core_->remove_group(g.id());
+}
+
+result<std::string> context::bundle_node(const bundle_ref& bundle,
+                                         const resource_set& demand) {
+  auto at = core_->wait_group(bundle.group, std::chrono::milliseconds{0});
+  if (!at) return at.err();
+  if (bundle.index >= at->nodes.size())
+    return error{errc::invalid_argument,
+                 "placement group " + std::to_string(bundle.group) + " has " +
+                     std::to_string(at->nodes.size()) + " bundles, not a bundle " +
+                     std::to_string(bundle.index)};
+  auto& holds = at->bundles[bundle.index];
+  if (!demand.fits_in(holds))
+    return error{errc::infeasible,
+                 "demands " + demand.to_string() + " but bundle " +
+                     std::to_string(bundle.index) + " of placement group " +
+                     std::to_string(bundle.group) + " holds " + holds.to_string()};
+  // An embedded node is the whole cluster: it takes no node name.
+  if (!core_->cluster()) return std::string{};
+  return at->nodes[bundle.index];
+}
+
 detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {
   auto failed = [&spec](const error& e) {
     auto rec = std::make_shared<detail::actor_record>(spec);
@@ -398,6 +457,11 @@ detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {
   if (!core_->app().has_actor_type(spec.type_name))
     return failed(
         {errc::unregistered, "actor type '" + spec.type_name + "' is not registered"});
+  if (spec.options.bundle.group != 0) {
+    auto node = bundle_node(spec.options.bundle, spec.options.resources);
+    if (!node) return failed(node.err());
+    spec.options.node = *node;
+  }
   if (auto ok = core_->feasible(spec.options.resources, spec.options.node); !ok)
     return failed(ok.err());
   auto& name = spec.options.name;

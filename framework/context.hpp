@@ -17,6 +17,7 @@
 #include "framework/detail/value_pool.hpp"
 #include "framework/object_ref.hpp"
 #include "framework/options.hpp"
+#include "framework/placement_group.hpp"
 #include "framework/supervisor_spec.hpp"
 
 namespace swarm {
@@ -232,6 +233,17 @@ public:
   /// when a child id repeats or an actor type is not registered.
   actor_group supervise(const supervisor_spec& spec);
 
+  // -- placement groups -----------------------------------------------------------------
+
+  /// Reserves `opts.bundles` across the cluster's nodes as `opts.strategy` says, all or
+  /// none (Ray's `CreatePlacementGroup`). Returns at once: the group waits until its
+  /// bundles fit (`placement_group::wait`). An error when one never could (a bundle no
+  /// node has the resources for, or no bundles).
+  result<placement_group> create_placement_group(placement_group_options opts);
+
+  /// Removes `g`: what it reserved is free again; work already in it runs on.
+  result<void> remove_placement_group(const placement_group& g);
+
   // -- the cluster's key-value store ----------------------------------------------------
 
   /// Stores `value` under `key` in the control store's key-value table (as Ray's internal
@@ -317,6 +329,8 @@ private:
   get_durable_erased(const std::string& name, const detail::type_descriptor& t);
   bool cancel_slot(const detail::slot_ptr& slot, bool force);
   detail::actor_record_ptr spawn_erased(detail::actor_spec spec);
+  // Where work in `bundle` runs, checked against what the bundle holds.
+  result<std::string> bundle_node(const bundle_ref& bundle, const resource_set& demand);
 
   detail::core* core_;
   uint64_t owner_;

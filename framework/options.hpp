@@ -2,10 +2,19 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "framework/resources.hpp"
 
 namespace swarm {
+
+/// A bundle of a placement group: work placed in it runs on the node that holds it.
+struct bundle_ref {
+  /// The group's id; 0: none.
+  uint64_t group = 0;
+  /// The bundle's index in the group.
+  uint32_t index = 0;
+};
 
 /// How one task is run.
 struct task_options {
@@ -31,6 +40,23 @@ struct task_options {
   /// copy dies, the result comes from another, with no retry and no delay. 1: one run.
   /// Ignored with `node` set; `replicas` is ignored with it.
   uint32_t redundancy = 1;
+  /// Runs the task in this bundle of a placement group (on its node, demanding no more
+  /// than it holds); the group must be placed. Overrides `node`.
+  bundle_ref bundle;
+};
+
+/// How a placement group spreads its bundles over nodes (Ray's strategies).
+enum class placement_strategy {
+  pack,         ///< as few nodes as fit, one if it can
+  spread,       ///< as many distinct nodes as can hold them
+  strict_pack,  ///< all on one node, or wait until one has the room
+  strict_spread ///< each on a node of its own, or wait until there are enough
+};
+
+/// A gang of resource bundles reserved together, all or none.
+struct placement_group_options {
+  std::vector<resource_set> bundles;
+  placement_strategy strategy = placement_strategy::pack;
 };
 
 /// How one object is put.
@@ -73,6 +99,9 @@ struct actor_options {
   /// Calls in flight when the actor's node died are sent again, this many times at most,
   /// to the actor restarted elsewhere; 0: they fail with `actor_died`.
   uint32_t max_task_retries = 0;
+  /// Creates the actor in this bundle of a placement group (on its node, demanding no
+  /// more than it holds); the group must be placed. Overrides `node`.
+  bundle_ref bundle;
 };
 
 } // namespace swarm

@@ -48,6 +48,7 @@ set(local_keys
   n_n_actor_calls_sync
   n_n_actor_calls_async
   actors_created_per_s
+  placement_group_create_removal
   caf_raw_spawn_per_s
   caf_raw_sync_per_s
   caf_raw_pipelined_per_s

@@ -135,6 +135,27 @@ void measure_tasks(bench_session& s, local_rig& rig) {
     s.add({"dag_1000_fanin_ms", ms, "ms", "dag_1000_fanin_at_async_rate_ms", ref,
            goal::at_most, 5, "<= 5 ms"});
   }
+
+  // Ray's placement_group_create/removal: a group made, waited for until placed, and
+  // removed, one after another (three round trips to the scheduler each).
+  if (s.wants("placement_group_create_removal")) {
+    placement_group_options one;
+    one.bundles.push_back(resource_set::cpus(0.1));
+    double rate = median_of_reps(p.reps, p.actors_created, [&](size_t n) {
+      auto t0 = bench_clock::now();
+      size_t i = 0;
+      for (; i < n && !past_cap(i, t0, p.cap); ++i) {
+        auto g = rig.rt.create_placement_group(one);
+        check(g && g->wait(std::chrono::seconds(10)).has_value(), "placement group");
+        check(rig.rt.remove_placement_group(*g).has_value(), "group removal");
+      }
+      return static_cast<double>(i) / seconds_since(t0);
+    });
+    double floor = s.floor("caf_raw_sync_per_s_by_3", "groups/s",
+                           [&] { return caf_sync_floor(s, rig) / 3; });
+    s.add(versus("placement_group_create_removal", rate, "groups/s",
+                 "caf_raw_sync_per_s_by_3", floor));
+  }
 }
 
 } // namespace swarm::tools

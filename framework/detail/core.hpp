@@ -15,6 +15,7 @@
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/task_spec.hpp"
 #include "framework/node_stats.hpp"
+#include "framework/options.hpp"
 #include "framework/resources.hpp"
 
 namespace swarm {
@@ -29,6 +30,12 @@ class value_pool;
 
 /// An operation on the control store's key-value table.
 enum class kv_op { get, put, erase };
+
+/// Where a placed placement group's bundles are: a node per bundle, and what each holds.
+struct group_placement {
+  std::vector<std::string> nodes;
+  std::vector<resource_set> bundles;
+};
 
 /// What the public API needs from a node. The framework defines it; the node's system
 /// actors (in actors/) implement it. It reads the values that come to it (the actor
@@ -98,6 +105,17 @@ public:
   /// Where other nodes reach `target` (a handle of it is being sent): this node hosts
   /// it for them from now on, while it lives.
   virtual actor_address address_of(const actor_record_ptr& target) = 0;
+
+  /// Makes placement group `id` (see `placement_group_options`): accepted, or why it
+  /// never fits, at once; its bundles are reserved when they fit, all at once.
+  virtual result<void> create_group(uint64_t id, const placement_group_options& o);
+
+  /// Waits up to `timeout` until group `id` is placed (0: only asks); where it is.
+  virtual result<group_placement> wait_group(uint64_t id,
+                                             std::chrono::milliseconds timeout);
+
+  /// Removes group `id`, freeing what it reserved.
+  virtual result<void> remove_group(uint64_t id);
 
   /// The record a handle that arrived here uses to reach the actor at `addr`: this
   /// node's own when it lives here. `actor_died` when it lived here and is gone.

@@ -504,34 +504,101 @@ void cluster_node::lost(const std::string& peer, const std::string& why) {
   caf::anon_send(link_.directory, lost_atom::value, peer, why);
 }
 
-// -- dispatch
-// ------------------------------------------------------------------------------
+// -- placement groups: the head's global scheduler keeps them; other nodes ask it ------
 
-namespace {
-
-error groups_on_head(const std::string& node, const std::string& head) {
-  return {errc::invalid_argument, "placement groups are made and waited for by a driver "
-                                  "on the head ('" +
-                                      head + "'), not on node '" + node + "'"};
+result<detail::group_placement> cluster_node::ask_head(wire_msg::group_ask m) {
+  auto a = link_.request(head_name(), std::move(m));
+  if (!a) return a.err();
+  auto* g = std::get_if<wire_msg::group_answer>(&*a);
+  if (!g) return error{errc::invalid_argument, "unexpected answer to a placement group"};
+  if (!g->ok) return detail::from_wire(g->error);
+  detail::group_placement out{g->nodes, {}};
+  for (auto& b : g->bundles) {
+    auto r = detail::from_list(b);
+    if (!r) return r.err();
+    out.bundles.push_back(*r);
+  }
+  return out;
 }
 
-} // namespace
-
 result<void> cluster_node::create_group(uint64_t id, const placement_group_options& o) {
-  if (!is_head()) return groups_on_head(link_.self.name, head_name());
-  return create_group_at(link_.global, id, o);
+  if (is_head()) return create_group_at(link_.global, id, o);
+  wire_msg::group_ask m;
+  m.kind = wire_msg::group_ask::kind_type::create;
+  m.id = id;
+  for (auto& b : o.bundles)
+    m.bundles.push_back(detail::to_list(b));
+  m.strategy = static_cast<uint8_t>(o.strategy);
+  auto a = ask_head(std::move(m));
+  if (!a) return a.err();
+  return {};
 }
 
 result<detail::group_placement>
 cluster_node::wait_group(uint64_t id, std::chrono::milliseconds timeout) {
-  if (!is_head()) return groups_on_head(link_.self.name, head_name());
-  return wait_group_at(link_.global, id, timeout);
+  if (is_head()) return wait_group_at(link_.global, id, timeout);
+  // Asked again until it is placed: the head answers each ask at once.
+  auto deadline = detail::deadline_after(timeout);
+  for (;;) {
+    wire_msg::group_ask m;
+    m.kind = wire_msg::group_ask::kind_type::query;
+    m.id = id;
+    auto a = ask_head(std::move(m));
+    if (a || a.err().code != errc::timeout || timeout.count() <= 0 ||
+        detail::object_slot::clock::now() >= deadline)
+      return a;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 result<void> cluster_node::remove_group(uint64_t id) {
-  if (!is_head()) return groups_on_head(link_.self.name, head_name());
-  return remove_group_at(link_.global, id);
+  if (is_head()) return remove_group_at(link_.global, id);
+  wire_msg::group_ask m;
+  m.kind = wire_msg::group_ask::kind_type::remove;
+  m.id = id;
+  auto a = ask_head(std::move(m));
+  if (!a) return a.err();
+  return {};
 }
+
+void cluster_node::on_group_ask(const std::string& peer, const wire_msg::group_ask& m) {
+  auto reply = [this, peer, rid = m.request_id](result<detail::group_placement> a) {
+    wire_msg::group_answer out;
+    out.request_id = rid;
+    out.ok = a.has_value();
+    if (a) {
+      out.nodes = a->nodes;
+      for (auto& b : a->bundles)
+        out.bundles.push_back(detail::to_list(b));
+    } else {
+      out.error = detail::to_wire(a.err());
+    }
+    link_.send_while_open(peer, std::move(out));
+  };
+  group_request r;
+  r.id = m.id;
+  r.then = reply;
+  using kind = wire_msg::group_ask::kind_type;
+  if (m.kind == kind::create) {
+    r.what = group_request::kind::create;
+    if (m.strategy > static_cast<uint8_t>(placement_strategy::strict_spread))
+      return reply(error{errc::invalid_argument,
+                         "unknown placement strategy " + std::to_string(m.strategy)});
+    r.options.strategy = static_cast<placement_strategy>(m.strategy);
+    for (auto& b : m.bundles) {
+      auto rs = detail::from_list(b);
+      if (!rs) return reply(rs.err());
+      r.options.bundles.push_back(*rs);
+    }
+  } else {
+    r.what =
+        m.kind == kind::query ? group_request::kind::query : group_request::kind::remove;
+  }
+  caf::anon_send(link_.global, group_atom::value, std::move(r));
+}
+
+// -- dispatch
+// ------------------------------------------------------------------------------
 
 void cluster_node::output(const detail::task_spec* task, std::string_view text) {
   // Printed here when the caller is here, or its node is gone.
@@ -620,10 +687,13 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           link_.post([this, x]() { actors_->create_actor_here(x); });
         } else if constexpr (std::is_same_v<T, wire_msg::actor_register>) {
           link_.post([this, peer, x]() { actors_->register_remote_name(peer, x); });
+        } else if constexpr (std::is_same_v<T, wire_msg::group_ask>) {
+          if (is_head()) on_group_ask(peer, x);
         } else if constexpr (std::is_same_v<T, wire_msg::actor_lookup>) {
           link_.post([this, peer, x]() { actors_->lookup_name(peer, x); });
         } else if constexpr (std::is_same_v<T, wire_msg::actor_created> ||
                              std::is_same_v<T, wire_msg::actor_location> ||
+                             std::is_same_v<T, wire_msg::group_answer> ||
                              std::is_same_v<T, wire_msg::kv_reply>) {
           // Answers to this node's requests.
           auto id = x.request_id;

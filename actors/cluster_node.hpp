@@ -132,6 +132,10 @@ private:
   using steady = std::chrono::steady_clock;
 
   bool is_head() const { return link_.is_head(); }
+  // Sends a placement-group request to the head and waits for its answer.
+  result<detail::group_placement> ask_head(wire_msg::group_ask m);
+  // The head answers another node's placement-group request.
+  void on_group_ask(const std::string& peer, const wire_msg::group_ask& m);
   const std::string& head_name() const { return link_.head_name(); }
 
   // -- what membership asks of this node (membership_port)

@@ -118,9 +118,8 @@ void group_table::handle(group_request r, const node_totals& nodes) {
                                             " does not exist (removed, or never made)"});
     if (!g->second.nodes.empty()) return answer(g->second.placement());
     if (r.what == group_request::kind::query)
-      return answer(
-          error{errc::invalid_argument, "placement group " + std::to_string(r.id) +
-                                            " is not placed yet: wait for it first"});
+      return answer(error{errc::timeout, "placement group " + std::to_string(r.id) +
+                                             " is not placed yet: wait for it first"});
     if (r.then) g->second.waiters.push_back(std::move(r.then));
     return;
   }

@@ -311,6 +311,23 @@ struct KvEntry {
   value @1 :Data;
 }
 
+# A placement-group request for the head's global scheduler.
+struct GroupAsk {
+  requestId @0 :UInt64;
+  kind @1 :UInt8;                  # 0 create, 1 query, 2 remove
+  id @2 :UInt64;
+  bundles @3 :List(List(Resource)); # create
+  strategy @4 :UInt8;              # create: 0 pack, 1 spread, 2 strict_pack, 3 strict_spread
+}
+
+struct GroupAnswer {
+  requestId @0 :UInt64;
+  ok @1 :Bool;
+  nodes @2 :List(Text);             # a placed group's node of each bundle
+  bundles @3 :List(List(Resource));
+  error @4 :ErrorValue;
+}
+
 struct KvRequest {
   requestId @0 :UInt64;
   op @1 :UInt8;            # 0 get, 1 put, 2 erase
@@ -360,5 +377,7 @@ struct Envelope {
     objectReplicate @29 :ObjectReplicate;
     objectReplicated @30 :ObjectReplicated;
     taskCancel @31 :TaskCancel;
+    groupAsk @32 :GroupAsk;
+    groupAnswer @33 :GroupAnswer;
   }
 }

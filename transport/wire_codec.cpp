@@ -75,6 +75,19 @@ resource_list get_resources(capnp::List<wire::Resource>::Reader r) {
   return out;
 }
 
+template <class B> void put_bundles(B list, const std::vector<resource_list>& bundles) {
+  for (unsigned i = 0; i < bundles.size(); ++i)
+    put_resources(list.init(i, size_of(bundles[i].size())), bundles[i]);
+}
+
+std::vector<resource_list>
+get_bundles(capnp::List<capnp::List<wire::Resource>>::Reader r) {
+  std::vector<resource_list> out;
+  for (auto b : r)
+    out.push_back(get_resources(b));
+  return out;
+}
+
 void put_ref(wire::Arg::Builder b, const remote_ref& r) {
   put_id(b.initRef(), r.id);
   b.setNode(r.node);
@@ -418,6 +431,22 @@ struct builder_visitor {
     b.setKey(m.key);
     b.setValue(bytes_of(m.value));
   }
+  void operator()(const group_ask& m) {
+    auto b = env.initGroupAsk();
+    b.setRequestId(m.request_id);
+    b.setKind(static_cast<uint8_t>(m.kind));
+    b.setId(m.id);
+    put_bundles(b.initBundles(size_of(m.bundles.size())), m.bundles);
+    b.setStrategy(m.strategy);
+  }
+  void operator()(const group_answer& m) {
+    auto b = env.initGroupAnswer();
+    b.setRequestId(m.request_id);
+    b.setOk(m.ok);
+    put_strings(b.initNodes(size_of(m.nodes.size())), m.nodes);
+    put_bundles(b.initBundles(size_of(m.bundles.size())), m.bundles);
+    put_error(b.initError(), m.error);
+  }
   void operator()(const kv_request& m) {
     auto b = env.initKvRequest();
     b.setRequestId(m.request_id);
@@ -630,6 +659,19 @@ message read_envelope(wire::Envelope::Reader env) {
       throw std::invalid_argument("unknown key-value op " + std::to_string(r.getOp()));
     return kv_request{r.getRequestId(), static_cast<kv_request::op_type>(r.getOp()),
                       r.getKey(), to_vector(r.getValue())};
+  }
+  case wire::Envelope::GROUP_ASK: {
+    auto r = env.getGroupAsk();
+    if (r.getKind() > static_cast<uint8_t>(group_ask::kind_type::remove))
+      throw std::invalid_argument("unknown placement-group request " +
+                                  std::to_string(r.getKind()));
+    return group_ask{r.getRequestId(), static_cast<group_ask::kind_type>(r.getKind()),
+                     r.getId(), get_bundles(r.getBundles()), r.getStrategy()};
+  }
+  case wire::Envelope::GROUP_ANSWER: {
+    auto r = env.getGroupAnswer();
+    return group_answer{r.getRequestId(), r.getOk(), get_strings(r.getNodes()),
+                        get_bundles(r.getBundles()), get_error(r.getError())};
   }
   case wire::Envelope::KV_REPLY: {
     auto r = env.getKvReply();

@@ -372,6 +372,25 @@ struct kv_reply {
   error_value error;
 };
 
+/// A placement-group request for the head's global scheduler.
+struct group_ask {
+  enum class kind_type : uint8_t { create = 0, query = 1, remove = 2 };
+  uint64_t request_id = 0;
+  kind_type kind = kind_type::query;
+  uint64_t id = 0;
+  std::vector<resource_list> bundles; // create
+  uint8_t strategy = 0;               // create: placement_strategy's value
+};
+
+/// The head's answer to a `group_ask`.
+struct group_answer {
+  uint64_t request_id = 0;
+  bool ok = false;
+  std::vector<std::string> nodes; // a placed group's node of each bundle
+  std::vector<resource_list> bundles;
+  error_value error;
+};
+
 /// Any message that crosses nodes.
 using message =
     std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
@@ -380,7 +399,7 @@ using message =
                  actor_lookup, actor_location, actor_kill, job_info, object_location,
                  actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply,
                  list_request, list_reply, task_output, object_replicate,
-                 object_replicated, task_cancel>;
+                 object_replicated, task_cancel, group_ask, group_answer>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

@@ -55,6 +55,19 @@ TEST_CASE("a gang spread over two node processes runs work in its bundles there;
   CHECK(now[0].rfind("worker-", 0) == 0);
 }
 
+TEST_CASE("a task on a worker node reserves a placement group through the head and runs "
+          "work in its bundles") {
+  three_nodes c;
+  auto in_group =
+      c.app.find_function<std::vector<std::string>(int, int)>("in_group").value();
+  auto ran = c.rt->submit(c.on("worker-1"), in_group, 2, 20000).get(30s).value();
+  std::sort(ran.begin(), ran.end());
+  CHECK(ran == std::vector<std::string>{"worker-1", "worker-2"});
+  auto too_many = c.rt->submit(c.on("worker-2"), in_group, 3, 500).get(30s);
+  REQUIRE_FALSE(too_many);
+  CHECK(too_many.err().message.find("not placed") != std::string::npos);
+}
+
 TEST_CASE("a placement group with a bundle on a node that dies is placed again as a "
           "whole on the nodes left") {
   three_nodes c;

@@ -234,6 +234,29 @@ inline actor_handle<relay> make_relay(context& ctx) {
   return ctx.spawn(ctx.app().find_actor_type<relay>("relay").value());
 }
 
+/// From the node it runs on: reserves a placement group of `n` one-slot bundles spread
+/// over distinct nodes (waiting up to `wait_ms` for it), runs `where` in each, and
+/// removes it; where each ran.
+inline std::vector<std::string> in_group(context& ctx, int n, int wait_ms) {
+  placement_group_options o;
+  o.strategy = placement_strategy::strict_spread;
+  resource_set one_slot;
+  one_slot.set("slot", 1);
+  o.bundles.assign(static_cast<size_t>(n), one_slot);
+  auto g = ctx.create_placement_group(o).value();
+  g.wait(std::chrono::milliseconds(wait_ms)).value();
+  auto at = ctx.app().find_function<std::string()>("where").value();
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < static_cast<uint32_t>(n); ++i) {
+    task_options in;
+    in.resources = one_slot;
+    in.bundle = g.bundle(i);
+    out.push_back(ctx.submit(in, at).get(std::chrono::seconds(20)).value());
+  }
+  ctx.remove_placement_group(g).value();
+  return out;
+}
+
 /// Calls the actor named `name` from wherever this task runs.
 inline int call_named(context& ctx, const std::string& name, int x) {
   auto cls = ctx.app().find_actor_type<counter>("counter").value();
@@ -304,6 +327,7 @@ inline void register_all(application& app) {
   app.function("spawn_special", spawn_special);
   app.function("follow", follow);
   app.function("make_relay", make_relay);
+  app.function("in_group", in_group);
   app.actor_type<relay>("relay")
       .method("link", &relay::link)
       .method("next", &relay::next)

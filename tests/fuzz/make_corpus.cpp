@@ -77,6 +77,7 @@ std::vector<bytes> frame_decoder_seeds() {
       wire::gcs_chain{
           3, wire::gcs_chain::kind::write, 77, 12, {"head", "worker-1"}, {1, 2}},
       wire::kv_request{4, wire::kv_request::op_type::put, "key", {1, 2, 3}},
+      wire::group_ask{6, wire::group_ask::kind_type::create, 42, {{{"CPU", 1}}}, 1},
   };
   std::vector<bytes> seeds;
   bytes stream;

@@ -23,54 +23,57 @@ std::vector<message> samples() {
   t.max_retries = 3;
   t.retry_exceptions = true;
   t.priority = -2;
-  return {hello{"head", std::vector<uint8_t>(32, 7), 1},
-          proof{std::vector<uint8_t>(32, 9)},
-          heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4, {100, 200, 50, 30, 7}},
-          t,
-          task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
-          task_result{{3, 11}, error_value{0, "boom"}},
-          object_pull{{1, 2}, 4096, 1 << 20},
-          object_chunk{{1, 2},
-                       4096,
-                       1 << 20,
-                       std::vector<uint8_t>(1000, 0xab),
-                       {},
-                       nullptr,
-                       nullptr,
-                       0,
-                       false,
-                       {"worker-1"},
-                       false},
-          task_result{{3, 12}, stored_at{"worker-2", 1 << 24, {"worker-1"}}},
-          node_table{{node_info{"head",
-                                "127.0.0.1",
-                                7100,
-                                {{"CPU", 2}},
-                                {{"CPU", 1}},
-                                3,
-                                true,
-                                true,
-                                12,
-                                {1 << 20, 4 << 20, 1 << 10},
-                                {{"add", "int(int, int)"}},
-                                {{"counter", "(int); add: int(int)"}}}},
-                     {job_info{7, "head", 4242, true, 1000, 0}}},
-          actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
-          actor_location{9, true, 5, "worker-1", "counter", {}},
-          job_info{8, "worker-1", 99, false, 5, 6},
-          object_location{{3, 12}, "worker-2", 1 << 24, true},
-          actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5},
-          actor_checkpoint{6, {9, 8, 7}},
-          gcs_chain{3, gcs_chain::kind::ack, 77, 12, {"head", "worker-1"}, {1, 2}},
-          kv_entry{"k", {5}},
-          kv_request{4, kv_request::op_type::put, "key", {1, 2, 3}},
-          kv_reply{4, false, {}, true, error_value{7, "no"}},
-          list_request{5, "actors", 200},
-          list_reply{5, "worker-1", {{"tally", "counter", "alive", "", {1, 2}}}, 350},
-          task_output{"train", "worker-2", "epoch 3: loss 0.25\n"},
-          object_replicate{remote_ref{{3, 12}, "worker-2", 1 << 24, {"worker-1"}}},
-          object_replicated{{3, 12}, "no room"},
-          task_cancel{{3, 13}}};
+  return {
+      hello{"head", std::vector<uint8_t>(32, 7), 1},
+      proof{std::vector<uint8_t>(32, 9)},
+      heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4, {100, 200, 50, 30, 7}},
+      t,
+      task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
+      task_result{{3, 11}, error_value{0, "boom"}},
+      object_pull{{1, 2}, 4096, 1 << 20},
+      object_chunk{{1, 2},
+                   4096,
+                   1 << 20,
+                   std::vector<uint8_t>(1000, 0xab),
+                   {},
+                   nullptr,
+                   nullptr,
+                   0,
+                   false,
+                   {"worker-1"},
+                   false},
+      task_result{{3, 12}, stored_at{"worker-2", 1 << 24, {"worker-1"}}},
+      node_table{{node_info{"head",
+                            "127.0.0.1",
+                            7100,
+                            {{"CPU", 2}},
+                            {{"CPU", 1}},
+                            3,
+                            true,
+                            true,
+                            12,
+                            {1 << 20, 4 << 20, 1 << 10},
+                            {{"add", "int(int, int)"}},
+                            {{"counter", "(int); add: int(int)"}}}},
+                 {job_info{7, "head", 4242, true, 1000, 0}}},
+      actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
+      actor_location{9, true, 5, "worker-1", "counter", {}},
+      job_info{8, "worker-1", 99, false, 5, 6},
+      object_location{{3, 12}, "worker-2", 1 << 24, true},
+      actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5},
+      actor_checkpoint{6, {9, 8, 7}},
+      gcs_chain{3, gcs_chain::kind::ack, 77, 12, {"head", "worker-1"}, {1, 2}},
+      kv_entry{"k", {5}},
+      kv_request{4, kv_request::op_type::put, "key", {1, 2, 3}},
+      kv_reply{4, false, {}, true, error_value{7, "no"}},
+      list_request{5, "actors", 200},
+      list_reply{5, "worker-1", {{"tally", "counter", "alive", "", {1, 2}}}, 350},
+      task_output{"train", "worker-2", "epoch 3: loss 0.25\n"},
+      object_replicate{remote_ref{{3, 12}, "worker-2", 1 << 24, {"worker-1"}}},
+      object_replicated{{3, 12}, "no room"},
+      task_cancel{{3, 13}},
+      group_ask{6, group_ask::kind_type::create, 42, {{{"CPU", 1}}, {{"GPU", 0.5}}}, 3},
+      group_answer{6, true, {"worker-1", "worker-2"}, {{{"CPU", 1}}, {}}, {}}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -156,6 +159,15 @@ TEST_CASE("every message kind round-trips through a frame") {
         remote_ref{{3, 12}, "worker-2", 1 << 24, {"worker-1"}});
   CHECK(std::get<object_replicated>(back[24]).error == "no room");
   CHECK(std::get<task_cancel>(back[25]).result == object_ref_id{3, 13});
+  auto& ask = std::get<group_ask>(back[26]);
+  CHECK(ask.kind == group_ask::kind_type::create);
+  CHECK(ask.id == 42);
+  CHECK(ask.bundles == std::vector<resource_list>{{{"CPU", 1}}, {{"GPU", 0.5}}});
+  CHECK(ask.strategy == 3);
+  auto& answer = std::get<group_answer>(back[27]);
+  CHECK(answer.ok);
+  CHECK(answer.nodes == std::vector<std::string>{"worker-1", "worker-2"});
+  CHECK(answer.bundles.size() == 2);
 }
 
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "

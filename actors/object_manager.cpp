@@ -834,7 +834,13 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       },
       [=](replicated_atom, const std::string& peer,
           const wire_msg::object_replicated& m) {
-        self->state.replicas->answered(peer, {m.id.owner, m.id.seq}, m.error);
+        auto& st = self->state;
+        // A replica not made says so somewhere: the put itself succeeded.
+        if (!m.error.empty() && st.cfg.warn)
+          st.cfg.warn("node '" + peer + "' did not keep a replica of object " +
+                      st.id_of({m.id.owner, m.id.seq}) + ": " + m.error +
+                      " (another node is asked, if one is left)");
+        st.replicas->answered(peer, {m.id.owner, m.id.seq}, m.error);
       },
       [=](pull_atom, const std::string& peer, const wire_msg::object_pull& m) {
         self->state.serve(peer, m);

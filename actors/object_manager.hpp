@@ -149,6 +149,8 @@ struct object_manager_config {
   /// into the value's buffers, at their offsets. Null: chunks arrive in frame buffers
   /// and are copied into the value here.
   std::shared_ptr<wire_msg::landing_table> landings;
+  /// Logs a warning line of this node; may be empty.
+  std::function<void(const std::string&)> warn;
   /// The node that reads pulled values (the actor handles in them); may be null.
   codec_context* values = nullptr;
 };

@@ -37,9 +37,9 @@ struct group_request {
 };
 
 /// The placement groups the global scheduler keeps: their bundles reserved against the
-/// nodes' totals, all or none; those that do not fit wait, in the order made, and are
-/// placed when room appears (a node joins, a group goes). A group with a bundle on a
-/// node that died is placed again as a whole.
+/// nodes' totals, all or none; those that do not fit wait (tried by id, oldest first)
+/// and are placed when room appears (a node joins, a group goes). A group with a bundle
+/// on a node that died is placed again as a whole.
 class group_table {
 public:
   using node_totals = std::map<std::string, std::pair<resource_set, bool>>; // alive

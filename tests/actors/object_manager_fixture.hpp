@@ -31,6 +31,7 @@ struct manager_parts {
   std::vector<std::pair<std::string, wire_msg::message>> sent;
   std::vector<wire_msg::object_location> rows;
   std::map<std::string, double> loads; // how busy each node is, 0 unless set
+  std::vector<std::string> warnings;   // the node's log's warning lines
 };
 
 // `v` laid out as a holder sends it.
@@ -67,6 +68,7 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
     };
     oc.publish = [this](wire_msg::object_location r) { rows.push_back(std::move(r)); };
     oc.load = [this](const std::string& n) { return loads[n]; };
+    oc.warn = [this](const std::string& line) { warnings.push_back(line); };
     oc.pick = [this](size_t n, const std::set<std::string>& exclude) {
       std::vector<std::pair<double, std::string>> free;
       for (auto& name : {"w1", "w2"})

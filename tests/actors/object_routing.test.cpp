@@ -253,6 +253,10 @@ TEST_CASE_FIXTURE(fixture, "a replica asked of a node that refuses is asked of a
   tell(replicated_atom::value, std::string{"w2"},
        wire_msg::object_replicated{{1, 91}, "node 'w2' cannot pull: store full"});
   CHECK(kept.empty());
+  // Each refusal is a warning of this node, naming the object and why.
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[1].find("node 'w2' did not keep a replica of object") == 0);
+  CHECK(warnings[1].find("store full") != std::string::npos);
 
   tell(freed_atom::value, object_key{1, 91});
   auto before = frees_to(*this, "w2");

@@ -72,7 +72,7 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   wire_msg::actor_create m;
   m.type_name = spec.type_name;
   for (auto& v : spec.constructor_args)
-    m.args.push_back(wire_msg::value{v.type->name, encode(v)});
+    m.args.push_back(wire_msg::value{v.type->name, encode(v, link_.values)});
   m.name = spec.options.name;
   m.resources = to_list(spec.options.resources);
   m.max_restarts = static_cast<int32_t>(spec.options.max_restarts);

@@ -226,7 +226,29 @@ void cluster_node::start_actors() {
   wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
     tasks_->pull_result(std::move(t), where);
   };
+  auto& bc = wc.borrows;
+  bc.node = link_.self.name;
+  for (auto& n : link_.cfg.nodes)
+    bc.nodes.push_back(n.name);
+  bc.send = send;
+  bc.find = [this](const object_key& k) { return lent_.find(k); };
+  bc.export_value = [this](const detail::slot_ptr& slot, std::vector<object_key>& held) {
+    return link_.export_arg({{}, slot}, held);
+  };
+  bc.release = wc.release;
+  bc.fetch = [this](const wire_msg::remote_ref& ref, const detail::type_descriptor* type,
+                    std::function<void(result<detail::boxed_value>)> done) {
+    link_.fetch(ref, type, std::move(done));
+  };
+  bc.borrows_made = [this] { return link_.borrows_made.load(std::memory_order_acquire); };
+  bc.values = this;
   link_.owner = owner_ref{spawn_owner(sys, std::move(wc))};
+  {
+    std::lock_guard<std::mutex> guard{link_.releases->mtx};
+    link_.releases->unborrow = [owner = link_.owner](const object_key& k) {
+      owner.dropped(k);
+    };
+  }
   actor_directory_config dc;
   dc.node = link_.self.name;
   dc.log = local_->log();
@@ -276,6 +298,7 @@ cluster_node::~cluster_node() {
     link_.releases->net = nullptr;
     link_.releases->forget = nullptr;
     link_.releases->freed = nullptr;
+    link_.releases->unborrow = nullptr;
   }
   // Membership, the agent and the global scheduler call into this node: they go first.
   stop_actors();
@@ -389,7 +412,43 @@ node_stats cluster_node::stats() {
   caf::scoped_actor self{local_->system()};
   self->request(link_.objects, std::chrono::seconds(5), count_atom::value)
       .receive([&](uint64_t n) { s.pulled_entries = n; }, [](caf::error&) {});
+  self->request(link_.owner.handle(), std::chrono::seconds(5), borrows_atom::value)
+      .receive(
+          [&](uint64_t lent, uint64_t borrowed) {
+            s.lent_objects = lent;
+            s.borrowed_objects = borrowed;
+          },
+          [](caf::error&) {});
   return s;
+}
+
+void cluster_node::lend(const detail::slot_ptr& slot) {
+  if ((slot->id().owner >> owner_index_shift) == link_.index + 1) lent_.add(slot);
+}
+
+result<detail::slot_ptr> cluster_node::borrow(const object_id& id,
+                                              const detail::type_descriptor& type) {
+  auto k = key_of(id);
+  auto owner = (id.owner >> owner_index_shift) - 1;
+  if ((id.owner >> owner_index_shift) == 0 || owner >= link_.cfg.nodes.size())
+    return error{errc::invalid_argument,
+                 "node '" + link_.self.name + "' read a ref of object " + id.to_string() +
+                     ", whose owner is no node of cluster '" + link_.cfg.name + "'"};
+  if (owner == link_.index) {
+    if (auto slot = lent_.find(k)) return slot;
+    return error{errc::object_freed,
+                 "object " + id.to_string() + " was freed on node '" + link_.self.name +
+                     "', its owner, before a ref of it was read there"};
+  }
+  // Its borrow is given back as it goes (the sink is cut when this node stops).
+  detail::slot_ptr slot{new detail::object_slot(id),
+                        [sink = link_.releases, k](detail::object_slot* s) {
+                          delete s;
+                          sink->unborrowed(k);
+                        }};
+  link_.borrows_made.fetch_add(1, std::memory_order_acq_rel);
+  link_.owner.borrow(slot, &type);
+  return slot;
 }
 
 void cluster_node::add_transfers(std::vector<wire_msg::list_row>& rows) {
@@ -710,6 +769,10 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
                        std::to_string(link_.cfg.gcs_shards));
         } else if constexpr (std::is_same_v<T, wire_msg::kv_request>) {
           store_->on_kv_request(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_borrow> ||
+                             std::is_same_v<T, wire_msg::object_borrowed> ||
+                             std::is_same_v<T, wire_msg::object_unborrow>) {
+          link_.owner.borrows(peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
           caf::anon_send(link_.directory, unhost_atom::value, x.actor_id);
         } else {

@@ -14,6 +14,7 @@
 #include "actors/cluster_store.hpp"
 #include "actors/cluster_tasks.hpp"
 #include "actors/dashboard.hpp"
+#include "actors/lent_refs.hpp"
 #include "actors/node_link.hpp"
 #include "actors/node_metrics.hpp"
 #include "framework/cluster.hpp"
@@ -83,6 +84,9 @@ public:
   result<detail::actor_record_ptr> actor_at(const detail::actor_address& addr) override {
     return actors_->actor_at(addr);
   }
+  void lend(const detail::slot_ptr& slot) override;
+  result<detail::slot_ptr> borrow(const object_id& id,
+                                  const detail::type_descriptor& type) override;
   result<std::optional<std::vector<uint8_t>>>
   kv(detail::kv_op op, const std::string& name, std::vector<uint8_t> value) override {
     return store_->kv(op, name, std::move(value));
@@ -196,6 +200,8 @@ private:
   std::unique_ptr<cluster_tasks> tasks_;
   std::unique_ptr<cluster_actors> actors_;
   std::atomic<bool> rejoining_{false};
+  // Objects owned here whose refs were written into values.
+  lent_refs lent_;
 
   // Handlers wait for it: nothing the network reports is handled before the node is
   // built.

@@ -7,6 +7,7 @@
 #include <future>
 #include <optional>
 
+#include "framework/detail/ref_lender.hpp"
 #include "framework/detail/wire_convert.hpp"
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void()>)
@@ -51,6 +52,17 @@ void release_sink::free_remote(const std::string& node, const object_id& id) {
 void release_sink::freed_here(const object_id& id) {
   std::lock_guard<std::mutex> guard{mtx};
   if (freed) freed(id);
+}
+
+void release_sink::unborrowed(const object_key& k) {
+  // Called outside the lock: telling the owner may run it on this thread, and it may
+  // let go of other borrowed slots.
+  std::function<void(const object_key&)> tell;
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    tell = unborrow;
+  }
+  if (tell) tell(k);
 }
 
 node_link::node_link(cluster_config config, const std::string& node)
@@ -201,15 +213,19 @@ bool node_link::travels_inline(const detail::boxed_value& v) const {
   return v.type->byte_size(v.ptr.get()) <= cfg.inline_threshold;
 }
 
-std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value& v) {
+std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value& v,
+                                                       bool refs_allowed) {
   if (!travels_inline(v)) return std::nullopt;
-  return wire_msg::value{v.type->name, encode(v)};
+  detail::ref_counter refs{values};
+  wire_msg::value out{v.type->name, encode(v, &refs)};
+  if (refs.count() > 0 && !refs_allowed) return std::nullopt;
+  return out;
 }
 
 hold_request node_link::hold_request_for(const key& k, const detail::boxed_value& v,
                                          bool exported,
                                          std::shared_ptr<const void> keep) {
-  return {k, v, std::make_shared<const bulk_layout>(v.type->lay_out(v.ptr.get())),
+  return {k, v, std::make_shared<const bulk_layout>(v.type->lay_out(v.ptr.get(), values)),
           exported, std::move(keep)};
 }
 
@@ -228,6 +244,7 @@ void node_link::release_exports(const std::vector<key>& exported) {
 void node_link::gather_args(const std::vector<wire_msg::arg>& args,
                             const std::vector<const detail::type_descriptor*>& params,
                             values_cb done) {
+  done = after_borrows(std::move(done));
   // Filled here, then only by the fetches' callbacks, which all run on the object
   // manager's thread.
   struct gather {
@@ -272,7 +289,19 @@ void node_link::gather_args(const std::vector<wire_msg::arg>& args,
 
 void node_link::fetch(const wire_msg::remote_ref& ref,
                       const detail::type_descriptor* type, value_cb done) {
-  caf::anon_send(objects, fetch_atom::value, fetch_request{ref, type, std::move(done)});
+  caf::anon_send(objects, fetch_atom::value,
+                 fetch_request{ref, type, after_borrows(std::move(done))});
+}
+
+template <class T>
+std::function<void(result<T>)>
+node_link::after_borrows(std::function<void(result<T>)> done) {
+  auto before = borrows_made.load(std::memory_order_acquire);
+  return [this, before, done = std::move(done)](result<T> v) {
+    if (!v || borrows_made.load(std::memory_order_acquire) == before)
+      return done(std::move(v));
+    owner.barrier([done, v = std::move(v)]() mutable { done(std::move(v)); });
+  };
 }
 
 detail::task_ptr
@@ -316,7 +345,7 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
     auto v = s->read();
     if (!v) {
       r.outcome = to_wire(named_here(v.err()));
-    } else if (auto small = inline_value(*v)) {
+    } else if (auto small = inline_value(*v, false)) {
       r.outcome = std::move(*small);
     } else if (replicas <= 1) {
       // Held before the owner hears of it, so its pulls find it.

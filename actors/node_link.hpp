@@ -32,6 +32,7 @@ struct release_sink {
   wire_msg::transport* net = nullptr;
   std::function<void(const object_id&)> forget;
   std::function<void(const object_id&)> freed;
+  std::function<void(const object_key&)> unborrow;
 
   /// Sends `m` to `node` unless this node stopped.
   void send(const std::string& node, const wire_msg::message& m);
@@ -39,6 +40,8 @@ struct release_sink {
   void free_remote(const std::string& node, const object_id& id);
   /// This node's store let go of `id`: nodes that pulled copies of it drop them.
   void freed_here(const object_id& id);
+  /// A slot borrowing object `k` from another node went: its borrow is given back.
+  void unborrowed(const object_key& k);
 };
 
 /// What the parts of a cluster node share: the cluster file and this node's entry, the
@@ -137,6 +140,9 @@ public:
   /// to travel inline (every reader gets its own), or a slot with no value.
   void replicate(const detail::slot_ptr& slot, uint32_t copies);
 
+  /// Refs of other nodes' objects this node has read (borrowed slots made), ever.
+  std::atomic<uint64_t> borrows_made{0};
+
   /// `e` as another node reads it: naming this node, unless it already does.
   error named_here(error e) const;
 
@@ -147,8 +153,15 @@ private:
                        uint32_t replicas);
   // Whether `v` is small enough to travel inline (every reader gets its own copy).
   bool travels_inline(const detail::boxed_value& v) const;
-  // `v` encoded, when it is small enough to travel inline.
-  std::optional<wire_msg::value> inline_value(const detail::boxed_value& v);
+  // `v` encoded, when it is small enough to travel inline (and, unless `refs_allowed`,
+  // holds no object refs: a result's refs stay alive while it is held here).
+  std::optional<wire_msg::value> inline_value(const detail::boxed_value& v,
+                                              bool refs_allowed = true);
+  // `done`, run once the owners of the objects this node borrowed meanwhile (reading
+  // the value) have answered: a reader's borrow is known to the owner before the value
+  // reaches it, so whoever lent the value may let go of it then.
+  template <class T>
+  std::function<void(result<T>)> after_borrows(std::function<void(result<T>)> done);
   // `v` laid out to be held as `k` for other nodes to pull (see `hold_request`).
   hold_request hold_request_for(const key& k, const detail::boxed_value& v, bool exported,
                                 std::shared_ptr<const void> keep);

@@ -53,14 +53,16 @@ struct served_layout {
   const detail::type_descriptor* type = nullptr; // null: the layout's bytes (a replica)
 };
 
-// `v` laid out to be served: a value of `type`, or (`type` null) a replica's bytes, a
-// `std::vector<uint8_t>` holding its whole layout.
+// `v` laid out to be served: a value of `type`, written by the node `ctx` (the refs in
+// it lent), or (`type` null) a replica's bytes, a `std::vector<uint8_t>` holding its
+// whole layout.
 std::shared_ptr<served_layout> lay_out(std::shared_ptr<const void> v,
-                                       const detail::type_descriptor* type) {
+                                       const detail::type_descriptor* type,
+                                       codec_context* ctx) {
   auto s = std::make_shared<served_layout>();
   s->type = type;
   if (type) {
-    s->layout = type->lay_out(v.get());
+    s->layout = type->lay_out(v.get(), ctx);
   } else {
     auto& bytes = *static_cast<const std::vector<uint8_t>*>(v.get());
     s->layout.blocks = {{bytes.data(), bytes.size()}};
@@ -205,7 +207,7 @@ struct object_manager_state {
       type = f->second.second;
     }
     if (!v) return nullptr;
-    return lay_out(std::move(v), type);
+    return lay_out(std::move(v), type, cfg.values);
   }
 
   // Bytes of the pull `p` received from `offset` on without a gap.
@@ -539,7 +541,7 @@ struct object_manager_state {
       auto bytes = std::make_shared<std::vector<uint8_t>>(p.total);
       p.dests = {{bytes->data(), bytes->size()}};
       p.value = bytes;
-      p.serving = lay_out(bytes, nullptr);
+      p.serving = lay_out(bytes, nullptr, nullptr);
     }
     request_chunks(k, p);
   }
@@ -574,7 +576,7 @@ struct object_manager_state {
     fetch_request r{
         m.ref, nullptr, [this, k, answer](result<detail::boxed_value> v) {
           if (!v) return answer(v.err().message);
-          auto layout = lay_out(v->ptr, v->type);
+          auto layout = lay_out(v->ptr, v->type, cfg.values);
           auto& h = held[k];
           if (!h.layout)
             h = {*v, std::shared_ptr<const bulk_layout>{layout, &layout->layout}, 0,

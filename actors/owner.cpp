@@ -35,6 +35,8 @@ struct owner_state {
   std::map<object_key, std::set<std::string>> losers;
   // Node losses the owner restarted its children after.
   restart_window window{restart_intensity{}};
+  // The borrower protocol (made once the owner runs: it tells the owner itself).
+  std::unique_ptr<borrow_table> borrows;
 };
 
 using owner_self = owner_actor::stateful_pointer<owner_state>;
@@ -145,6 +147,7 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
 
 void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   auto& st = self->state;
+  st.borrows->lost(peer, why);
   for (auto l = st.losers.begin(); l != st.losers.end();)
     l = l->second.erase(peer) > 0 && l->second.empty() ? st.losers.erase(l)
                                                        : std::next(l);
@@ -235,8 +238,20 @@ void send_waiting(owner_self self) {
 owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
   self->state.cfg = std::move(cfg);
   self->state.window = restart_window{self->state.cfg.intensity};
+  auto borrows = self->state.cfg.borrows;
+  caf::weak_actor_ptr weak = caf::actor_cast<caf::weak_actor_ptr>(self);
+  borrows.notify_done = [weak](const object_key& k) {
+    if (auto a = caf::actor_cast<owner_actor>(weak.lock()))
+      caf::anon_send(a, done_atom::value, k);
+  };
+  borrows.after_borrows = [weak](std::function<void()> then) {
+    if (auto a = caf::actor_cast<owner_actor>(weak.lock()))
+      caf::anon_send(a, barrier_atom::value, borrow_barrier{std::move(then)});
+  };
+  self->state.borrows = std::make_unique<borrow_table>(std::move(borrows));
   self->set_exit_handler([=](const caf::exit_msg& x) {
     auto& st = self->state;
+    st.borrows->stop("the node is stopping");
     for (auto& [k, p] : st.children)
       p.task->result->set_error(
           {errc::runtime_stopped, "node '" + st.cfg.node + "' stopped before '" +
@@ -282,6 +297,28 @@ owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
         st.waiting.erase(k);
       },
       [=](count_atom) { return static_cast<uint64_t>(self->state.children.size()); },
+      [=](borrow_atom, const std::string& from, const wire_msg::object_borrow& m) {
+        self->state.borrows->on_borrow(from, m);
+      },
+      [=](unborrow_atom, const std::string& from, const wire_msg::object_unborrow& m) {
+        self->state.borrows->on_unborrow(from, m);
+      },
+      [=](done_atom, const object_key& k) { self->state.borrows->on_done(k); },
+      [=](borrow_atom, const borrow_request& r) {
+        self->state.borrows->borrow(r.slot, r.type);
+      },
+      [=](borrow_atom, const std::string& from, wire_msg::object_borrowed& m) {
+        self->state.borrows->on_borrowed(from, m);
+      },
+      [=](unborrow_atom, const object_key& k) { self->state.borrows->dropped(k); },
+      [=](barrier_atom, borrow_barrier& b) {
+        self->state.borrows->barrier(std::move(b.then));
+      },
+      [=](borrows_atom) {
+        auto& b = *self->state.borrows;
+        return caf::result<uint64_t, uint64_t>{static_cast<uint64_t>(b.lent()),
+                                               static_cast<uint64_t>(b.borrowed())};
+      },
   };
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/borrow_table.hpp"
 #include "actors/control_client.hpp" // wire_msg::message as a message type
 #include "actors/inline_unit.hpp"
 #include "actors/messages.hpp"
@@ -30,6 +31,22 @@ class remote_actor_record;
 using track_atom = caf::atom_constant<caf::atom("track")>;
 using result_atom = caf::atom_constant<caf::atom("result")>;
 using retry_atom = caf::atom_constant<caf::atom("retry")>;
+using borrow_atom = caf::atom_constant<caf::atom("borrow")>;
+using unborrow_atom = caf::atom_constant<caf::atom("unborrow")>;
+using barrier_atom = caf::atom_constant<caf::atom("barrier")>;
+using borrows_atom = caf::atom_constant<caf::atom("borrows")>;
+
+/// A ref of another node's object was read here: its borrowed slot, and the type it
+/// holds.
+struct borrow_request {
+  detail::slot_ptr slot;
+  const detail::type_descriptor* type = nullptr;
+};
+
+/// Runs once every borrow asked for before has been answered.
+struct borrow_barrier {
+  std::function<void()> then;
+};
 
 /// A task or call this node sent to another node, until its result comes back.
 struct pending_call {
@@ -75,6 +92,8 @@ struct owner_config {
   codec_context* values = nullptr;
   /// The clock of the restart intensity (empty: steady_clock).
   std::function<std::chrono::steady_clock::time_point()> now;
+  /// The borrower protocol (its `notify_done` and `after_borrows` are the owner's own).
+  borrow_config borrows;
 };
 
 /// The node's owner (DESIGN's `owner`): it supervises the tasks and actor calls its node
@@ -97,13 +116,29 @@ struct owner_config {
 ///                                       nodes running it are told (`task_cancel`), and
 ///                                       a result they send anyway is freed there
 ///   (count_atom) -> uint64_t            children out now
+/// It keeps the node's side of the borrower protocol too (see `borrow_table`):
+///   (borrow_atom, from, object_borrow)      `from` borrows an object owned here
+///   (unborrow_atom, from, object_unborrow)  ... and gives one borrow back
+///   (done_atom, key)                        a lent object is done: borrowers get it
+///   (borrow_atom, borrow_request)           a ref of another node's object was read
+///   (borrow_atom, from, object_borrowed)    its owner answered
+///   (unborrow_atom, key)                    a borrowed slot here went
+///   (barrier_atom, borrow_barrier)          runs once the borrows asked are answered
+///   (borrows_atom) -> (lent, borrowed)      objects kept for borrowers, and borrowed
 using owner_actor = caf::typed_actor<
     caf::reacts_to<track_atom, pending_call, std::string, wire_msg::message>,
     caf::reacts_to<result_atom, std::string, wire_msg::task_result>,
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<retry_atom, detail::task_ptr, std::string, error>,
     caf::reacts_to<cancel_atom, object_key>, caf::reacts_to<tick_atom>,
-    caf::replies_to<count_atom>::with<uint64_t>>;
+    caf::replies_to<count_atom>::with<uint64_t>,
+    caf::reacts_to<borrow_atom, std::string, wire_msg::object_borrow>,
+    caf::reacts_to<unborrow_atom, std::string, wire_msg::object_unborrow>,
+    caf::reacts_to<done_atom, object_key>, caf::reacts_to<borrow_atom, borrow_request>,
+    caf::reacts_to<borrow_atom, std::string, wire_msg::object_borrowed>,
+    caf::reacts_to<unborrow_atom, object_key>,
+    caf::reacts_to<barrier_atom, borrow_barrier>,
+    caf::replies_to<borrows_atom>::with<uint64_t, uint64_t>>;
 
 /// Spawns the owner on the actor system's scheduler (tests step it on the test
 /// coordinator).
@@ -130,6 +165,20 @@ public:
     unit_->send(retry_atom::value, std::move(t), why, std::move(e));
   }
   void cancel(const object_key& result) const { unit_->send(cancel_atom::value, result); }
+  void borrow(detail::slot_ptr slot, const detail::type_descriptor* type) const {
+    unit_->send(borrow_atom::value, borrow_request{std::move(slot), type});
+  }
+  void dropped(const object_key& k) const { unit_->send(unborrow_atom::value, k); }
+  void barrier(std::function<void()> then) const {
+    unit_->send(barrier_atom::value, borrow_barrier{std::move(then)});
+  }
+  /// A borrower-protocol message from node `from`.
+  template <class Message> void borrows(const std::string& from, Message m) const {
+    if constexpr (std::is_same_v<Message, wire_msg::object_unborrow>)
+      unit_->send(unborrow_atom::value, from, std::move(m));
+    else
+      unit_->send(borrow_atom::value, from, std::move(m));
+  }
 
   const owner_actor& handle() const { return actor_; }
 
@@ -143,3 +192,8 @@ private:
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::pending_call)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::task_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::error)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::borrow_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::borrow_barrier)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_borrow)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_borrowed)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_unborrow)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/human_bytes.hpp"
+#include "framework/detail/ref_lender.hpp"
 
 namespace swarm::actors {
 
@@ -122,7 +123,13 @@ std::string spill_files::path_of(const object_id& id) const {
 
 result<void> spill_files::write(const object_id& id, const detail::boxed_value& value) {
   if (auto ok = make_folder(); !ok) return ok;
-  auto layout = value.type->lay_out(value.ptr.get());
+  // The refs in a value on disk would keep nothing alive: such a value stays in memory.
+  detail::ref_counter refs{nullptr};
+  auto layout = value.type->lay_out(value.ptr.get(), &refs);
+  if (refs.count() > 0)
+    return error{errc::store_full, "object " + id.to_string() + " holds " +
+                                       std::to_string(refs.count()) +
+                                       " object ref(s) and is not spilled"};
   file_header header;
   header.total = layout.size();
   auto bytes = sizeof header + header.total;

@@ -33,6 +33,12 @@ result<void> core::remove_group(uint64_t) {
   return no_groups(*this);
 }
 
+result<slot_ptr> core::borrow(const object_id& id, const type_descriptor&) {
+  return error{errc::invalid_argument, "node '" + node_name() +
+                                           "' read a ref of object " + id.to_string() +
+                                           ": an embedded single node reads no refs"};
+}
+
 void core::output(const task_spec* task, std::string_view text) {
   print_output(task ? output_label(*task) : std::string{}, node_name(), text);
 }
@@ -273,7 +279,14 @@ result<void> context::put_durable_erased(const std::string& name,
     bytes.push_back(static_cast<uint8_t>(type_name.size() >> (8 * i)));
   for (char c : type_name)
     bytes.push_back(static_cast<uint8_t>(c));
-  v.type->encode(v.ptr.get(), bytes);
+  // A durable value outlives every owner: a ref in it would name an object gone later.
+  detail::ref_counter refs{nullptr};
+  v.type->encode(v.ptr.get(), bytes, &refs);
+  if (refs.count() > 0)
+    return error{errc::invalid_argument, "the durable object '" + name + "' (a " +
+                                             type_name + ") holds " +
+                                             std::to_string(refs.count()) +
+                                             " object ref(s): a durable value cannot"};
   return kv_put(durable_key(name), std::move(bytes));
 }
 

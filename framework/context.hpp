@@ -299,6 +299,9 @@ public:
   /// The node's total resources.
   resource_set total_resources() const { return core_->total_resources(); }
 
+  /// A snapshot of the node this context runs on.
+  node_stats stats() const { return core_->stats(); }
+
   // -- output
   // -----------------------------------------------------------------------------
 

@@ -35,6 +35,8 @@ struct node_stats {
   size_t cache_hits = 0;        ///< reads of other nodes' objects found here
   size_t cache_misses = 0;      ///< reads of other nodes' objects that pulled them
   size_t evictions = 0;         ///< kept copies dropped to make room
+  size_t lent_objects = 0;     ///< objects owned here kept for other nodes' borrowed refs
+  size_t borrowed_objects = 0; ///< other nodes' objects whose refs are held here
   std::string available;        ///< resources not held by running work
 };
 

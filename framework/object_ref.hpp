@@ -22,6 +22,13 @@ object_slot::clock::time_point deadline_after(std::chrono::milliseconds timeout)
 /// The time left until `deadline`, `forever` for a deadline that never comes.
 std::chrono::milliseconds remaining(object_slot::clock::time_point deadline);
 
+/// Lends the object of `slot` through the node writing (`ctx`, when it is one).
+void write_ref(codec_context* ctx, const slot_ptr& slot);
+
+/// The slot a ref of `id` read by the node `ctx` names; it holds a `type`.
+result<slot_ptr> read_ref(codec_context* ctx, const object_id& id,
+                          const type_descriptor& type);
+
 /// Reads a slot as a `T` after waiting up to `timeout`.
 result<std::shared_ptr<const void>> read_slot(const object_slot& slot,
                                               const type_descriptor& expected,
@@ -31,6 +38,9 @@ result<std::shared_ptr<const void>> read_slot(const object_slot& slot,
 
 /// A future: names an object that a task, an actor call or `put` makes, possibly not yet.
 /// Copies refer to the same object; the object is freed when no reference remains.
+/// A ref is a value too: an argument, a member of a result or of a user type, on one
+/// node and across nodes. A node that reads one borrows the object; its owner keeps it
+/// until every borrowed ref of it has gone, cluster-wide.
 template <class T> class object_ref {
 public:
   using value_type = T;
@@ -74,6 +84,29 @@ public:
 private:
   detail::slot_ptr slot_;
 };
+
+/// Encodes a ref as its object's id; reading it borrows the object (see `core::borrow`).
+template <class Inspector, class T> bool inspect(Inspector& f, object_ref<T>& r) {
+  bool has = r.valid();
+  object_id id;
+  if constexpr (std::is_same_v<Inspector, binary_reader>) {
+    if (!f(has)) return false;
+    if (!has) {
+      r = {};
+      return true;
+    }
+    if (!f(id)) return false;
+    auto slot = detail::read_ref(f.context(), id, detail::type_of<detail::stored_t<T>>());
+    if (!slot) return f.fail(slot.err().message);
+    r = object_ref<T>{std::move(*slot)};
+    return true;
+  } else {
+    if (!has) return f(has);
+    id = r.id();
+    detail::write_ref(f.context(), r.slot());
+    return f(has, id);
+  }
+}
 
 /// Whether `T` is an `object_ref`.
 template <class T> struct is_object_ref : std::false_type {};

@@ -25,10 +25,10 @@ object_id from_wire(const wire_msg::object_ref_id& id) {
   return {id.owner, id.seq};
 }
 
-std::vector<uint8_t> encode(const boxed_value& v) {
+std::vector<uint8_t> encode(const boxed_value& v, codec_context* ctx) {
   std::vector<uint8_t> out;
   out.reserve(v.type->byte_size(v.ptr.get()));
-  v.type->encode(v.ptr.get(), out);
+  v.type->encode(v.ptr.get(), out, ctx);
   return out;
 }
 

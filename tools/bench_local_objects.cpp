@@ -92,9 +92,6 @@ void measure_small_objects(bench_session& s, local_rig& rig) {
            goal::at_least, 2'000'000, ">= 2,000,000/s"});
   }
 
-  // Swarm objects cannot hold references (object_ref is not encodable), so Ray's
-  // single_client_get_object_containing_10k_refs has no equivalent; the nearest is one
-  // `get` of 10,000 references.
   if (s.wants("single_client_get_10k_refs")) {
     std::vector<object_ref<int>> refs;
     std::vector<std::shared_ptr<const int>> ptrs;
@@ -128,6 +125,40 @@ void measure_small_objects(bench_session& s, local_rig& rig) {
     });
     s.add(versus("single_client_get_10k_refs", rate, "gets/s",
                  "read_10k_shared_ptrs_per_s", floor));
+  }
+
+  // Ray's: one object holding 10,000 refs of small objects, put once, then read whole.
+  if (s.wants("single_client_get_object_containing_10k_refs")) {
+    std::vector<object_ref<int>> refs;
+    std::vector<std::shared_ptr<const int>> ptrs;
+    for (size_t i = 0; i < ref_list_size; ++i) {
+      refs.push_back(rig.rt.put(static_cast<int>(i)));
+      ptrs.push_back(std::make_shared<const int>(static_cast<int>(i)));
+    }
+    auto containing = rig.rt.put(std::move(refs));
+    double floor = s.floor("copy_10k_shared_ptrs_per_s", "copies/s", [&] {
+      return median_of_reps(p.reps, p.ref_list_gets, [&](size_t n) {
+        auto t0 = bench_clock::now();
+        size_t i = 0;
+        for (; i < n && !past_cap(i, t0, p.cap); ++i) {
+          auto copy = ptrs;
+          check(*copy.back() == static_cast<int>(ref_list_size) - 1, "copying pointers");
+        }
+        return static_cast<double>(i) / seconds_since(t0);
+      });
+    });
+    double rate = median_of_reps(p.reps, p.ref_list_gets, [&](size_t n) {
+      auto t0 = bench_clock::now();
+      size_t i = 0;
+      for (; i < n && !past_cap(i, t0, p.cap); ++i) {
+        auto got = containing.get().value();
+        check(got.size() == ref_list_size && got.back().ready(),
+              "get of an object holding 10,000 references");
+      }
+      return static_cast<double>(i) / seconds_since(t0);
+    });
+    s.add(versus("single_client_get_object_containing_10k_refs", rate, "gets/s",
+                 "copy_10k_shared_ptrs_per_s", floor));
   }
 }
 

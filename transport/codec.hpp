@@ -31,8 +31,9 @@ namespace swarm {
 class binary_writer;
 class binary_reader;
 
-/// What a node lends the decoder of its values, for `inspect` overloads of types that
-/// name something of a node (an actor handle): `f.context()` while reading.
+/// What a node lends the encoder and decoder of its values, for `inspect` overloads of
+/// types that name something of a node (an actor handle, an object ref): `f.context()`
+/// while writing or reading.
 class codec_context {
 public:
   virtual ~codec_context() = default;
@@ -205,12 +206,16 @@ inline void segment_sink::append(const void* p, size_t n) {
 /// Appends the encoding of values to a sink (a byte buffer, or a counter).
 template <class Sink> class basic_writer {
 public:
-  explicit basic_writer(Sink& sink) : sink_(sink) {}
+  explicit basic_writer(Sink& sink, codec_context* ctx = nullptr)
+      : sink_(sink), context_(ctx) {}
 
   template <class... Ts> bool operator()(Ts&... xs) {
     (write(xs), ...);
     return true;
   }
+
+  /// The node writing, when one lent itself (may be null).
+  codec_context* context() const noexcept { return context_; }
 
 private:
   void write_raw(const void* p, size_t n) { sink_.append(p, n); }
@@ -262,13 +267,14 @@ private:
   }
 
   Sink& sink_;
+  codec_context* context_;
 };
 
 /// Writes the encoding of values into a byte buffer.
 class binary_writer : public basic_writer<detail::vector_sink> {
 public:
-  explicit binary_writer(std::vector<uint8_t>& out)
-      : basic_writer(sink_storage_), sink_storage_(out) {}
+  explicit binary_writer(std::vector<uint8_t>& out, codec_context* ctx = nullptr)
+      : basic_writer(sink_storage_, ctx), sink_storage_(out) {}
 
 private:
   detail::vector_sink sink_storage_;
@@ -504,10 +510,11 @@ bool decode(const uint8_t* data, size_t size, T& x, std::string& why,
       x, "trailing bytes after value", why);
 }
 
-/// Lays `x` out for bulk transfer (see `bulk_layout`).
-template <class T> bulk_layout lay_out(const T& x) {
+/// Lays `x` out for bulk transfer (see `bulk_layout`), written by the node `ctx` (may be
+/// null).
+template <class T> bulk_layout lay_out(const T& x, codec_context* ctx = nullptr) {
   detail::segment_sink sink;
-  basic_writer<detail::segment_sink> w{sink};
+  basic_writer<detail::segment_sink> w{sink, ctx};
   w(const_cast<T&>(x));
   bulk_layout out;
   out.head.reserve(16 + 8 * sink.blocks.size() + sink.skeleton.size());

@@ -328,6 +328,27 @@ struct GroupAnswer {
   error @4 :ErrorValue;
 }
 
+# The sender read a ref of an object the receiver owns: the owner keeps the object while
+# the sender holds it (the borrower protocol).
+struct ObjectBorrow {
+  id @0 :ObjectId;
+}
+
+# The owner's answer to an ObjectBorrow (`ack`), and, for an object not made yet then, a
+# second one when it is.
+struct ObjectBorrowed {
+  id @0 :ObjectId;
+  ack @1 :Bool;
+  state @2 :UInt8;         # 0 pending, 1 ready (`value`), 2 failed (`error`)
+  value @3 :Arg;           # inline, or where to pull it from
+  error @4 :ErrorValue;
+}
+
+# The sender let go of one borrow of the object.
+struct ObjectUnborrow {
+  id @0 :ObjectId;
+}
+
 struct KvRequest {
   requestId @0 :UInt64;
   op @1 :UInt8;            # 0 get, 1 put, 2 erase
@@ -379,5 +400,8 @@ struct Envelope {
     taskCancel @31 :TaskCancel;
     groupAsk @32 :GroupAsk;
     groupAnswer @33 :GroupAnswer;
+    objectBorrow @34 :ObjectBorrow;
+    objectBorrowed @35 :ObjectBorrowed;
+    objectUnborrow @36 :ObjectUnborrow;
   }
 }

@@ -447,6 +447,24 @@ struct builder_visitor {
     put_bundles(b.initBundles(size_of(m.bundles.size())), m.bundles);
     put_error(b.initError(), m.error);
   }
+  void operator()(const object_borrow& m) {
+    put_id(env.initObjectBorrow().initId(), m.id);
+  }
+  void operator()(const object_borrowed& m) {
+    auto b = env.initObjectBorrowed();
+    put_id(b.initId(), m.id);
+    b.setAck(m.ack);
+    b.setState(static_cast<uint8_t>(m.state));
+    auto a = b.initValue();
+    if (auto* v = std::get_if<value>(&m.value))
+      put_value(a.initValue(), *v);
+    else
+      put_ref(a, std::get<remote_ref>(m.value));
+    put_error(b.initError(), m.error);
+  }
+  void operator()(const object_unborrow& m) {
+    put_id(env.initObjectUnborrow().initId(), m.id);
+  }
   void operator()(const kv_request& m) {
     auto b = env.initKvRequest();
     b.setRequestId(m.request_id);
@@ -673,6 +691,27 @@ message read_envelope(wire::Envelope::Reader env) {
     return group_answer{r.getRequestId(), r.getOk(), get_strings(r.getNodes()),
                         get_bundles(r.getBundles()), get_error(r.getError())};
   }
+  case wire::Envelope::OBJECT_BORROW:
+    return object_borrow{get_id(env.getObjectBorrow().getId())};
+  case wire::Envelope::OBJECT_BORROWED: {
+    auto r = env.getObjectBorrowed();
+    if (r.getState() > static_cast<uint8_t>(object_borrowed::state_type::failed))
+      throw std::invalid_argument("unknown borrowed-object state " +
+                                  std::to_string(r.getState()));
+    object_borrowed m;
+    m.id = get_id(r.getId());
+    m.ack = r.getAck();
+    m.state = static_cast<object_borrowed::state_type>(r.getState());
+    auto a = r.getValue();
+    if (a.isValue())
+      m.value = get_value(a.getValue());
+    else
+      m.value = get_ref(a);
+    m.error = get_error(r.getError());
+    return m;
+  }
+  case wire::Envelope::OBJECT_UNBORROW:
+    return object_unborrow{get_id(env.getObjectUnborrow().getId())};
   case wire::Envelope::KV_REPLY: {
     auto r = env.getKvReply();
     return kv_reply{r.getRequestId(), r.getFound(), to_vector(r.getValue()),

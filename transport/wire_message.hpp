@@ -391,6 +391,27 @@ struct group_answer {
   error_value error;
 };
 
+/// The sender read a ref of an object the receiver owns, and keeps it while it holds it.
+struct object_borrow {
+  object_ref_id id;
+};
+
+/// The owner's answer to `object_borrow` (`ack`), and, for an object not made then, a
+/// second one once it is.
+struct object_borrowed {
+  enum class state_type : uint8_t { pending = 0, ready = 1, failed = 2 };
+  object_ref_id id;
+  bool ack = false;
+  state_type state = state_type::pending;
+  arg value;         // ready: inline, or where to pull it from
+  error_value error; // failed: why
+};
+
+/// The sender let go of one borrow of the object.
+struct object_unborrow {
+  object_ref_id id;
+};
+
 /// Any message that crosses nodes.
 using message =
     std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
@@ -399,7 +420,8 @@ using message =
                  actor_lookup, actor_location, actor_kill, job_info, object_location,
                  actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply,
                  list_request, list_reply, task_output, object_replicate,
-                 object_replicated, task_cancel, group_ask, group_answer>;
+                 object_replicated, task_cancel, group_ask, group_answer, object_borrow,
+                 object_borrowed, object_unborrow>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

@@ -13,6 +13,7 @@
 #include "framework/detail/actor_record.hpp"
 #include "framework/detail/group_record.hpp"
 #include "framework/detail/object_slot.hpp"
+#include "framework/detail/ref_lender.hpp"
 #include "framework/detail/task_spec.hpp"
 #include "framework/node_stats.hpp"
 #include "framework/options.hpp"
@@ -38,9 +39,9 @@ struct group_placement {
 };
 
 /// What the public API needs from a node. The framework defines it; the node's system
-/// actors (in actors/) implement it. It reads the values that come to it (the actor
-/// handles in them), so it is their decoder's context.
-class core : public codec_context {
+/// actors (in actors/) implement it. It writes and reads the values that cross it (the
+/// actor handles and object refs in them), so it is their coder's context.
+class core : public ref_lender {
 public:
   virtual ~core();
 
@@ -105,6 +106,16 @@ public:
   /// Where other nodes reach `target` (a handle of it is being sent): this node hosts
   /// it for them from now on, while it lives.
   virtual actor_address address_of(const actor_record_ptr& target) = 0;
+
+  /// Keeps `slot` findable by its id here while it lives: a value holding a ref of it
+  /// is being written (see `borrow`). Nothing on an embedded single node.
+  void lend(const slot_ptr& slot) override { (void)slot; }
+
+  /// The object a ref read here names (`type` is what the ref holds): this node's own
+  /// slot when the object is owned here; otherwise a borrowed slot, whose owner keeps
+  /// the object until every borrowed slot of it has gone, cluster-wide (the borrower
+  /// protocol). An embedded single node reads no refs.
+  virtual result<slot_ptr> borrow(const object_id& id, const type_descriptor& type);
 
   /// Makes placement group `id` (see `placement_group_options`): accepted, or why it
   /// never fits, at once; its bundles are reserved when they fit, all at once.

@@ -66,10 +66,11 @@ slot_ptr gather_refs(core& c, uint64_t owner, const std::vector<object_ref<T>>& 
                       });
 }
 
-/// As `make_arg`, and a list of futures for a list parameter is gathered into one.
+/// As `make_arg`, and a list of futures for a list parameter is gathered into one (a
+/// list of futures for a parameter of that type is a value: the refs themselves).
 template <class Param, class X> task_arg make_arg_in(core& c, uint64_t owner, X&& x) {
   using XD = std::decay_t<X>;
-  if constexpr (is_future_list<XD>::value) {
+  if constexpr (is_future_list<XD>::value && !std::is_same_v<std::decay_t<Param>, XD>) {
     static_assert(std::is_same_v<std::decay_t<Param>,
                                  std::vector<typename XD::value_type::value_type>>,
                   "a list of futures must be passed for a list of their type");

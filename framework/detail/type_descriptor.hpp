@@ -34,15 +34,16 @@ struct type_descriptor {
   std::string name;
   /// Bytes the value occupies, for store accounting.
   size_t (*byte_size)(const void* value);
-  /// Appends the value's encoding (what crosses nodes).
-  void (*encode)(const void* value, std::vector<uint8_t>& out);
+  /// Appends the value's encoding (what crosses nodes), written by the node `ctx` (may
+  /// be null: the object refs in it are then not lent, see `ref_lender`).
+  void (*encode)(const void* value, std::vector<uint8_t>& out, codec_context* ctx);
   /// Decodes a value, read by the node `ctx` (may be null); nullptr with the reason in
   /// `why` on malformed input.
   std::shared_ptr<const void> (*decode)(const uint8_t* data, size_t size,
                                         std::string& why, codec_context* ctx);
   /// Lays the value out for bulk transfer: its large buffers are sent from where they
   /// are (see `bulk_layout`).
-  bulk_layout (*lay_out)(const void* value);
+  bulk_layout (*lay_out)(const void* value, codec_context* ctx);
   /// Makes a value from a bulk layout's complete head (`data`, read as `h`): its small
   /// parts decoded, `dests` the places its blocks' bytes go (written before anyone else
   /// sees the value); nullptr with the reason in `why` on malformed input. A plain
@@ -87,9 +88,10 @@ template <class T> size_t byte_size_of(const void* p) {
     return sizeof(T) + encoded_size(x);
 }
 
-template <class T> void encode_into(const void* p, std::vector<uint8_t>& out) {
+template <class T>
+void encode_into(const void* p, std::vector<uint8_t>& out, codec_context* ctx) {
   detail::vector_sink sink{out};
-  basic_writer<detail::vector_sink> w{sink};
+  basic_writer<detail::vector_sink> w{sink, ctx};
   w(*const_cast<T*>(static_cast<const T*>(p)));
 }
 
@@ -117,8 +119,8 @@ std::shared_ptr<const void> decode_from(const uint8_t* data, size_t size,
   return x;
 }
 
-template <class T> bulk_layout lay_out_of(const void* p) {
-  return swarm::lay_out(*static_cast<const T*>(p));
+template <class T> bulk_layout lay_out_of(const void* p, codec_context* ctx) {
+  return swarm::lay_out(*static_cast<const T*>(p), ctx);
 }
 
 // Whether decoding into a used value of `T` leaves nothing of what it held: true for

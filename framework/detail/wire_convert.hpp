@@ -36,8 +36,8 @@ inline std::pair<uint64_t, uint64_t> key_of(const wire_msg::object_ref_id& id) {
   return {id.owner, id.seq};
 }
 
-/// The value's encoding, what crosses nodes.
-std::vector<uint8_t> encode(const boxed_value& v);
+/// The value's encoding, what crosses nodes, written by the node `ctx` (may be null).
+std::vector<uint8_t> encode(const boxed_value& v, codec_context* ctx = nullptr);
 
 /// Decodes a value sent as a `want`, read by the node `ctx`; a type_mismatch error
 /// naming both types otherwise.

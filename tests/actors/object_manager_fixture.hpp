@@ -36,7 +36,8 @@ struct manager_parts {
 
 // `v` laid out as a holder sends it.
 inline std::shared_ptr<const swarm::bulk_layout> layout_of(const detail::boxed_value& v) {
-  return std::make_shared<const swarm::bulk_layout>(v.type->lay_out(v.ptr.get()));
+  return std::make_shared<const swarm::bulk_layout>(
+      v.type->lay_out(v.ptr.get(), nullptr));
 }
 
 // The bytes a puller receives for `v`: its layout's head, then its blocks.

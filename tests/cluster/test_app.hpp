@@ -229,6 +229,64 @@ inline std::string follow(const route& r) {
   return *got;
 }
 
+/// The sum of the objects `refs` name, read where this runs.
+inline int sum_of(const std::vector<object_ref<int>>& refs) {
+  int sum = 0;
+  for (auto& r : refs) {
+    auto v = r.get(std::chrono::seconds(20));
+    if (!v) throw std::runtime_error(v.err().to_string());
+    sum += *v;
+  }
+  return sum;
+}
+
+/// Puts 1..n on the node this runs on (which owns them) and returns their refs.
+inline std::vector<object_ref<int>> make_refs(context& ctx, int n) {
+  std::vector<object_ref<int>> out;
+  for (int i = 1; i <= n; ++i)
+    out.push_back(ctx.put(i));
+  return out;
+}
+
+/// Hands `refs` on to `sum_of` on node `node` (lending what it borrowed): its future.
+inline object_ref<int> sum_on(context& ctx, std::vector<object_ref<int>> refs,
+                              std::string node) {
+  task_options o;
+  o.node = std::move(node);
+  auto f = ctx.app().find_function<int(const std::vector<object_ref<int>>&)>("sum_of");
+  return ctx.submit(o, f.value(), std::move(refs));
+}
+
+/// The sizes of the blobs `refs` name, read where this runs.
+inline std::vector<int>
+blob_sizes(const std::vector<object_ref<std::vector<uint8_t>>>& refs) {
+  std::vector<int> out;
+  for (auto& r : refs) {
+    auto v = r.get_shared(std::chrono::seconds(20));
+    if (!v) throw std::runtime_error(v.err().to_string());
+    out.push_back(static_cast<int>((*v)->size()));
+  }
+  return out;
+}
+
+/// The objects the node this runs on keeps for other nodes' borrowed refs, and the
+/// objects of other nodes it borrows.
+inline std::vector<uint64_t> borrow_counts(context& ctx) {
+  auto s = ctx.stats();
+  return {s.lent_objects, s.borrowed_objects};
+}
+
+/// Keeps refs it is given after the call that gave them returned (a borrower).
+class keeper : public actor {
+public:
+  void keep(std::vector<object_ref<int>> refs) { refs_ = std::move(refs); }
+  int sum() const { return sum_of(refs_); }
+  void drop() { refs_.clear(); }
+
+private:
+  std::vector<object_ref<int>> refs_;
+};
+
 /// Makes a relay on the node this task runs on and returns its handle.
 inline actor_handle<relay> make_relay(context& ctx) {
   return ctx.spawn(ctx.app().find_actor_type<relay>("relay").value());
@@ -328,6 +386,15 @@ inline void register_all(application& app) {
   app.function("follow", follow);
   app.function("make_relay", make_relay);
   app.function("in_group", in_group);
+  app.function("sum_of", sum_of);
+  app.function("make_refs", make_refs);
+  app.function("sum_on", sum_on);
+  app.function("blob_sizes", blob_sizes);
+  app.function("borrow_counts", borrow_counts);
+  app.actor_type<keeper>("keeper")
+      .method("keep", &keeper::keep)
+      .method("sum", &keeper::sum)
+      .method("drop", &keeper::drop);
   app.actor_type<relay>("relay")
       .method("link", &relay::link)
       .method("next", &relay::next)

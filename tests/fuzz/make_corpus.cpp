@@ -78,6 +78,12 @@ std::vector<bytes> frame_decoder_seeds() {
           3, wire::gcs_chain::kind::write, 77, 12, {"head", "worker-1"}, {1, 2}},
       wire::kv_request{4, wire::kv_request::op_type::put, "key", {1, 2, 3}},
       wire::group_ask{6, wire::group_ask::kind_type::create, 42, {{{"CPU", 1}}}, 1},
+      wire::object_borrow{{3, 14}},
+      wire::object_borrowed{{3, 14},
+                            true,
+                            wire::object_borrowed::state_type::ready,
+                            wire::remote_ref{{3, 14}, "worker-1", 1 << 20, {}},
+                            {}},
   };
   std::vector<bytes> seeds;
   bytes stream;

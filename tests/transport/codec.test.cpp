@@ -188,7 +188,7 @@ TEST_CASE("a boxed value crosses through bytes with only its run-time descriptor
   auto& desc = swarm::detail::type_of<sample>();
   auto boxed = swarm::detail::boxed_value::make(make_sample());
   std::vector<uint8_t> bytes;
-  desc.encode(boxed.ptr.get(), bytes);
+  desc.encode(boxed.ptr.get(), bytes, nullptr);
   std::string why;
   auto back = desc.decode(bytes.data(), bytes.size(), why, nullptr);
   REQUIRE(static_cast<bool>(back));

@@ -73,7 +73,19 @@ std::vector<message> samples() {
       object_replicated{{3, 12}, "no room"},
       task_cancel{{3, 13}},
       group_ask{6, group_ask::kind_type::create, 42, {{{"CPU", 1}}, {{"GPU", 0.5}}}, 3},
-      group_answer{6, true, {"worker-1", "worker-2"}, {{{"CPU", 1}}, {}}, {}}};
+      group_answer{6, true, {"worker-1", "worker-2"}, {{{"CPU", 1}}, {}}, {}},
+      object_borrow{{3, 14}},
+      object_borrowed{{3, 14},
+                      true,
+                      object_borrowed::state_type::ready,
+                      remote_ref{{3, 14}, "worker-1", 1 << 20, {"head"}},
+                      {}},
+      object_borrowed{{3, 15},
+                      false,
+                      object_borrowed::state_type::failed,
+                      value{},
+                      error_value{5, "freed"}},
+      object_unborrow{{3, 14}}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -168,6 +180,16 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(answer.ok);
   CHECK(answer.nodes == std::vector<std::string>{"worker-1", "worker-2"});
   CHECK(answer.bundles.size() == 2);
+  CHECK(std::get<object_borrow>(back[28]).id == object_ref_id{3, 14});
+  auto& lent = std::get<object_borrowed>(back[29]);
+  CHECK(lent.ack);
+  CHECK(lent.state == object_borrowed::state_type::ready);
+  CHECK(std::get<remote_ref>(lent.value) ==
+        remote_ref{{3, 14}, "worker-1", 1 << 20, {"head"}});
+  auto& refused = std::get<object_borrowed>(back[30]);
+  CHECK(refused.state == object_borrowed::state_type::failed);
+  CHECK(refused.error == error_value{5, "freed"});
+  CHECK(std::get<object_unborrow>(back[31]).id == object_ref_id{3, 14});
 }
 
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "

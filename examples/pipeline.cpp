@@ -1,11 +1,12 @@
 // A pipeline of actors across a local cluster of three node processes: tokenize on
-// worker-1, embed on worker-2, aggregate on the head. Each stage is handed its
-// successor's handle and hands each item on asynchronously: a method returns the next
-// stage's future, so no thread waits anywhere along the way.
+// worker-1, embed on two replicas (one on each worker), mean-pool on the head. The
+// builder checks at compile time that each stage takes what the one before returns;
+// at most `window` documents are in flight, so a slow stage slows the source.
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/swarm.hpp"
@@ -20,99 +21,91 @@ embedding embed_token(const std::string& token) {
   return e;
 }
 
-struct aggregator : swarm::actor {
-  embedding sum = embedding(8, 0.0f);
-  long count = 0;
-  /// Adds a document's embeddings; how many have been added in all.
-  long add(std::vector<embedding> vectors) {
-    for (auto& v : vectors)
-      for (size_t i = 0; i < sum.size(); ++i)
-        sum[i] += v[i];
-    count += static_cast<long>(vectors.size());
-    return count;
-  }
-  embedding mean() const {
-    auto m = sum;
-    for (auto& x : m)
-      x /= static_cast<float>(count == 0 ? 1 : count);
-    return m;
-  }
-};
-
-struct embedder : swarm::actor {
-  swarm::actor_handle<aggregator> next;
-  void link(swarm::actor_handle<aggregator> to) { next = std::move(to); }
-  swarm::object_ref<long> embed(std::vector<std::string> tokens) {
-    std::vector<embedding> out;
-    for (auto& t : tokens)
-      out.push_back(embed_token(t));
-    return next.call(&aggregator::add, std::move(out));
-  }
-};
-
 struct tokenizer : swarm::actor {
-  swarm::actor_handle<embedder> next;
-  void link(swarm::actor_handle<embedder> to) { next = std::move(to); }
-  swarm::object_ref<long> feed(std::string text) {
+  std::vector<std::string> tokenize(std::string text) {
     std::istringstream in{text};
     std::vector<std::string> tokens;
     for (std::string word; in >> word;)
       tokens.push_back(word);
-    return next.call(&embedder::embed, std::move(tokens));
+    return tokens;
   }
 };
 
+struct embedder : swarm::actor {
+  std::vector<embedding> embed(std::vector<std::string> tokens) {
+    std::vector<embedding> out;
+    for (auto& t : tokens)
+      out.push_back(embed_token(t));
+    return out;
+  }
+};
+
+struct pooler : swarm::actor {
+  long documents = 0;
+  /// Mean-pools a document's token embeddings into one.
+  embedding pool(std::vector<embedding> vectors) {
+    ++documents;
+    embedding m(8, 0.0f);
+    for (auto& v : vectors)
+      for (size_t i = 0; i < m.size(); ++i)
+        m[i] += v[i] / static_cast<float>(vectors.size());
+    return m;
+  }
+};
+
+swarm::stage_options on(std::vector<std::string> nodes) {
+  swarm::stage_options o;
+  o.replicas = static_cast<uint32_t>(nodes.size());
+  o.nodes = std::move(nodes);
+  return o;
+}
+
 int main() {
   swarm::application app; // registered before the workers are forked: they share it
-  auto tokenizer_t = app.actor_type<tokenizer>("tokenizer")
-                         .method("link", &tokenizer::link)
-                         .method("feed", &tokenizer::feed);
-  auto embedder_t = app.actor_type<embedder>("embedder")
-                        .method("link", &embedder::link)
-                        .method("embed", &embedder::embed);
-  auto aggregator_t = app.actor_type<aggregator>("aggregator")
-                          .method("add", &aggregator::add)
-                          .method("mean", &aggregator::mean);
+  auto tokenizer_t =
+      app.actor_type<tokenizer>("tokenizer").method("tokenize", &tokenizer::tokenize);
+  auto embedder_t =
+      app.actor_type<embedder>("embedder").method("embed", &embedder::embed);
+  auto pooler_t = app.actor_type<pooler>("pooler").method("pool", &pooler::pool);
 
   swarm::local_cluster_config lc;
   lc.nodes = 3; // this process is the head; worker-1 and worker-2 are forked
   lc.cpus_per_node = 1;
   swarm::runtime rt{app, lc};
 
-  auto on = [](const char* node) {
-    swarm::actor_options o;
-    o.node = node;
-    return o;
-  };
-  auto aggregate = rt.spawn(on("head"), aggregator_t);
-  auto embed = rt.spawn(on("worker-2"), embedder_t);
-  auto tokenize = rt.spawn(on("worker-1"), tokenizer_t);
-  embed.call(&embedder::link, aggregate);
-  tokenize.call(&tokenizer::link, embed);
+  auto run = swarm::pipeline<std::string>{}
+                 .then(tokenizer_t, &tokenizer::tokenize, on({"worker-1"}))
+                 .then(embedder_t, &embedder::embed, on({"worker-1", "worker-2"}))
+                 .then(pooler_t, &pooler::pool, on({"head"}))
+                 .start(rt, /*window=*/2);
 
   const std::vector<std::string> docs{"the quick brown fox", "jumps over", "the lazy dog",
                                       "and the end"};
-  std::vector<swarm::object_ref<long>> counts;
-  for (auto& d : docs)
-    counts.push_back(tokenize.call(&tokenizer::feed, d));
+  // Pushing waits while two documents are in flight; the reader below takes them.
+  std::thread feeder{[&] {
+    for (auto& d : docs)
+      run.push(d).value();
+    run.close();
+  }};
   int bad = 0;
-  long expected = 0;
-  embedding sum(8, 0.0f);
-  for (size_t i = 0; i < docs.size(); ++i) {
-    std::istringstream in{docs[i]};
-    for (std::string word; in >> word; ++expected) {
-      auto e = embed_token(word);
-      for (size_t k = 0; k < sum.size(); ++k)
-        sum[k] += e[k];
-    }
-    auto got = counts[i].get().value();
-    std::printf("after \"%s\": %ld tokens aggregated\n", docs[i].c_str(), got);
-    bad += got != expected;
+  for (auto& d : docs) {
+    embedding expected(8, 0.0f);
+    std::istringstream in{d};
+    std::vector<embedding> tokens;
+    for (std::string word; in >> word;)
+      tokens.push_back(embed_token(word));
+    for (auto& e : tokens)
+      for (size_t k = 0; k < expected.size(); ++k)
+        expected[k] += e[k] / static_cast<float>(tokens.size());
+    auto got = run.next().value(); // outputs come in the order documents went in
+    bool same = got && got->size() == expected.size();
+    for (size_t k = 0; same && k < expected.size(); ++k)
+      same = std::fabs((*got)[k] - expected[k]) < 1e-5f;
+    std::printf("\"%s\": pooled embedding[0] = %.4f, %s\n", d.c_str(),
+                got ? (*got)[0] : -1.0f, same ? "as computed here" : "WRONG");
+    bad += !same;
   }
-  auto mean = aggregate.call(&aggregator::mean).get().value();
-  for (size_t k = 0; k < mean.size(); ++k)
-    bad += std::fabs(mean[k] - sum[k] / static_cast<float>(expected)) > 1e-4f;
-  std::printf("mean embedding[0] = %.4f over %ld tokens: %s\n", mean[0], expected,
-              bad == 0 ? "as computed here" : "WRONG");
-  return bad == 0 ? 0 : 1;
+  feeder.join();
+  bad += run.next().value().has_value(); // closed and drained: nothing more
+  return bad;
 }

@@ -13,6 +13,7 @@
 #include "framework/local_cluster.hpp"
 #include "framework/object_ref.hpp"
 #include "framework/options.hpp"
+#include "framework/pipeline.hpp"
 #include "framework/placement_group.hpp"
 #include "framework/resources.hpp"
 #include "framework/runtime.hpp"

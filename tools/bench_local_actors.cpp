@@ -1,6 +1,10 @@
 // Actor-call workloads, named as in Ray's microbenchmark.
 
+#include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "framework/swarm.hpp"
@@ -97,6 +101,107 @@ double caf_pipelined_floor(bench_session& s, local_rig& rig) {
     return median_of_reps(p.reps, p.batch,
                           [&](size_t n) { return rig.caf.pipelined(n, p.cap); });
   });
+}
+
+// Three stages of empty work as a pipeline, beside the same chain of plain calls (each
+// call taking the previous one's future), all items sent before any result is read.
+void measure_pipeline(bench_session& s, local_rig& rig) {
+  auto& p = s.plan();
+  auto& echo_t = rig.fns.echo;
+  std::vector<actor_handle<bench_echo>> chain{rig.rt.spawn(echo_t), rig.rt.spawn(echo_t),
+                                              rig.rt.spawn(echo_t)};
+  double floor = s.floor("actor_chain_3_calls_items_per_s", "items/s", [&] {
+    return median_of_reps(p.reps, p.batch, [&](size_t n) {
+      std::vector<object_ref<int>> outs;
+      outs.reserve(n);
+      auto t0 = bench_clock::now();
+      for (size_t i = 0; i < n && !past_cap(i, t0, p.cap); ++i) {
+        auto a = chain[0].call(&bench_echo::ping, static_cast<int>(i));
+        auto b = chain[1].call(&bench_echo::ping, a);
+        outs.push_back(chain[2].call(&bench_echo::ping, b));
+      }
+      for (size_t i = 0; i < outs.size(); ++i)
+        check(outs[i].get().value() == static_cast<int>(i), "a chain of calls");
+      return static_cast<double>(outs.size()) / seconds_since(t0);
+    });
+  });
+  double rate = median_of_reps(p.reps, p.batch, [&](size_t n) {
+    auto run = pipeline<int>{}
+                   .then(echo_t, &bench_echo::ping)
+                   .then(echo_t, &bench_echo::ping)
+                   .then(echo_t, &bench_echo::ping)
+                   .start(rig.rt, 1024);
+    auto t0 = bench_clock::now();
+    std::thread source{[&] {
+      for (size_t i = 0; i < n && !past_cap(i, t0, p.cap); ++i)
+        check(static_cast<bool>(run.push(static_cast<int>(i))), "pipeline push");
+      run.close();
+    }};
+    size_t got = 0;
+    while (auto out = run.next().value())
+      check(*out == static_cast<int>(got++), "pipeline order");
+    source.join();
+    return static_cast<double>(got) / seconds_since(t0);
+  });
+  s.add(versus("pipeline_3_stages_items_per_s", rate, "items/s",
+               "actor_chain_3_calls_items_per_s", floor));
+}
+
+// Resident memory of this process now (KiB); 0 where the kernel cannot tell.
+long rss_kib() {
+  std::ifstream status{"/proc/self/status"};
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return 0;
+}
+
+// A pipeline feeding 1 MiB items through a stage to a slow sink (1 ms an item), 16 in
+// flight at most: the most bytes its objects held in the store at once, and how far the
+// process's resident memory rose above where it started, less the freed values' memory
+// the store keeps for reuse (its pool), beside the bytes the window holds.
+void measure_slow_sink(bench_session& s, local_rig& rig) {
+  constexpr size_t item_bytes = size_t{1} << 20, window = 16;
+  size_t items = s.plan().batch >= 10'000 ? 400 : 100;
+  auto& echo_t = rig.fns.echo;
+  const std::vector<uint8_t> payload(item_bytes, 'p');
+  double floor = s.floor("pipeline_window_mb", "MB",
+                         [&] { return static_cast<double>(window * item_bytes) / 1e6; });
+  auto run = pipeline<std::vector<uint8_t>>{}
+                 .then(echo_t, &bench_echo::echo_bytes)
+                 .then(echo_t, &bench_echo::slow_take)
+                 .start(rig.rt, window);
+  auto pooled_kib = [&] {
+    return static_cast<long>(rig.rt.stats().store_pooled_bytes >> 10);
+  };
+  long base = rss_kib() - pooled_kib(), peak = base;
+  size_t peak_store = 0;
+  std::atomic<bool> done{false};
+  std::thread watch{[&] {
+    while (!done) {
+      auto st = rig.rt.stats();
+      peak_store = std::max(peak_store, st.store_bytes);
+      peak = std::max(peak, rss_kib() - static_cast<long>(st.store_pooled_bytes >> 10));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }};
+  std::thread source{[&] {
+    for (size_t i = 0; i < items; ++i)
+      check(static_cast<bool>(run.push(payload)), "pipeline push");
+    run.close();
+  }};
+  size_t got = 0;
+  while (auto out = run.next().value()) {
+    check(*out == static_cast<int64_t>(item_bytes), "slow sink");
+    ++got;
+  }
+  source.join();
+  done = true;
+  watch.join();
+  check(got == items, "every item through the slow sink");
+  s.add(versus("pipeline_slow_sink_store_mb", static_cast<double>(peak_store) / 1e6, "MB",
+               "pipeline_window_mb", floor));
+  s.add(versus("pipeline_slow_sink_rss_mb", static_cast<double>(peak - base) / 1.024e3,
+               "MB", "pipeline_window_mb", floor));
 }
 
 void measure_actor_calls(bench_session& s, local_rig& rig) {
@@ -207,6 +312,9 @@ void measure_actor_calls(bench_session& s, local_rig& rig) {
     });
     s.add(versus("actors_created_per_s", rate, "actors/s", "caf_raw_spawn_per_s", floor));
   }
+
+  if (s.wants("pipeline_3_stages")) measure_pipeline(s, rig);
+  if (s.wants("pipeline_slow_sink_rss")) measure_slow_sink(s, rig);
 }
 
 } // namespace swarm::tools

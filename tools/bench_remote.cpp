@@ -260,6 +260,60 @@ void measure_read_peak_rss(bench_session& s, runtime& rt, const bench_fns& fns,
          goal::ratio_at_most, 1.1, "<= 1.1x the object"});
 }
 
+stage_options stage_on(const std::string& node) {
+  stage_options o;
+  o.nodes = {node};
+  return o;
+}
+
+/// Three stages of empty work on three nodes (head, n2, n3) as a pipeline, beside the
+/// same actors called as a chain of plain calls, each taking the previous one's future.
+void measure_remote_pipeline(bench_session& s, runtime& rt, const bench_fns& fns) {
+  auto& p = s.plan();
+  const std::vector<std::string> nodes{"head", "n2", "n3"};
+  size_t items = p.remote_pipelined / 10;
+  std::vector<actor_handle<bench_echo>> chain;
+  for (auto& n : nodes) {
+    actor_options o;
+    o.node = n;
+    chain.push_back(rt.spawn(o, fns.echo));
+  }
+  std::vector<double> chained, piped;
+  for (int r = 0; r < p.reps; ++r) {
+    std::vector<object_ref<int>> outs;
+    auto t0 = bench_clock::now();
+    for (size_t i = 0; i < items; ++i) {
+      auto a = chain[0].call(&bench_echo::ping, static_cast<int>(i));
+      auto b = chain[1].call(&bench_echo::ping, a);
+      outs.push_back(chain[2].call(&bench_echo::ping, b));
+    }
+    for (size_t i = 0; i < outs.size(); ++i)
+      check(outs[i].get(60s).value() == static_cast<int>(i), "a chain across nodes");
+    chained.push_back(static_cast<double>(items) / seconds_since(t0));
+
+    auto built = pipeline<int>{};
+    auto three = built.then(fns.echo, &bench_echo::ping, stage_on(nodes[0]))
+                     .then(fns.echo, &bench_echo::ping, stage_on(nodes[1]))
+                     .then(fns.echo, &bench_echo::ping, stage_on(nodes[2]));
+    auto run = three.start(rt, 1024);
+    t0 = bench_clock::now();
+    std::thread source{[&] {
+      for (size_t i = 0; i < items; ++i)
+        check(static_cast<bool>(run.push(static_cast<int>(i), 60s)), "pipeline push");
+      run.close();
+    }};
+    size_t got = 0;
+    while (auto out = run.next(60s).value())
+      check(*out == static_cast<int>(got++), "pipeline order across nodes");
+    source.join();
+    piped.push_back(static_cast<double>(got) / seconds_since(t0));
+  }
+  double floor = s.floor("remote_actor_chain_3_nodes_items_per_s", "items/s",
+                         [&] { return median(chained); });
+  s.add(versus("remote_pipeline_3_nodes_items_per_s", median(piped), "items/s",
+               "remote_actor_chain_3_nodes_items_per_s", floor));
+}
+
 } // namespace
 
 void measure_remote(bench_session& s, int nodes) {
@@ -272,8 +326,9 @@ void measure_remote(bench_session& s, int nodes) {
   bool rss = s.wants("remote_read_peak_rss_mb");
   bool broadcast = nodes > 2 && (s.wants("broadcast_100mb") || s.wants("pull_2_holders"));
   bool redundant = nodes > 2 && s.wants("redundant_task_node_killed");
+  bool piped = nodes > 2 && s.wants("remote_pipeline_3_nodes");
   if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss &&
-      !broadcast && !redundant)
+      !broadcast && !redundant && !piped)
     return;
   auto& p = s.plan();
 
@@ -407,6 +462,7 @@ void measure_remote(bench_session& s, int nodes) {
   if (latency) s.add(measure_remote_latency(p, echo));
   if (spread) measure_spread(s, *cluster, nodes);
   if (broadcast) measure_broadcast(s, *cluster, nodes);
+  if (piped) measure_remote_pipeline(s, rt, cluster->fns);
   if (redundant) measure_redundant(s, *cluster, nodes); // last: it kills nodes
 }
 

@@ -59,12 +59,18 @@ object_ref<int> bench_echo::ping_async(int x) {
   return actor_context().put(x);
 }
 
+int64_t bench_echo::slow_take(const std::vector<uint8_t>& b) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return static_cast<int64_t>(b.size());
+}
+
 bench_fns register_bench(application& app) {
   auto echo = app.actor_type<bench_echo>("bench.echo");
   echo.method("ping", &bench_echo::ping)
       .method("ping_async", &bench_echo::ping_async)
       .method("echo_bytes", &bench_echo::echo_bytes)
-      .method("take_bytes", &bench_echo::take_bytes);
+      .method("take_bytes", &bench_echo::take_bytes)
+      .method("slow_take", &bench_echo::slow_take);
   return {app.function("bench.noop", noop),
           app.function("bench.add", add),
           app.function("bench.sum10", sum10),

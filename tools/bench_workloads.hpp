@@ -24,6 +24,8 @@ public:
   int64_t take_bytes(const std::vector<uint8_t>& b) {
     return static_cast<int64_t>(b.size());
   }
+  /// As `take_bytes`, taking a millisecond: a slow sink (pipeline_slow_sink_rss_mb).
+  int64_t slow_take(const std::vector<uint8_t>& b);
 };
 
 /// Handles to what `register_bench` registered.

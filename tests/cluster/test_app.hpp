@@ -276,6 +276,12 @@ inline std::vector<uint64_t> borrow_counts(context& ctx) {
   return {s.lent_objects, s.borrowed_objects};
 }
 
+/// A pipeline stage: adds one, and says where it ran.
+class plus_one : public actor {
+public:
+  int add(int x) { return x + 1; }
+};
+
 /// Keeps refs it is given after the call that gave them returned (a borrower).
 class keeper : public actor {
 public:
@@ -391,6 +397,7 @@ inline void register_all(application& app) {
   app.function("sum_on", sum_on);
   app.function("blob_sizes", blob_sizes);
   app.function("borrow_counts", borrow_counts);
+  app.actor_type<plus_one>("plus_one").method("add", &plus_one::add);
   app.actor_type<keeper>("keeper")
       .method("keep", &keeper::keep)
       .method("sum", &keeper::sum)

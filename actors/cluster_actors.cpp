@@ -15,6 +15,7 @@ using detail::decode;
 using detail::encode;
 using detail::from_list;
 using detail::from_wire;
+using detail::key_of;
 using detail::to_list;
 using detail::to_wire;
 
@@ -388,6 +389,12 @@ void cluster_actors::send_call(const std::shared_ptr<remote_actor_record>& rec,
   m.method = call->method;
   m.result = to_wire(call->result->id());
   m.caller_node = link_.self.name;
+  if (call->reader) {
+    m.stream_owner = call->reader->items_owner();
+    m.stream_window = static_cast<uint32_t>(call->reader->window());
+    call->reader->on_taken([owner = link_.owner, k = key_of(call->result->id())](
+                               uint64_t taken) { owner.stream_taken(k, taken); });
+  }
   std::vector<object_key> exported;
   for (auto& a : call->args)
     m.args.push_back(link_.export_arg(a, exported));
@@ -410,6 +417,13 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
     return fail({errc::unregistered, "actor type '" + rec->spec().type_name +
                                          "' has no method '" + m.method +
                                          "' registered"});
+  if ((m.stream_owner != 0) != (method->stream_item != nullptr))
+    return fail({errc::type_mismatch,
+                 "method '" + m.method + "' of actor type '" + rec->spec().type_name +
+                     (method->stream_item ? "' streams here, but the caller did not ask "
+                                            "for a stream"
+                                          : "' does not stream here, but the caller "
+                                            "asked for a stream")});
   if (m.args.size() != method->params.size())
     return fail({errc::type_mismatch, "method '" + m.method + "' takes " +
                                           std::to_string(method->params.size()) +
@@ -417,12 +431,17 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
                                           std::to_string(m.args.size())});
   auto id = from_wire(m.result);
   auto caller = m.caller_node;
+  auto stream_owner = m.stream_owner;
+  auto window = m.stream_window;
   link_.gather_args(
       m.args, method->params,
-      [this, rec, method, id, caller](result<std::vector<detail::boxed_value>> args) {
+      [this, rec, method, id, caller, stream_owner,
+       window](result<std::vector<detail::boxed_value>> args) {
         auto t = link_.incoming(rec->spec().type_name, &method->fn, method->params,
                                 method->result, id, caller, args);
         if (!t) return;
+        if (stream_owner != 0)
+          t->stream = link_.stream_to(caller, id, stream_owner, window);
         t->method = method->name;
         t->actor_call = true;
         if (rec->dead()) {

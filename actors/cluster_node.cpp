@@ -226,6 +226,10 @@ void cluster_node::start_actors() {
   wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
     tasks_->pull_result(std::move(t), where);
   };
+  wc.pull_item = [this](detail::slot_ptr slot, const detail::type_descriptor* type,
+                        wire_msg::stored_at where) {
+    tasks_->pull_item(std::move(slot), type, where);
+  };
   auto& bc = wc.borrows;
   bc.node = link_.self.name;
   for (auto& n : link_.cfg.nodes)
@@ -243,6 +247,7 @@ void cluster_node::start_actors() {
   bc.borrows_made = [this] { return link_.borrows_made.load(std::memory_order_acquire); };
   bc.values = this;
   link_.owner = owner_ref{spawn_owner(sys, std::move(wc))};
+  link_.streams = spawn_stream_senders(sys);
   {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
     link_.releases->unborrow = [owner = link_.owner](const object_key& k) {
@@ -276,6 +281,7 @@ void cluster_node::stop_actors() {
   stop(link_.objects);
   stop(link_.directory);
   stop(link_.owner.handle());
+  stop(link_.streams);
   stop(link_.agent);
   stop(link_.global);
   link_.agent = nullptr;
@@ -287,6 +293,7 @@ void cluster_node::drop_handles() {
   link_.objects = nullptr;
   link_.directory = nullptr;
   link_.owner = owner_ref{};
+  link_.streams = nullptr;
   link_.global = nullptr;
 }
 
@@ -687,6 +694,10 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           tasks_->on_submit(std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::task_result>) {
           link_.owner.result(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::stream_item>) {
+          link_.owner.stream(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::stream_ack>) {
+          caf::anon_send(link_.streams, stream_atom::value, key_of(x.result), x.taken);
         } else if constexpr (std::is_same_v<T, wire_msg::actor_call>) {
           actors_->on_actor_call(std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::object_pull>) {

@@ -142,6 +142,10 @@ wire_msg::task_submit cluster_tasks::submit_message(const detail::task_spec& tas
   m.replicas = task.options.redundancy > 1 ? 1 : task.options.replicas;
   m.owner_node = link_.self.name;
   m.placed = placed;
+  if (task.reader) {
+    m.stream_owner = task.reader->items_owner();
+    m.stream_window = static_cast<uint32_t>(task.reader->window());
+  }
   for (auto& a : task.args)
     m.args.push_back(link_.export_arg(a, exported));
   return m;
@@ -192,6 +196,10 @@ void cluster_tasks::send_copies(detail::task_ptr task, std::vector<std::string> 
 
 void cluster_tasks::forward_task(detail::task_ptr task, const std::string& to,
                                  wire_msg::task_submit m, std::vector<key> exported) {
+  // The reader's progress goes to whichever node runs it, through the owner.
+  if (task->reader)
+    task->reader->on_taken([owner = link_.owner, k = key_of(task->result->id())](
+                               uint64_t taken) { owner.stream_taken(k, taken); });
   link_.owner.track({std::move(task), to, std::move(exported), nullptr}, to,
                     std::move(m));
 }
@@ -225,6 +233,13 @@ void cluster_tasks::run_task_here(wire_msg::task_submit m) {
                                        m.function + "': " + entry.err().message});
   auto demand = from_list(m.resources);
   if (!demand) return fail(demand.err());
+  if ((m.stream_owner != 0) != ((*entry)->stream_item != nullptr))
+    return fail({errc::type_mismatch,
+                 "task '" + m.function + "' is " +
+                     ((*entry)->stream_item ? "a streaming function here, but the owner "
+                                              "did not ask for a stream"
+                                            : "no streaming function here, but the owner "
+                                              "asked for a stream")});
   if (m.args.size() != (*entry)->params.size())
     return fail({errc::type_mismatch, "task '" + m.function + "' takes " +
                                           std::to_string((*entry)->params.size()) +
@@ -239,22 +254,50 @@ void cluster_tasks::run_task_here(wire_msg::task_submit m) {
   opts.retry_exceptions = m.retry_exceptions;
   opts.priority = m.priority;
   opts.replicas = m.replicas;
+  opts.stream_window = m.stream_window;
+  auto stream_owner = m.stream_owner;
   link_.gather_args(
       m.args, f->params,
-      [this, f, owner, id, opts](result<std::vector<detail::boxed_value>> args) {
+      [this, f, owner, id, opts,
+       stream_owner](result<std::vector<detail::boxed_value>> args) {
         auto t = link_.incoming(f->name, &f->fn, f->params, f->result, id, owner, args,
                                 opts.replicas);
         if (!t) return;
         t->options = opts;
+        if (stream_owner != 0)
+          t->stream = link_.stream_to(owner, id, stream_owner, opts.stream_window);
         t->result->set_producer(t);
         link_.local->submit(std::move(t));
       });
 }
 
 void cluster_tasks::pull_result(detail::task_ptr task, const wire_msg::stored_at& where) {
+  // The callback keeps the task, its lineage: when the node holding the result dies
+  // before this copy is complete, the owner runs the task again (its inputs are here).
+  auto slot = task->result;
+  auto type = task->result_type;
+  pull_into(slot, type, where, [owner = link_.owner, task = std::move(task)](error e) {
+    if (e.code == errc::object_lost)
+      owner.retry(task, "reconstructing its result: " + e.message, e);
+    else
+      task->result->set_error(std::move(e));
+  });
+}
+
+void cluster_tasks::pull_item(detail::slot_ptr slot, const detail::type_descriptor* type,
+                              const wire_msg::stored_at& where) {
+  std::weak_ptr<detail::object_slot> weak = slot;
+  pull_into(std::move(slot), type, where, [weak](error e) {
+    if (auto s = weak.lock()) s->set_error(std::move(e));
+  });
+}
+
+void cluster_tasks::pull_into(const detail::slot_ptr& slot,
+                              const detail::type_descriptor* type,
+                              const wire_msg::stored_at& where,
+                              std::function<void(error)> failed) {
   // Stays where it was made; this copy is pulled now, the holder keeps the primary (so
   // later tasks reading it run there) until this slot goes.
-  auto slot = task->result;
   auto id = slot->id();
   wire_msg::remote_ref ref{to_wire(id), where.node, where.size, where.replicas};
   auto sink = link_.releases;
@@ -268,24 +311,19 @@ void cluster_tasks::pull_result(detail::task_ptr task, const wire_msg::stored_at
     for (auto& r : replicas)
       sink->send(r, wire_msg::object_free{to_wire(id)});
   };
-  // The callback keeps the task, its lineage: when the node holding the result dies
-  // before this copy is complete, the owner runs the task again (its inputs are here).
-  auto type = task->result_type;
-  link_.fetch(ref, type,
-              [owner = link_.owner, task = std::move(task), slot, sink,
-               release](result<detail::boxed_value> got) {
-                if (!got) {
-                  release();
-                  if (got.err().code == errc::object_lost)
-                    owner.retry(task, "reconstructing its result: " + got.err().message,
-                                got.err());
-                  else
-                    slot->set_error(got.err());
-                  return;
-                }
-                slot->set_value(std::move(*got),
-                                std::make_unique<remote_hold>(sink, release));
-              });
+  std::weak_ptr<detail::object_slot> weak = slot;
+  link_.fetch(
+      ref, type,
+      [weak, sink, release, failed = std::move(failed)](result<detail::boxed_value> got) {
+        if (!got) {
+          release();
+          return failed(got.err());
+        }
+        if (auto s = weak.lock())
+          s->set_value(std::move(*got), std::make_unique<remote_hold>(sink, release));
+        else
+          release();
+      });
 }
 
 } // namespace swarm::actors

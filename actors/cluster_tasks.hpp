@@ -30,6 +30,10 @@ public:
   /// A result the owner found stored on the node that made it: pulled into the task's
   /// future, which keeps the holder's copy while it lives.
   void pull_result(detail::task_ptr task, const wire_msg::stored_at& where);
+  /// An item of a stream read here stayed where it was written: it is pulled into
+  /// `slot` (a lost item fails it: items are not made again).
+  void pull_item(detail::slot_ptr slot, const detail::type_descriptor* type,
+                 const wire_msg::stored_at& where);
   /// Tasks placed here and not finished.
   uint32_t queued() const { return static_cast<uint32_t>(local_inflight_.load()); }
 
@@ -37,6 +41,9 @@ private:
   using key = object_key;
 
   void run_locally(detail::task_ptr task);
+  // Pulls the value `where` holds into `slot`; `failed` when it could not be read.
+  void pull_into(const detail::slot_ptr& slot, const detail::type_descriptor* type,
+                 const wire_msg::stored_at& where, std::function<void(error)> failed);
   bool idle_elsewhere() const;
   // `task` as sent to another node; its arguments held here are added to `exported`.
   wire_msg::task_submit submit_message(const detail::task_spec& task, bool placed,

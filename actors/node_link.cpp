@@ -222,6 +222,40 @@ std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value
   return out;
 }
 
+wire_msg::task_result node_link::travel(const object_id& id,
+                                        const detail::boxed_value& v) {
+  wire_msg::task_result r;
+  r.result = to_wire(id);
+  if (auto small = inline_value(v, false))
+    r.outcome = std::move(*small);
+  else // held before the reader hears of it, so its pulls find it
+    r.outcome = wire_msg::stored_at{self.name, hold(key_of(id), v, false)};
+  return r;
+}
+
+std::shared_ptr<detail::stream_sink> node_link::stream_to(const std::string& reader,
+                                                          const object_id& result,
+                                                          uint64_t items_owner,
+                                                          uint32_t window) {
+  stream_route route;
+  route.send = [this, reader](wire_msg::message m) {
+    send_while_open(reader, std::move(m));
+  };
+  route.connected = [this, reader] {
+    std::shared_lock<std::shared_mutex> alive{alive_mtx};
+    return !closing && net->connected(reader);
+  };
+  route.travel = [this](const object_id& id, const detail::boxed_value& v) {
+    return travel(id, v);
+  };
+  auto k = key_of(result);
+  route.ended = [streams = streams, k] { caf::anon_send(streams, erase_atom::value, k); };
+  auto sender =
+      std::make_shared<stream_sender>(std::move(route), result, items_owner, window);
+  caf::anon_send(streams, put_atom::value, k, std::weak_ptr<detail::stream_sink>{sender});
+  return sender;
+}
+
 hold_request node_link::hold_request_for(const key& k, const detail::boxed_value& v,
                                          bool exported,
                                          std::shared_ptr<const void> keep) {

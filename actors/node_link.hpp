@@ -20,6 +20,7 @@
 #include "actors/membership.hpp"
 #include "actors/object_manager.hpp"
 #include "actors/owner.hpp"
+#include "actors/stream_sender.hpp"
 #include "framework/cluster_config.hpp"
 #include "transport/transport.hpp"
 
@@ -84,6 +85,7 @@ public:
   object_manager_actor objects;
   actor_directory_actor directory;
   owner_ref owner;
+  stream_senders_actor streams;
   /// Handles a message for this node itself (what the network's handler does).
   std::function<void(const std::string&, wire_msg::message&&)> deliver_here;
 
@@ -135,6 +137,14 @@ public:
                             const object_id& id, const std::string& reply_to,
                             result<std::vector<detail::boxed_value>>& args,
                             uint32_t replicas = 1);
+  /// Where a streaming task or call run here for `reader` writes its items (those of
+  /// the stream whose task's result is `result`, owned by `items_owner` there).
+  std::shared_ptr<detail::stream_sink> stream_to(const std::string& reader,
+                                                 const object_id& result,
+                                                 uint64_t items_owner, uint32_t window);
+  /// The object `id` valued `v` as it travels to another node: inline when small;
+  /// otherwise held here for it to pull.
+  wire_msg::task_result travel(const object_id& id, const detail::boxed_value& v);
   /// Keeps the value of `slot` on `copies` distinct nodes: this one, holding it for
   /// other nodes to pull, and the least busy others. Nothing for a value small enough
   /// to travel inline (every reader gets its own), or a slot with no value.

@@ -145,6 +145,39 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
   }
 }
 
+void on_stream_item(owner_state& st, const std::string& from, wire_msg::stream_item& m) {
+  auto k = key_of(from_wire(m.result));
+  auto* stored = std::get_if<wire_msg::stored_at>(&m.item.outcome);
+  auto drop = [&] {
+    if (stored) st.cfg.send(stored->node, wire_msg::object_free{m.item.result});
+  };
+  auto i = st.children.find(k);
+  // Its reader is gone (the task was cancelled, or ended).
+  if (i == st.children.end() || !i->second.task->reader) return drop();
+  auto& c = i->second;
+  // A call answers from its actor's node only (see on_result).
+  if (c.actor && from != c.node) return drop();
+  c.streaming_on = from;
+  auto& reader = *c.task->reader;
+  if (!reader.expects(m.seq)) {
+    drop();
+    return st.cfg.send(from, wire_msg::stream_ack{m.result, reader.taken()});
+  }
+  auto slot = std::make_shared<detail::object_slot>(from_wire(m.item.result));
+  if (auto* v = std::get_if<wire_msg::value>(&m.item.outcome)) {
+    auto d = decode(*v, reader.item_type(), st.cfg.values);
+    if (d)
+      slot->set_value(std::move(*d));
+    else
+      slot->set_error(d.err());
+  } else if (auto* e = std::get_if<wire_msg::error_value>(&m.item.outcome)) {
+    slot->set_error(from_wire(*e));
+  } else {
+    st.cfg.pull_item(slot, reader.item_type(), *stored);
+  }
+  reader.deliver(m.seq, std::move(slot));
+}
+
 void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   auto& st = self->state;
   st.borrows->lost(peer, why);
@@ -288,13 +321,28 @@ owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
         auto i = st.children.find(k);
         if (i == st.children.end() || i->second.actor) return;
         auto& c = i->second;
-        for (auto& n : copies_but(c, "")) {
+        auto running = copies_but(c, "");
+        if (!c.streaming_on.empty() &&
+            std::find(running.begin(), running.end(), c.streaming_on) == running.end())
+          running.push_back(c.streaming_on);
+        for (auto& n : running) {
           st.cfg.send(n, wire_msg::task_cancel{{k.first, k.second}});
           st.losers[k].insert(n);
         }
         if (!c.exported.empty()) st.cfg.release(std::move(c.exported));
         st.children.erase(i);
         st.waiting.erase(k);
+      },
+      [=](stream_atom, const std::string& from, wire_msg::stream_item& m) {
+        on_stream_item(self->state, from, m);
+      },
+      [=](stream_atom, const object_key& k, uint64_t taken) {
+        auto& st = self->state;
+        auto i = st.children.find(k);
+        if (i == st.children.end()) return;
+        auto& c = i->second;
+        st.cfg.send(c.streaming_on.empty() ? c.node : c.streaming_on,
+                    wire_msg::stream_ack{{k.first, k.second}, taken});
       },
       [=](count_atom) { return static_cast<uint64_t>(self->state.children.size()); },
       [=](borrow_atom, const std::string& from, const wire_msg::object_borrow& m) {

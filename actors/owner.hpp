@@ -19,6 +19,7 @@
 #include "actors/messages.hpp"
 #include "actors/object_manager.hpp"
 #include "actors/role_atoms.hpp"
+#include "actors/stream_sender.hpp"
 #include "base/node_log.hpp"
 #include "framework/detail/task_spec.hpp"
 #include "framework/supervision.hpp"
@@ -59,6 +60,9 @@ struct pending_call {
   std::shared_ptr<remote_actor_record> actor;
   /// Other nodes running copies of the task (`task_options::redundancy`).
   std::vector<std::string> copies = {};
+  /// For a streaming task: the node its items came from last (the reader's progress
+  /// goes there); empty before the first.
+  std::string streaming_on = {};
 };
 
 /// What the owner needs of its node. Every function is called on whatever thread runs the
@@ -82,6 +86,11 @@ struct owner_config {
   /// A result was stored on the node that made it (`where`): pull it into the task's
   /// future. A pull that finds it lost sends (retry_atom) back.
   std::function<void(detail::task_ptr, wire_msg::stored_at)> pull;
+  /// An item of a stream read here stayed on the node that wrote it: pull it into
+  /// `slot` (of type `type`).
+  std::function<void(detail::slot_ptr, const detail::type_descriptor*,
+                     wire_msg::stored_at)>
+      pull_item;
   /// Whether `node` ever joined the cluster (empty: every node has). Work for a node
   /// that never did waits for it up to `join_wait`, then fails naming it.
   std::function<bool(const std::string&)> joined;
@@ -115,6 +124,12 @@ struct owner_config {
 ///   (cancel_atom, key)                  the task making `key` was cancelled here: the
 ///                                       nodes running it are told (`task_cancel`), and
 ///                                       a result they send anyway is freed there
+///   (stream_atom, from, stream_item)    an item of a streaming child, from node `from`:
+///                                       it goes to the child's reader (a repeat, from
+///                                       a run again, is dropped, and its writer told
+///                                       how far the reader is)
+///   (stream_atom, key, taken)           the reader of child `key` took `taken` items:
+///                                       the node running it is told (`stream_ack`)
 ///   (count_atom) -> uint64_t            children out now
 /// It keeps the node's side of the borrower protocol too (see `borrow_table`):
 ///   (borrow_atom, from, object_borrow)      `from` borrows an object owned here
@@ -131,6 +146,8 @@ using owner_actor = caf::typed_actor<
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<retry_atom, detail::task_ptr, std::string, error>,
     caf::reacts_to<cancel_atom, object_key>, caf::reacts_to<tick_atom>,
+    caf::reacts_to<stream_atom, std::string, wire_msg::stream_item>,
+    caf::reacts_to<stream_atom, object_key, uint64_t>,
     caf::replies_to<count_atom>::with<uint64_t>,
     caf::reacts_to<borrow_atom, std::string, wire_msg::object_borrow>,
     caf::reacts_to<unborrow_atom, std::string, wire_msg::object_unborrow>,
@@ -165,6 +182,12 @@ public:
     unit_->send(retry_atom::value, std::move(t), why, std::move(e));
   }
   void cancel(const object_key& result) const { unit_->send(cancel_atom::value, result); }
+  void stream(const std::string& from, wire_msg::stream_item item) const {
+    unit_->send(stream_atom::value, from, std::move(item));
+  }
+  void stream_taken(const object_key& result, uint64_t taken) const {
+    unit_->send(stream_atom::value, result, taken);
+  }
   void borrow(detail::slot_ptr slot, const detail::type_descriptor* type) const {
     unit_->send(borrow_atom::value, borrow_request{std::move(slot), type});
   }
@@ -197,3 +220,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::borrow_barrier)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_borrow)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_borrowed)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_unborrow)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::stream_item)

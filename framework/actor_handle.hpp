@@ -40,6 +40,38 @@ public:
     return call_impl<R, Args...>(method, std::forward<Xs>(xs)...);
   }
 
+  /// Calls the streaming `method(writer, xs...)` on the actor and returns its stream at
+  /// once: its items come as the method writes them, at most 16 ahead of what the
+  /// stream's reader took (see `call_stream`). The actor takes no other call meanwhile.
+  template <class U, class... Args, class... Xs>
+  swarm::stream<U> call(void (T::*method)(stream_writer<U>&, Args...), Xs&&... xs) const {
+    return call_stream(task_options{}.stream_window, method, std::forward<Xs>(xs)...);
+  }
+
+  /// As above, with at most `window` items written ahead of what the reader took.
+  template <class U, class... Args, class... Xs>
+  swarm::stream<U> call_stream(uint32_t window,
+                               void (T::*method)(stream_writer<U>&, Args...),
+                               Xs&&... xs) const {
+    auto task = make_call<Args...>(std::forward<Xs>(xs)...);
+    task->result_type = &detail::type_of<uint64_t>();
+    if (!record_->remote_node().empty()) task->method = method_name(method);
+    task->own_fn = [method](void* self, context& ctx,
+                            const void* const* args) -> detail::boxed_value {
+      auto& obj = *static_cast<T*>(static_cast<actor*>(self));
+      auto bound = [&](auto&&... a) { (obj.*method)(a...); };
+      return detail::call_streaming<U, Args...>(bound, ctx, args,
+                                                std::index_sequence_for<Args...>{});
+    };
+    task->fn = &task->own_fn;
+    auto channel = std::make_shared<detail::stream_channel>(
+        core_->new_owner_id(), window, &detail::type_of<detail::stored_t<U>>());
+    task->stream = channel;
+    task->reader = channel;
+    auto slot = detail::send_actor_call(*core_, *record_, std::move(task));
+    return swarm::stream<U>{*core_, std::move(slot), std::move(channel)};
+  }
+
   bool valid() const noexcept { return record_ != nullptr; }
 
   /// Whether the actor died for good (an empty handle counts as dead).
@@ -58,8 +90,8 @@ public:
   detail::core* node() const noexcept { return core_; }
 
 private:
-  template <class R, class... Args, class M, class... Xs>
-  object_ref<detail::future_value_t<R>> call_impl(M method, Xs&&... xs) const {
+  // A call of the actor with arguments `xs` for parameters `Args`.
+  template <class... Args, class... Xs> detail::task_ptr make_call(Xs&&... xs) const {
     static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
     if (!record_)
       throw failure{
@@ -71,6 +103,12 @@ private:
                           {detail::make_arg_in<Args>(*core_, record_->spec().owner,
                                                      std::forward<Xs>(xs))...});
     task->params = detail::param_types(detail::type_list<Args...>{});
+    return task;
+  }
+
+  template <class R, class... Args, class M, class... Xs>
+  object_ref<detail::future_value_t<R>> call_impl(M method, Xs&&... xs) const {
+    auto task = make_call<Args...>(std::forward<Xs>(xs)...);
     task->result_type = &detail::type_of<detail::stored_t<R>>();
     if (!record_->remote_node().empty()) task->method = method_name(method);
     task->own_fn = [method](void* self, context& ctx,

@@ -96,13 +96,16 @@ bool application::has_actor_type(const std::string& name) const {
 result<void>
 application::check_signature(const detail::function_entry& e,
                              const std::vector<const detail::type_descriptor*>& params,
-                             const detail::type_descriptor* res) {
-  bool same = params.size() == e.params.size() && detail::same_type(*res, *e.result);
+                             const detail::type_descriptor* res, bool stream) {
+  auto* has = stream ? e.stream_item : e.result;
+  bool same = params.size() == e.params.size() && (e.stream_item != nullptr) == stream &&
+              detail::same_type(*res, *has);
   for (size_t i = 0; same && i < params.size(); ++i)
     same = detail::same_type(*params[i], *e.params[i]);
   if (same) return {};
+  auto want = stream ? "stream<" + res->name + ">" : res->name;
   return error{errc::type_mismatch, "function '" + e.name + "' has signature " +
-                                        e.signature() + ", not " + res->name + "(" +
+                                        e.signature() + ", not " + want + "(" +
                                         names_of(params) + ")"};
 }
 
@@ -111,7 +114,8 @@ application::check_signature(const detail::function_entry& e,
 namespace swarm::detail {
 
 std::string function_entry::signature() const {
-  return result->name + "(" + names_of(params) + ")";
+  auto gives = stream_item ? "stream<" + stream_item->name + ">" : result->name;
+  return gives + "(" + names_of(params) + ")";
 }
 
 std::string actor_type_info::signature() const {

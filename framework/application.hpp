@@ -12,6 +12,7 @@
 #include "framework/detail/actor_type_info.hpp"
 #include "framework/detail/callable_traits.hpp"
 #include "framework/detail/function_entry.hpp"
+#include "framework/stream.hpp"
 
 namespace swarm {
 
@@ -22,6 +23,22 @@ template <class R, class... Args> class task_fn<R(Args...)> {
 public:
   task_fn() = default;
   explicit task_fn(const detail::function_entry* entry) : entry_(entry) {}
+
+  const std::string& name() const { return entry_->name; }
+  const detail::function_entry* entry() const noexcept { return entry_; }
+
+private:
+  const detail::function_entry* entry_ = nullptr;
+};
+
+/// A handle to a registered streaming function: one writing items of `T` to a leading
+/// `stream_writer<T>&`, then taking `Args...`. `submit` gives a `stream<T>`.
+template <class Sig> class stream_fn;
+
+template <class T, class... Args> class stream_fn<T(Args...)> {
+public:
+  stream_fn() = default;
+  explicit stream_fn(const detail::function_entry* entry) : entry_(entry) {}
 
   const std::string& name() const { return entry_->name; }
   const detail::function_entry* entry() const noexcept { return entry_; }
@@ -46,12 +63,21 @@ public:
   template <class M> actor_class& method(std::string method_name, M m) {
     using traits = detail::callable_traits<M>;
     using R = typename traits::result_type;
+    using item = typename traits::stream_item;
     detail::method_entry e;
     e.name = std::move(method_name);
     e.key = detail::member_key(m);
     e.params = detail::param_types(typename traits::params{});
-    e.result = &detail::type_of<detail::stored_t<R>>();
-    e.fn = make_method_invoker<R>(m, typename traits::params{});
+    if constexpr (!std::is_void_v<item>) {
+      static_assert(std::is_void_v<R>, "a streaming method returns void: it writes its "
+                                       "items");
+      e.result = &detail::type_of<uint64_t>();
+      e.stream_item = &detail::type_of<detail::stored_t<item>>();
+      e.fn = make_stream_method_invoker<item>(m, typename traits::params{});
+    } else {
+      e.result = &detail::type_of<detail::stored_t<R>>();
+      e.fn = make_method_invoker<R>(m, typename traits::params{});
+    }
     if (e.name.empty() || info_->find_method(e.name) || info_->find_method_key(e.key))
       throw failure{{errc::invalid_argument, "method '" + e.name + "' of actor type '" +
                                                  info_->name +
@@ -88,6 +114,16 @@ private:
     };
   }
 
+  template <class U, class M, class... Args>
+  static detail::invoker make_stream_method_invoker(M m, detail::type_list<Args...>) {
+    return [m](void* self, context& ctx, const void* const* args) -> detail::boxed_value {
+      auto& obj = *static_cast<T*>(static_cast<actor*>(self));
+      auto bound = [&](auto&&... a) { (obj.*m)(a...); };
+      return detail::call_streaming<U, Args...>(bound, ctx, args,
+                                                std::index_sequence_for<Args...>{});
+    };
+  }
+
   template <size_t... Is, class... Args>
   static std::unique_ptr<actor> construct(const std::vector<detail::boxed_value>& args,
                                           std::index_sequence<Is...>,
@@ -104,6 +140,10 @@ template <class R, class List> struct task_fn_of;
 template <class R, class... Args> struct task_fn_of<R, type_list<Args...>> {
   using type = task_fn<R(Args...)>;
 };
+template <class T, class List> struct stream_fn_of;
+template <class T, class... Args> struct stream_fn_of<T, type_list<Args...>> {
+  using type = stream_fn<T(Args...)>;
+};
 
 } // namespace detail
 
@@ -118,16 +158,30 @@ public:
 
   /// Registers a task function (a function or non-generic lambda). Its parameters are
   /// taken by value or const reference; a leading `context&` gives nested submission.
+  /// A leading `stream_writer<T>&` makes it a streaming function: it returns void and
+  /// writes items of `T`, which its caller reads as they come (a `stream_fn`).
   template <class F> auto function(std::string name, F f) {
     using traits = detail::callable_traits<std::decay_t<F>>;
     using R = typename traits::result_type;
     using params = typename traits::params;
+    using item = typename traits::stream_item;
     auto entry = std::make_unique<detail::function_entry>();
     entry->name = std::move(name);
     entry->params = detail::param_types(params{});
-    entry->result = &detail::type_of<detail::stored_t<R>>();
-    entry->fn = make_invoker<traits::takes_context, R>(std::move(f), params{});
-    return typename detail::task_fn_of<R, params>::type{&add_function(std::move(entry))};
+    if constexpr (!std::is_void_v<item>) {
+      static_assert(std::is_void_v<R>,
+                    "a streaming function returns void: it writes its items");
+      entry->result = &detail::type_of<uint64_t>();
+      entry->stream_item = &detail::type_of<detail::stored_t<item>>();
+      entry->fn = make_stream_invoker<item>(std::move(f), params{});
+      return typename detail::stream_fn_of<item, params>::type{
+          &add_function(std::move(entry))};
+    } else {
+      entry->result = &detail::type_of<detail::stored_t<R>>();
+      entry->fn = make_invoker<traits::takes_context, R>(std::move(f), params{});
+      return
+          typename detail::task_fn_of<R, params>::type{&add_function(std::move(entry))};
+    }
   }
 
   /// Registers an actor type: a class deriving from `swarm::actor`.
@@ -157,6 +211,18 @@ public:
         &detail::type_of<detail::stored_t<typename traits::result_type>>();
     if (auto ok = check_signature(**e, want_params, want_result); !ok) return ok.err();
     return task_fn<Sig>{*e};
+  }
+
+  /// Looks up a streaming function by name, checking its items and parameters
+  /// (`find_stream<int(int)>` for one writing `int`s and taking an `int`).
+  template <class Sig> result<stream_fn<Sig>> find_stream(const std::string& name) const {
+    using traits = detail::callable_traits<Sig>;
+    auto e = find_entry(name);
+    if (!e) return e.err();
+    auto want_params = detail::param_types(typename traits::params{});
+    auto* item = &detail::type_of<detail::stored_t<typename traits::result_type>>();
+    if (auto ok = check_signature(**e, want_params, item, true); !ok) return ok.err();
+    return stream_fn<Sig>{*e};
   }
 
   /// The entry registered as `name`, or an `unregistered` error listing what exists.
@@ -191,6 +257,15 @@ private:
     };
   }
 
+  template <class T, class F, class... Args>
+  static detail::invoker make_stream_invoker(F f, detail::type_list<Args...>) {
+    return [f = std::move(f)](void*, context& ctx,
+                              const void* const* args) mutable -> detail::boxed_value {
+      return detail::call_streaming<T, Args...>(f, ctx, args,
+                                                std::index_sequence_for<Args...>{});
+    };
+  }
+
   const detail::function_entry& add_function(std::unique_ptr<detail::function_entry> e);
   detail::actor_type_info& add_actor_type(std::string name, const std::type_info& type);
   result<detail::actor_type_info*> find_actor_info(const std::string& name,
@@ -199,7 +274,7 @@ private:
   static result<void>
   check_signature(const detail::function_entry& e,
                   const std::vector<const detail::type_descriptor*>& params,
-                  const detail::type_descriptor* result_type);
+                  const detail::type_descriptor* result_type, bool stream = false);
 
   // Before the entries, so that the code they call is unloaded after them.
   std::vector<std::shared_ptr<void>> libraries_;

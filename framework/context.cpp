@@ -330,13 +330,19 @@ result<void> context::kv_erase(const std::string& key) {
 
 detail::slot_ptr context::submit_erased(const detail::function_entry& f,
                                         const task_options& opts,
-                                        std::vector<detail::task_arg> args) {
+                                        std::vector<detail::task_arg> args,
+                                        std::shared_ptr<detail::stream_channel> stream) {
   auto t = detail::make_task(*core_, owner_, f.name, std::move(args));
   t->fn = &f.fn;
   t->params = f.params;
   t->result_type = f.result;
   t->result->spin_before_sleeping();
   t->options = opts;
+  if (stream) {
+    t->options.redundancy = 1; // items come from one run
+    t->stream = stream;
+    t->reader = std::move(stream);
+  }
   auto slot = t->result;
   if (opts.bundle.group != 0) {
     auto node = bundle_node(opts.bundle, opts.resources);
@@ -410,6 +416,14 @@ detail::slot_ptr context::put_erased(detail::boxed_value v) {
   if (!lease) throw failure{lease.err()};
   slot->set_value(std::move(v), std::move(*lease));
   return slot;
+}
+
+result<void> context::write_erased(uint64_t seq, detail::boxed_value v) {
+  if (running_ == nullptr || !running_->stream)
+    return error{errc::invalid_argument,
+                 "a stream_writer was written outside the streaming task or call it was "
+                 "made for"};
+  return running_->stream->write(*core_, seq, std::move(v), running_->cancel_requested);
 }
 
 bool context::cancel_slot(const detail::slot_ptr& slot, bool force) {

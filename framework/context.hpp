@@ -18,6 +18,7 @@
 #include "framework/object_ref.hpp"
 #include "framework/options.hpp"
 #include "framework/placement_group.hpp"
+#include "framework/stream.hpp"
 #include "framework/supervisor_spec.hpp"
 
 namespace swarm {
@@ -58,6 +59,34 @@ public:
     return object_ref<detail::future_value_t<R>>{submit_erased(
         *f.entry(), opts,
         {detail::make_arg_in<Args>(*core_, owner_, std::forward<Xs>(xs))...})};
+  }
+
+  /// Runs the streaming function `f(writer, xs...)` somewhere and returns its stream at
+  /// once: its items come as it writes them, at most `stream_window` (of `opts`) ahead
+  /// of what the stream's reader took. Arguments are as for a task.
+  template <class T, class... Args, class... Xs>
+  swarm::stream<T> submit(const stream_fn<T(Args...)>& f, Xs&&... xs) {
+    return submit(task_options{}, f, std::forward<Xs>(xs)...);
+  }
+
+  /// As above, with resources, retries, priority and the stream's window. A run again
+  /// (after its node was lost, or an exception with `retry_exceptions`) writes its
+  /// items again: the reader gets those it did not have.
+  template <class T, class... Args, class... Xs>
+  swarm::stream<T> submit(const task_options& opts, const stream_fn<T(Args...)>& f,
+                          Xs&&... xs) {
+    static_assert(sizeof...(Args) == sizeof...(Xs), "wrong number of arguments");
+    if (f.entry() == nullptr)
+      throw failure{{errc::invalid_argument,
+                     "submit with an empty stream_fn: get one from "
+                     "application::function"}};
+    auto channel = std::make_shared<detail::stream_channel>(
+        core_->new_owner_id(), opts.stream_window,
+        &detail::type_of<detail::stored_t<T>>());
+    auto slot = submit_erased(
+        *f.entry(), opts,
+        {detail::make_arg_in<Args>(*core_, owner_, std::forward<Xs>(xs))...}, channel);
+    return swarm::stream<T>{*core_, std::move(slot), std::move(channel)};
   }
 
   /// A future of the values of `refs` in order, ready once every one is, without
@@ -315,9 +344,18 @@ public:
   void set_running(const detail::task_spec* task) noexcept { running_ = task; }
 
 private:
-  detail::slot_ptr submit_erased(const detail::function_entry& f,
-                                 const task_options& opts,
-                                 std::vector<detail::task_arg> args);
+  template <class T> friend class stream_writer;
+
+  // Writes item `seq` of the streaming task this context runs.
+  template <class T> result<void> write_item(uint64_t seq, T&& item) {
+    return write_erased(seq, detail::box_for_store(core_->pool(), std::forward<T>(item)));
+  }
+  result<void> write_erased(uint64_t seq, detail::boxed_value v);
+
+  detail::slot_ptr
+  submit_erased(const detail::function_entry& f, const task_options& opts,
+                std::vector<detail::task_arg> args,
+                std::shared_ptr<detail::stream_channel> stream = nullptr);
   detail::slot_ptr call_erased(const std::string& name,
                                const detail::type_descriptor* result,
                                std::vector<detail::task_arg> args);
@@ -339,5 +377,11 @@ private:
   uint64_t owner_;
   const detail::task_spec* running_ = nullptr;
 };
+
+template <class T> result<void> stream_writer<T>::write(T item) {
+  auto ok = ctx_->write_item(written_, std::move(item));
+  if (ok) ++written_;
+  return ok;
+}
 
 } // namespace swarm

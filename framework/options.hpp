@@ -40,6 +40,10 @@ struct task_options {
   /// copy dies, the result comes from another, with no retry and no delay. 1: one run.
   /// Ignored with `node` set; `replicas` is ignored with it.
   uint32_t redundancy = 1;
+  /// For a streaming task (one writing to a `stream_writer`): how many items it may
+  /// write ahead of what its reader took; then it waits for the reader. Its items run
+  /// once (no `redundancy`).
+  uint32_t stream_window = 16;
   /// Runs the task in this bundle of a placement group (on its node, demanding no more
   /// than it holds); the group must be placed. Overrides `node`.
   bundle_ref bundle;

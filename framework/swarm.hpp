@@ -18,4 +18,5 @@
 #include "framework/resources.hpp"
 #include "framework/runtime.hpp"
 #include "framework/runtime_config.hpp"
+#include "framework/stream.hpp"
 #include "framework/version.hpp"

@@ -109,6 +109,24 @@ void measure_tasks(bench_session& s, local_rig& rig) {
            "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig), goal::at_least,
            300'000, ">= 300,000/s"});
 
+  if (s.wants("stream_items_per_s")) {
+    // One streaming task writing n items, read as they come, beside n tasks submitted
+    // at once and read.
+    task_options o;
+    o.stream_window = 1024;
+    double rate = median_of_reps(p.reps, p.batch, [&](size_t n) {
+      auto t0 = bench_clock::now();
+      auto stream = rig.rt.submit(o, rig.fns.count, static_cast<int>(n));
+      size_t got = 0;
+      while (auto item = stream.next().value())
+        check(item->get().value() == static_cast<int>(got++), "stream order");
+      return static_cast<double>(got) / seconds_since(t0);
+    });
+    double ref =
+        s.floor("tasks_async_items_per_s", "items/s", [&] { return async_rate(s, rig); });
+    s.add(versus("stream_items_per_s", rate, "items/s", "tasks_async_items_per_s", ref));
+  }
+
   if (s.wants("multi_client_tasks_async")) {
     double rate = median_of_reps(p.reps, p.calls_per_caller, [&](size_t n) {
       return parallel_rate(bench_parallelism(),

@@ -314,6 +314,31 @@ void measure_remote_pipeline(bench_session& s, runtime& rt, const bench_fns& fns
                "remote_actor_chain_3_nodes_items_per_s", floor));
 }
 
+// A streaming task on n2 writing its items to the head, read as they come, beside as
+// many tasks submitted to n2 at once and read.
+void measure_remote_stream(bench_session& s, runtime& rt, const bench_fns& fns,
+                           const task_options& on_n2) {
+  auto& p = s.plan();
+  auto streaming = on_n2;
+  streaming.stream_window = 1024;
+  std::vector<double> tasks, streamed;
+  for (int r = 0; r < p.reps; ++r) {
+    tasks.push_back(task_batch_rate(
+        p, rt, fns, [&](size_t) -> const task_options& { return on_n2; }));
+    auto t0 = bench_clock::now();
+    auto stream = rt.submit(streaming, fns.count, static_cast<int>(p.remote_pipelined));
+    size_t got = 0;
+    while (auto item = stream.next(60s).value())
+      check(item->get(60s).value() == static_cast<int>(got++),
+            "stream order across nodes");
+    streamed.push_back(static_cast<double>(got) / seconds_since(t0));
+  }
+  double floor =
+      s.floor("remote_tasks_async_items_per_s", "items/s", [&] { return median(tasks); });
+  s.add(versus("remote_stream_items_per_s", median(streamed), "items/s",
+               "remote_tasks_async_items_per_s", floor));
+}
+
 } // namespace
 
 void measure_remote(bench_session& s, int nodes) {
@@ -327,8 +352,9 @@ void measure_remote(bench_session& s, int nodes) {
   bool broadcast = nodes > 2 && (s.wants("broadcast_100mb") || s.wants("pull_2_holders"));
   bool redundant = nodes > 2 && s.wants("redundant_task_node_killed");
   bool piped = nodes > 2 && s.wants("remote_pipeline_3_nodes");
+  bool streamed = s.wants("remote_stream_items");
   if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss &&
-      !broadcast && !redundant && !piped)
+      !broadcast && !redundant && !piped && !streamed)
     return;
   auto& p = s.plan();
 
@@ -463,6 +489,7 @@ void measure_remote(bench_session& s, int nodes) {
   if (spread) measure_spread(s, *cluster, nodes);
   if (broadcast) measure_broadcast(s, *cluster, nodes);
   if (piped) measure_remote_pipeline(s, rt, cluster->fns);
+  if (streamed) measure_remote_stream(s, rt, cluster->fns, task_on_n2);
   if (redundant) measure_redundant(s, *cluster, nodes); // last: it kills nodes
 }
 

@@ -15,6 +15,11 @@ int noop(int x) {
   return x;
 }
 
+void count(stream_writer<int>& out, int n) {
+  for (int i = 0; i < n; ++i)
+    out.write(i).value();
+}
+
 int add(int a, int b) {
   return a + b;
 }
@@ -78,7 +83,8 @@ bench_fns register_bench(application& app) {
           app.function("bench.reset_peak_rss", reset_peak_rss),
           app.function("bench.peak_rss_with", peak_rss_with),
           app.function("bench.nap", nap),
-          echo};
+          echo,
+          app.function("bench.count", count)};
 }
 
 } // namespace swarm::tools

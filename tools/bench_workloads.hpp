@@ -42,6 +42,8 @@ struct bench_fns {
   /// Sleeps its argument's milliseconds; returns them.
   task_fn<int(int)> nap;
   actor_class<bench_echo> echo;
+  /// Streams 0 .. n - 1.
+  stream_fn<int(int)> count;
 };
 
 /// Registers the benchmark's functions and actor (methods callable from other nodes);

@@ -84,6 +84,8 @@ struct TaskSubmit {
   ownerNode @7 :Text;  # where the result goes
   placed @8 :Bool;     # chosen by the global scheduler: run here, do not spill again
   replicas @9 :UInt32; # nodes to keep the result on (0 or 1: the one that made it)
+  streamOwner @10 :UInt64;  # non-zero: a streaming task, its items owned by this id
+  streamWindow @11 :UInt32; # items written ahead of what the reader took, at most
 }
 
 # A result too large to travel inline stays on the node that made it.
@@ -265,6 +267,8 @@ struct ActorCall {
   args @2 :List(Arg);
   result @3 :ObjectId;
   callerNode @4 :Text;
+  streamOwner @5 :UInt64;   # non-zero: a streaming method, its items owned by this id
+  streamWindow @6 :UInt32;  # items written ahead of what the reader took, at most
 }
 
 # Named-actor table of the control store: register, look up, answer.
@@ -349,6 +353,20 @@ struct ObjectUnborrow {
   id @0 :ObjectId;
 }
 
+# An item a streaming task or call wrote, from the node running it to its reader's: item
+# `seq` of the stream whose task's result is `result`.
+struct StreamItem {
+  result @0 :ObjectId;
+  seq @1 :UInt64;
+  item @2 :TaskResult;
+}
+
+# The reader took `taken` items of the stream: its writer may go on.
+struct StreamAck {
+  result @0 :ObjectId;
+  taken @1 :UInt64;
+}
+
 struct KvRequest {
   requestId @0 :UInt64;
   op @1 :UInt8;            # 0 get, 1 put, 2 erase
@@ -403,5 +421,7 @@ struct Envelope {
     objectBorrow @34 :ObjectBorrow;
     objectBorrowed @35 :ObjectBorrowed;
     objectUnborrow @36 :ObjectUnborrow;
+    streamItem @37 :StreamItem;
+    streamAck @38 :StreamAck;
   }
 }

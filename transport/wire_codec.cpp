@@ -257,14 +257,27 @@ struct builder_visitor {
     b.setOwnerNode(m.owner_node);
     b.setPlaced(m.placed);
     b.setReplicas(m.replicas);
+    b.setStreamOwner(m.stream_owner);
+    b.setStreamWindow(m.stream_window);
+  }
+  void operator()(const stream_item& m) {
+    auto b = env.initStreamItem();
+    put_id(b.initResult(), m.result);
+    b.setSeq(m.seq);
+    put_result(b.initItem(), m.item);
+  }
+  void operator()(const stream_ack& m) {
+    auto b = env.initStreamAck();
+    put_id(b.initResult(), m.result);
+    b.setTaken(m.taken);
   }
   void operator()(const actor_checkpoint& m) {
     auto b = env.initActorCheckpoint();
     b.setActorId(m.actor_id);
     b.setState(bytes_of(m.state));
   }
-  void operator()(const task_result& m) {
-    auto b = env.initTaskResult();
+  void operator()(const task_result& m) { put_result(env.initTaskResult(), m); }
+  static void put_result(wire::TaskResult::Builder b, const task_result& m) {
     put_id(b.initResult(), m.result);
     if (auto* v = std::get_if<value>(&m.outcome)) {
       put_value(b.initValue(), *v);
@@ -393,6 +406,8 @@ struct builder_visitor {
     put_args(b.initArgs(size_of(m.args.size())), m.args);
     put_id(b.initResult(), m.result);
     b.setCallerNode(m.caller_node);
+    b.setStreamOwner(m.stream_owner);
+    b.setStreamWindow(m.stream_window);
   }
   void operator()(const actor_register& m) {
     auto b = env.initActorRegister();
@@ -484,6 +499,24 @@ struct builder_visitor {
   }
 };
 
+task_result get_result(wire::TaskResult::Reader r) {
+  task_result m;
+  m.result = get_id(r.getResult());
+  switch (r.which()) {
+  case wire::TaskResult::VALUE:
+    m.outcome = get_value(r.getValue());
+    break;
+  case wire::TaskResult::ERROR:
+    m.outcome = get_error(r.getError());
+    break;
+  case wire::TaskResult::STORED:
+    m.outcome = stored_at{r.getStored().getNode(), r.getStored().getSize(),
+                          get_strings(r.getStored().getReplicas())};
+    break;
+  }
+  return m;
+}
+
 message read_envelope(wire::Envelope::Reader env) {
   switch (env.which()) {
   case wire::Envelope::HELLO: {
@@ -514,29 +547,23 @@ message read_envelope(wire::Envelope::Reader env) {
     m.owner_node = r.getOwnerNode();
     m.placed = r.getPlaced();
     m.replicas = r.getReplicas();
+    m.stream_owner = r.getStreamOwner();
+    m.stream_window = r.getStreamWindow();
     return m;
   }
   case wire::Envelope::ACTOR_CHECKPOINT: {
     auto r = env.getActorCheckpoint();
     return actor_checkpoint{r.getActorId(), to_vector(r.getState())};
   }
-  case wire::Envelope::TASK_RESULT: {
-    auto r = env.getTaskResult();
-    task_result m;
-    m.result = get_id(r.getResult());
-    switch (r.which()) {
-    case wire::TaskResult::VALUE:
-      m.outcome = get_value(r.getValue());
-      break;
-    case wire::TaskResult::ERROR:
-      m.outcome = get_error(r.getError());
-      break;
-    case wire::TaskResult::STORED:
-      m.outcome = stored_at{r.getStored().getNode(), r.getStored().getSize(),
-                            get_strings(r.getStored().getReplicas())};
-      break;
-    }
-    return m;
+  case wire::Envelope::TASK_RESULT:
+    return get_result(env.getTaskResult());
+  case wire::Envelope::STREAM_ITEM: {
+    auto r = env.getStreamItem();
+    return stream_item{get_id(r.getResult()), r.getSeq(), get_result(r.getItem())};
+  }
+  case wire::Envelope::STREAM_ACK: {
+    auto r = env.getStreamAck();
+    return stream_ack{get_id(r.getResult()), r.getTaken()};
   }
   case wire::Envelope::OBJECT_PULL: {
     auto r = env.getObjectPull();
@@ -634,8 +661,9 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::ACTOR_CALL: {
     auto r = env.getActorCall();
-    return actor_call{r.getActorId(), r.getMethod(), get_args(r.getArgs()),
-                      get_id(r.getResult()), r.getCallerNode()};
+    return actor_call{r.getActorId(),        r.getMethod(),     get_args(r.getArgs()),
+                      get_id(r.getResult()), r.getCallerNode(), r.getStreamOwner(),
+                      r.getStreamWindow()};
   }
   case wire::Envelope::ACTOR_REGISTER: {
     auto r = env.getActorRegister();
@@ -729,7 +757,8 @@ lane lane_of(const message& m) {
   if (std::holds_alternative<object_pull>(m) || std::holds_alternative<object_chunk>(m))
     return lane::bulk;
   if (std::holds_alternative<task_submit>(m) || std::holds_alternative<task_result>(m) ||
-      std::holds_alternative<actor_call>(m))
+      std::holds_alternative<actor_call>(m) || std::holds_alternative<stream_item>(m) ||
+      std::holds_alternative<stream_ack>(m))
     return lane::call;
   return lane::control;
 }

@@ -100,6 +100,10 @@ struct task_submit {
   std::string owner_node;
   bool placed = false;
   uint32_t replicas = 1;
+  /// Non-zero: a streaming task, whose items the reader owns under this id.
+  uint64_t stream_owner = 0;
+  /// Items written ahead of what the reader took, at most.
+  uint32_t stream_window = 0;
 };
 
 /// A result that stayed on the node that made it.
@@ -300,6 +304,9 @@ struct actor_call {
   std::vector<arg> args;
   object_ref_id result;
   std::string caller_node;
+  /// Non-zero: a streaming method, whose items the reader owns under this id.
+  uint64_t stream_owner = 0;
+  uint32_t stream_window = 0;
 };
 
 struct actor_register {
@@ -412,6 +419,20 @@ struct object_unborrow {
   object_ref_id id;
 };
 
+/// Item `seq` of the stream of the task or call whose result is `result`, from the node
+/// running it to its reader's (`item.result` is the item's own id).
+struct stream_item {
+  object_ref_id result;
+  uint64_t seq = 0;
+  task_result item;
+};
+
+/// The reader took `taken` items of the stream of `result`: its writer may go on.
+struct stream_ack {
+  object_ref_id result;
+  uint64_t taken = 0;
+};
+
 /// Any message that crosses nodes.
 using message =
     std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
@@ -421,7 +442,7 @@ using message =
                  actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply,
                  list_request, list_reply, task_output, object_replicate,
                  object_replicated, task_cancel, group_ask, group_answer, object_borrow,
-                 object_borrowed, object_unborrow>;
+                 object_borrowed, object_unborrow, stream_item, stream_ack>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

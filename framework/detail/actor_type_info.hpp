@@ -19,6 +19,8 @@ struct method_entry {
   std::vector<const type_descriptor*> params;
   const type_descriptor* result = nullptr;
   invoker fn;
+  /// A streaming method's items (its result is how many it wrote); null otherwise.
+  const type_descriptor* stream_item = nullptr;
 };
 
 /// A constructor other nodes may create the actor with.

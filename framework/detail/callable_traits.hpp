@@ -11,6 +11,7 @@
 
 namespace swarm {
 class context;
+template <class T> class stream_writer;
 } // namespace swarm
 
 namespace swarm::detail {
@@ -21,16 +22,27 @@ template <class R, class... Args> struct signature_traits {
   using result_type = R;
   using params = type_list<Args...>;
   static constexpr bool takes_context = false;
+  using stream_item = void;
 };
 
 template <class R, class... Args> struct signature_traits<R, context&, Args...> {
   using result_type = R;
   using params = type_list<Args...>;
   static constexpr bool takes_context = true;
+  using stream_item = void;
+};
+
+/// A streaming function or method: it writes items of `T` to its leading writer.
+template <class R, class T, class... Args>
+struct signature_traits<R, stream_writer<T>&, Args...> {
+  using result_type = R;
+  using params = type_list<Args...>;
+  static constexpr bool takes_context = false;
+  using stream_item = T;
 };
 
 /// The signature of a function, function pointer or non-generic lambda, with a leading
-/// `context&` parameter noted and dropped.
+/// `context&` or `stream_writer<T>&` parameter noted and dropped.
 template <class F> struct callable_traits : callable_traits<decltype(&F::operator())> {};
 
 template <class R, class... Args>

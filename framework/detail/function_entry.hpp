@@ -14,6 +14,8 @@ struct function_entry {
   std::vector<const type_descriptor*> params;
   const type_descriptor* result = nullptr;
   invoker fn;
+  /// A streaming function's items (its result is how many it wrote); null otherwise.
+  const type_descriptor* stream_item = nullptr;
 
   /// "int(int, std::string)".
   std::string signature() const;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "framework/detail/object_slot.hpp"
+#include "framework/detail/stream_channel.hpp"
 #include "framework/options.hpp"
 
 namespace swarm {
@@ -73,6 +74,10 @@ struct task_spec {
   std::atomic<bool> cancel_requested{false};
   /// It returned a future: its result is set when that future is done, after it ran.
   bool forwarded = false;
+  /// A streaming task or call: where its code writes its items on the node running it,
+  /// and, on its caller's node, the channel its reader takes them from.
+  std::shared_ptr<stream_sink> stream;
+  std::shared_ptr<stream_channel> reader;
 
   task_spec() = default;
   task_spec(const task_spec&) = delete;

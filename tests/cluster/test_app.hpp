@@ -360,6 +360,40 @@ inline std::string shout(context& ctx, std::string text) {
   return ctx.node_name();
 }
 
+/// Writes `n` items, item i being {i, this process's id}, napping `nap_ms` before each.
+inline void count_up(stream_writer<std::vector<int64_t>>& out, int n, int nap_ms) {
+  for (int i = 0; i < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(nap_ms));
+    out.write({i, static_cast<int64_t>(::getpid())}).value();
+  }
+}
+
+/// Writes `n` blobs of `bytes` bytes, blob i filled with `i & 0xff`.
+inline void blobs(stream_writer<std::vector<uint8_t>>& out, int n, int bytes) {
+  for (int i = 0; i < n; ++i)
+    out.write(std::vector<uint8_t>(static_cast<size_t>(bytes), static_cast<uint8_t>(i)))
+        .value();
+}
+
+/// Writes 0, 1, ... `n - 1`, then fails with `why`.
+inline void count_then_fail(stream_writer<int>& out, int n, std::string why) {
+  for (int i = 0; i < n; ++i)
+    out.write(i).value();
+  throw std::runtime_error(why);
+}
+
+/// An actor streaming numbers from where its last stream ended.
+struct ticker : actor {
+  int next = 0;
+  /// Writes `n` numbers on from `next`; stops early, returning, when the reader went
+  /// away.
+  void ticks(stream_writer<int>& out, int n) {
+    for (int i = 0; i < n; ++i)
+      if (!out.write(next++)) return;
+  }
+  int where_now() const { return next; }
+};
+
 /// Throws `why`.
 inline int fail_with(std::string why) {
   throw std::runtime_error(why);
@@ -397,7 +431,13 @@ inline void register_all(application& app) {
   app.function("sum_on", sum_on);
   app.function("blob_sizes", blob_sizes);
   app.function("borrow_counts", borrow_counts);
+  app.function("count_up", count_up);
+  app.function("blobs", blobs);
+  app.function("count_then_fail", count_then_fail);
   app.actor_type<plus_one>("plus_one").method("add", &plus_one::add);
+  app.actor_type<ticker>("ticker")
+      .method("ticks", &ticker::ticks)
+      .method("where_now", &ticker::where_now);
   app.actor_type<keeper>("keeper")
       .method("keep", &keeper::keep)
       .method("sum", &keeper::sum)

@@ -84,6 +84,8 @@ std::vector<bytes> frame_decoder_seeds() {
                             wire::object_borrowed::state_type::ready,
                             wire::remote_ref{{3, 14}, "worker-1", 1 << 20, {}},
                             {}},
+      wire::stream_item{{3, 10}, 7, {{9, 7}, wire::value{"int", {7, 0, 0, 0}}}},
+      wire::stream_ack{{3, 10}, 8},
   };
   std::vector<bytes> seeds;
   bytes stream;

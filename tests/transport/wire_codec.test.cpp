@@ -23,6 +23,8 @@ std::vector<message> samples() {
   t.max_retries = 3;
   t.retry_exceptions = true;
   t.priority = -2;
+  t.stream_owner = (uint64_t{2} << 40) + 5;
+  t.stream_window = 16;
   return {
       hello{"head", std::vector<uint8_t>(32, 7), 1},
       proof{std::vector<uint8_t>(32, 9)},
@@ -56,7 +58,7 @@ std::vector<message> samples() {
                             {{"add", "int(int, int)"}},
                             {{"counter", "(int); add: int(int)"}}}},
                  {job_info{7, "head", 4242, true, 1000, 0}}},
-      actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head"},
+      actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head", 77, 8},
       actor_location{9, true, 5, "worker-1", "counter", {}},
       job_info{8, "worker-1", 99, false, 5, 6},
       object_location{{3, 12}, "worker-2", 1 << 24, true},
@@ -85,7 +87,9 @@ std::vector<message> samples() {
                       object_borrowed::state_type::failed,
                       value{},
                       error_value{5, "freed"}},
-      object_unborrow{{3, 14}}};
+      object_unborrow{{3, 14}},
+      stream_item{{3, 10}, 7, task_result{{9, 7}, stored_at{"worker-1", 1 << 22, {}}}},
+      stream_ack{{3, 10}, 8}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -116,6 +120,8 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(t.owner_node == "head");
   CHECK(t.resources[1].second == 0.5);
   CHECK(t.priority == -2);
+  CHECK(t.stream_owner == (uint64_t{2} << 40) + 5);
+  CHECK(t.stream_window == 16);
   CHECK(std::get<error_value>(std::get<task_result>(back[5]).outcome).message == "boom");
   CHECK(std::get<object_chunk>(back[7]).data.size() == 1000);
   CHECK(std::get<object_chunk>(back[7]).holders == std::vector<std::string>{"worker-1"});
@@ -133,6 +139,8 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(std::get<heartbeat>(back[2]).store.pooled == 30);
   CHECK(std::get<heartbeat>(back[2]).store.pool_reuses == 7);
   CHECK(std::get<actor_call>(back[10]).method == "add");
+  CHECK(std::get<actor_call>(back[10]).stream_owner == 77);
+  CHECK(std::get<actor_call>(back[10]).stream_window == 8);
   CHECK(std::get<actor_location>(back[11]).node == "worker-1");
   REQUIRE(table.jobs.size() == 1);
   CHECK(table.jobs[0].pid == 4242);
@@ -190,6 +198,13 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(refused.state == object_borrowed::state_type::failed);
   CHECK(refused.error == error_value{5, "freed"});
   CHECK(std::get<object_unborrow>(back[31]).id == object_ref_id{3, 14});
+  auto& item = std::get<stream_item>(back[32]);
+  CHECK(item.result == object_ref_id{3, 10});
+  CHECK(item.seq == 7);
+  CHECK(item.item.result == object_ref_id{9, 7});
+  CHECK(std::get<stored_at>(item.item.outcome).node == "worker-1");
+  CHECK(std::get<stored_at>(item.item.outcome).size == 1 << 22);
+  CHECK(std::get<stream_ack>(back[33]).taken == 8);
 }
 
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "

@@ -1,0 +1,82 @@
+#include "actors/stream_sender.hpp"
+
+#include <caf/all.hpp>
+
+#include <map>
+
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+// Writers wait in steps this long, to see a cancellation or a lost reader nobody signals.
+constexpr auto poll = std::chrono::milliseconds(20);
+
+struct senders_state {
+  std::map<object_key, std::weak_ptr<detail::stream_sink>> senders;
+  static inline const char* name = "stream_senders";
+};
+
+stream_senders_actor::behavior_type
+stream_senders(stream_senders_actor::stateful_pointer<senders_state> self) {
+  return {
+      [=](put_atom, const object_key& k, const std::weak_ptr<detail::stream_sink>& s) {
+        self->state.senders[k] = s;
+      },
+      [=](stream_atom, const object_key& k, uint64_t taken) {
+        auto i = self->state.senders.find(k);
+        if (i == self->state.senders.end()) return;
+        if (auto s = i->second.lock())
+          s->taken(taken);
+        else
+          self->state.senders.erase(i);
+      },
+      [=](erase_atom, const object_key& k) { self->state.senders.erase(k); },
+  };
+}
+
+} // namespace
+
+stream_senders_actor spawn_stream_senders(caf::actor_system& sys) {
+  return sys.spawn(stream_senders);
+}
+
+stream_sender::stream_sender(stream_route route, object_id result, uint64_t items_owner,
+                             size_t window)
+    : route_(std::move(route)), result_(result), items_owner_(items_owner),
+      window_(window == 0 ? 1 : window) {}
+
+stream_sender::~stream_sender() {
+  if (route_.ended) route_.ended();
+}
+
+result<void> stream_sender::write(detail::core&, uint64_t seq, detail::boxed_value v,
+                                  const std::atomic<bool>& cancelled) {
+  bool gone = false;
+  {
+    std::unique_lock<std::mutex> guard{mtx_};
+    for (;;) {
+      gone = cancelled.load() || taken_ == detail::reader_gone;
+      if (gone || seq < taken_ + window_) break;
+      if (!route_.connected())
+        return error{errc::node_unreachable,
+                     "the reader of stream " + result_.to_string() + " is unreachable"};
+      cv_.wait_for(guard, poll);
+    }
+  }
+  if (gone)
+    return error{errc::cancelled, "the stream's reader went away or cancelled it"};
+  auto id = detail::stream_item_id(items_owner_, seq);
+  route_.send(wire_msg::stream_item{detail::to_wire(result_), seq, route_.travel(id, v)});
+  return {};
+}
+
+void stream_sender::taken(uint64_t taken) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (taken <= taken_) return;
+  taken_ = taken;
+  cv_.notify_all();
+}
+
+} // namespace swarm::actors

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +43,9 @@ struct scheduler_state {
   resource_set available;
   std::vector<worker_slot> workers;
   std::map<int32_t, std::deque<task_ptr>, std::greater<>> ready;
+  // The lowest priority submitted so far: a task above it may take a worker back from
+  // lower ones (none to look for while every task has the same priority).
+  int32_t lowest_seen = std::numeric_limits<int32_t>::max();
   // By the function's invoker, stable while the node runs: no string per task.
   std::unordered_map<const void*, std::pair<std::string, function_counts>> counts;
   std::deque<task_event> timeline; // the last tasks that ended, oldest first
@@ -106,6 +111,46 @@ struct scheduler_state {
     return std::nullopt;
   }
 
+  // No worker is free for `t`: takes back the lower-priority tasks dispatched to a
+  // worker of its shape that have not started (pipelined behind its running one), so
+  // that `t` runs there next and they run after it. The worker of the most such tasks,
+  // if any; their dispatches are stale from now on (the worker skips them).
+  std::optional<size_t> preempt_for(const detail::task_spec& t) {
+    auto prio = t.options.priority;
+    std::optional<size_t> best;
+    size_t best_lower = 0;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      auto& w = workers[i];
+      if (w.blocked || !w.leased || !(w.lease == t.options.resources)) continue;
+      auto lower = static_cast<size_t>(
+          std::count_if(w.inflight.begin(), w.inflight.end(), [&](const task_ptr& x) {
+            return x->options.priority < prio && x->phase() == task_phase::queued;
+          }));
+      if (lower > best_lower) {
+        best = i;
+        best_lower = lower;
+      }
+    }
+    if (!best) return std::nullopt;
+    auto& w = workers[*best];
+    std::deque<task_ptr> keep;
+    std::map<int32_t, std::deque<task_ptr>> back; // by priority, in dispatch order
+    for (auto& x : w.inflight) {
+      if (x->options.priority < prio && x->requeue())
+        back[x->options.priority].push_back(x);
+      else
+        keep.push_back(x);
+    }
+    w.inflight.swap(keep);
+    // Ahead of what waited at their priority: they were dispatched before it.
+    for (auto& [p, xs] : back) {
+      auto& q = ready[p];
+      q.insert(q.begin(), xs.begin(), xs.end());
+    }
+    if (w.inflight.size() > config.pipeline_depth) return std::nullopt;
+    return best;
+  }
+
   size_t blocked_count() const {
     return static_cast<size_t>(
         std::count_if(workers.begin(), workers.end(), [](auto& w) { return w.blocked; }));
@@ -120,6 +165,9 @@ struct scheduler_state {
           continue;
         }
         auto w = pick(t->options.resources);
+        // It would wait behind others: lower ones that have not started go after it.
+        if ((!w || !workers[*w].inflight.empty()) && t->options.priority > lowest_seen)
+          if (auto taken = preempt_for(*t)) w = taken;
         if (!w) return; // keep priority order: nothing lower runs before this one
         auto& slot = workers[*w];
         if (!slot.leased) {
@@ -244,6 +292,7 @@ struct scheduler_state {
           ++count_of(t).submitted;
           t->queued_us = now_us();
         }
+        lowest_seen = std::min(lowest_seen, t->options.priority);
         ready[t->options.priority].push_back(std::move(t));
       }
     dispatch_ready();
@@ -270,6 +319,7 @@ struct scheduler_state {
       ++count_of(t).submitted;
       t->queued_us = now_us();
     }
+    lowest_seen = std::min(lowest_seen, t->options.priority);
     ready[t->options.priority].push_back(std::move(t));
     dispatch_ready();
   }

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "framework/latency.hpp"
 #include "framework/swarm.hpp"
 #include "tools/bench_local.hpp"
 #include "tools/bench_stats.hpp"
@@ -40,6 +41,35 @@ double async_rate(bench_session& s, local_rig& rig) {
     if (r.key == "single_client_tasks_async") return r.value;
   return s.floor("single_client_tasks_async_reference", "tasks/s",
                  [&] { return tasks_async_rate(s, rig); });
+}
+
+/// The p99 of `samples` tasks at `priority`, each submitted and read in turn, from submit
+/// to result (us); with `load`, while low-priority 1 ms tasks, `4 * CPUs + 400` of them
+/// queued at once, keep every CPU busy (the ones left are cancelled afterwards).
+double priority_p99_us(local_rig& rig, size_t samples, int32_t priority, bool load) {
+  std::vector<object_ref<int>> lows;
+  if (load) {
+    task_options low;
+    low.priority = -1;
+    auto cpus = static_cast<size_t>(rig.rt.total_resources().get("CPU"));
+    for (size_t i = 0; i < 4 * cpus + 400; ++i)
+      lows.push_back(rig.rt.submit(low, rig.fns.nap, 1));
+  }
+  task_options high;
+  high.priority = priority;
+  std::vector<double> us;
+  for (size_t i = 0; i < samples; ++i) {
+    auto t0 = bench_clock::now();
+    check(rig.rt.submit(high, rig.fns.noop, static_cast<int>(i)).get().value() ==
+              static_cast<int>(i),
+          "a high-priority task");
+    us.push_back(seconds_since(t0) * 1e6);
+  }
+  for (auto& l : lows)
+    rig.rt.cancel(l);
+  for (auto& l : lows)
+    (void)l.get(); // done or cancelled: the node is idle again
+  return summarize_latency(std::move(us)).p99;
 }
 
 /// 1,000 leaves reduced by a tree of ten-argument sums (100, 10, then 1 task); ms.
@@ -108,6 +138,21 @@ void measure_tasks(bench_session& s, local_rig& rig) {
     s.add({"single_client_tasks_async", tasks_async_rate(s, rig), "tasks/s",
            "caf_raw_pipelined_per_s", caf_pipelined_floor(s, rig), goal::at_least,
            300'000, ">= 300,000/s"});
+
+  if (s.wants("priority_high_p99_under_load_us")) {
+    // A high-priority task waits for at most one running low task (1 ms), not for the
+    // hundreds queued before it.
+    size_t samples = p.batch >= 10'000 ? 300 : 100;
+    std::vector<double> idle, loaded;
+    for (int r = 0; r < p.reps; ++r) {
+      idle.push_back(priority_p99_us(rig, samples, 10, false));
+      loaded.push_back(priority_p99_us(rig, samples, 10, true));
+    }
+    double floor =
+        s.floor("priority_high_p99_idle_us", "us", [&] { return median(idle); });
+    s.add(versus("priority_high_p99_under_load_us", median(loaded), "us",
+                 "priority_high_p99_idle_us", floor));
+  }
 
   if (s.wants("stream_items_per_s")) {
     // One streaming task writing n items, read as they come, beside n tasks submitted

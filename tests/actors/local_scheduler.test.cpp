@@ -108,6 +108,7 @@ TEST_CASE_FIXTURE(
   start(1, 1, 1, 0); // no pipelining: each task waits for the CPU
   auto first = task("first");
   submit(first);
+  REQUIRE(first->try_claim(0, detail::task_phase::running)); // the worker started it
   auto low = task("low", 1, 0), high1 = task("high1", 1, 5), high2 = task("high2", 1, 5);
   submit(low);
   submit(high1);
@@ -117,6 +118,27 @@ TEST_CASE_FIXTURE(
   done(0, high1);
   done(0, high2);
   CHECK(runs == std::vector<std::string>{"0: first", "0: high1", "0: high2", "0: low"});
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "a higher-priority task takes back the lower ones pipelined to "
+                  "a busy worker that have not started, and runs before them") {
+  start(1, 1, 1); // one CPU, pipelining 16 deep
+  auto first = task("first"), low1 = task("low1"), low2 = task("low2");
+  submit(first);
+  submit(low1);
+  submit(low2);
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2"});
+  REQUIRE(first->try_claim(0, detail::task_phase::running)); // the worker started it
+  auto high = task("high", 1, 5);
+  submit(high);
+  // The lows' first dispatches are stale (the worker skips them); they come again after
+  // the high one, in their order.
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2", "0: high",
+                                         "0: low1", "0: low2"});
+  CHECK(low1->epoch() == 1);
+  CHECK(low2->epoch() == 1);
+  CHECK(high->epoch() == 0);
 }
 
 TEST_CASE_FIXTURE(fixture,

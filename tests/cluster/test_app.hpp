@@ -71,6 +71,27 @@ inline int counted_nap(const std::string& runs, int ms) {
   return static_cast<int>(::getpid());
 }
 
+/// Adds the line `label` to the file `order` as it starts, then sleeps `ms`.
+inline int mark_nap(const std::string& order, const std::string& label, int ms) {
+  std::ofstream{order, std::ios::app} << label << std::endl;
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return ms;
+}
+
+/// Submits `mark_nap(order, label, ms)` from here to `node` at `priority`.
+inline object_ref<int> mark_nap_on(context& ctx, const std::string& order,
+                                   const std::string& label, int ms,
+                                   const std::string& node, int priority) {
+  task_options o;
+  o.node = node;
+  o.priority = priority;
+  auto f =
+      ctx.app()
+          .find_function<int(const std::string&, const std::string&, int)>("mark_nap")
+          .value();
+  return ctx.submit(o, f, order, label, ms);
+}
+
 /// `n` bytes counting up, after adding a line to the file `runs`: a large result whose
 /// runs are counted.
 inline std::vector<uint8_t> counted_blob(const std::string& runs, int n) {
@@ -411,6 +432,8 @@ inline void register_all(application& app) {
   app.function("slow_blob", slow_blob);
   app.function("counted_blob", counted_blob);
   app.function("counted_nap", counted_nap);
+  app.function("mark_nap", mark_nap);
+  app.function("mark_nap_on", mark_nap_on);
   app.function("until_cancelled", until_cancelled);
   app.function("read_blob", read_blob);
   app.function("slow_sum", slow_sum);

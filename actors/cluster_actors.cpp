@@ -389,6 +389,7 @@ void cluster_actors::send_call(const std::shared_ptr<remote_actor_record>& rec,
   m.method = call->method;
   m.result = to_wire(call->result->id());
   m.caller_node = link_.self.name;
+  m.latency_critical = call->options.latency_critical;
   if (call->reader) {
     m.stream_owner = call->reader->items_owner();
     m.stream_window = static_cast<uint32_t>(call->reader->window());
@@ -433,23 +434,24 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
   auto caller = m.caller_node;
   auto stream_owner = m.stream_owner;
   auto window = m.stream_window;
-  link_.gather_args(
-      m.args, method->params,
-      [this, rec, method, id, caller, stream_owner,
-       window](result<std::vector<detail::boxed_value>> args) {
-        auto t = link_.incoming(rec->spec().type_name, &method->fn, method->params,
-                                method->result, id, caller, args);
-        if (!t) return;
-        if (stream_owner != 0)
-          t->stream = link_.stream_to(caller, id, stream_owner, window);
-        t->method = method->name;
-        t->actor_call = true;
-        if (rec->dead()) {
-          t->result->set_error({errc::actor_died, rec->death_reason()});
-          return;
-        }
-        link_.local->call(*rec, std::move(t));
-      });
+  auto urgent = m.latency_critical;
+  link_.gather_args(m.args, method->params,
+                    [this, rec, method, id, caller, stream_owner, window,
+                     urgent](result<std::vector<detail::boxed_value>> args) {
+                      auto t = link_.incoming(rec->spec().type_name, &method->fn,
+                                              method->params, method->result, id, caller,
+                                              args, 1, urgent);
+                      if (!t) return;
+                      if (stream_owner != 0)
+                        t->stream = link_.stream_to(caller, id, stream_owner, window);
+                      t->method = method->name;
+                      t->actor_call = true;
+                      if (rec->dead()) {
+                        t->result->set_error({errc::actor_died, rec->death_reason()});
+                        return;
+                      }
+                      link_.local->call(*rec, std::move(t));
+                    });
 }
 
 void cluster_actors::kill(detail::actor_record& target, bool restart) {

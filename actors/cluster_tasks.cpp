@@ -142,6 +142,7 @@ wire_msg::task_submit cluster_tasks::submit_message(const detail::task_spec& tas
   m.replicas = task.options.redundancy > 1 ? 1 : task.options.replicas;
   m.owner_node = link_.self.name;
   m.placed = placed;
+  m.latency_critical = task.options.latency_critical;
   if (task.reader) {
     m.stream_owner = task.reader->items_owner();
     m.stream_window = static_cast<uint32_t>(task.reader->window());
@@ -255,20 +256,22 @@ void cluster_tasks::run_task_here(wire_msg::task_submit m) {
   opts.priority = m.priority;
   opts.replicas = m.replicas;
   opts.stream_window = m.stream_window;
+  opts.latency_critical = m.latency_critical;
   auto stream_owner = m.stream_owner;
-  link_.gather_args(
-      m.args, f->params,
-      [this, f, owner, id, opts,
-       stream_owner](result<std::vector<detail::boxed_value>> args) {
-        auto t = link_.incoming(f->name, &f->fn, f->params, f->result, id, owner, args,
-                                opts.replicas);
-        if (!t) return;
-        t->options = opts;
-        if (stream_owner != 0)
-          t->stream = link_.stream_to(owner, id, stream_owner, opts.stream_window);
-        t->result->set_producer(t);
-        link_.local->submit(std::move(t));
-      });
+  link_.gather_args(m.args, f->params,
+                    [this, f, owner, id, opts,
+                     stream_owner](result<std::vector<detail::boxed_value>> args) {
+                      auto t =
+                          link_.incoming(f->name, &f->fn, f->params, f->result, id, owner,
+                                         args, opts.replicas, opts.latency_critical);
+                      if (!t) return;
+                      t->options = opts;
+                      if (stream_owner != 0)
+                        t->stream =
+                            link_.stream_to(owner, id, stream_owner, opts.stream_window);
+                      t->result->set_producer(t);
+                      link_.local->submit(std::move(t));
+                    });
 }
 
 void cluster_tasks::pull_result(detail::task_ptr task, const wire_msg::stored_at& where) {

@@ -343,7 +343,8 @@ node_link::incoming(std::string name, const detail::invoker* fn,
                     const std::vector<const detail::type_descriptor*>& params,
                     const detail::type_descriptor* result_type, const object_id& id,
                     const std::string& reply_to,
-                    result<std::vector<detail::boxed_value>>& args, uint32_t replicas) {
+                    result<std::vector<detail::boxed_value>>& args, uint32_t replicas,
+                    bool latency_critical) {
   auto t = std::make_shared<detail::task_spec>();
   t->name = std::move(name);
   t->fn = fn;
@@ -352,7 +353,7 @@ node_link::incoming(std::string name, const detail::invoker* fn,
   t->owner = id.owner;
   t->origin = reply_to;
   t->result = std::make_shared<detail::object_slot>(id);
-  reply_when_done(t->result, reply_to, replicas);
+  reply_when_done(t->result, reply_to, replicas, latency_critical);
   if (!args) {
     t->result->set_error(args.err());
     return nullptr;
@@ -369,13 +370,14 @@ error node_link::named_here(error e) const {
 }
 
 void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string& to,
-                                uint32_t replicas) {
+                                uint32_t replicas, bool latency_critical) {
   std::weak_ptr<detail::object_slot> weak = slot;
-  slot->when_done([this, weak, to, replicas] {
+  slot->when_done([this, weak, to, replicas, latency_critical] {
     auto s = weak.lock();
     if (!s) return;
     wire_msg::task_result r;
     r.result = to_wire(s->id());
+    r.latency_critical = latency_critical;
     auto v = s->read();
     if (!v) {
       r.outcome = to_wire(named_here(v.err()));

@@ -136,7 +136,7 @@ public:
                             const detail::type_descriptor* result_type,
                             const object_id& id, const std::string& reply_to,
                             result<std::vector<detail::boxed_value>>& args,
-                            uint32_t replicas = 1);
+                            uint32_t replicas = 1, bool latency_critical = false);
   /// Where a streaming task or call run here for `reader` writes its items (those of
   /// the stream whose task's result is `result`, owned by `items_owner` there).
   std::shared_ptr<detail::stream_sink> stream_to(const std::string& reader,
@@ -160,7 +160,7 @@ private:
   // Sends the outcome of `slot` to `to` once it is done; a large value stays here, and
   // on `replicas - 1` other nodes before `to` hears of it.
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to,
-                       uint32_t replicas);
+                       uint32_t replicas, bool latency_critical);
   // Whether `v` is small enough to travel inline (every reader gets its own copy).
   bool travels_inline(const detail::boxed_value& v) const;
   // `v` encoded, when it is small enough to travel inline (and, unless `refs_allowed`,

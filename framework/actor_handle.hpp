@@ -72,6 +72,16 @@ public:
     return swarm::stream<U>{*core_, std::move(slot), std::move(channel)};
   }
 
+  /// A handle to the same actor whose calls are latency-critical: across nodes they
+  /// travel on the control lane, ahead of other calls and bulk transfers queued to the
+  /// actor's node, and so do their results. (Calls through two handles may then arrive
+  /// out of the order they were made in.)
+  actor_handle latency_critical() const {
+    auto h = *this;
+    h.latency_critical_ = true;
+    return h;
+  }
+
   bool valid() const noexcept { return record_ != nullptr; }
 
   /// Whether the actor died for good (an empty handle counts as dead).
@@ -103,6 +113,7 @@ private:
                           {detail::make_arg_in<Args>(*core_, record_->spec().owner,
                                                      std::forward<Xs>(xs))...});
     task->params = detail::param_types(detail::type_list<Args...>{});
+    task->options.latency_critical = latency_critical_;
     return task;
   }
 
@@ -133,6 +144,7 @@ private:
 
   detail::core* core_ = nullptr;
   detail::actor_record_ptr record_;
+  bool latency_critical_ = false;
 };
 
 namespace detail {

@@ -44,6 +44,10 @@ struct task_options {
   /// write ahead of what its reader took; then it waits for the reader. Its items run
   /// once (no `redundancy`).
   uint32_t stream_window = 16;
+  /// Latency-critical: across nodes it travels on the control lane, ahead of the calls
+  /// and tasks queued on the call lane and of bulk object transfers, and so does its
+  /// result on the way back.
+  bool latency_critical = false;
   /// Runs the task in this bundle of a placement group (on its node, demanding no more
   /// than it holds); the group must be placed. Overrides `node`.
   bundle_ref bundle;

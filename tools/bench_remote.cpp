@@ -339,6 +339,42 @@ void measure_remote_stream(bench_session& s, runtime& rt, const bench_fns& fns,
                "remote_tasks_async_items_per_s", floor));
 }
 
+// The p99 round trip of calls to an echo actor on n2, each made while 4,000 calls with
+// 16 KiB arguments (64 MB on the call lane, more than the kernel's socket buffers hold)
+// were just sent to another actor there: plain calls wait behind them all,
+// latency-critical ones go on the control lane, behind only what the kernel holds.
+void measure_urgent_calls(bench_session& s, runtime& rt, const bench_fns& fns) {
+  actor_options on_n2;
+  on_n2.node = "n2";
+  auto target = rt.spawn(on_n2, fns.echo);
+  auto sink = rt.spawn(on_n2, fns.echo);
+  const std::vector<uint8_t> payload(16 << 10, 'f');
+  int samples = s.plan().batch >= 10'000 ? 30 : 10;
+  auto p99_of = [&](const actor_handle<bench_echo>& h) {
+    std::vector<double> us;
+    for (int i = 0; i < samples; ++i) {
+      std::vector<object_ref<int64_t>> flood;
+      for (int j = 0; j < 4000; ++j)
+        flood.push_back(sink.call(&bench_echo::take_bytes, payload));
+      auto t0 = bench_clock::now();
+      check(h.call(&bench_echo::ping, i).get(60s).value() == i, "a call beside a flood");
+      us.push_back(seconds_since(t0) * 1e6);
+      for (auto& f : flood)
+        check(f.get(60s).value() == 16 << 10, "a flooding call");
+    }
+    return nearest_rank_p99(std::move(us));
+  };
+  std::vector<double> plain, urgent;
+  for (int r = 0; r < s.plan().reps; ++r) {
+    plain.push_back(p99_of(target));
+    urgent.push_back(p99_of(target.latency_critical()));
+  }
+  double floor = s.floor("remote_call_p99_beside_64mb_of_calls_us", "us",
+                         [&] { return median(plain); });
+  s.add(versus("remote_latency_critical_call_p99_beside_64mb_of_calls_us", median(urgent),
+               "us", "remote_call_p99_beside_64mb_of_calls_us", floor));
+}
+
 } // namespace
 
 void measure_remote(bench_session& s, int nodes) {
@@ -353,8 +389,9 @@ void measure_remote(bench_session& s, int nodes) {
   bool redundant = nodes > 2 && s.wants("redundant_task_node_killed");
   bool piped = nodes > 2 && s.wants("remote_pipeline_3_nodes");
   bool streamed = s.wants("remote_stream_items");
+  bool urgent = s.wants("remote_latency_critical");
   if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss &&
-      !broadcast && !redundant && !piped && !streamed)
+      !broadcast && !redundant && !piped && !streamed && !urgent)
     return;
   auto& p = s.plan();
 
@@ -490,6 +527,7 @@ void measure_remote(bench_session& s, int nodes) {
   if (broadcast) measure_broadcast(s, *cluster, nodes);
   if (piped) measure_remote_pipeline(s, rt, cluster->fns);
   if (streamed) measure_remote_stream(s, rt, cluster->fns, task_on_n2);
+  if (urgent) measure_urgent_calls(s, rt, cluster->fns);
   if (redundant) measure_redundant(s, *cluster, nodes); // last: it kills nodes
 }
 

@@ -86,6 +86,7 @@ struct TaskSubmit {
   replicas @9 :UInt32; # nodes to keep the result on (0 or 1: the one that made it)
   streamOwner @10 :UInt64;  # non-zero: a streaming task, its items owned by this id
   streamWindow @11 :UInt32; # items written ahead of what the reader took, at most
+  latencyCritical @12 :Bool; # on the control lane, and its result too
 }
 
 # A result too large to travel inline stays on the node that made it.
@@ -102,6 +103,7 @@ struct TaskResult {
     error @2 :ErrorValue;
     stored @3 :StoredAt;
   }
+  latencyCritical @4 :Bool; # the result of a latency-critical task or call: control lane
 }
 
 struct ObjectPull {
@@ -269,6 +271,7 @@ struct ActorCall {
   callerNode @4 :Text;
   streamOwner @5 :UInt64;   # non-zero: a streaming method, its items owned by this id
   streamWindow @6 :UInt32;  # items written ahead of what the reader took, at most
+  latencyCritical @7 :Bool; # on the control lane, and its result too
 }
 
 # Named-actor table of the control store: register, look up, answer.

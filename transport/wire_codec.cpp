@@ -259,6 +259,7 @@ struct builder_visitor {
     b.setReplicas(m.replicas);
     b.setStreamOwner(m.stream_owner);
     b.setStreamWindow(m.stream_window);
+    b.setLatencyCritical(m.latency_critical);
   }
   void operator()(const stream_item& m) {
     auto b = env.initStreamItem();
@@ -279,6 +280,7 @@ struct builder_visitor {
   void operator()(const task_result& m) { put_result(env.initTaskResult(), m); }
   static void put_result(wire::TaskResult::Builder b, const task_result& m) {
     put_id(b.initResult(), m.result);
+    b.setLatencyCritical(m.latency_critical);
     if (auto* v = std::get_if<value>(&m.outcome)) {
       put_value(b.initValue(), *v);
     } else if (auto* e = std::get_if<error_value>(&m.outcome)) {
@@ -408,6 +410,7 @@ struct builder_visitor {
     b.setCallerNode(m.caller_node);
     b.setStreamOwner(m.stream_owner);
     b.setStreamWindow(m.stream_window);
+    b.setLatencyCritical(m.latency_critical);
   }
   void operator()(const actor_register& m) {
     auto b = env.initActorRegister();
@@ -502,6 +505,7 @@ struct builder_visitor {
 task_result get_result(wire::TaskResult::Reader r) {
   task_result m;
   m.result = get_id(r.getResult());
+  m.latency_critical = r.getLatencyCritical();
   switch (r.which()) {
   case wire::TaskResult::VALUE:
     m.outcome = get_value(r.getValue());
@@ -549,6 +553,7 @@ message read_envelope(wire::Envelope::Reader env) {
     m.replicas = r.getReplicas();
     m.stream_owner = r.getStreamOwner();
     m.stream_window = r.getStreamWindow();
+    m.latency_critical = r.getLatencyCritical();
     return m;
   }
   case wire::Envelope::ACTOR_CHECKPOINT: {
@@ -661,9 +666,9 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::ACTOR_CALL: {
     auto r = env.getActorCall();
-    return actor_call{r.getActorId(),        r.getMethod(),     get_args(r.getArgs()),
-                      get_id(r.getResult()), r.getCallerNode(), r.getStreamOwner(),
-                      r.getStreamWindow()};
+    return actor_call{r.getActorId(),        r.getMethod(),         get_args(r.getArgs()),
+                      get_id(r.getResult()), r.getCallerNode(),     r.getStreamOwner(),
+                      r.getStreamWindow(),   r.getLatencyCritical()};
   }
   case wire::Envelope::ACTOR_REGISTER: {
     auto r = env.getActorRegister();
@@ -756,6 +761,12 @@ message read_envelope(wire::Envelope::Reader env) {
 lane lane_of(const message& m) {
   if (std::holds_alternative<object_pull>(m) || std::holds_alternative<object_chunk>(m))
     return lane::bulk;
+  if (auto* t = std::get_if<task_submit>(&m); t && t->latency_critical)
+    return lane::control;
+  if (auto* c = std::get_if<actor_call>(&m); c && c->latency_critical)
+    return lane::control;
+  if (auto* r = std::get_if<task_result>(&m); r && r->latency_critical)
+    return lane::control;
   if (std::holds_alternative<task_submit>(m) || std::holds_alternative<task_result>(m) ||
       std::holds_alternative<actor_call>(m) || std::holds_alternative<stream_item>(m) ||
       std::holds_alternative<stream_ack>(m))

@@ -104,6 +104,8 @@ struct task_submit {
   uint64_t stream_owner = 0;
   /// Items written ahead of what the reader took, at most.
   uint32_t stream_window = 0;
+  /// On the control lane, and its result too.
+  bool latency_critical = false;
 };
 
 /// A result that stayed on the node that made it.
@@ -117,6 +119,8 @@ struct stored_at {
 struct task_result {
   object_ref_id result;
   std::variant<value, error_value, stored_at> outcome;
+  /// Of a latency-critical task or call: on the control lane.
+  bool latency_critical = false;
 };
 
 struct object_pull {
@@ -307,6 +311,8 @@ struct actor_call {
   /// Non-zero: a streaming method, whose items the reader owns under this id.
   uint64_t stream_owner = 0;
   uint32_t stream_window = 0;
+  /// On the control lane, and its result too.
+  bool latency_critical = false;
 };
 
 struct actor_register {

@@ -55,3 +55,28 @@ TEST_CASE(
   CHECK(lines_of(order) ==
         std::vector<std::string>{"low0", "high", "low1", "low2", "low3"});
 }
+
+TEST_CASE("a latency-critical call and task reach another node and answer beside a "
+          "thousand plain calls queued to it, which all run once") {
+  three_nodes c;
+  auto cls = c.app.find_actor_type<swarm::cluster_test::counter>("counter").value();
+  swarm::actor_options o;
+  o.node = "worker-1";
+  auto plain = c.rt->spawn(o, cls, 0);
+  auto urgent = plain.latency_critical();
+  std::vector<swarm::object_ref<int>> queued;
+  for (int i = 0; i < 1000; ++i)
+    queued.push_back(plain.call(&swarm::cluster_test::counter::add, 1));
+  auto fast = urgent.call(&swarm::cluster_test::counter::add, 1000);
+  auto pid = c.app.find_function<int()>("pid").value();
+  swarm::task_options critical = c.on("worker-1");
+  critical.latency_critical = true;
+  auto where = c.rt->submit(critical, pid);
+  auto got = fast.get(20s);
+  REQUIRE_MESSAGE(got, got.err().message);
+  CHECK(*got >= 1000);
+  CHECK(where.get(20s).value() == c.w1->pid());
+  for (auto& q : queued)
+    REQUIRE(q.get(20s));
+  CHECK(plain.call(&swarm::cluster_test::counter::add, 0).get(20s).value() == 2000);
+}

@@ -275,6 +275,31 @@ TEST_CASE("messages travel on their lanes: bulk transfers apart from control and
   CHECK(encode_frame(object_chunk{})[4] == static_cast<uint8_t>(lane::bulk));
 }
 
+TEST_CASE("latency-critical tasks, calls and their results travel on the control lane, "
+          "and say so on the wire") {
+  task_submit t;
+  t.latency_critical = true;
+  actor_call c;
+  c.latency_critical = true;
+  task_result r{{3, 10}, value{"int", {3, 0, 0, 0}}, true};
+  CHECK(lane_of(t) == lane::control);
+  CHECK(lane_of(c) == lane::control);
+  CHECK(lane_of(r) == lane::control);
+  CHECK(lane_of(actor_call{}) == lane::call);
+  CHECK(lane_of(task_result{}) == lane::call);
+  std::vector<uint8_t> stream;
+  for (const message& m : {message{t}, message{c}, message{r}}) {
+    auto f = encode_frame(m);
+    CHECK(f[4] == static_cast<uint8_t>(lane::control));
+    stream.insert(stream.end(), f.begin(), f.end());
+  }
+  auto back = decode_all(stream, stream.size());
+  REQUIRE(back.size() == 3);
+  CHECK(std::get<task_submit>(back[0]).latency_critical);
+  CHECK(std::get<actor_call>(back[1]).latency_critical);
+  CHECK(std::get<task_result>(back[2]).latency_critical);
+}
+
 TEST_CASE("garbage bytes are rejected with a reason and the decoder refuses more") {
   std::mt19937 gen{42};
   size_t rejected = 0;

@@ -143,6 +143,8 @@ wire_msg::task_submit cluster_tasks::submit_message(const detail::task_spec& tas
   m.owner_node = link_.self.name;
   m.placed = placed;
   m.latency_critical = task.options.latency_critical;
+  m.job = task.options.job;
+  m.job_share = task.options.job_share;
   if (task.reader) {
     m.stream_owner = task.reader->items_owner();
     m.stream_window = static_cast<uint32_t>(task.reader->window());
@@ -257,6 +259,8 @@ void cluster_tasks::run_task_here(wire_msg::task_submit m) {
   opts.replicas = m.replicas;
   opts.stream_window = m.stream_window;
   opts.latency_critical = m.latency_critical;
+  opts.job = m.job;
+  opts.job_share = m.job_share > 0 ? m.job_share : 1;
   auto stream_owner = m.stream_owner;
   link_.gather_args(m.args, f->params,
                     [this, f, owner, id, opts,

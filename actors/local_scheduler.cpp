@@ -8,6 +8,8 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -46,6 +48,10 @@ struct scheduler_state {
   // The lowest priority submitted so far: a task above it may take a worker back from
   // lower ones (none to look for while every task has the same priority).
   int32_t lowest_seen = std::numeric_limits<int32_t>::max();
+  // Whether tasks of more than one job came (then each queue is served by job shares),
+  // and the job of the last one.
+  bool many_jobs = false;
+  std::optional<std::string> last_job;
   // By the function's invoker, stable while the node runs: no string per task.
   std::unordered_map<const void*, std::pair<std::string, function_counts>> counts;
   std::deque<task_event> timeline; // the last tasks that ended, oldest first
@@ -156,14 +162,53 @@ struct scheduler_state {
         std::count_if(workers.begin(), workers.end(), [](auto& w) { return w.blocked; }));
   }
 
+  // Notes the job and priority of a task that came.
+  void arrived(const detail::task_spec& t) {
+    lowest_seen = std::min(lowest_seen, t.options.priority);
+    if (!last_job) {
+      last_job = t.options.job;
+    } else if (*last_job != t.options.job) {
+      many_jobs = true;
+      last_job = t.options.job;
+    }
+  }
+
+  // Where in `q` the next task to start is: the first of the job furthest below its
+  // share of this node's workers (tasks handed to them, over its `job_share`); the front
+  // while one job ever came. Looks at most this far into the queue.
+  static constexpr size_t fair_scan = 1024;
+  size_t next_index(const std::deque<task_ptr>& q) const {
+    if (!many_jobs || q.size() < 2) return 0;
+    std::map<std::string_view, double> handed;
+    for (auto& w : workers)
+      for (auto& x : w.inflight)
+        if (x->phase() != task_phase::finished) handed[x->options.job] += 1;
+    std::map<std::string_view, bool> looked;
+    size_t best = 0;
+    double best_load = std::numeric_limits<double>::max();
+    for (size_t i = 0; i < q.size() && i < fair_scan; ++i) {
+      auto& t = *q[i];
+      if (t.phase() != task_phase::queued || !looked.emplace(t.options.job, true).second)
+        continue;
+      auto h = handed.find(t.options.job);
+      double load = (h == handed.end() ? 0.0 : h->second) / t.options.job_share;
+      if (load < best_load) {
+        best = i;
+        best_load = load;
+      }
+    }
+    return best;
+  }
+
   void dispatch_ready() {
     for (auto& [prio, q] : ready) {
       while (!q.empty()) {
-        auto& t = q.front();
-        if (t->phase() != task_phase::queued) {
+        if (q.front()->phase() != task_phase::queued) {
           q.pop_front();
           continue;
         }
+        auto at = q.begin() + static_cast<std::ptrdiff_t>(next_index(q));
+        auto& t = *at;
         auto w = pick(t->options.resources);
         // It would wait behind others: lower ones that have not started go after it.
         if ((!w || !workers[*w].inflight.empty()) && t->options.priority > lowest_seen)
@@ -177,7 +222,7 @@ struct scheduler_state {
         }
         self->send(slot.handle, run_atom::value, dispatch{t, t->epoch()});
         slot.inflight.push_back(std::move(t));
-        q.pop_front();
+        q.erase(at);
       }
     }
   }
@@ -292,7 +337,7 @@ struct scheduler_state {
           ++count_of(t).submitted;
           t->queued_us = now_us();
         }
-        lowest_seen = std::min(lowest_seen, t->options.priority);
+        arrived(*t);
         ready[t->options.priority].push_back(std::move(t));
       }
     dispatch_ready();
@@ -319,7 +364,7 @@ struct scheduler_state {
       ++count_of(t).submitted;
       t->queued_us = now_us();
     }
-    lowest_seen = std::min(lowest_seen, t->options.priority);
+    arrived(*t);
     ready[t->options.priority].push_back(std::move(t));
     dispatch_ready();
   }

@@ -51,7 +51,7 @@ stream_sender::~stream_sender() {
   if (route_.ended) route_.ended();
 }
 
-result<void> stream_sender::write(detail::core&, uint64_t seq, detail::boxed_value v,
+result<void> stream_sender::write(uint64_t seq, detail::boxed_value v,
                                   const std::atomic<bool>& cancelled) {
   bool gone = false;
   {

@@ -57,7 +57,7 @@ public:
                 size_t window);
   ~stream_sender() override;
 
-  result<void> write(detail::core& node, uint64_t seq, detail::boxed_value v,
+  result<void> write(uint64_t seq, detail::boxed_value v,
                      const std::atomic<bool>& cancelled) override;
   void taken(uint64_t taken) override;
 

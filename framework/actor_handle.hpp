@@ -65,7 +65,7 @@ public:
     };
     task->fn = &task->own_fn;
     auto channel = std::make_shared<detail::stream_channel>(
-        core_->new_owner_id(), window, &detail::type_of<detail::stored_t<U>>());
+        core_, core_->new_owner_id(), window, &detail::type_of<detail::stored_t<U>>());
     task->stream = channel;
     task->reader = channel;
     auto slot = detail::send_actor_call(*core_, *record_, std::move(task));

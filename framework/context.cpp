@@ -338,12 +338,22 @@ detail::slot_ptr context::submit_erased(const detail::function_entry& f,
   t->result_type = f.result;
   t->result->spin_before_sleeping();
   t->options = opts;
+  if (t->options.job.empty() && running_ != nullptr) { // work of a job stays in it
+    t->options.job = running_->options.job;
+    t->options.job_share = running_->options.job_share;
+  }
   if (stream) {
     t->options.redundancy = 1; // items come from one run
     t->stream = stream;
     t->reader = std::move(stream);
   }
   auto slot = t->result;
+  if (!(opts.job_share > 0)) {
+    slot->set_error({errc::invalid_argument, "task '" + f.name +
+                                                 "': job_share must be above zero, got " +
+                                                 std::to_string(opts.job_share)});
+    return slot;
+  }
   if (opts.bundle.group != 0) {
     auto node = bundle_node(opts.bundle, opts.resources);
     if (!node) {
@@ -423,7 +433,7 @@ result<void> context::write_erased(uint64_t seq, detail::boxed_value v) {
     return error{errc::invalid_argument,
                  "a stream_writer was written outside the streaming task or call it was "
                  "made for"};
-  return running_->stream->write(*core_, seq, std::move(v), running_->cancel_requested);
+  return running_->stream->write(seq, std::move(v), running_->cancel_requested);
 }
 
 bool context::cancel_slot(const detail::slot_ptr& slot, bool force) {

@@ -81,7 +81,7 @@ public:
                      "submit with an empty stream_fn: get one from "
                      "application::function"}};
     auto channel = std::make_shared<detail::stream_channel>(
-        core_->new_owner_id(), opts.stream_window,
+        core_, core_->new_owner_id(), opts.stream_window,
         &detail::type_of<detail::stored_t<T>>());
     auto slot = submit_erased(
         *f.entry(), opts,

@@ -27,6 +27,12 @@ struct task_options {
   bool retry_exceptions = false;
   /// Higher runs first among queued tasks.
   int32_t priority = 0;
+  /// The job the task belongs to (empty: the default job); the tasks it submits belong
+  /// to it too. Queued tasks of one priority from several jobs get a node's workers in
+  /// proportion to their jobs' `job_share`: one job cannot starve another.
+  std::string job;
+  /// The weight of the task's job against the other jobs (see `job`); above zero.
+  double job_share = 1;
   /// Runs the task on this node of the cluster; empty lets the schedulers choose.
   std::string node;
   /// Keeps the result on this many distinct nodes of a cluster (as many as there are,

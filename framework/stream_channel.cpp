@@ -19,12 +19,12 @@ error reader_went_away() {
 
 stream_sink::~stream_sink() = default;
 
-stream_channel::stream_channel(uint64_t items_owner, size_t window,
+stream_channel::stream_channel(core* node, uint64_t items_owner, size_t window,
                                const type_descriptor* item_type)
-    : items_owner_(items_owner), window_(window == 0 ? 1 : window),
+    : node_(node), items_owner_(items_owner), window_(window == 0 ? 1 : window),
       item_type_(item_type) {}
 
-result<void> stream_channel::write(core& node, uint64_t seq, boxed_value v,
+result<void> stream_channel::write(uint64_t seq, boxed_value v,
                                    const std::atomic<bool>& cancelled) {
   {
     std::unique_lock<std::mutex> guard{mtx_};
@@ -34,7 +34,7 @@ result<void> stream_channel::write(core& node, uint64_t seq, boxed_value v,
     if (closed_ || cancelled.load()) return reader_went_away();
   }
   auto slot = std::make_shared<object_slot>(stream_item_id(items_owner_, seq));
-  auto lease = node.admit(slot->id(), v);
+  auto lease = node_->admit(slot->id(), v);
   if (!lease) return lease.err();
   slot->set_value(std::move(v), std::move(*lease));
   std::lock_guard<std::mutex> guard{mtx_};

@@ -87,6 +87,8 @@ struct TaskSubmit {
   streamOwner @10 :UInt64;  # non-zero: a streaming task, its items owned by this id
   streamWindow @11 :UInt32; # items written ahead of what the reader took, at most
   latencyCritical @12 :Bool; # on the control lane, and its result too
+  job @13 :Text;            # the job it belongs to (empty: the default job)
+  jobShare @14 :Float64;    # its job's weight against other jobs
 }
 
 # A result too large to travel inline stays on the node that made it.

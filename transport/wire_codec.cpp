@@ -260,6 +260,8 @@ struct builder_visitor {
     b.setStreamOwner(m.stream_owner);
     b.setStreamWindow(m.stream_window);
     b.setLatencyCritical(m.latency_critical);
+    b.setJob(m.job);
+    b.setJobShare(m.job_share);
   }
   void operator()(const stream_item& m) {
     auto b = env.initStreamItem();
@@ -554,6 +556,8 @@ message read_envelope(wire::Envelope::Reader env) {
     m.stream_owner = r.getStreamOwner();
     m.stream_window = r.getStreamWindow();
     m.latency_critical = r.getLatencyCritical();
+    m.job = r.getJob();
+    m.job_share = r.getJobShare();
     return m;
   }
   case wire::Envelope::ACTOR_CHECKPOINT: {

@@ -106,6 +106,9 @@ struct task_submit {
   uint32_t stream_window = 0;
   /// On the control lane, and its result too.
   bool latency_critical = false;
+  /// The job it belongs to, and the job's weight against other jobs.
+  std::string job = {};
+  double job_share = 1;
 };
 
 /// A result that stayed on the node that made it.

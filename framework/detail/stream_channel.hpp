@@ -26,7 +26,7 @@ public:
   /// reader has `window` items it did not take yet; `cancelled` once the reader went
   /// away or the task was cancelled. An item the reader has (a run again of a task
   /// writes its items again) is dropped.
-  virtual result<void> write(core& node, uint64_t seq, boxed_value v,
+  virtual result<void> write(uint64_t seq, boxed_value v,
                              const std::atomic<bool>& cancelled) = 0;
 
   /// The reader took `taken` items in all: room for more (from another node).
@@ -48,8 +48,10 @@ inline object_id stream_item_id(uint64_t items_owner, uint64_t seq) {
 /// the items before it.
 class stream_channel final : public stream_sink {
 public:
-  /// A stream of items owned by `items_owner` (a fresh owner id on the reader's node).
-  stream_channel(uint64_t items_owner, size_t window, const type_descriptor* item_type);
+  /// A stream of items owned by `items_owner` (a fresh owner id on the reader's node,
+  /// `node`, whose store a writer there puts its items in).
+  stream_channel(core* node, uint64_t items_owner, size_t window,
+                 const type_descriptor* item_type);
 
   uint64_t items_owner() const noexcept { return items_owner_; }
   size_t window() const noexcept { return window_; }
@@ -59,7 +61,7 @@ public:
   /// Whether item `seq` is still to come (not a repeat).
   bool expects(uint64_t seq) const;
 
-  result<void> write(core& node, uint64_t seq, boxed_value v,
+  result<void> write(uint64_t seq, boxed_value v,
                      const std::atomic<bool>& cancelled) override;
 
   /// Item `seq` came from another node: false, ignored, when it came before (a task run
@@ -88,6 +90,7 @@ public:
   uint64_t taken() const;
 
 private:
+  core* const node_;
   const uint64_t items_owner_;
   const size_t window_;
   const type_descriptor* const item_type_;

@@ -328,3 +328,40 @@ TEST_CASE("an actor method's list parameter takes a list of futures") {
   auto a = rt.spawn(summer_t);
   CHECK(a.call(&summer_actor::total, squares).get(10s).value() == 385);
 }
+
+TEST_CASE("a job that comes second gets its share of a busy node's CPU, not what the "
+          "first leaves over") {
+  swarm::application app;
+  std::mutex mtx;
+  std::vector<std::string> finished;
+  auto work = app.function("work", [&](std::string job) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard<std::mutex> guard{mtx};
+    finished.push_back(job);
+    return 0;
+  });
+  swarm::runtime rt{app, cpus(1)};
+  swarm::task_options batch;
+  batch.job = "batch";
+  swarm::task_options interactive;
+  interactive.job = "interactive";
+  std::vector<swarm::object_ref<int>> all;
+  for (int i = 0; i < 300; ++i)
+    all.push_back(rt.submit(batch, work, std::string{"batch"}));
+  for (int i = 0; i < 10; ++i)
+    all.push_back(rt.submit(interactive, work, std::string{"interactive"}));
+  for (auto& r : all)
+    REQUIRE(r.get(30s));
+  // Without shares the interactive job would wait for the 300 batch tasks queued first.
+  std::lock_guard<std::mutex> guard{mtx};
+  REQUIRE(finished.size() == 310);
+  size_t last_interactive = 0;
+  for (size_t i = 0; i < finished.size(); ++i)
+    if (finished[i] == "interactive") last_interactive = i;
+  CHECK(last_interactive < 120);
+  swarm::task_options none;
+  none.job_share = 0;
+  auto refused = rt.submit(none, work, std::string{"x"}).get(10s);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.err().message.find("job_share must be above zero") != std::string::npos);
+}

@@ -23,6 +23,8 @@ std::vector<message> samples() {
   t.max_retries = 3;
   t.retry_exceptions = true;
   t.priority = -2;
+  t.job = "training";
+  t.job_share = 3;
   t.stream_owner = (uint64_t{2} << 40) + 5;
   t.stream_window = 16;
   return {
@@ -122,6 +124,8 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(t.priority == -2);
   CHECK(t.stream_owner == (uint64_t{2} << 40) + 5);
   CHECK(t.stream_window == 16);
+  CHECK(t.job == "training");
+  CHECK(t.job_share == 3);
   CHECK(std::get<error_value>(std::get<task_result>(back[5]).outcome).message == "boom");
   CHECK(std::get<object_chunk>(back[7]).data.size() == 1000);
   CHECK(std::get<object_chunk>(back[7]).holders == std::vector<std::string>{"worker-1"});

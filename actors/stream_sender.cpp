@@ -13,33 +13,36 @@ namespace {
 // Writers wait in steps this long, to see a cancellation or a lost reader nobody signals.
 constexpr auto poll = std::chrono::milliseconds(20);
 
-struct senders_state {
-  std::map<object_key, std::weak_ptr<detail::stream_sink>> senders;
-  static inline const char* name = "stream_senders";
-};
+// Class-based: a function-based actor spawned without arguments trips UBSan inside
+// CAF 0.17 (a reference bound to its empty argument tuple's null pointer).
+class stream_senders : public stream_senders_actor::base {
+public:
+  explicit stream_senders(caf::actor_config& cfg) : stream_senders_actor::base(cfg) {}
 
-stream_senders_actor::behavior_type
-stream_senders(stream_senders_actor::stateful_pointer<senders_state> self) {
-  return {
-      [=](put_atom, const object_key& k, const std::weak_ptr<detail::stream_sink>& s) {
-        self->state.senders[k] = s;
-      },
-      [=](stream_atom, const object_key& k, uint64_t taken) {
-        auto i = self->state.senders.find(k);
-        if (i == self->state.senders.end()) return;
-        if (auto s = i->second.lock())
-          s->taken(taken);
-        else
-          self->state.senders.erase(i);
-      },
-      [=](erase_atom, const object_key& k) { self->state.senders.erase(k); },
-  };
-}
+  behavior_type make_behavior() override {
+    return {
+        [this](put_atom, const object_key& k,
+               const std::weak_ptr<detail::stream_sink>& s) { senders_[k] = s; },
+        [this](stream_atom, const object_key& k, uint64_t taken) {
+          auto i = senders_.find(k);
+          if (i == senders_.end()) return;
+          if (auto s = i->second.lock())
+            s->taken(taken);
+          else
+            senders_.erase(i);
+        },
+        [this](erase_atom, const object_key& k) { senders_.erase(k); },
+    };
+  }
+
+private:
+  std::map<object_key, std::weak_ptr<detail::stream_sink>> senders_;
+};
 
 } // namespace
 
 stream_senders_actor spawn_stream_senders(caf::actor_system& sys) {
-  return sys.spawn(stream_senders);
+  return sys.spawn<stream_senders>();
 }
 
 stream_sender::stream_sender(stream_route route, object_id result, uint64_t items_owner,

@@ -54,6 +54,11 @@ frame_parts encode_frame_parts(const message& m);
 /// Encodes a message as one frame: header, then the Cap'n Proto message in flat form.
 std::vector<uint8_t> encode_frame(const message& m);
 
+/// Decodes the Cap'n Proto message of a frame: `bytes` (whole words) at `data`, 8-byte
+/// aligned. An `invalid_argument` error saying why when it is malformed or of a kind
+/// this build does not know.
+result<message> decode_message(const uint8_t* data, size_t bytes);
+
 /// Where a chunk's payload should be received, asked once its header is in: none when
 /// nobody expects it (see `landing_table`).
 using chunk_lander =

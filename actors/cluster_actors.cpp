@@ -15,7 +15,6 @@ using detail::decode;
 using detail::encode;
 using detail::from_list;
 using detail::from_wire;
-using detail::key_of;
 using detail::to_list;
 using detail::to_wire;
 
@@ -393,8 +392,6 @@ void cluster_actors::send_call(const std::shared_ptr<remote_actor_record>& rec,
   if (call->reader) {
     m.stream_owner = call->reader->items_owner();
     m.stream_window = static_cast<uint32_t>(call->reader->window());
-    call->reader->on_taken([owner = link_.owner, k = key_of(call->result->id())](
-                               uint64_t taken) { owner.stream_taken(k, taken); });
   }
   std::vector<object_key> exported;
   for (auto& a : call->args)

@@ -199,10 +199,6 @@ void cluster_tasks::send_copies(detail::task_ptr task, std::vector<std::string> 
 
 void cluster_tasks::forward_task(detail::task_ptr task, const std::string& to,
                                  wire_msg::task_submit m, std::vector<key> exported) {
-  // The reader's progress goes to whichever node runs it, through the owner.
-  if (task->reader)
-    task->reader->on_taken([owner = link_.owner, k = key_of(task->result->id())](
-                               uint64_t taken) { owner.stream_taken(k, taken); });
   link_.owner.track({std::move(task), to, std::move(exported), nullptr}, to,
                     std::move(m));
 }

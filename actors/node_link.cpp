@@ -222,14 +222,15 @@ std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value
   return out;
 }
 
-wire_msg::task_result node_link::travel(const object_id& id,
-                                        const detail::boxed_value& v) {
+wire_msg::task_result node_link::travel(const object_id& id, const detail::boxed_value& v,
+                                        std::shared_ptr<const void> keep) {
   wire_msg::task_result r;
   r.result = to_wire(id);
   if (auto small = inline_value(v, false))
     r.outcome = std::move(*small);
   else // held before the reader hears of it, so its pulls find it
-    r.outcome = wire_msg::stored_at{self.name, hold(key_of(id), v, false)};
+    r.outcome =
+        wire_msg::stored_at{self.name, hold(key_of(id), v, false, std::move(keep))};
   return r;
 }
 
@@ -381,11 +382,10 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
     auto v = s->read();
     if (!v) {
       r.outcome = to_wire(named_here(v.err()));
+    } else if (replicas <= 1) {
+      r.outcome = travel(s->id(), *v, s).outcome;
     } else if (auto small = inline_value(*v, false)) {
       r.outcome = std::move(*small);
-    } else if (replicas <= 1) {
-      // Held before the owner hears of it, so its pulls find it.
-      r.outcome = wire_msg::stored_at{self.name, hold(key_of(s->id()), *v, false, s)};
     } else {
       // The owner hears of it once its replicas are kept, and pulls from them too.
       auto held = hold_request_for(key_of(s->id()), *v, false, s);

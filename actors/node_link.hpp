@@ -142,9 +142,10 @@ public:
   std::shared_ptr<detail::stream_sink> stream_to(const std::string& reader,
                                                  const object_id& result,
                                                  uint64_t items_owner, uint32_t window);
-  /// The object `id` valued `v` as it travels to another node: inline when small;
-  /// otherwise held here for it to pull.
-  wire_msg::task_result travel(const object_id& id, const detail::boxed_value& v);
+  /// The object `id` valued `v` as it travels to another node: inline when small (and
+  /// holding no refs); otherwise held here for it to pull, with `keep` kept meanwhile.
+  wire_msg::task_result travel(const object_id& id, const detail::boxed_value& v,
+                               std::shared_ptr<const void> keep = nullptr);
   /// Keeps the value of `slot` on `copies` distinct nodes: this one, holding it for
   /// other nodes to pull, and the least busy others. Nothing for a value small enough
   /// to travel inline (every reader gets its own), or a slot with no value.

@@ -99,6 +99,17 @@ bool copy_answered(owner_state& st, const object_key& k, pending_call& c,
   return false;
 }
 
+// Fills `slot` with the value `v` (a `type`) came inline as, or with why it did not
+// decode.
+void set_decoded(owner_state& st, detail::object_slot& slot, const wire_msg::value& v,
+                 const detail::type_descriptor* type) {
+  auto d = decode(v, type, st.cfg.values);
+  if (d)
+    slot.set_value(std::move(*d));
+  else
+    slot.set_error(d.err());
+}
+
 void on_result(owner_state& st, const std::string& from, wire_msg::task_result& m) {
   auto k = key_of(from_wire(m.result));
   auto i = st.children.find(k);
@@ -135,11 +146,7 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
                   p.task->options.node.empty());
     if (!again || !rerun(st, p.task, err.message)) slot->set_error(std::move(err));
   } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {
-    auto d = decode(*v, p.task->result_type, st.cfg.values);
-    if (d)
-      slot->set_value(std::move(*d));
-    else
-      slot->set_error(d.err());
+    set_decoded(st, *slot, *v, p.task->result_type);
   } else {
     st.cfg.pull(std::move(p.task), std::get<wire_msg::stored_at>(m.outcome));
   }
@@ -165,11 +172,7 @@ void on_stream_item(owner_state& st, const std::string& from, wire_msg::stream_i
   }
   auto slot = std::make_shared<detail::object_slot>(from_wire(m.item.result));
   if (auto* v = std::get_if<wire_msg::value>(&m.item.outcome)) {
-    auto d = decode(*v, reader.item_type(), st.cfg.values);
-    if (d)
-      slot->set_value(std::move(*d));
-    else
-      slot->set_error(d.err());
+    set_decoded(st, *slot, *v, reader.item_type());
   } else if (auto* e = std::get_if<wire_msg::error_value>(&m.item.outcome)) {
     slot->set_error(from_wire(*e));
   } else {

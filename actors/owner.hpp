@@ -169,7 +169,15 @@ public:
   owner_ref() = default;
   explicit owner_ref(owner_actor a);
 
+  /// A streaming child's reader reports its progress here, to go to whichever node
+  /// runs the child.
   void track(pending_call call, const std::string& node, wire_msg::message m) const {
+    if (auto& reader = call.task->reader) {
+      auto& id = call.task->result->id();
+      reader->on_taken([unit = unit_, k = object_key{id.owner, id.seq}](uint64_t taken) {
+        unit->send(stream_atom::value, k, taken);
+      });
+    }
     unit_->send(track_atom::value, std::move(call), node, std::move(m));
   }
   void result(const std::string& from, wire_msg::task_result r) const {
@@ -184,9 +192,6 @@ public:
   void cancel(const object_key& result) const { unit_->send(cancel_atom::value, result); }
   void stream(const std::string& from, wire_msg::stream_item item) const {
     unit_->send(stream_atom::value, from, std::move(item));
-  }
-  void stream_taken(const object_key& result, uint64_t taken) const {
-    unit_->send(stream_atom::value, result, taken);
   }
   void borrow(detail::slot_ptr slot, const detail::type_descriptor* type) const {
     unit_->send(borrow_atom::value, borrow_request{std::move(slot), type});

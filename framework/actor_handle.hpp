@@ -64,8 +64,7 @@ public:
                                                 std::index_sequence_for<Args...>{});
     };
     task->fn = &task->own_fn;
-    auto channel = std::make_shared<detail::stream_channel>(
-        core_, core_->new_owner_id(), window, &detail::type_of<detail::stored_t<U>>());
+    auto channel = detail::make_stream_channel<U>(*core_, window);
     task->stream = channel;
     task->reader = channel;
     auto slot = detail::send_actor_call(*core_, *record_, std::move(task));

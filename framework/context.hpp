@@ -80,9 +80,7 @@ public:
       throw failure{{errc::invalid_argument,
                      "submit with an empty stream_fn: get one from "
                      "application::function"}};
-    auto channel = std::make_shared<detail::stream_channel>(
-        core_, core_->new_owner_id(), opts.stream_window,
-        &detail::type_of<detail::stored_t<T>>());
+    auto channel = detail::make_stream_channel<T>(*core_, opts.stream_window);
     auto slot = submit_erased(
         *f.entry(), opts,
         {detail::make_arg_in<Args>(*core_, owner_, std::forward<Xs>(xs))...}, channel);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/detail/core.hpp"
 #include "framework/detail/stream_channel.hpp"
 #include "framework/object_ref.hpp"
 
@@ -45,6 +46,14 @@ private:
 };
 
 namespace detail {
+
+/// The channel of a stream of `T` read on `node`, `window` items ahead at most; its items
+/// are owned by a fresh owner of `node`.
+template <class T>
+std::shared_ptr<stream_channel> make_stream_channel(core& node, size_t window) {
+  return std::make_shared<stream_channel>(&node, node.new_owner_id(), window,
+                                          &type_of<stored_t<T>>());
+}
 
 /// Calls the streaming `f(writer, args...)`; boxes how many items it wrote.
 template <class T, class... Args, class F, size_t... Is>

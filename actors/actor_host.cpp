@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include <deque>
+#include <iterator>
 
 #include "actors/call_executor.hpp"
 #include "actors/messages.hpp"
@@ -10,6 +11,19 @@
 #include "framework/supervision.hpp"
 
 namespace swarm::actors {
+
+namespace {
+
+// A call of a priority above the default goes to the host's urgent mailbox queue, read
+// ahead of the ordinary calls waiting there; the host orders what it holds.
+void send_call(const caf::actor& host, detail::task_ptr call) {
+  if (call->options.priority > 0)
+    caf::anon_send<caf::message_priority::high>(host, call_atom::value, std::move(call));
+  else
+    caf::anon_send(host, call_atom::value, std::move(call));
+}
+
+} // namespace
 
 host_record::host_record(detail::actor_spec spec, std::shared_ptr<node_liveness> node,
                          bool supervised)
@@ -34,7 +48,7 @@ void host_record::set_host(caf::actor a) {
     unrun_ = 0;
     // Under the lock, so a call made meanwhile cannot overtake those held.
     for (auto& call : held_)
-      caf::anon_send(host_, call_atom::value, std::move(call));
+      send_call(host_, std::move(call));
     held_.clear();
   }
   host_set_.notify_all();
@@ -44,7 +58,7 @@ bool host_record::deliver(detail::task_ptr& call) {
   std::lock_guard<std::mutex> guard{mtx_};
   if (host_) {
     // Sent under the lock: a restart that begins after this finds it in the mailbox.
-    caf::anon_send(host_, call_atom::value, std::move(call));
+    send_call(host_, std::move(call));
     return true;
   }
   if (!restarting_) return false;
@@ -136,6 +150,11 @@ struct host_state {
   std::deque<detail::task_ptr> pending;
   std::string death; // why the actor died for good; empty while alive
   bool waiting = false;
+  // Once a call of a priority other than 0 came, `pending` is kept highest first and
+  // each call runs from its own `next_atom`, sent behind what reached the mailbox: the
+  // calls there are sorted in before the next one runs.
+  bool by_priority = false;
+  bool next_sent = false;
   uint32_t in_flight = 0;                 // calls that returned futures not yet done
   uint64_t calls = 0;                     // since the last checkpoint
   std::shared_ptr<call_histogram> timing; // the record's
@@ -177,6 +196,19 @@ struct host_state {
       // The actor is going away either way; a throwing on_stop changes nothing.
     }
     instance.reset();
+  }
+
+  // Adds `call` to those to run: last, or behind the calls of its priority or higher.
+  void enqueue(detail::task_ptr call) {
+    auto prio = call->options.priority;
+    by_priority |= prio != 0;
+    auto at = pending.end();
+    if (by_priority)
+      while (at != pending.begin() && (*std::prev(at))->options.priority < prio)
+        --at;
+    // A call that goes before one waiting for its arguments is not held back by it.
+    if (at == pending.begin()) waiting = false;
+    pending.insert(at, std::move(call));
   }
 
   void fail_pending(const std::string& why) {
@@ -295,10 +327,21 @@ void end(host_actor* self, caf::error reason) {
   self->send(self, end_atom::value);
 }
 
+// Runs the next call from its own message, once those in the mailbox ahead of it are
+// sorted in (calls of several priorities came).
+void run_next_later(host_actor* self) {
+  auto& st = *self->state;
+  if (st.next_sent || st.pending.empty()) return;
+  st.next_sent = true;
+  self->send(self, next_atom::value);
+}
+
 void drain(host_actor* self) {
   auto& st = *self->state;
   auto most = std::max<uint32_t>(1, st.spec.options.max_concurrency);
+  bool ran = false;
   while (!st.pending.empty() && !st.waiting && st.in_flight < most) {
+    if (ran && st.by_priority) return run_next_later(self);
     auto& t = st.pending.front();
     if (!st.death.empty()) {
       st.fail_pending(st.death);
@@ -317,6 +360,7 @@ void drain(host_actor* self) {
     auto task = std::move(t);
     st.pending.pop_front();
     if (!task->try_claim(0, detail::task_phase::running)) continue; // cancelled
+    ran = true;
     auto began = std::chrono::system_clock::now();
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
     auto ended = std::chrono::system_clock::now();
@@ -380,8 +424,16 @@ caf::behavior actor_host(host_actor* self,
           if (auto r = st.record.lock()) r->hold_unrun({std::move(t)});
           return;
         }
-        st.pending.push_back(std::move(t));
-        drain(self);
+        st.enqueue(std::move(t));
+        if (st.by_priority)
+          run_next_later(self);
+        else
+          drain(self);
+      },
+      [self](next_atom) {
+        auto& st = *self->state;
+        st.next_sent = false;
+        if (!st.ending) drain(self);
       },
       [self](resume_atom) {
         if (self->state->ending) return;

@@ -169,7 +169,7 @@ void cluster_actors::create_actor_here(wire_msg::actor_create m) {
   if (!m.placed && link_.is_head()) {
     auto demand = from_list(m.resources);
     if (!demand) return fail(demand.err());
-    return link_.place(*demand, work_needs::actor_type(m.type_name), {},
+    return link_.place(*demand, work_needs::actor_type(m.type_name), {}, 0,
                        [this, m](result<std::string> where) mutable {
                          m.placed = true;
                          if (!where) {
@@ -389,6 +389,7 @@ void cluster_actors::send_call(const std::shared_ptr<remote_actor_record>& rec,
   m.result = to_wire(call->result->id());
   m.caller_node = link_.self.name;
   m.latency_critical = call->options.latency_critical;
+  m.priority = call->options.priority;
   if (call->reader) {
     m.stream_owner = call->reader->items_owner();
     m.stream_window = static_cast<uint32_t>(call->reader->window());
@@ -432,9 +433,10 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
   auto stream_owner = m.stream_owner;
   auto window = m.stream_window;
   auto urgent = m.latency_critical;
+  auto priority = m.priority;
   link_.gather_args(m.args, method->params,
-                    [this, rec, method, id, caller, stream_owner, window,
-                     urgent](result<std::vector<detail::boxed_value>> args) {
+                    [this, rec, method, id, caller, stream_owner, window, urgent,
+                     priority](result<std::vector<detail::boxed_value>> args) {
                       auto t = link_.incoming(rec->spec().type_name, &method->fn,
                                               method->params, method->result, id, caller,
                                               args, 1, urgent);
@@ -443,6 +445,7 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
                         t->stream = link_.stream_to(caller, id, stream_owner, window);
                       t->method = method->name;
                       t->actor_call = true;
+                      t->options.priority = priority;
                       if (rec->dead()) {
                         t->result->set_error({errc::actor_died, rec->death_reason()});
                         return;

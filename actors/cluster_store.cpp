@@ -26,8 +26,9 @@ std::string object_row_key(const wire_msg::object_ref_id& id) {
 void cluster_store::record_node(wire_msg::node_info info) {
   if (link_.global)
     if (auto total = from_list(info.total))
-      caf::anon_send(link_.global, update_atom::value, info.name, *total,
-                     static_cast<uint64_t>(info.queued), info.alive, abilities_of(info));
+      caf::anon_send(link_.global, update_atom::value, info.name,
+                     node_report{*total, info.queued, info.by_priority, info.alive,
+                                 abilities_of(info)});
   info.last_seen_ms = wall_ms(); // stored as a time; reported as an age
   info.head = info.name == link_.head_name();
   auto name = info.name;

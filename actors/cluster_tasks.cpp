@@ -106,13 +106,18 @@ void cluster_tasks::submit(detail::task_ptr task) {
 }
 
 void cluster_tasks::run_locally(detail::task_ptr task) {
-  local_inflight_.fetch_add(1, std::memory_order_relaxed);
+  count_until_done(*task->result);
   std::weak_ptr<detail::object_slot> result = task->result;
-  task->result->when_done([this, result, copies = task->options.replicas] {
-    local_inflight_.fetch_sub(1, std::memory_order_relaxed);
-    if (auto slot = result.lock(); slot && copies > 1) link_.replicate(slot, copies);
-  });
+  if (auto copies = task->options.replicas; copies > 1)
+    task->result->when_done([this, result, copies] {
+      if (auto slot = result.lock()) link_.replicate(slot, copies);
+    });
   link_.local->submit(std::move(task));
+}
+
+void cluster_tasks::count_until_done(detail::object_slot& result) {
+  local_inflight_.fetch_add(1, std::memory_order_relaxed);
+  result.when_done([this] { local_inflight_.fetch_sub(1, std::memory_order_relaxed); });
 }
 
 bool cluster_tasks::idle_elsewhere() const {
@@ -162,7 +167,7 @@ void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool
   // This is the head: its global scheduler places it.
   auto demand = task->options.resources;
   auto args = m.args; // `m` moves into the continuation below
-  link_.place(demand, work_needs::function(task->name), args,
+  link_.place(demand, work_needs::function(task->name), args, task->options.priority,
               [this, task, m = std::move(m),
                exported = std::move(exported)](result<std::string> where) mutable {
                 if (!where || *where == link_.self.name) {
@@ -210,7 +215,8 @@ void cluster_tasks::place_and_forward(wire_msg::task_submit m) {
                          wire_msg::task_result{m.result, to_wire(demand.err())});
   auto args = m.args;
   auto needs = work_needs::function(m.function);
-  link_.place(*demand, std::move(needs), args,
+  auto priority = m.priority;
+  link_.place(*demand, std::move(needs), args, priority,
               [this, m = std::move(m)](result<std::string> where) mutable {
                 if (!where)
                   return link_.send_to(m.owner_node, wire_msg::task_result{
@@ -270,6 +276,7 @@ void cluster_tasks::run_task_here(wire_msg::task_submit m) {
                         t->stream =
                             link_.stream_to(owner, id, stream_owner, opts.stream_window);
                       t->result->set_producer(t);
+                      count_until_done(*t->result);
                       link_.local->submit(std::move(t));
                     });
 }

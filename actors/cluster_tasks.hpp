@@ -34,13 +34,15 @@ public:
   /// `slot` (a lost item fails it: items are not made again).
   void pull_item(detail::slot_ptr slot, const detail::type_descriptor* type,
                  const wire_msg::stored_at& where);
-  /// Tasks placed here and not finished.
+  /// Tasks placed here, by this node or sent by others, and not finished.
   uint32_t queued() const { return static_cast<uint32_t>(local_inflight_.load()); }
 
 private:
   using key = object_key;
 
   void run_locally(detail::task_ptr task);
+  // Counts a task placed here in `queued` until `result` is done.
+  void count_until_done(detail::object_slot& result);
   // Pulls the value `where` holds into `slot`; `failed` when it could not be read.
   void pull_into(const detail::slot_ptr& slot, const detail::type_descriptor* type,
                  const wire_msg::stored_at& where, std::function<void(error)> failed);

@@ -10,15 +10,8 @@ namespace swarm::actors {
 
 namespace {
 
-struct node_view {
-  resource_set total;
-  uint64_t queued = 0;
-  bool alive = false;
-  node_abilities abilities;
-};
-
 struct global_state {
-  std::map<std::string, node_view> nodes;
+  std::map<std::string, node_report> nodes;
   group_table groups;
 
   group_table::node_totals totals() const {
@@ -31,7 +24,7 @@ struct global_state {
 
 result<std::string> choose(global_state& st, const placement_request& req) {
   const std::string* best = nullptr;
-  uint64_t best_bytes = 0, best_queued = 0;
+  uint64_t best_bytes = 0, best_ahead = 0, best_queued = 0;
   bool best_free = false; // outside what placement groups reserved there
   std::string dead;    // nodes that would fit but are dead
   std::string lacking; // nodes that have not registered what it needs
@@ -55,11 +48,17 @@ result<std::string> choose(global_state& st, const placement_request& req) {
     auto room = n.total;
     room -= st.groups.reserved_on(name);
     bool free = req.demand.fits_in(room);
-    if (!best || free > best_free ||
-        (free == best_free &&
-         (bytes > best_bytes || (bytes == best_bytes && n.queued < best_queued)))) {
+    auto ahead = n.ahead_of(req.priority);
+    auto better = [&] {
+      if (!best || free != best_free) return !best || free;
+      if (bytes != best_bytes) return bytes > best_bytes;
+      if (ahead != best_ahead) return ahead < best_ahead;
+      return n.queued < best_queued;
+    };
+    if (better()) {
       best = &name;
       best_bytes = bytes;
+      best_ahead = ahead;
       best_queued = n.queued;
       best_free = free;
     }
@@ -73,7 +72,14 @@ result<std::string> choose(global_state& st, const placement_request& req) {
     return error{errc::infeasible, "demands " + req.demand.to_string() +
                                        " but no node of the cluster has it (" + seen +
                                        ")"};
-  ++st.nodes[*best].queued;
+  auto& chosen = st.nodes[*best];
+  ++chosen.queued;
+  auto at = std::find_if(chosen.by_priority.begin(), chosen.by_priority.end(),
+                         [&](auto& c) { return c.first == req.priority; });
+  if (at == chosen.by_priority.end())
+    chosen.by_priority.emplace_back(req.priority, 1);
+  else
+    ++at->second;
   return *best;
 }
 
@@ -85,14 +91,10 @@ public:
 
   caf::behavior make_behavior() override {
     return {
-        [this](update_atom, const std::string& name, const resource_set& total,
-               uint64_t queued, bool alive, node_abilities& abilities) {
+        [this](update_atom, const std::string& name, node_report& report) {
           auto& n = state_.nodes[name];
-          bool changed = n.alive != alive || !(n.total == total);
-          n.total = total;
-          n.queued = queued;
-          n.alive = alive;
-          n.abilities = std::move(abilities);
+          bool changed = n.alive != report.alive || !(n.total == report.total);
+          n = std::move(report);
           if (changed) state_.groups.nodes_changed(state_.totals());
         },
         [this](group_atom, group_request& r) {

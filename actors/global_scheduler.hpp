@@ -38,10 +38,28 @@ struct node_abilities {
   bool can_run(const work_needs& w) const;
 };
 
+/// A node as the global scheduler sees it: its row of the node table.
+struct node_report {
+  resource_set total;
+  /// Tasks placed there and not finished.
+  uint64_t queued = 0;
+  /// Of its tasks queued for or at its workers, how many of each priority (as of its last
+  /// heartbeat).
+  wire_msg::priority_counts by_priority;
+  bool alive = false;
+  node_abilities abilities;
+
+  /// Of `queued`, those a task of `priority` would wait behind there: all but the
+  /// lower-priority ones, which it passes while they have not started.
+  uint64_t ahead_of(int32_t priority) const;
+};
+
 /// Work spilled to the head, to be placed on some node of the cluster.
 struct placement_request {
   resource_set demand;
   work_needs needs;
+  /// Its priority: nodes are compared by the work it would wait behind there.
+  int32_t priority = 0;
   /// Bytes of the task's inputs already stored on each node.
   std::vector<std::pair<std::string, uint64_t>> input_bytes;
   /// Runs on the scheduler with the chosen node, or why none fits.
@@ -49,17 +67,16 @@ struct placement_request {
 };
 
 /// Spawns the head's global scheduler. Its view of the nodes comes from the node table:
-///   (update_atom, name, total, queued, alive, node_abilities)
-///                                               a join, a heartbeat or a failure
+///   (update_atom, name, node_report)            a join, a heartbeat or a failure
 ///   (place_atom, placement_request)             picks a node and calls `then`
 ///   (group_atom, group_request)                 makes, waits for or removes a
 ///                                               placement group (see `group_table`)
 /// It picks among live nodes that have registered what the work needs and whose total
 /// resources fit the demand: one where it fits outside what placement groups reserved,
 /// then the one holding the most bytes of the task's inputs, then the one with the
-/// least queued work. What it places counts against a node until that
-/// node's next heartbeat. Work no node has registered fails at once (`unregistered`),
-/// naming it and the nodes.
+/// least work the task would wait behind (of its priority or higher), then the least
+/// queued work. What it places counts against a node until that node's next heartbeat.
+/// Work no node has registered fails at once (`unregistered`), naming it and the nodes.
 caf::actor spawn_global_scheduler(caf::actor_system& sys);
 
 /// Why `demand` cannot be placed when only dead nodes could hold it: `dead` lists them,
@@ -81,6 +98,13 @@ inline bool registered(const wire_msg::node_info& n, const work_needs& w) {
   auto& list = w.actor ? n.actor_types : n.functions;
   return std::any_of(list.begin(), list.end(),
                      [&](const wire_msg::capability& c) { return c.name == w.name; });
+}
+
+inline uint64_t node_report::ahead_of(int32_t priority) const {
+  uint64_t lower = 0;
+  for (auto& [p, tasks] : by_priority)
+    if (p < priority) lower += tasks;
+  return queued > lower ? queued - lower : 0;
 }
 
 /// What `n` has registered.

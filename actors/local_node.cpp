@@ -143,8 +143,8 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   if (outer_ == this) {
     // Placement groups of an embedded node: the whole cluster is this node.
     placement_ = spawn_global_scheduler(*sys_);
-    caf::anon_send(placement_, update_atom::value, node_name(), total_, uint64_t{0}, true,
-                   node_abilities{});
+    caf::anon_send(placement_, update_atom::value, node_name(),
+                   node_report{total_, 0, {}, true, {}});
   }
   // The supervisor starts its children asynchronously; the node is usable once they run.
   ids.push_back("object_store");
@@ -496,14 +496,13 @@ node_stats local_node::stats() {
   caf::scoped_actor self{*sys_};
   self->request(current(part::scheduler), request_timeout, stats_atom::value)
       .receive(
-          [&](size_t queued, size_t dispatched, size_t workers, size_t blocked,
-              std::string& available, const resource_set&, size_t running) {
-            out.running_tasks = running;
-            out.queued_tasks = queued;
-            out.dispatched_tasks = dispatched;
-            out.workers = workers;
-            out.blocked_workers = blocked;
-            out.available = std::move(available);
+          [&](const scheduler_load& load) {
+            out.running_tasks = load.running;
+            out.queued_tasks = load.queued;
+            out.dispatched_tasks = load.dispatched;
+            out.workers = load.workers;
+            out.blocked_workers = load.blocked;
+            out.available = load.available.to_string();
           },
           [](caf::error&) {});
   gcs_->add_stats(out.named_actors, out.control_rows);

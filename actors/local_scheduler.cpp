@@ -117,11 +117,13 @@ struct scheduler_state {
     return std::nullopt;
   }
 
-  // No worker is free for `t`: takes back the lower-priority tasks dispatched to a
+  // `t` would wait behind others: takes back the lower-priority tasks dispatched to a
   // worker of its shape that have not started (pipelined behind its running one), so
   // that `t` runs there next and they run after it. The worker of the most such tasks,
-  // if any; their dispatches are stale from now on (the worker skips them).
-  std::optional<size_t> preempt_for(const detail::task_spec& t) {
+  // if any; their dispatches are stale from now on (the worker skips them). When no
+  // worker can take `t` (`none_free`) and none of its shape holds such tasks, it takes
+  // them back from every worker: `t` runs on the first lease that ends, before them.
+  std::optional<size_t> preempt_for(const detail::task_spec& t, bool none_free) {
     auto prio = t.options.priority;
     std::optional<size_t> best;
     size_t best_lower = 0;
@@ -137,8 +139,20 @@ struct scheduler_state {
         best_lower = lower;
       }
     }
-    if (!best) return std::nullopt;
+    if (!best) {
+      if (none_free)
+        for (auto& w : workers)
+          if (!w.blocked && w.leased) take_back_below(prio, w);
+      return std::nullopt;
+    }
     auto& w = workers[*best];
+    take_back_below(prio, w);
+    if (w.inflight.size() > config.pipeline_depth) return std::nullopt;
+    return best;
+  }
+
+  // Queues again the tasks below `prio` dispatched to `w` that have not started.
+  void take_back_below(int32_t prio, worker_slot& w) {
     std::deque<task_ptr> keep;
     std::map<int32_t, std::deque<task_ptr>> back; // by priority, in dispatch order
     for (auto& x : w.inflight) {
@@ -153,8 +167,7 @@ struct scheduler_state {
       auto& q = ready[p];
       q.insert(q.begin(), xs.begin(), xs.end());
     }
-    if (w.inflight.size() > config.pipeline_depth) return std::nullopt;
-    return best;
+    release_if_idle(w);
   }
 
   size_t blocked_count() const {
@@ -200,6 +213,28 @@ struct scheduler_state {
     return best;
   }
 
+  scheduler_load load() const {
+    scheduler_load out;
+    std::map<int32_t, uint32_t, std::greater<>> by_priority;
+    for (auto& [p, q] : ready) {
+      out.queued += q.size();
+      for (auto& t : q)
+        if (t->phase() == task_phase::queued) ++by_priority[p];
+    }
+    for (auto& w : workers) {
+      out.dispatched += w.inflight.size();
+      out.blocked += w.blocked ? 1 : 0;
+      for (auto& t : w.inflight) {
+        out.running += t->phase() == task_phase::running ? 1 : 0;
+        if (t->phase() != task_phase::finished) ++by_priority[t->options.priority];
+      }
+    }
+    out.workers = workers.size();
+    out.available = available;
+    out.by_priority.assign(by_priority.begin(), by_priority.end());
+    return out;
+  }
+
   void dispatch_ready() {
     for (auto& [prio, q] : ready) {
       while (!q.empty()) {
@@ -211,8 +246,12 @@ struct scheduler_state {
         auto& t = *at;
         auto w = pick(t->options.resources);
         // It would wait behind others: lower ones that have not started go after it.
-        if ((!w || !workers[*w].inflight.empty()) && t->options.priority > lowest_seen)
-          if (auto taken = preempt_for(*t)) w = taken;
+        if ((!w || !workers[*w].inflight.empty()) && t->options.priority > lowest_seen) {
+          if (auto taken = preempt_for(*t, !w))
+            w = taken;
+          else if (!w)
+            w = pick(t->options.resources); // a lease given back may fit it now
+        }
         if (!w) return; // keep priority order: nothing lower runs before this one
         auto& slot = workers[*w];
         if (!slot.leased) {
@@ -431,22 +470,7 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
         return std::vector<task_event>(self->state.failures.begin(),
                                        self->state.failures.end());
       },
-      [self](stats_atom) {
-        size_t queued = 0, running = 0, blocked = 0;
-        for (auto& [p, q] : self->state.ready)
-          queued += q.size();
-        for (auto& w : self->state.workers) {
-          running += w.inflight.size();
-          blocked += w.blocked ? 1 : 0;
-        }
-        size_t running_now = 0;
-        for (auto& w : self->state.workers)
-          for (auto& t : w.inflight)
-            running_now += t->phase() == task_phase::running ? 1 : 0;
-        return caf::make_message(queued, running, self->state.workers.size(), blocked,
-                                 self->state.available.to_string(), self->state.available,
-                                 running_now);
-      },
+      [self](stats_atom) { return self->state.load(); },
       [=](cancel_atom, uint64_t owner, uint64_t seq) {
         self->state.cancel(object_id{owner, seq});
       },

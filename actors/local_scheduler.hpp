@@ -8,6 +8,8 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "framework/object_id.hpp"
 #include "framework/resources.hpp"
@@ -64,6 +66,18 @@ struct task_event {
 /// How many of the last failed tasks a scheduler keeps, with their errors.
 inline constexpr size_t failures_kept = 100;
 
+/// What a node's scheduler holds now.
+struct scheduler_load {
+  size_t queued = 0;     ///< ready, waiting for a worker
+  size_t dispatched = 0; ///< at workers (running or pipelined behind)
+  size_t workers = 0;
+  size_t blocked = 0; ///< workers blocked in `get`
+  size_t running = 0; ///< tasks running now
+  resource_set available;
+  /// Queued and dispatched tasks not finished, by priority, highest first.
+  std::vector<std::pair<int32_t, uint32_t>> by_priority;
+};
+
 /// A task the scheduler holds, for `swarm list tasks`.
 struct task_row {
   std::string id; ///< its result object
@@ -79,7 +93,8 @@ struct task_row {
 /// further tasks of that shape to a leased worker. A worker blocked in `get` hands its
 /// resources back and its queued tasks are moved to other workers; more workers start
 /// (up to `max_workers` not blocked) when the others are blocked. Tasks of a dead worker
-/// are retried. `(stats_atom, by_function_atom) -> counts_by_function`;
+/// are retried. `(stats_atom) -> scheduler_load`;
+/// `(stats_atom, by_function_atom) -> counts_by_function`;
 /// `(stats_atom, list_atom) -> std::vector<task_row>`;
 /// `(stats_atom, timeline_atom) -> std::vector<task_event>`, the last
 /// `scheduler_config::timeline_events` tasks that ended, oldest first;
@@ -91,5 +106,6 @@ caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config&
 
 // Only sent within a node.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::counts_by_function)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::scheduler_load)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::task_row>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::task_event>)

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 
+#include "actors/local_scheduler.hpp"
 #include "actors/messages.hpp"
 #include "framework/detail/wire_convert.hpp"
 
@@ -125,6 +126,7 @@ struct membership_state {
     i->second.last_seen = now;
     i->second.info.queued = hb.queued;
     i->second.info.running = hb.running;
+    i->second.info.by_priority = hb.by_priority;
     i->second.info.store = hb.store;
     if (!hb.available.empty()) i->second.info.available = hb.available;
     port->record(i->second.info);
@@ -181,6 +183,7 @@ struct membership_state {
       hb.available = self.info.available;
       hb.queued = self.info.queued;
       hb.running = self.info.running;
+      hb.by_priority = self.info.by_priority;
       hb.store = self.info.store;
       hb.load = static_cast<double>(hb.queued);
       port->send(cfg.head, hb);
@@ -214,11 +217,11 @@ void ask_available(membership_self self) {
   if (!scheduler) return;
   self->request(scheduler, self->state.cfg.heartbeat_interval, stats_atom::value)
       .then(
-          [=](size_t, size_t, size_t, size_t, const std::string&,
-              const resource_set& available, size_t running) {
-            auto& st = self->state;
-            st.peers[st.me()].info.available = detail::to_list(available);
-            st.peers[st.me()].info.running = static_cast<uint32_t>(running);
+          [=](const scheduler_load& load) {
+            auto& info = self->state.peers[self->state.me()].info;
+            info.available = detail::to_list(load.available);
+            info.running = static_cast<uint32_t>(load.running);
+            info.by_priority = load.by_priority;
           },
           [](caf::error&) {});
 }

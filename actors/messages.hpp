@@ -21,6 +21,7 @@ using blocked_atom = caf::atom_constant<caf::atom("blocked")>;
 using unblocked_atom = caf::atom_constant<caf::atom("unblocked")>;
 using call_atom = caf::atom_constant<caf::atom("call")>;
 using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using next_atom = caf::atom_constant<caf::atom("next")>;
 using end_atom = caf::atom_constant<caf::atom("hostend")>;
 using kill_atom = caf::atom_constant<caf::atom("kill")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
@@ -69,5 +70,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::placement_request)
 #include "actors/placement_groups.hpp"
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::group_request)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::node_abilities)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::node_report)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::resource_set)

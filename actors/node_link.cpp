@@ -159,11 +159,12 @@ result<wire_msg::message> node_link::request(const std::string& node,
 }
 
 void node_link::place(const resource_set& demand, work_needs needs,
-                      const std::vector<wire_msg::arg>& args,
+                      const std::vector<wire_msg::arg>& args, int32_t priority,
                       std::function<void(result<std::string>)> then) {
   placement_request req;
   req.demand = demand;
   req.needs = std::move(needs);
+  req.priority = priority;
   for (auto& a : args)
     if (auto* r = std::get_if<wire_msg::remote_ref>(&a))
       req.input_bytes.emplace_back(r->node, r->size);
@@ -174,7 +175,7 @@ void node_link::place(const resource_set& demand, work_needs needs,
 result<std::string> node_link::place_now(const resource_set& demand, work_needs needs) {
   auto chosen = std::make_shared<std::promise<result<std::string>>>();
   auto f = chosen->get_future();
-  place(demand, std::move(needs), {},
+  place(demand, std::move(needs), {}, 0,
         [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
   if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
     return error{errc::timeout, "the global scheduler on the head '" + head_name() +

@@ -108,9 +108,10 @@ public:
   void start_agent();
   /// Sends `m` to `node` with a fresh request id and waits for its answer.
   result<wire_msg::message> request(const std::string& node, wire_msg::message m);
-  /// Asks the head's global scheduler for a node; `then` runs on the scheduler.
+  /// Asks the head's global scheduler for a node for work of `priority`; `then` runs on
+  /// the scheduler.
   void place(const resource_set& demand, work_needs needs,
-             const std::vector<wire_msg::arg>& args,
+             const std::vector<wire_msg::arg>& args, int32_t priority,
              std::function<void(result<std::string>)> then);
   /// The global scheduler's choice, waited for (on the head only).
   result<std::string> place_now(const resource_set& demand, work_needs needs);

@@ -81,6 +81,17 @@ public:
     return h;
   }
 
+  /// A handle to the same actor whose calls have `priority`: of the calls waiting for
+  /// the actor, on its node from whichever node they came, higher priorities run first,
+  /// and calls of one priority in the order they arrived. A running call is never
+  /// interrupted. (Once a call of a priority other than 0 reached an actor, it takes
+  /// each call from its own message: fewer calls per second than plain order.)
+  actor_handle priority(int32_t priority) const {
+    auto h = *this;
+    h.priority_ = priority;
+    return h;
+  }
+
   bool valid() const noexcept { return record_ != nullptr; }
 
   /// Whether the actor died for good (an empty handle counts as dead).
@@ -113,6 +124,7 @@ private:
                                                      std::forward<Xs>(xs))...});
     task->params = detail::param_types(detail::type_list<Args...>{});
     task->options.latency_critical = latency_critical_;
+    task->options.priority = priority_;
     return task;
   }
 
@@ -144,6 +156,7 @@ private:
   detail::core* core_ = nullptr;
   detail::actor_record_ptr record_;
   bool latency_critical_ = false;
+  int32_t priority_ = 0;
 };
 
 namespace detail {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -36,6 +37,9 @@ struct node_status {
   uint64_t cache_hits = 0;    ///< reads of other nodes' objects it found in memory
   uint64_t cache_misses = 0;  ///< reads of other nodes' objects it pulled
   uint64_t evictions = 0;     ///< kept copies it dropped to make room
+  /// Its tasks queued for or at its workers, not finished, by priority (highest first):
+  /// what the global scheduler weighs spilled work of each priority by.
+  std::vector<std::pair<int32_t, uint32_t>> by_priority;
 };
 
 /// One row of the control store's job table: a driver program on some node.

@@ -107,7 +107,8 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.alive = n.alive;
     s.total = detail::from_list(n.total).value();
     s.available = detail::from_list(n.available).value();
-    s.queued = n.queued;
+    // The node reports the tasks placed there and not finished, running ones included.
+    s.queued = n.queued > n.running ? n.queued - n.running : 0;
     s.running = n.running;
     s.last_seen_ms = n.last_seen_ms;
     s.store_bytes = n.store.bytes;
@@ -121,6 +122,7 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.cache_hits = n.store.hits;
     s.cache_misses = n.store.misses;
     s.evictions = n.store.evictions;
+    s.by_priority = n.by_priority;
     out.nodes.push_back(std::move(s));
   }
   return out;

@@ -124,6 +124,18 @@ int run_status(const status_options& opts) {
         human_bytes(n.pooled_bytes).c_str(), spilled.c_str(), cache.c_str(),
         static_cast<unsigned long long>(n.last_seen_ms));
   }
+  // Where work of several priorities waits, how much of each (the global scheduler
+  // places spilled work by what it would wait behind).
+  for (auto& n : *nodes) {
+    if (n.by_priority.empty() ||
+        (n.by_priority.size() == 1 && n.by_priority[0].first == 0))
+      continue;
+    std::string line;
+    for (auto& [p, tasks] : n.by_priority)
+      line +=
+          (line.empty() ? "" : ", ") + std::to_string(tasks) + " at " + std::to_string(p);
+    std::printf("%s: tasks by priority: %s\n", n.name.c_str(), line.c_str());
+  }
   // Nodes of the file the head has never heard of.
   std::string absent;
   for (auto& spec : cfg->nodes) {

@@ -61,6 +61,13 @@ struct Heartbeat {
   queued @3 :UInt32;
   store @4 :StoreUsage;
   running @5 :UInt32;    # tasks running on its workers now
+  byPriority @6 :List(PriorityCount);
+}
+
+# Tasks of one priority on a node, queued for or at its workers and not finished.
+struct PriorityCount {
+  priority @0 :Int32;
+  tasks @1 :UInt32;
 }
 
 struct Arg {
@@ -159,6 +166,7 @@ struct NodeInfo {
   functions @10 :List(Capability);   # what it can run
   actorTypes @11 :List(Capability);
   running @12 :UInt32;               # tasks running on its workers now
+  byPriority @13 :List(PriorityCount);
 }
 
 # A task function or actor type, with its signature.
@@ -274,6 +282,7 @@ struct ActorCall {
   streamOwner @5 :UInt64;   # non-zero: a streaming method, its items owned by this id
   streamWindow @6 :UInt32;  # items written ahead of what the reader took, at most
   latencyCritical @7 :Bool; # on the control lane, and its result too
+  priority @8 :Int32;       # queued calls of the actor run highest first
 }
 
 # Named-actor table of the control store: register, look up, answer.

@@ -161,6 +161,21 @@ std::vector<capability> get_capabilities(capnp::List<wire::Capability>::Reader r
   return out;
 }
 
+void put_priorities(capnp::List<wire::PriorityCount>::Builder b,
+                    const priority_counts& ps) {
+  for (unsigned i = 0; i < ps.size(); ++i) {
+    b[i].setPriority(ps[i].first);
+    b[i].setTasks(ps[i].second);
+  }
+}
+
+priority_counts get_priorities(capnp::List<wire::PriorityCount>::Reader r) {
+  priority_counts out;
+  for (auto p : r)
+    out.emplace_back(p.getPriority(), p.getTasks());
+  return out;
+}
+
 void put_node(wire::NodeInfo::Builder b, const node_info& n) {
   b.setName(n.name);
   b.setAddress(n.address);
@@ -177,6 +192,8 @@ void put_node(wire::NodeInfo::Builder b, const node_info& n) {
   put_capabilities(b.initActorTypes(static_cast<unsigned>(n.actor_types.size())),
                    n.actor_types);
   b.setRunning(n.running);
+  put_priorities(b.initByPriority(static_cast<unsigned>(n.by_priority.size())),
+                 n.by_priority);
 }
 
 node_info get_node(wire::NodeInfo::Reader r) {
@@ -192,7 +209,8 @@ node_info get_node(wire::NodeInfo::Reader r) {
           get_store(r.getStore()),
           get_capabilities(r.getFunctions()),
           get_capabilities(r.getActorTypes()),
-          r.getRunning()};
+          r.getRunning(),
+          get_priorities(r.getByPriority())};
 }
 
 void put_job(wire::JobInfo::Builder b, const job_info& j) {
@@ -242,6 +260,7 @@ struct builder_visitor {
     b.setQueued(m.queued);
     put_store(b.initStore(), m.store);
     b.setRunning(m.running);
+    put_priorities(b.initByPriority(size_of(m.by_priority.size())), m.by_priority);
   }
   void operator()(const task_submit& m) {
     auto b = env.initTaskSubmit();
@@ -411,6 +430,7 @@ struct builder_visitor {
     b.setStreamOwner(m.stream_owner);
     b.setStreamWindow(m.stream_window);
     b.setLatencyCritical(m.latency_critical);
+    b.setPriority(m.priority);
   }
   void operator()(const actor_register& m) {
     auto b = env.initActorRegister();
@@ -536,7 +556,8 @@ message read_envelope(wire::Envelope::Reader env) {
                      get_resources(r.getAvailable()),
                      r.getQueued(),
                      get_store(r.getStore()),
-                     r.getRunning()};
+                     r.getRunning(),
+                     get_priorities(r.getByPriority())};
   }
   case wire::Envelope::TASK_SUBMIT: {
     auto r = env.getTaskSubmit();
@@ -668,9 +689,10 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::ACTOR_CALL: {
     auto r = env.getActorCall();
-    return actor_call{r.getActorId(),        r.getMethod(),         get_args(r.getArgs()),
-                      get_id(r.getResult()), r.getCallerNode(),     r.getStreamOwner(),
-                      r.getStreamWindow(),   r.getLatencyCritical()};
+    return actor_call{
+        r.getActorId(),        r.getMethod(),          get_args(r.getArgs()),
+        get_id(r.getResult()), r.getCallerNode(),      r.getStreamOwner(),
+        r.getStreamWindow(),   r.getLatencyCritical(), r.getPriority()};
   }
   case wire::Envelope::ACTOR_REGISTER: {
     auto r = env.getActorRegister();

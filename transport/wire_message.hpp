@@ -49,6 +49,10 @@ struct proof {
 
 using resource_list = std::vector<std::pair<std::string, double>>;
 
+/// Tasks on a node by priority: (priority, tasks queued for or at its workers and not
+/// finished), highest priority first.
+using priority_counts = std::vector<std::pair<int32_t, uint32_t>>;
+
 /// A node's object store: bytes in use of its capacity, how many of them are copies
 /// pulled from other nodes, the memory of freed values it keeps for new ones, and what
 /// it spilled to disk.
@@ -73,6 +77,7 @@ struct heartbeat {
   uint32_t queued = 0;
   store_usage store;
   uint32_t running = 0;
+  priority_counts by_priority = {};
 };
 
 /// A reference argument: the object, the node holding its value, and its size.
@@ -205,6 +210,7 @@ struct node_info {
   std::vector<capability> functions;
   std::vector<capability> actor_types;
   uint32_t running = 0; ///< tasks running on its workers
+  priority_counts by_priority = {};
 };
 
 struct join {
@@ -316,6 +322,8 @@ struct actor_call {
   uint32_t stream_window = 0;
   /// On the control lane, and its result too.
   bool latency_critical = false;
+  /// The actor's queued calls run highest first.
+  int32_t priority = 0;
 };
 
 struct actor_register {

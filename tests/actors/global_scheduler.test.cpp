@@ -31,20 +31,24 @@ struct fixture : test_coordinator_fixture<> {
   }
 
   void node(const std::string& name, const resource_set& total, uint64_t queued,
-            bool alive = true, node_abilities abilities = {}) {
-    caf::anon_send(g, update_atom::value, name, total, queued, alive, abilities);
+            bool alive = true, node_abilities abilities = {},
+            swarm::wire_msg::priority_counts by_priority = {}) {
+    caf::anon_send(
+        g, update_atom::value, name,
+        node_report{total, queued, std::move(by_priority), alive, std::move(abilities)});
     sched.run();
   }
 
   // Where a task demanding `demand` with `inputs` (node, bytes) goes.
   swarm::result<std::string>
   place(const resource_set& demand,
-        std::vector<std::pair<std::string, uint64_t>> inputs = {},
-        work_needs needs = {}) {
+        std::vector<std::pair<std::string, uint64_t>> inputs = {}, work_needs needs = {},
+        int32_t priority = 0) {
     std::optional<swarm::result<std::string>> out;
     placement_request req;
     req.demand = demand;
     req.needs = std::move(needs);
+    req.priority = priority;
     req.input_bytes = std::move(inputs);
     req.then = [&](swarm::result<std::string> r) { out = std::move(r); };
     caf::anon_send(g, place_atom::value, std::move(req));
@@ -63,6 +67,21 @@ TEST_CASE_FIXTURE(
   node("w1", cpus(2), 1);
   node("w2", cpus(2), 3);
   CHECK(place(cpus(1)).value() == "w1");
+}
+
+TEST_CASE_FIXTURE(fixture, "the global scheduler places a high-priority task where the "
+                           "least work of its priority or higher waits") {
+  // w1 is busy with 40 low tasks, w2 with 3 high ones.
+  node("w1", cpus(1), 40, true, {}, {{0, 40}});
+  node("w2", cpus(1), 3, true, {}, {{10, 3}});
+  CHECK(place(cpus(1), {}, {}, 10).value() == "w1"); // it passes w1's lows
+  CHECK(place(cpus(1), {}, {}, 0).value() == "w2");  // a low waits behind everything
+  CHECK(place(cpus(1), {}, {}, 5).value() == "w1");  // w2's highs are ahead of a 5
+  // What it placed counts at its priority: a 10 placed on w1 waits behind the first 10.
+  CHECK(place(cpus(1), {}, {}, 10).value() == "w1");
+  CHECK(place(cpus(1), {}, {}, 10).value() == "w1");
+  // 3 of priority 10 on each: the node with less work of any priority wins.
+  CHECK(place(cpus(1), {}, {}, 10).value() == "w2");
 }
 
 TEST_CASE_FIXTURE(

@@ -141,6 +141,28 @@ TEST_CASE_FIXTURE(fixture,
   CHECK(high->epoch() == 0);
 }
 
+TEST_CASE_FIXTURE(fixture, "a higher-priority task of another resource shape takes back "
+                           "the lower ones that have not started and runs on the first "
+                           "lease that ends") {
+  start(1, 1, 1); // one CPU, one worker, pipelining 16 deep
+  auto first = task("first"), low1 = task("low1"), low2 = task("low2");
+  submit(first);
+  submit(low1);
+  submit(low2);
+  REQUIRE(first->try_claim(0, detail::task_phase::running));
+  auto high = task("high", 0.5, 5); // half a CPU: not the lows' lease
+  submit(high);
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2"});
+  CHECK(low1->epoch() == 1); // taken back: the worker skips their dispatches
+  CHECK(low2->epoch() == 1);
+  done(0, first);
+  // The lease ended: the high one runs, then the lows under the lease it took.
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2", "0: high"});
+  done(0, high);
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2", "0: high",
+                                         "0: low1", "0: low2"});
+}
+
 TEST_CASE_FIXTURE(fixture,
                   "the local scheduler pipelines no deeper than its depth, then waits") {
   start(1, 1, 1, 1);

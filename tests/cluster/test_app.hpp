@@ -349,6 +349,32 @@ inline int call_named(context& ctx, const std::string& name, int x) {
   return a.call(&counter::add, x).get().value();
 }
 
+/// An actor that keeps the order its calls ran in.
+class call_log : public actor {
+public:
+  /// Writes the file `started`, then waits (at most 10 s) for the file `open`.
+  bool hold(std::string started, std::string open) {
+    std::ofstream{started} << "started";
+    for (int i = 0; i < 1000 && !std::ifstream{open}; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return static_cast<bool>(std::ifstream{open});
+  }
+  std::vector<int> append(int x) {
+    log_.push_back(x);
+    return log_;
+  }
+
+private:
+  std::vector<int> log_;
+};
+
+/// Calls `log.append(x)` from wherever this task runs, at `priority`; returns once the
+/// call is sent, not run.
+inline int append_at(actor_handle<call_log> log, int x, int priority) {
+  log.priority(priority).call(&call_log::append, x);
+  return x;
+}
+
 /// An actor holding `kib` KiB, counting its live instances in this process (so a test
 /// sees whether dropped ones are reclaimed).
 class ballast : public actor {
@@ -438,6 +464,7 @@ inline void register_all(application& app) {
   app.function("read_blob", read_blob);
   app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);
+  app.function("append_at", append_at);
   app.function("noise_text", noise_text);
   app.function("noise_doubles", noise_doubles);
   app.function("noise_sample", noise_sample);
@@ -470,6 +497,9 @@ inline void register_all(application& app) {
       .method("next", &relay::next)
       .method("pass", &relay::pass)
       .method("hand_on", &relay::hand_on);
+  app.actor_type<call_log>("call_log")
+      .method("hold", &call_log::hold)
+      .method("append", &call_log::append);
   app.actor_type<ballast>("ballast").constructor<int>().method("kib", &ballast::kib);
   app.actor_type<counter>("counter")
       .constructor<int>()

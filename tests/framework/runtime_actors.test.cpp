@@ -1,10 +1,12 @@
 #include <doctest/doctest.h>
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "framework/swarm.hpp"
@@ -26,6 +28,13 @@ struct counter : swarm::actor {
   }
   void crash(const std::string& why) { throw swarm::actor_failure(why); }
   int fail_call() { throw std::runtime_error("just this call"); }
+  // Writes the file `started`, then waits (at most 10 s) for the file `open`.
+  bool hold(const std::string& started, const std::string& open) {
+    std::ofstream{started} << "started";
+    for (int i = 0; i < 1000 && !std::filesystem::exists(open); ++i)
+      std::this_thread::sleep_for(10ms);
+    return std::filesystem::exists(open);
+  }
   void on_restart(const swarm::error& cause) override {
     restarted_because = cause.message;
   }
@@ -110,6 +119,37 @@ TEST_CASE("calls from one caller to one actor run in the order made") {
   REQUIRE(log.size() == 1000);
   for (int i = 0; i < 1000; ++i)
     REQUIRE(log[static_cast<size_t>(i)] == i);
+}
+
+TEST_CASE("calls waiting for an actor run highest priority first, in the order made "
+          "within a priority, after the call running") {
+  app_fixture f;
+  swarm::runtime rt{f.app, two_cpus()};
+  auto c = rt.spawn(f.counter_t);
+  auto dir = std::filesystem::temp_directory_path() /
+             ("swarm_call_priority_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto started = (dir / "started").string(), open = (dir / "open").string();
+  auto held = c.call(&counter::hold, started, open);
+  REQUIRE(eventually([&] { return std::filesystem::exists(started); }));
+  // All wait behind `hold`: three plain calls, then priority 2, then 5.
+  for (int i = 1; i <= 3; ++i)
+    c.call(&counter::log_append, i);
+  c.priority(2).call(&counter::log_append, 50);
+  c.priority(5).call(&counter::log_append, 100);
+  auto after = c.call(&counter::log_append, 4);
+  std::ofstream{open} << "open";
+  CHECK(held.get(10s).value());
+  CHECK(after.get(10s).value() == std::vector<int>{100, 50, 1, 2, 3, 4});
+  // Plain calls keep their order afterwards.
+  swarm::object_ref<std::vector<int>> last;
+  for (int i = 5; i < 50; ++i)
+    last = c.call(&counter::log_append, i);
+  auto log = last.get(10s).value();
+  REQUIRE(log.size() == 51);
+  for (int i = 5; i < 50; ++i)
+    CHECK(log[static_cast<size_t>(i + 1)] == i);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a call waiting for an argument future holds back the calls after it") {

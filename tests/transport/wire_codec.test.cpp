@@ -30,7 +30,8 @@ std::vector<message> samples() {
   return {
       hello{"head", std::vector<uint8_t>(32, 7), 1},
       proof{std::vector<uint8_t>(32, 9)},
-      heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4, {100, 200, 50, 30, 7}},
+      heartbeat{
+          123456789, 0.75, {{"CPU", 1.5}}, 4, {100, 200, 50, 30, 7}, 1, {{5, 2}, {0, 3}}},
       t,
       task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
       task_result{{3, 11}, error_value{0, "boom"}},
@@ -58,9 +59,12 @@ std::vector<message> samples() {
                             12,
                             {1 << 20, 4 << 20, 1 << 10},
                             {{"add", "int(int, int)"}},
-                            {{"counter", "(int); add: int(int)"}}}},
+                            {{"counter", "(int); add: int(int)"}},
+                            1,
+                            {{-1, 4}}}},
                  {job_info{7, "head", 4242, true, 1000, 0}}},
-      actor_call{5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head", 77, 8},
+      actor_call{
+          5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head", 77, 8, false, -3},
       actor_location{9, true, 5, "worker-1", "counter", {}},
       job_info{8, "worker-1", 99, false, 5, 6},
       object_location{{3, 12}, "worker-2", 1 << 24, true},
@@ -142,9 +146,13 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(std::get<heartbeat>(back[2]).store.bytes == 100);
   CHECK(std::get<heartbeat>(back[2]).store.pooled == 30);
   CHECK(std::get<heartbeat>(back[2]).store.pool_reuses == 7);
+  CHECK(std::get<heartbeat>(back[2]).by_priority ==
+        swarm::wire_msg::priority_counts{{5, 2}, {0, 3}});
+  CHECK(table.nodes[0].by_priority == swarm::wire_msg::priority_counts{{-1, 4}});
   CHECK(std::get<actor_call>(back[10]).method == "add");
   CHECK(std::get<actor_call>(back[10]).stream_owner == 77);
   CHECK(std::get<actor_call>(back[10]).stream_window == 8);
+  CHECK(std::get<actor_call>(back[10]).priority == -3);
   CHECK(std::get<actor_location>(back[11]).node == "worker-1");
   REQUIRE(table.jobs.size() == 1);
   CHECK(table.jobs[0].pid == 4242);

@@ -23,8 +23,10 @@ namespace swarm::actors {
 struct borrow_config {
   /// This node's name, for errors.
   std::string node;
-  /// Every node of the cluster file, in its order (see `owner_node_of`).
+  /// Every node of the cluster file, in its order, and the clients that joined (see
+  /// `owner_node_of`).
   std::vector<std::string> nodes;
+  client_names clients;
   /// Sends a message to a node; never blocks.
   std::function<void(const std::string&, wire_msg::message)> send;
   /// The slot of an object owned here, while it lives (refs of it were written).

@@ -26,7 +26,9 @@ constexpr int max_placements = 5;
 result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) {
   auto target = spec.options.node;
   bool placed = true;
-  if (target.empty() && !spec.options.resources.fits_in(link_.local->total_resources())) {
+  // A client's actors live on the cluster.
+  if (target.empty() && (link_.self.client || !spec.options.resources.fits_in(
+                                                  link_.local->total_resources()))) {
     if (link_.is_head()) {
       auto where =
           link_.place_now(spec.options.resources, work_needs::actor_type(spec.type_name));

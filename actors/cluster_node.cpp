@@ -2,6 +2,7 @@
 
 #include "actors/dashboard_snapshot.hpp"
 #include "actors/global_scheduler.hpp"
+#include "actors/job_runner.hpp"
 #include "actors/messages.hpp"
 #include "actors/remote_actor_record.hpp"
 #include "actors/worker_processes.hpp"
@@ -11,6 +12,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <random>
+#include <set>
 #include <thread>
 
 #include "framework/detail/wire_convert.hpp"
@@ -22,6 +26,15 @@ namespace {
 using namespace std::chrono_literals;
 using detail::key_of;
 using detail::to_list;
+
+// The clients in the node table, by owner index.
+client_names client_names_of(const membership_view& members) {
+  return [&members](uint64_t owner_index) {
+    for (auto& [name, p] : *members.get())
+      if (p.info.client && p.info.owner_index == owner_index) return name;
+    return std::string{};
+  };
+}
 
 } // namespace
 
@@ -49,6 +62,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   ec.secret = link_.cfg.secret;
   ec.listen_address = link_.self.address;
   ec.listen_port = link_.self.port;
+  ec.listen = !link_.self.client; // a client dials every node; nobody dials it
   ec.max_frame_bytes = link_.cfg.max_message_bytes + (1 << 20);
   wire_msg::endpoint_handlers h;
   h.on_message = [this](const std::string& peer, wire_msg::message&& m) {
@@ -171,6 +185,7 @@ void cluster_node::start_actors() {
   oc.node = link_.self.name;
   for (auto& n : link_.cfg.nodes)
     oc.nodes.push_back(n.name);
+  oc.clients = client_names_of(link_.members);
   oc.send = send;
   oc.publish = publish;
   oc.pool = local_->pool();
@@ -234,6 +249,7 @@ void cluster_node::start_actors() {
   bc.node = link_.self.name;
   for (auto& n : link_.cfg.nodes)
     bc.nodes.push_back(n.name);
+  bc.clients = client_names_of(link_.members);
   bc.send = send;
   bc.find = [this](const object_key& k) { return lent_.find(k); };
   bc.export_value = [this](const detail::slot_ptr& slot, std::vector<object_key>& held) {
@@ -248,6 +264,19 @@ void cluster_node::start_actors() {
   bc.values = this;
   link_.owner = owner_ref{spawn_owner(sys, std::move(wc))};
   link_.streams = spawn_stream_senders(sys);
+  if (is_head()) {
+    job_runner_config jc;
+    jc.address = link_.self.address + ":" + std::to_string(link_.self.port);
+    jc.secret = link_.cfg.secret;
+    jc.output_dir =
+        link_.cfg.gcs_dir.empty()
+            ? (std::filesystem::temp_directory_path() /
+               ("swarm-jobs-" + link_.cfg.name + "-" + std::to_string(::getpid())))
+                  .string()
+            : link_.cfg.gcs_dir + "/" + link_.self.name + "/jobs";
+    jc.send = send;
+    jobs_ = spawn_job_runner(sys, std::move(jc));
+  }
   {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
     link_.releases->unborrow = [owner = link_.owner](const object_key& k) {
@@ -282,6 +311,7 @@ void cluster_node::stop_actors() {
   stop(link_.directory);
   stop(link_.owner.handle());
   stop(link_.streams);
+  stop(jobs_);
   stop(link_.agent);
   stop(link_.global);
   link_.agent = nullptr;
@@ -331,6 +361,8 @@ wire_msg::node_info cluster_node::self_info() const {
   me.address = link_.self.address;
   me.port = link_.self.port;
   me.head = is_head();
+  me.client = link_.self.client;
+  me.owner_index = link_.self.client ? link_.self.owner_index : 0;
   me.total = to_list(local_->total_resources());
   me.available = me.total;
   auto& app = local_->app();
@@ -437,7 +469,9 @@ result<detail::slot_ptr> cluster_node::borrow(const object_id& id,
                                               const detail::type_descriptor& type) {
   auto k = key_of(id);
   auto owner = (id.owner >> owner_index_shift) - 1;
-  if ((id.owner >> owner_index_shift) == 0 || owner >= link_.cfg.nodes.size())
+  if ((id.owner >> owner_index_shift) == 0 ||
+      (owner >= link_.cfg.nodes.size() && owner != link_.index &&
+       client_names_of(link_.members)(owner + 1).empty()))
     return error{errc::invalid_argument,
                  "node '" + link_.self.name + "' read a ref of object " + id.to_string() +
                      ", whose owner is no node of cluster '" + link_.cfg.name + "'"};
@@ -754,6 +788,18 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           store_->on_row(x);
         } else if constexpr (std::is_same_v<T, wire_msg::stop_request>) {
           on_stop(x);
+        } else if constexpr (std::is_same_v<T, wire_msg::job_submit> ||
+                             std::is_same_v<T, wire_msg::job_ask>) {
+          if (jobs_) {
+            caf::anon_send(jobs_, job_atom::value, peer, std::move(x));
+          } else {
+            wire_msg::job_answer no;
+            no.request_id = x.request_id;
+            no.error = "node '" + link_.self.name + "' is not the head: jobs run there";
+            link_.send_to(peer, std::move(no));
+          }
+        } else if constexpr (std::is_same_v<T, wire_msg::client_ask>) {
+          if (is_head()) link_.send_to(peer, welcome_client(x.request_id));
         } else if constexpr (std::is_same_v<T, wire_msg::actor_create>) {
           link_.post([this, x]() { actors_->create_actor_here(x); });
         } else if constexpr (std::is_same_v<T, wire_msg::actor_register>) {
@@ -791,6 +837,43 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
         }
       },
       m);
+}
+
+wire_msg::client_welcome cluster_node::welcome_client(uint64_t request_id) const {
+  auto& cfg = link_.cfg;
+  wire_msg::client_welcome w;
+  w.request_id = request_id;
+  w.ok = true;
+  w.cluster = cfg.name;
+  for (auto& n : cfg.nodes) {
+    wire_msg::node_info i;
+    i.name = n.name;
+    i.address = n.address;
+    i.port = n.port;
+    i.head = n.role == node_spec::role_type::head;
+    w.nodes.push_back(std::move(i));
+  }
+  // An owner index no node of the file and no client in the table has: drawn at random
+  // past the file's, so that clients of an earlier head do not collide either.
+  std::set<uint32_t> taken;
+  for (auto& [name, p] : *link_.members.get())
+    if (p.info.client) taken.insert(p.info.owner_index);
+  std::random_device seed;
+  std::mt19937 gen{seed()};
+  auto first = static_cast<uint32_t>(cfg.nodes.size()) + 1;
+  std::uniform_int_distribution<uint32_t> pick{first,
+                                               (1u << (63 - owner_index_shift)) - 1};
+  do
+    w.owner_index = pick(gen);
+  while (taken.count(w.owner_index));
+  w.heartbeat_ms = static_cast<uint64_t>(cfg.heartbeat_interval.count());
+  w.node_timeout_ms = static_cast<uint64_t>(cfg.node_timeout.count());
+  w.join_wait_ms = static_cast<uint64_t>(cfg.join_wait.count());
+  w.gcs_shards = static_cast<uint32_t>(cfg.gcs_shards);
+  w.gcs_replication = static_cast<uint32_t>(cfg.gcs_replication);
+  w.inline_threshold = cfg.inline_threshold;
+  w.max_message_bytes = cfg.max_message_bytes;
+  return w;
 }
 
 wire_msg::node_table cluster_node::table_snapshot() const {

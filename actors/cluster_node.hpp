@@ -151,6 +151,7 @@ private:
   void dial(const std::string& peer) override;
   void rejoin() override;
   void record(const wire_msg::node_info& info) override { store_->record_node(info); }
+  void forget(const std::string& client) override { store_->forget_node(client); }
   void set_chain(std::vector<std::string> members) override;
   // `peer`'s connection closed: its objects and actors fail over, then the owner's
   // children there.
@@ -178,6 +179,8 @@ private:
   void collect(metric_set& out);
   // The node table as membership last published it, ages as of now.
   wire_msg::node_table table_snapshot() const;
+  // The head's answer to a program joining as a client.
+  wire_msg::client_welcome welcome_client(uint64_t request_id) const;
   void on_stop(const wire_msg::stop_request& m);
   // Adds the last pulls from other nodes to a "timeline" list.
   void add_transfers(std::vector<wire_msg::list_row>& rows);
@@ -195,6 +198,7 @@ private:
   std::unique_ptr<wire_msg::transport> net_;
   // Stopped first: a scrape asks the parts below.
   std::unique_ptr<node_metrics> metrics_;
+  caf::actor jobs_; // the head's job runner
   std::unique_ptr<dashboard> dashboard_;
   std::unique_ptr<cluster_store> store_;
   std::unique_ptr<cluster_tasks> tasks_;

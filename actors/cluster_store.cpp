@@ -24,7 +24,8 @@ std::string object_row_key(const wire_msg::object_ref_id& id) {
 // ------------------------------------------
 
 void cluster_store::record_node(wire_msg::node_info info) {
-  if (link_.global)
+  // A client runs no work: the global scheduler never places any there.
+  if (link_.global && !info.client)
     if (auto total = from_list(info.total))
       caf::anon_send(link_.global, update_atom::value, info.name,
                      node_report{*total, info.queued, info.by_priority, info.alive,
@@ -33,6 +34,10 @@ void cluster_store::record_node(wire_msg::node_info info) {
   info.head = info.name == link_.head_name();
   auto name = info.name;
   link_.local->gcs().put("node", name, std::move(info));
+}
+
+void cluster_store::forget_node(const std::string& client) {
+  link_.local->gcs().erase("node", client);
 }
 
 void cluster_store::forget_restored_liveness() {

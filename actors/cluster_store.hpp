@@ -18,6 +18,8 @@ public:
 
   /// Writes a node's row (on the head), and tells the global scheduler.
   void record_node(wire_msg::node_info info);
+  /// The head: drops the row of a client that left.
+  void forget_node(const std::string& client);
   /// Marks node rows restored from disk as not alive (the head just started).
   void forget_restored_liveness();
   /// A job or object row, written on the head (sent there from other nodes).

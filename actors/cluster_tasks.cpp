@@ -88,7 +88,9 @@ void cluster_tasks::submit(detail::task_ptr task) {
     if (auto nodes = nodes_for(*task, opts.redundancy); nodes.size() > 1)
       return send_copies(std::move(task), std::move(nodes));
   if (opts.node.empty()) {
-    bool fits_here = opts.resources.fits_in(link_.local->total_resources());
+    // A client's tasks run on the cluster.
+    bool fits_here =
+        !link_.self.client && opts.resources.fits_in(link_.local->total_resources());
     // Large inputs held elsewhere pull the task towards them.
     bool inputs_elsewhere = false;
     for (auto& a : task->args)

@@ -77,7 +77,9 @@ std::string dashboard_snapshot(const cluster_config& cfg,
     json node{{"name", n.name},
               {"address", n.address},
               {"port", n.port},
-              {"role", n.head ? "head" : "worker"},
+              {"role", n.head     ? "head"
+                       : n.client ? "client"
+                                  : "worker"},
               {"state", n.alive ? "up" : "down"},
               {"queued", n.queued},
               {"running", n.running},

@@ -29,8 +29,9 @@ error bad_config(const std::string& key, const std::string& why) {
 }
 
 void validate(const runtime_config& cfg) {
-  if (cfg.cpus && (!std::isfinite(*cfg.cpus) || *cfg.cpus <= 0))
-    throw failure{bad_config("cpus", "must be a positive number, got " +
+  // 0: a node that runs no tasks (a client of a cluster).
+  if (cfg.cpus && (!std::isfinite(*cfg.cpus) || *cfg.cpus < 0))
+    throw failure{bad_config("cpus", "must be a number, 0 or more, got " +
                                          std::to_string(*cfg.cpus))};
   if (cfg.object_store_bytes && *cfg.object_store_bytes == 0)
     throw failure{bad_config("object_store_bytes", "must be positive")};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <set>
 
 #include "actors/local_scheduler.hpp"
 #include "actors/messages.hpp"
@@ -20,8 +21,10 @@ struct membership_state {
   membership_view* view = nullptr;
   peer_table peers;
   std::vector<std::string> chain;
+  std::vector<std::string> gone_clients; // the head: dead clients, sent once in a table
 
   bool is_head() const { return cfg.self.name == cfg.head; }
+  bool client() const { return cfg.self.client; }
   const std::string& me() const { return cfg.self.name; }
 
   void publish() { view->publish(peers); }
@@ -136,13 +139,26 @@ struct membership_state {
   void on_table(const wire_msg::node_table& t, caf::actor_clock::time_point now) {
     if (is_head()) return;
     std::vector<std::string> to_dial, dead;
+    std::set<std::string> listed;
     for (auto& n : t.nodes) {
+      listed.insert(n.name);
       if (n.name == me()) continue;
       auto& p = peers[n.name];
       p.info = n;
       p.last_seen = now - std::chrono::milliseconds(n.last_seen_ms);
-      if (n.alive && n.name > me()) to_dial.push_back(n.name);
+      // Nobody dials a client; a client dials every node.
+      if (n.alive && !n.client && (client() || n.name > me())) to_dial.push_back(n.name);
       if (!n.alive) dead.push_back(n.name);
+    }
+    // Clients that left, dropped by the head after it reported them dead.
+    for (auto i = peers.begin(); i != peers.end();) {
+      if (i->second.info.client && !listed.count(i->first)) {
+        if (port->connected(i->first))
+          port->disconnect(i->first, "client '" + i->first + "' left the cluster");
+        i = peers.erase(i);
+      } else {
+        ++i;
+      }
     }
     publish();
     // The head's verdict stands for everyone: work and pulls in flight there fail over.
@@ -190,6 +206,12 @@ struct membership_state {
       return;
     }
     port->record(self.info);
+    // Clients reported dead in an earlier table leave it: their rows would pile up.
+    for (auto& name : gone_clients) {
+      peers.erase(name);
+      port->forget(name);
+    }
+    gone_clients.clear();
     std::vector<std::string> silent_peers;
     for (auto& [name, p] : peers) {
       if (name == me() || !p.info.alive || !silent(name, p, now)) continue;
@@ -205,6 +227,8 @@ struct membership_state {
                               " ms");
     update_chain(); // also brings back a node that joined again
     broadcast_table(now);
+    for (auto& [name, p] : peers)
+      if (p.info.client && !p.info.alive) gone_clients.push_back(name);
   }
 };
 
@@ -267,7 +291,7 @@ std::vector<std::string> least_busy(const peer_table& peers, const std::string& 
                                     const std::function<bool(const peer_view&)>& able) {
   std::vector<std::pair<uint32_t, std::string>> free;
   for (auto& [name, p] : peers)
-    if (p.info.alive && name != self && able(p))
+    if (p.info.alive && name != self && !p.info.client && able(p))
       free.emplace_back(p.info.queued + p.info.running, name);
   std::sort(free.begin(), free.end());
   std::vector<std::string> out;

@@ -70,7 +70,8 @@ node_link::node_link(cluster_config config, const std::string& node)
   auto spec = cfg.find(node);
   if (!spec) throw failure{spec.err()};
   self = **spec;
-  index = static_cast<uint64_t>(*spec - cfg.nodes.data());
+  index = self.client ? uint64_t{self.owner_index} - 1
+                      : static_cast<uint64_t>(*spec - cfg.nodes.data());
 }
 
 uint64_t node_link::new_owner_id() {

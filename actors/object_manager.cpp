@@ -167,7 +167,7 @@ struct object_manager_state {
   // Why object `k`, held on the dead node `holder`, cannot be read.
   error lost_error(const object_key& k, const std::string& holder,
                    const std::string& why) const {
-    auto owner = owner_node_of(k, cfg.nodes);
+    auto owner = owner_node_of(k, cfg.nodes, cfg.clients);
     if (owner == holder)
       return {errc::owner_died, "object " + id_of(k) + "'s owner, node '" + owner +
                                     "', died with its value: " + why};
@@ -778,7 +778,8 @@ struct object_manager_state {
     }
     // Results made here for an owner on that node: nobody will read or free them.
     for (auto i = held.begin(); i != held.end();) {
-      if (i->second.exports == 0 && owner_node_of(i->first, cfg.nodes) == peer)
+      if (i->second.exports == 0 &&
+          owner_node_of(i->first, cfg.nodes, cfg.clients) == peer)
         i = held.erase(i);
       else
         ++i;
@@ -870,9 +871,11 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
 
 } // namespace
 
-std::string owner_node_of(const object_key& k, const std::vector<std::string>& nodes) {
+std::string owner_node_of(const object_key& k, const std::vector<std::string>& nodes,
+                          const client_names& clients) {
   auto index = k.first >> owner_index_shift;
-  if (index == 0 || index > nodes.size()) return {};
+  if (index == 0) return {};
+  if (index > nodes.size()) return clients ? clients(index) : std::string{};
   return nodes[index - 1];
 }
 

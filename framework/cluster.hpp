@@ -19,6 +19,7 @@ struct node_status {
   std::string address;
   uint16_t port = 0;
   bool head = false;
+  bool client = false; ///< a program connected as a client (`client_options`)
   bool alive = false;
   resource_set total;
   resource_set available;
@@ -75,6 +76,63 @@ struct serve_options {
 /// node with its own registered functions and actor types.
 int serve(const application& app, const cluster_config& cfg, const std::string& node,
           const serve_options& opts = {});
+
+/// How a program connects to a running cluster as a client: `runtime(app, options)`.
+struct client_options {
+  /// The head's address and port, as the cluster's nodes reach it.
+  std::string address;
+  uint16_t port = 0;
+  /// The cluster's secret: the head refuses a client that cannot prove it.
+  std::string secret;
+  /// Its name in the cluster; empty: "client-HOST-PID". Must differ from every node's.
+  std::string name;
+  /// How long to wait for the head's answer.
+  std::chrono::milliseconds timeout{10'000};
+};
+
+/// The cluster a client of `options` joins, as the head describes it, with the client as
+/// its last node (`node_spec::client`, no CPUs, not listening); an error naming the
+/// address when the head cannot be reached, refuses the secret or does not answer.
+result<cluster_config> client_cluster(const client_options& options);
+
+/// The client options a program started by `swarm job submit` finds in its environment
+/// (`SWARM_ADDRESS`, host:port of the head, and `SWARM_SECRET`); an error naming what
+/// is missing or malformed.
+result<client_options> client_options_from_env();
+
+/// A program submitted to run on the head as a job of the cluster.
+struct job_state {
+  uint64_t id = 0;
+  std::string command;
+  uint32_t pid = 0;
+  std::string state;     ///< running, succeeded, failed, stopped
+  int32_t exit_code = 0; ///< or the signal that ended it, negated
+  uint64_t started_ms = 0;
+  uint64_t ended_ms = 0; ///< 0 while running
+};
+
+/// Runs `argv` on the head of `cfg` (in `cwd`, empty: the head's), its output kept
+/// there; the job as it started, or why it could not.
+result<job_state> submit_job(const cluster_config& cfg,
+                             const std::vector<std::string>& argv, const std::string& cwd,
+                             std::chrono::milliseconds timeout);
+
+/// The jobs submitted to the head of `cfg` since it started (`id` 0), or one.
+result<std::vector<job_state>> list_jobs(const cluster_config& cfg, uint64_t id,
+                                         std::chrono::milliseconds timeout);
+
+/// What job `id` wrote from byte `offset` (at most 1 MiB), where that ends, and the job.
+struct job_output {
+  job_state job;
+  std::string text;
+  uint64_t end = 0;
+};
+result<job_output> job_output_from(const cluster_config& cfg, uint64_t id,
+                                   uint64_t offset, std::chrono::milliseconds timeout);
+
+/// Stops job `id`: SIGTERM to its process group, SIGKILL 5 s later.
+result<job_state> stop_job(const cluster_config& cfg, uint64_t id,
+                           std::chrono::milliseconds timeout);
 
 /// Asks the head of `cfg` for its node and job tables.
 result<cluster_state> cluster_status(const cluster_config& cfg,

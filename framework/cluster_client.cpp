@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -18,14 +19,17 @@ namespace {
 /// cluster secret, sends one message and waits for one answer.
 class cluster_client {
 public:
-  explicit cluster_client(const cluster_config& cfg) {
+  explicit cluster_client(const cluster_config& cfg)
+      : cluster_client(cfg.secret, cfg.max_message_bytes) {}
+
+  cluster_client(const std::string& secret, size_t max_message_bytes) {
     wire_msg::endpoint_config ec;
     ec.name = "swarm-client-" + std::to_string(::getpid());
-    ec.secret = cfg.secret;
+    ec.secret = secret;
     ec.listen = false;
     // Status and stop requests move no objects.
     ec.bulk_connection = false;
-    ec.max_frame_bytes = cfg.max_message_bytes;
+    ec.max_frame_bytes = max_message_bytes;
     wire_msg::endpoint_handlers h;
     h.on_message = [this](const std::string&, wire_msg::message&& m) {
       std::lock_guard<std::mutex> guard{mtx_};
@@ -44,6 +48,16 @@ public:
       return error{peer.err().code, "node '" + n.name + "' at " + n.address + ":" +
                                         std::to_string(n.port) + ": " +
                                         peer.err().message};
+    return peer;
+  }
+
+  /// The peer name of whatever listens at `address:port`, connected.
+  result<std::string> connect(const std::string& address, uint16_t port,
+                              std::chrono::milliseconds timeout) {
+    auto peer = net_->connect(address, port, timeout);
+    if (!peer)
+      return error{peer.err().code, "the cluster at " + address + ":" +
+                                        std::to_string(port) + ": " + peer.err().message};
     return peer;
   }
 
@@ -84,6 +98,65 @@ size_t cluster_state::alive() const {
       std::count_if(nodes.begin(), nodes.end(), [](auto& n) { return n.alive; }));
 }
 
+result<cluster_config> client_cluster(const client_options& o) {
+  auto where = o.address + ":" + std::to_string(o.port);
+  if (o.address.empty() || o.port == 0)
+    return error{errc::invalid_argument,
+                 "a client needs the head's address and port, got '" + where + "'"};
+  cluster_client c{o.secret, size_t{64} << 20};
+  auto head = c.connect(o.address, o.port, o.timeout);
+  if (!head) return head.err();
+  auto answer = c.ask(*head, wire_msg::client_ask{1}, o.timeout);
+  if (!answer)
+    return error{errc::timeout, "node '" + *head + "' at " + where +
+                                    " sent no answer to a client within " +
+                                    std::to_string(o.timeout.count()) + " ms"};
+  auto* w = std::get_if<wire_msg::client_welcome>(&*answer);
+  if (!w)
+    return error{errc::invalid_argument,
+                 "node '" + *head + "' at " + where + " is not the head of its cluster"};
+  if (!w->ok)
+    return error{errc::invalid_argument, "the head '" + *head + "' at " + where +
+                                             " refused the client: " + w->error};
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  cluster_config cfg;
+  cfg.name = w->cluster;
+  cfg.secret = o.secret;
+  cfg.heartbeat_interval = std::chrono::milliseconds(w->heartbeat_ms);
+  cfg.node_timeout = std::chrono::milliseconds(w->node_timeout_ms);
+  cfg.join_wait = std::chrono::milliseconds(w->join_wait_ms);
+  cfg.gcs_shards = w->gcs_shards;
+  cfg.gcs_replication = w->gcs_replication;
+  cfg.inline_threshold = w->inline_threshold;
+  cfg.max_message_bytes = w->max_message_bytes;
+  for (auto& n : w->nodes) {
+    node_spec s;
+    s.name = n.name;
+    // The head as this client reached it: its file's address may not route from here.
+    s.address = n.name == *head ? o.address : n.address;
+    s.port = n.name == *head ? o.port : n.port;
+    s.role = n.head ? node_spec::role_type::head : node_spec::role_type::worker;
+    cfg.nodes.push_back(std::move(s));
+  }
+  node_spec me;
+  me.name = o.name.empty()
+                ? "client-" + std::string{host} + "-" + std::to_string(::getpid())
+                : o.name;
+  for (auto& n : cfg.nodes)
+    if (n.name == me.name)
+      return error{errc::invalid_argument, "the client's name '" + me.name +
+                                               "' is a node of cluster '" + cfg.name +
+                                               "'"};
+  me.address = "127.0.0.1"; // not listening: nobody dials a client
+  me.cpus = 0;
+  me.gpus = 0;
+  me.client = true;
+  me.owner_index = w->owner_index;
+  cfg.nodes.push_back(std::move(me));
+  return cfg;
+}
+
 result<cluster_state> cluster_status(const cluster_config& cfg,
                                      std::chrono::milliseconds timeout) {
   cluster_client c{cfg};
@@ -104,6 +177,7 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.address = n.address;
     s.port = n.port;
     s.head = n.head;
+    s.client = n.client;
     s.alive = n.alive;
     s.total = detail::from_list(n.total).value();
     s.available = detail::from_list(n.available).value();
@@ -181,6 +255,95 @@ result<std::vector<node_list>> list_node(const cluster_config& cfg,
     out.push_back(std::move(l));
   }
   return out;
+}
+
+result<client_options> client_options_from_env() {
+  const char* address = std::getenv("SWARM_ADDRESS");
+  const char* secret = std::getenv("SWARM_SECRET");
+  if (!address || !*address)
+    return error{errc::invalid_argument,
+                 "SWARM_ADDRESS is not set: this program was not started by `swarm job "
+                 "submit` (or give the head's host:port)"};
+  if (!secret) return error{errc::invalid_argument, "SWARM_SECRET is not set"};
+  std::string a{address};
+  auto colon = a.rfind(':');
+  unsigned long port = 0;
+  try {
+    if (colon != std::string::npos) port = std::stoul(a.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = 0;
+  }
+  if (colon == std::string::npos || colon == 0 || port == 0 || port > 65535)
+    return error{errc::invalid_argument,
+                 "SWARM_ADDRESS must be host:port, got '" + a + "'"};
+  client_options o;
+  o.address = a.substr(0, colon);
+  o.port = static_cast<uint16_t>(port);
+  o.secret = secret;
+  return o;
+}
+
+namespace {
+
+job_state state_of(const wire_msg::job_row& r) {
+  return {r.id, r.command, r.pid, r.state, r.exit_code, r.started_ms, r.ended_ms};
+}
+
+// Sends `m` to the head of `cfg` and waits for its job answer.
+result<wire_msg::job_answer> ask_jobs(const cluster_config& cfg, wire_msg::message m,
+                                      std::chrono::milliseconds timeout) {
+  cluster_client c{cfg};
+  auto head = c.connect(cfg.head(), timeout);
+  if (!head) return head.err();
+  auto got = c.ask(*head, m, timeout);
+  auto* a = got ? std::get_if<wire_msg::job_answer>(&*got) : nullptr;
+  if (!a)
+    return error{errc::timeout, "the head '" + cfg.head().name +
+                                    "' did not answer within " +
+                                    std::to_string(timeout.count()) + " ms"};
+  if (!a->ok)
+    return error{errc::invalid_argument,
+                 "the head '" + cfg.head().name + "': " + a->error};
+  return std::move(*a);
+}
+
+} // namespace
+
+result<job_state> submit_job(const cluster_config& cfg,
+                             const std::vector<std::string>& argv, const std::string& cwd,
+                             std::chrono::milliseconds timeout) {
+  auto a = ask_jobs(cfg, wire_msg::job_submit{1, argv, cwd}, timeout);
+  if (!a) return a.err();
+  return state_of(a->jobs.at(0));
+}
+
+result<std::vector<job_state>> list_jobs(const cluster_config& cfg, uint64_t id,
+                                         std::chrono::milliseconds timeout) {
+  auto a = ask_jobs(
+      cfg, wire_msg::job_ask{1, wire_msg::job_ask::kind_type::status, id, 0}, timeout);
+  if (!a) return a.err();
+  std::vector<job_state> out;
+  for (auto& r : a->jobs)
+    out.push_back(state_of(r));
+  return out;
+}
+
+result<job_output> job_output_from(const cluster_config& cfg, uint64_t id,
+                                   uint64_t offset, std::chrono::milliseconds timeout) {
+  auto a = ask_jobs(
+      cfg, wire_msg::job_ask{1, wire_msg::job_ask::kind_type::output, id, offset},
+      timeout);
+  if (!a) return a.err();
+  return job_output{state_of(a->jobs.at(0)),
+                    std::string(a->output.begin(), a->output.end()), a->output_end};
+}
+
+result<job_state> stop_job(const cluster_config& cfg, uint64_t id,
+                           std::chrono::milliseconds timeout) {
+  auto a = ask_jobs(cfg, wire_msg::job_ask{1, wire_msg::job_ask::kind_type::stop, id, 0},
+                    timeout);
+  if (!a) return a.err();
+  return state_of(a->jobs.at(0));
 }
 
 result<void> stop_cluster(const cluster_config& cfg, const std::string& node,

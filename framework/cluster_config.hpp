@@ -34,6 +34,11 @@ struct node_spec {
   /// Where the head serves its dashboard, a status web page (on its address); empty:
   /// off in a program's embedded head, the head's port + 2000 in `swarm start`.
   std::optional<uint16_t> dashboard_port;
+  /// A program connected with `runtime(app, client_options)`: not a row of the file
+  /// (never set by one). Nobody dials it; it dials every node, and runs no work.
+  bool client = false;
+  /// A client's owner index, given by the head (file nodes use their place in it).
+  uint32_t owner_index = 0;
 };
 
 /// A whole cluster as one file describes it: every host runs the same binary with the

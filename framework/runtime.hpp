@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "framework/application.hpp"
+#include "framework/cluster.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/context.hpp"
 #include "framework/local_cluster.hpp"
@@ -31,6 +32,14 @@ public:
   /// Joins the cluster `cluster` as its node `node` (listening on that node's port):
   /// work goes wherever the cluster's schedulers place it.
   runtime(const application& app, const cluster_config& cluster, const std::string& node);
+
+  /// Connects to a running cluster as a client, by its head's address and the secret:
+  /// this program is no node of the cluster's file and runs none of its work; its tasks
+  /// and actors run on the cluster, its objects live here and on the nodes that use
+  /// them. Destroying it leaves the cluster, which frees what it owned there. Throws when
+  /// the head cannot be reached, refuses the secret or a function or actor type is
+  /// registered here under another signature than on the cluster.
+  runtime(const application& app, const client_options& client);
 
   /// Starts a cluster of `cfg.nodes` node processes on 127.0.0.1 and joins it as its
   /// head: returns once every node joined (or throws naming the nodes that did not).

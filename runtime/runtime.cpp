@@ -51,6 +51,30 @@ runtime::runtime(const application& app, const cluster_config& cluster,
   node_->job_event(owner_id(), true);
 }
 
+namespace {
+
+std::unique_ptr<detail::core> join_as_client(const application& app,
+                                             const client_options& o) {
+  auto cfg = client_cluster(o);
+  if (!cfg) throw failure{cfg.err()};
+  auto name = cfg->nodes.back().name;
+  auto node = std::make_unique<actors::cluster_node>(app, std::move(*cfg), name);
+  // Joined once the head's node table came: work is placed by it.
+  if (node->wait_for_nodes(2, o.timeout) < 2)
+    throw failure{{errc::timeout, "client '" + name + "': the head at " + o.address +
+                                      ":" + std::to_string(o.port) +
+                                      " sent no node table within " +
+                                      std::to_string(o.timeout.count()) + " ms"}};
+  return node;
+}
+
+} // namespace
+
+runtime::runtime(const application& app, const client_options& client)
+    : node_holder(join_as_client(app, client)), context(*node_, node_->new_owner_id()) {
+  node_->job_event(owner_id(), true);
+}
+
 runtime::runtime(const application& app, const local_cluster_config& cfg)
     : node_holder(start_local_cluster(app, cfg)),
       context(*node_, node_->new_owner_id()) {

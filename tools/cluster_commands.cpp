@@ -15,11 +15,6 @@
 
 namespace swarm::tools {
 
-namespace {
-
-using namespace std::chrono_literals;
-
-/// The validated cluster file, or nothing after printing why not.
 std::optional<cluster_config> load(const char* cmd, const std::string& path) {
   auto cfg = load_cluster_config(path);
   if (!cfg) {
@@ -28,6 +23,10 @@ std::optional<cluster_config> load(const char* cmd, const std::string& path) {
   }
   return std::move(*cfg);
 }
+
+namespace {
+
+using namespace std::chrono_literals;
 
 // --wait N asks for no more nodes than the file has.
 bool wait_fits(const char* cmd, size_t wait, const cluster_config& cfg) {
@@ -119,7 +118,10 @@ int run_status(const status_options& opts) {
                  "/" + std::to_string(n.evictions);
     std::printf(
         "%-16s %-22s %-6s %-5s %7u %7u %-44s %-28s %-10s %-28s %-22s %llu ms ago\n",
-        n.name.c_str(), where.c_str(), n.head ? "head" : "worker",
+        n.name.c_str(), where.c_str(),
+        n.head     ? "head"
+        : n.client ? "client"
+                   : "worker",
         n.alive ? "up" : "down", n.queued, n.running, resources.c_str(), store.c_str(),
         human_bytes(n.pooled_bytes).c_str(), spilled.c_str(), cache.c_str(),
         static_cast<unsigned long long>(n.last_seen_ms));

@@ -1,9 +1,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "framework/cluster_config.hpp"
 
 namespace swarm {
 class application;
@@ -12,6 +15,21 @@ class application;
 namespace swarm::tools {
 
 // What each subcommand's options say, parsed by one CLI11 parser (swarm_main.cpp).
+
+/// The validated cluster file at `path`, or nothing after printing why not as
+/// `swarm CMD: ...`.
+std::optional<cluster_config> load(const char* cmd, const std::string& path);
+
+/// `swarm job submit|status|logs|stop`: programs run on the head as jobs.
+struct job_options {
+  std::string action; // submit, status, logs, stop
+  std::string config;
+  uint64_t id = 0;
+  std::vector<std::string> argv; // submit: the program and its arguments
+  std::string cwd;
+  bool follow = false; // logs: until the job ends; submit: then exit as it did
+};
+int run_job(const job_options& opts);
 
 /// `swarm demo`: the demo workload on an embedded node, a local cluster or as a node.
 struct demo_options {

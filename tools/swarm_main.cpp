@@ -120,6 +120,30 @@ int main(int argc, char** argv) {
   sp->add_option("--config", stop.config, "the cluster file")->required();
   sp->add_option("--node", stop.node, "the node to stop (default: every node)");
 
+  job_options job;
+  auto* jb = app.add_subcommand("job", "run a program on the head as a job of the "
+                                       "cluster, and follow, list or stop it");
+  jb->require_subcommand(1);
+  auto* js =
+      jb->add_subcommand("submit", "start PROGRAM ARGS... on the head; it connects "
+                                   "as a client (SWARM_ADDRESS, SWARM_SECRET)");
+  js->add_option("--config", job.config, "the cluster file")->required();
+  js->add_option("--cwd", job.cwd, "the folder it runs in, on the head");
+  js->add_flag("--follow", job.follow,
+               "print its output until it ends, and exit as it did");
+  js->add_option("command", job.argv, "the program and its arguments (after --)")
+      ->required();
+  auto* jst = jb->add_subcommand("status", "list the jobs, or one");
+  jst->add_option("--config", job.config, "the cluster file")->required();
+  jst->add_option("id", job.id, "the job");
+  auto* jl = jb->add_subcommand("logs", "print a job's output");
+  jl->add_option("--config", job.config, "the cluster file")->required();
+  jl->add_option("id", job.id, "the job")->required();
+  jl->add_flag("--follow", job.follow, "until it ends");
+  auto* jp = jb->add_subcommand("stop", "stop a job: SIGTERM, then SIGKILL after 5 s");
+  jp->add_option("--config", job.config, "the cluster file")->required();
+  jp->add_option("id", job.id, "the job")->required();
+
   check_config_options check;
   auto* c = app.add_subcommand("check-config", "validate a cluster file");
   c->add_option("--config", check.config, "the cluster file")->required();
@@ -144,5 +168,10 @@ int main(int argc, char** argv) {
   if (tl->parsed()) return run_timeline(timeline);
   if (lg->parsed()) return run_logs(logs);
   if (c->parsed()) return run_check_config(check);
+  if (jb->parsed()) {
+    for (auto* sub : {js, jst, jl, jp})
+      if (sub->parsed()) job.action = sub->get_name();
+    return run_job(job);
+  }
   return run_floor_peer(peer_args);
 }

@@ -167,6 +167,8 @@ struct NodeInfo {
   actorTypes @11 :List(Capability);
   running @12 :UInt32;               # tasks running on its workers now
   byPriority @13 :List(PriorityCount);
+  client @14 :Bool;        # a program connected as a client: no file row, runs no work
+  ownerIndex @15 :UInt32;  # a client's: the owner index its objects' ids carry
 }
 
 # A task function or actor type, with its signature.
@@ -437,5 +439,68 @@ struct Envelope {
     objectUnborrow @36 :ObjectUnborrow;
     streamItem @37 :StreamItem;
     streamAck @38 :StreamAck;
+    clientAsk @39 :ClientAsk;
+    clientWelcome @40 :ClientWelcome;
+    jobSubmit @41 :JobSubmit;
+    jobAsk @42 :JobAsk;
+    jobAnswer @43 :JobAnswer;
   }
+}
+
+# Runs a program on the head as a job of the cluster, its output kept there.
+struct JobSubmit {
+  requestId @0 :UInt64;
+  argv @1 :List(Text);
+  cwd @2 :Text;        # empty: the head's
+}
+
+# About submitted jobs: 0 their rows (`id` 0: all), 1 a job's output from `offset`, 2
+# stop a job.
+struct JobAsk {
+  requestId @0 :UInt64;
+  kind @1 :UInt8;
+  id @2 :UInt64;
+  offset @3 :UInt64;
+}
+
+struct JobRow {
+  id @0 :UInt64;
+  command @1 :Text;
+  pid @2 :UInt32;
+  state @3 :Text;      # running, succeeded, failed, stopped
+  exitCode @4 :Int32;  # or the signal that ended it, negated
+  startedMs @5 :UInt64;
+  endedMs @6 :UInt64;
+}
+
+struct JobAnswer {
+  requestId @0 :UInt64;
+  ok @1 :Bool;
+  error @2 :Text;
+  jobs @3 :List(JobRow);
+  output @4 :Data;     # for kind 1: the output from the offset asked
+  outputEnd @5 :UInt64;  # the offset after it
+}
+
+# A program asks the head to join its cluster as a client.
+struct ClientAsk {
+  requestId @0 :UInt64;
+}
+
+# The head's answer: what a node of the cluster needs to know, and the client's owner
+# index; or why not.
+struct ClientWelcome {
+  requestId @0 :UInt64;
+  ok @1 :Bool;
+  error @2 :Text;
+  cluster @3 :Text;
+  ownerIndex @4 :UInt32;
+  nodes @5 :List(NodeInfo);    # the nodes of the cluster's file: name, address, port, head
+  heartbeatMs @6 :UInt64;
+  nodeTimeoutMs @7 :UInt64;
+  joinWaitMs @8 :UInt64;
+  gcsShards @9 :UInt32;
+  gcsReplication @10 :UInt32;
+  inlineThreshold @11 :UInt64;
+  maxMessageBytes @12 :UInt64;
 }

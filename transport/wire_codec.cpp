@@ -194,6 +194,8 @@ void put_node(wire::NodeInfo::Builder b, const node_info& n) {
   b.setRunning(n.running);
   put_priorities(b.initByPriority(static_cast<unsigned>(n.by_priority.size())),
                  n.by_priority);
+  b.setClient(n.client);
+  b.setOwnerIndex(n.owner_index);
 }
 
 node_info get_node(wire::NodeInfo::Reader r) {
@@ -210,7 +212,9 @@ node_info get_node(wire::NodeInfo::Reader r) {
           get_capabilities(r.getFunctions()),
           get_capabilities(r.getActorTypes()),
           r.getRunning(),
-          get_priorities(r.getByPriority())};
+          get_priorities(r.getByPriority()),
+          r.getClient(),
+          r.getOwnerIndex()};
 }
 
 void put_job(wire::JobInfo::Builder b, const job_info& j) {
@@ -290,6 +294,59 @@ struct builder_visitor {
     auto b = env.initStreamAck();
     put_id(b.initResult(), m.result);
     b.setTaken(m.taken);
+  }
+  void operator()(const job_submit& m) {
+    auto b = env.initJobSubmit();
+    b.setRequestId(m.request_id);
+    auto argv = b.initArgv(size_of(m.argv.size()));
+    for (unsigned i = 0; i < m.argv.size(); ++i)
+      argv.set(i, m.argv[i]);
+    b.setCwd(m.cwd);
+  }
+  void operator()(const job_ask& m) {
+    auto b = env.initJobAsk();
+    b.setRequestId(m.request_id);
+    b.setKind(static_cast<uint8_t>(m.kind));
+    b.setId(m.id);
+    b.setOffset(m.offset);
+  }
+  void operator()(const job_answer& m) {
+    auto b = env.initJobAnswer();
+    b.setRequestId(m.request_id);
+    b.setOk(m.ok);
+    b.setError(m.error);
+    auto jobs = b.initJobs(size_of(m.jobs.size()));
+    for (unsigned i = 0; i < m.jobs.size(); ++i) {
+      auto& j = m.jobs[i];
+      jobs[i].setId(j.id);
+      jobs[i].setCommand(j.command);
+      jobs[i].setPid(j.pid);
+      jobs[i].setState(j.state);
+      jobs[i].setExitCode(j.exit_code);
+      jobs[i].setStartedMs(j.started_ms);
+      jobs[i].setEndedMs(j.ended_ms);
+    }
+    b.setOutput(bytes_of(m.output));
+    b.setOutputEnd(m.output_end);
+  }
+  void operator()(const client_ask& m) { env.initClientAsk().setRequestId(m.request_id); }
+  void operator()(const client_welcome& m) {
+    auto b = env.initClientWelcome();
+    b.setRequestId(m.request_id);
+    b.setOk(m.ok);
+    b.setError(m.error);
+    b.setCluster(m.cluster);
+    b.setOwnerIndex(m.owner_index);
+    auto nodes = b.initNodes(size_of(m.nodes.size()));
+    for (unsigned i = 0; i < m.nodes.size(); ++i)
+      put_node(nodes[i], m.nodes[i]);
+    b.setHeartbeatMs(m.heartbeat_ms);
+    b.setNodeTimeoutMs(m.node_timeout_ms);
+    b.setJoinWaitMs(m.join_wait_ms);
+    b.setGcsShards(m.gcs_shards);
+    b.setGcsReplication(m.gcs_replication);
+    b.setInlineThreshold(m.inline_threshold);
+    b.setMaxMessageBytes(m.max_message_bytes);
   }
   void operator()(const actor_checkpoint& m) {
     auto b = env.initActorCheckpoint();
@@ -592,6 +649,56 @@ message read_envelope(wire::Envelope::Reader env) {
   case wire::Envelope::STREAM_ACK: {
     auto r = env.getStreamAck();
     return stream_ack{get_id(r.getResult()), r.getTaken()};
+  }
+  case wire::Envelope::JOB_SUBMIT: {
+    auto r = env.getJobSubmit();
+    job_submit m;
+    m.request_id = r.getRequestId();
+    for (auto a : r.getArgv())
+      m.argv.emplace_back(a);
+    m.cwd = r.getCwd();
+    return m;
+  }
+  case wire::Envelope::JOB_ASK: {
+    auto r = env.getJobAsk();
+    if (r.getKind() > static_cast<uint8_t>(job_ask::kind_type::stop))
+      throw std::invalid_argument("unknown job question " + std::to_string(r.getKind()));
+    return job_ask{r.getRequestId(), static_cast<job_ask::kind_type>(r.getKind()),
+                   r.getId(), r.getOffset()};
+  }
+  case wire::Envelope::JOB_ANSWER: {
+    auto r = env.getJobAnswer();
+    job_answer m;
+    m.request_id = r.getRequestId();
+    m.ok = r.getOk();
+    m.error = r.getError();
+    for (auto j : r.getJobs())
+      m.jobs.push_back({j.getId(), j.getCommand(), j.getPid(), j.getState(),
+                        j.getExitCode(), j.getStartedMs(), j.getEndedMs()});
+    m.output = to_vector(r.getOutput());
+    m.output_end = r.getOutputEnd();
+    return m;
+  }
+  case wire::Envelope::CLIENT_ASK:
+    return client_ask{env.getClientAsk().getRequestId()};
+  case wire::Envelope::CLIENT_WELCOME: {
+    auto r = env.getClientWelcome();
+    client_welcome m;
+    m.request_id = r.getRequestId();
+    m.ok = r.getOk();
+    m.error = r.getError();
+    m.cluster = r.getCluster();
+    m.owner_index = r.getOwnerIndex();
+    for (auto n : r.getNodes())
+      m.nodes.push_back(get_node(n));
+    m.heartbeat_ms = r.getHeartbeatMs();
+    m.node_timeout_ms = r.getNodeTimeoutMs();
+    m.join_wait_ms = r.getJoinWaitMs();
+    m.gcs_shards = r.getGcsShards();
+    m.gcs_replication = r.getGcsReplication();
+    m.inline_threshold = r.getInlineThreshold();
+    m.max_message_bytes = r.getMaxMessageBytes();
+    return m;
   }
   case wire::Envelope::OBJECT_PULL: {
     auto r = env.getObjectPull();

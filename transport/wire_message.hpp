@@ -211,6 +211,10 @@ struct node_info {
   std::vector<capability> actor_types;
   uint32_t running = 0; ///< tasks running on its workers
   priority_counts by_priority = {};
+  /// A program connected as a client (no row of the cluster file; runs no work).
+  bool client = false;
+  /// A client's owner index: its objects' ids carry it.
+  uint32_t owner_index = 0;
 };
 
 struct join {
@@ -450,16 +454,75 @@ struct stream_ack {
   uint64_t taken = 0;
 };
 
+/// A program asks the head to join its cluster as a client.
+struct client_ask {
+  uint64_t request_id = 0;
+};
+
+/// The head's answer to a `client_ask`: the cluster as a node of it needs to know it,
+/// and the client's owner index; or why not (`ok` false, `error`).
+struct client_welcome {
+  uint64_t request_id = 0;
+  bool ok = false;
+  std::string error;
+  std::string cluster;
+  uint32_t owner_index = 0;
+  std::vector<node_info> nodes; ///< the file's nodes: name, address, port, head
+  uint64_t heartbeat_ms = 0;
+  uint64_t node_timeout_ms = 0;
+  uint64_t join_wait_ms = 0;
+  uint32_t gcs_shards = 1;
+  uint32_t gcs_replication = 1;
+  uint64_t inline_threshold = 0;
+  uint64_t max_message_bytes = 0;
+};
+
+/// Runs a program on the head as a job of the cluster, its output kept there.
+struct job_submit {
+  uint64_t request_id = 0;
+  std::vector<std::string> argv;
+  std::string cwd; ///< empty: the head's
+};
+
+/// About submitted jobs: their rows (`id` 0: all), a job's output from `offset`, or
+/// stop one.
+struct job_ask {
+  enum class kind_type : uint8_t { status = 0, output = 1, stop = 2 };
+  uint64_t request_id = 0;
+  kind_type kind = kind_type::status;
+  uint64_t id = 0;
+  uint64_t offset = 0;
+};
+
+/// A submitted job.
+struct job_row {
+  uint64_t id = 0;
+  std::string command;
+  uint32_t pid = 0;
+  std::string state;     ///< running, succeeded, failed, stopped
+  int32_t exit_code = 0; ///< or the signal that ended it, negated
+  uint64_t started_ms = 0;
+  uint64_t ended_ms = 0;
+};
+
+struct job_answer {
+  uint64_t request_id = 0;
+  bool ok = false;
+  std::string error;
+  std::vector<job_row> jobs = {};
+  std::vector<uint8_t> output = {}; ///< a job's output from the offset asked
+  uint64_t output_end = 0;          ///< the offset after it
+};
+
 /// Any message that crosses nodes.
-using message =
-    std::variant<hello, proof, heartbeat, task_submit, task_result, object_pull,
-                 object_chunk, object_free, join, node_table, status_request,
-                 stop_request, actor_create, actor_created, actor_call, actor_register,
-                 actor_lookup, actor_location, actor_kill, job_info, object_location,
-                 actor_checkpoint, gcs_chain, kv_entry, kv_request, kv_reply,
-                 list_request, list_reply, task_output, object_replicate,
-                 object_replicated, task_cancel, group_ask, group_answer, object_borrow,
-                 object_borrowed, object_unborrow, stream_item, stream_ack>;
+using message = std::variant<
+    hello, proof, heartbeat, task_submit, task_result, object_pull, object_chunk,
+    object_free, join, node_table, status_request, stop_request, actor_create,
+    actor_created, actor_call, actor_register, actor_lookup, actor_location, actor_kill,
+    job_info, object_location, actor_checkpoint, gcs_chain, kv_entry, kv_request,
+    kv_reply, list_request, list_reply, task_output, object_replicate, object_replicated,
+    task_cancel, group_ask, group_answer, object_borrow, object_borrowed, object_unborrow,
+    stream_item, stream_ack, client_ask, client_welcome, job_submit, job_ask, job_answer>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

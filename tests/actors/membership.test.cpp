@@ -43,6 +43,9 @@ struct recording_port final : membership_port {
   void record(const wire_msg::node_info& info) override {
     events.push_back("record " + info.name + (info.alive ? " alive" : " dead"));
   }
+  void forget(const std::string& client) override {
+    events.push_back("forget " + client);
+  }
   void set_chain(std::vector<std::string> members) override {
     std::string s;
     for (auto& m : members)

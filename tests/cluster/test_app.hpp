@@ -28,6 +28,11 @@ inline int pid() {
   return static_cast<int>(::getpid());
 }
 
+/// The node it runs on.
+inline std::string node_name(context& ctx) {
+  return ctx.node_name();
+}
+
 /// Writes its process id to the file `mark` as it starts, sleeps `ms`, then returns it.
 inline int nap_pid(const std::string& mark, int ms) {
   std::ofstream{mark} << ::getpid() << std::endl;
@@ -451,6 +456,7 @@ inline void register_all(application& app) {
   app.function("shout", shout);
   app.function("add", add);
   app.function("pid", pid);
+  app.function("node_name", node_name);
   app.function("where", where);
   app.function("put_durable_here", put_durable_here);
   app.function("nap_pid", nap_pid);

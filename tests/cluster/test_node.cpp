@@ -5,7 +5,34 @@
 
 #include "tests/cluster/test_app.hpp"
 
+namespace {
+
+// A program run with `swarm job submit`: it connects as a client from what its
+// environment says, runs tasks on the cluster and prints their sum.
+int client_job() {
+  auto o = swarm::client_options_from_env();
+  if (!o) {
+    std::fprintf(stderr, "client job: %s\n", o.err().message.c_str());
+    return 1;
+  }
+  swarm::application app;
+  swarm::cluster_test::register_all(app);
+  swarm::runtime rt{app, *o};
+  auto add = app.find_function<int(int, int)>("add").value();
+  std::vector<swarm::object_ref<int>> refs;
+  for (int i = 1; i <= 10; ++i)
+    refs.push_back(rt.submit(add, i, i));
+  int sum = 0;
+  for (auto& r : refs)
+    sum += r.get(std::chrono::seconds(20)).value();
+  std::printf("client job: 10 tasks on the cluster, sum %d\n", sum);
+  return 0;
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string{argv[1]} == "--client-job") return client_job();
   std::string config, node;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];

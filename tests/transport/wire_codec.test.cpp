@@ -11,6 +11,15 @@ using namespace swarm::wire_msg;
 
 namespace {
 
+node_info head_row() {
+  node_info n;
+  n.name = "head";
+  n.address = "127.0.0.1";
+  n.port = 7100;
+  n.head = true;
+  return n;
+}
+
 std::vector<message> samples() {
   task_submit t;
   t.function = "add";
@@ -95,7 +104,29 @@ std::vector<message> samples() {
                       error_value{5, "freed"}},
       object_unborrow{{3, 14}},
       stream_item{{3, 10}, 7, task_result{{9, 7}, stored_at{"worker-1", 1 << 22, {}}}},
-      stream_ack{{3, 10}, 8}};
+      stream_ack{{3, 10}, 8},
+      client_ask{12},
+      client_welcome{12,
+                     true,
+                     {},
+                     "test",
+                     9,
+                     {head_row()},
+                     100,
+                     1000,
+                     30000,
+                     2,
+                     1,
+                     1 << 17,
+                     64 << 20},
+      job_submit{13, {"./train", "--epochs", "3"}, "/tmp"},
+      job_ask{14, job_ask::kind_type::stop, 2, 0},
+      job_answer{14,
+                 true,
+                 {},
+                 {{2, "./train --epochs 3", 4242, "stopped", -15, 5, 9}},
+                 {'o', 'k', '\n'},
+                 3}};
 }
 
 std::vector<message> decode_all(const std::vector<uint8_t>& bytes, size_t step) {
@@ -149,6 +180,21 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(std::get<heartbeat>(back[2]).by_priority ==
         swarm::wire_msg::priority_counts{{5, 2}, {0, 3}});
   CHECK(table.nodes[0].by_priority == swarm::wire_msg::priority_counts{{-1, 4}});
+  CHECK_FALSE(table.nodes[0].client);
+  auto n = back.size();
+  CHECK(std::get<job_submit>(back[n - 3]).argv ==
+        std::vector<std::string>{"./train", "--epochs", "3"});
+  CHECK(std::get<job_ask>(back[n - 2]).kind == job_ask::kind_type::stop);
+  auto& jobs = std::get<job_answer>(back[n - 1]);
+  REQUIRE(jobs.jobs.size() == 1);
+  CHECK(jobs.jobs[0].exit_code == -15);
+  CHECK(jobs.output == std::vector<uint8_t>{'o', 'k', '\n'});
+  auto& welcome = std::get<client_welcome>(back[n - 4]);
+  CHECK(welcome.owner_index == 9);
+  REQUIRE(welcome.nodes.size() == 1);
+  CHECK(welcome.nodes[0].port == 7100);
+  CHECK(welcome.gcs_shards == 2);
+  CHECK(welcome.max_message_bytes == 64u << 20);
   CHECK(std::get<actor_call>(back[10]).method == "add");
   CHECK(std::get<actor_call>(back[10]).stream_owner == 77);
   CHECK(std::get<actor_call>(back[10]).stream_window == 8);

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "transport/wire_message.hpp"
+
+namespace swarm::actors {
+
+using job_atom = caf::atom_constant<caf::atom("job")>;
+
+/// What the head's job runner needs.
+struct job_runner_config {
+  /// What a job finds in `SWARM_ADDRESS` and `SWARM_SECRET` to connect as a client
+  /// (`client_options_from_env`): the head's host:port and the cluster's secret.
+  std::string address;
+  std::string secret;
+  /// Where each job's output is kept, as `<id>.log`.
+  std::string output_dir;
+  /// How long a stopped job has between SIGTERM and SIGKILL.
+  std::chrono::milliseconds stop_grace{5000};
+  /// Answers the one who asked; never blocks.
+  std::function<void(const std::string& peer, wire_msg::message)> send;
+};
+
+/// Spawns the head's job runner: it starts each submitted program in a process group of
+/// its own, its output (stdout and stderr) in a file, `SWARM_JOB_ID` in its environment
+/// beside the address and secret; notes how each ends (exit code, or signal); answers
+/// questions about the jobs; stops one with SIGTERM, then SIGKILL after the grace. Jobs
+/// still running when the runner goes are sent SIGTERM.
+///   (job_atom, peer, job_submit)   answered with a job_answer holding its row
+///   (job_atom, peer, job_ask)      status, output or stop, answered with a job_answer
+caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg);
+
+} // namespace swarm::actors
+
+// Only sent within a node.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::job_submit)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::job_ask)

@@ -56,9 +56,11 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
     return;
   }
   detail::set_thread_blocking_hook(&st.hook);
+  st.ctx.set_gpus(std::move(d.gpus));
   task.started_us = detail::now_us();
   auto outcome = execute_call(task, nullptr, st.ctx);
   task.ended_us = detail::now_us();
+  st.ctx.set_gpus({});
   if (task.cancel_requested.load()) {
     outcome.what = call_outcome::kind::error;
     outcome.err = {errc::cancelled,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/cpu_worker.hpp"
+#include "actors/gpu_slots.hpp"
 #include "actors/messages.hpp"
 #include "actors/node_stopped.hpp"
 #include "actors/task_inbox.hpp"
@@ -36,6 +37,7 @@ struct worker_slot {
   caf::actor handle;
   std::deque<task_ptr> inflight; // front: running or next to run
   resource_set lease;
+  std::vector<gpu_share> gpus; // the devices its lease holds
   bool leased = false;
   bool blocked = false;
 };
@@ -43,6 +45,7 @@ struct worker_slot {
 struct scheduler_state {
   scheduler_config config;
   resource_set available;
+  gpu_slots gpus{0};
   std::vector<worker_slot> workers;
   std::map<int32_t, std::deque<task_ptr>, std::greater<>> ready;
   // The lowest priority submitted so far: a task above it may take a worker back from
@@ -95,7 +98,7 @@ struct scheduler_state {
   // Picks a worker for a task of demand `d`: an idle one first (spreading load), then the
   // least loaded worker already leased for that shape, then a new worker.
   std::optional<size_t> pick(const resource_set& d) {
-    bool fits = d.fits_in(available);
+    bool fits = d.fits_in(available) && gpus.fits(d.get("GPU"));
     std::optional<size_t> pipelined;
     for (size_t i = 0; i < workers.size(); ++i) {
       auto& w = workers[i];
@@ -258,8 +261,10 @@ struct scheduler_state {
           slot.leased = true;
           slot.lease = t->options.resources;
           available -= slot.lease;
+          slot.gpus = gpus.take(slot.lease.get("GPU"));
         }
-        self->send(slot.handle, run_atom::value, dispatch{t, t->epoch()});
+        self->send(slot.handle, run_atom::value,
+                   dispatch{t, t->epoch(), device_ids(slot.gpus)});
         slot.inflight.push_back(std::move(t));
         q.erase(at);
       }
@@ -269,6 +274,8 @@ struct scheduler_state {
   void release_if_idle(worker_slot& w) {
     if (w.inflight.empty() && w.leased && !w.blocked) {
       available += w.lease;
+      gpus.give(w.gpus);
+      w.gpus.clear();
       w.leased = false;
       w.lease = resource_set{};
     }
@@ -319,7 +326,10 @@ struct scheduler_state {
     }
     w.inflight.swap(keep);
     w.blocked = true;
-    if (w.leased) available += w.lease;
+    if (w.leased) {
+      available += w.lease;
+      gpus.give(w.gpus); // its task keeps them: it may share them when it resumes
+    }
     dispatch_ready();
   }
 
@@ -333,7 +343,10 @@ struct scheduler_state {
     if (index >= workers.size() || !workers[index].blocked) return;
     auto& w = workers[index];
     w.blocked = false;
-    if (w.leased) available -= w.lease; // may briefly oversubscribe, as a task resumes
+    if (w.leased) { // may briefly oversubscribe, as a task resumes
+      available -= w.lease;
+      gpus.hold(w.gpus);
+    }
     release_if_idle(w);
   }
 
@@ -342,7 +355,10 @@ struct scheduler_state {
       auto& w = workers[index];
       if (w.handle.address() != dm.source) continue;
       auto lost = std::move(w.inflight);
-      if (w.leased && !w.blocked) available += w.lease;
+      if (w.leased && !w.blocked) {
+        available += w.lease;
+        gpus.give(w.gpus);
+      }
       for (auto& t : lost) {
         auto phase = t->phase();
         if (phase == task_phase::running) {
@@ -450,6 +466,7 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
   st.self = self;
   st.config = cfg;
   st.available = cfg.total;
+  st.gpus = gpu_slots{cfg.total.get("GPU")};
   for (size_t i = 0; i < cfg.initial_workers; ++i)
     st.start_worker(i);
   self->set_down_handler([self](caf::down_msg& dm) { self->state.on_worker_down(dm); });

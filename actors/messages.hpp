@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "framework/detail/task_spec.hpp"
 
@@ -46,6 +47,8 @@ using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 struct dispatch {
   detail::task_ptr task;
   uint64_t epoch = 0;
+  /// The GPUs its worker's lease holds (`context::gpu_ids`).
+  std::vector<uint32_t> gpus = {};
 };
 
 } // namespace swarm::actors

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -329,6 +330,12 @@ public:
   /// A snapshot of the node this context runs on.
   node_stats stats() const { return core_->stats(); }
 
+  /// The GPUs the running task was given, as device indices of its node (for
+  /// `cudaSetDevice`): `floor(g)` whole devices for a demand of `g`, and one shared for
+  /// its fraction (two tasks of 0.5 get the same device). Empty for a task demanding
+  /// none, and outside tasks.
+  const std::vector<uint32_t>& gpu_ids() const noexcept { return gpus_; }
+
   // -- output
   // -----------------------------------------------------------------------------
 
@@ -340,6 +347,8 @@ public:
 
   /// For the runtime: the task or call this context runs now; nullptr between them.
   void set_running(const detail::task_spec* task) noexcept { running_ = task; }
+  /// For the runtime: the GPUs of the task this context runs now.
+  void set_gpus(std::vector<uint32_t> gpus) noexcept { gpus_ = std::move(gpus); }
 
 private:
   template <class T> friend class stream_writer;
@@ -374,6 +383,7 @@ private:
   detail::core* core_;
   uint64_t owner_;
   const detail::task_spec* running_ = nullptr;
+  std::vector<uint32_t> gpus_;
 };
 
 template <class T> result<void> stream_writer<T>::write(T item) {

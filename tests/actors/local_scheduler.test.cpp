@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 #include <caf/test/dsl.hpp>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ namespace {
 // What the fake workers were handed, in order: "worker index: task name".
 struct scheduler_parts {
   std::vector<std::string> runs;
+  std::map<std::string, std::vector<uint32_t>> gpus; // by task name, as dispatched
   std::vector<caf::actor> workers;
   task_inbox inbox;
 };
@@ -45,9 +47,11 @@ detail::task_ptr task(const std::string& name, double cpu = 1, int32_t priority 
 struct fixture : scheduler_parts, test_coordinator_fixture<> {
   caf::actor sched_actor;
 
-  void start(double cpu, size_t initial_workers, size_t max_workers, size_t depth = 16) {
+  void start(double cpu, size_t initial_workers, size_t max_workers, size_t depth = 16,
+             double gpu = 0) {
     scheduler_config sc;
     sc.total = cpus(cpu);
+    if (gpu > 0) sc.total.set("GPU", gpu);
     sc.initial_workers = initial_workers;
     sc.max_workers = max_workers;
     sc.pipeline_depth = depth;
@@ -59,6 +63,7 @@ struct fixture : scheduler_parts, test_coordinator_fixture<> {
       auto fake = [this](caf::event_based_actor*, size_t i) -> caf::behavior {
         return {[this, i](run_atom, dispatch& d) {
           runs.push_back(std::to_string(i) + ": " + d.task->name);
+          gpus[d.task->name] = d.gpus;
         }};
       };
       auto w = s.spawn(fake, index);
@@ -161,6 +166,30 @@ TEST_CASE_FIXTURE(fixture, "a higher-priority task of another resource shape tak
   done(0, high);
   CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2", "0: high",
                                          "0: low1", "0: low2"});
+}
+
+TEST_CASE_FIXTURE(fixture, "the local scheduler hands each GPU task its devices: halves "
+                           "share one, a whole one waits for a device free as a whole") {
+  start(4, 1, 4, 0, 2); // no pipelining: each task a worker of its own
+  auto gpu_task = [](const std::string& name, double g) {
+    auto t = task(name);
+    t->options.resources.set("GPU", g);
+    return t;
+  };
+  auto a = gpu_task("a", 0.5), b = gpu_task("b", 0.5), c = gpu_task("c", 1),
+       d = gpu_task("d", 1), plain = task("plain");
+  for (auto& t : {a, b, c, plain, d})
+    submit(t);
+  CHECK(runs == std::vector<std::string>{"0: a", "1: b", "2: c", "3: plain"});
+  CHECK(gpus["a"] == std::vector<uint32_t>{0});
+  CHECK(gpus["b"] == std::vector<uint32_t>{0}); // beside a, at once
+  CHECK(gpus["c"] == std::vector<uint32_t>{1});
+  CHECK(gpus.count("d") == 0); // a CPU is free, but no device as a whole
+  CHECK(gpus["plain"].empty());
+  REQUIRE(c->try_claim(0, detail::task_phase::running));
+  done(2, c);
+  CHECK(runs.back() == "2: d");
+  CHECK(gpus["d"] == std::vector<uint32_t>{1});
 }
 
 TEST_CASE_FIXTURE(fixture,

@@ -150,6 +150,28 @@ TEST_CASE("a task holds its resource demand while it runs") {
   CHECK(peak->load() == 1);
 }
 
+TEST_CASE("a task demanding GPUs reads the devices it was given from its context") {
+  swarm::application app;
+  auto devices = app.function("devices", [](swarm::context& ctx, int) {
+    return std::vector<int>(ctx.gpu_ids().begin(), ctx.gpu_ids().end());
+  });
+  auto cfg = cpus(4);
+  cfg.extra_resources.set("GPU", 2); // as a node offers them; no device is touched
+  swarm::runtime rt{app, cfg};
+  auto with = [](double g) {
+    swarm::task_options o;
+    o.resources.set("GPU", g);
+    return o;
+  };
+  CHECK(rt.submit(with(2), devices, 0).get(10s).value() == std::vector<int>{0, 1});
+  auto half = rt.submit(with(0.5), devices, 1).get(10s).value();
+  REQUIRE(half.size() == 1);
+  CHECK(half[0] < 2);
+  CHECK(rt.submit(devices, 2).get(10s).value().empty());
+  // Outside a task there is none.
+  CHECK(rt.gpu_ids().empty());
+}
+
 TEST_CASE("queued tasks with higher priority run first") {
   swarm::application app;
   auto gate = std::make_shared<std::promise<void>>();

@@ -525,7 +525,9 @@ std::vector<std::string> cluster_node::alive_nodes() const {
   std::vector<std::string> alive;
   auto peers = link_.members.get();
   for (auto& [name, p] : *peers)
-    if (p.info.alive || name == link_.self.name) alive.push_back(name);
+    // Clients are no nodes of the cluster (but this one counts itself).
+    if ((p.info.alive && !p.info.client) || name == link_.self.name)
+      alive.push_back(name);
   return alive;
 }
 

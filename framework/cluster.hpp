@@ -58,7 +58,7 @@ struct cluster_state {
   std::vector<node_status> nodes;
   std::vector<job_status> jobs;
 
-  /// How many nodes are alive.
+  /// How many nodes are alive (clients are none).
   size_t alive() const;
 };
 

@@ -94,8 +94,8 @@ private:
 } // namespace
 
 size_t cluster_state::alive() const {
-  return static_cast<size_t>(
-      std::count_if(nodes.begin(), nodes.end(), [](auto& n) { return n.alive; }));
+  return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(),
+                                           [](auto& n) { return n.alive && !n.client; }));
 }
 
 result<cluster_config> client_cluster(const client_options& o) {

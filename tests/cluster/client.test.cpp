@@ -80,6 +80,9 @@ TEST_CASE("a program connected by the head's address and the secret runs its tas
   REQUIRE(row);
   CHECK(row->client);
   CHECK(row->alive);
+  // It is no node of the cluster: the nodes' counts leave it out.
+  CHECK(swarm::cluster_status(c.cfg, 2s).value().alive() == 3);
+  CHECK(c.rt->wait_for_nodes(4, std::chrono::milliseconds(0)) == 3);
 }
 
 TEST_CASE("a client with the wrong secret, or no head at the address, is refused with "

@@ -164,8 +164,10 @@ void cluster_node::start_actors() {
   membership_config mc;
   mc.self = self_info();
   mc.head = head_name();
+  // Owner indices 1..n name the file's nodes in its order; a client's own row is none.
   for (auto& n : link_.cfg.nodes)
-    mc.nodes.push_back(n.name);
+    if (!n.client) file_nodes_.push_back(n.name);
+  mc.nodes = file_nodes_;
   mc.replication = link_.cfg.gcs_replication;
   mc.log = local_->log();
   mc.heartbeat_interval = link_.cfg.heartbeat_interval;
@@ -183,8 +185,7 @@ void cluster_node::start_actors() {
   link_.control = spawn_control_client(sys, std::move(cc));
   object_manager_config oc;
   oc.node = link_.self.name;
-  for (auto& n : link_.cfg.nodes)
-    oc.nodes.push_back(n.name);
+  oc.nodes = file_nodes_;
   oc.clients = client_names_of(link_.members);
   oc.send = send;
   oc.publish = publish;
@@ -247,8 +248,7 @@ void cluster_node::start_actors() {
   };
   auto& bc = wc.borrows;
   bc.node = link_.self.name;
-  for (auto& n : link_.cfg.nodes)
-    bc.nodes.push_back(n.name);
+  bc.nodes = file_nodes_;
   bc.clients = client_names_of(link_.members);
   bc.send = send;
   bc.find = [this](const object_key& k) { return lent_.find(k); };
@@ -469,9 +469,8 @@ result<detail::slot_ptr> cluster_node::borrow(const object_id& id,
                                               const detail::type_descriptor& type) {
   auto k = key_of(id);
   auto owner = (id.owner >> owner_index_shift) - 1;
-  if ((id.owner >> owner_index_shift) == 0 ||
-      (owner >= link_.cfg.nodes.size() && owner != link_.index &&
-       client_names_of(link_.members)(owner + 1).empty()))
+  if (owner != link_.index &&
+      owner_node_of(k, file_nodes_, client_names_of(link_.members)).empty())
     return error{errc::invalid_argument,
                  "node '" + link_.self.name + "' read a ref of object " + id.to_string() +
                      ", whose owner is no node of cluster '" + link_.cfg.name + "'"};

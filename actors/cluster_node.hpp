@@ -199,6 +199,7 @@ private:
   // Stopped first: a scrape asks the parts below.
   std::unique_ptr<node_metrics> metrics_;
   caf::actor jobs_; // the head's job runner
+  std::vector<std::string> file_nodes_; // the file's nodes, by owner index - 1
   std::unique_ptr<dashboard> dashboard_;
   std::unique_ptr<cluster_store> store_;
   std::unique_ptr<cluster_tasks> tasks_;

@@ -8,13 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
-#include "actors/messages.hpp"
 #include "actors/wall_clock.hpp"
 
 extern char** environ;

@@ -103,7 +103,7 @@ result<cluster_config> client_cluster(const client_options& o) {
   if (o.address.empty() || o.port == 0)
     return error{errc::invalid_argument,
                  "a client needs the head's address and port, got '" + where + "'"};
-  cluster_client c{o.secret, size_t{64} << 20};
+  cluster_client c{o.secret, cluster_config{}.max_message_bytes};
   auto head = c.connect(o.address, o.port, o.timeout);
   if (!head) return head.err();
   auto answer = c.ask(*head, wire_msg::client_ask{1}, o.timeout);

@@ -59,6 +59,7 @@ public:
   result<std::unique_ptr<detail::store_lease>>
   admit(const object_id& id, const detail::boxed_value& v) override;
   detail::value_pool* pool() override { return local_->pool(); }
+  std::shared_ptr<detail::device_memory> devices() override { return local_->devices(); }
   void replicate(const detail::slot_ptr& slot, uint32_t copies) override {
     link_.replicate(slot, copies);
   }

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "actors/gcs_shard.hpp"
+#include "actors/gpu_worker.hpp"
 #include "actors/local_scheduler.hpp"
 #include "actors/messages.hpp"
 #include "actors/node_stopped.hpp"
 #include "actors/object_store.hpp"
 #include "framework/cluster.hpp"
 #include "framework/detail/supervisor_actor.hpp"
-#include "gpu/gpu_devices.hpp"
+#include "gpu/device_api.hpp"
 
 namespace swarm::actors {
 
@@ -46,6 +47,49 @@ void validate(const runtime_config& cfg) {
     throw failure{bad_config("extra_resources", "CPU is set by runtime_config.cpus")};
 }
 
+// The GPU runtime `cfg` asks for; null for none. Sets `GPU` and `gpu_memory` of `total`
+// from its devices where they are not given.
+std::shared_ptr<gpu::device_api> open_gpus(const runtime_config& cfg,
+                                           resource_set& total) {
+  std::shared_ptr<gpu::device_api> api;
+  double count = total.get("GPU");
+  if (cfg.gpu_backend == "host") {
+    if (count <= 0)
+      throw failure{bad_config("gpu_backend",
+                               "\"host\" simulates the GPUs of extra_resources, which "
+                               "names none (set GPU)")};
+    auto devices = static_cast<size_t>(std::ceil(count));
+    double memory = total.get("gpu_memory");
+    auto each = memory > 0 ? static_cast<size_t>(memory / static_cast<double>(devices))
+                           : size_t{1} << 30;
+    api = std::make_shared<gpu::host_device_api>(std::vector<size_t>(devices, each));
+  } else if (cfg.gpu_backend.empty() || cfg.gpu_backend == "cuda") {
+    api = gpu::make_cuda_api();
+    if (!api && !cfg.gpu_backend.empty())
+      throw failure{bad_config("gpu_backend",
+                               gpu::built_with_cuda()
+                                   ? "\"cuda\": the CUDA runtime finds no device here"
+                                   : "\"cuda\": this Swarm was built without CUDA")};
+  } else {
+    throw failure{bad_config("gpu_backend", "must be \"\", \"cuda\" or \"host\", got \"" +
+                                                cfg.gpu_backend + "\"")};
+  }
+  if (!api) return nullptr;
+  auto& devices = api->devices();
+  if (count > static_cast<double>(devices.size()))
+    throw failure{bad_config("extra_resources",
+                             "GPU " + std::to_string(count) + " exceeds the " +
+                                 std::to_string(devices.size()) + " devices found")};
+  if (count <= 0) total.set("GPU", static_cast<double>(devices.size()));
+  if (total.get("gpu_memory") <= 0) {
+    double bytes = 0;
+    for (auto& d : devices)
+      bytes += static_cast<double>(d.memory_bytes);
+    total.set("gpu_memory", bytes);
+  }
+  return api;
+}
+
 } // namespace
 
 local_node::local_node(const application& app, const runtime_config& cfg,
@@ -57,9 +101,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   double cpus = cfg.cpus.value_or(static_cast<double>(topo_.cores()));
   total_ = cfg.extra_resources;
   total_.set("CPU", cpus);
-  if (total_.get("GPU") == 0)
-    if (auto gpus = gpu::list_devices(); !gpus.empty())
-      total_.set("GPU", static_cast<double>(gpus.size()));
+  auto gpu_api = open_gpus(cfg, total_);
   if (total_.get("memory") == 0 && topo_.memory_bytes() > 0)
     total_.set("memory", static_cast<double>(topo_.memory_bytes()));
   auto store_bytes = cfg.object_store_bytes.value_or(
@@ -140,6 +182,38 @@ local_node::local_node(const application& app, const runtime_config& cfg,
       child("local_scheduler", part::scheduler, [sched_cfg](caf::actor_system& s) {
         return spawn_local_scheduler(s, sched_cfg);
       }));
+  if (gpu_api) {
+    // One worker per device, restarted alone (a fault on one device loses nothing on
+    // another); if they fail too often the node serves on without its GPUs.
+    auto board = std::make_shared<device_board>(gpu_api->devices().size());
+    devices_ = std::make_shared<node_devices>(*sys_, gpu_api, board, outer_->node_name());
+    detail::supervisor_config gpus;
+    gpus.how = strategy::one_for_one;
+    gpus.intensity = restart_intensity{5, std::chrono::seconds(10)};
+    gpus.on_event = sup.on_event;
+    for (uint32_t i = 0; i < board->size(); ++i) {
+      gpu_worker_config g;
+      g.api = gpu_api;
+      g.board = board;
+      g.device = i;
+      g.streams = cfg.gpu_streams;
+      g.node = outer_->node_name();
+      g.log = log_;
+      detail::supervised_child c;
+      c.policy.id = "gpu_worker-" + std::to_string(i);
+      c.start = [g](caf::local_actor& parent) {
+        return spawn_gpu_worker(parent.home_system(), g);
+      };
+      gpus.children.push_back(std::move(c));
+    }
+    detail::supervised_child c;
+    c.policy.id = "gpu_workers";
+    c.policy.restart = restart_type::temporary;
+    c.start = [gpus](caf::local_actor& parent) {
+      return detail::spawn_supervisor(parent.home_system(), gpus);
+    };
+    sup.children.push_back(std::move(c));
+  }
   supervisor_ = detail::spawn_supervisor(*sys_, std::move(sup));
   if (outer_ == this) {
     // Placement groups of an embedded node: the whole cluster is this node.
@@ -150,6 +224,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   // The supervisor starts its children asynchronously; the node is usable once they run.
   ids.push_back("object_store");
   ids.push_back("local_scheduler");
+  if (devices_) ids.push_back("gpu_workers");
   for (auto& id : ids)
     if (auto a = detail::which_child(*sys_, supervisor_, id, request_timeout); !a) {
       std::lock_guard<std::mutex> guard{parts_mtx_};
@@ -212,6 +287,7 @@ void local_node::stop() {
     store_actor_ = nullptr;
     scheduler_ = nullptr;
   }
+  if (devices_) devices_->close();
   sys_.reset(); // waits for every actor, including workers finishing a running task
   for (auto& t : inbox_.close())
     t->result->set_error(node_stopped(*outer_, t->name, "ran"));

@@ -15,6 +15,7 @@
 #include "actors/gcs_shards.hpp"
 #include "actors/hosted_table.hpp"
 #include "actors/local_group.hpp"
+#include "actors/node_devices.hpp"
 #include "actors/node_metrics.hpp"
 #include "actors/store_table.hpp"
 #include "actors/task_inbox.hpp"
@@ -53,6 +54,7 @@ public:
   result<std::unique_ptr<detail::store_lease>>
   admit(const object_id& id, const detail::boxed_value& v) override;
   detail::value_pool* pool() override { return &store_->pool(); }
+  std::shared_ptr<detail::device_memory> devices() override { return devices_; }
   /// Counts a copy pulled from another node against this node's store (see
   /// `store_table::admit_secondary`).
   result<std::unique_ptr<detail::store_lease>> admit_secondary(const object_id& id,
@@ -144,6 +146,7 @@ private:
   caf::actor store_actor_;
   caf::actor scheduler_;
   caf::actor placement_; // keeps placement groups, for an embedded node
+  std::shared_ptr<node_devices> devices_; // null without GPUs
 
   std::atomic<uint64_t> next_owner_{1};
   std::atomic<uint64_t> next_seq_{1};

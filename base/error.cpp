@@ -38,6 +38,10 @@ const char* to_string(errc code) {
     return "owner_died";
   case errc::io_error:
     return "io_error";
+  case errc::device_out_of_memory:
+    return "device_out_of_memory";
+  case errc::device_failed:
+    return "device_failed";
   }
   return "unknown";
 }

@@ -518,3 +518,90 @@ detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {
 }
 
 } // namespace swarm
+
+namespace swarm {
+
+namespace {
+
+std::string list_ids(const std::vector<uint32_t>& ids) {
+  std::string out;
+  for (auto id : ids)
+    out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out.empty() ? "none" : out;
+}
+
+} // namespace
+
+result<uint32_t> context::task_device(int device, const char* what) const {
+  if (!gpus_.empty() && !core_->devices())
+    return error{errc::invalid_argument,
+                 std::string{what} + ": node '" + core_->node_name() +
+                     "' runs no GPU backend (its GPU count is a plain resource: see "
+                     "runtime_config::gpu_backend)"};
+  if (gpus_.empty())
+    return error{errc::invalid_argument,
+                 std::string{what} + " on node '" + core_->node_name() +
+                     "' outside a task given GPUs: submit it with a GPU demand "
+                     "(task_options::resources)"};
+  if (device < 0) return gpus_.front();
+  for (auto id : gpus_)
+    if (id == static_cast<uint32_t>(device)) return id;
+  return error{errc::invalid_argument,
+               std::string{what} + ": device " + std::to_string(device) +
+                   " is not one of this task's GPUs (" + list_ids(gpus_) + ")"};
+}
+
+result<device_buffer> context::device_alloc(size_t bytes, std::chrono::milliseconds wait,
+                                            int device) {
+  auto dev = task_device(device, "device_alloc");
+  if (!dev) return dev.err();
+  auto block = core_->devices()->allocate(*dev, bytes, wait);
+  if (!block) return block.err();
+  return device_buffer{std::move(*block)};
+}
+
+result<device_buffer> context::to_device(const void* data, size_t bytes, int device) {
+  auto b = device_alloc(bytes, std::chrono::seconds(10), device);
+  if (!b) return b;
+  if (bytes > 0)
+    if (auto ok = core_->devices()->from_host(*b->block(), data, owner_); !ok)
+      return ok.err();
+  return b;
+}
+
+result<device_buffer> context::on_device(const device_buffer& b, int device) {
+  auto dev = task_device(device, "on_device");
+  if (!dev) return dev.err();
+  if (!b.lost().empty())
+    return error{errc::object_lost,
+                 "device buffer of " + std::to_string(b.size()) + " bytes: " + b.lost()};
+  auto& from = b.block();
+  if (from && from->device == *dev) {
+    if (auto ok = from->memory->holds(*from); !ok) return ok.err();
+    return b;
+  }
+  auto out = device_alloc(b.size(), std::chrono::seconds(10), static_cast<int>(*dev));
+  if (!out || b.size() == 0) return out;
+  auto& mem = *core_->devices();
+  if (from) {
+    if (auto ok = mem.copy(*out->block(), *from, owner_); !ok) return ok.err();
+    return out;
+  }
+  auto host = b.host_bytes();
+  if (!host) return host.err();
+  if (auto ok = mem.from_host(*out->block(), (*host)->data(), owner_); !ok)
+    return ok.err();
+  return out;
+}
+
+void* context::gpu_stream(int device) const {
+  auto dev = task_device(device, "gpu_stream");
+  return dev ? core_->devices()->stream(*dev, owner_) : nullptr;
+}
+
+const char* context::gpu_backend() const {
+  auto mem = core_->devices();
+  return mem ? mem->backend() : "";
+}
+
+} // namespace swarm

@@ -16,6 +16,7 @@
 #include "framework/detail/core.hpp"
 #include "framework/detail/make_arg.hpp"
 #include "framework/detail/value_pool.hpp"
+#include "framework/device_buffer.hpp"
 #include "framework/object_ref.hpp"
 #include "framework/options.hpp"
 #include "framework/placement_group.hpp"
@@ -336,6 +337,42 @@ public:
   /// none, and outside tasks.
   const std::vector<uint32_t>& gpu_ids() const noexcept { return gpus_; }
 
+  // -- GPU memory -----------------------------------------------------------------------
+  // `device` below is one of `gpu_ids()`; -1 is the first. Outside a task given GPUs
+  // they fail with `invalid_argument`.
+
+  /// `bytes` of memory on a device of the running task, waiting up to `wait` while the
+  /// device has no room (other work's buffers hold it); `device_out_of_memory` when it
+  /// still has none, or when `bytes` exceeds the device's memory.
+  result<device_buffer>
+  device_alloc(size_t bytes, std::chrono::milliseconds wait = std::chrono::seconds(10),
+               int device = -1);
+
+  /// A new buffer on a device of the running task holding `bytes` bytes of `data`.
+  result<device_buffer> to_device(const void* data, size_t bytes, int device = -1);
+
+  /// A new buffer on a device of the running task holding `values`.
+  template <class T>
+  result<device_buffer> to_device(const std::vector<T>& values, int device = -1) {
+    static_assert(std::is_trivially_copyable_v<T>, "to_device copies plain data");
+    return to_device(values.data(), values.size() * sizeof(T), device);
+  }
+
+  /// `b` on a device of the running task: `b` itself when it is there (nothing moves),
+  /// a copy from another device of this node (a peer copy), or its bytes written from
+  /// the host when it came from another node. `object_lost` when its device failed.
+  result<device_buffer> on_device(const device_buffer& b, int device = -1);
+
+  /// The stream (a `cudaStream_t`) to queue the running task's work on, on `device`:
+  /// once the task returns, the runtime waits for it before the result is ready, and a
+  /// kernel that faulted fails the task with `device_failed`. nullptr outside a task
+  /// given GPUs.
+  void* gpu_stream(int device = -1) const;
+
+  /// What runs the node's GPUs: "cuda", "host" (devices simulated in host memory, where
+  /// no kernel runs), or "" when it has none.
+  const char* gpu_backend() const;
+
   // -- output
   // -----------------------------------------------------------------------------
 
@@ -377,6 +414,8 @@ private:
   get_durable_erased(const std::string& name, const detail::type_descriptor& t);
   bool cancel_slot(const detail::slot_ptr& slot, bool force);
   detail::actor_record_ptr spawn_erased(detail::actor_spec spec);
+  // The device `device` of `gpu_ids()` (-1: the first), or why there is none.
+  result<uint32_t> task_device(int device, const char* what) const;
   // Where work in `bundle` runs, checked against what the bundle holds.
   result<std::string> bundle_node(const bundle_ref& bundle, const resource_set& demand);
 

@@ -14,8 +14,17 @@ namespace swarm {
 struct runtime_config {
   /// CPUs to offer; default: the cores hwloc finds.
   std::optional<double> cpus;
-  /// Further resources to offer (GPUs, memory, custom names).
+  /// Further resources to offer (GPUs, memory, custom names). `GPU` defaults to the
+  /// devices found and `gpu_memory` to their memory in bytes, summed.
   resource_set extra_resources;
+  /// What runs GPU work: "" (CUDA when Swarm was built with it and finds devices,
+  /// otherwise none), "cuda", or "host": `GPU` devices (rounded up) simulated in host
+  /// memory, sharing `gpu_memory` bytes (default 1 GiB each). No kernel runs on those;
+  /// buffers, copies between devices and nodes, memory limits and waits behave as on a
+  /// GPU, to run and test GPU pipelines on a machine without one.
+  std::string gpu_backend;
+  /// Streams each device's worker keeps; a task's work goes on one of them.
+  size_t gpu_streams = 4;
   /// Bytes the object store may hold; default: a quarter of physical memory.
   std::optional<size_t> object_store_bytes;
   /// Memory of freed large values the store keeps to copy new values of their types

@@ -9,6 +9,7 @@
 #include "framework/application.hpp"
 #include "framework/cluster.hpp"
 #include "framework/context.hpp"
+#include "framework/device_buffer.hpp"
 #include "framework/latency.hpp"
 #include "framework/local_cluster.hpp"
 #include "framework/object_ref.hpp"

@@ -62,6 +62,7 @@ void measure_local(bench_session& s) {
   measure_objects(s, rig);
   measure_local_latency(s, rig);
   measure_spilling(s);
+  measure_gpu(s);
 }
 
 } // namespace swarm::tools

@@ -51,6 +51,9 @@ void measure_objects(bench_session& s, local_rig& rig);
 /// write and read of the same bytes in the same folder.
 void measure_spilling(bench_session& s);
 
+/// GPU hand-offs and dispatch beside bare CUDA (bench_gpu.cpp); skipped without a GPU.
+void measure_gpu(bench_session& s);
+
 /// Actor-call latency by message size beside bare CAF requests of the same size.
 void measure_local_latency(bench_session& s, local_rig& rig);
 

@@ -41,6 +41,11 @@ bool bench_session::wants(const std::string& name) {
   return filter_.empty() || name.find(filter_) != std::string::npos;
 }
 
+void bench_session::skip(const std::string& name, const std::string& why) {
+  skipped_.push_back(name + ": " + why);
+  progress(name + " skipped: " + why);
+}
+
 void bench_session::progress(const std::string& what) {
   std::fprintf(
       stderr, "  [%6.1f s] %s\n",

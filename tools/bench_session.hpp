@@ -65,6 +65,11 @@ public:
   const std::vector<figure>& rows() const { return rows_; }
   const std::vector<latency_curve>& curves() const { return curves_; }
   const std::vector<std::string>& workloads() const { return workloads_; }
+
+  /// Records that workload `name`, selected, could not run here, and why.
+  void skip(const std::string& name, const std::string& why);
+  /// "name: why" of each workload skipped.
+  const std::vector<std::string>& skipped() const { return skipped_; }
   const std::string& filter() const { return filter_; }
 
 private:
@@ -74,6 +79,7 @@ private:
   bench_plan plan_;
   std::string filter_;
   std::vector<std::string> workloads_;
+  std::vector<std::string> skipped_;
   std::vector<figure> rows_;
   std::vector<latency_curve> curves_;
 };

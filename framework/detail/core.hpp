@@ -11,6 +11,7 @@
 #include "base/result.hpp"
 #include "framework/detail/actor_address.hpp"
 #include "framework/detail/actor_record.hpp"
+#include "framework/detail/device_memory.hpp"
 #include "framework/detail/group_record.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/ref_lender.hpp"
@@ -154,6 +155,9 @@ public:
 
   /// The cluster this node belongs to; null for an embedded single node.
   virtual const cluster_config* cluster() const { return nullptr; }
+
+  /// The node's GPUs; null when it has none.
+  virtual std::shared_ptr<device_memory> devices() { return nullptr; }
 
   /// Reads, writes or erases `key` of the control store's key-value table; a get gives
   /// the value (nullopt when absent), a put and an erase nullopt once they are stored.

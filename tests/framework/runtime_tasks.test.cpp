@@ -156,7 +156,8 @@ TEST_CASE("a task demanding GPUs reads the devices it was given from its context
     return std::vector<int>(ctx.gpu_ids().begin(), ctx.gpu_ids().end());
   });
   auto cfg = cpus(4);
-  cfg.extra_resources.set("GPU", 2); // as a node offers them; no device is touched
+  cfg.gpu_backend = "host"; // two devices, wherever the test runs
+  cfg.extra_resources.set("GPU", 2);
   swarm::runtime rt{app, cfg};
   auto with = [](double g) {
     swarm::task_options o;

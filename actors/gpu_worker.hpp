@@ -1,0 +1,93 @@
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include "base/error.hpp"
+#include "base/node_log.hpp"
+#include "gpu/device_api.hpp"
+
+namespace swarm::actors {
+
+/// Where each device's GPU worker publishes what the threads using the device need: the
+/// worker's incarnation (a buffer of an older one is lost), the worker itself, and its
+/// streams. A device has none while its worker restarts.
+class device_board {
+public:
+  struct view {
+    uint64_t epoch = 0;
+    caf::actor worker;
+    std::vector<gpu::stream_handle> streams;
+  };
+
+  explicit device_board(size_t devices);
+
+  size_t size() const noexcept { return views_.size(); }
+  std::shared_ptr<const view> get(uint32_t device) const;
+  void publish(uint32_t device, std::shared_ptr<const view> v);
+  /// Takes the view of `epoch` down; a newer one stays.
+  void withdraw(uint32_t device, uint64_t epoch);
+  /// A fresh incarnation number for `device`.
+  uint64_t next_epoch(uint32_t device);
+  /// Takes every view down, for good.
+  void close();
+
+private:
+  std::vector<std::shared_ptr<const view>> views_;
+  std::unique_ptr<std::atomic<uint64_t>[]> epochs_;
+  std::atomic<bool> closed_{false};
+};
+
+struct gpu_worker_config {
+  std::shared_ptr<gpu::device_api> api;
+  std::shared_ptr<device_board> board;
+  uint32_t device = 0;
+  /// Bytes it may hand out; 0: the device's memory.
+  size_t memory_bytes = 0;
+  /// Streams in its pool.
+  size_t streams = 4;
+  std::string node;
+  node_log log;
+};
+
+/// A grant of device memory: an address and the incarnation that handed it out, or why
+/// there is none.
+struct device_grant {
+  uint64_t address = 0;
+  uint64_t epoch = 0;
+  error err;
+  bool ok() const noexcept { return address != 0; }
+};
+
+/// (dev_alloc_atom, uint64_t bytes, caf::timespan wait) -> device_grant
+using dev_alloc_atom = caf::atom_constant<caf::atom("devalloc")>;
+/// (dev_free_atom, uint64_t address, uint64_t epoch): a buffer's last holder let it go.
+using dev_free_atom = caf::atom_constant<caf::atom("devfree")>;
+/// (dev_fail_atom, std::string why): a kernel faulted; the worker exits to be restarted
+/// on a fresh context.
+using dev_fail_atom = caf::atom_constant<caf::atom("devfail")>;
+/// (dev_stats_atom) -> (uint64_t used, uint64_t cached, uint64_t capacity, uint64_t
+/// waiting)
+using dev_stats_atom = caf::atom_constant<caf::atom("devstats")>;
+
+/// Spawns the GPU worker of one device. It owns the device's context (opened at start,
+/// reset first when it is a restart), a pool of streams, and the memory it hands out:
+/// what fits is granted at once (from blocks freed earlier of the same size, or fresh);
+/// what does not waits, first come first served, until frees make room or its wait
+/// ends (`device_out_of_memory`). Its exit frees everything it handed out; its
+/// supervisor restarts it after a fault.
+caf::actor spawn_gpu_worker(caf::actor_system& sys, gpu_worker_config cfg);
+
+} // namespace swarm::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::device_grant)

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <caf/fwd.hpp>
+
+#include <memory>
+#include <string>
+
+#include "actors/gpu_worker.hpp"
+#include "framework/detail/device_memory.hpp"
+#include "gpu/device_api.hpp"
+
+namespace swarm::actors {
+
+/// The node's GPUs as tasks use them: allocations go to the device's GPU worker (which
+/// may make them wait for room), copies and stream waits run on the calling thread
+/// through the device API, and a failed device's worker is told to restart.
+class node_devices final : public detail::device_memory,
+                           public std::enable_shared_from_this<node_devices> {
+public:
+  node_devices(caf::actor_system& sys, std::shared_ptr<gpu::device_api> api,
+               std::shared_ptr<device_board> board, std::string node);
+
+  uint32_t count() const noexcept override;
+  const char* backend() const noexcept override { return api_->kind(); }
+  const std::string& node() const noexcept override { return node_; }
+
+  result<std::shared_ptr<detail::device_block>>
+  allocate(uint32_t device, size_t bytes, std::chrono::milliseconds wait) override;
+  void release(detail::device_block& b) noexcept override;
+  result<void> holds(const detail::device_block& b) const override;
+  result<void> copy(const detail::device_block& dst, const detail::device_block& src,
+                    uint64_t slot) override;
+  result<void> to_host(void* dst, const detail::device_block& src,
+                       uint64_t slot) override;
+  result<void> from_host(const detail::device_block& dst, const void* src,
+                         uint64_t slot) override;
+  void* stream(uint32_t device, uint64_t slot) override;
+  result<void> finish(uint32_t device, uint64_t slot) override;
+
+  /// For the node when it stops: no device is used after this (buffers still held
+  /// read as lost).
+  void close() { board_->close(); }
+
+private:
+  // The view of `b`'s device when `b` is of its current worker; why not otherwise.
+  result<std::shared_ptr<const device_board::view>>
+  live(const detail::device_block& b) const;
+  result<std::shared_ptr<const device_board::view>> running(uint32_t device) const;
+  // A failed device: its worker restarts.
+  result<void> failed(const device_board::view& v, error e);
+
+  caf::actor_system& sys_;
+  std::shared_ptr<gpu::device_api> api_;
+  std::shared_ptr<device_board> board_;
+  std::string node_;
+};
+
+} // namespace swarm::actors

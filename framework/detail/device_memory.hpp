@@ -1,0 +1,82 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "base/result.hpp"
+
+namespace swarm::detail {
+
+class device_memory;
+
+/// One allocation on a GPU of this node. Given back to the device's GPU worker when the
+/// last buffer holding it goes.
+struct device_block {
+  device_block(std::shared_ptr<device_memory> m, uint32_t dev, uint64_t ep, void* p,
+               size_t n)
+      : memory(std::move(m)), device(dev), epoch(ep), ptr(p), bytes(n) {}
+  device_block(const device_block&) = delete;
+  device_block& operator=(const device_block&) = delete;
+  ~device_block();
+
+  std::shared_ptr<device_memory> memory;
+  uint32_t device;
+  /// The incarnation of the device's worker that handed it out: a worker restarted after
+  /// a fault lost it.
+  uint64_t epoch;
+  void* ptr;
+  size_t bytes;
+
+  /// Its bytes read to the host, once, when the value leaves the node (kept while the
+  /// block lives: a bulk send reads them in place).
+  std::mutex host_mtx;
+  std::shared_ptr<const std::vector<uint8_t>> host;
+};
+
+/// The GPUs of a node as the framework uses them; the node implements it with one GPU
+/// worker actor per device. Calls block the calling thread (a task's).
+class device_memory {
+public:
+  virtual ~device_memory() = default;
+
+  /// Devices of the node.
+  virtual uint32_t count() const noexcept = 0;
+  /// "cuda" or "host" (devices simulated in host memory).
+  virtual const char* backend() const noexcept = 0;
+  /// The node's name, for errors.
+  virtual const std::string& node() const noexcept = 0;
+
+  /// `bytes` on `device`, waiting up to `wait` while it has no room:
+  /// `device_out_of_memory` when it still has none.
+  virtual result<std::shared_ptr<device_block>>
+  allocate(uint32_t device, size_t bytes, std::chrono::milliseconds wait) = 0;
+  /// Gives `b` back to its device's worker (nothing when that one restarted since).
+  virtual void release(device_block& b) noexcept = 0;
+  /// Whether `b` is still there: `object_lost` when its device failed since it was made.
+  virtual result<void> holds(const device_block& b) const = 0;
+
+  /// Copies `src` into `dst` (the same size), on the stream of `slot` on `dst`'s device.
+  virtual result<void> copy(const device_block& dst, const device_block& src,
+                            uint64_t slot) = 0;
+  virtual result<void> to_host(void* dst, const device_block& src, uint64_t slot) = 0;
+  virtual result<void> from_host(const device_block& dst, const void* src,
+                                 uint64_t slot) = 0;
+
+  /// The stream (a `cudaStream_t`) the context `slot` queues its work on, on `device`;
+  /// nullptr while the device's worker restarts.
+  virtual void* stream(uint32_t device, uint64_t slot) = 0;
+  /// Waits for the work of `slot` on `device` once its task returned. `device_failed`
+  /// when a kernel faulted: the device's worker then restarts on a fresh context, and
+  /// the buffers it held are lost.
+  virtual result<void> finish(uint32_t device, uint64_t slot) = 0;
+};
+
+inline device_block::~device_block() {
+  if (memory) memory->release(*this);
+}
+
+} // namespace swarm::detail

@@ -1,0 +1,56 @@
+#include "framework/device_buffer.hpp"
+
+#include <cstring>
+
+namespace swarm {
+
+device_buffer device_buffer::staged(std::vector<uint8_t> bytes) {
+  device_buffer b;
+  b.size_ = bytes.size();
+  b.host_ = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  return b;
+}
+
+device_buffer device_buffer::lost(std::string why, size_t size) {
+  device_buffer b;
+  b.size_ = size;
+  b.lost_ = why.empty() ? "its bytes were lost" : std::move(why);
+  return b;
+}
+
+result<std::shared_ptr<const std::vector<uint8_t>>> device_buffer::host_bytes() const {
+  if (host_) return host_;
+  if (!lost_.empty()) return error{errc::object_lost, "device buffer: " + lost_};
+  if (!block_) return std::make_shared<const std::vector<uint8_t>>();
+  std::lock_guard<std::mutex> guard{block_->host_mtx};
+  if (!block_->host) {
+    std::vector<uint8_t> bytes(size_);
+    if (auto ok = block_->memory->to_host(bytes.data(), *block_, 0); !ok) return ok.err();
+    block_->host = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  }
+  return block_->host;
+}
+
+result<void> device_buffer::copy_to(void* dst) const {
+  if (!lost_.empty()) return error{errc::object_lost, "device buffer: " + lost_};
+  if (block_) {
+    {
+      std::lock_guard<std::mutex> guard{block_->host_mtx};
+      if (block_->host) {
+        std::memcpy(dst, block_->host->data(), size_);
+        return {};
+      }
+    }
+    return block_->memory->to_host(dst, *block_, 0);
+  }
+  if (host_ && size_ > 0) std::memcpy(dst, host_->data(), size_);
+  return {};
+}
+
+result<std::vector<uint8_t>> device_buffer::to_host() const {
+  std::vector<uint8_t> out(size_);
+  if (auto ok = copy_to(out.data()); !ok) return ok.err();
+  return out;
+}
+
+} // namespace swarm

@@ -1,0 +1,125 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "base/result.hpp"
+#include "framework/detail/device_memory.hpp"
+#include "framework/detail/type_descriptor.hpp"
+#include "transport/codec.hpp"
+
+namespace swarm {
+
+class context;
+
+/// Bytes in the memory of a GPU: what a GPU task returns to leave its output on the
+/// device. Passed to a task on the same device, nothing moves; on another device of the
+/// node, `context::on_device` copies it there (a peer copy); sent to another node, its
+/// bytes are read to the host once and travel by the bulk path, and `on_device` writes
+/// them to the device of the task there. Read on the host only with `to_host`. The
+/// device memory is freed when the last buffer holding it goes, like any object. Made
+/// by `context::device_alloc` and `context::to_device` inside a GPU task.
+class device_buffer {
+public:
+  device_buffer() = default;
+
+  /// For the runtime: a buffer on a device.
+  explicit device_buffer(std::shared_ptr<detail::device_block> b)
+      : block_(std::move(b)), size_(block_->bytes) {}
+
+  /// Its size in bytes.
+  size_t size() const noexcept { return size_; }
+
+  /// Whether its bytes are in the memory of a device of this node (not only on the host,
+  /// having come from another node).
+  bool on_device() const noexcept { return block_ != nullptr; }
+
+  /// The device of this node it is on; -1 when it is not on one.
+  int device() const noexcept { return block_ ? static_cast<int>(block_->device) : -1; }
+
+  /// Its device memory (for kernels); nullptr when it is not on a device.
+  void* data() const noexcept { return block_ ? block_->ptr : nullptr; }
+
+  /// `data()` as an array of `T`.
+  template <class T> T* data_as() const noexcept { return static_cast<T*>(data()); }
+
+  /// Why its bytes are gone (the device it was on failed before it was sent); empty
+  /// while it holds them.
+  const std::string& lost() const noexcept { return lost_; }
+
+  /// Its bytes, copied to the host.
+  result<std::vector<uint8_t>> to_host() const;
+
+  /// Its bytes as `T`s, copied to the host; its size must be a multiple of `sizeof(T)`.
+  template <class T> result<std::vector<T>> to_host_as() const {
+    static_assert(std::is_trivially_copyable_v<T>, "to_host_as needs plain data");
+    if (size_ % sizeof(T) != 0)
+      return error{errc::type_mismatch, "a device buffer of " + std::to_string(size_) +
+                                            " bytes is no array of " +
+                                            std::to_string(sizeof(T)) + "-byte values"};
+    std::vector<T> out(size_ / sizeof(T));
+    if (auto ok = copy_to(out.data()); !ok) return ok.err();
+    return out;
+  }
+
+  /// For the runtime: its bytes on the host, read from the device once and kept with it.
+  result<std::shared_ptr<const std::vector<uint8_t>>> host_bytes() const;
+
+  /// For the runtime: a buffer of bytes that came from another node, on no device yet.
+  static device_buffer staged(std::vector<uint8_t> bytes);
+  /// For the runtime: a buffer whose bytes were lost, and why.
+  static device_buffer lost(std::string why, size_t size);
+
+  /// The block it is on a device in; null when it is not.
+  const std::shared_ptr<detail::device_block>& block() const noexcept { return block_; }
+
+private:
+  result<void> copy_to(void* dst) const;
+
+  std::shared_ptr<detail::device_block> block_;
+  std::shared_ptr<const std::vector<uint8_t>> host_; // came from another node
+  size_t size_ = 0;
+  std::string lost_;
+};
+
+/// Sends a buffer as its bytes (read from the device once), or as why they are lost.
+template <class Inspector> bool inspect(Inspector& f, device_buffer& b) {
+  uint8_t lost = 0;
+  if constexpr (std::is_same_v<Inspector, binary_reader>) {
+    if (!f(lost)) return false;
+    if (lost) {
+      std::string why;
+      uint64_t size = 0;
+      if (!f(why, size)) return false;
+      b = device_buffer::lost(std::move(why), size);
+      return true;
+    }
+    std::vector<uint8_t> bytes;
+    if (!f(bytes)) return false;
+    b = device_buffer::staged(std::move(bytes));
+    return true;
+  } else {
+    auto host = b.host_bytes();
+    if (!host) {
+      lost = 1;
+      auto why = b.lost().empty() ? host.err().message : b.lost();
+      uint64_t size = b.size();
+      return f(lost, why, size);
+    }
+    return f(lost, const_cast<std::vector<uint8_t>&>(**host));
+  }
+}
+
+namespace detail {
+// Its bytes are on a device and count there: the store counts the handle, and what the
+// bulk path sends.
+template <> inline size_t byte_size_of<device_buffer>(const void* p) {
+  return sizeof(device_buffer) + static_cast<const device_buffer*>(p)->size();
+}
+} // namespace detail
+
+} // namespace swarm

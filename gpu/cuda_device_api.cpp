@@ -1,0 +1,165 @@
+#include "gpu/device_api.hpp"
+
+#ifdef SWARM_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace swarm::gpu {
+
+#ifdef SWARM_WITH_CUDA
+
+namespace {
+
+error cuda_error(errc code, int device, const char* what, cudaError_t e) {
+  return {code, std::string{"CUDA device "} + std::to_string(device) + ": " + what +
+                    " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                    ")"};
+}
+
+// Errors after which the context is lost until the device is reset.
+bool sticky(cudaError_t e) {
+  switch (e) {
+  case cudaErrorIllegalAddress:
+  case cudaErrorLaunchFailure:
+  case cudaErrorHardwareStackError:
+  case cudaErrorIllegalInstruction:
+  case cudaErrorMisalignedAddress:
+  case cudaErrorInvalidAddressSpace:
+  case cudaErrorInvalidPc:
+  case cudaErrorAssert:
+  case cudaErrorLaunchTimeout:
+  case cudaErrorECCUncorrectable:
+    return true;
+  default:
+    return false;
+  }
+}
+
+result<void> check(int device, const char* what, cudaError_t e) {
+  if (e == cudaSuccess) return {};
+  return cuda_error(sticky(e) ? errc::device_failed : errc::application_error, device,
+                    what, e);
+}
+
+class cuda_device_api final : public device_api {
+public:
+  explicit cuda_device_api(std::vector<device_info> devices)
+      : devices_(std::move(devices)) {}
+
+  const char* kind() const noexcept override { return "cuda"; }
+  const std::vector<device_info>& devices() const noexcept override { return devices_; }
+
+  result<void> open(int device, bool reset) override {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok) return ok;
+    if (reset)
+      if (auto ok = check(device, "cudaDeviceReset", cudaDeviceReset()); !ok) return ok;
+    if (auto ok = check(device, "cudaFree(0)", cudaFree(nullptr)); !ok) return ok;
+    for (auto& peer : devices_) {
+      int can = 0;
+      if (peer.index == device ||
+          cudaDeviceCanAccessPeer(&can, device, peer.index) != cudaSuccess || !can)
+        continue;
+      auto e = cudaDeviceEnablePeerAccess(peer.index, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();
+      else if (auto ok = check(device, "cudaDeviceEnablePeerAccess", e); !ok)
+        return ok;
+    }
+    return {};
+  }
+
+  result<void*> allocate(int device, size_t bytes) override {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
+      return ok.err();
+    void* p = nullptr;
+    auto e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      return cuda_error(errc::device_out_of_memory, device, "cudaMalloc", e);
+    }
+    if (auto ok = check(device, "cudaMalloc", e); !ok) return ok.err();
+    return p;
+  }
+
+  void release(int device, void* p) noexcept override {
+    if (cudaSetDevice(device) == cudaSuccess) cudaFree(p);
+  }
+
+  result<stream_handle> make_stream(int device) override {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
+      return ok.err();
+    cudaStream_t s = nullptr;
+    auto e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (auto ok = check(device, "cudaStreamCreate", e); !ok) return ok.err();
+    return static_cast<stream_handle>(s);
+  }
+
+  void destroy_stream(int device, stream_handle s) noexcept override {
+    if (cudaSetDevice(device) == cudaSuccess)
+      cudaStreamDestroy(static_cast<cudaStream_t>(s));
+  }
+
+  result<void> copy(int dst_device, void* dst, int src_device, const void* src, size_t n,
+                    stream_handle s) override {
+    if (auto ok = check(dst_device, "cudaSetDevice", cudaSetDevice(dst_device)); !ok)
+      return ok;
+    auto stream = static_cast<cudaStream_t>(s);
+    auto e = dst_device == src_device
+                 ? cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream)
+                 : cudaMemcpyPeerAsync(dst, dst_device, src, src_device, n, stream);
+    if (auto ok = check(dst_device, "device copy", e); !ok) return ok;
+    return check(dst_device, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
+  }
+
+  result<void> to_host(void* dst, int device, const void* src, size_t n,
+                       stream_handle s) override {
+    return host_copy(device, dst, src, n, cudaMemcpyDeviceToHost, s);
+  }
+
+  result<void> from_host(int device, void* dst, const void* src, size_t n,
+                         stream_handle s) override {
+    return host_copy(device, dst, src, n, cudaMemcpyHostToDevice, s);
+  }
+
+  result<void> synchronize(int device, stream_handle s) override {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok) return ok;
+    if (auto ok = check(device, "a kernel of the task",
+                        cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
+        !ok)
+      return ok;
+    // An error of a launch on another stream (or the legacy one) is sticky as well.
+    return check(device, "a kernel of the task", cudaGetLastError());
+  }
+
+private:
+  result<void> host_copy(int device, void* dst, const void* src, size_t n,
+                         cudaMemcpyKind kind, stream_handle s) {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok) return ok;
+    auto stream = static_cast<cudaStream_t>(s);
+    if (auto ok =
+            check(device, "cudaMemcpyAsync", cudaMemcpyAsync(dst, src, n, kind, stream));
+        !ok)
+      return ok;
+    return check(device, "cudaStreamSynchronize", cudaStreamSynchronize(stream));
+  }
+
+  std::vector<device_info> devices_;
+};
+
+} // namespace
+
+std::unique_ptr<device_api> make_cuda_api() {
+  auto devices = list_devices();
+  if (devices.empty()) return nullptr;
+  return std::make_unique<cuda_device_api>(std::move(devices));
+}
+
+#else
+
+std::unique_ptr<device_api> make_cuda_api() {
+  return nullptr;
+}
+
+#endif
+
+} // namespace swarm::gpu

@@ -1,0 +1,94 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "gpu/gpu_devices.hpp"
+
+namespace swarm::gpu {
+
+/// A stream of a device: a `cudaStream_t` under CUDA.
+using stream_handle = void*;
+
+/// What Swarm needs of a GPU runtime, behind one interface: the CUDA runtime when Swarm
+/// was built with it, or devices simulated in host memory (the CPU fallback, to run and
+/// test GPU pipelines where there is no GPU). Every call names its device and may come
+/// from any thread; errors name the device and the runtime's reason.
+class device_api {
+public:
+  virtual ~device_api() = default;
+
+  /// "cuda" or "host".
+  virtual const char* kind() const noexcept = 0;
+
+  /// The devices, with their memory.
+  virtual const std::vector<device_info>& devices() const noexcept = 0;
+
+  /// Makes `device` ready for use (its context, peer access to the others). With
+  /// `reset`, first throws away its context and everything allocated on it: the way
+  /// back after a fault poisoned it.
+  virtual result<void> open(int device, bool reset) = 0;
+
+  /// `bytes` of device memory.
+  virtual result<void*> allocate(int device, size_t bytes) = 0;
+  virtual void release(int device, void* p) noexcept = 0;
+
+  virtual result<stream_handle> make_stream(int device) = 0;
+  virtual void destroy_stream(int device, stream_handle s) noexcept = 0;
+
+  /// Copies `n` bytes from `src` on `src_device` to `dst` on `dst_device` (the same
+  /// device, or a peer copy), ordered on `s` of `dst_device`, and waits for it.
+  virtual result<void> copy(int dst_device, void* dst, int src_device, const void* src,
+                            size_t n, stream_handle s) = 0;
+  /// Copies `n` bytes of device memory to the host, ordered on `s`, and waits for it.
+  virtual result<void> to_host(void* dst, int device, const void* src, size_t n,
+                               stream_handle s) = 0;
+  /// Copies `n` bytes of host memory to the device, ordered on `s`, and waits for it.
+  virtual result<void> from_host(int device, void* dst, const void* src, size_t n,
+                                 stream_handle s) = 0;
+
+  /// Waits for the work queued on `s`. An error when the device failed (a kernel
+  /// faulted): its context is then unusable until opened again with `reset`.
+  virtual result<void> synchronize(int device, stream_handle s) = 0;
+};
+
+/// The CUDA runtime's devices; nullptr when Swarm was built without CUDA, or there is
+/// no driver or no device.
+std::unique_ptr<device_api> make_cuda_api();
+
+/// `memory_bytes.size()` devices simulated in host memory, each with that much memory.
+/// Kernels cannot run on them; copies, streams and memory limits behave as on a GPU.
+/// `fail` makes a device fail as a faulting kernel would, for tests of recovery.
+class host_device_api final : public device_api {
+public:
+  explicit host_device_api(const std::vector<size_t>& memory_bytes);
+  ~host_device_api() override;
+
+  const char* kind() const noexcept override { return "host"; }
+  const std::vector<device_info>& devices() const noexcept override { return devices_; }
+  result<void> open(int device, bool reset) override;
+  result<void*> allocate(int device, size_t bytes) override;
+  void release(int device, void* p) noexcept override;
+  result<stream_handle> make_stream(int device) override;
+  void destroy_stream(int device, stream_handle s) noexcept override;
+  result<void> copy(int dst_device, void* dst, int src_device, const void* src, size_t n,
+                    stream_handle s) override;
+  result<void> to_host(void* dst, int device, const void* src, size_t n,
+                       stream_handle s) override;
+  result<void> from_host(int device, void* dst, const void* src, size_t n,
+                         stream_handle s) override;
+  result<void> synchronize(int device, stream_handle s) override;
+
+  /// Makes `device` fail until it is opened with `reset`.
+  void fail(int device, std::string why);
+
+private:
+  struct state;
+  std::vector<device_info> devices_;
+  std::unique_ptr<state> state_;
+};
+
+} // namespace swarm::gpu

@@ -1,0 +1,159 @@
+#include "gpu/device_api.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace swarm::gpu {
+
+namespace {
+
+constexpr size_t alignment = 256; // as cudaMalloc's
+
+} // namespace
+
+// The simulated devices' memory and failures; the mutex makes each call thread-safe, as
+// the CUDA runtime's are.
+struct host_device_api::state {
+  struct device {
+    std::map<void*, size_t> blocks;
+    std::set<int*> streams;
+    size_t used = 0;
+    std::string failed;
+  };
+  std::mutex mtx;
+  std::vector<device> devs;
+};
+
+host_device_api::host_device_api(const std::vector<size_t>& memory_bytes)
+    : state_(std::make_unique<state>()) {
+  for (size_t i = 0; i < memory_bytes.size(); ++i)
+    devices_.push_back({static_cast<int>(i), "host-simulated device " + std::to_string(i),
+                        memory_bytes[i]});
+  state_->devs.resize(memory_bytes.size());
+}
+
+host_device_api::~host_device_api() {
+  for (auto& d : state_->devs) {
+    for (auto& [p, n] : d.blocks)
+      std::free(p);
+    for (auto* s : d.streams)
+      delete s;
+  }
+}
+
+namespace {
+
+error bad_device(int device, size_t count) {
+  return {errc::invalid_argument, "host device " + std::to_string(device) +
+                                      " does not exist (there are " +
+                                      std::to_string(count) + ")"};
+}
+
+} // namespace
+
+#define SWARM_HOST_DEVICE(device)                                                        \
+  if (device < 0 || static_cast<size_t>(device) >= state_->devs.size())                  \
+    return bad_device(device, state_->devs.size());                                      \
+  std::lock_guard<std::mutex> guard{state_->mtx};                                        \
+  auto& dev = state_->devs[static_cast<size_t>(device)];                                 \
+  if (!dev.failed.empty())                                                               \
+    return error{errc::device_failed,                                                    \
+                 "host device " + std::to_string(device) + " failed: " + dev.failed};
+
+result<void> host_device_api::open(int device, bool reset) {
+  if (device < 0 || static_cast<size_t>(device) >= state_->devs.size())
+    return bad_device(device, state_->devs.size());
+  std::lock_guard<std::mutex> guard{state_->mtx};
+  auto& dev = state_->devs[static_cast<size_t>(device)];
+  if (reset) {
+    for (auto& [p, n] : dev.blocks)
+      std::free(p);
+    for (auto* s : dev.streams)
+      delete s;
+    dev = {};
+  }
+  if (!dev.failed.empty())
+    return error{errc::device_failed,
+                 "host device " + std::to_string(device) + " failed: " + dev.failed};
+  return {};
+}
+
+result<void*> host_device_api::allocate(int device, size_t bytes) {
+  SWARM_HOST_DEVICE(device)
+  auto capacity = devices_[static_cast<size_t>(device)].memory_bytes;
+  if (bytes > capacity - dev.used)
+    return error{errc::device_out_of_memory,
+                 "host device " + std::to_string(device) +
+                     " is out of memory: " + std::to_string(bytes) + " bytes asked, " +
+                     std::to_string(capacity - dev.used) + " free"};
+  auto rounded = (std::max<size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+  void* p = std::aligned_alloc(alignment, rounded);
+  if (!p)
+    return error{errc::device_out_of_memory,
+                 "host memory for a simulated device ran out"};
+  dev.blocks.emplace(p, bytes);
+  dev.used += bytes;
+  return p;
+}
+
+void host_device_api::release(int device, void* p) noexcept {
+  if (device < 0 || static_cast<size_t>(device) >= state_->devs.size()) return;
+  std::lock_guard<std::mutex> guard{state_->mtx};
+  auto& dev = state_->devs[static_cast<size_t>(device)];
+  if (auto i = dev.blocks.find(p); i != dev.blocks.end()) {
+    dev.used -= i->second;
+    std::free(p);
+    dev.blocks.erase(i);
+  }
+}
+
+result<stream_handle> host_device_api::make_stream(int device) {
+  SWARM_HOST_DEVICE(device)
+  auto* s = new int{device};
+  dev.streams.insert(s);
+  return static_cast<stream_handle>(s);
+}
+
+void host_device_api::destroy_stream(int device, stream_handle s) noexcept {
+  if (device < 0 || static_cast<size_t>(device) >= state_->devs.size()) return;
+  std::lock_guard<std::mutex> guard{state_->mtx};
+  auto& dev = state_->devs[static_cast<size_t>(device)];
+  if (dev.streams.erase(static_cast<int*>(s)) > 0) delete static_cast<int*>(s);
+}
+
+result<void> host_device_api::copy(int dst_device, void* dst, int src_device,
+                                   const void* src, size_t n, stream_handle) {
+  {SWARM_HOST_DEVICE(src_device)} {SWARM_HOST_DEVICE(dst_device)} std::memcpy(dst, src,
+                                                                              n);
+  return {};
+}
+
+result<void> host_device_api::to_host(void* dst, int device, const void* src, size_t n,
+                                      stream_handle) {
+  {SWARM_HOST_DEVICE(device)} std::memcpy(dst, src, n);
+  return {};
+}
+
+result<void> host_device_api::from_host(int device, void* dst, const void* src, size_t n,
+                                        stream_handle) {
+  {SWARM_HOST_DEVICE(device)} std::memcpy(dst, src, n);
+  return {};
+}
+
+result<void> host_device_api::synchronize(int device, stream_handle) {
+  SWARM_HOST_DEVICE(device)
+  return {};
+}
+
+void host_device_api::fail(int device, std::string why) {
+  if (device < 0 || static_cast<size_t>(device) >= state_->devs.size()) return;
+  std::lock_guard<std::mutex> guard{state_->mtx};
+  state_->devs[static_cast<size_t>(device)].failed = std::move(why);
+}
+
+#undef SWARM_HOST_DEVICE
+
+} // namespace swarm::gpu

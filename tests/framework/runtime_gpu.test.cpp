@@ -1,0 +1,195 @@
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "framework/swarm.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// A node whose `gpus` devices are simulated in host memory, `bytes` each.
+swarm::runtime_config host_gpus(double gpus, size_t bytes = 8 << 20) {
+  swarm::runtime_config cfg;
+  cfg.cpus = 4;
+  cfg.gpu_backend = "host";
+  cfg.extra_resources.set("GPU", gpus);
+  cfg.extra_resources.set("gpu_memory", static_cast<double>(bytes) * gpus);
+  return cfg;
+}
+
+swarm::task_options gpu(double g) {
+  swarm::task_options o;
+  o.resources.set("GPU", g);
+  return o;
+}
+
+std::vector<int> iota(int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 1);
+  return v;
+}
+
+// Where a buffer is, as a task saw it.
+struct placed {
+  int device = -1;
+  uint64_t address = 0;
+  std::vector<int> values;
+};
+
+template <class Inspector> bool inspect(Inspector& f, placed& p) {
+  return f(p.device, p.address, p.values);
+}
+
+} // namespace
+
+TEST_CASE("a device buffer a GPU task returns passes to the next task on its device "
+          "without moving") {
+  swarm::application app;
+  auto make = app.function(
+      "make", [](swarm::context& ctx, int n) { return ctx.to_device(iota(n)).value(); });
+  auto look = app.function("look", [](swarm::context& ctx, swarm::device_buffer b) {
+    auto here = ctx.on_device(b).value();
+    placed p{here.device(), reinterpret_cast<uint64_t>(here.data()),
+             here.to_host_as<int>().value()};
+    CHECK(here.data() == b.data());
+    return p;
+  });
+  swarm::runtime rt{app, host_gpus(1)};
+  CHECK(std::string{rt.gpu_backend()} == "host");
+  auto buf = rt.submit(gpu(1), make, 50000); // 200 KB: a stored object, not inline
+  auto seen = rt.submit(gpu(1), look, buf).get(10s).value();
+  CHECK(seen.device == 0);
+  CHECK(seen.values == iota(50000));
+  auto b = buf.get(10s).value();
+  CHECK(b.on_device());
+  CHECK(b.size() == 200000);
+  CHECK(reinterpret_cast<uint64_t>(b.data()) == seen.address);
+  // The driver reads it on the host when it asks.
+  CHECK(b.to_host_as<int>().value() == iota(50000));
+}
+
+TEST_CASE("a device buffer moves to another device of its node by a peer copy") {
+  swarm::application app;
+  auto hop = app.function("hop", [](swarm::context& ctx, int n) {
+    auto on0 = ctx.to_device(iota(n), 0).value();
+    auto on1 = ctx.on_device(on0, 1).value();
+    CHECK(on0.device() == 0);
+    CHECK(on1.device() == 1);
+    CHECK(on1.data() != on0.data());
+    CHECK(ctx.gpu_stream(0) != ctx.gpu_stream(1));
+    return on1;
+  });
+  swarm::runtime rt{app, host_gpus(2)};
+  auto b = rt.submit(gpu(2), hop, 1000).get(10s).value();
+  CHECK(b.device() == 1);
+  CHECK(b.to_host_as<int>().value() == iota(1000));
+}
+
+TEST_CASE("a device buffer that crossed nodes as bytes is written to the device of the "
+          "task that takes it") {
+  swarm::application app;
+  auto make = app.function(
+      "make", [](swarm::context& ctx, int n) { return ctx.to_device(iota(n)).value(); });
+  auto take = app.function("take", [](swarm::context& ctx, swarm::device_buffer b) {
+    // What the bulk path sends and the other node reads.
+    auto& type = swarm::detail::type_of<swarm::device_buffer>();
+    std::vector<uint8_t> wire;
+    type.encode(&b, wire, nullptr);
+    std::string why;
+    auto read = type.decode(wire.data(), wire.size(), why, nullptr);
+    REQUIRE(read.get() != nullptr);
+    auto& staged = *static_cast<const swarm::device_buffer*>(read.get());
+    CHECK_FALSE(staged.on_device());
+    CHECK(staged.size() == b.size());
+    auto there = ctx.on_device(staged).value();
+    CHECK(there.on_device());
+    CHECK(there.data() != b.data());
+    return there.to_host_as<int>().value();
+  });
+  swarm::runtime rt{app, host_gpus(1)};
+  auto buf = rt.submit(gpu(1), make, 40000);
+  CHECK(rt.submit(gpu(1), take, buf).get(10s).value() == iota(40000));
+}
+
+TEST_CASE("device memory is freed with the last reference to its buffer, and an "
+          "allocation waits for it or fails with device_out_of_memory") {
+  swarm::application app;
+  auto hold = app.function("hold", [](swarm::context& ctx, int kb) {
+    return ctx.device_alloc(static_cast<size_t>(kb) << 10).value();
+  });
+  auto try_alloc = app.function("try", [](swarm::context& ctx, int kb, int wait_ms) {
+    auto b = ctx.device_alloc(static_cast<size_t>(kb) << 10,
+                              std::chrono::milliseconds{wait_ms});
+    if (!b) return b.err().to_string();
+    return std::string{"ok"};
+  });
+  swarm::runtime rt{app, host_gpus(1, 1 << 20)};
+  auto big = rt.submit(gpu(1), hold, 768);
+  REQUIRE(big.get(10s));
+  auto refused = rt.submit(gpu(1), try_alloc, 512, 0).get(10s).value();
+  CHECK(refused.find("device_out_of_memory") == 0);
+  CHECK(refused.find("GPU 0 of node") != std::string::npos);
+  auto never = rt.submit(gpu(1), try_alloc, 2048, 10000).get(10s).value();
+  CHECK(never.find("larger than its memory") != std::string::npos);
+  auto waits = rt.submit(gpu(1), try_alloc, 512, 30000);
+  rt.free(big); // its last reference: the 768 KB go back to the device
+  CHECK(waits.get(30s).value() == "ok");
+}
+
+TEST_CASE("device memory is asked for outside a GPU task, or of a device the task was "
+          "not given, with a clear error") {
+  swarm::application app;
+  auto plain = app.function(
+      "plain", [](swarm::context& ctx) { return ctx.device_alloc(16).err().message; });
+  auto other = app.function("other", [](swarm::context& ctx) {
+    return ctx.device_alloc(16, 1s, 1).err().message;
+  });
+  swarm::runtime rt{app, host_gpus(2)};
+  CHECK(rt.submit(plain).get(10s).value().find("outside a task given GPUs") !=
+        std::string::npos);
+  CHECK(rt.submit(gpu(0.5), other).get(10s).value().find("not one of this task's GPUs") !=
+        std::string::npos);
+  CHECK(rt.device_alloc(16).err().code == swarm::errc::invalid_argument);
+}
+
+TEST_CASE("gpu_memory defaults to the devices' memory and places GPU work by it") {
+  swarm::application app;
+  auto f = app.function(
+      "f", [](swarm::context& ctx) { return std::string{ctx.gpu_backend()}; });
+  swarm::runtime rt{app, host_gpus(2, 4 << 20)};
+  CHECK(rt.total_resources().get("gpu_memory") == doctest::Approx(8 << 20));
+  auto opts = gpu(1);
+  opts.resources.set("gpu_memory", 2 << 20);
+  CHECK(rt.submit(opts, f).get(10s).value() == "host");
+  opts.resources.set("gpu_memory", 16 << 20);
+  auto r = rt.submit(opts, f).get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::infeasible);
+}
+
+TEST_CASE("a GPU backend the node cannot run fails the start, naming the setting") {
+  swarm::application app;
+  auto start = [&](swarm::runtime_config cfg) -> std::string {
+    try {
+      swarm::runtime rt{app, cfg};
+    } catch (const swarm::failure& e) {
+      return e.what();
+    }
+    return "started";
+  };
+  auto cfg = host_gpus(1);
+  cfg.gpu_backend = "tpu";
+  CHECK(start(cfg).find("runtime_config.gpu_backend: must be") != std::string::npos);
+  cfg = host_gpus(1);
+  cfg.extra_resources.set("GPU", 0);
+  CHECK(start(cfg).find("names none") != std::string::npos);
+  // Here no device is found (or Swarm lacks CUDA); on a GPU machine, not 64.
+  cfg = host_gpus(1);
+  cfg.gpu_backend = "cuda";
+  cfg.extra_resources.set("GPU", 64);
+  CHECK(start(cfg).find("runtime_config.") != std::string::npos);
+}

@@ -1,0 +1,120 @@
+// GPU workloads (`swarm bench --filter gpu`): a device buffer handed from one GPU task to
+// the next, on one device and between two, beside a bare cudaMemcpy of the same bytes;
+// and an empty GPU task beside a bare kernel launch. Skipped, saying why, where there is
+// no CUDA device or Swarm was built without nvcc.
+
+#include <string>
+#include <vector>
+
+#include "framework/swarm.hpp"
+#include "tools/bench_local.hpp"
+#include "tools/bench_stats.hpp"
+
+#ifdef SWARM_BENCH_GPU
+#include "tools/bench_gpu_floors.hpp"
+#endif
+
+namespace swarm::tools {
+
+#ifdef SWARM_BENCH_GPU
+
+namespace {
+
+task_options on_gpus(double g) {
+  task_options o;
+  o.resources.set("GPU", g);
+  return o;
+}
+
+// Median GB/s of handing a `bytes` buffer made on device 0 to a task that takes it on
+// device `to` (0: nothing moves; 1: a peer copy): the consumer task from submit to done.
+double handoff_gbps(runtime& rt, const task_fn<device_buffer(uint64_t)>& make,
+                    const task_fn<uint64_t(device_buffer, int)>& take, size_t bytes,
+                    int to, int reps) {
+  std::vector<double> gbps;
+  auto demand = on_gpus(to == 0 ? 1 : 2);
+  for (int r = 0; r <= reps; ++r) {
+    auto buf = rt.submit(demand, make, uint64_t{bytes});
+    check(buf.get().has_value(), "making a device buffer");
+    auto t0 = bench_clock::now();
+    auto where = rt.submit(demand, take, buf, to).get();
+    double s = seconds_since(t0);
+    check(where.has_value(), "taking a device buffer");
+    if (r > 0) gbps.push_back(static_cast<double>(bytes) / s / 1e9);
+  }
+  return median(std::move(gbps));
+}
+
+} // namespace
+
+void measure_gpu(bench_session& s) {
+  bool same = s.wants("gpu_handoff_same_device"), peer = s.wants("gpu_handoff_peer"),
+       empty = s.wants("gpu_empty_task");
+  if (!same && !peer && !empty) return;
+  application app;
+  auto make = app.function("bench_gpu_make", [](context& ctx, uint64_t bytes) {
+    return ctx.device_alloc(bytes, std::chrono::seconds(10), 0).value();
+  });
+  auto take = app.function("bench_gpu_take", [](context& ctx, device_buffer b, int to) {
+    return reinterpret_cast<uint64_t>(ctx.on_device(b, to).value().data());
+  });
+  auto nothing = app.function("bench_gpu_empty", [](context& ctx) {
+    if (!launch_empty_kernel(ctx.gpu_stream())) throw std::runtime_error{"launch failed"};
+    return 0;
+  });
+  runtime rt{app};
+  if (std::string{rt.gpu_backend()} != "cuda") {
+    s.skip("gpu", "this machine has no CUDA device");
+    return;
+  }
+  auto devices = static_cast<int>(rt.total_resources().get("GPU"));
+  auto& p = s.plan();
+  size_t bytes = p.big_ops >= 8 ? size_t{256} << 20 : size_t{64} << 20;
+  int reps = p.reps * 4;
+  if (same) {
+    double floor = s.floor("cuda_memcpy_d2d_gigabytes", "GB/s",
+                           [&] { return bare_copy_gbps(0, 0, bytes, reps); });
+    s.add({"gpu_handoff_same_device_gigabytes",
+           handoff_gbps(rt, make, take, bytes, 0, reps), "GB/s",
+           "cuda_memcpy_d2d_gigabytes", floor, goal::ratio_at_least, 0.9,
+           ">= 0.9x cudaMemcpy"});
+  }
+  if (peer && devices < 2)
+    s.skip("gpu_handoff_peer", "one CUDA device: no peer to hand to");
+  else if (peer) {
+    double floor = s.floor("cuda_memcpy_peer_gigabytes", "GB/s",
+                           [&] { return bare_copy_gbps(1, 0, bytes, reps); });
+    s.add({"gpu_handoff_peer_gigabytes", handoff_gbps(rt, make, take, bytes, 1, reps),
+           "GB/s", "cuda_memcpy_peer_gigabytes", floor, goal::ratio_at_least, 0.9,
+           ">= 0.9x cudaMemcpyPeer"});
+  }
+  if (empty) {
+    size_t n = p.rtt_calls;
+    double floor = s.floor("cuda_empty_launch_us", "us",
+                           [&] { return bare_launch_us(0, static_cast<int>(n)); });
+    auto task_us = median_of_reps(p.reps, n, [&](size_t k) {
+      std::vector<double> us;
+      for (size_t i = 0; i < k; ++i) {
+        auto t0 = bench_clock::now();
+        check(rt.submit(on_gpus(1), nothing).get().has_value(), "an empty GPU task");
+        us.push_back(seconds_since(t0) * 1e6);
+      }
+      return median(std::move(us));
+    });
+    s.add(versus("gpu_empty_task_us", task_us, "us", "cuda_empty_launch_us", floor));
+    s.add({"gpu_empty_task_over_launch_us", task_us - floor, "us", "", 0, goal::at_most,
+           20, "<= 20 us"});
+  }
+}
+
+#else
+
+void measure_gpu(bench_session& s) {
+  if (s.wants("gpu_handoff_same_device") || s.wants("gpu_handoff_peer") ||
+      s.wants("gpu_empty_task"))
+    s.skip("gpu", "this swarm was built without nvcc (no CUDA kernels)");
+}
+
+#endif
+
+} // namespace swarm::tools

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "actors/call_executor.hpp"
+#include "actors/local_scheduler.hpp"
 #include "actors/messages.hpp"
 #include "framework/detail/core.hpp"
 #include "framework/supervision.hpp"
@@ -130,6 +131,7 @@ struct host_state {
 
   ~host_state() {
     stop_instance();
+    if (gpu_scheduler) caf::anon_send(gpu_scheduler, gpu_unhold_atom::value, self_id);
     auto why = "actor of type '" + spec.type_name + "' stopped";
     // Killed outright by its supervisor: calls wait for what it decides.
     if (supervised && death.empty()) hand_over(why);
@@ -140,6 +142,11 @@ struct host_state {
   detail::actor_spec spec;
   std::weak_ptr<host_record> record;
   caf::actor_addr self_addr;
+  uint64_t self_id = 0;
+  // Where it asked for the GPUs it holds for its life (none when it demands none);
+  // `holding` until they come: no instance exists and no call runs before.
+  caf::actor gpu_scheduler;
+  bool holding = false;
   // A supervised host that ends hands the calls that reach it over to its record
   // (`ending`), then quits with `end_reason` for its supervisor to decide.
   bool ending = false;
@@ -340,7 +347,7 @@ void drain(host_actor* self) {
   auto& st = *self->state;
   auto most = std::max<uint32_t>(1, st.spec.options.max_concurrency);
   bool ran = false;
-  while (!st.pending.empty() && !st.waiting && st.in_flight < most) {
+  while (!st.pending.empty() && !st.waiting && !st.holding && st.in_flight < most) {
     if (ran && st.by_priority) return run_next_later(self);
     auto& t = st.pending.front();
     if (!st.death.empty()) {
@@ -363,6 +370,7 @@ void drain(host_actor* self) {
     ran = true;
     auto began = std::chrono::system_clock::now();
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
+    finish_on_devices(st.node, st.ctx, outcome);
     auto ended = std::chrono::system_clock::now();
     st.timing->record(std::max(ended - began, std::chrono::system_clock::duration{0}));
     st.remember(*task, outcome.what != call_outcome::kind::value, micros(began),
@@ -392,22 +400,57 @@ void drain(host_actor* self) {
   }
 }
 
-caf::behavior actor_host(host_actor* self,
-                         detail::core* node, std::shared_ptr<host_record> rec,
-                         std::string restart_cause) {
+// Creates the instance (after `restart_cause`, if any) and runs the calls that came.
+void begin(host_actor* self, std::string restart_cause) {
+  auto& st = *self->state;
+  if (restart_cause.empty()) {
+    st.start(nullptr);
+  } else {
+    error cause{errc::actor_died, std::move(restart_cause)};
+    st.start(&cause);
+  }
+  if (st.supervised && !st.death.empty())
+    end(self, caf::make_error(caf::sec::runtime_error, st.death));
+  else
+    drain(self);
+}
+
+caf::behavior actor_host(host_actor* self, detail::core* node,
+                         std::shared_ptr<host_record> rec, std::string restart_cause,
+                         caf::actor scheduler) {
   self->state = std::make_unique<host_state>(*node, rec->spec(), rec, rec->supervised());
   self->state->timing = rec->timing();
   rec.reset(); // the host must not keep its own record (and so itself) alive
   auto& init = *self->state;
   init.self_addr = self->address();
-  if (restart_cause.empty()) {
-    init.start(nullptr);
+  init.self_id = self->id();
+  auto& demand = init.spec.options.resources;
+  if (demand.get("GPU") > 0 && scheduler) {
+    // Its devices first: a constructor may load a model onto them.
+    init.gpu_scheduler = scheduler;
+    init.holding = true;
+    self->request(scheduler, caf::infinite, gpu_hold_atom::value, init.self_id,
+                  demand.get("GPU"), demand.get("gpu_memory"))
+        .then(
+            [self, restart_cause](std::vector<uint32_t>& ids) {
+              auto& st = *self->state;
+              st.holding = false;
+              st.ctx.set_gpus(std::move(ids));
+              begin(self, restart_cause);
+            },
+            [self](caf::error& e) {
+              auto& st = *self->state;
+              st.holding = false;
+              st.die("actor of type '" + st.spec.type_name +
+                     "' cannot hold its GPUs on node '" + st.node.node_name() +
+                     "': " + self->home_system().render(e));
+              if (st.supervised)
+                end(self, caf::make_error(caf::sec::runtime_error, st.death));
+            });
   } else {
-    error cause{errc::actor_died, std::move(restart_cause)};
-    init.start(&cause);
+    begin(self, std::move(restart_cause));
   }
   if (init.supervised) {
-    if (!init.death.empty()) end(self, caf::make_error(caf::sec::runtime_error, init.death));
     // Asked to stop by its supervisor: it hands its calls over before it goes.
     self->set_exit_handler([self](caf::exit_msg& m) {
       auto& st = *self->state;
@@ -473,10 +516,12 @@ caf::behavior actor_host(host_actor* self,
 
 caf::actor spawn_actor_host(caf::actor_system& sys, detail::core& node,
                             const std::shared_ptr<host_record>& record,
-                            std::string restart_cause) {
+                            std::string restart_cause, caf::actor scheduler) {
   if (record->spec().options.dedicated_thread)
-    return sys.spawn<caf::detached>(actor_host, &node, record, std::move(restart_cause));
-  return sys.spawn(actor_host, &node, record, std::move(restart_cause));
+    return sys.spawn<caf::detached>(actor_host, &node, record, std::move(restart_cause),
+                                    std::move(scheduler));
+  return sys.spawn(actor_host, &node, record, std::move(restart_cause),
+                   std::move(scheduler));
 }
 
 } // namespace swarm::actors

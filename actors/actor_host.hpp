@@ -106,11 +106,15 @@ private:
 /// with `actor_died` once it cannot. A supervised actor's host instead exits with the
 /// crash as its reason, for its supervisor to decide; its successor gets `restart_cause`
 /// (empty for a first start) passed to `on_restart`.
+/// An actor demanding GPUs first asks `scheduler` (the node's local scheduler) for them
+/// and holds them for its life: its instance is made, and calls run, once they are free;
+/// its context reads them (`gpu_ids()`), and a call's work on them is waited for as a
+/// task's.
 /// `(stats_atom, timeline_atom) -> std::vector<call_event>`: its last `calls_kept` calls
 /// that ended, oldest first.
 caf::actor spawn_actor_host(caf::actor_system& sys, detail::core& node,
                             const std::shared_ptr<host_record>& record,
-                            std::string restart_cause = {});
+                            std::string restart_cause = {}, caf::actor scheduler = {});
 
 } // namespace swarm::actors
 

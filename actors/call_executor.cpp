@@ -73,6 +73,18 @@ void store(detail::core& node, detail::object_slot& result, detail::boxed_value 
 
 } // namespace
 
+void finish_on_devices(detail::core& node, const context& ctx, call_outcome& outcome) {
+  if (ctx.gpu_ids().empty()) return;
+  auto devices = node.devices();
+  if (!devices) return;
+  for (auto id : ctx.gpu_ids())
+    if (auto ok = devices->finish(id, ctx.owner_id());
+        !ok && outcome.what != call_outcome::kind::error) {
+      outcome.what = call_outcome::kind::error;
+      outcome.err = ok.err();
+    }
+}
+
 void publish(detail::core& node, detail::task_spec& task, call_outcome outcome) {
   if (outcome.what != call_outcome::kind::value) {
     task.result->set_error(std::move(outcome.err));

@@ -17,6 +17,11 @@ struct call_outcome {
 /// user code become errors; an `actor_failure` becomes a crash.
 call_outcome execute_call(detail::task_spec& task, void* self, context& ctx);
 
+/// Waits for the work the call queued on its devices (`ctx.gpu_ids()`): its result is
+/// ready only then. A device that failed fails the call with `device_failed` (its
+/// worker restarts).
+void finish_on_devices(detail::core& node, const context& ctx, call_outcome& outcome);
+
 /// Publishes the outcome in the task's result slot, admitting large values to the store.
 void publish(detail::core& node, detail::task_spec& task, call_outcome outcome);
 

@@ -39,20 +39,6 @@ struct worker_state {
   bool pinned = false;
 };
 
-// Waits for the work the task queued on its devices: its result is ready only then. A
-// device that failed fails the task (its worker restarts).
-void finish_on_devices(detail::core& node, const context& ctx, call_outcome& outcome) {
-  if (ctx.gpu_ids().empty()) return;
-  auto devices = node.devices();
-  if (!devices) return;
-  for (auto id : ctx.gpu_ids())
-    if (auto ok = devices->finish(id, ctx.owner_id());
-        !ok && outcome.what != call_outcome::kind::error) {
-      outcome.what = call_outcome::kind::error;
-      outcome.err = ok.err();
-    }
-}
-
 void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) {
   auto& st = *self->state;
   if (!st.pinned && st.config.pin_to) {

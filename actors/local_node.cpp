@@ -391,7 +391,7 @@ result<detail::actor_record_ptr> local_node::spawn(detail::actor_spec spec) {
     return error{errc::runtime_stopped, "node '" + outer_->node_name() + "' is stopping"};
   auto name = spec.options.name;
   auto rec = std::make_shared<host_record>(std::move(spec), liveness_);
-  rec->set_host(spawn_actor_host(*sys_, *outer_, rec));
+  rec->set_host(spawn_actor_host(*sys_, *outer_, rec, {}, current(part::scheduler)));
   if (!name.empty()) {
     auto registered = gcs_->register_name(name, rec);
     if (!registered || !*registered) {
@@ -511,8 +511,8 @@ local_node::tree_config(const detail::group_spec& spec,
       child.start = [this, rec](caf::local_actor& parent) {
         auto cause = rec->take_restart_cause();
         rec->revive();
-        auto host =
-            spawn_actor_host(parent.home_system(), *outer_, rec, std::move(cause));
+        auto host = spawn_actor_host(parent.home_system(), *outer_, rec, std::move(cause),
+                                     current(part::scheduler));
         rec->set_host(host);
         return host;
       };

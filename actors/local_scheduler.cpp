@@ -42,10 +42,20 @@ struct worker_slot {
   bool blocked = false;
 };
 
+// GPUs an actor holds for its life, or waits for.
+struct actor_hold {
+  resource_set demand; // its GPU and gpu_memory
+  std::vector<gpu_share> gpus;
+  caf::response_promise waiting; // pending while it waits
+};
+
 struct scheduler_state {
   scheduler_config config;
   resource_set available;
   gpu_slots gpus{0};
+  // By the host's actor id; the waiting ones in the order they asked.
+  std::unordered_map<uint64_t, actor_hold> holds;
+  std::deque<uint64_t> hold_queue;
   std::vector<worker_slot> workers;
   std::map<int32_t, std::deque<task_ptr>, std::greater<>> ready;
   // The lowest priority submitted so far: a task above it may take a worker back from
@@ -238,7 +248,53 @@ struct scheduler_state {
     return out;
   }
 
+  // An actor asks for the GPUs of `demand` for its life: its devices once they are free
+  // (ahead of queued tasks); infeasible when the node could never hold them.
+  caf::result<std::vector<uint32_t>> hold(uint64_t actor, resource_set demand) {
+    if (!demand.fits_in(config.total) ||
+        !gpu_slots{config.total.get("GPU")}.fits(demand.get("GPU")))
+      return caf::make_error(caf::sec::runtime_error,
+                             "its GPU demand " + demand.to_string() +
+                                 " exceeds what node '" + config.node->node_name() +
+                                 "' has: " + config.total.to_string());
+    auto& h = holds[actor];
+    h.demand = std::move(demand);
+    h.waiting = self->make_response_promise();
+    hold_queue.push_back(actor);
+    serve_holds();
+    return h.waiting;
+  }
+
+  // The actor is gone: what it held is free again (or it no longer waits).
+  void unhold(uint64_t actor) {
+    auto i = holds.find(actor);
+    if (i == holds.end()) return;
+    if (i->second.waiting.pending()) {
+      hold_queue.erase(std::find(hold_queue.begin(), hold_queue.end(), actor));
+      i->second.waiting.deliver(
+          caf::make_error(caf::sec::runtime_error, "the actor stopped while it waited"));
+    } else {
+      available += i->second.demand;
+      gpus.give(i->second.gpus);
+    }
+    holds.erase(i);
+    dispatch_ready();
+  }
+
+  // Grants waiting actors their GPUs, first come first served.
+  void serve_holds() {
+    while (!hold_queue.empty()) {
+      auto& h = holds[hold_queue.front()];
+      if (!h.demand.fits_in(available) || !gpus.fits(h.demand.get("GPU"))) return;
+      available -= h.demand;
+      h.gpus = gpus.take(h.demand.get("GPU"));
+      h.waiting.deliver(device_ids(h.gpus));
+      hold_queue.pop_front();
+    }
+  }
+
   void dispatch_ready() {
+    serve_holds();
     for (auto& [prio, q] : ready) {
       while (!q.empty()) {
         if (q.front()->phase() != task_phase::queued) {
@@ -488,6 +544,13 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
                                        self->state.failures.end());
       },
       [self](stats_atom) { return self->state.load(); },
+      [self](gpu_hold_atom, uint64_t actor, double gpu, double memory) {
+        resource_set demand;
+        demand.set("GPU", gpu);
+        if (memory > 0) demand.set("gpu_memory", memory);
+        return self->state.hold(actor, std::move(demand));
+      },
+      [self](gpu_unhold_atom, uint64_t actor) { self->state.unhold(actor); },
       [=](cancel_atom, uint64_t owner, uint64_t seq) {
         self->state.cancel(object_id{owner, seq});
       },

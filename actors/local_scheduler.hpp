@@ -1,6 +1,7 @@
 #pragma once
 
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
 #include <caf/fwd.hpp>
 
 #include <cstddef>
@@ -19,6 +20,9 @@ class core;
 } // namespace swarm::detail
 
 namespace swarm::actors {
+
+using gpu_hold_atom = caf::atom_constant<caf::atom("gpuhold")>;
+using gpu_unhold_atom = caf::atom_constant<caf::atom("gpuunhold")>;
 
 class task_inbox;
 class topology;
@@ -100,6 +104,10 @@ struct task_row {
 /// `scheduler_config::timeline_events` tasks that ended, oldest first;
 /// `(stats_atom, failures_atom) -> std::vector<task_event>`, the last `failures_kept`
 /// tasks that failed, with their errors, oldest first.
+/// `(gpu_hold_atom, uint64_t actor, double gpus, double gpu_memory) ->
+/// std::vector<uint32_t>`: an actor holds GPUs (and device memory) for its life; the
+/// answer, its devices, comes once they are free, ahead of queued tasks;
+/// `(gpu_unhold_atom, uint64_t actor)` gives them back.
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors

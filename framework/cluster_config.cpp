@@ -355,7 +355,7 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
     auto& t = *entry.as_table();
     auto prefix = "node[" + std::to_string(index++) + "]";
     c.only(t, prefix,
-           {"name", "address", "port", "role", "cpus", "gpus", "resources",
+           {"name", "address", "port", "role", "cpus", "gpus", "gpu_backend", "resources",
             "metrics_port", "dashboard_port"});
     node_spec spec;
     spec.name = c.string(t, prefix, "name", true).value_or("");
@@ -417,6 +417,14 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
     }
     if (auto gpus = c.amount(t, prefix, "gpus", true, static_cast<double>(max_gpus)))
       if (*gpus) spec.gpus = static_cast<size_t>(**gpus);
+    spec.gpu_backend = c.string(t, prefix, "gpu_backend", false).value_or("");
+    if (!spec.gpu_backend.empty() && spec.gpu_backend != "cuda" &&
+        spec.gpu_backend != "host")
+      c.fail(t.get("gpu_backend")->source(), prefix + ".gpu_backend",
+             "must be \"cuda\" or \"host\", got \"" + spec.gpu_backend + "\"");
+    else if (spec.gpu_backend == "host" && (!spec.gpus || *spec.gpus == 0))
+      c.fail(t.get("gpu_backend")->source(), prefix + ".gpu_backend",
+             "\"host\" simulates the node's `gpus`: give their number");
     if (auto* res = t.get("resources")) {
       if (!res->is_table()) {
         c.fail(res->source(), prefix + ".resources", "must be a table of name = amount");
@@ -561,6 +569,7 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   cfg.cpus = n.cpus;
   cfg.extra_resources = n.resources;
   if (n.gpus) cfg.extra_resources.set("GPU", static_cast<double>(*n.gpus));
+  cfg.gpu_backend = n.gpu_backend;
   if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
   cfg.object_pool_bytes = object_pool_bytes;
   cfg.inline_threshold = inline_threshold;

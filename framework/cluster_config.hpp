@@ -26,6 +26,9 @@ struct node_spec {
   std::optional<double> cpus;
   /// GPUs to offer; empty means "discover" (CUDA).
   std::optional<size_t> gpus;
+  /// What runs them: empty (CUDA where found), "cuda" or "host" (see
+  /// `runtime_config::gpu_backend`).
+  std::string gpu_backend;
   /// Custom resources, e.g. {"TPU": 2}.
   resource_set resources;
   /// Where the node serves its Prometheus metrics (on its address); empty: off in a

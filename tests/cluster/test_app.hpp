@@ -33,6 +33,31 @@ inline std::string node_name(context& ctx) {
   return ctx.node_name();
 }
 
+/// A device buffer of the ints 1..n made on this node's GPU.
+inline device_buffer device_fill(context& ctx, int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    v[static_cast<size_t>(i)] = i + 1;
+  return ctx.to_device(v).value();
+}
+
+/// Where `b` arrived (on a device of this node or not), the node, and its ints read
+/// back from this node's GPU.
+struct device_seen {
+  bool arrived_on_device = false;
+  std::string node;
+  std::vector<int> values;
+};
+
+template <class Inspector> bool inspect(Inspector& f, device_seen& s) {
+  return f(s.arrived_on_device, s.node, s.values);
+}
+
+inline device_seen device_read(context& ctx, device_buffer b) {
+  auto here = ctx.on_device(b).value();
+  return {b.on_device(), ctx.node_name(), here.to_host_as<int>().value()};
+}
+
 /// Writes its process id to the file `mark` as it starts, sleeps `ms`, then returns it.
 inline int nap_pid(const std::string& mark, int ms) {
   std::ofstream{mark} << ::getpid() << std::endl;
@@ -457,6 +482,8 @@ inline void register_all(application& app) {
   app.function("add", add);
   app.function("pid", pid);
   app.function("node_name", node_name);
+  app.function("device_fill", device_fill);
+  app.function("device_read", device_read);
   app.function("where", where);
   app.function("put_durable_here", put_durable_here);
   app.function("nap_pid", nap_pid);

@@ -29,19 +29,20 @@ inline std::string make_dir() {
   return ::mkdtemp(tmpl);
 }
 
-inline std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2, const std::string& key,
-                         const std::string& limits = "",
-                         const std::string& head_keys = "") {
+inline std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2,
+                                const std::string& key, const std::string& limits = "",
+                                const std::string& head_keys = "",
+                                const std::string& worker_keys = "") {
   return "[cluster]\nname = \"test\"\nsecret = \"" + key +
          "\"\ngcs_shards = 2\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n"
          "[limits]\ninline_threshold = \"64KiB\"\n" +
          limits + "[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = " +
          std::to_string(head) + "\nrole = \"head\"\ncpus = 2\n" + head_keys +
          "[[node]]\nname = \"worker-1\"\naddress = \"127.0.0.1\"\nport = " +
-         std::to_string(w1) +
-         "\ncpus = 1\nresources = { slot = 1 }\n"
+         std::to_string(w1) + "\ncpus = 1\nresources = { slot = 1 }\n" + worker_keys +
          "[[node]]\nname = \"worker-2\"\naddress = \"127.0.0.1\"\nport = " +
-         std::to_string(w2) + "\ncpus = 1\nresources = { special = 1, slot = 1 }\n";
+         std::to_string(w2) + "\ncpus = 1\nresources = { special = 1, slot = 1 }\n" +
+         worker_keys;
 }
 
 inline void write(const std::string& path, const std::string& text) {
@@ -58,11 +59,11 @@ struct three_nodes {
   std::unique_ptr<swarm::runtime> rt;
 
   /// `limits`: more keys of the file's [limits] table; `head_keys`: of the head's
-  /// [[node]].
-  explicit three_nodes(const std::string& limits = "",
-                       const std::string& head_keys = "") {
-    write(config,
-          cluster_file(free_port(), free_port(), free_port(), secret, limits, head_keys));
+  /// [[node]]; `worker_keys`: of each worker's.
+  explicit three_nodes(const std::string& limits = "", const std::string& head_keys = "",
+                       const std::string& worker_keys = "") {
+    write(config, cluster_file(free_port(), free_port(), free_port(), secret, limits,
+                               head_keys, worker_keys));
     cfg = swarm::load_cluster_config(config).value();
     register_all(app);
     rt = std::make_unique<swarm::runtime>(app, cfg, "head");

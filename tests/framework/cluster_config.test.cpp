@@ -327,3 +327,19 @@ TEST_CASE("only the head serves the dashboard, on a port no other node or port u
             replace(valid, "role = \"head\"", "role = \"head\"\ndashboard_port = 7101"))
             .find("127.0.0.1:7101 is used") != std::string::npos);
 }
+
+TEST_CASE("a node's gpu_backend reaches its runtime, and an unknown or countless one is "
+          "rejected") {
+  auto host =
+      swarm::parse_cluster_config(
+          replace(valid, "gpus = 2", "gpus = 2\ngpu_backend = \"host\""), "cluster.toml")
+          .value();
+  auto* w1 = host.find("w1").value();
+  CHECK(host.runtime_for(*w1).gpu_backend == "host");
+  CHECK(host.runtime_for(host.head()).gpu_backend.empty());
+  auto tpu = error_of(replace(valid, "gpus = 2", "gpus = 2\ngpu_backend = \"tpu\""));
+  CHECK(tpu.find("node[1] (w1).gpu_backend") != std::string::npos);
+  CHECK(tpu.find("must be \"cuda\" or \"host\", got \"tpu\"") != std::string::npos);
+  auto none = error_of(replace(valid, "gpus = 2", "gpu_backend = \"host\""));
+  CHECK(none.find("give their number") != std::string::npos);
+}

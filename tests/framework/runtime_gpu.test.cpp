@@ -193,3 +193,67 @@ TEST_CASE("a GPU backend the node cannot run fails the start, naming the setting
   cfg.extra_resources.set("GPU", 64);
   CHECK(start(cfg).find("runtime_config.") != std::string::npos);
 }
+
+namespace {
+
+// An actor that keeps a buffer on the GPU it holds between calls.
+class embedder : public swarm::actor {
+public:
+  void on_start() override { start_devices_ = actor_context().gpu_ids(); }
+
+  std::vector<uint32_t> devices() const { return start_devices_; }
+
+  int load(int n) {
+    weights_ = actor_context().to_device(iota(n)).value();
+    return weights_.device();
+  }
+
+  std::vector<int> weights() const { return weights_.to_host_as<int>().value(); }
+
+private:
+  std::vector<uint32_t> start_devices_;
+  swarm::device_buffer weights_;
+};
+
+} // namespace
+
+TEST_CASE("an actor demanding a GPU holds its device for its life: its start and calls "
+          "see it, tasks get the others, and it is free again when the actor goes") {
+  swarm::application app;
+  auto embedder_t = app.actor_type<embedder>("embedder");
+  auto devices = app.function("devices", [](swarm::context& ctx) {
+    return std::vector<uint32_t>(ctx.gpu_ids().begin(), ctx.gpu_ids().end());
+  });
+  swarm::runtime rt{app, host_gpus(2)};
+  swarm::actor_options o;
+  o.resources.set("GPU", 1);
+  auto e = rt.spawn(o, embedder_t);
+  auto held = e.call(&embedder::devices).get(10s).value();
+  REQUIRE(held.size() == 1);
+  CHECK(e.call(&embedder::load, 1000).get(10s).value() == static_cast<int>(held[0]));
+  CHECK(e.call(&embedder::weights).get(10s).value() == iota(1000));
+  // A task gets the device the actor does not hold; one needing both waits for it.
+  auto other = rt.submit(gpu(1), devices).get(10s).value();
+  REQUIRE(other.size() == 1);
+  CHECK(other[0] != held[0]);
+  auto both = rt.submit(gpu(2), devices);
+  CHECK(rt.wait(std::vector{both}, 1, 300ms).ready.empty());
+  rt.kill(e);
+  CHECK(both.get(10s).value() == std::vector<uint32_t>{0, 1});
+}
+
+TEST_CASE("a device buffer kept after its runtime stopped reads as lost, not as freed "
+          "memory") {
+  swarm::application app;
+  auto make = app.function(
+      "make", [](swarm::context& ctx, int n) { return ctx.to_device(iota(n)).value(); });
+  swarm::device_buffer kept;
+  {
+    swarm::runtime rt{app, host_gpus(1)};
+    kept = rt.submit(gpu(1), make, 100).get(10s).value();
+    CHECK(kept.to_host_as<int>().value() == iota(100));
+  }
+  auto gone = kept.to_host();
+  REQUIRE_FALSE(gone);
+  CHECK(gone.err().code == swarm::errc::object_lost);
+}

@@ -493,6 +493,7 @@ caf::behavior actor_host(host_actor* self, detail::core* node,
       [self](kill_atom, bool restart) {
         auto& st = *self->state;
         if (!st.death.empty() || st.ending) return;
+        if (restart && st.holding) return; // not started yet: nothing to restart
         if (restart) {
           st.crash(
               {errc::actor_died, "actor of type '" + st.spec.type_name + "' was killed"});

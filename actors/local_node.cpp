@@ -183,6 +183,10 @@ local_node::local_node(const application& app, const runtime_config& cfg,
         return spawn_local_scheduler(s, sched_cfg);
       }));
   if (gpu_api) {
+    for (auto& d : gpu_api->devices())
+      log_.info("GPU " + std::to_string(d.index) + " (" + gpu_api->kind() +
+                "): " + d.name + ", " + human_bytes(d.memory_bytes) +
+                (d.numa_node >= 0 ? ", NUMA node " + std::to_string(d.numa_node) : ""));
     // One worker per device, restarted alone (a fault on one device loses nothing on
     // another); if they fail too often the node serves on without its GPUs.
     auto board = std::make_shared<device_board>(gpu_api->devices().size());
@@ -777,6 +781,24 @@ void local_node::collect(metric_set& out) {
   for (auto& n : numbers)
     (out.*(n.counter ? &metric_set::counter : &metric_set::gauge))(
         n.name, n.help, static_cast<double>(n.value), metric_set::labels{});
+  if (devices_)
+    for (auto& u : devices_->usages(timeline_ask_timeout)) {
+      metric_set::labels device{{"device", std::to_string(u.device)},
+                                {"backend", devices_->backend()}};
+      out.gauge("swarm_gpu_up", "Whether the device's GPU worker runs", u.running ? 1 : 0,
+                device);
+      out.gauge("swarm_gpu_memory_used_bytes", "Device memory of live buffers",
+                static_cast<double>(u.used), device);
+      out.gauge("swarm_gpu_memory_cached_bytes", "Freed device memory kept for reuse",
+                static_cast<double>(u.cached), device);
+      out.gauge("swarm_gpu_memory_capacity_bytes", "Device memory the worker hands out",
+                static_cast<double>(u.capacity), device);
+      out.gauge("swarm_gpu_allocations_waiting", "Allocations waiting for device memory",
+                static_cast<double>(u.waiting), device);
+      out.counter("swarm_gpu_worker_restarts_total",
+                  "Restarts of the device's GPU worker after faults",
+                  static_cast<double>(u.restarts), device);
+    }
   // Actor calls by actor type, across restarts, of the actors alive here.
   std::map<std::string, call_histogram::snapshot> calls;
   {

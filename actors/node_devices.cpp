@@ -131,6 +131,30 @@ result<void> node_devices::from_host(const detail::device_block& dst, const void
   return {};
 }
 
+std::vector<node_devices::usage> node_devices::usages(std::chrono::milliseconds timeout) {
+  std::vector<usage> out;
+  caf::scoped_actor self{sys_};
+  for (uint32_t d = 0; d < count(); ++d) {
+    usage u;
+    u.device = d;
+    if (auto v = board_->get(d)) {
+      u.restarts = v->epoch - 1;
+      self->request(v->worker, timeout, dev_stats_atom::value)
+          .receive(
+              [&](uint64_t used, uint64_t cached, uint64_t capacity, uint64_t waiting) {
+                u.running = true;
+                u.used = used;
+                u.cached = cached;
+                u.capacity = capacity;
+                u.waiting = waiting;
+              },
+              [](caf::error&) {});
+    }
+    out.push_back(u);
+  }
+  return out;
+}
+
 void* node_devices::stream(uint32_t device, uint64_t slot) {
   auto v = board_->get(device);
   return v ? pick(*v, slot) : nullptr;

@@ -37,6 +37,20 @@ public:
   void* stream(uint32_t device, uint64_t slot) override;
   result<void> finish(uint32_t device, uint64_t slot) override;
 
+  /// What one device's worker holds, for metrics.
+  struct usage {
+    uint32_t device = 0;
+    bool running = false; ///< its worker runs (not between a fault and its restart)
+    uint64_t used = 0;    ///< bytes of live buffers
+    uint64_t cached = 0;  ///< bytes of freed blocks kept for reuse
+    uint64_t capacity = 0;
+    uint64_t waiting = 0;  ///< allocations waiting for room
+    uint64_t restarts = 0; ///< of its worker since the node started
+  };
+
+  /// Each device's usage, asking each worker (at most `timeout` each).
+  std::vector<usage> usages(std::chrono::milliseconds timeout);
+
   /// For the node when it stops: no device is used after this (buffers still held
   /// read as lost).
   void close() { board_->close(); }

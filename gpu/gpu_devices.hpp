@@ -11,6 +11,8 @@ struct device_info {
   int index = 0;
   std::string name;
   size_t memory_bytes = 0;
+  /// The NUMA node nearest to it (hwloc, from its PCI slot's local CPUs); -1 unknown.
+  int numa_node = -1;
 };
 
 /// The GPUs this process can use; empty without the CUDA toolkit at build time, without

@@ -108,3 +108,59 @@ TEST_CASE("named actors are spread over control-store shards by key hash") {
   bad.gcs_shards = 0;
   CHECK_THROWS_AS(swarm::actors::local_node(app, bad), swarm::failure);
 }
+
+TEST_CASE(
+    "a GPU worker that dies is restarted under the node supervisor: buffers it held "
+    "read as lost, new ones work, and the node's metrics count the restart") {
+  swarm::application app;
+  auto make = app.function("make", [](swarm::context& ctx, int n) {
+    return ctx.to_device(std::vector<int>(static_cast<size_t>(n), 7)).value();
+  });
+  auto read = app.function("read", [](swarm::context& ctx, swarm::device_buffer b) {
+    auto here = ctx.on_device(b);
+    if (!here) throw swarm::failure{here.err()};
+    return here->to_host_as<int>().value();
+  });
+  swarm::runtime_config cfg;
+  cfg.cpus = 2;
+  cfg.gpu_backend = "host";
+  cfg.extra_resources.set("GPU", 1);
+  swarm::actors::local_node node{app, cfg};
+  swarm::context ctx{node, node.new_owner_id()};
+  swarm::task_options gpu;
+  gpu.resources.set("GPU", 1);
+  auto before = ctx.submit(gpu, make, 100);
+  REQUIRE(before.get(10s));
+
+  auto gpus = swarm::detail::which_child(node.system(), node.supervisor(), "gpu_workers");
+  REQUIRE(gpus);
+  auto old = swarm::detail::which_child(node.system(), *gpus, "gpu_worker-0");
+  REQUIRE(old);
+  caf::anon_send_exit(*old, caf::exit_reason::kill);
+  caf::actor fresh;
+  for (int i = 0; i < 500 && !fresh; ++i) {
+    auto now = swarm::detail::which_child(node.system(), *gpus, "gpu_worker-0", 1s);
+    if (now && *now != *old)
+      fresh = *now;
+    else
+      std::this_thread::sleep_for(5ms);
+  }
+  REQUIRE(fresh);
+
+  auto lost = ctx.submit(gpu, read, before).get(10s);
+  REQUIRE_FALSE(lost);
+  CHECK_MESSAGE(lost.err().message.find("lost") != std::string::npos, lost.err().message);
+  CHECK(ctx.submit(gpu, read, ctx.submit(gpu, make, 10)).get(10s).value() ==
+        std::vector<int>(10, 7));
+
+  swarm::actors::metric_set m{"local"};
+  node.collect(m);
+  double restarts = -1, up = -1;
+  for (auto& f : m.take()) {
+    if (f.name == "swarm_gpu_worker_restarts_total")
+      restarts = f.metric.at(0).counter.value;
+    if (f.name == "swarm_gpu_up") up = f.metric.at(0).gauge.value;
+  }
+  CHECK(restarts == 1);
+  CHECK(up == 1);
+}

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "framework/device_buffer.hpp"
+
 namespace swarm::actors {
 
 class table_lease final : public detail::store_lease {
@@ -70,9 +72,23 @@ void store_table::make_room(size_t bytes) {
   if (bytes <= free && pooled > free - bytes) pool_->shed(pooled - (free - bytes));
 }
 
+namespace {
+
+// The host memory a value takes: a device buffer's bytes are in device memory, counted
+// by its device's worker (its size still decides how it travels to other nodes).
+size_t host_bytes_of(const detail::boxed_value& v) {
+  if (detail::same_type(*v.type, detail::type_of<device_buffer>())) {
+    auto& b = *static_cast<const device_buffer*>(v.ptr.get());
+    return sizeof b + (b.on_device() ? 0 : b.size());
+  }
+  return v.type->byte_size(v.ptr.get());
+}
+
+} // namespace
+
 result<std::unique_ptr<detail::store_lease>>
 store_table::admit(const object_id& id, const detail::boxed_value& value) {
-  auto bytes = value.type->byte_size(value.ptr.get());
+  auto bytes = host_bytes_of(value);
   if (bytes < inline_threshold_) return std::unique_ptr<detail::store_lease>{};
   {
     // Made again (a task retried where its first result is still kept): the same

@@ -555,7 +555,13 @@ result<device_buffer> context::device_alloc(size_t bytes, std::chrono::milliseco
                                             int device) {
   auto dev = task_device(device, "device_alloc");
   if (!dev) return dev.err();
-  auto block = core_->devices()->allocate(*dev, bytes, wait);
+  auto& mem = *core_->devices();
+  auto block = mem.allocate(*dev, bytes, std::chrono::milliseconds{0});
+  if (!block && block.err().code == errc::device_out_of_memory && wait.count() > 0) {
+    // It waits for other work's buffers: its CPU and devices are lent meanwhile.
+    detail::blocked_section waiting;
+    block = mem.allocate(*dev, bytes, wait);
+  }
   if (!block) return block.err();
   return device_buffer{std::move(*block)};
 }

@@ -15,16 +15,6 @@ thread_local blocking_hook* current_hook = nullptr;
 // bench`.
 constexpr int spin_rounds = 200;
 
-struct hook_guard {
-  hook_guard() : hook(current_hook) {
-    if (hook) hook->on_block();
-  }
-  ~hook_guard() {
-    if (hook) hook->on_unblock();
-  }
-  blocking_hook* hook;
-};
-
 } // namespace
 
 store_lease::~store_lease() = default;
@@ -39,6 +29,14 @@ blocking_hook::~blocking_hook() = default;
 
 void set_thread_blocking_hook(blocking_hook* hook) {
   current_hook = hook;
+}
+
+blocked_section::blocked_section() : hook_(current_hook) {
+  if (hook_) hook_->on_block();
+}
+
+blocked_section::~blocked_section() {
+  if (hook_) hook_->on_unblock();
 }
 
 object_slot::object_slot(object_id id) : id_(id) {}
@@ -99,7 +97,7 @@ bool object_slot::wait_until(clock::time_point deadline) const {
     std::this_thread::yield();
     if (done()) return true;
   }
-  hook_guard guard;
+  blocked_section guard;
   std::unique_lock<std::mutex> lock{mtx_};
   return cv_.wait_until(lock, deadline, [this] { return done(); });
 }
@@ -197,7 +195,7 @@ std::vector<bool> wait_for_slots(const std::vector<object_slot*>& slots, size_t 
   {
     std::unique_lock<std::mutex> lock{w->mtx};
     if (w->done < k) {
-      hook_guard guard;
+      blocked_section guard;
       w->cv.wait_until(lock, deadline, [&] { return w->done >= k; });
     }
   }

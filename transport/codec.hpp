@@ -217,6 +217,10 @@ public:
   /// The node writing, when one lent itself (may be null).
   codec_context* context() const noexcept { return context_; }
 
+  /// Where the bytes go: an `inspect` that knows its encoding's size may count it
+  /// without making it (see `device_buffer`).
+  Sink& sink() noexcept { return sink_; }
+
 private:
   void write_raw(const void* p, size_t n) { sink_.append(p, n); }
 

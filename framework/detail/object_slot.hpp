@@ -53,6 +53,19 @@ public:
 /// Installs the hook for the calling thread (nullptr removes it).
 void set_thread_blocking_hook(blocking_hook* hook);
 
+/// While it lives, the task thread that made it counts as blocked (its hook told), as
+/// in `get`: its resources are lent to other work.
+class blocked_section {
+public:
+  blocked_section();
+  ~blocked_section();
+  blocked_section(const blocked_section&) = delete;
+  blocked_section& operator=(const blocked_section&) = delete;
+
+private:
+  blocking_hook* hook_;
+};
+
 /// The owner's record of one object: its id, and once produced its value or error.
 /// Thread-safe; the value never changes once published.
 class object_slot : public std::enable_shared_from_this<object_slot> {

@@ -99,6 +99,7 @@ TEST_CASE("a device buffer that crossed nodes as bytes is written to the device 
     auto& type = swarm::detail::type_of<swarm::device_buffer>();
     std::vector<uint8_t> wire;
     type.encode(&b, wire, nullptr);
+    CHECK(swarm::encoded_size(b) == wire.size()); // counted without reading the device
     std::string why;
     auto read = type.decode(wire.data(), wire.size(), why, nullptr);
     REQUIRE(read.get() != nullptr);
@@ -256,4 +257,19 @@ TEST_CASE("a device buffer kept after its runtime stopped reads as lost, not as 
   auto gone = kept.to_host();
   REQUIRE_FALSE(gone);
   CHECK(gone.err().code == swarm::errc::object_lost);
+}
+
+TEST_CASE("a device buffer counts against its device's memory, not the object store's") {
+  swarm::application app;
+  auto hold = app.function("hold", [](swarm::context& ctx, int mb) {
+    return ctx.device_alloc(static_cast<size_t>(mb) << 20).value();
+  });
+  auto cfg = host_gpus(1, 32 << 20);
+  cfg.object_store_bytes = 2 << 20;
+  cfg.spill = false;
+  swarm::runtime rt{app, cfg};
+  auto big = rt.submit(gpu(1), hold, 8); // four times the store
+  REQUIRE(big.get(10s));
+  CHECK(rt.stats().store_bytes < (1 << 20));
+  CHECK(big.get(10s).value().size() == size_t{8} << 20);
 }

@@ -53,6 +53,7 @@ std::shared_ptr<gpu::device_api> open_gpus(const runtime_config& cfg,
                                            resource_set& total) {
   std::shared_ptr<gpu::device_api> api;
   double count = total.get("GPU");
+  if (cfg.gpu_backend == "none") return nullptr;
   if (cfg.gpu_backend == "host") {
     if (count <= 0)
       throw failure{bad_config("gpu_backend",
@@ -71,8 +72,9 @@ std::shared_ptr<gpu::device_api> open_gpus(const runtime_config& cfg,
                                    ? "\"cuda\": the CUDA runtime finds no device here"
                                    : "\"cuda\": this Swarm was built without CUDA")};
   } else {
-    throw failure{bad_config("gpu_backend", "must be \"\", \"cuda\" or \"host\", got \"" +
-                                                cfg.gpu_backend + "\"")};
+    throw failure{
+        bad_config("gpu_backend", "must be \"\", \"none\", \"cuda\" or \"host\", got \"" +
+                                      cfg.gpu_backend + "\"")};
   }
   if (!api) return nullptr;
   auto& devices = api->devices();

@@ -570,6 +570,8 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   cfg.extra_resources = n.resources;
   if (n.gpus) cfg.extra_resources.set("GPU", static_cast<double>(*n.gpus));
   cfg.gpu_backend = n.gpu_backend;
+  // `gpus = 0` (and a client): none used, even where devices are found.
+  if (n.gpus && *n.gpus == 0 && n.gpu_backend.empty()) cfg.gpu_backend = "none";
   if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
   cfg.object_pool_bytes = object_pool_bytes;
   cfg.inline_threshold = inline_threshold;

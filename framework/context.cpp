@@ -517,10 +517,6 @@ detail::actor_record_ptr context::spawn_erased(detail::actor_spec spec) {
   return std::move(*rec);
 }
 
-} // namespace swarm
-
-namespace swarm {
-
 namespace {
 
 std::string list_ids(const std::vector<uint32_t>& ids) {
@@ -555,12 +551,12 @@ result<device_buffer> context::device_alloc(size_t bytes, std::chrono::milliseco
                                             int device) {
   auto dev = task_device(device, "device_alloc");
   if (!dev) return dev.err();
-  auto& mem = *core_->devices();
-  auto block = mem.allocate(*dev, bytes, std::chrono::milliseconds{0});
+  auto mem = core_->devices();
+  auto block = mem->allocate(*dev, bytes, std::chrono::milliseconds{0});
   if (!block && block.err().code == errc::device_out_of_memory && wait.count() > 0) {
     // It waits for other work's buffers: its CPU and devices are lent meanwhile.
     detail::blocked_section waiting;
-    block = mem.allocate(*dev, bytes, wait);
+    block = mem->allocate(*dev, bytes, wait);
   }
   if (!block) return block.err();
   return device_buffer{std::move(*block)};
@@ -588,14 +584,14 @@ result<device_buffer> context::on_device(const device_buffer& b, int device) {
   }
   auto out = device_alloc(b.size(), std::chrono::seconds(10), static_cast<int>(*dev));
   if (!out || b.size() == 0) return out;
-  auto& mem = *core_->devices();
+  auto mem = core_->devices();
   if (from) {
-    if (auto ok = mem.copy(*out->block(), *from, owner_); !ok) return ok.err();
+    if (auto ok = mem->copy(*out->block(), *from, owner_); !ok) return ok.err();
     return out;
   }
   auto host = b.host_bytes();
   if (!host) return host.err();
-  if (auto ok = mem.from_host(*out->block(), (*host)->data(), owner_); !ok)
+  if (auto ok = mem->from_host(*out->block(), (*host)->data(), owner_); !ok)
     return ok.err();
   return out;
 }

@@ -18,10 +18,11 @@ struct runtime_config {
   /// devices found and `gpu_memory` to their memory in bytes, summed.
   resource_set extra_resources;
   /// What runs GPU work: "" (CUDA when Swarm was built with it and finds devices,
-  /// otherwise none), "cuda", or "host": `GPU` devices (rounded up) simulated in host
-  /// memory, sharing `gpu_memory` bytes (default 1 GiB each). No kernel runs on those;
-  /// buffers, copies between devices and nodes, memory limits and waits behave as on a
-  /// GPU, to run and test GPU pipelines on a machine without one.
+  /// otherwise none), "none" (no GPU is used, whatever is found), "cuda", or "host":
+  /// `GPU` devices (rounded up) simulated in host memory, sharing `gpu_memory` bytes
+  /// (default 1 GiB each). No kernel runs on those; buffers, copies between devices and
+  /// nodes, memory limits and waits behave as on a GPU, to run and test GPU pipelines on
+  /// a machine without one.
   std::string gpu_backend;
   /// Streams each device's worker keeps; a task's work goes on one of them.
   size_t gpu_streams = 4;

@@ -336,7 +336,11 @@ TEST_CASE("a node's gpu_backend reaches its runtime, and an unknown or countless
           .value();
   auto* w1 = host.find("w1").value();
   CHECK(host.runtime_for(*w1).gpu_backend == "host");
-  CHECK(host.runtime_for(host.head()).gpu_backend.empty());
+  CHECK(host.runtime_for(host.head()).gpu_backend.empty()); // discover
+  auto zero =
+      swarm::parse_cluster_config(replace(valid, "gpus = 2", "gpus = 0"), "cluster.toml")
+          .value();
+  CHECK(zero.runtime_for(*zero.find("w1").value()).gpu_backend == "none");
   auto tpu = error_of(replace(valid, "gpus = 2", "gpus = 2\ngpu_backend = \"tpu\""));
   CHECK(tpu.find("node[1] (w1).gpu_backend") != std::string::npos);
   CHECK(tpu.find("must be \"cuda\" or \"host\", got \"tpu\"") != std::string::npos);

@@ -188,6 +188,10 @@ TEST_CASE("a GPU backend the node cannot run fails the start, naming the setting
   cfg = host_gpus(1);
   cfg.extra_resources.set("GPU", 0);
   CHECK(start(cfg).find("names none") != std::string::npos);
+  cfg = host_gpus(1);
+  cfg.gpu_backend = "none";
+  cfg.extra_resources.set("GPU", 0);
+  CHECK(start(cfg) == "started");
   // Here no device is found (or Swarm lacks CUDA); on a GPU machine, not 64.
   cfg = host_gpus(1);
   cfg.gpu_backend = "cuda";

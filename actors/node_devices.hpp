@@ -20,9 +20,9 @@ public:
   node_devices(caf::actor_system& sys, std::shared_ptr<gpu::device_api> api,
                std::shared_ptr<device_board> board, std::string node);
 
-  uint32_t count() const noexcept override;
+  /// Devices of the node.
+  uint32_t count() const noexcept;
   const char* backend() const noexcept override { return api_->kind(); }
-  const std::string& node() const noexcept override { return node_; }
 
   result<std::shared_ptr<detail::device_block>>
   allocate(uint32_t device, size_t bytes, std::chrono::milliseconds wait) override;

@@ -43,12 +43,8 @@ class device_memory {
 public:
   virtual ~device_memory() = default;
 
-  /// Devices of the node.
-  virtual uint32_t count() const noexcept = 0;
   /// "cuda" or "host" (devices simulated in host memory).
   virtual const char* backend() const noexcept = 0;
-  /// The node's name, for errors.
-  virtual const std::string& node() const noexcept = 0;
 
   /// `bytes` on `device`, waiting up to `wait` while it has no room:
   /// `device_out_of_memory` when it still has none.

@@ -24,6 +24,8 @@ namespace {
 constexpr auto request_timeout = std::chrono::seconds(10);
 // How long each actor may take to hand over its recent calls for the timeline.
 constexpr auto timeline_ask_timeout = std::chrono::seconds(1);
+// How long each GPU worker may take to give its numbers to a scrape.
+constexpr auto device_ask_timeout = std::chrono::seconds(1);
 
 error bad_config(const std::string& key, const std::string& why) {
   return {errc::invalid_argument, "runtime_config." + key + ": " + why};
@@ -780,26 +782,29 @@ void local_node::collect(metric_set& out) {
       {false, "swarm_named_actors", "Actor names in the control store", s.named_actors},
       {false, "swarm_control_rows", "Rows in the control store's tables", s.control_rows},
   };
-  for (auto& n : numbers)
-    (out.*(n.counter ? &metric_set::counter : &metric_set::gauge))(
-        n.name, n.help, static_cast<double>(n.value), metric_set::labels{});
+  auto emit = [&out](const auto& rows, const metric_set::labels& labels) {
+    for (auto& n : rows)
+      (out.*(n.counter ? &metric_set::counter : &metric_set::gauge))(
+          n.name, n.help, static_cast<double>(n.value), labels);
+  };
+  emit(numbers, {});
   if (devices_)
-    for (auto& u : devices_->usages(timeline_ask_timeout)) {
-      metric_set::labels device{{"device", std::to_string(u.device)},
-                                {"backend", devices_->backend()}};
-      out.gauge("swarm_gpu_up", "Whether the device's GPU worker runs", u.running ? 1 : 0,
-                device);
-      out.gauge("swarm_gpu_memory_used_bytes", "Device memory of live buffers",
-                static_cast<double>(u.used), device);
-      out.gauge("swarm_gpu_memory_cached_bytes", "Freed device memory kept for reuse",
-                static_cast<double>(u.cached), device);
-      out.gauge("swarm_gpu_memory_capacity_bytes", "Device memory the worker hands out",
-                static_cast<double>(u.capacity), device);
-      out.gauge("swarm_gpu_allocations_waiting", "Allocations waiting for device memory",
-                static_cast<double>(u.waiting), device);
-      out.counter("swarm_gpu_worker_restarts_total",
-                  "Restarts of the device's GPU worker after faults",
-                  static_cast<double>(u.restarts), device);
+    for (auto& u : devices_->usages(device_ask_timeout)) {
+      const number per_device[] = {
+          {false, "swarm_gpu_up", "Whether the device's GPU worker runs",
+           u.running ? size_t{1} : size_t{0}},
+          {false, "swarm_gpu_memory_used_bytes", "Device memory of live buffers", u.used},
+          {false, "swarm_gpu_memory_cached_bytes", "Freed device memory kept for reuse",
+           u.cached},
+          {false, "swarm_gpu_memory_capacity_bytes", "Device memory the worker hands out",
+           u.capacity},
+          {false, "swarm_gpu_allocations_waiting",
+           "Allocations waiting for device memory", u.waiting},
+          {true, "swarm_gpu_worker_restarts_total",
+           "Restarts of the device's GPU worker after faults", u.restarts},
+      };
+      emit(per_device,
+           {{"device", std::to_string(u.device)}, {"backend", devices_->backend()}});
     }
   // Actor calls by actor type, across restarts, of the actors alive here.
   std::map<std::string, call_histogram::snapshot> calls;

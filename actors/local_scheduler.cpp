@@ -105,10 +105,27 @@ struct scheduler_state {
     workers[index].handle = std::move(w);
   }
 
+  // Whether demand `d` fits what is free now, its GPUs on devices with room.
+  bool fits_now(const resource_set& d) const {
+    return d.fits_in(available) && gpus.fits(d.get("GPU"));
+  }
+
+  // Takes demand `d` from what is free; the device shares it got.
+  std::vector<gpu_share> take(const resource_set& d) {
+    available -= d;
+    return gpus.take(d.get("GPU"));
+  }
+
+  // Gives back what `take` took.
+  void give(const resource_set& d, const std::vector<gpu_share>& shares) {
+    available += d;
+    gpus.give(shares);
+  }
+
   // Picks a worker for a task of demand `d`: an idle one first (spreading load), then the
   // least loaded worker already leased for that shape, then a new worker.
   std::optional<size_t> pick(const resource_set& d) {
-    bool fits = d.fits_in(available) && gpus.fits(d.get("GPU"));
+    bool fits = fits_now(d);
     std::optional<size_t> pipelined;
     for (size_t i = 0; i < workers.size(); ++i) {
       auto& w = workers[i];
@@ -274,8 +291,7 @@ struct scheduler_state {
       i->second.waiting.deliver(
           caf::make_error(caf::sec::runtime_error, "the actor stopped while it waited"));
     } else {
-      available += i->second.demand;
-      gpus.give(i->second.gpus);
+      give(i->second.demand, i->second.gpus);
     }
     holds.erase(i);
     dispatch_ready();
@@ -285,9 +301,8 @@ struct scheduler_state {
   void serve_holds() {
     while (!hold_queue.empty()) {
       auto& h = holds[hold_queue.front()];
-      if (!h.demand.fits_in(available) || !gpus.fits(h.demand.get("GPU"))) return;
-      available -= h.demand;
-      h.gpus = gpus.take(h.demand.get("GPU"));
+      if (!fits_now(h.demand)) return;
+      h.gpus = take(h.demand);
       h.waiting.deliver(device_ids(h.gpus));
       hold_queue.pop_front();
     }
@@ -316,8 +331,7 @@ struct scheduler_state {
         if (!slot.leased) {
           slot.leased = true;
           slot.lease = t->options.resources;
-          available -= slot.lease;
-          slot.gpus = gpus.take(slot.lease.get("GPU"));
+          slot.gpus = take(slot.lease);
         }
         self->send(slot.handle, run_atom::value,
                    dispatch{t, t->epoch(), device_ids(slot.gpus)});
@@ -329,8 +343,7 @@ struct scheduler_state {
 
   void release_if_idle(worker_slot& w) {
     if (w.inflight.empty() && w.leased && !w.blocked) {
-      available += w.lease;
-      gpus.give(w.gpus);
+      give(w.lease, w.gpus);
       w.gpus.clear();
       w.leased = false;
       w.lease = resource_set{};
@@ -382,10 +395,7 @@ struct scheduler_state {
     }
     w.inflight.swap(keep);
     w.blocked = true;
-    if (w.leased) {
-      available += w.lease;
-      gpus.give(w.gpus); // its task keeps them: it may share them when it resumes
-    }
+    if (w.leased) give(w.lease, w.gpus); // its task keeps the shares, to hold them again
     dispatch_ready();
   }
 
@@ -411,10 +421,7 @@ struct scheduler_state {
       auto& w = workers[index];
       if (w.handle.address() != dm.source) continue;
       auto lost = std::move(w.inflight);
-      if (w.leased && !w.blocked) {
-        available += w.lease;
-        gpus.give(w.gpus);
-      }
+      if (w.leased && !w.blocked) give(w.lease, w.gpus);
       for (auto& t : lost) {
         auto phase = t->phase();
         if (phase == task_phase::running) {

@@ -3,9 +3,9 @@
 
 #include "framework/runtime.hpp"
 
-#include "actors/cluster_node.hpp"
-#include "actors/local_node.hpp"
-#include "actors/worker_processes.hpp"
+#include "actors/node/cluster_node.hpp"
+#include "actors/node/local_node.hpp"
+#include "runtime/worker_processes.hpp"
 
 namespace swarm {
 
@@ -22,7 +22,7 @@ std::unique_ptr<detail::core> start_local_cluster(const application& app,
     if (n.role == node_spec::role_type::worker) workers.push_back(n.name);
   // The workers are forked first, while this process has one thread; they retry joining
   // until the head below listens.
-  auto children = actors::worker_processes::fork_nodes(app, *cfg, workers);
+  auto children = worker_processes::fork_nodes(app, *cfg, workers);
   if (!children) throw failure{children.err()};
   auto head = std::make_unique<actors::cluster_node>(app, *cfg, cfg->head().name);
   auto joined = head->wait_for_nodes(cfg->nodes.size(), lc.join_timeout);

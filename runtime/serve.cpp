@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/cluster_node.hpp"
+#include "actors/node/cluster_node.hpp"
 #include "framework/cluster.hpp"
 
 namespace swarm {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/object_manager.hpp"
+#include "actors/objects/object_manager.hpp"
 #include "framework/detail/wire_convert.hpp"
 
 namespace swarm::object_manager_test {

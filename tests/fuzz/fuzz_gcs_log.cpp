@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/gcs_log.hpp"
-#include "actors/gcs_record.hpp"
+#include "actors/control_store/gcs_log.hpp"
+#include "actors/control_store/gcs_record.hpp"
 
 namespace {
 

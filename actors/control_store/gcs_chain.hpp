@@ -1,0 +1,50 @@
+#pragma once
+
+// Chain replication of the control store's shards: a write enters at the chain's head
+// (the cluster's head node), passes every member in order, and is acknowledged by the
+// tail to the head, which then applies it and answers the writer.
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "actors/control_store/gcs_record.hpp"
+#include "transport/wire_message.hpp"
+
+namespace swarm::actors {
+
+/// How a shard reaches the other members of its chain. The node sets it once its
+/// transport is up; until then there is no chain and nothing is sent.
+class gcs_chain_link {
+public:
+  using send_fn = std::function<void(const std::string& to, wire_msg::gcs_chain)>;
+
+  /// `self` is this node's name, `send` delivers a message to the named node.
+  void set(std::string self, send_fn send);
+
+  /// This node's name; empty before `set`.
+  std::string self() const;
+
+  /// Sends `m` to node `to`; does nothing before `set`.
+  void send(const std::string& to, wire_msg::gcs_chain m) const;
+
+private:
+  mutable std::mutex mtx_;
+  std::string self_;
+  send_fn send_;
+};
+
+/// The records as the `records` bytes of a chain message.
+std::vector<uint8_t> encode_records(const std::vector<gcs_record>& recs);
+
+/// Every row of `tables` as a put record.
+std::vector<gcs_record> records_of(const row_tables& tables);
+
+/// The records of a chain message; an error naming the damage.
+result<std::vector<gcs_record>> decode_records(const std::vector<uint8_t>& bytes);
+
+/// The member after `self` in `members`, empty when `self` is the tail or not a member.
+std::string successor(const std::vector<std::string>& members, const std::string& self);
+
+} // namespace swarm::actors

@@ -1,0 +1,423 @@
+#include "actors/control_store/gcs_shard.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "actors/control_store/gcs_chain.hpp"
+#include "actors/control_store/protocol.hpp"
+#include "actors/common/wall_clock.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+// A write waiting for the chain's tail to acknowledge it.
+struct pending_write {
+  uint64_t seq;
+  gcs_record rec;
+  caf::response_promise reply;
+};
+
+struct gcs_state {
+  gcs_shard_config config;
+  // Live pointers into this process: they mean nothing after a restart, so they are
+  // never persisted (a restarted node's actors register their names again).
+  std::map<std::string, detail::actor_record_ptr> named_actors;
+  // The rows every chain member has: what reads see.
+  row_tables tables;
+  // With `config.dir`: every write is on disk before it goes down the chain.
+  std::optional<gcs_log> log;
+  size_t failed_writes = 0; // since the last write the disk took
+
+  // As the chain's head: the members (this node first), the configuration's epoch, and
+  // the writes sent down the chain that the tail has not acknowledged yet.
+  std::vector<std::string> chain;
+  uint64_t epoch = 0;
+  uint64_t next_seq = 1;
+  uint64_t committed_seq = 0;
+  std::deque<pending_write> pending;
+  // Started with nothing (no disk): the first chain's members may hold its rows, so it
+  // recovers them first, asking one member at a time.
+  bool fresh = true;
+  bool recovering = false;
+  std::vector<std::string> asked;
+
+  // As a member further down a chain: the configuration it follows and the last write
+  // it applied.
+  uint64_t member_epoch = 0;
+  uint64_t member_seq = 0;
+
+  bool owns(const std::string& key) const {
+    return shard_of(key, config.count) == config.index;
+  }
+
+  bool replicating() const { return chain.size() > 1; }
+};
+
+caf::error not_found(const std::string& what) {
+  return caf::make_error(caf::sec::runtime_error, what);
+}
+
+// Logs `line` about shard `cfg`.
+void note(const gcs_shard_config& cfg, log_level level, const std::string& line) {
+  cfg.logger.write(level,
+                   "control-store shard " + std::to_string(cfg.index) + ": " + line);
+}
+
+// Appends `rec` to the log (when persisting). A refused write is not applied nor sent
+// down the chain: the tables never hold what the disk does not.
+// TODO(perf): one fdatasync per write, on this actor's thread; heartbeats rewrite node
+// rows often. Group commit (sync once per drained mailbox) would batch them.
+caf::error persist(gcs_state& st, const gcs_record& rec) {
+  if (!st.log) return {};
+  if (auto ok = st.log->append(rec); !ok) {
+    // Logged on the first failure and every 100th after: heartbeats write often.
+    if (st.failed_writes++ % 100 == 0)
+      note(st.config, log_level::error,
+           "write of '" + rec.table + "/" + rec.key + "' refused (" +
+               std::to_string(st.failed_writes) + " so far): " + ok.err().to_string());
+    return caf::make_error(caf::sec::runtime_error,
+                           "control store write not persisted: " + ok.err().to_string());
+  }
+  if (st.failed_writes > 0) {
+    note(st.config, log_level::warn,
+         "writes persist again after " + std::to_string(st.failed_writes) + " refused");
+    st.failed_writes = 0;
+  }
+  return {};
+}
+
+// Applies a write every chain member has.
+void apply_committed(gcs_state& st, const gcs_record& rec) {
+  apply_record(st.tables, rec);
+  // The snapshot must hold every logged record: not while writes are still in the chain.
+  // The write is durable in the log either way; a failed snapshot is retried later.
+  if (st.log && st.pending.empty() && st.log->snapshot_due())
+    if (auto ok = st.log->snapshot(st.tables); !ok)
+      note(st.config, log_level::error,
+           "snapshot failed, the log keeps growing: " + ok.err().to_string());
+}
+
+wire_msg::gcs_chain chain_msg(const gcs_state& st, wire_msg::gcs_chain::kind what,
+                              uint64_t epoch, uint64_t seq,
+                              std::vector<gcs_record> recs = {}) {
+  return {static_cast<uint32_t>(st.config.index),
+          what,
+          epoch,
+          seq,
+          st.chain,
+          encode_records(recs)};
+}
+
+// Answers and applies every pending write up to `seq` (all of them without a chain).
+void commit_up_to(gcs_state& st, uint64_t seq) {
+  while (!st.pending.empty() && st.pending.front().seq <= seq) {
+    auto w = std::move(st.pending.front());
+    st.pending.pop_front();
+    apply_committed(st, w.rec);
+    st.committed_seq = w.seq;
+    w.reply.deliver(caf::unit);
+  }
+}
+
+using shard_actor = caf::stateful_actor<gcs_state>*;
+using chain_kind = wire_msg::gcs_chain::kind;
+
+// How long a restarted head waits for a member's copy before it asks the next one.
+constexpr auto recovery_timeout = std::chrono::seconds(2);
+
+// A write from this node: on disk, then down the chain (or applied at once without one).
+// While the shard recovers its rows from the chain, writes wait for that.
+caf::result<void> write(shard_actor self, gcs_record rec) {
+  auto& st = self->state;
+  if (auto err = persist(st, rec)) return err;
+  if (!st.replicating() && !st.recovering) {
+    apply_committed(st, rec);
+    return caf::unit;
+  }
+  auto seq = st.next_seq++;
+  auto rp = self->make_response_promise();
+  if (!st.recovering)
+    st.config.link->send(st.chain[1],
+                         chain_msg(st, chain_kind::write, st.epoch, seq, {rec}));
+  st.pending.push_back({seq, std::move(rec), rp});
+  return rp;
+}
+
+// Sends the chain the whole shard, then every write it has not acknowledged, so the new
+// tail can acknowledge them.
+void sync_chain(gcs_state& st) {
+  auto& next = st.chain[1];
+  st.config.link->send(next, chain_msg(st, chain_kind::sync, st.epoch, st.committed_seq,
+                                       records_of(st.tables)));
+  for (auto& w : st.pending)
+    st.config.link->send(next,
+                         chain_msg(st, chain_kind::write, st.epoch, w.seq, {w.rec}));
+}
+
+// Without a recovery under way: the chain gets the shard, or, with no chain, every write
+// waiting applies.
+void resume(gcs_state& st) {
+  if (st.replicating())
+    sync_chain(st);
+  else
+    commit_up_to(st, st.next_seq);
+}
+
+// Recovering: asks the next member not asked yet for its copy of the shard, or, when
+// every member was asked, goes on with the rows it has.
+void ask_next(shard_actor self) {
+  auto& st = self->state;
+  for (size_t i = 1; i < st.chain.size(); ++i) {
+    auto& m = st.chain[i];
+    if (std::find(st.asked.begin(), st.asked.end(), m) != st.asked.end()) continue;
+    st.asked.push_back(m);
+    st.config.link->send(m, chain_msg(st, chain_kind::resync, st.epoch, 0));
+    self->delayed_send(self, recovery_timeout, chain_atom::value, st.epoch,
+                       st.asked.size());
+    return;
+  }
+  note(st.config, log_level::warn,
+       "no chain member had rows to recover: it starts empty");
+  st.recovering = false;
+  resume(st);
+}
+
+// A new chain (this node first). A shard that started with nothing (no disk, or a crash)
+// first recovers the rows the other members kept; the others sync the new chain.
+void reconfigure(shard_actor self, std::vector<std::string> members) {
+  auto& st = self->state;
+  auto now_ms = wall_ms();
+  // Later than any configuration before, also those of an earlier run of this head.
+  st.epoch = std::max(st.epoch + 1, now_ms << 10);
+  st.chain = std::move(members);
+  if (st.fresh && st.replicating()) {
+    st.fresh = false;
+    st.recovering = true;
+  }
+  if (st.recovering)
+    ask_next(self);
+  else
+    resume(st);
+}
+
+// A member's copy, asked for while recovering: its rows join those written since this
+// shard started (which win), and the chain is synced with the result. Node rows say
+// alive only once their node is heard from again.
+void recover_from(shard_actor self, const std::string& from, uint64_t epoch,
+                  std::vector<gcs_record> recs) {
+  auto& st = self->state;
+  if (std::find(st.asked.begin(), st.asked.end(), from) == st.asked.end()) return;
+  if (epoch == 0) { // that member never had a copy
+    ask_next(self);
+    return;
+  }
+  size_t merged = 0;
+  for (auto& r : recs) {
+    auto& t = st.tables[r.table];
+    if (t.count(r.key) != 0 || !r.row) continue;
+    if (auto* n = std::get_if<wire_msg::node_info>(&*r.row)) n->alive = false;
+    t.emplace(r.key, std::move(*r.row));
+    ++merged;
+  }
+  note(st.config, log_level::info,
+       "recovered " + std::to_string(merged) + " rows from node '" + from + "'");
+  st.recovering = false;
+  reconfigure(self, st.chain);
+}
+
+// A chain message from another member.
+void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
+  auto& st = self->state;
+  auto self_name = st.config.link->self();
+  bool heads_chain = !st.chain.empty() && st.chain.front() == self_name;
+  if (m.what == chain_kind::ack) {
+    if (heads_chain && m.epoch == st.epoch && !st.recovering) commit_up_to(st, m.seq);
+    return;
+  }
+  if (m.what == chain_kind::resync && heads_chain) {
+    // A member without this configuration's sync.
+    if (m.epoch <= st.epoch && st.replicating() && !st.recovering)
+      reconfigure(self, st.chain);
+    return;
+  }
+  if (m.what == chain_kind::resync) {
+    // A restarted head recovering: it gets this member's copy.
+    if (m.members.empty()) return;
+    auto copy = chain_msg(st, chain_kind::sync, st.member_epoch, st.member_seq,
+                          records_of(st.tables));
+    copy.members = {m.members.front(), self_name};
+    st.config.link->send(m.members.front(), std::move(copy));
+    return;
+  }
+  if (m.members.empty()) return;
+  auto recs = decode_records(m.records);
+  if (!recs) {
+    note(st.config, log_level::warn,
+         "chain message from '" + m.members.front() +
+             "' dropped: " + recs.err().to_string());
+    return;
+  }
+  if (m.members.front() == self_name) {
+    if (m.what == chain_kind::sync && st.recovering && m.members.size() == 2)
+      recover_from(self, m.members[1], m.epoch, std::move(*recs));
+    return;
+  }
+  if (m.what == chain_kind::sync) {
+    if (m.epoch < st.member_epoch) return; // an older configuration
+    st.member_epoch = m.epoch;
+    st.member_seq = m.seq;
+    st.tables.clear();
+    for (auto& r : *recs)
+      apply_record(st.tables, r);
+  } else if (m.epoch != st.member_epoch) {
+    // A write of a configuration whose sync this member never had (it restarted, or
+    // joined late): it cannot apply it, so it asks the head for the whole shard.
+    if (m.epoch > st.member_epoch)
+      st.config.link->send(m.members.front(),
+                           chain_msg(st, chain_kind::resync, m.epoch, st.member_seq));
+    return;
+  } else if (m.seq > st.member_seq) {
+    for (auto& r : *recs)
+      apply_record(st.tables, r);
+    st.member_seq = m.seq;
+  }
+  auto next = successor(m.members, self_name);
+  if (next.empty()) {
+    auto ack = chain_msg(st, chain_kind::ack, m.epoch, st.member_seq);
+    ack.members = m.members;
+    st.config.link->send(m.members.front(), std::move(ack));
+  } else {
+    st.config.link->send(next, std::move(m));
+  }
+}
+
+caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config cfg,
+                        std::shared_ptr<gcs_log::recovery> recovered) {
+  self->state.config = std::move(cfg);
+  if (recovered) {
+    self->state.fresh = false; // the disk holds the truth
+    self->state.tables = std::move(recovered->tables);
+    self->state.log.emplace(std::move(recovered->log));
+  }
+  return {
+      [self](register_atom, const std::string& name,
+             detail::actor_record_ptr& rec) -> caf::result<bool> {
+        if (!self->state.owns(name))
+          return not_found("actor name '" + name + "' belongs to another shard");
+        // A name whose actor died for good may be taken again.
+        auto& slot = self->state.named_actors[name];
+        if (slot && !slot->dead()) return false;
+        slot = std::move(rec);
+        return true;
+      },
+      [self](lookup_atom,
+             const std::string& name) -> caf::result<detail::actor_record_ptr> {
+        auto& actors = self->state.named_actors;
+        auto i = actors.find(name);
+        if (i == actors.end() || i->second->dead())
+          return not_found("no live actor is named '" + name + "'");
+        return i->second;
+      },
+      [self](forget_atom, const std::string& name) {
+        self->state.named_actors.erase(name);
+      },
+      [self](lookup_atom, const std::string& table,
+             const std::string& name) -> caf::result<std::string> {
+        if (table != "function") return not_found("unknown table '" + table + "'");
+        auto& fns = self->state.config.functions;
+        auto i = fns.find(name);
+        if (i == fns.end()) return not_found("no function named '" + name + "'");
+        return i->second;
+      },
+      [self](put_atom, const std::string& table, const std::string& key,
+             table_row& row) -> caf::result<void> {
+        return write(self, {table, key, std::move(row)});
+      },
+      [self](erase_atom, const std::string& table,
+             const std::string& key) -> caf::result<void> {
+        auto& st = self->state;
+        auto t = st.tables.find(table);
+        // Nothing to erase, unless a put of it is still on its way down the chain.
+        if ((t == st.tables.end() || t->second.count(key) == 0) && st.pending.empty())
+          return caf::unit;
+        return write(self, {table, key, std::nullopt});
+      },
+      [self](chain_atom, std::vector<std::string>& members) {
+        reconfigure(self, std::move(members));
+      },
+      [self](chain_atom, wire_msg::gcs_chain& m) { on_chain(self, std::move(m)); },
+      [self](chain_atom, uint64_t epoch, size_t asked) {
+        // The member asked for its copy did not answer in time: the next one is asked.
+        auto& st = self->state;
+        if (st.recovering && st.epoch == epoch && st.asked.size() == asked)
+          ask_next(self);
+      },
+      [self](get_atom, const std::string& table,
+             const std::string& key) -> caf::result<table_row> {
+        auto& t = self->state.tables[table];
+        auto i = t.find(key);
+        if (i == t.end())
+          return not_found("no row '" + key + "' in table '" + table + "'");
+        return i->second;
+      },
+      [self](scan_atom, const std::string& table) {
+        std::vector<table_row> rows;
+        if (auto t = self->state.tables.find(table); t != self->state.tables.end())
+          for (auto& [k, row] : t->second)
+            rows.push_back(row);
+        return rows;
+      },
+      [self](scan_atom, const std::string& table, const std::string& key) {
+        std::vector<table_row> rows;
+        if (auto t = self->state.tables.find(table); t != self->state.tables.end())
+          if (auto i = t->second.find(key); i != t->second.end())
+            rows.push_back(i->second);
+        return rows;
+      },
+      [self](stats_atom) {
+        size_t rows = 0;
+        for (auto& [name, t] : self->state.tables)
+          rows += t.size();
+        return caf::make_message(self->state.config.functions.size(),
+                                 self->state.named_actors.size(), rows);
+      },
+      [self](stats_atom, chain_atom) {
+        auto& st = self->state;
+        return caf::make_message(st.chain, st.pending.size(), st.member_epoch,
+                                 st.member_seq);
+      },
+  };
+}
+
+} // namespace
+
+size_t shard_of(const std::string& key, size_t count) {
+  // FNV-1a: stable across processes and builds, unlike std::hash.
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return count == 0 ? 0 : static_cast<size_t>(h % count);
+}
+
+result<caf::actor> spawn_gcs_shard(caf::actor_system& sys, gcs_shard_config cfg) {
+  std::shared_ptr<gcs_log::recovery> recovered;
+  if (!cfg.dir.empty()) {
+    auto r = gcs_log::open(cfg.dir, cfg.index, cfg.count, cfg.log);
+    if (!r) return r.err();
+    for (auto& w : r->warnings)
+      note(cfg, log_level::warn, w);
+    recovered = std::make_shared<gcs_log::recovery>(std::move(*r));
+  }
+  return sys.spawn(gcs_shard, std::move(cfg), std::move(recovered));
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,178 @@
+#include "actors/control_store/gcs_shards.hpp"
+
+#include <caf/all.hpp>
+
+#include <future>
+
+#include "actors/control_store/gcs_shard.hpp"
+#include "actors/control_store/protocol.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+constexpr auto request_timeout = std::chrono::seconds(10);
+
+using kv_reply = gcs_shards::kv_reply;
+using kv_done = std::function<void(kv_reply)>;
+
+std::string reason_of(const caf::error& e) {
+  return e ? caf::to_string(e) : "no reply";
+}
+
+// A one-shot actor that waits for the shard's answer, so no thread blocks on the chain.
+// (Its state comes as spawn arguments: CAF 0.17 binds a null tuple for a function actor
+// spawned without any.)
+void kv_once(caf::event_based_actor* self, caf::actor shard, detail::kv_op op,
+             std::string key, std::vector<uint8_t> value, kv_done done) {
+  auto fail = [done, key](const caf::error& e) {
+    done(error{errc::timeout, "control store, key '" + key + "': " + reason_of(e)});
+  };
+  switch (op) {
+  case detail::kv_op::get:
+    self->request(shard, request_timeout, scan_atom::value, std::string{"kv"}, key)
+        .then(
+            [done](std::vector<table_row>& rows) {
+              if (rows.empty()) return done(kv_reply{std::nullopt});
+              done(kv_reply{std::move(std::get<wire_msg::kv_entry>(rows.front()).value)});
+            },
+            fail);
+    break;
+  case detail::kv_op::put:
+    self->request(shard, request_timeout, put_atom::value, std::string{"kv"}, key,
+                  table_row{wire_msg::kv_entry{key, std::move(value)}})
+        .then([done] { done(kv_reply{std::nullopt}); }, fail);
+    break;
+  case detail::kv_op::erase:
+    self->request(shard, request_timeout, erase_atom::value, std::string{"kv"}, key)
+        .then([done] { done(kv_reply{std::nullopt}); }, fail);
+    break;
+  }
+}
+
+} // namespace
+
+gcs_shards::gcs_shards(caf::actor_system& sys, size_t count)
+    : sys_(sys), count_(count), shards_(count) {}
+
+caf::actor gcs_shards::for_key(const std::string& key) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return shards_.empty() ? nullptr : shards_[shard_of(key, shards_.size())];
+}
+
+void gcs_shards::set(size_t index, caf::actor a) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (index >= shards_.size()) return;
+  shards_[index] = std::move(a);
+  if (shards_[index] && chain_.size() > 1)
+    caf::anon_send(shards_[index], chain_atom::value, chain_);
+}
+
+void gcs_shards::clear() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  shards_.clear();
+}
+
+std::vector<caf::actor> gcs_shards::all() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return shards_;
+}
+
+void gcs_shards::set_chain(std::vector<std::string> members) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  chain_ = std::move(members);
+  for (auto& shard : shards_)
+    if (shard) caf::anon_send(shard, chain_atom::value, chain_);
+}
+
+bool gcs_shards::chain_message(wire_msg::gcs_chain m) {
+  caf::actor shard;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (m.shard >= shards_.size()) return false;
+    shard = shards_[m.shard];
+  }
+  // A shard being restarted misses this; its chain resyncs it on the next write.
+  if (shard) caf::anon_send(shard, chain_atom::value, std::move(m));
+  return true;
+}
+
+void gcs_shards::put(const std::string& table, const std::string& key, table_row row) {
+  if (auto shard = for_key(table_key(table, key)))
+    caf::anon_send(shard, put_atom::value, table, key, std::move(row));
+}
+
+void gcs_shards::erase(const std::string& table, const std::string& key) {
+  if (auto shard = for_key(table_key(table, key)))
+    caf::anon_send(shard, erase_atom::value, table, key);
+}
+
+result<std::vector<table_row>> gcs_shards::scan(const std::string& table) {
+  caf::scoped_actor self{sys_};
+  std::vector<table_row> out;
+  result<void> ok;
+  for (auto& shard : all()) {
+    if (!shard)
+      return error{errc::runtime_stopped, "a control-store shard is restarting"};
+    self->request(shard, request_timeout, scan_atom::value, table)
+        .receive(
+            [&](std::vector<table_row>& rows) {
+              out.insert(out.end(), std::make_move_iterator(rows.begin()),
+                         std::make_move_iterator(rows.end()));
+            },
+            [&](caf::error& e) {
+              ok = error{errc::timeout,
+                         "control-store table '" + table + "': " + reason_of(e)};
+            });
+    if (!ok) return ok.err();
+  }
+  return out;
+}
+
+result<bool> gcs_shards::register_name(const std::string& name,
+                                       detail::actor_record_ptr rec) {
+  caf::scoped_actor self{sys_};
+  result<bool> out{false};
+  self->request(for_key(name), request_timeout, register_atom::value, name,
+                std::move(rec))
+      .receive([&](bool ok) { out = ok; },
+               [&](caf::error& e) {
+                 out = error{errc::invalid_argument, "could not register actor name '" +
+                                                         name + "': " + reason_of(e)};
+               });
+  return out;
+}
+
+void gcs_shards::kv_async(detail::kv_op op, const std::string& key,
+                          std::vector<uint8_t> value, kv_done done) {
+  auto shard = for_key(table_key("kv", key));
+  if (!shard) {
+    done(error{errc::runtime_stopped,
+               "the control-store shard for key '" + key + "' is restarting"});
+    return;
+  }
+  sys_.spawn(kv_once, shard, op, key, std::move(value), std::move(done));
+}
+
+kv_reply gcs_shards::kv(detail::kv_op op, const std::string& key,
+                        std::vector<uint8_t> value) {
+  auto p = std::make_shared<std::promise<kv_reply>>();
+  auto f = p->get_future();
+  kv_async(op, key, std::move(value), [p](kv_reply r) { p->set_value(std::move(r)); });
+  return f.get();
+}
+
+void gcs_shards::add_stats(size_t& named_actors, size_t& rows) {
+  caf::scoped_actor self{sys_};
+  for (auto& shard : all())
+    if (shard)
+      self->request(shard, request_timeout, stats_atom::value)
+          .receive(
+              [&](size_t, size_t named, size_t n) {
+                named_actors += named;
+                rows += n;
+              },
+              [](caf::error&) {});
+}
+
+} // namespace swarm::actors

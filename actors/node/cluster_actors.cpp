@@ -1,0 +1,470 @@
+#include "actors/node/cluster_actors.hpp"
+
+#include <caf/all.hpp>
+
+#include <thread>
+
+#include "actors/user_actors/remote_actor_record.hpp"
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using detail::decode;
+using detail::encode;
+using detail::from_list;
+using detail::from_wire;
+using detail::to_list;
+using detail::to_wire;
+
+// How many nodes a restarted actor is offered to when the chosen ones are unreachable.
+constexpr int max_placements = 5;
+
+} // namespace
+
+result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) {
+  auto target = spec.options.node;
+  bool placed = true;
+  // A client's actors live on the cluster.
+  if (target.empty() && (link_.self.client || !spec.options.resources.fits_in(
+                                                  link_.local->total_resources()))) {
+    if (link_.is_head()) {
+      auto where =
+          link_.place_now(spec.options.resources, work_needs::actor_type(spec.type_name));
+      if (!where) return where.err();
+      target = *where;
+    } else {
+      // The head's global scheduler places it and forwards the request.
+      target = link_.head_name();
+      placed = false;
+    }
+  }
+  if (target.empty() || target == link_.self.name) {
+    if (spec.options.name.empty()) return link_.local->spawn(std::move(spec));
+    // Names are cluster-wide: the head's control store holds them.
+    auto name = spec.options.name;
+    spec.options.name.clear();
+    spec.cluster_name = name;
+    auto rec = link_.local->spawn(std::move(spec));
+    if (!rec) return rec;
+    auto id = next_actor_++;
+    host(id, *rec);
+    wire_msg::actor_register reg{0, name, id, link_.self.name, (*rec)->spec().type_name};
+    if (link_.is_head()) {
+      auto ok = link_.local->gcs().register_name(name, *rec);
+      if (!ok || !*ok) {
+        link_.local->kill(**rec, false);
+        return error{errc::invalid_argument,
+                     ok ? "actor name '" + name + "' is already taken"
+                        : ok.err().message};
+      }
+      return rec;
+    }
+    auto a = link_.request(link_.head_name(), reg);
+    auto* loc = a ? std::get_if<wire_msg::actor_location>(&*a) : nullptr;
+    if (!loc || !loc->error.empty()) {
+      link_.local->kill(**rec, false);
+      return error{errc::invalid_argument, loc ? loc->error : a.err().message};
+    }
+    return rec;
+  }
+  auto* info = link_.local->app().actor_info(spec.type_name);
+  if (!info) return error{errc::unregistered, "actor type '" + spec.type_name + "'"};
+  wire_msg::actor_create m;
+  m.type_name = spec.type_name;
+  for (auto& v : spec.constructor_args)
+    m.args.push_back(wire_msg::value{v.type->name, encode(v, link_.values)});
+  m.name = spec.options.name;
+  m.resources = to_list(spec.options.resources);
+  m.max_restarts = static_cast<int32_t>(spec.options.max_restarts);
+  m.owner_node = link_.self.name;
+  m.placed = placed;
+  m.checkpoint_every = spec.options.checkpoint_every;
+  m.checkpoint = spec.checkpoint; // a state to start from (a durable checkpoint)
+  m.durable_checkpoints = spec.options.durable_checkpoints;
+  m.max_concurrency = spec.options.max_concurrency;
+  auto a = link_.request(target, m);
+  if (!a) return a.err();
+  auto* created = std::get_if<wire_msg::actor_created>(&*a);
+  if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
+  if (!created->ok) return from_wire(created->error);
+  return detail::actor_record_ptr{
+      track(std::move(spec), created->node, created->actor_id, std::move(m))};
+}
+
+std::shared_ptr<remote_actor_record>
+cluster_actors::track(detail::actor_spec spec, const std::string& node, uint64_t id,
+                      std::optional<wire_msg::actor_create> created_by) {
+  // An actor this node created lives while its handles here do (as in Ray); a named one
+  // lives until killed, since anyone may look it up.
+  remote_actor_record::release_fn release;
+  if (created_by && spec.options.name.empty())
+    release = [sink = link_.releases](const std::string& host, uint64_t actor_id) {
+      sink->send(host, wire_msg::actor_kill{actor_id});
+    };
+  auto rec = std::make_shared<remote_actor_record>(
+      std::move(spec), node, id, std::move(created_by), std::move(release));
+  caf::anon_send(link_.directory, track_atom::value, rec);
+  return rec;
+}
+
+void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& rec) {
+  auto m = rec->recreate();
+  auto give_up = [&](const error& e) {
+    for (auto& c : rec->abandon("actor of type '" + m.type_name +
+                                "' could not be restarted: " + e.message))
+      c->result->set_error({errc::actor_died, rec->death_reason()});
+  };
+  // Wherever its resources fit now: the node it was made for, if named, is gone. A node
+  // chosen just as it died too refuses the connection before its loss is known: the
+  // actor is placed again, a few times, once that loss has had time to be seen.
+  result<std::pair<std::string, uint64_t>> at = error{errc::actor_died, ""};
+  for (int attempt = 1;; ++attempt) {
+    std::string target = link_.head_name();
+    m.placed = false;
+    if (link_.is_head()) {
+      auto demand = from_list(m.resources);
+      auto where = demand ? link_.place_now(*demand, work_needs::actor_type(m.type_name))
+                          : result<std::string>{demand.err()};
+      if (!where) return give_up(where.err());
+      target = *where;
+      m.placed = true;
+    }
+    if (target == link_.self.name) {
+      auto id = host_actor(m);
+      if (id)
+        at = std::make_pair(link_.self.name, *id);
+      else
+        at = id.err();
+    } else if (auto a = link_.request(target, m); !a) {
+      at = a.err();
+    } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
+      at = error{errc::invalid_argument, "unexpected answer to actor_create"};
+    } else if (!created->ok) {
+      at = from_wire(created->error);
+    } else {
+      at = std::make_pair(created->node, created->actor_id);
+    }
+    if (at || at.err().code != errc::node_unreachable || attempt == max_placements) break;
+    link_.local->log().warn("restarting actor '" + m.type_name + "': node '" + target +
+                            "' is unreachable (" + at.err().message +
+                            "); placing it again (" + std::to_string(attempt + 1) +
+                            " of " + std::to_string(max_placements) + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  if (!at) return give_up(at.err());
+  for (auto& c : rec->relocate(at->first, at->second))
+    call(*rec, std::move(c));
+}
+
+void cluster_actors::create_actor_here(wire_msg::actor_create m) {
+  wire_msg::actor_created out;
+  out.request_id = m.request_id;
+  out.node = link_.self.name;
+  // The answer goes to whoever asked, even when the head placed it here.
+  auto peer = m.owner_node;
+  auto fail = [&](error e) {
+    out.error = to_wire(link_.named_here(std::move(e)));
+    link_.send_to(peer, out);
+  };
+  if (!m.placed && link_.is_head()) {
+    auto demand = from_list(m.resources);
+    if (!demand) return fail(demand.err());
+    return link_.place(*demand, work_needs::actor_type(m.type_name), {}, 0,
+                       [this, m](result<std::string> where) mutable {
+                         m.placed = true;
+                         if (!where) {
+                           wire_msg::actor_created no{m.request_id, 0, link_.self.name,
+                                                      to_wire(where.err()), false};
+                           return link_.send_to(m.owner_node, no);
+                         }
+                         if (*where == link_.self.name)
+                           return link_.post([this, m] { create_actor_here(m); });
+                         link_.send_to(*where, std::move(m));
+                       });
+  }
+  auto id = host_actor(m);
+  if (!id) return fail(id.err());
+  out.actor_id = *id;
+  out.ok = true;
+  link_.send_to(peer, out);
+}
+
+result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
+  auto* info = link_.local->app().actor_info(m.type_name);
+  if (!info)
+    return error{errc::unregistered, "node '" + link_.self.name +
+                                         "' has no actor type '" + m.type_name +
+                                         "' registered"};
+  const detail::constructor_entry* ctor = nullptr;
+  for (auto& c : info->constructors) {
+    bool same = c.params.size() == m.args.size();
+    for (size_t i = 0; same && i < m.args.size(); ++i)
+      same = c.params[i]->name == m.args[i].type_name;
+    if (same) ctor = &c;
+  }
+  if (!ctor) {
+    std::string sig;
+    for (auto& a : m.args)
+      sig += (sig.empty() ? "" : ", ") + a.type_name;
+    return error{errc::type_mismatch,
+                 "actor type '" + m.type_name + "' has no constructor(" + sig +
+                     ") registered for creation from other nodes: register it with "
+                     ".constructor<...>()"};
+  }
+  std::vector<detail::boxed_value> args;
+  for (size_t i = 0; i < m.args.size(); ++i) {
+    auto d = decode(m.args[i], ctor->params[i], link_.values);
+    if (!d) return d.err();
+    args.push_back(std::move(*d));
+  }
+  detail::actor_spec spec;
+  spec.type_name = m.type_name;
+  spec.factory = [make = ctor->make, args] { return make(args); };
+  spec.options.max_restarts = static_cast<uint32_t>(std::max(0, m.max_restarts));
+  spec.options.name = m.name;
+  if (auto r = from_list(m.resources)) spec.options.resources = *r;
+  spec.options.node = link_.self.name;
+  spec.options.checkpoint_every = m.checkpoint_every;
+  spec.options.durable_checkpoints = m.durable_checkpoints;
+  spec.options.max_concurrency = std::max<uint32_t>(1, m.max_concurrency);
+  spec.checkpoint = m.checkpoint;
+  auto id = next_actor_++;
+  // Saved states go to the owner, which restarts the actor if this node dies.
+  if (m.checkpoint_every > 0 && m.owner_node != link_.self.name)
+    spec.on_checkpoint = [this, owner = m.owner_node, id](const std::vector<uint8_t>& s) {
+      link_.send_to(owner, wire_msg::actor_checkpoint{id, s});
+    };
+  auto rec = spawn(std::move(spec));
+  if (!rec) return rec.err();
+  host(id, *rec);
+  return id;
+}
+
+void cluster_actors::host(uint64_t id, detail::actor_record_ptr rec) {
+  caf::scoped_actor self{link_.local->system()};
+  self->request(link_.directory, std::chrono::seconds(10), host_atom::value, id,
+                std::move(rec))
+      .receive([](bool) {},
+               [&](caf::error&) {
+                 // Only a stopping node's directory does not answer; calls then fail.
+                 link_.local->log().warn("actor " + std::to_string(id) +
+                                         " is not reachable from other nodes: the node "
+                                         "is stopping");
+               });
+}
+
+void cluster_actors::register_remote_name(const std::string& peer,
+                                          const wire_msg::actor_register& m) {
+  wire_msg::actor_location out{m.request_id, false, m.actor_id, m.node, m.type_name, {}};
+  detail::actor_spec spec;
+  spec.type_name = m.type_name;
+  spec.options.name = m.name;
+  auto rec = track(std::move(spec), m.node, m.actor_id);
+  auto ok = link_.local->gcs().register_name(m.name, rec);
+  if (!ok)
+    out.error = ok.err().message;
+  else if (!*ok)
+    out.error = "actor name '" + m.name + "' is already taken";
+  else
+    out.found = true;
+  link_.send_to(peer, out);
+}
+
+void cluster_actors::lookup_name(const std::string& peer,
+                                 const wire_msg::actor_lookup& m) {
+  wire_msg::actor_location out;
+  out.request_id = m.request_id;
+  auto rec = link_.local->find_actor(m.name);
+  if (!rec) {
+    out.error = "no live actor is named '" + m.name + "' in the cluster";
+  } else {
+    out.found = true;
+    out.type_name = (*rec)->spec().type_name;
+    if (auto* r = dynamic_cast<remote_actor_record*>(rec->get())) {
+      out.node = r->remote_node();
+      out.actor_id = r->id();
+    } else {
+      out.node = link_.self.name;
+      if (auto id = link_.hosted.id_of(rec->get())) out.actor_id = *id;
+    }
+  }
+  link_.send_to(peer, out);
+}
+
+result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& name) {
+  auto local = link_.local->find_actor(name);
+  if (local || link_.is_head()) {
+    if (!local) return local;
+    if (auto* r = dynamic_cast<remote_actor_record*>(local->get()))
+      return detail::actor_record_ptr{track(r->spec(), r->remote_node(), r->id())};
+    return local;
+  }
+  wire_msg::actor_lookup m;
+  m.name = name;
+  auto a = link_.request(link_.head_name(), m);
+  if (!a) return a.err();
+  auto* loc = std::get_if<wire_msg::actor_location>(&*a);
+  if (!loc || !loc->found)
+    return error{errc::unregistered, loc ? loc->error : "no answer from the head"};
+  if (loc->node == link_.self.name) {
+    if (auto rec = link_.hosted.find(loc->actor_id)) return rec;
+    return error{errc::unregistered, "actor '" + name + "' is gone"};
+  }
+  detail::actor_spec spec;
+  spec.type_name = loc->type_name;
+  spec.options.name = name;
+  return detail::actor_record_ptr{track(std::move(spec), loc->node, loc->actor_id)};
+}
+
+detail::actor_address cluster_actors::address_of(const detail::actor_record_ptr& target) {
+  if (auto* r = dynamic_cast<remote_actor_record*>(target.get()))
+    return {r->remote_node(), r->id(), r->spec().type_name};
+  auto id = link_.hosted.share(target, [this] { return next_actor_++; });
+  return {link_.self.name, id, target->spec().type_name};
+}
+
+result<detail::actor_record_ptr>
+cluster_actors::actor_at(const detail::actor_address& addr) {
+  if (addr.node == link_.self.name) {
+    if (auto rec = link_.hosted.find(addr.id)) return rec;
+    return error{errc::actor_died, "actor " + std::to_string(addr.id) + " of type '" +
+                                       addr.type_name + "' on node '" + addr.node +
+                                       "' is gone (killed)"};
+  }
+  // Calls through it go straight to the actor's node; an actor its owner restarts
+  // elsewhere is not followed.
+  detail::actor_spec spec;
+  spec.type_name = addr.type_name;
+  return detail::actor_record_ptr{track(std::move(spec), addr.node, addr.id)};
+}
+
+void cluster_actors::call(detail::actor_record& target, detail::task_ptr call) {
+  auto* remote = dynamic_cast<remote_actor_record*>(&target);
+  if (!remote) return link_.local->call(target, std::move(call));
+  if (call->method.empty()) {
+    call->result->set_error(
+        {errc::unregistered,
+         "a method of actor type '" + target.spec().type_name +
+             "' called on another node must be registered: app.actor_type<T>(\"" +
+             target.spec().type_name + "\").method(\"name\", &T::method)"});
+    return;
+  }
+  // The reply comes back through this node's I/O thread: a caller that yields a while
+  // before sleeping saves a thread wake-up per call (p50 2.2x -> 1.1x the TCP floor).
+  call->result->spin_before_sleeping();
+  auto rec = std::static_pointer_cast<remote_actor_record>(remote->shared_from_this());
+  // In call order, each once its argument futures are ready.
+  if (rec->enqueue(std::move(call))) send_calls(rec);
+}
+
+void cluster_actors::send_calls(const std::shared_ptr<remote_actor_record>& rec) {
+  detail::slot_ptr blocked;
+  while (auto c = rec->next_ready(blocked))
+    send_call(rec, std::move(c));
+  if (!blocked) return;
+  std::weak_ptr<remote_actor_record> weak = rec;
+  blocked->when_done([this, weak] {
+    // Off the thread that completed the future: sending may encode large arguments.
+    link_.post([this, weak] {
+      if (auto r = weak.lock(); r && r->resume()) send_calls(r);
+    });
+  });
+}
+
+void cluster_actors::send_call(const std::shared_ptr<remote_actor_record>& rec,
+                               detail::task_ptr call) {
+  if (rec->hold(call)) return; // its node died: sent once it is restarted
+  for (size_t i = 0; i < call->args.size(); ++i)
+    if (auto& ref = call->args[i].ref)
+      if (auto v = ref->read(); !v) {
+        call->result->set_error(
+            {errc::dependency_failed, "argument " + std::to_string(i + 1) + " of '" +
+                                          call->method + "': " + v.err().to_string()});
+        return;
+      }
+  auto node = rec->remote_node();
+  wire_msg::actor_call m;
+  m.actor_id = rec->id();
+  m.method = call->method;
+  m.result = to_wire(call->result->id());
+  m.caller_node = link_.self.name;
+  m.latency_critical = call->options.latency_critical;
+  m.priority = call->options.priority;
+  if (call->reader) {
+    m.stream_owner = call->reader->items_owner();
+    m.stream_window = static_cast<uint32_t>(call->reader->window());
+  }
+  std::vector<object_key> exported;
+  for (auto& a : call->args)
+    m.args.push_back(link_.export_arg(a, exported));
+  link_.owner.track({std::move(call), node, std::move(exported), rec}, node,
+                    std::move(m));
+}
+
+void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
+  auto rec = link_.hosted.find(m.actor_id);
+  auto fail = [&](error e) {
+    link_.send_to(m.caller_node, wire_msg::task_result{
+                                     m.result, to_wire(link_.named_here(std::move(e)))});
+  };
+  if (!rec)
+    return fail({errc::actor_died, "node '" + link_.self.name + "' hosts no actor " +
+                                       std::to_string(m.actor_id) + " (killed or gone)"});
+  auto* info = link_.local->app().actor_info(rec->spec().type_name);
+  auto* method = info ? info->find_method(m.method) : nullptr;
+  if (!method)
+    return fail({errc::unregistered, "actor type '" + rec->spec().type_name +
+                                         "' has no method '" + m.method +
+                                         "' registered"});
+  if ((m.stream_owner != 0) != (method->stream_item != nullptr))
+    return fail({errc::type_mismatch,
+                 "method '" + m.method + "' of actor type '" + rec->spec().type_name +
+                     (method->stream_item ? "' streams here, but the caller did not ask "
+                                            "for a stream"
+                                          : "' does not stream here, but the caller "
+                                            "asked for a stream")});
+  if (m.args.size() != method->params.size())
+    return fail({errc::type_mismatch, "method '" + m.method + "' takes " +
+                                          std::to_string(method->params.size()) +
+                                          " argument(s), got " +
+                                          std::to_string(m.args.size())});
+  auto id = from_wire(m.result);
+  auto caller = m.caller_node;
+  auto stream_owner = m.stream_owner;
+  auto window = m.stream_window;
+  auto urgent = m.latency_critical;
+  auto priority = m.priority;
+  link_.gather_args(m.args, method->params,
+                    [this, rec, method, id, caller, stream_owner, window, urgent,
+                     priority](result<std::vector<detail::boxed_value>> args) {
+                      auto t = link_.incoming(rec->spec().type_name, &method->fn,
+                                              method->params, method->result, id, caller,
+                                              args, 1, urgent);
+                      if (!t) return;
+                      if (stream_owner != 0)
+                        t->stream = link_.stream_to(caller, id, stream_owner, window);
+                      t->method = method->name;
+                      t->actor_call = true;
+                      t->options.priority = priority;
+                      if (rec->dead()) {
+                        t->result->set_error({errc::actor_died, rec->death_reason()});
+                        return;
+                      }
+                      link_.local->call(*rec, std::move(t));
+                    });
+}
+
+void cluster_actors::kill(detail::actor_record& target, bool restart) {
+  auto* remote = dynamic_cast<remote_actor_record*>(&target);
+  if (!remote) {
+    if (!restart)
+      caf::anon_send(link_.directory, unhost_atom::value, target.shared_from_this());
+    return link_.local->kill(target, restart);
+  }
+  link_.send_to(remote->remote_node(), wire_msg::actor_kill{remote->id()});
+  target.mark_dead("killed");
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "actors/node/node_link.hpp"
+
+namespace swarm::actors {
+
+class remote_actor_record;
+
+/// A cluster node's actors: creation on a chosen node or where resources fit,
+/// cluster-wide names in the head's control store, and calls straight from the caller to
+/// the actor's node. Actors this node created on other nodes are restarted elsewhere when
+/// their node is lost (the actor directory decides; this does the restart), and calls
+/// made meanwhile wait for it.
+class cluster_actors {
+public:
+  explicit cluster_actors(node_link& link) : link_(link) {}
+
+  result<detail::actor_record_ptr> spawn(detail::actor_spec spec);
+  void call(detail::actor_record& target, detail::task_ptr call);
+  void kill(detail::actor_record& target, bool restart);
+  result<detail::actor_record_ptr> find_actor(const std::string& name);
+  /// See `core::address_of` and `core::actor_at`.
+  detail::actor_address address_of(const detail::actor_record_ptr& target);
+  result<detail::actor_record_ptr> actor_at(const detail::actor_address& addr);
+  /// Creates an actor lost with its node again, on a node the global scheduler picks.
+  void restart_actor(const std::shared_ptr<remote_actor_record>& rec);
+
+  // -- what other nodes ask of this one
+  /// Creates the actor here and answers its owner; on the head, one not yet placed is
+  /// placed by the global scheduler first. May block: run it on the agent.
+  void create_actor_here(wire_msg::actor_create m);
+  void on_actor_call(wire_msg::actor_call&& m);
+  void register_remote_name(const std::string& peer, const wire_msg::actor_register& m);
+  void lookup_name(const std::string& peer, const wire_msg::actor_lookup& m);
+
+private:
+  // Creates the actor `m` asks for on this node; its id here.
+  result<uint64_t> host_actor(const wire_msg::actor_create& m);
+  // Hosts `rec` as `id` for other nodes; returns once calls to it find it.
+  void host(uint64_t id, detail::actor_record_ptr rec);
+  // A record of an actor on another node, remembered so its node's death reaches it.
+  std::shared_ptr<remote_actor_record>
+  track(detail::actor_spec spec, const std::string& node, uint64_t id,
+        std::optional<wire_msg::actor_create> created_by = std::nullopt);
+  // Sends the calls queued for `rec` whose arguments are ready, in order.
+  void send_calls(const std::shared_ptr<remote_actor_record>& rec);
+  void send_call(const std::shared_ptr<remote_actor_record>& rec, detail::task_ptr call);
+
+  node_link& link_;
+  std::atomic<uint64_t> next_actor_{1};
+};
+
+} // namespace swarm::actors

@@ -1,0 +1,906 @@
+#include "actors/node/cluster_node.hpp"
+
+#include "actors/observability/dashboard_snapshot.hpp"
+#include "actors/scheduling/global_scheduler.hpp"
+#include "actors/node/job_runner.hpp"
+#include "actors/control_store/protocol.hpp"
+#include "actors/scheduling/protocol.hpp"
+#include "actors/user_actors/remote_actor_record.hpp"
+
+#include <caf/all.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using namespace std::chrono_literals;
+using detail::key_of;
+using detail::to_list;
+
+// The clients in the node table, by owner index.
+client_names client_names_of(const membership_view& members) {
+  return [&members](uint64_t owner_index) {
+    for (auto& [name, p] : *members.get())
+      if (p.info.client && p.info.owner_index == owner_index) return name;
+    return std::string{};
+  };
+}
+
+} // namespace
+
+// -- life cycle -------------------------------------------------------------------------
+
+cluster_node::cluster_node(const application& app, cluster_config cfg,
+                           const std::string& node,
+                           wire_msg::transport_factory make_transport)
+    : link_(std::move(cfg), node) {
+  local_ = std::make_unique<local_node>(app, link_.cfg.runtime_for(link_.self), this);
+  link_.local = local_.get();
+  link_.values = this;
+  // Before the network starts: its handlers feed the global scheduler.
+  if (is_head()) link_.global = spawn_global_scheduler(local_->system());
+  store_ = std::make_unique<cluster_store>(link_);
+  tasks_ = std::make_unique<cluster_tasks>(
+      link_, [this](wire_msg::message row) { store_->publish(std::move(row)); });
+  actors_ = std::make_unique<cluster_actors>(link_);
+  link_.deliver_here = [this](const std::string& peer, wire_msg::message&& m) {
+    on_message(peer, std::move(m));
+  };
+
+  wire_msg::endpoint_config ec;
+  ec.name = link_.self.name;
+  ec.secret = link_.cfg.secret;
+  ec.listen_address = link_.self.address;
+  ec.listen_port = link_.self.port;
+  ec.listen = !link_.self.client; // a client dials every node; nobody dials it
+  ec.max_frame_bytes = link_.cfg.max_message_bytes + (1 << 20);
+  wire_msg::endpoint_handlers h;
+  h.on_message = [this](const std::string& peer, wire_msg::message&& m) {
+    built_future_.wait();
+    std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
+    if (!link_.closing) on_message(peer, std::move(m));
+  };
+  h.on_peer_down = [this](const std::string& peer, const std::string& why) {
+    built_future_.wait();
+    std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
+    if (!link_.closing) caf::anon_send(link_.membership, down_atom::value, peer, why);
+  };
+  h.land = [landings = landings_](const std::string& peer,
+                                  const wire_msg::object_chunk& header, uint64_t size) {
+    return landings->claim(peer, header.id, header.offset, size);
+  };
+  h.log = [log = local_->log()](log_level level, const std::string& line) {
+    log.write(level, line);
+  };
+  if (!make_transport)
+    make_transport = [](wire_msg::endpoint_config c, wire_msg::endpoint_handlers hs)
+        -> result<std::unique_ptr<wire_msg::transport>> {
+      auto e = wire_msg::endpoint::start(std::move(c), std::move(hs));
+      if (!e) return e.err();
+      return std::unique_ptr<wire_msg::transport>{std::move(*e)};
+    };
+  auto ep = make_transport(ec, std::move(h));
+  if (!ep)
+    throw failure{{ep.err().code, "node '" + link_.self.name + "': " + ep.err().message}};
+  net_ = std::move(*ep);
+  link_.net = net_.get();
+  {
+    std::lock_guard<std::mutex> guard{link_.releases->mtx};
+    link_.releases->net = net_.get();
+    link_.releases->forget = [this](const object_id& id) {
+      caf::anon_send(link_.objects, forget_atom::value, key_of(id));
+    };
+    link_.releases->freed = [this](const object_id& id) {
+      caf::anon_send(link_.objects, freed_atom::value, key_of(id));
+    };
+  }
+  // Until the gate opens, the network's handlers wait; on a failure they find the node
+  // closing.
+  bool gate_open = false;
+  try {
+    local_->gcs().chain_link()->set(link_.self.name,
+                                    [this](const std::string& to, wire_msg::gcs_chain m) {
+                                      link_.send_while_open(to, std::move(m));
+                                    });
+    if (is_head()) {
+      store_->record_node(self_info());
+      store_->forget_restored_liveness();
+    }
+    // Joining happens below: the membership's ticks do not join again meanwhile.
+    rejoining_ = !is_head();
+    start_actors();
+    built_.set_value();
+    gate_open = true;
+    if (!is_head()) join_head();
+    rejoining_ = false;
+    if (auto rt = link_.cfg.runtime_for(link_.self); rt.metrics_port) {
+      auto m = node_metrics::start(link_.self.name, rt.metrics_address, *rt.metrics_port,
+                                   [this](metric_set& out) { collect(out); });
+      if (!m) throw failure{m.err()};
+      metrics_ = std::move(*m);
+    }
+    if (is_head() && link_.self.dashboard_port) {
+      // A client of the cluster, as `swarm status` is: it asks over the network.
+      auto d = dashboard::start(
+          link_.self.name, link_.self.address, *link_.self.dashboard_port,
+          [cfg = link_.cfg] { return dashboard_snapshot(cfg, std::chrono::seconds{2}); });
+      if (!d) throw failure{d.err()};
+      dashboard_ = std::move(*d);
+    }
+    auto at = [this](uint16_t port, const char* path) {
+      return "http://" + link_.self.address + ":" + std::to_string(port) + path;
+    };
+    log().info("serving on " + link_.self.address + ":" +
+               std::to_string(link_.self.port) + " (cluster '" + link_.cfg.name + "')" +
+               (metrics_ ? ", metrics on " + at(metrics_->port(), "/metrics") : "") +
+               (dashboard_ ? ", dashboard on " + at(dashboard_->port(), "/") : ""));
+  } catch (...) {
+    // The destructor will not run: stop what calls into this node before its parts go.
+    dashboard_.reset();
+    metrics_.reset();
+    stop_actors();
+    {
+      std::unique_lock<std::shared_mutex> alive{link_.alive_mtx};
+      link_.closing = true;
+    }
+    if (!gate_open) built_.set_value();
+    throw;
+  }
+}
+
+void cluster_node::start_actors() {
+  auto& sys = local_->system();
+  link_.start_agent();
+  membership_config mc;
+  mc.self = self_info();
+  mc.head = head_name();
+  // Owner indices 1..n name the file's nodes in its order; a client's own row is none.
+  for (auto& n : link_.cfg.nodes)
+    if (!n.client) file_nodes_.push_back(n.name);
+  mc.nodes = file_nodes_;
+  mc.replication = link_.cfg.gcs_replication;
+  mc.log = local_->log();
+  mc.heartbeat_interval = link_.cfg.heartbeat_interval;
+  mc.node_timeout = link_.cfg.node_timeout;
+  link_.membership = spawn_membership(sys, std::move(mc), *this, link_.members);
+  auto send = [this](const std::string& to, wire_msg::message m) {
+    link_.send_to(to, std::move(m));
+  };
+  auto publish = [this](auto row) { store_->publish(std::move(row)); };
+  control_client_config cc;
+  cc.node = link_.self.name;
+  cc.pid = static_cast<uint32_t>(::getpid());
+  cc.send = send;
+  cc.publish = publish;
+  link_.control = spawn_control_client(sys, std::move(cc));
+  object_manager_config oc;
+  oc.node = link_.self.name;
+  oc.nodes = file_nodes_;
+  oc.clients = client_names_of(link_.members);
+  oc.send = send;
+  oc.publish = publish;
+  oc.pool = local_->pool();
+  oc.landings = landings_;
+  oc.values = this;
+  oc.warn = [log = local_->log()](const std::string& line) { log.warn(line); };
+  oc.reserve = [local = local_.get()](const object_key& k, uint64_t bytes) {
+    return local->admit_secondary({k.first, k.second}, bytes);
+  };
+  oc.cache = [store = local_->store_table_ptr()](std::weak_ptr<cached_copy> copy) {
+    store->cache(std::move(copy));
+  };
+  oc.count_lookup = [store = local_->store_table_ptr()](bool hit) {
+    store->count_lookup(hit);
+  };
+  oc.pick = [members = &link_.members,
+             me = link_.self.name](size_t n, const std::set<std::string>& exclude) {
+    return least_busy(*members->get(), me, n,
+                      [&](const peer_view& p) { return !exclude.count(p.info.name); });
+  };
+  oc.load = [members = &link_.members](const std::string& node) {
+    auto table = members->get();
+    auto i = table->find(node);
+    return i == table->end()
+               ? 0.0
+               : static_cast<double>(i->second.info.queued + i->second.info.running);
+  };
+  link_.objects = spawn_object_manager(sys, std::move(oc));
+  owner_config wc;
+  wc.node = link_.self.name;
+  wc.log = local_->log();
+  wc.values = this;
+  wc.send = send;
+  wc.release = [this](std::vector<object_key> exported) {
+    link_.release_exports(exported);
+  };
+  // Off the thread running the owner: resubmitting may encode large arguments.
+  wc.resubmit = [this](detail::task_ptr t) {
+    link_.post([this, t] { tasks_->submit(t); });
+  };
+  wc.call = [this](std::shared_ptr<remote_actor_record> rec, detail::task_ptr t) {
+    link_.post([this, rec, t] { actors_->call(*rec, t); });
+  };
+  auto restart = [this](std::shared_ptr<remote_actor_record> rec) {
+    link_.post([this, rec] { actors_->restart_actor(rec); });
+  };
+  wc.restart = restart;
+  // Ever joined: work for a node that died is failed over by its loss, not held back.
+  wc.joined = [this](const std::string& peer) {
+    return link_.members.get()->count(peer) > 0;
+  };
+  wc.join_wait = link_.cfg.join_wait;
+  wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
+    tasks_->pull_result(std::move(t), where);
+  };
+  wc.pull_item = [this](detail::slot_ptr slot, const detail::type_descriptor* type,
+                        wire_msg::stored_at where) {
+    tasks_->pull_item(std::move(slot), type, where);
+  };
+  auto& bc = wc.borrows;
+  bc.node = link_.self.name;
+  bc.nodes = file_nodes_;
+  bc.clients = client_names_of(link_.members);
+  bc.send = send;
+  bc.find = [this](const object_key& k) { return lent_.find(k); };
+  bc.export_value = [this](const detail::slot_ptr& slot, std::vector<object_key>& held) {
+    return link_.export_arg({{}, slot}, held);
+  };
+  bc.release = wc.release;
+  bc.fetch = [this](const wire_msg::remote_ref& ref, const detail::type_descriptor* type,
+                    std::function<void(result<detail::boxed_value>)> done) {
+    link_.fetch(ref, type, std::move(done));
+  };
+  bc.borrows_made = [this] { return link_.borrows_made.load(std::memory_order_acquire); };
+  bc.values = this;
+  link_.owner = owner_ref{spawn_owner(sys, std::move(wc))};
+  link_.streams = spawn_stream_senders(sys);
+  if (is_head()) {
+    job_runner_config jc;
+    jc.address = link_.self.address + ":" + std::to_string(link_.self.port);
+    jc.secret = link_.cfg.secret;
+    jc.output_dir =
+        link_.cfg.gcs_dir.empty()
+            ? (std::filesystem::temp_directory_path() /
+               ("swarm-jobs-" + link_.cfg.name + "-" + std::to_string(::getpid())))
+                  .string()
+            : link_.cfg.gcs_dir + "/" + link_.self.name + "/jobs";
+    jc.send = send;
+    jobs_ = spawn_job_runner(sys, std::move(jc));
+  }
+  {
+    std::lock_guard<std::mutex> guard{link_.releases->mtx};
+    link_.releases->unborrow = [owner = link_.owner](const object_key& k) {
+      owner.dropped(k);
+    };
+  }
+  actor_directory_config dc;
+  dc.node = link_.self.name;
+  dc.log = local_->log();
+  dc.restart = restart;
+  dc.then_lost = [this](const std::string& peer, const std::string& why) {
+    link_.owner.lost(peer, why);
+  };
+  dc.kill = [this](detail::actor_record_ptr rec) { local_->kill(*rec, false); };
+  dc.hosted = &link_.hosted;
+  link_.directory = spawn_actor_directory(sys, std::move(dc));
+}
+
+void cluster_node::stop_actors() {
+  // The global scheduler's handle stays (the network's handlers may still read it; what
+  // they send is dropped); the agent's goes, or its detached thread would outlive the
+  // system.
+  auto stop = [this](const auto& a) {
+    if (!a) return;
+    caf::scoped_actor self{local_->system()};
+    self->send_exit(a, caf::exit_reason::user_shutdown);
+    self->wait_for(a);
+  };
+  stop(link_.membership);
+  stop(link_.control);
+  stop(link_.objects);
+  stop(link_.directory);
+  stop(link_.owner.handle());
+  stop(link_.streams);
+  stop(jobs_);
+  stop(link_.agent);
+  stop(link_.global);
+  link_.agent = nullptr;
+}
+
+void cluster_node::drop_handles() {
+  link_.membership = nullptr;
+  link_.control = nullptr;
+  link_.objects = nullptr;
+  link_.directory = nullptr;
+  link_.owner = owner_ref{};
+  link_.streams = nullptr;
+  link_.global = nullptr;
+}
+
+cluster_node::~cluster_node() {
+  dashboard_.reset();
+  metrics_.reset();
+  {
+    std::lock_guard<std::mutex> guard{link_.releases->mtx};
+    link_.releases->net = nullptr;
+    link_.releases->forget = nullptr;
+    link_.releases->freed = nullptr;
+    link_.releases->unborrow = nullptr;
+  }
+  // Membership, the agent and the global scheduler call into this node: they go first.
+  stop_actors();
+  {
+    std::unique_lock<std::shared_mutex> alive{link_.alive_mtx};
+    link_.closing = true;
+  }
+  drop_handles();
+  // Work that came from other nodes and still runs here: its owners learn it failed.
+  link_.hosted.clear();
+  // Tasks finishing while the node stops still report through this node: it stays whole
+  // until they are done.
+  local_->stop();
+  local_.reset();
+  link_.local = nullptr;
+  net_.reset();
+  link_.net = nullptr;
+}
+
+wire_msg::node_info cluster_node::self_info() const {
+  wire_msg::node_info me;
+  me.name = link_.self.name;
+  me.address = link_.self.address;
+  me.port = link_.self.port;
+  me.head = is_head();
+  me.client = link_.self.client;
+  me.owner_index = link_.self.client ? link_.self.owner_index : 0;
+  me.total = to_list(local_->total_resources());
+  me.available = me.total;
+  auto& app = local_->app();
+  for (auto& f : app.function_names())
+    me.functions.push_back({f, (*app.find_entry(f))->signature()});
+  for (auto& a : app.actor_type_names())
+    me.actor_types.push_back({a, app.actor_info(a)->signature()});
+  return me;
+}
+
+namespace {
+
+// A stored object's lease that, once it goes, tells the object manager (while the node
+// runs): nodes this one sent copies to drop them.
+class telling_lease final : public detail::store_lease {
+public:
+  telling_lease(std::unique_ptr<detail::store_lease> inner,
+                std::shared_ptr<release_sink> sink, const object_id& id)
+      : inner_(std::move(inner)), sink_(std::move(sink)), id_(id) {}
+  ~telling_lease() override {
+    inner_.reset();
+    sink_->freed_here(id_);
+  }
+
+  void bind(std::weak_ptr<detail::object_slot> slot) override {
+    inner_->bind(std::move(slot));
+  }
+
+  result<detail::restored_value> restore(const detail::type_descriptor& type) override {
+    return inner_->restore(type);
+  }
+
+private:
+  std::unique_ptr<detail::store_lease> inner_;
+  std::shared_ptr<release_sink> sink_;
+  object_id id_;
+};
+
+} // namespace
+
+result<std::unique_ptr<detail::store_lease>>
+cluster_node::admit(const object_id& id, const detail::boxed_value& v) {
+  auto lease = local_->admit(id, v);
+  if (!lease || !*lease) return lease;
+  return std::unique_ptr<detail::store_lease>{
+      std::make_unique<telling_lease>(std::move(*lease), link_.releases, id)};
+}
+
+wire_msg::store_usage cluster_node::store() {
+  auto s = local_->store_accounting();
+  return {s.bytes,       s.capacity,      s.secondary_bytes, s.pooled_bytes,
+          s.pool_reuses, s.spilled_bytes, s.spills,          s.restores,
+          s.cache_hits,  s.cache_misses,  s.evictions};
+}
+
+void cluster_node::collect(metric_set& out) {
+  local_->collect(out);
+  auto t = net_->traffic();
+  static constexpr const char* lanes[] = {"control", "call", "bulk"}; // wire_msg::lane
+  for (size_t lane = 0; lane < t.frames_sent.size(); ++lane) {
+    metric_set::labels l{{"lane", lanes[lane]}};
+    out.counter("swarm_frames_sent_total", "Frames sent to other nodes, by lane",
+                static_cast<double>(t.frames_sent[lane]), l);
+    out.counter("swarm_bytes_sent_total", "Bytes sent to other nodes, by lane",
+                static_cast<double>(t.bytes_sent[lane]), l);
+    out.counter("swarm_frames_received_total",
+                "Frames received from other nodes, by lane",
+                static_cast<double>(t.frames_received[lane]), l);
+  }
+  out.counter("swarm_connections_refused_total",
+              "Connections refused (no proof of the secret, too many handshaking)",
+              static_cast<double>(t.refused));
+  size_t alive = 0, known = 0;
+  for (auto& [name, p] : *link_.members.get()) {
+    ++known;
+    alive += p.info.alive || name == link_.self.name ? 1 : 0;
+  }
+  out.gauge("swarm_nodes_alive", "Nodes alive in this node's view of the cluster",
+            static_cast<double>(alive));
+  out.gauge("swarm_nodes_dead", "Nodes that joined and are now dead, in this node's view",
+            static_cast<double>(known - alive));
+}
+
+node_stats cluster_node::stats() {
+  auto s = local_->stats();
+  caf::scoped_actor self{local_->system()};
+  self->request(link_.objects, std::chrono::seconds(5), count_atom::value)
+      .receive([&](uint64_t n) { s.pulled_entries = n; }, [](caf::error&) {});
+  self->request(link_.owner.handle(), std::chrono::seconds(5), borrows_atom::value)
+      .receive(
+          [&](uint64_t lent, uint64_t borrowed) {
+            s.lent_objects = lent;
+            s.borrowed_objects = borrowed;
+          },
+          [](caf::error&) {});
+  return s;
+}
+
+void cluster_node::lend(const detail::slot_ptr& slot) {
+  if ((slot->id().owner >> owner_index_shift) == link_.index + 1) lent_.add(slot);
+}
+
+result<detail::slot_ptr> cluster_node::borrow(const object_id& id,
+                                              const detail::type_descriptor& type) {
+  auto k = key_of(id);
+  auto owner = (id.owner >> owner_index_shift) - 1;
+  if (owner != link_.index &&
+      owner_node_of(k, file_nodes_, client_names_of(link_.members)).empty())
+    return error{errc::invalid_argument,
+                 "node '" + link_.self.name + "' read a ref of object " + id.to_string() +
+                     ", whose owner is no node of cluster '" + link_.cfg.name + "'"};
+  if (owner == link_.index) {
+    if (auto slot = lent_.find(k)) return slot;
+    return error{errc::object_freed,
+                 "object " + id.to_string() + " was freed on node '" + link_.self.name +
+                     "', its owner, before a ref of it was read there"};
+  }
+  // Its borrow is given back as it goes (the sink is cut when this node stops).
+  detail::slot_ptr slot{new detail::object_slot(id),
+                        [sink = link_.releases, k](detail::object_slot* s) {
+                          delete s;
+                          sink->unborrowed(k);
+                        }};
+  link_.borrows_made.fetch_add(1, std::memory_order_acq_rel);
+  link_.owner.borrow(slot, &type);
+  return slot;
+}
+
+void cluster_node::add_transfers(std::vector<wire_msg::list_row>& rows) {
+  caf::scoped_actor self{local_->system()};
+  self->request(link_.objects, std::chrono::seconds(5), transfers_atom::value)
+      .receive(
+          [&](std::vector<transfer_event>& pulls) {
+            for (auto& t : pulls)
+              rows.push_back({object_id{t.key.first, t.key.second}.to_string(),
+                              "pull",
+                              t.failed ? "failed" : "finished",
+                              "pulls from " + t.from,
+                              {timeline_kind::transfer, 0, t.started_us, t.ended_us,
+                               static_cast<int64_t>(t.bytes)}});
+          },
+          [](caf::error&) {});
+}
+
+void cluster_node::adopt(std::shared_ptr<void> children) {
+  children_ = std::move(children);
+}
+
+size_t cluster_node::wait_for_nodes(size_t n, std::chrono::milliseconds timeout) {
+  auto deadline = steady::now() + timeout;
+  while (true) {
+    auto alive = alive_nodes().size();
+    if (alive >= n || steady::now() >= deadline) return alive;
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+std::vector<std::string> cluster_node::alive_nodes() const {
+  std::vector<std::string> alive;
+  auto peers = link_.members.get();
+  for (auto& [name, p] : *peers)
+    // Clients are no nodes of the cluster (but this one counts itself).
+    if ((p.info.alive && !p.info.client) || name == link_.self.name)
+      alive.push_back(name);
+  return alive;
+}
+
+bool cluster_node::wait_for_stop(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> guard{stop_mtx_};
+  return stop_cv_.wait_for(guard, timeout, [this] { return stop_requested_; });
+}
+
+object_id cluster_node::new_object_id(uint64_t owner) {
+  return {owner, next_seq_.fetch_add(1)};
+}
+
+void cluster_node::join_head() {
+  // The head may start after this node: retry for a while, then give up loudly.
+  auto deadline = steady::now() + 30s;
+  result<void> ok = error{errc::node_unreachable, "not tried"};
+  while (steady::now() < deadline) {
+    if (wait_for_stop(std::chrono::milliseconds(0)))
+      throw failure{
+          {errc::runtime_stopped,
+           "node '" + link_.self.name + "' was stopped before it joined the head"}};
+    ok = link_.connect_to(head_name());
+    if (ok || ok.err().message.find("secret") != std::string::npos) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  if (!ok)
+    throw failure{{errc::node_unreachable, "node '" + link_.self.name +
+                                               "' cannot join the head '" + head_name() +
+                                               "': " + ok.err().message}};
+  (void)net_->send(head_name(), wire_msg::join{self_info()});
+}
+
+// -- what membership asks of this node
+// ---------------------------------------------------
+
+bool cluster_node::send(const std::string& peer, const wire_msg::message& m) {
+  return static_cast<bool>(net_->send(peer, m));
+}
+
+bool cluster_node::connected(const std::string& peer) {
+  return net_->connected(peer);
+}
+
+std::optional<std::chrono::milliseconds>
+cluster_node::quiet_for(const std::string& peer) {
+  return net_->quiet_for(peer);
+}
+
+void cluster_node::disconnect(const std::string& peer, const std::string& why) {
+  net_->disconnect(peer, why);
+}
+
+void cluster_node::dial(const std::string& peer) {
+  link_.post([this, peer] { (void)link_.connect_to(peer); });
+}
+
+void cluster_node::rejoin() {
+  // Joining again may block (a connect): the agent does it, one attempt at a time.
+  if (rejoining_.exchange(true)) return;
+  link_.post([this] {
+    if (link_.connect_to(head_name()))
+      (void)net_->send(head_name(), wire_msg::join{self_info()});
+    rejoining_ = false;
+  });
+}
+
+void cluster_node::set_chain(std::vector<std::string> members) {
+  local_->gcs().set_chain(std::move(members));
+}
+
+void cluster_node::lost(const std::string& peer, const std::string& why) {
+  // Pulls from there fail, results located there count as gone, results held here for
+  // owners there go.
+  caf::anon_send(link_.objects, lost_atom::value, peer, why);
+  // Actors this node created there restart elsewhere, and calls to them wait for that;
+  // then the rest fails over.
+  caf::anon_send(link_.directory, lost_atom::value, peer, why);
+}
+
+// -- placement groups: the head's global scheduler keeps them; other nodes ask it ------
+
+result<detail::group_placement> cluster_node::ask_head(wire_msg::group_ask m) {
+  auto a = link_.request(head_name(), std::move(m));
+  if (!a) return a.err();
+  auto* g = std::get_if<wire_msg::group_answer>(&*a);
+  if (!g) return error{errc::invalid_argument, "unexpected answer to a placement group"};
+  if (!g->ok) return detail::from_wire(g->error);
+  detail::group_placement out{g->nodes, {}};
+  for (auto& b : g->bundles) {
+    auto r = detail::from_list(b);
+    if (!r) return r.err();
+    out.bundles.push_back(*r);
+  }
+  return out;
+}
+
+result<void> cluster_node::create_group(uint64_t id, const placement_group_options& o) {
+  if (is_head()) return create_group_at(link_.global, id, o);
+  wire_msg::group_ask m;
+  m.kind = wire_msg::group_ask::kind_type::create;
+  m.id = id;
+  for (auto& b : o.bundles)
+    m.bundles.push_back(detail::to_list(b));
+  m.strategy = static_cast<uint8_t>(o.strategy);
+  auto a = ask_head(std::move(m));
+  if (!a) return a.err();
+  return {};
+}
+
+result<detail::group_placement>
+cluster_node::wait_group(uint64_t id, std::chrono::milliseconds timeout) {
+  if (is_head()) return wait_group_at(link_.global, id, timeout);
+  // Asked again until it is placed: the head answers each ask at once.
+  auto deadline = detail::deadline_after(timeout);
+  for (;;) {
+    wire_msg::group_ask m;
+    m.kind = wire_msg::group_ask::kind_type::query;
+    m.id = id;
+    auto a = ask_head(std::move(m));
+    if (a || a.err().code != errc::timeout || timeout.count() <= 0 ||
+        detail::object_slot::clock::now() >= deadline)
+      return a;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+result<void> cluster_node::remove_group(uint64_t id) {
+  if (is_head()) return remove_group_at(link_.global, id);
+  wire_msg::group_ask m;
+  m.kind = wire_msg::group_ask::kind_type::remove;
+  m.id = id;
+  auto a = ask_head(std::move(m));
+  if (!a) return a.err();
+  return {};
+}
+
+void cluster_node::on_group_ask(const std::string& peer, const wire_msg::group_ask& m) {
+  auto reply = [this, peer, rid = m.request_id](result<detail::group_placement> a) {
+    wire_msg::group_answer out;
+    out.request_id = rid;
+    out.ok = a.has_value();
+    if (a) {
+      out.nodes = a->nodes;
+      for (auto& b : a->bundles)
+        out.bundles.push_back(detail::to_list(b));
+    } else {
+      out.error = detail::to_wire(a.err());
+    }
+    link_.send_while_open(peer, std::move(out));
+  };
+  group_request r;
+  r.id = m.id;
+  r.then = reply;
+  using kind = wire_msg::group_ask::kind_type;
+  if (m.kind == kind::create) {
+    r.what = group_request::kind::create;
+    if (m.strategy > static_cast<uint8_t>(placement_strategy::strict_spread))
+      return reply(error{errc::invalid_argument,
+                         "unknown placement strategy " + std::to_string(m.strategy)});
+    r.options.strategy = static_cast<placement_strategy>(m.strategy);
+    for (auto& b : m.bundles) {
+      auto rs = detail::from_list(b);
+      if (!rs) return reply(rs.err());
+      r.options.bundles.push_back(*rs);
+    }
+  } else {
+    r.what =
+        m.kind == kind::query ? group_request::kind::query : group_request::kind::remove;
+  }
+  caf::anon_send(link_.global, group_atom::value, std::move(r));
+}
+
+// -- dispatch
+// ------------------------------------------------------------------------------
+
+void cluster_node::output(const detail::task_spec* task, std::string_view text) {
+  // Printed here when the caller is here, or its node is gone.
+  if (!task || task->origin.empty() || task->origin == link_.self.name ||
+      !link_.net->connected(task->origin))
+    return core::output(task, text);
+  log().debug("output of '" + detail::output_label(*task) + "' for node '" +
+              task->origin + "': " + std::string{text});
+  link_.send_while_open(task->origin,
+                        wire_msg::task_output{detail::output_label(*task),
+                                              link_.self.name, std::string{text}});
+}
+
+bool cluster_node::cancel(detail::task_spec& task) {
+  if (!local_->cancel(task)) return false;
+  // Sent to other nodes: those running it are told (nothing when it was not).
+  link_.owner.cancel(key_of(task.result->id()));
+  return true;
+}
+
+void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
+  std::visit(
+      [&](auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, wire_msg::task_submit>) {
+          tasks_->on_submit(std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::task_result>) {
+          link_.owner.result(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::stream_item>) {
+          link_.owner.stream(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::stream_ack>) {
+          caf::anon_send(link_.streams, stream_atom::value, key_of(x.result), x.taken);
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_call>) {
+          actors_->on_actor_call(std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_pull>) {
+          caf::anon_send(link_.objects, pull_atom::value, peer, x);
+        } else if constexpr (std::is_same_v<T, wire_msg::object_chunk>) {
+          caf::anon_send(link_.objects, chunk_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_free>) {
+          caf::anon_send(link_.objects, free_atom::value, key_of(x.id));
+        } else if constexpr (std::is_same_v<T, wire_msg::task_cancel>) {
+          caf::anon_send(local_->scheduler(), cancel_atom::value, x.result.owner,
+                         x.result.seq);
+        } else if constexpr (std::is_same_v<T, wire_msg::object_replicate>) {
+          caf::anon_send(link_.objects, replica_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_replicated>) {
+          caf::anon_send(link_.objects, replicated_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::heartbeat>) {
+          caf::anon_send(link_.membership, heartbeat_atom::value, peer, x);
+        } else if constexpr (std::is_same_v<T, wire_msg::join>) {
+          if (x.node.name == peer)
+            caf::anon_send(link_.membership, join_atom::value, std::move(x.node));
+          else
+            log().warn("node '" + peer + "' asked to join as '" + x.node.name +
+                       "': ignored");
+        } else if constexpr (std::is_same_v<T, wire_msg::node_table>) {
+          // Only the head's table is the truth.
+          if (peer == head_name())
+            caf::anon_send(link_.membership, table_atom::value, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::list_request>) {
+          // Off the network's thread: the scheduler is asked and may take a while.
+          link_.post([this, peer, x] {
+            wire_msg::list_reply out{x.request_id, link_.self.name, {}, 0};
+            if (auto rows = local_->list(x.what)) {
+              out.rows = std::move(*rows);
+              if (x.what == "timeline") add_transfers(out.rows);
+            } else
+              out.rows.push_back({"", "", "error", rows.err().message, {}});
+            out.total = out.rows.size();
+            if (x.limit > 0 && out.rows.size() > x.limit) out.rows.resize(x.limit);
+            link_.send_while_open(peer, std::move(out));
+          });
+        } else if constexpr (std::is_same_v<T, wire_msg::task_output>) {
+          detail::print_output(x.function, x.node, x.text);
+        } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {
+          if (!is_head()) {
+            link_.send_to(peer, table_snapshot());
+          } else {
+            link_.post([this, peer] {
+              auto t = store_->stored_table();
+              link_.send_to(peer, t ? std::move(*t) : table_snapshot());
+            });
+          }
+        } else if constexpr (std::is_same_v<T, wire_msg::job_info> ||
+                             std::is_same_v<T, wire_msg::object_location>) {
+          store_->on_row(x);
+        } else if constexpr (std::is_same_v<T, wire_msg::stop_request>) {
+          on_stop(x);
+        } else if constexpr (std::is_same_v<T, wire_msg::job_submit> ||
+                             std::is_same_v<T, wire_msg::job_ask>) {
+          if (jobs_) {
+            caf::anon_send(jobs_, job_atom::value, peer, std::move(x));
+          } else {
+            wire_msg::job_answer no;
+            no.request_id = x.request_id;
+            no.error = "node '" + link_.self.name + "' is not the head: jobs run there";
+            link_.send_to(peer, std::move(no));
+          }
+        } else if constexpr (std::is_same_v<T, wire_msg::client_ask>) {
+          if (is_head()) link_.send_to(peer, welcome_client(x.request_id));
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_create>) {
+          link_.post([this, x]() { actors_->create_actor_here(x); });
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_register>) {
+          link_.post([this, peer, x]() { actors_->register_remote_name(peer, x); });
+        } else if constexpr (std::is_same_v<T, wire_msg::group_ask>) {
+          if (is_head()) on_group_ask(peer, x);
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_lookup>) {
+          link_.post([this, peer, x]() { actors_->lookup_name(peer, x); });
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_created> ||
+                             std::is_same_v<T, wire_msg::actor_location> ||
+                             std::is_same_v<T, wire_msg::group_answer> ||
+                             std::is_same_v<T, wire_msg::kv_reply>) {
+          // Answers to this node's requests.
+          auto id = x.request_id;
+          caf::anon_send(link_.control, answer_atom::value, id,
+                         wire_msg::message{std::move(x)});
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_checkpoint>) {
+          caf::anon_send(link_.directory, checkpoint_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
+          auto shard = x.shard;
+          if (!local_->gcs().chain_message(std::move(x)))
+            log().warn("chain message from '" + peer + "' for shard " +
+                       std::to_string(shard) + " dropped: this node has " +
+                       std::to_string(link_.cfg.gcs_shards));
+        } else if constexpr (std::is_same_v<T, wire_msg::kv_request>) {
+          store_->on_kv_request(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_borrow> ||
+                             std::is_same_v<T, wire_msg::object_borrowed> ||
+                             std::is_same_v<T, wire_msg::object_unborrow>) {
+          link_.owner.borrows(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
+          caf::anon_send(link_.directory, unhost_atom::value, x.actor_id);
+        } else {
+          // hello and proof never get here: the endpoint consumes them.
+        }
+      },
+      m);
+}
+
+wire_msg::client_welcome cluster_node::welcome_client(uint64_t request_id) const {
+  auto& cfg = link_.cfg;
+  wire_msg::client_welcome w;
+  w.request_id = request_id;
+  w.ok = true;
+  w.cluster = cfg.name;
+  for (auto& n : cfg.nodes) {
+    wire_msg::node_info i;
+    i.name = n.name;
+    i.address = n.address;
+    i.port = n.port;
+    i.head = n.role == node_spec::role_type::head;
+    w.nodes.push_back(std::move(i));
+  }
+  // An owner index no node of the file and no client in the table has: drawn at random
+  // past the file's, so that clients of an earlier head do not collide either.
+  std::set<uint32_t> taken;
+  for (auto& [name, p] : *link_.members.get())
+    if (p.info.client) taken.insert(p.info.owner_index);
+  std::random_device seed;
+  std::mt19937 gen{seed()};
+  auto first = static_cast<uint32_t>(cfg.nodes.size()) + 1;
+  std::uniform_int_distribution<uint32_t> pick{first,
+                                               (1u << (63 - owner_index_shift)) - 1};
+  do
+    w.owner_index = pick(gen);
+  while (taken.count(w.owner_index));
+  w.heartbeat_ms = static_cast<uint64_t>(cfg.heartbeat_interval.count());
+  w.node_timeout_ms = static_cast<uint64_t>(cfg.node_timeout.count());
+  w.join_wait_ms = static_cast<uint64_t>(cfg.join_wait.count());
+  w.gcs_shards = static_cast<uint32_t>(cfg.gcs_shards);
+  w.gcs_replication = static_cast<uint32_t>(cfg.gcs_replication);
+  w.inline_threshold = cfg.inline_threshold;
+  w.max_message_bytes = cfg.max_message_bytes;
+  return w;
+}
+
+wire_msg::node_table cluster_node::table_snapshot() const {
+  return to_node_table(*link_.members.get(), caf::actor_clock::clock_type::now());
+}
+
+void cluster_node::on_stop(const wire_msg::stop_request& m) {
+  if (is_head() && (m.node.empty() || m.node != link_.self.name)) {
+    std::vector<std::string> targets;
+    auto peers = link_.members.get();
+    for (auto& [name, p] : *peers)
+      if (name != link_.self.name && p.info.alive && (m.node.empty() || name == m.node))
+        targets.push_back(name);
+    for (auto& n : targets)
+      link_.send_to(n, wire_msg::stop_request{n, {}});
+    if (!m.node.empty()) return;
+  }
+  std::lock_guard<std::mutex> guard{stop_mtx_};
+  stop_requested_ = true;
+  stop_reason_ = m.reason;
+  stop_cv_.notify_all();
+}
+
+std::string cluster_node::stop_reason() const {
+  std::lock_guard<std::mutex> guard{stop_mtx_};
+  return stop_reason_;
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,161 @@
+#include "actors/node/cluster_store.hpp"
+#include "actors/control_store/protocol.hpp"
+#include "actors/scheduling/protocol.hpp"
+#include "actors/common/wall_clock.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using detail::from_list;
+
+std::string object_row_key(const wire_msg::object_ref_id& id) {
+  return std::to_string(id.owner) + "." + std::to_string(id.seq);
+}
+
+} // namespace
+
+// -- control store: node, job and object tables
+// ------------------------------------------
+
+void cluster_store::record_node(wire_msg::node_info info) {
+  // A client runs no work: the global scheduler never places any there.
+  if (link_.global && !info.client)
+    if (auto total = from_list(info.total))
+      caf::anon_send(link_.global, update_atom::value, info.name,
+                     node_report{*total, info.queued, info.by_priority, info.alive,
+                                 abilities_of(info)});
+  info.last_seen_ms = wall_ms(); // stored as a time; reported as an age
+  info.head = info.name == link_.head_name();
+  auto name = info.name;
+  link_.local->gcs().put("node", name, std::move(info));
+}
+
+void cluster_store::forget_node(const std::string& client) {
+  link_.local->gcs().erase("node", client);
+}
+
+void cluster_store::forget_restored_liveness() {
+  // Rows restored from a persisted control store (`gcs_dir`) describe nodes this head
+  // has not heard from since it started: none is alive until it joins again (workers
+  // rejoin by themselves). A join racing this write is re-recorded at its next heartbeat.
+  auto rows = link_.local->gcs().scan("node");
+  if (!rows) return;
+  for (auto& row : *rows) {
+    auto n = std::get<wire_msg::node_info>(row);
+    if (n.name == link_.self.name || !n.alive) continue;
+    n.alive = false;
+    link_.local->gcs().put("node", n.name, std::move(n));
+  }
+}
+
+void cluster_store::publish(wire_msg::message row) {
+  if (link_.is_head())
+    std::visit(
+        [this](auto& r) {
+          using T = std::decay_t<decltype(r)>;
+          if constexpr (std::is_same_v<T, wire_msg::job_info> ||
+                        std::is_same_v<T, wire_msg::object_location>)
+            on_row(r);
+        },
+        row);
+  else
+    link_.send_to(link_.head_name(), std::move(row));
+}
+
+void cluster_store::on_row(const wire_msg::job_info& j) {
+  if (link_.is_head()) link_.local->gcs().put("job", std::to_string(j.id), j);
+}
+
+void cluster_store::on_row(const wire_msg::object_location& o) {
+  if (!link_.is_head()) return;
+  if (o.present)
+    link_.local->gcs().put("object", object_row_key(o.id), o);
+  else
+    link_.local->gcs().erase("object", object_row_key(o.id));
+}
+
+void cluster_store::job_event(uint64_t id, bool running) {
+  caf::anon_send(link_.control, job_atom::value, id, running);
+}
+
+result<std::vector<table_row>> cluster_store::control_table(const std::string& table) {
+  if (!link_.is_head())
+    return error{errc::invalid_argument,
+                 "node '" + link_.self.name + "' holds no control store: ask the head"};
+  return link_.local->gcs().scan(table);
+}
+
+result<wire_msg::node_table> cluster_store::stored_table() {
+  auto nodes = link_.local->gcs().scan("node");
+  if (!nodes) return nodes.err();
+  auto jobs = link_.local->gcs().scan("job");
+  if (!jobs) return jobs.err();
+  wire_msg::node_table t;
+  auto now = wall_ms();
+  for (auto& row : *nodes) {
+    auto n = std::get<wire_msg::node_info>(row);
+    n.last_seen_ms = now > n.last_seen_ms ? now - n.last_seen_ms : 0;
+    t.nodes.push_back(std::move(n));
+  }
+  for (auto& row : *jobs)
+    t.jobs.push_back(std::get<wire_msg::job_info>(row));
+  std::sort(t.nodes.begin(), t.nodes.end(), [](auto& a, auto& b) {
+    return std::make_pair(!a.head, a.name) < std::make_pair(!b.head, b.name);
+  });
+  std::sort(t.jobs.begin(), t.jobs.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  return t;
+}
+
+// -- the key-value table
+// -------------------------------------------
+
+result<std::optional<std::vector<uint8_t>>>
+cluster_store::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t> value) {
+  if (value.size() > link_.cfg.max_message_bytes)
+    return error{errc::invalid_argument,
+                 "a key-value value of " + std::to_string(value.size()) +
+                     " bytes is over the cluster's max_message_bytes (" +
+                     std::to_string(link_.cfg.max_message_bytes) + ")"};
+  if (link_.is_head()) return link_.local->kv(op, name, std::move(value));
+  wire_msg::kv_request m;
+  m.op = static_cast<wire_msg::kv_request::op_type>(op);
+  m.key = name;
+  m.value = std::move(value);
+  auto a = link_.request(link_.head_name(), std::move(m));
+  if (!a) return a.err();
+  auto* r = std::get_if<wire_msg::kv_reply>(&*a);
+  if (!r)
+    return error{errc::invalid_argument, "the head answered a key-value request "
+                                         "with another kind of message"};
+  if (r->failed) return detail::from_wire(r->error);
+  if (!r->found) return std::optional<std::vector<uint8_t>>{};
+  return std::optional<std::vector<uint8_t>>{std::move(r->value)};
+}
+
+void cluster_store::on_kv_request(const std::string& peer, wire_msg::kv_request m) {
+  if (!link_.is_head()) return;
+  auto id = m.request_id;
+  link_.local->gcs().kv_async(
+      static_cast<detail::kv_op>(m.op), m.key, std::move(m.value),
+      [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
+        wire_msg::kv_reply out;
+        out.request_id = id;
+        if (!r) {
+          out.failed = true;
+          out.error = detail::to_wire(r.err());
+        } else if (*r) {
+          out.found = true;
+          out.value = std::move(**r);
+        }
+        link_.send_while_open(peer, std::move(out));
+      });
+}
+
+} // namespace swarm::actors

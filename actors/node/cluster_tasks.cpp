@@ -1,0 +1,341 @@
+#include "actors/node/cluster_tasks.hpp"
+#include "actors/scheduling/global_scheduler.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <optional>
+
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using detail::from_list;
+using detail::from_wire;
+using detail::key_of;
+using detail::to_list;
+using detail::to_wire;
+
+/// Keeps a result that stayed on another node there while the owner's slot lives.
+class remote_hold final : public detail::store_lease {
+public:
+  remote_hold(std::shared_ptr<void> sink, std::function<void()> release)
+      : sink_(std::move(sink)), release_(std::move(release)) {}
+  ~remote_hold() override { release_(); }
+
+private:
+  std::shared_ptr<void> sink_;
+  std::function<void()> release_;
+};
+
+} // namespace
+
+cluster_tasks::cluster_tasks(node_link& link,
+                             std::function<void(wire_msg::message)> publish)
+    : link_(link), publish_(std::move(publish)),
+      spill_threshold_(static_cast<size_t>(2 * link.local->total_resources().get("CPU")) +
+                       1) {}
+
+void cluster_tasks::on_submit(wire_msg::task_submit m) {
+  if (m.placed || !link_.is_head())
+    run_task_here(std::move(m));
+  else
+    place_and_forward(std::move(m));
+}
+
+result<void> cluster_tasks::feasible(const resource_set& demand, const std::string& node,
+                                     const std::string& function) {
+  std::string seen, dead, lacking;
+  auto peers = link_.members.get();
+  auto needs = work_needs::function(function);
+  for (auto& [name, p] : *peers) {
+    if (!node.empty() && name != node) continue;
+    if (!registered(p.info, needs)) {
+      add_quoted(lacking, name);
+      continue;
+    }
+    auto total = from_list(p.info.total);
+    bool fits = total && demand.fits_in(*total);
+    if (p.info.alive && fits) return {};
+    if (fits) add_quoted(dead, name);
+    seen += (seen.empty() ? "" : ", ") + name + " " + (total ? total->to_string() : "?");
+  }
+  if (!dead.empty())
+    return node.empty() ? only_dead_nodes_fit(demand, dead)
+                        : error{errc::node_unreachable, "node " + dead + " is dead"};
+  if (seen.empty() && !lacking.empty())
+    return error{errc::unregistered,
+                 node.empty() ? "no node of the cluster can run " + needs.to_string() +
+                                    ": it is not registered on " + lacking
+                              : "node '" + node + "' cannot run " + needs.to_string() +
+                                    ": it is not registered there"};
+  if (!node.empty() && seen.empty()) {
+    if (!link_.cfg.find(node))
+      return error{errc::infeasible, link_.cfg.find(node).err().message};
+    return {}; // a node of the file that has not joined yet: the work waits for it
+  }
+  return error{errc::infeasible, "demands " + demand.to_string() +
+                                     " but no node of the cluster has it (" + seen + ")"};
+}
+
+void cluster_tasks::submit(detail::task_ptr task) {
+  const auto& opts = task->options;
+  if (!opts.node.empty() && opts.node != link_.self.name)
+    return send_task(std::move(task), opts.node, true);
+  if (opts.node.empty() && opts.redundancy > 1)
+    if (auto nodes = nodes_for(*task, opts.redundancy); nodes.size() > 1)
+      return send_copies(std::move(task), std::move(nodes));
+  if (opts.node.empty()) {
+    // A client's tasks run on the cluster.
+    bool fits_here =
+        !link_.self.client && opts.resources.fits_in(link_.local->total_resources());
+    // Large inputs held elsewhere pull the task towards them.
+    bool inputs_elsewhere = false;
+    for (auto& a : task->args)
+      if (a.ref)
+        if (auto where = a.ref->primary_copy())
+          inputs_elsewhere |= where->node != link_.self.name;
+    // Bottom-up: a busy node spills what it cannot start soon, when another node can.
+    bool busy = local_inflight_.load(std::memory_order_relaxed) >= spill_threshold_ &&
+                idle_elsewhere();
+    if (!fits_here || inputs_elsewhere || busy)
+      return send_task(std::move(task),
+                       link_.is_head() ? std::string{} : link_.head_name(), false);
+  }
+  run_locally(std::move(task));
+}
+
+void cluster_tasks::run_locally(detail::task_ptr task) {
+  count_until_done(*task->result);
+  std::weak_ptr<detail::object_slot> result = task->result;
+  if (auto copies = task->options.replicas; copies > 1)
+    task->result->when_done([this, result, copies] {
+      if (auto slot = result.lock()) link_.replicate(slot, copies);
+    });
+  link_.local->submit(std::move(task));
+}
+
+void cluster_tasks::count_until_done(detail::object_slot& result) {
+  local_inflight_.fetch_add(1, std::memory_order_relaxed);
+  result.when_done([this] { local_inflight_.fetch_sub(1, std::memory_order_relaxed); });
+}
+
+bool cluster_tasks::idle_elsewhere() const {
+  auto peers = link_.members.get();
+  for (auto& [name, p] : *peers) {
+    if (name == link_.self.name || !p.info.alive) continue;
+    double cpus = 0;
+    for (auto& [r, amount] : p.info.total)
+      if (r == "CPU") cpus = amount;
+    if (static_cast<double>(p.info.queued) < cpus) return true;
+  }
+  return false;
+}
+
+wire_msg::task_submit cluster_tasks::submit_message(const detail::task_spec& task,
+                                                    bool placed,
+                                                    std::vector<key>& exported) {
+  wire_msg::task_submit m;
+  m.function = task.name;
+  m.result = to_wire(task.result->id());
+  m.resources = to_list(task.options.resources);
+  m.max_retries = task.options.max_retries;
+  m.retry_exceptions = task.options.retry_exceptions;
+  m.priority = task.options.priority;
+  // Copies of a task run on several nodes are not replicated: each would free the
+  // others' replicas as it is dropped.
+  m.replicas = task.options.redundancy > 1 ? 1 : task.options.replicas;
+  m.owner_node = link_.self.name;
+  m.placed = placed;
+  m.latency_critical = task.options.latency_critical;
+  m.job = task.options.job;
+  m.job_share = task.options.job_share;
+  if (task.reader) {
+    m.stream_owner = task.reader->items_owner();
+    m.stream_window = static_cast<uint32_t>(task.reader->window());
+  }
+  for (auto& a : task.args)
+    m.args.push_back(link_.export_arg(a, exported));
+  return m;
+}
+
+void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool placed) {
+  std::vector<object_key> exported;
+  auto m = submit_message(*task, placed, exported);
+  if (!to.empty())
+    return forward_task(std::move(task), to, std::move(m), std::move(exported));
+  // This is the head: its global scheduler places it.
+  auto demand = task->options.resources;
+  auto args = m.args; // `m` moves into the continuation below
+  link_.place(demand, work_needs::function(task->name), args, task->options.priority,
+              [this, task, m = std::move(m),
+               exported = std::move(exported)](result<std::string> where) mutable {
+                if (!where || *where == link_.self.name) {
+                  link_.release_exports(exported);
+                  if (!where)
+                    task->result->set_error(where.err());
+                  else
+                    run_locally(std::move(task));
+                  return;
+                }
+                m.placed = true;
+                forward_task(std::move(task), *where, std::move(m), std::move(exported));
+              });
+}
+
+std::vector<std::string> cluster_tasks::nodes_for(const detail::task_spec& task,
+                                                  size_t n) const {
+  auto needs = work_needs::function(task.name);
+  return least_busy(*link_.members.get(), link_.self.name, n, [&](const peer_view& p) {
+    auto total = from_list(p.info.total);
+    return registered(p.info, needs) && total && task.options.resources.fits_in(*total);
+  });
+}
+
+void cluster_tasks::send_copies(detail::task_ptr task, std::vector<std::string> nodes) {
+  std::vector<object_key> exported;
+  auto m = submit_message(*task, true, exported);
+  auto first = nodes.front();
+  nodes.erase(nodes.begin());
+  link_.owner.track(
+      {std::move(task), first, std::move(exported), nullptr, std::move(nodes)}, first,
+      std::move(m));
+}
+
+void cluster_tasks::forward_task(detail::task_ptr task, const std::string& to,
+                                 wire_msg::task_submit m, std::vector<key> exported) {
+  link_.owner.track({std::move(task), to, std::move(exported), nullptr}, to,
+                    std::move(m));
+}
+
+void cluster_tasks::place_and_forward(wire_msg::task_submit m) {
+  auto demand = from_list(m.resources);
+  if (!demand)
+    return link_.send_to(m.owner_node,
+                         wire_msg::task_result{m.result, to_wire(demand.err())});
+  auto args = m.args;
+  auto needs = work_needs::function(m.function);
+  auto priority = m.priority;
+  link_.place(*demand, std::move(needs), args, priority,
+              [this, m = std::move(m)](result<std::string> where) mutable {
+                if (!where)
+                  return link_.send_to(m.owner_node, wire_msg::task_result{
+                                                         m.result, to_wire(where.err())});
+                m.placed = true;
+                if (*where == link_.self.name) return run_task_here(std::move(m));
+                link_.send_to(*where, std::move(m));
+              });
+}
+
+void cluster_tasks::run_task_here(wire_msg::task_submit m) {
+  auto fail = [this, &m](error e) {
+    link_.send_to(m.owner_node, wire_msg::task_result{
+                                    m.result, to_wire(link_.named_here(std::move(e)))});
+  };
+  auto entry = link_.local->app().find_entry(m.function);
+  if (!entry)
+    return fail({entry.err().code, "node '" + link_.self.name + "' cannot run task '" +
+                                       m.function + "': " + entry.err().message});
+  auto demand = from_list(m.resources);
+  if (!demand) return fail(demand.err());
+  if ((m.stream_owner != 0) != ((*entry)->stream_item != nullptr))
+    return fail({errc::type_mismatch,
+                 "task '" + m.function + "' is " +
+                     ((*entry)->stream_item ? "a streaming function here, but the owner "
+                                              "did not ask for a stream"
+                                            : "no streaming function here, but the owner "
+                                              "asked for a stream")});
+  if (m.args.size() != (*entry)->params.size())
+    return fail({errc::type_mismatch, "task '" + m.function + "' takes " +
+                                          std::to_string((*entry)->params.size()) +
+                                          " argument(s), the owner sent " +
+                                          std::to_string(m.args.size())});
+  auto* f = *entry;
+  auto owner = m.owner_node;
+  auto id = from_wire(m.result);
+  task_options opts;
+  opts.resources = *demand;
+  opts.max_retries = m.max_retries;
+  opts.retry_exceptions = m.retry_exceptions;
+  opts.priority = m.priority;
+  opts.replicas = m.replicas;
+  opts.stream_window = m.stream_window;
+  opts.latency_critical = m.latency_critical;
+  opts.job = m.job;
+  opts.job_share = m.job_share > 0 ? m.job_share : 1;
+  auto stream_owner = m.stream_owner;
+  link_.gather_args(m.args, f->params,
+                    [this, f, owner, id, opts,
+                     stream_owner](result<std::vector<detail::boxed_value>> args) {
+                      auto t =
+                          link_.incoming(f->name, &f->fn, f->params, f->result, id, owner,
+                                         args, opts.replicas, opts.latency_critical);
+                      if (!t) return;
+                      t->options = opts;
+                      if (stream_owner != 0)
+                        t->stream =
+                            link_.stream_to(owner, id, stream_owner, opts.stream_window);
+                      t->result->set_producer(t);
+                      count_until_done(*t->result);
+                      link_.local->submit(std::move(t));
+                    });
+}
+
+void cluster_tasks::pull_result(detail::task_ptr task, const wire_msg::stored_at& where) {
+  // The callback keeps the task, its lineage: when the node holding the result dies
+  // before this copy is complete, the owner runs the task again (its inputs are here).
+  auto slot = task->result;
+  auto type = task->result_type;
+  pull_into(slot, type, where, [owner = link_.owner, task = std::move(task)](error e) {
+    if (e.code == errc::object_lost)
+      owner.retry(task, "reconstructing its result: " + e.message, e);
+    else
+      task->result->set_error(std::move(e));
+  });
+}
+
+void cluster_tasks::pull_item(detail::slot_ptr slot, const detail::type_descriptor* type,
+                              const wire_msg::stored_at& where) {
+  std::weak_ptr<detail::object_slot> weak = slot;
+  pull_into(std::move(slot), type, where, [weak](error e) {
+    if (auto s = weak.lock()) s->set_error(std::move(e));
+  });
+}
+
+void cluster_tasks::pull_into(const detail::slot_ptr& slot,
+                              const detail::type_descriptor* type,
+                              const wire_msg::stored_at& where,
+                              std::function<void(error)> failed) {
+  // Stays where it was made; this copy is pulled now, the holder keeps the primary (so
+  // later tasks reading it run there) until this slot goes.
+  auto id = slot->id();
+  wire_msg::remote_ref ref{to_wire(id), where.node, where.size, where.replicas};
+  auto sink = link_.releases;
+  slot->set_location(
+      detail::object_slot::location{where.node, where.size, where.replicas});
+  caf::anon_send(link_.objects, locate_atom::value,
+                 located_object{key_of(id), where.node, slot});
+  publish_(wire_msg::object_location{ref.id, where.node, where.size, true});
+  auto release = [sink, id, node = where.node, replicas = where.replicas] {
+    sink->free_remote(node, id);
+    for (auto& r : replicas)
+      sink->send(r, wire_msg::object_free{to_wire(id)});
+  };
+  std::weak_ptr<detail::object_slot> weak = slot;
+  link_.fetch(
+      ref, type,
+      [weak, sink, release, failed = std::move(failed)](result<detail::boxed_value> got) {
+        if (!got) {
+          release();
+          return failed(got.err());
+        }
+        if (auto s = weak.lock())
+          s->set_value(std::move(*got), std::make_unique<remote_hold>(sink, release));
+        else
+          release();
+      });
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "actors/node/node_link.hpp"
+
+namespace swarm::actors {
+
+/// A cluster node's tasks. Bottom-up scheduling: work runs here when this node can hold
+/// it and its large inputs are here; otherwise it is spilled to the head's global
+/// scheduler, which picks a node by feasible resources, then bytes of inputs already
+/// there, then load. A task sent elsewhere becomes a child of the node's owner. Results
+/// small enough travel inline to their owner; larger ones stay on the node that made
+/// them and are pulled in chunks by whoever needs them.
+class cluster_tasks {
+public:
+  /// `publish` writes a control-store row (on the head) or sends it there.
+  cluster_tasks(node_link& link, std::function<void(wire_msg::message)> publish);
+
+  /// Whether some node alive (or `node`) has `demand`; the error says which are dead.
+  result<void> feasible(const resource_set& demand, const std::string& node,
+                        const std::string& function = {});
+  void submit(detail::task_ptr task);
+  /// A task another node sent here: run here, or placed first when this is the head.
+  void on_submit(wire_msg::task_submit m);
+  /// A result the owner found stored on the node that made it: pulled into the task's
+  /// future, which keeps the holder's copy while it lives.
+  void pull_result(detail::task_ptr task, const wire_msg::stored_at& where);
+  /// An item of a stream read here stayed where it was written: it is pulled into
+  /// `slot` (a lost item fails it: items are not made again).
+  void pull_item(detail::slot_ptr slot, const detail::type_descriptor* type,
+                 const wire_msg::stored_at& where);
+  /// Tasks placed here, by this node or sent by others, and not finished.
+  uint32_t queued() const { return static_cast<uint32_t>(local_inflight_.load()); }
+
+private:
+  using key = object_key;
+
+  void run_locally(detail::task_ptr task);
+  // Counts a task placed here in `queued` until `result` is done.
+  void count_until_done(detail::object_slot& result);
+  // Pulls the value `where` holds into `slot`; `failed` when it could not be read.
+  void pull_into(const detail::slot_ptr& slot, const detail::type_descriptor* type,
+                 const wire_msg::stored_at& where, std::function<void(error)> failed);
+  bool idle_elsewhere() const;
+  // `task` as sent to another node; its arguments held here are added to `exported`.
+  wire_msg::task_submit submit_message(const detail::task_spec& task, bool placed,
+                                       std::vector<key>& exported);
+  void send_task(detail::task_ptr task, const std::string& to, bool placed);
+  // Up to `n` other alive nodes that can run `task`, least busy first.
+  std::vector<std::string> nodes_for(const detail::task_spec& task, size_t n) const;
+  // Sends a copy of `task` to each of `nodes`; the first result wins.
+  void send_copies(detail::task_ptr task, std::vector<std::string> nodes);
+  void forward_task(detail::task_ptr task, const std::string& to, wire_msg::task_submit m,
+                    std::vector<key> exported);
+  void place_and_forward(wire_msg::task_submit m);
+  void run_task_here(wire_msg::task_submit m);
+
+  node_link& link_;
+  std::function<void(wire_msg::message)> publish_;
+  // Past the threshold, new work may spill.
+  std::atomic<size_t> local_inflight_{0};
+  size_t spill_threshold_ = 1;
+};
+
+} // namespace swarm::actors

@@ -1,0 +1,150 @@
+#pragma once
+
+#include <caf/actor_clock.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/common/protocol.hpp"
+#include "base/node_log.hpp"
+#include "transport/wire_message.hpp"
+
+namespace swarm::actors {
+
+using join_atom = caf::atom_constant<caf::atom("join")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+using table_atom = caf::atom_constant<caf::atom("table")>;
+using down_atom = caf::atom_constant<caf::atom("down")>;
+
+/// A node of the cluster as this node's membership last saw it.
+struct peer_view {
+  wire_msg::node_info info;
+  /// When its last heartbeat (or, for this node, the last tick) arrived.
+  caf::actor_clock::time_point last_seen;
+};
+
+/// Every node this one knows, by name. A published table never changes.
+using peer_table = std::map<std::string, peer_view>;
+
+/// Up to `n` nodes of `peers` that are alive, other than `self`, and `able`, the least
+/// busy (queued and running tasks) first, then by name.
+std::vector<std::string> least_busy(const peer_table& peers, const std::string& self,
+                                    size_t n,
+                                    const std::function<bool(const peer_view&)>& able);
+
+/// The node table as `swarm status` shows it: ages as of `now`.
+wire_msg::node_table to_node_table(const peer_table& peers,
+                                   caf::actor_clock::time_point now);
+
+/// The peer table the membership actor published last (before it first runs, the node's
+/// own row). Only that actor publishes; any thread reads (placement, feasibility,
+/// status) without waiting for it.
+class membership_view {
+public:
+  membership_view();
+
+  /// The table as of the last change.
+  std::shared_ptr<const peer_table> get() const;
+
+  /// Replaces the table; only the membership actor calls this.
+  void publish(peer_table table);
+
+private:
+  std::shared_ptr<const peer_table> table_;
+};
+
+/// What membership needs to know about the cluster it is part of.
+struct membership_config {
+  /// This node, as it joins.
+  wire_msg::node_info self;
+  std::string head;
+  /// Every node of the cluster file, in its order: the control-store chain's candidates.
+  std::vector<std::string> nodes;
+  /// How many nodes hold each control-store shard, the head included.
+  size_t replication = 1;
+  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds node_timeout{2000};
+  /// The node's log.
+  node_log log;
+};
+
+/// What membership asks of the node around it. The node's implementation may block in
+/// none of these: `dial` and `rejoin` hand their connect to another actor.
+class membership_port {
+public:
+  virtual ~membership_port();
+
+  /// Sends `m` to `peer` when a connection to it is open; false otherwise.
+  virtual bool send(const std::string& peer, const wire_msg::message& m) = 0;
+  virtual bool connected(const std::string& peer) = 0;
+  /// How long nothing arrived from `peer`; empty when the transport cannot tell.
+  virtual std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) = 0;
+  /// Closes the connection to `peer`; its down report comes back as `down_atom`.
+  virtual void disconnect(const std::string& peer, const std::string& why) = 0;
+  /// Connects to `peer`, off the membership's thread.
+  virtual void dial(const std::string& peer) = 0;
+  /// A worker whose connection to the head is gone: connects and joins again, off the
+  /// membership's thread, one attempt at a time.
+  virtual void rejoin() = 0;
+  /// The head: a node's row changed (the control store's node table, the global
+  /// scheduler).
+  virtual void record(const wire_msg::node_info& info) = 0;
+  /// The head: a client that left is dropped from the node table (its row is gone).
+  virtual void forget(const std::string& client) = 0;
+  /// The head: the nodes that hold the control store's shards changed.
+  virtual void set_chain(std::vector<std::string> members) = 0;
+  /// The connection to `peer` closed: what was in flight there fails over. On the head
+  /// this comes after the node is recorded dead, so retries never go back to it.
+  virtual void lost(const std::string& peer, const std::string& why) = 0;
+  /// Tasks placed on this node and not yet finished.
+  virtual uint32_t queued() = 0;
+  /// This node's object store right now; must not block.
+  virtual wire_msg::store_usage store() = 0;
+  /// This node's local scheduler, asked for the resources not held by running work
+  /// (its stats); invalid when there is none to ask.
+  virtual caf::actor scheduler() = 0;
+};
+
+/// The node's membership in its cluster: joins, heartbeats, the peer table and failure
+/// verdicts. On the head it keeps the table: a join or a heartbeat marks a node alive,
+/// silence for `node_timeout` (no heartbeat and no bytes) marks it dead and closes its
+/// connection, and each tick sends the table to every live node. On another node it
+/// heartbeats the head each `heartbeat_interval`, joins again when the head's connection
+/// is gone, and takes the head's table as the truth: it dials the live nodes whose names
+/// sort after its own and closes its connections to dead ones.
+///   (join_atom, node_info)              the head: a node joins (again)
+///   (heartbeat_atom, peer, heartbeat)   the head: a node's heartbeat
+///   (table_atom, node_table)            a worker: the head's table
+///   (down_atom, peer, why)              a connection closed
+///   (tick_atom)                         the timer; the actor sends it to itself
+using membership_actor =
+    caf::typed_actor<caf::reacts_to<join_atom, wire_msg::node_info>,
+                     caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
+                     caf::reacts_to<table_atom, wire_msg::node_table>,
+                     caf::reacts_to<down_atom, std::string, std::string>,
+                     caf::reacts_to<tick_atom>>;
+
+/// Spawns the membership of the node `cfg.self`. It publishes into `view` and calls
+/// `port`; both must outlive it. `detached`: on a thread of its own, so heartbeats and
+/// verdicts never wait behind busy scheduler threads (tests run it on the test
+/// coordinator instead).
+membership_actor spawn_membership(caf::actor_system& sys, membership_config cfg,
+                                  membership_port& port, membership_view& view,
+                                  bool detached = true);
+
+} // namespace swarm::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_info)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::heartbeat)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_table)

@@ -1,0 +1,417 @@
+#include "actors/node/node_link.hpp"
+#include "actors/scheduling/protocol.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstdio>
+#include <future>
+#include <optional>
+
+#include "framework/detail/ref_lender.hpp"
+#include "framework/detail/wire_convert.hpp"
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::function<void()>)
+
+namespace swarm::actors {
+
+namespace {
+
+using namespace std::chrono_literals;
+using detail::decode;
+using detail::encode;
+using detail::key_of;
+using detail::to_wire;
+
+using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
+
+constexpr auto request_timeout = std::chrono::seconds(10);
+
+/// Runs posted functions off the I/O thread (they may block: connects, lookups). It takes
+/// an argument it does not need: CAF 0.17 binds a null argument tuple for a function
+/// actor spawned with none (UBSan).
+caf::behavior agent_behavior(caf::event_based_actor*, node_link*) {
+  return {
+      [](run_fn_atom, const std::function<void()>& f) { f(); },
+  };
+}
+
+} // namespace
+
+void release_sink::send(const std::string& node, const wire_msg::message& m) {
+  std::lock_guard<std::mutex> guard{mtx};
+  if (net) (void)net->send(node, m);
+}
+
+void release_sink::free_remote(const std::string& node, const object_id& id) {
+  std::lock_guard<std::mutex> guard{mtx};
+  if (!net) return;
+  (void)net->send(node, wire_msg::object_free{to_wire(id)});
+  forget(id);
+}
+
+void release_sink::freed_here(const object_id& id) {
+  std::lock_guard<std::mutex> guard{mtx};
+  if (freed) freed(id);
+}
+
+void release_sink::unborrowed(const object_key& k) {
+  // Called outside the lock: telling the owner may run it on this thread, and it may
+  // let go of other borrowed slots.
+  std::function<void(const object_key&)> tell;
+  {
+    std::lock_guard<std::mutex> guard{mtx};
+    tell = unborrow;
+  }
+  if (tell) tell(k);
+}
+
+node_link::node_link(cluster_config config, const std::string& node)
+    : cfg(std::move(config)) {
+  auto spec = cfg.find(node);
+  if (!spec) throw failure{spec.err()};
+  self = **spec;
+  index = self.client ? uint64_t{self.owner_index} - 1
+                      : static_cast<uint64_t>(*spec - cfg.nodes.data());
+}
+
+uint64_t node_link::new_owner_id() {
+  return ((index + 1) << owner_index_shift) | next_owner.fetch_add(1);
+}
+
+void node_link::start_agent() {
+  agent = local->system().spawn<caf::detached>(agent_behavior, this);
+}
+
+void node_link::send_while_open(const std::string& node, wire_msg::message m) {
+  std::shared_lock<std::shared_mutex> alive{alive_mtx};
+  if (!closing) send_to(node, std::move(m));
+}
+
+result<void> node_link::connect_to(const std::string& node) {
+  if (net->connected(node)) return {};
+  auto spec = cfg.find(node);
+  if (!spec) return error{errc::node_unreachable, spec.err().message};
+  auto peer = net->connect(node, (*spec)->address, (*spec)->port, 5s);
+  if (!peer)
+    return error{peer.err().code,
+                 "cannot reach node '" + node + "': " + peer.err().message};
+  if (*peer != node)
+    return error{errc::node_unreachable,
+                 (*spec)->address + ":" + std::to_string((*spec)->port) + " is node '" +
+                     *peer + "', not '" + node + "'"};
+  return {};
+}
+
+void node_link::send_to(const std::string& node, wire_msg::message m) {
+  if (node == self.name) {
+    deliver_here(node, std::move(m));
+    return;
+  }
+  if (net->send(node, m)) return;
+  post([this, node, m = std::move(m)]() mutable {
+    // A client (`swarm status`, the dashboard's) is not dialed back: it left before
+    // its answer came.
+    if (!cfg.find(node)) {
+      local->log().debug("an answer to client '" + node + "' is dropped: it left");
+      return;
+    }
+    if (auto ok = connect_to(node); !ok) {
+      local->log().warn(ok.err().message);
+      // A task or call that cannot be delivered fails its owner.
+      const wire_msg::object_ref_id* id = nullptr;
+      if (auto* t = std::get_if<wire_msg::task_submit>(&m)) id = &t->result;
+      if (auto* c = std::get_if<wire_msg::actor_call>(&m)) id = &c->result;
+      if (id)
+        owner.result({}, {*id, to_wire(error{errc::node_unreachable, ok.err().message})});
+      return;
+    }
+    (void)net->send(node, m);
+  });
+}
+
+void node_link::post(std::function<void()> f) {
+  // Before the agent runs (while joining) there is nothing to post to; what is posted
+  // then (dialing peers of a node table) is redone on the next table.
+  if (agent) caf::anon_send(agent, run_fn_atom::value, std::move(f));
+}
+
+result<wire_msg::message> node_link::request(const std::string& node,
+                                             wire_msg::message m) {
+  if (node != self.name)
+    if (auto ok = connect_to(node); !ok) return ok.err();
+  result<wire_msg::message> out = error{errc::runtime_stopped, ""};
+  caf::scoped_actor asker{local->system()};
+  // The client times the request out; the wait here is a backstop.
+  asker
+      ->request(control, request_timeout + std::chrono::seconds(5), request_atom::value,
+                node, std::move(m))
+      .receive([&](wire_msg::message& a) { out = std::move(a); },
+               [&](caf::error& e) {
+                 if (e == caf::sec::request_timeout)
+                   out = error{errc::node_unreachable,
+                               "node '" + node + "' did not answer within " +
+                                   std::to_string(request_timeout.count()) + " s"};
+                 else
+                   out = error{errc::runtime_stopped,
+                               "node '" + self.name +
+                                   "' stopped while waiting for node '" + node + "'"};
+               });
+  return out;
+}
+
+void node_link::place(const resource_set& demand, work_needs needs,
+                      const std::vector<wire_msg::arg>& args, int32_t priority,
+                      std::function<void(result<std::string>)> then) {
+  placement_request req;
+  req.demand = demand;
+  req.needs = std::move(needs);
+  req.priority = priority;
+  for (auto& a : args)
+    if (auto* r = std::get_if<wire_msg::remote_ref>(&a))
+      req.input_bytes.emplace_back(r->node, r->size);
+  req.then = std::move(then);
+  caf::anon_send(global, place_atom::value, std::move(req));
+}
+
+result<std::string> node_link::place_now(const resource_set& demand, work_needs needs) {
+  auto chosen = std::make_shared<std::promise<result<std::string>>>();
+  auto f = chosen->get_future();
+  place(demand, std::move(needs), {}, 0,
+        [chosen](result<std::string> r) { chosen->set_value(std::move(r)); });
+  if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+    return error{errc::timeout, "the global scheduler on the head '" + head_name() +
+                                    "' did not place an actor within 10 s"};
+  return f.get();
+}
+
+wire_msg::arg node_link::export_arg(const detail::task_arg& a,
+                                    std::vector<key>& exported) {
+  detail::boxed_value v = a.value;
+  object_id id{new_owner_id(), 0};
+  if (a.ref)
+    // A holder this node lost touch with is not named: its own copy is shipped.
+    if (auto where = a.ref->primary_copy(); where && net->connected(where->node)) {
+      wire_msg::remote_ref r{to_wire(a.ref->id()), where->node, where->size,
+                             where->replicas};
+      // This node's copy serves readers too once it is in.
+      if (a.ref->done()) r.holders.push_back(self.name);
+      return r;
+    }
+  if (a.ref) {
+    auto r = a.ref->read();
+    if (r) v = *r;
+    id = a.ref->id();
+  }
+  if (auto small = inline_value(v)) return std::move(*small);
+  auto k = key_of(id);
+  // Held before the task that pulls it is sent, so its pulls find it.
+  auto size = hold(k, v, true);
+  exported.push_back(k);
+  return wire_msg::remote_ref{to_wire(id), self.name, size};
+}
+
+bool node_link::travels_inline(const detail::boxed_value& v) const {
+  // The in-memory size bounds the encoded size from above, without encoding.
+  return v.type->byte_size(v.ptr.get()) <= cfg.inline_threshold;
+}
+
+std::optional<wire_msg::value> node_link::inline_value(const detail::boxed_value& v,
+                                                       bool refs_allowed) {
+  if (!travels_inline(v)) return std::nullopt;
+  detail::ref_counter refs{values};
+  wire_msg::value out{v.type->name, encode(v, &refs)};
+  if (refs.count() > 0 && !refs_allowed) return std::nullopt;
+  return out;
+}
+
+wire_msg::task_result node_link::travel(const object_id& id, const detail::boxed_value& v,
+                                        std::shared_ptr<const void> keep) {
+  wire_msg::task_result r;
+  r.result = to_wire(id);
+  if (auto small = inline_value(v, false))
+    r.outcome = std::move(*small);
+  else // held before the reader hears of it, so its pulls find it
+    r.outcome =
+        wire_msg::stored_at{self.name, hold(key_of(id), v, false, std::move(keep))};
+  return r;
+}
+
+std::shared_ptr<detail::stream_sink> node_link::stream_to(const std::string& reader,
+                                                          const object_id& result,
+                                                          uint64_t items_owner,
+                                                          uint32_t window) {
+  stream_route route;
+  route.send = [this, reader](wire_msg::message m) {
+    send_while_open(reader, std::move(m));
+  };
+  route.connected = [this, reader] {
+    std::shared_lock<std::shared_mutex> alive{alive_mtx};
+    return !closing && net->connected(reader);
+  };
+  route.travel = [this](const object_id& id, const detail::boxed_value& v) {
+    return travel(id, v);
+  };
+  auto k = key_of(result);
+  route.ended = [streams = streams, k] { caf::anon_send(streams, erase_atom::value, k); };
+  auto sender =
+      std::make_shared<stream_sender>(std::move(route), result, items_owner, window);
+  caf::anon_send(streams, put_atom::value, k, std::weak_ptr<detail::stream_sink>{sender});
+  return sender;
+}
+
+hold_request node_link::hold_request_for(const key& k, const detail::boxed_value& v,
+                                         bool exported,
+                                         std::shared_ptr<const void> keep) {
+  return {k, v, std::make_shared<const bulk_layout>(v.type->lay_out(v.ptr.get(), values)),
+          exported, std::move(keep)};
+}
+
+uint64_t node_link::hold(const key& k, const detail::boxed_value& v, bool exported,
+                         std::shared_ptr<const void> keep) {
+  auto r = hold_request_for(k, v, exported, std::move(keep));
+  auto size = r.layout->size();
+  caf::anon_send(objects, hold_atom::value, std::move(r));
+  return size;
+}
+
+void node_link::release_exports(const std::vector<key>& exported) {
+  if (!exported.empty()) caf::anon_send(objects, release_atom::value, exported);
+}
+
+void node_link::gather_args(const std::vector<wire_msg::arg>& args,
+                            const std::vector<const detail::type_descriptor*>& params,
+                            values_cb done) {
+  done = after_borrows(std::move(done));
+  // Filled here, then only by the fetches' callbacks, which all run on the object
+  // manager's thread.
+  struct gather {
+    std::vector<detail::boxed_value> values;
+    size_t missing = 0;
+    std::optional<error> failed;
+    values_cb done;
+  };
+  auto g = std::make_shared<gather>();
+  g->values.resize(args.size());
+  g->done = std::move(done);
+  std::vector<size_t> refs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (auto* v = std::get_if<wire_msg::value>(&args[i])) {
+      auto d = decode(*v, params[i], values);
+      if (!d) {
+        auto e = d.err();
+        e.message = "argument " + std::to_string(i + 1) + ": " + e.message;
+        return g->done(e);
+      }
+      g->values[i] = std::move(*d);
+    } else {
+      refs.push_back(i);
+    }
+  }
+  if (refs.empty()) return g->done(std::move(g->values));
+  g->missing = refs.size();
+  for (auto i : refs)
+    fetch(std::get<wire_msg::remote_ref>(args[i]), params[i],
+          [g, i](result<detail::boxed_value> v) {
+            if (v)
+              g->values[i] = std::move(*v);
+            else if (!g->failed)
+              g->failed = v.err();
+            if (--g->missing > 0) return;
+            if (g->failed)
+              g->done(*g->failed);
+            else
+              g->done(std::move(g->values));
+          });
+}
+
+void node_link::fetch(const wire_msg::remote_ref& ref,
+                      const detail::type_descriptor* type, value_cb done) {
+  caf::anon_send(objects, fetch_atom::value,
+                 fetch_request{ref, type, after_borrows(std::move(done))});
+}
+
+template <class T>
+std::function<void(result<T>)>
+node_link::after_borrows(std::function<void(result<T>)> done) {
+  auto before = borrows_made.load(std::memory_order_acquire);
+  return [this, before, done = std::move(done)](result<T> v) {
+    if (!v || borrows_made.load(std::memory_order_acquire) == before)
+      return done(std::move(v));
+    owner.barrier([done, v = std::move(v)]() mutable { done(std::move(v)); });
+  };
+}
+
+detail::task_ptr
+node_link::incoming(std::string name, const detail::invoker* fn,
+                    const std::vector<const detail::type_descriptor*>& params,
+                    const detail::type_descriptor* result_type, const object_id& id,
+                    const std::string& reply_to,
+                    result<std::vector<detail::boxed_value>>& args, uint32_t replicas,
+                    bool latency_critical) {
+  auto t = std::make_shared<detail::task_spec>();
+  t->name = std::move(name);
+  t->fn = fn;
+  t->params = params;
+  t->result_type = result_type;
+  t->owner = id.owner;
+  t->origin = reply_to;
+  t->result = std::make_shared<detail::object_slot>(id);
+  reply_when_done(t->result, reply_to, replicas, latency_critical);
+  if (!args) {
+    t->result->set_error(args.err());
+    return nullptr;
+  }
+  for (auto& v : *args)
+    t->args.push_back({std::move(v), nullptr});
+  return t;
+}
+
+error node_link::named_here(error e) const {
+  if (e.message.find("'" + self.name + "'") == std::string::npos)
+    e.message += " (on node '" + self.name + "')";
+  return e;
+}
+
+void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string& to,
+                                uint32_t replicas, bool latency_critical) {
+  std::weak_ptr<detail::object_slot> weak = slot;
+  slot->when_done([this, weak, to, replicas, latency_critical] {
+    auto s = weak.lock();
+    if (!s) return;
+    wire_msg::task_result r;
+    r.result = to_wire(s->id());
+    r.latency_critical = latency_critical;
+    auto v = s->read();
+    if (!v) {
+      r.outcome = to_wire(named_here(v.err()));
+    } else if (replicas <= 1) {
+      r.outcome = travel(s->id(), *v, s).outcome;
+    } else if (auto small = inline_value(*v, false)) {
+      r.outcome = std::move(*small);
+    } else {
+      // The owner hears of it once its replicas are kept, and pulls from them too.
+      auto held = hold_request_for(key_of(s->id()), *v, false, s);
+      auto done = [this, r, to,
+                   size = held.layout->size()](std::vector<std::string> kept) mutable {
+        r.outcome = wire_msg::stored_at{self.name, size, std::move(kept)};
+        send_to(to, std::move(r));
+      };
+      caf::anon_send(
+          objects, replicate_atom::value,
+          replicate_request{std::move(held), replicas - 1, std::move(done), to});
+      return;
+    }
+    send_to(to, std::move(r));
+  });
+}
+
+void node_link::replicate(const detail::slot_ptr& slot, uint32_t copies) {
+  auto v = slot->read();
+  if (copies <= 1 || !v || travels_inline(*v)) return;
+  caf::anon_send(
+      objects, replicate_atom::value,
+      replicate_request{hold_request_for(key_of(slot->id()), *v, false, nullptr),
+                        copies - 1, nullptr});
+}
+
+} // namespace swarm::actors

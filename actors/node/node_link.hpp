@@ -1,0 +1,186 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "actors/user_actors/actor_directory.hpp"
+#include "actors/control_store/control_client.hpp"
+#include "actors/scheduling/global_scheduler.hpp"
+#include "actors/node/local_node.hpp"
+#include "actors/node/membership.hpp"
+#include "actors/objects/object_manager.hpp"
+#include "actors/ownership/owner.hpp"
+#include "actors/ownership/stream_sender.hpp"
+#include "framework/cluster_config.hpp"
+#include "transport/transport.hpp"
+
+namespace swarm::actors {
+
+/// Where leases of values held on other nodes send their `object_free` and actors made
+/// for this node their `actor_kill`; cut at shutdown so late releases do nothing.
+struct release_sink {
+  std::mutex mtx;
+  wire_msg::transport* net = nullptr;
+  std::function<void(const object_id&)> forget;
+  std::function<void(const object_id&)> freed;
+  std::function<void(const object_key&)> unborrow;
+
+  /// Sends `m` to `node` unless this node stopped.
+  void send(const std::string& node, const wire_msg::message& m);
+  /// Tells `node` this node no longer needs its copy of `id`, and forgets it here.
+  void free_remote(const std::string& node, const object_id& id);
+  /// This node's store let go of `id`: nodes that pulled copies of it drop them.
+  void freed_here(const object_id& id);
+  /// A slot borrowing object `k` from another node went: its borrow is given back.
+  void unborrowed(const object_key& k);
+};
+
+/// What the parts of a cluster node share: the cluster file and this node's entry, the
+/// in-process node, the network, the handles of the role actors, and the ways to reach
+/// other nodes (send, connect, request, place) and to move values to and from them. The
+/// cluster node owns it and the parts; the parts (`cluster_tasks`, `cluster_actors`,
+/// `cluster_store`) hold it by reference.
+class node_link {
+public:
+  using key = object_key;
+  using values_cb = std::function<void(result<std::vector<detail::boxed_value>>)>;
+  using value_cb = std::function<void(result<detail::boxed_value>)>;
+
+  /// The link of node `node` of `config`; throws `failure` when the file has no such
+  /// node.
+  node_link(cluster_config config, const std::string& node);
+
+  // -- who this node is ---------------------------------------------------------------
+  cluster_config cfg;
+  node_spec self;
+  uint64_t index = 0;
+  bool is_head() const { return self.role == node_spec::role_type::head; }
+  const std::string& head_name() const { return cfg.head().name; }
+  /// Owner ids carry the node's index above bit 40, so ids are unique cluster-wide.
+  uint64_t new_owner_id();
+  std::atomic<uint64_t> next_owner{1};
+
+  // -- parts, owned by the cluster node -------------------------------------------------
+  local_node* local = nullptr;
+  /// The cluster node, as the node that reads values (the actor handles in them).
+  codec_context* values = nullptr;
+  wire_msg::transport* net = nullptr;
+  std::shared_ptr<release_sink> releases = std::make_shared<release_sink>();
+  caf::actor agent;
+  caf::actor global; // the head's global scheduler
+  membership_view members;
+  hosted_table hosted; // written by the directory
+  membership_actor membership;
+  control_client_actor control;
+  object_manager_actor objects;
+  actor_directory_actor directory;
+  owner_ref owner;
+  stream_senders_actor streams;
+  /// Handles a message for this node itself (what the network's handler does).
+  std::function<void(const std::string&, wire_msg::message&&)> deliver_here;
+
+  // -- life cycle: handlers hold `alive` shared while they run; the destructor takes it
+  // alone to stop them
+  // ---------------------------------------------------------------------
+  std::shared_mutex alive_mtx;
+  bool closing = false;
+
+  // -- reaching other nodes -------------------------------------------------------------
+  /// Sends at once when connected; otherwise connects on the agent first. A task or
+  /// call that cannot be delivered fails its owner.
+  void send_to(const std::string& node, wire_msg::message m);
+  /// `send_to`, unless the node is stopping (for callbacks that may run late).
+  void send_while_open(const std::string& node, wire_msg::message m);
+  result<void> connect_to(const std::string& node);
+  /// Runs `f` on the node's agent, which may block (connects, lookups).
+  void post(std::function<void()> f);
+  /// Starts the agent (on the in-process node's actor system).
+  void start_agent();
+  /// Sends `m` to `node` with a fresh request id and waits for its answer.
+  result<wire_msg::message> request(const std::string& node, wire_msg::message m);
+  /// Asks the head's global scheduler for a node for work of `priority`; `then` runs on
+  /// the scheduler.
+  void place(const resource_set& demand, work_needs needs,
+             const std::vector<wire_msg::arg>& args, int32_t priority,
+             std::function<void(result<std::string>)> then);
+  /// The global scheduler's choice, waited for (on the head only).
+  result<std::string> place_now(const resource_set& demand, work_needs needs);
+
+  // -- values to and from other nodes
+  // ----------------------------------------------------
+  /// `a` as it travels: inline when small; otherwise held here for the receiver to pull
+  /// (its key added to `exported`) or named where its primary copy lives.
+  wire_msg::arg export_arg(const detail::task_arg& a, std::vector<key>& exported);
+  void release_exports(const std::vector<key>& exported);
+  /// Decodes or pulls `args` as `params`; `done` runs once all are here, or the first
+  /// failed.
+  void gather_args(const std::vector<wire_msg::arg>& args,
+                   const std::vector<const detail::type_descriptor*>& params,
+                   values_cb done);
+  /// Reads `ref` through the object manager; `done` runs on its thread.
+  void fetch(const wire_msg::remote_ref& ref, const detail::type_descriptor* type,
+             value_cb done);
+  /// A task or call that came from another node, keeping the owner's result id; its
+  /// outcome goes back to `reply_to`. Null (the error already sent) when `args` failed.
+  detail::task_ptr incoming(std::string name, const detail::invoker* fn,
+                            const std::vector<const detail::type_descriptor*>& params,
+                            const detail::type_descriptor* result_type,
+                            const object_id& id, const std::string& reply_to,
+                            result<std::vector<detail::boxed_value>>& args,
+                            uint32_t replicas = 1, bool latency_critical = false);
+  /// Where a streaming task or call run here for `reader` writes its items (those of
+  /// the stream whose task's result is `result`, owned by `items_owner` there).
+  std::shared_ptr<detail::stream_sink> stream_to(const std::string& reader,
+                                                 const object_id& result,
+                                                 uint64_t items_owner, uint32_t window);
+  /// The object `id` valued `v` as it travels to another node: inline when small (and
+  /// holding no refs); otherwise held here for it to pull, with `keep` kept meanwhile.
+  wire_msg::task_result travel(const object_id& id, const detail::boxed_value& v,
+                               std::shared_ptr<const void> keep = nullptr);
+  /// Keeps the value of `slot` on `copies` distinct nodes: this one, holding it for
+  /// other nodes to pull, and the least busy others. Nothing for a value small enough
+  /// to travel inline (every reader gets its own), or a slot with no value.
+  void replicate(const detail::slot_ptr& slot, uint32_t copies);
+
+  /// Refs of other nodes' objects this node has read (borrowed slots made), ever.
+  std::atomic<uint64_t> borrows_made{0};
+
+  /// `e` as another node reads it: naming this node, unless it already does.
+  error named_here(error e) const;
+
+private:
+  // Sends the outcome of `slot` to `to` once it is done; a large value stays here, and
+  // on `replicas - 1` other nodes before `to` hears of it.
+  void reply_when_done(const detail::slot_ptr& slot, const std::string& to,
+                       uint32_t replicas, bool latency_critical);
+  // Whether `v` is small enough to travel inline (every reader gets its own copy).
+  bool travels_inline(const detail::boxed_value& v) const;
+  // `v` encoded, when it is small enough to travel inline (and, unless `refs_allowed`,
+  // holds no object refs: a result's refs stay alive while it is held here).
+  std::optional<wire_msg::value> inline_value(const detail::boxed_value& v,
+                                              bool refs_allowed = true);
+  // `done`, run once the owners of the objects this node borrowed meanwhile (reading
+  // the value) have answered: a reader's borrow is known to the owner before the value
+  // reaches it, so whoever lent the value may let go of it then.
+  template <class T>
+  std::function<void(result<T>)> after_borrows(std::function<void(result<T>)> done);
+  // `v` laid out to be held as `k` for other nodes to pull (see `hold_request`).
+  hold_request hold_request_for(const key& k, const detail::boxed_value& v, bool exported,
+                                std::shared_ptr<const void> keep);
+  // Holds `v` as `k` for other nodes to pull (`exported`: an argument of a task or call
+  // sent elsewhere); its size as pulled.
+  uint64_t hold(const key& k, const detail::boxed_value& v, bool exported,
+                std::shared_ptr<const void> keep = nullptr);
+};
+
+} // namespace swarm::actors

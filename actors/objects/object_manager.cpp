@@ -1,0 +1,888 @@
+#include "actors/objects/object_manager.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "actors/objects/replication_table.hpp"
+#include "framework/detail/task_spec.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+using value_cb = std::function<void(result<detail::boxed_value>)>;
+
+// Other readers a holder names to a puller, and sources a pull asks at once, at most.
+constexpr size_t max_hinted = 8;
+constexpr size_t max_striped = 4;
+
+struct held_object {
+  detail::boxed_value value;
+  std::shared_ptr<const bulk_layout> layout;
+  size_t exports = 0; // tasks on other nodes that may still pull it; 0: owned result
+  std::shared_ptr<const void> keep;
+  bool replicated = false; // kept for its replicas until this node's store lets go
+};
+
+// A node a pull may ask for chunks. `whole`: named by the reference, it has the whole
+// object; otherwise another reader named by a holder, which may still be getting it.
+struct pull_source {
+  std::string node;
+  bool whole = true;
+};
+
+struct asked_chunk {
+  uint64_t length = 0;
+  std::string from;
+  bool whole = true; // asked of a source with the whole object
+};
+
+// A laid-out value whose memory the layout points into, kept alive with it: what a chunk
+// served from a pulled copy is sent from.
+struct served_layout {
+  std::shared_ptr<const void> value;
+  bulk_layout layout;
+  const detail::type_descriptor* type = nullptr; // null: the layout's bytes (a replica)
+};
+
+// `v` laid out to be served: a value of `type`, written by the node `ctx` (the refs in
+// it lent), or (`type` null) a replica's bytes, a `std::vector<uint8_t>` holding its
+// whole layout.
+std::shared_ptr<served_layout> lay_out(std::shared_ptr<const void> v,
+                                       const detail::type_descriptor* type,
+                                       codec_context* ctx) {
+  auto s = std::make_shared<served_layout>();
+  s->type = type;
+  if (type) {
+    s->layout = type->lay_out(v.get(), ctx);
+  } else {
+    auto& bytes = *static_cast<const std::vector<uint8_t>*>(v.get());
+    s->layout.blocks = {{bytes.data(), bytes.size()}};
+  }
+  s->value = std::move(v);
+  return s;
+}
+
+struct pull_state {
+  std::vector<pull_source> sources;
+  std::map<std::string, uint64_t> bytes_from; // for the timeline: a row per source
+  size_t turn = 0; // the source the next chunk is asked of, round robin
+  int64_t started_us = 0;
+  const detail::type_descriptor* type = nullptr;
+  uint64_t total = 0;
+  uint64_t received = 0;
+  uint64_t next_offset = 0;
+  size_t in_flight = 0;
+  std::map<uint64_t, asked_chunk> asked; // chunks asked for and not yet in, by offset
+  std::map<uint64_t, uint64_t> have;     // bytes received: start -> end, merged
+  bool freed = false;                    // its owner freed it meanwhile: not to be kept
+  // Each reader, and the type it reads as (null: the layout's bytes, for a replica).
+  std::vector<std::pair<const detail::type_descriptor*, value_cb>> waiters;
+  // Chunks other readers asked this node for before they came here, and the layout
+  // they are served from once the value is made.
+  std::vector<std::pair<std::string, wire_msg::object_pull>> parked;
+  std::shared_ptr<served_layout> serving;
+  // Before the value can be made (its head incomplete): the bytes received from offset
+  // 0 on without a gap, and the chunks after a gap, by offset.
+  std::vector<uint8_t> prefix;
+  std::map<uint64_t, wire_msg::object_chunk> early;
+  // Once the head is in: the value, and where each of its blocks' bytes go (from
+  // `head_size` on, in order).
+  std::shared_ptr<void> value;
+  // The bytes counted against the store, handed to the value when it is whole.
+  std::unique_ptr<detail::store_lease> lease;
+  uint64_t head_size = 0;
+  std::vector<std::pair<uint8_t*, size_t>> dests;
+};
+
+// Copies `data`, the `n` bytes at `offset` of a layout whose head is `head_size` bytes,
+// into the blocks a skeleton made of it points to (`dests`, in order).
+void place_blocks(uint64_t head_size,
+                  const std::vector<std::pair<uint8_t*, size_t>>& dests, uint64_t offset,
+                  const uint8_t* data, uint64_t n) {
+  uint64_t start = head_size;
+  for (auto& [dest, size] : dests) {
+    auto lo = std::max(offset, start), hi = std::min(offset + n, start + size);
+    if (lo < hi) std::memcpy(dest + (lo - start), data + (lo - offset), hi - lo);
+    start += size;
+  }
+}
+
+// Where the bytes from `offset` of `l` lie: in its head or in one of its blocks, up to
+// `n` of them but not past that piece's end. {nullptr, 0} past the end of `l`.
+std::pair<const uint8_t*, uint64_t> piece_at(const bulk_layout& l, uint64_t offset,
+                                             uint64_t n) {
+  uint64_t start = 0;
+  auto in = [&](const uint8_t* data,
+                uint64_t size) -> std::optional<std::pair<const uint8_t*, uint64_t>> {
+    if (offset < start || offset >= start + size) return std::nullopt;
+    return std::pair{data + (offset - start), std::min(n, start + size - offset)};
+  };
+  if (auto p = in(l.head.data(), l.head.size())) return *p;
+  start = l.head.size();
+  for (auto& [data, size] : l.blocks) {
+    if (auto p = in(data, size)) return *p;
+    start += size;
+  }
+  return {nullptr, 0};
+}
+
+struct object_manager_state {
+  object_manager_config cfg;
+  std::unique_ptr<replication_table> replicas; // made with `cfg`
+  std::map<object_key, held_object> held;
+  std::map<object_key, pull_state> pulls;
+  std::map<object_key,
+           std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
+      fetched;
+  size_t prune_fetched_at = 64;
+  // Secondary copies: pulled values kept after their readers let go, most recently read
+  // first, within cfg.keep_pulled_bytes; the store may evict them meanwhile.
+  struct kept_copy {
+    std::shared_ptr<cached_copy> value;
+    const detail::type_descriptor* type;
+    uint64_t bytes;
+  };
+  std::list<std::pair<object_key, kept_copy>> kept;
+  std::map<object_key, std::list<std::pair<object_key, kept_copy>>::iterator> kept_index;
+  uint64_t kept_bytes = 0;
+  std::map<object_key, located_object> located;
+  // Nodes sent chunks of an object held here, which may keep copies of it: told to drop
+  // them when this node's store lets go of it.
+  std::map<object_key, std::set<std::string>> copies;
+  std::deque<transfer_event> transfers; // the last pulls that ended, oldest first
+
+  std::string id_of(const object_key& k) const {
+    return object_id{k.first, k.second}.to_string();
+  }
+
+  // Why object `k`, held on the dead node `holder`, cannot be read.
+  error lost_error(const object_key& k, const std::string& holder,
+                   const std::string& why) const {
+    auto owner = owner_node_of(k, cfg.nodes, cfg.clients);
+    if (owner == holder)
+      return {errc::owner_died, "object " + id_of(k) + "'s owner, node '" + owner +
+                                    "', died with its value: " + why};
+    return {errc::object_lost,
+            "node '" + holder + "', which held object " + id_of(k) + ", died: " + why};
+  }
+
+  void hold(hold_request& r) {
+    if (!r.exported) {
+      held[r.key] = {std::move(r.value), std::move(r.layout), 0, std::move(r.keep)};
+      return;
+    }
+    auto& h = held[r.key];
+    if (!h.layout) h = {std::move(r.value), std::move(r.layout), 0, std::move(r.keep)};
+    ++h.exports;
+  }
+
+  void release(const std::vector<object_key>& keys) {
+    for (auto& k : keys) {
+      auto i = held.find(k);
+      if (i != held.end() && i->second.exports > 0 && --i->second.exports == 0 &&
+          !i->second.replicated)
+        held.erase(i);
+    }
+  }
+
+  // A pulled copy of `k` still alive here, laid out to be served; null when none is.
+  std::shared_ptr<served_layout> copy_layout(const object_key& k) const {
+    std::shared_ptr<const void> v;
+    const detail::type_descriptor* type = nullptr;
+    if (auto i = kept_index.find(k); i != kept_index.end()) {
+      v = i->second->second.value->peek();
+      type = i->second->second.type;
+    }
+    if (auto f = fetched.find(k); !v && f != fetched.end()) {
+      v = f->second.first.lock();
+      type = f->second.second;
+    }
+    if (!v) return nullptr;
+    return lay_out(std::move(v), type, cfg.values);
+  }
+
+  // Bytes of the pull `p` received from `offset` on without a gap.
+  static uint64_t available(const pull_state& p, uint64_t offset) {
+    if (!p.serving) return 0;
+    auto i = p.have.upper_bound(offset);
+    if (i == p.have.begin()) return 0;
+    --i;
+    return i->second > offset ? i->second - offset : 0;
+  }
+
+  // Whether the bytes at `offset` of `p` were asked of a source with the whole object:
+  // a reader asking for them here may wait for them (they will come, or the pull fails),
+  // and no two readers wait for each other.
+  static bool coming_whole(const pull_state& p, uint64_t offset) {
+    auto i = p.asked.upper_bound(offset);
+    if (i == p.asked.begin()) return false;
+    --i;
+    return i->second.whole && offset < i->first + i->second.length;
+  }
+
+  // Sends `peer` what it asked for of an object: from a value held here, a pulled copy
+  // alive here, or the part of a pull running here that came in; a pull here that has
+  // not got those bytes yet keeps the ask until they come when they were asked of a
+  // whole copy, and otherwise sends the reader elsewhere. The chunk at offset 0 names the
+  // other nodes this one sent parts of the object to, which the reader may ask as well.
+  void serve(const std::string& peer, const wire_msg::object_pull& m) {
+    object_key k{m.id.owner, m.id.seq};
+    wire_msg::object_chunk c;
+    c.id = m.id;
+    c.offset = m.offset;
+    std::shared_ptr<const void> keep;
+    const bulk_layout* l = nullptr;
+    uint64_t length = m.length;
+    if (auto i = held.find(k); i != held.end()) {
+      keep = i->second.layout;
+      l = i->second.layout.get();
+    } else if (auto s = copy_layout(k)) {
+      l = &s->layout;
+      keep = std::move(s);
+    } else if (auto pi = pulls.find(k); pi != pulls.end()) {
+      auto& p = pi->second;
+      length = std::min(length, available(p, m.offset));
+      if (length == 0) {
+        if (coming_whole(p, m.offset)) {
+          p.parked.emplace_back(peer, m);
+          return;
+        }
+        c.missing = "node '" + cfg.node + "' is still getting these bytes of " + id_of(k);
+        c.not_yet = true;
+        return cfg.send(peer, std::move(c));
+      }
+      l = &p.serving->layout;
+      keep = p.serving;
+    }
+    if (!l) {
+      c.missing = "node '" + cfg.node + "' holds no object " + id_of(k) +
+                  " (freed, or never here)";
+    } else if (m.offset > l->size()) {
+      c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
+    } else {
+      // A chunk ends where the head or a block ends, so that it is always sent from
+      // the value's own memory (the puller asks again for the rest).
+      c.total = l->size();
+      std::tie(c.source_data, c.source_length) = piece_at(*l, m.offset, length);
+      if (c.source_data) c.source = std::shared_ptr<const void>{keep, l};
+      auto& to = copies[k];
+      if (m.offset == 0)
+        for (auto& n : to)
+          if (n != peer && c.holders.size() < max_hinted) c.holders.push_back(n);
+      to.insert(peer);
+    }
+    cfg.send(peer, std::move(c));
+  }
+
+  // Serves the asks kept for bytes of `p` that came since.
+  void serve_parked(pull_state& p) {
+    auto parked = std::move(p.parked);
+    p.parked.clear();
+    for (auto& [peer, m] : parked)
+      if (available(p, m.offset) > 0)
+        serve(peer, m);
+      else
+        p.parked.emplace_back(peer, m);
+  }
+
+  void ask(const object_key& k, pull_state& p, uint64_t offset, uint64_t len,
+           const pull_source& from) {
+    cfg.send(from.node, wire_msg::object_pull{{k.first, k.second}, offset, len});
+    p.asked[offset] = {len, from.node, from.whole};
+    await_landing(k, p, offset, len, from.node);
+  }
+
+  // Asks again for the chunk at `offset`, which `failed` could not send, of a source
+  // with the whole object; false when none is left.
+  bool ask_again(const object_key& k, pull_state& p, uint64_t offset, uint64_t len,
+                 const std::string& failed) {
+    for (auto& s : p.sources)
+      if (s.whole && s.node != failed) {
+        ask(k, p, offset, len, s);
+        return true;
+      }
+    return false;
+  }
+
+  // Stops asking `node` for parts of `p`; what it was asked for is asked of another
+  // source. False when no source with the whole object is left for it.
+  bool drop_source(const object_key& k, pull_state& p, const std::string& node) {
+    auto gone = std::remove_if(p.sources.begin(), p.sources.end(),
+                               [&](const pull_source& s) { return s.node == node; });
+    if (gone == p.sources.end()) return true;
+    p.sources.erase(gone, p.sources.end());
+    std::vector<std::pair<uint64_t, uint64_t>> again;
+    for (auto& [offset, a] : p.asked)
+      if (a.from == node) again.emplace_back(offset, a.length);
+    for (auto& [offset, len] : again)
+      if (!ask_again(k, p, offset, len, node)) return false;
+    return !p.sources.empty();
+  }
+
+  // Once the value is made: the chunk asked of `from` at `offset` is received into the
+  // block it starts in (a holder cuts it where that block ends).
+  void await_landing(const object_key& k, pull_state& p, uint64_t offset, uint64_t len,
+                     const std::string& from) {
+    if (!cfg.landings || !p.value) return;
+    uint64_t start = p.head_size;
+    for (auto& [dest, size] : p.dests) {
+      if (offset >= start && offset < start + size) {
+        auto n = std::min(len, start + size - offset);
+        if (n >= wire_msg::shared_chunk_min)
+          cfg.landings->await_chunk(from, {k.first, k.second}, offset,
+                                    {dest + (offset - start), n, p.value});
+        return;
+      }
+      start += size;
+    }
+  }
+
+  // Asks for the next chunks, each of the next source in turn, up to `pull_window` per
+  // source (four sources at most) in flight.
+  void request_chunks(const object_key& k, pull_state& p) {
+    auto window = cfg.pull_window * std::min<size_t>(p.sources.size(), max_striped);
+    while (p.in_flight < window && p.next_offset < p.total) {
+      auto len = std::min(cfg.chunk_bytes, p.total - p.next_offset);
+      auto& from = p.sources[p.turn++ % std::min(p.sources.size(), max_striped)];
+      ask(k, p, p.next_offset, len, from);
+      p.next_offset += len;
+      ++p.in_flight;
+    }
+  }
+
+  // Keeps a pulled value for readers here while it lives; swept of values gone when it
+  // doubled, so it is bounded by the values alive.
+  void remember(const object_key& k, const std::shared_ptr<const void>& v,
+                const detail::type_descriptor* type) {
+    if (fetched.size() >= prune_fetched_at) {
+      for (auto i = fetched.begin(); i != fetched.end();)
+        i = i->second.first.expired() ? fetched.erase(i) : std::next(i);
+      prune_fetched_at = std::max<size_t>(64, 2 * fetched.size());
+    }
+    fetched[k] = {v, type};
+  }
+
+  // Keeps a pulled value as a secondary copy, dropping the least recently read past the
+  // budget.
+  void keep(const object_key& k, std::shared_ptr<const void> v,
+            const detail::type_descriptor* type, uint64_t bytes) {
+    if (kept_index.count(k)) return;
+    auto copy = std::make_shared<cached_copy>(std::move(v), bytes);
+    if (cfg.cache) cfg.cache(copy);
+    kept.emplace_front(k, kept_copy{std::move(copy), type, bytes});
+    kept_index[k] = kept.begin();
+    kept_bytes += bytes;
+    while (kept_bytes > cfg.keep_pulled_bytes)
+      drop_least_recent();
+  }
+
+  void drop_least_recent() {
+    auto& [old, copy] = kept.back();
+    kept_bytes -= copy.bytes;
+    // Found again while a reader still holds it.
+    if (auto v = copy.value->peek()) remember(old, v, copy.type);
+    kept_index.erase(old);
+    kept.pop_back();
+  }
+
+  void drop_kept(const object_key& k) {
+    auto i = kept_index.find(k);
+    if (i == kept_index.end()) return;
+    kept_bytes -= i->second->second.bytes;
+    kept.erase(i->second);
+    kept_index.erase(i);
+  }
+
+  // Counts a pull of `bytes` against the store, dropping kept copies to make room.
+  result<std::unique_ptr<detail::store_lease>> reserve(const object_key& k,
+                                                       uint64_t bytes) {
+    if (!cfg.reserve) return std::unique_ptr<detail::store_lease>{};
+    auto r = cfg.reserve(k, bytes);
+    while (!r && r.err().code == errc::store_full && !kept.empty()) {
+      drop_least_recent();
+      r = cfg.reserve(k, bytes);
+    }
+    if (!r)
+      return error{r.err().code, "node '" + cfg.node + "' cannot pull " + id_of(k) +
+                                     ": " + r.err().message};
+    return r;
+  }
+
+  // The kept copy of `k` as a `type`, marked as read now; null when none is kept.
+  std::shared_ptr<const void> kept_copy_of(const object_key& k,
+                                           const detail::type_descriptor* type) {
+    auto i = kept_index.find(k);
+    if (i == kept_index.end() || !detail::same_type(*i->second->second.type, *type))
+      return nullptr;
+    auto v = i->second->second.value->get();
+    if (!v) { // the store evicted it
+      drop_kept(k);
+      return nullptr;
+    }
+    kept.splice(kept.begin(), kept, i->second);
+    return v;
+  }
+
+  // Where to pull `ref` from: the node named first and the other holders, less loaded
+  // first (the named one on a tie), this node never.
+  std::vector<pull_source> sources_of(const wire_msg::remote_ref& ref) const {
+    std::vector<pull_source> out;
+    auto add = [&](const std::string& n) {
+      if (n == cfg.node) return;
+      for (auto& s : out)
+        if (s.node == n) return;
+      out.push_back({n, true});
+    };
+    add(ref.node);
+    for (auto& h : ref.holders)
+      add(h);
+    if (out.empty()) out.push_back({ref.node, true});
+    if (cfg.load)
+      std::stable_sort(out.begin(), out.end(), [&](auto& a, auto& b) {
+        return cfg.load(a.node) < cfg.load(b.node);
+      });
+    return out;
+  }
+
+  // `v` as a `type`: itself, or made from its bytes when it is a replica's (`v.type`
+  // null); the copy made is counted against the store and kept for other readers here
+  // while it lives.
+  result<detail::boxed_value> as_type(const object_key& k, const detail::boxed_value& v,
+                                      const detail::type_descriptor* type) {
+    if (!type) return v;
+    if (!v.type) {
+      // Made once while a reader holds it.
+      if (auto f = fetched.find(k); f != fetched.end() && f->second.second == type)
+        if (auto made = f->second.first.lock()) return detail::boxed_value{made, type};
+      auto& bytes = *static_cast<const std::vector<uint8_t>*>(v.ptr.get());
+      auto lease = reserve(k, bytes.size());
+      if (!lease) return lease.err();
+      bulk_head h;
+      std::string why;
+      std::vector<std::pair<uint8_t*, size_t>> dests;
+      std::shared_ptr<void> made;
+      if (read_bulk_head(bytes.data(), bytes.size(), bytes.size(), h, why) ==
+          bulk_head_state::ready)
+        made = type->decode_skeleton(bytes.data(), h, dests, why, cfg.pool, cfg.values);
+      uint64_t at = h.head_size;
+      for (auto& d : dests)
+        at += d.second;
+      if (made && at == bytes.size())
+        place_blocks(h.head_size, dests, 0, bytes.data(), at);
+      if (!made || at != bytes.size())
+        return error{errc::type_mismatch, "the replica of " + id_of(k) + " on node '" +
+                                              cfg.node + "' is not a " + type->name +
+                                              (why.empty() ? "" : ": " + why)};
+      auto counted = with_lease(std::move(made), std::move(*lease));
+      remember(k, counted, type);
+      return detail::boxed_value{std::move(counted), type};
+    }
+    if (!detail::same_type(*v.type, *type))
+      return error{errc::type_mismatch,
+                   "expected a " + type->name + ", got a " + v.type->name};
+    return v;
+  }
+
+  // `v`, counted against the store by `lease` while anyone holds it (the lease lives in
+  // its control block).
+  static std::shared_ptr<const void>
+  with_lease(std::shared_ptr<const void> v, std::unique_ptr<detail::store_lease> lease) {
+    if (!lease) return v;
+    auto counted = std::make_shared<
+        std::pair<std::shared_ptr<const void>, std::unique_ptr<detail::store_lease>>>(
+        v, std::move(lease));
+    return std::shared_ptr<const void>{counted, v.get()};
+  }
+
+  // Reads `r.ref` as `r.type`, or as its layout's bytes when `r.type` is null (to keep a
+  // replica: no value is made).
+  void fetch(fetch_request& r) {
+    object_key k{r.ref.id.owner, r.ref.id.seq};
+    if (auto h = held.find(k); h != held.end()) {
+      if (cfg.count_lookup && r.type && !h->second.value.type) cfg.count_lookup(true);
+      return r.done(as_type(k, h->second.value, r.type));
+    }
+    auto hit = [&](std::shared_ptr<const void> p, const detail::type_descriptor* type) {
+      if (cfg.count_lookup && r.type) cfg.count_lookup(true);
+      r.done(detail::boxed_value{std::move(p), type});
+    };
+    if (auto c = fetched.find(k); c != fetched.end())
+      if (auto p = c->second.first.lock(); p && (!r.type || c->second.second == r.type))
+        return hit(std::move(p), c->second.second);
+    if (auto i = kept_index.find(k); i != kept_index.end() && !r.type)
+      if (auto p = i->second->second.value->peek())
+        return hit(std::move(p), i->second->second.type);
+    if (auto p = kept_copy_of(k, r.type)) return hit(std::move(p), r.type);
+    if (cfg.count_lookup && r.type) cfg.count_lookup(false);
+    if (auto i = pulls.find(k); i != pulls.end()) {
+      i->second.waiters.emplace_back(r.type, std::move(r.done));
+      return;
+    }
+    auto lease = reserve(k, r.ref.size);
+    if (!lease) return r.done(lease.err());
+    auto& p = pulls[k];
+    p.lease = std::move(*lease);
+    p.sources = sources_of(r.ref);
+    p.started_us = detail::now_us();
+    p.type = r.type;
+    p.total = r.ref.size;
+    p.waiters.emplace_back(r.type, std::move(r.done));
+    if (!p.type) {
+      // A replica: the layout's bytes, received in place from the start.
+      auto bytes = std::make_shared<std::vector<uint8_t>>(p.total);
+      p.dests = {{bytes->data(), bytes->size()}};
+      p.value = bytes;
+      p.serving = lay_out(bytes, nullptr, nullptr);
+    }
+    request_chunks(k, p);
+  }
+
+  // Holds `r.hold` here, and asks other nodes to keep replicas of it.
+  void replicate(replicate_request& r) {
+    auto k = r.hold.key;
+    hold(r.hold);
+    auto& h = held[k];
+    h.replicated = true;
+    replicas->start(k, h.layout->size(), r.copies, std::move(r.done), std::move(r.avoid));
+  }
+
+  // Freed here: the replicas kept from here, and the copies of the readers this node
+  // sent parts of it to, go too.
+  void drop_copies(const object_key& k) {
+    replicas->drop(k);
+    auto i = copies.find(k);
+    if (i == copies.end()) return;
+    for (auto& peer : i->second)
+      cfg.send(peer, wire_msg::object_free{{k.first, k.second}});
+    copies.erase(i);
+  }
+
+  // Keeps a replica of `m.ref` for `peer`, which hears back once it is kept or why not.
+  void keep_replica(const std::string& peer, const wire_msg::object_replicate& m) {
+    object_key k{m.ref.id.owner, m.ref.id.seq};
+    auto answer = [this, peer, id = m.ref.id](std::string why) {
+      cfg.send(peer, wire_msg::object_replicated{id, std::move(why)});
+    };
+    if (held.count(k)) return answer("");
+    fetch_request r{
+        m.ref, nullptr, [this, k, answer](result<detail::boxed_value> v) {
+          if (!v) return answer(v.err().message);
+          auto layout = lay_out(v->ptr, v->type, cfg.values);
+          auto& h = held[k];
+          if (!h.layout)
+            h = {*v, std::shared_ptr<const bulk_layout>{layout, &layout->layout}, 0,
+                 nullptr};
+          answer("");
+        }};
+    fetch(r);
+  }
+
+  // Ends the pull of `k`, handing `out` to each of its readers; asks other readers kept
+  // waiting on it are served from the copy kept, or told it is gone.
+  void finish(std::map<object_key, pull_state>::iterator i,
+              const result<detail::boxed_value>& out) {
+    auto& p = i->second;
+    auto waiters = std::move(p.waiters);
+    auto parked = std::move(p.parked);
+    if (p.bytes_from.empty()) p.bytes_from[p.sources.empty() ? "" : p.sources[0].node];
+    for (auto& [from, bytes] : p.bytes_from) {
+      if (transfers.size() == transfers_kept) transfers.pop_front();
+      transfers.push_back({i->first, from, bytes, !out, p.started_us, detail::now_us()});
+    }
+    auto k = i->first;
+    if (cfg.landings) cfg.landings->drop({k.first, k.second});
+    pulls.erase(i);
+    for (auto& [type, w] : waiters)
+      w(out ? as_type(k, *out, type) : out);
+    for (auto& [peer, m] : parked)
+      serve(peer, m);
+  }
+
+  // Copies `data`, the bytes at `offset` of the layout, into the value's blocks.
+  static void place(pull_state& p, uint64_t offset, const uint8_t* data, uint64_t n) {
+    place_blocks(p.head_size, p.dests, offset, data, n);
+  }
+
+  // Records bytes [offset, offset + n) of `p` as received.
+  static void mark(pull_state& p, uint64_t offset, uint64_t n) {
+    auto lo = offset, hi = offset + n;
+    auto i = p.have.upper_bound(lo);
+    if (i != p.have.begin() && std::prev(i)->second >= lo) {
+      --i;
+      lo = i->first;
+      hi = std::max(hi, i->second);
+      i = p.have.erase(i);
+    }
+    while (i != p.have.end() && i->first <= hi) {
+      hi = std::max(hi, i->second);
+      i = p.have.erase(i);
+    }
+    p.have[lo] = hi;
+  }
+
+  // Makes the value once the bytes received from offset 0 on hold its whole head; then
+  // places what came. An error when the head is malformed.
+  std::optional<error> try_make_value(const object_key& k, pull_state& p) {
+    bulk_head h;
+    std::string why;
+    auto state = read_bulk_head(p.prefix.data(), p.prefix.size(), p.total, h, why);
+    // Chunks that continue the prefix join it, each once.
+    for (auto j = p.early.find(p.prefix.size());
+         state == bulk_head_state::incomplete && j != p.early.end();
+         j = p.early.find(p.prefix.size())) {
+      p.prefix.insert(p.prefix.end(), j->second.bytes(),
+                      j->second.bytes() + j->second.size());
+      p.early.erase(j);
+      state = read_bulk_head(p.prefix.data(), p.prefix.size(), p.total, h, why);
+    }
+    if (state == bulk_head_state::incomplete) return std::nullopt;
+    if (state == bulk_head_state::malformed)
+      return error{errc::type_mismatch,
+                   "malformed " + p.type->name + " " + id_of(k) + ": " + why};
+    p.value =
+        p.type->decode_skeleton(p.prefix.data(), h, p.dests, why, cfg.pool, cfg.values);
+    if (!p.value)
+      return error{errc::type_mismatch, "malformed " + p.type->name + ": " + why};
+    p.head_size = h.head_size;
+    place(p, 0, p.prefix.data(), p.prefix.size());
+    for (auto& [offset, chunk] : p.early)
+      place(p, offset, chunk.bytes(), chunk.size());
+    p.serving = std::make_shared<served_layout>();
+    p.serving->value = p.value;
+    p.serving->layout.head.assign(p.prefix.begin(),
+                                  p.prefix.begin() + static_cast<ptrdiff_t>(h.head_size));
+    p.serving->layout.blocks.assign(p.dests.begin(), p.dests.end());
+    p.early.clear();
+    p.prefix = {};
+    for (auto& [offset, a] : p.asked)
+      await_landing(k, p, offset, a.length, a.from);
+    return std::nullopt;
+  }
+
+  void on_chunk(const std::string& peer, wire_msg::object_chunk& m) {
+    object_key k{m.id.owner, m.id.seq};
+    auto i = pulls.find(k);
+    if (i == pulls.end()) return; // failed over, or stopped
+    auto& p = i->second;
+    // Landed in the value of an earlier pull of the same object that failed.
+    if (m.landed && m.source.get() != p.value.get()) return;
+    auto asked = p.asked.find(m.offset);
+    // An earlier pull's, or asked of another source since.
+    if (asked == p.asked.end() || asked->second.from != peer) return;
+    if (!m.landed && cfg.landings) cfg.landings->forget(m.id, m.offset);
+    auto fail = [&](errc code, const std::string& why) {
+      finish(i, error{code, "pulling " + id_of(k) + " from node '" + peer +
+                                "' failed: " + why});
+    };
+    if (!m.missing.empty()) {
+      // Another source sends it; one without the object is asked for nothing more. A
+      // holder without the object lost it (a node found dead and back again drops what
+      // it held for the owners it lost): its owner may remake it.
+      auto [offset, len] = std::pair{m.offset, asked->second.length};
+      p.asked.erase(asked);
+      if ((m.not_yet || drop_source(k, p, peer)) && ask_again(k, p, offset, len, peer))
+        return;
+      return fail(errc::object_lost, m.missing);
+    }
+    if (m.total != p.total || m.size() > asked->second.length ||
+        (m.size() == 0 && asked->second.length > 0))
+      return fail(errc::object_freed, "the chunk at offset " + std::to_string(m.offset) +
+                                          " does not fit the object");
+    for (auto& n : m.holders)
+      if (n != cfg.node &&
+          std::none_of(p.sources.begin(), p.sources.end(),
+                       [&](const pull_source& s) { return s.node == n; }))
+        p.sources.push_back({n, false});
+    p.received += m.size();
+    p.bytes_from[peer] += m.size();
+    mark(p, m.offset, m.size());
+    auto whole = pull_source{peer, asked->second.whole};
+    if (auto rest = asked->second.length - m.size(); rest > 0)
+      ask(k, p, m.offset + m.size(), rest, whole); // a chunk cut where a piece ends
+    else
+      --p.in_flight;
+    p.asked.erase(asked);
+    if (m.landed) {
+      // Already where it belongs.
+    } else if (p.value) {
+      place(p, m.offset, m.bytes(), m.size());
+    } else {
+      p.early[m.offset] = std::move(m);
+      if (auto failed = try_make_value(k, p)) return finish(i, *failed);
+    }
+    if (!p.parked.empty()) serve_parked(p);
+    if (p.received < p.total) return request_chunks(k, p);
+    if (!p.value)
+      return finish(i, error{errc::type_mismatch, "malformed " + p.type->name + " " +
+                                                      id_of(k) +
+                                                      ": its head never completed"});
+    auto v = with_lease(std::move(p.value), std::move(p.lease));
+    if (p.freed || !p.type) {
+      // Its owner freed it while it came: its readers have it, nothing keeps it. A
+      // replica's bytes are held by the replica.
+    } else if (p.total <= cfg.keep_pulled_bytes) {
+      keep(k, v, p.type, p.total);
+    } else {
+      remember(k, v, p.type);
+    }
+    finish(i, detail::boxed_value{v, p.type});
+  }
+
+  void forget(const object_key& k) {
+    drop_kept(k);
+    auto i = located.find(k);
+    if (i == located.end()) return;
+    auto holder = i->second.node;
+    located.erase(i);
+    cfg.publish(wire_msg::object_location{{k.first, k.second}, holder, 0, false});
+  }
+
+  void lost(const std::string& peer, const std::string& why) {
+    replicas->lost(peer);
+    for (auto i = copies.begin(); i != copies.end();) {
+      i->second.erase(peer);
+      i = i->second.empty() ? copies.erase(i) : std::next(i);
+    }
+    for (auto i = pulls.begin(); i != pulls.end();) {
+      auto next = std::next(i);
+      auto& parked = i->second.parked;
+      parked.erase(std::remove_if(parked.begin(), parked.end(),
+                                  [&](auto& x) { return x.first == peer; }),
+                   parked.end());
+      if (!drop_source(i->first, i->second, peer))
+        finish(i, lost_error(i->first, peer, why));
+      else
+        request_chunks(i->first, i->second);
+      i = next;
+    }
+    // Results owned here that stayed there: this node's own copy is the primary now
+    // (or, while it was still being pulled, the pull failed and the task is remade).
+    for (auto i = located.begin(); i != located.end();) {
+      if (i->second.node != peer) {
+        ++i;
+        continue;
+      }
+      if (auto s = i->second.slot.lock()) s->set_location(std::nullopt);
+      cfg.publish(
+          wire_msg::object_location{{i->first.first, i->first.second}, peer, 0, false});
+      i = located.erase(i);
+    }
+    // Results made here for an owner on that node: nobody will read or free them.
+    for (auto i = held.begin(); i != held.end();) {
+      if (i->second.exports == 0 &&
+          owner_node_of(i->first, cfg.nodes, cfg.clients) == peer)
+        i = held.erase(i);
+      else
+        ++i;
+    }
+  }
+};
+
+using object_manager_self = object_manager_actor::stateful_pointer<object_manager_state>;
+
+object_manager_actor::behavior_type object_manager(object_manager_self self,
+                                                   object_manager_config cfg) {
+  self->state.cfg = std::move(cfg);
+  self->state.replicas = std::make_unique<replication_table>(replication_table::config{
+      self->state.cfg.node, self->state.cfg.pick, self->state.cfg.send});
+  // Stopping fails every pull in flight: its readers learn why instead of waiting.
+  self->set_exit_handler([=](const caf::exit_msg& x) {
+    auto& st = self->state;
+    while (!st.pulls.empty()) {
+      auto i = st.pulls.begin();
+      std::string from;
+      for (auto& s : i->second.sources)
+        from += (from.empty() ? "node '" : ", '") + s.node + "'";
+      st.finish(i, error{errc::runtime_stopped,
+                         "node '" + st.cfg.node + "' stopped while pulling " +
+                             st.id_of(i->first) + " from " + from});
+    }
+    self->quit(x.reason);
+  });
+  return {
+      [=](hold_atom, hold_request& r) { self->state.hold(r); },
+      [=](release_atom, const std::vector<object_key>& keys) {
+        self->state.release(keys);
+      },
+      [=](free_atom, const object_key& k) {
+        auto& st = self->state;
+        st.held.erase(k);
+        st.drop_kept(k);
+        st.fetched.erase(k);
+        if (auto i = st.pulls.find(k); i != st.pulls.end()) i->second.freed = true;
+        st.drop_copies(k);
+      },
+      [=](freed_atom, const object_key& k) {
+        auto& st = self->state;
+        if (auto h = st.held.find(k); h != st.held.end() && h->second.replicated) {
+          if (h->second.exports == 0)
+            st.held.erase(h);
+          else
+            h->second.replicated = false;
+        }
+        st.drop_copies(k);
+      },
+      [=](replicate_atom, replicate_request& r) { self->state.replicate(r); },
+      [=](replica_atom, const std::string& peer, const wire_msg::object_replicate& m) {
+        self->state.keep_replica(peer, m);
+      },
+      [=](replicated_atom, const std::string& peer,
+          const wire_msg::object_replicated& m) {
+        auto& st = self->state;
+        // A replica not made says so somewhere: the put itself succeeded.
+        if (!m.error.empty() && st.cfg.warn)
+          st.cfg.warn("node '" + peer + "' did not keep a replica of object " +
+                      st.id_of({m.id.owner, m.id.seq}) + ": " + m.error +
+                      " (another node is asked, if one is left)");
+        st.replicas->answered(peer, {m.id.owner, m.id.seq}, m.error);
+      },
+      [=](pull_atom, const std::string& peer, const wire_msg::object_pull& m) {
+        self->state.serve(peer, m);
+      },
+      [=](chunk_atom, const std::string& peer, wire_msg::object_chunk& m) {
+        self->state.on_chunk(peer, m);
+      },
+      [=](fetch_atom, fetch_request& r) { self->state.fetch(r); },
+      [=](locate_atom, located_object& o) {
+        auto k = o.key;
+        self->state.located[k] = std::move(o);
+      },
+      [=](forget_atom, const object_key& k) { self->state.forget(k); },
+      [=](lost_atom, const std::string& peer, const std::string& why) {
+        self->state.lost(peer, why);
+      },
+      [=](count_atom) { return static_cast<uint64_t>(self->state.fetched.size()); },
+      [=](kept_atom) { return self->state.kept_bytes; },
+      [=](transfers_atom) {
+        auto& t = self->state.transfers;
+        return std::vector<transfer_event>(t.begin(), t.end());
+      },
+  };
+}
+
+} // namespace
+
+std::string owner_node_of(const object_key& k, const std::vector<std::string>& nodes,
+                          const client_names& clients) {
+  auto index = k.first >> owner_index_shift;
+  if (index == 0) return {};
+  if (index > nodes.size()) return clients ? clients(index) : std::string{};
+  return nodes[index - 1];
+}
+
+object_manager_actor spawn_object_manager(caf::actor_system& sys,
+                                          object_manager_config cfg, bool detached) {
+  if (detached) return sys.spawn<caf::detached>(object_manager, std::move(cfg));
+  return sys.spawn(object_manager, std::move(cfg));
+}
+
+} // namespace swarm::actors

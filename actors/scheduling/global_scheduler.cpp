@@ -1,0 +1,119 @@
+#include "actors/scheduling/global_scheduler.hpp"
+
+#include <caf/all.hpp>
+
+#include <map>
+
+#include "actors/scheduling/protocol.hpp"
+
+namespace swarm::actors {
+
+namespace {
+
+struct global_state {
+  std::map<std::string, node_report> nodes;
+  group_table groups;
+
+  group_table::node_totals totals() const {
+    group_table::node_totals out;
+    for (auto& [name, n] : nodes)
+      out[name] = {n.total, n.alive};
+    return out;
+  }
+};
+
+result<std::string> choose(global_state& st, const placement_request& req) {
+  const std::string* best = nullptr;
+  uint64_t best_bytes = 0, best_ahead = 0, best_queued = 0;
+  bool best_free = false; // outside what placement groups reserved there
+  std::string dead;    // nodes that would fit but are dead
+  std::string lacking; // nodes that have not registered what it needs
+  std::string seen;    // nodes that could run it, with what they have
+  size_t registered = 0;
+  for (auto& [name, n] : st.nodes) {
+    if (!n.abilities.can_run(req.needs)) {
+      add_quoted(lacking, name);
+      continue;
+    }
+    ++registered;
+    seen += (seen.empty() ? "" : ", ") + name + " " + n.total.to_string();
+    if (!req.demand.fits_in(n.total)) continue;
+    if (!n.alive) {
+      add_quoted(dead, name);
+      continue;
+    }
+    uint64_t bytes = 0;
+    for (auto& [where, size] : req.input_bytes)
+      if (where == name) bytes += size;
+    auto room = n.total;
+    room -= st.groups.reserved_on(name);
+    bool free = req.demand.fits_in(room);
+    auto ahead = n.ahead_of(req.priority);
+    auto better = [&] {
+      if (!best || free != best_free) return !best || free;
+      if (bytes != best_bytes) return bytes > best_bytes;
+      if (ahead != best_ahead) return ahead < best_ahead;
+      return n.queued < best_queued;
+    };
+    if (better()) {
+      best = &name;
+      best_bytes = bytes;
+      best_ahead = ahead;
+      best_queued = n.queued;
+      best_free = free;
+    }
+  }
+  if (!best && !dead.empty()) return only_dead_nodes_fit(req.demand, dead);
+  if (!best && registered == 0 && !lacking.empty())
+    return error{errc::unregistered, "no node of the cluster can run " +
+                                         req.needs.to_string() +
+                                         ": it is not registered on " + lacking};
+  if (!best)
+    return error{errc::infeasible, "demands " + req.demand.to_string() +
+                                       " but no node of the cluster has it (" + seen +
+                                       ")"};
+  auto& chosen = st.nodes[*best];
+  ++chosen.queued;
+  auto at = std::find_if(chosen.by_priority.begin(), chosen.by_priority.end(),
+                         [&](auto& c) { return c.first == req.priority; });
+  if (at == chosen.by_priority.end())
+    chosen.by_priority.emplace_back(req.priority, 1);
+  else
+    ++at->second;
+  return *best;
+}
+
+// Class-based: a function-based actor spawned without arguments trips UBSan inside
+// CAF 0.17 (a reference bound to its empty argument tuple's null pointer).
+class global_scheduler : public caf::event_based_actor {
+public:
+  explicit global_scheduler(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+
+  caf::behavior make_behavior() override {
+    return {
+        [this](update_atom, const std::string& name, node_report& report) {
+          auto& n = state_.nodes[name];
+          bool changed = n.alive != report.alive || !(n.total == report.total);
+          n = std::move(report);
+          if (changed) state_.groups.nodes_changed(state_.totals());
+        },
+        [this](group_atom, group_request& r) {
+          state_.groups.handle(std::move(r), state_.totals());
+        },
+        [this](place_atom, const placement_request& req) {
+          if (req.then) req.then(choose(state_, req));
+        },
+    };
+  }
+
+private:
+  global_state state_;
+};
+
+} // namespace
+
+caf::actor spawn_global_scheduler(caf::actor_system& sys) {
+  return sys.spawn<global_scheduler>();
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,111 @@
+#include "actors/user_actors/actor_directory.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace swarm::actors {
+
+namespace {
+
+struct actor_directory_state {
+  actor_directory_config cfg;
+  std::vector<std::weak_ptr<remote_actor_record>> records;
+  size_t prune_at = 64;
+
+  // Pruned when it doubled, so tracking stays amortized O(1) with many live actors.
+  void track(std::shared_ptr<remote_actor_record> r) {
+    if (records.size() >= prune_at) {
+      records.erase(std::remove_if(records.begin(), records.end(),
+                                   [](auto& w) { return w.expired(); }),
+                    records.end());
+      prune_at = std::max<size_t>(64, 2 * records.size());
+    }
+    records.push_back(std::move(r));
+  }
+
+  void lost(const std::string& peer, const std::string& why) {
+    for (auto& w : records) {
+      auto r = w.lock();
+      if (!r || r->dead() || r->remote_node() != peer) continue;
+      if (r->restarting())
+        continue; // found lost already, by a call that could not reach it
+      if (begin_restart(cfg.log, *r, peer, why)) {
+        cfg.restart(std::move(r));
+        continue;
+      }
+      r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" +
+                   peer + "': " + why +
+                   (r->owned() ? "; restarts used up (max_restarts = " +
+                                     std::to_string(r->spec().options.max_restarts) + ")"
+                               : ""));
+    }
+    cfg.then_lost(peer, why);
+  }
+
+  void checkpoint(const std::string& peer, wire_msg::actor_checkpoint& m) {
+    for (auto& w : records)
+      if (auto r = w.lock(); r && r->owned() && r->is_at(peer, m.actor_id)) {
+        r->save_checkpoint(std::move(m.state));
+        return;
+      }
+  }
+};
+
+using actor_directory_self =
+    actor_directory_actor::stateful_pointer<actor_directory_state>;
+
+actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
+                                                     actor_directory_config cfg) {
+  self->state.cfg = std::move(cfg);
+  return {
+      [=](track_atom, std::shared_ptr<remote_actor_record>& r) {
+        self->state.track(std::move(r));
+      },
+      [=](lost_atom, const std::string& peer, const std::string& why) {
+        self->state.lost(peer, why);
+      },
+      [=](checkpoint_atom, const std::string& peer, wire_msg::actor_checkpoint& m) {
+        self->state.checkpoint(peer, m);
+      },
+      [=](host_atom, uint64_t id, detail::actor_record_ptr& rec) {
+        self->state.cfg.hosted->put(id, std::move(rec));
+        return true;
+      },
+      [=](unhost_atom, uint64_t id) {
+        if (auto rec = self->state.cfg.hosted->erase(id))
+          self->state.cfg.kill(std::move(rec));
+      },
+      [=](unhost_atom, const detail::actor_record_ptr& rec) {
+        self->state.cfg.hosted->erase(rec.get());
+      },
+      [=](count_atom) {
+        auto& rs = self->state.records;
+        return static_cast<uint64_t>(
+            std::count_if(rs.begin(), rs.end(), [](auto& w) { return !w.expired(); }));
+      },
+  };
+}
+
+} // namespace
+
+bool begin_restart(const node_log& log, remote_actor_record& r, const std::string& peer,
+                   const std::string& why) {
+  auto used = r.begin_restart();
+  if (!used) return false;
+  log.warn("restarting actor '" + r.spec().type_name + "' (restart " +
+           std::to_string(*used + 1) + " of " +
+           std::to_string(r.spec().options.max_restarts) + "): node '" + peer +
+           "' is lost: " + why);
+  return true;
+}
+
+actor_directory_actor spawn_actor_directory(caf::actor_system& sys,
+                                            actor_directory_config cfg, bool detached) {
+  if (detached) return sys.spawn<caf::detached>(actor_directory, std::move(cfg));
+  return sys.spawn(actor_directory, std::move(cfg));
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "actors/user_actors/hosted_table.hpp"
+#include "actors/common/protocol.hpp" // allows actor_record_ptr in messages
+#include "actors/user_actors/remote_actor_record.hpp"
+#include "actors/common/protocol.hpp"
+#include "base/node_log.hpp"
+
+namespace swarm::actors {
+
+using track_atom = caf::atom_constant<caf::atom("track")>;
+using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
+using host_atom = caf::atom_constant<caf::atom("host")>;
+using unhost_atom = caf::atom_constant<caf::atom("unhost")>;
+
+/// Starts restarting `r`, lost with its node `peer`, when restarts remain; logs it in
+/// `log`. False when its restarts are used up (or it is not this node's).
+bool begin_restart(const node_log& log, remote_actor_record& r, const std::string& peer,
+                   const std::string& why);
+
+struct actor_directory_config {
+  /// This node's name, and its log.
+  std::string node;
+  node_log log;
+  /// Re-creates an actor lost with its node, off the directory's thread.
+  std::function<void(std::shared_ptr<remote_actor_record>)> restart;
+  /// Fails over what else was in flight on a lost node; runs once the actors lost with
+  /// it restart or are dead, so calls to a restarting actor wait for it.
+  std::function<void(const std::string& peer, const std::string& why)> then_lost;
+  /// Stops an actor hosted here that its owner killed.
+  std::function<void(detail::actor_record_ptr)> kill;
+  /// Where the hosted actors are published; must outlive the directory.
+  hosted_table* hosted = nullptr;
+};
+
+/// The node's directory of actors across nodes. Of actors on other nodes that its handles
+/// use: when a node is lost, those this node created there restart elsewhere while their
+/// restarts last and the others are dead, saying why; their saved states (checkpoints)
+/// arrive here and go to the record that re-creates them; records go when their last
+/// handle does. Of actors hosted here for other nodes: it publishes them in `hosted`.
+///   (track_atom, record)                     a handle here to an actor elsewhere
+///   (lost_atom, peer, why)                   the connection to `peer` closed
+///   (checkpoint_atom, peer, checkpoint)      an actor this node created saved its state
+///   (host_atom, id, record) -> bool          hosts `record` as `id`; answered once
+///                                            published, so calls to it find it
+///   (unhost_atom, id)                        its owner killed it: it stops
+///   (unhost_atom, record)                    it was killed here
+///   (count_atom) -> uint64_t                 records of actors elsewhere kept
+using actor_directory_actor = caf::typed_actor<
+    caf::reacts_to<track_atom, std::shared_ptr<remote_actor_record>>,
+    caf::reacts_to<lost_atom, std::string, std::string>,
+    caf::reacts_to<checkpoint_atom, std::string, wire_msg::actor_checkpoint>,
+    caf::replies_to<host_atom, uint64_t, detail::actor_record_ptr>::with<bool>,
+    caf::reacts_to<unhost_atom, uint64_t>,
+    caf::reacts_to<unhost_atom, detail::actor_record_ptr>,
+    caf::replies_to<count_atom>::with<uint64_t>>;
+
+/// Spawns the directory; `detached`: on a thread of its own (tests run it on the test
+/// coordinator).
+actor_directory_actor spawn_actor_directory(caf::actor_system& sys,
+                                            actor_directory_config cfg,
+                                            bool detached = true);
+
+} // namespace swarm::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<swarm::actors::remote_actor_record>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::actor_checkpoint)

@@ -1,0 +1,81 @@
+#include "actors/user_actors/hosted_table.hpp"
+
+namespace swarm::actors {
+
+hosted_table::hosted_table() {
+  for (auto& s : shards_)
+    s = std::make_shared<const shard>();
+}
+
+std::shared_ptr<const hosted_table::shard> hosted_table::get(size_t i) const {
+  return std::atomic_load(&shards_[i]);
+}
+
+void hosted_table::set(size_t i, shard s) {
+  std::atomic_store(&shards_[i], std::shared_ptr<const shard>{
+                                     std::make_shared<const shard>(std::move(s))});
+}
+
+detail::actor_record_ptr hosted_table::find(uint64_t id) const {
+  auto s = get(id % shards);
+  auto i = s->find(id);
+  return i == s->end() ? nullptr : i->second;
+}
+
+std::optional<uint64_t> hosted_table::id_of(const detail::actor_record* rec) const {
+  std::lock_guard<std::mutex> guard{write_};
+  auto i = ids_.find(rec);
+  if (i == ids_.end()) return std::nullopt;
+  return i->second;
+}
+
+uint64_t hosted_table::share(const detail::actor_record_ptr& rec,
+                             const std::function<uint64_t()>& fresh) {
+  std::lock_guard<std::mutex> guard{write_};
+  if (auto i = ids_.find(rec.get()); i != ids_.end()) return i->second;
+  auto id = fresh();
+  put_locked(id, rec);
+  return id;
+}
+
+void hosted_table::put(uint64_t id, detail::actor_record_ptr rec) {
+  std::lock_guard<std::mutex> guard{write_};
+  put_locked(id, std::move(rec));
+}
+
+void hosted_table::put_locked(uint64_t id, detail::actor_record_ptr rec) {
+  ids_[rec.get()] = id;
+  auto s = *get(id % shards);
+  s[id] = std::move(rec);
+  set(id % shards, std::move(s));
+}
+
+detail::actor_record_ptr hosted_table::erase(uint64_t id) {
+  std::lock_guard<std::mutex> guard{write_};
+  return erase_locked(id);
+}
+
+detail::actor_record_ptr hosted_table::erase_locked(uint64_t id) {
+  auto s = *get(id % shards);
+  auto i = s.find(id);
+  if (i == s.end()) return nullptr;
+  auto rec = std::move(i->second);
+  s.erase(i);
+  set(id % shards, std::move(s));
+  if (auto j = ids_.find(rec.get()); j != ids_.end() && j->second == id) ids_.erase(j);
+  return rec;
+}
+
+void hosted_table::erase(const detail::actor_record* rec) {
+  std::lock_guard<std::mutex> guard{write_};
+  if (auto i = ids_.find(rec); i != ids_.end()) erase_locked(i->second);
+}
+
+void hosted_table::clear() {
+  std::lock_guard<std::mutex> guard{write_};
+  ids_.clear();
+  for (size_t k = 0; k < shards; ++k)
+    set(k, {});
+}
+
+} // namespace swarm::actors

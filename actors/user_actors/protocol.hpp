@@ -1,0 +1,16 @@
+#pragma once
+
+// The user-actor subsystem's messages: calls into an actor host and its turns.
+
+#include <caf/atom.hpp>
+
+#include "actors/common/protocol.hpp"
+
+namespace swarm::actors {
+
+using call_atom = caf::atom_constant<caf::atom("call")>;
+using resume_atom = caf::atom_constant<caf::atom("resume")>;
+using next_atom = caf::atom_constant<caf::atom("next")>;
+using end_atom = caf::atom_constant<caf::atom("hostend")>;
+
+} // namespace swarm::actors

@@ -1,0 +1,232 @@
+#include "actors/workers/gpu_worker.hpp"
+
+#include <caf/all.hpp>
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "base/human_bytes.hpp"
+
+namespace swarm::actors {
+
+// -- device_board -----------------------------------------------------------------------
+
+device_board::device_board(size_t devices)
+    : views_(devices), epochs_(new std::atomic<uint64_t>[devices]) {
+  for (size_t i = 0; i < devices; ++i)
+    epochs_[i] = 0;
+}
+
+std::shared_ptr<const device_board::view> device_board::get(uint32_t device) const {
+  if (device >= views_.size()) return nullptr;
+  return std::atomic_load(&views_[device]);
+}
+
+void device_board::publish(uint32_t device, std::shared_ptr<const view> v) {
+  if (device >= views_.size() || closed_) return;
+  std::atomic_store(&views_[device], std::move(v));
+}
+
+void device_board::withdraw(uint32_t device, uint64_t epoch) {
+  if (device >= views_.size()) return;
+  auto current = std::atomic_load(&views_[device]);
+  while (current && current->epoch == epoch &&
+         !std::atomic_compare_exchange_weak(&views_[device], &current,
+                                            std::shared_ptr<const view>{})) {
+  }
+}
+
+uint64_t device_board::next_epoch(uint32_t device) {
+  return epochs_[device].fetch_add(1) + 1;
+}
+
+void device_board::close() {
+  closed_ = true;
+  for (auto& v : views_)
+    std::atomic_store(&v, std::shared_ptr<const view>{});
+}
+
+// -- gpu_worker -------------------------------------------------------------------------
+
+namespace {
+
+using dev_expire_atom = caf::atom_constant<caf::atom("devexpire")>;
+
+class gpu_worker final : public caf::event_based_actor {
+public:
+  gpu_worker(caf::actor_config& c, gpu_worker_config cfg)
+      : caf::event_based_actor(c), cfg_(std::move(cfg)) {}
+
+  caf::behavior make_behavior() override {
+    epoch_ = cfg_.board->next_epoch(cfg_.device);
+    auto dev = static_cast<int>(cfg_.device);
+    // Every start after the first follows a fault or a crash: begin on a fresh context.
+    if (auto ok = cfg_.api->open(dev, epoch_ > 1); !ok) {
+      quit(caf::make_error(caf::sec::runtime_error, where() + ": " + ok.err().message));
+      return {};
+    }
+    auto device_bytes = cfg_.api->devices().at(cfg_.device).memory_bytes;
+    capacity_ =
+        cfg_.memory_bytes ? std::min(cfg_.memory_bytes, device_bytes) : device_bytes;
+    auto v = std::make_shared<device_board::view>();
+    v->epoch = epoch_;
+    v->worker = caf::actor_cast<caf::actor>(this);
+    for (size_t i = 0; i < std::max<size_t>(1, cfg_.streams); ++i) {
+      auto s = cfg_.api->make_stream(dev);
+      if (!s) {
+        quit(caf::make_error(caf::sec::runtime_error, where() + ": " + s.err().message));
+        return {};
+      }
+      v->streams.push_back(*s);
+    }
+    streams_ = v->streams;
+    cfg_.board->publish(cfg_.device, std::move(v));
+    if (epoch_ > 1) cfg_.log.info(where() + ": restarted on a fresh context");
+    return {
+        [this](dev_alloc_atom, uint64_t bytes, caf::timespan wait)
+            -> caf::result<device_grant> { return allocate(bytes, wait); },
+        [this](dev_free_atom, uint64_t address, uint64_t epoch) { free(address, epoch); },
+        [this](dev_fail_atom, const std::string& why) {
+          cfg_.log.error(where() + " failed: " + why +
+                         "; its worker restarts on a fresh context, and the buffers "
+                         "it held are lost");
+          quit(caf::make_error(caf::sec::runtime_error, where() + " failed: " + why));
+        },
+        [this](dev_expire_atom, uint64_t id) { expire(id); },
+        [this](dev_stats_atom) {
+          return caf::make_message(
+              static_cast<uint64_t>(used_), static_cast<uint64_t>(cached_),
+              static_cast<uint64_t>(capacity_), static_cast<uint64_t>(waiting_.size()));
+        },
+    };
+  }
+
+  void on_exit() override {
+    cfg_.board->withdraw(cfg_.device, epoch_);
+    auto dev = static_cast<int>(cfg_.device);
+    for (auto& [p, n] : live_)
+      cfg_.api->release(dev, p);
+    for (auto& [n, p] : cache_)
+      cfg_.api->release(dev, p);
+    for (auto s : streams_)
+      cfg_.api->destroy_stream(dev, s);
+    live_.clear();
+    cache_.clear();
+    streams_.clear();
+    for (auto& w : waiting_)
+      w.rp.deliver(device_grant{0, 0, {errc::device_failed, where() + " stopped"}});
+    waiting_.clear();
+  }
+
+private:
+  struct waiter {
+    uint64_t id;
+    size_t bytes;
+    caf::response_promise rp;
+  };
+
+  std::string where() const {
+    return "GPU " + std::to_string(cfg_.device) + " of node '" + cfg_.node + "'";
+  }
+
+  device_grant out_of_memory(size_t bytes, const char* how) const {
+    return {0,
+            0,
+            {errc::device_out_of_memory,
+             where() + " has no room for " + human_bytes(bytes) + " " + how + " (" +
+                 human_bytes(used_) + " of " + human_bytes(capacity_) +
+                 " held by live buffers)"}};
+  }
+
+  caf::result<device_grant> allocate(uint64_t bytes, caf::timespan wait) {
+    if (bytes > capacity_)
+      return out_of_memory(bytes, "ever: it is larger than its memory");
+    if (waiting_.empty())
+      if (auto g = try_grant(bytes)) return *g;
+    if (wait.count() <= 0) return out_of_memory(bytes, "now");
+    auto id = next_waiter_++;
+    waiting_.push_back({id, bytes, make_response_promise()});
+    delayed_send(this, wait, dev_expire_atom::value, id);
+    return waiting_.back().rp;
+  }
+
+  // A grant, or nullopt when `bytes` does not fit until buffers are freed.
+  std::optional<device_grant> try_grant(size_t bytes) {
+    if (used_ + bytes > capacity_) return std::nullopt;
+    auto dev = static_cast<int>(cfg_.device);
+    void* p = nullptr;
+    if (auto same = cache_.find(bytes); same != cache_.end()) {
+      p = same->second;
+      cache_.erase(same);
+      cached_ -= bytes;
+    } else {
+      while (used_ + cached_ + bytes > capacity_ && !cache_.empty())
+        drop_cached(std::prev(cache_.end()));
+      auto fresh = cfg_.api->allocate(dev, std::max<size_t>(bytes, 1));
+      if (!fresh && fresh.err().code == errc::device_out_of_memory && !cache_.empty()) {
+        // Something outside this worker holds device memory: give back all it keeps.
+        while (!cache_.empty())
+          drop_cached(cache_.begin());
+        fresh = cfg_.api->allocate(dev, std::max<size_t>(bytes, 1));
+      }
+      if (!fresh) return device_grant{0, 0, fresh.err()};
+      p = *fresh;
+    }
+    live_.emplace(p, bytes);
+    used_ += bytes;
+    return device_grant{reinterpret_cast<uint64_t>(p), epoch_, {}};
+  }
+
+  void drop_cached(std::multimap<size_t, void*>::iterator i) {
+    cfg_.api->release(static_cast<int>(cfg_.device), i->second);
+    cached_ -= i->first;
+    cache_.erase(i);
+  }
+
+  void free(uint64_t address, uint64_t epoch) {
+    if (epoch != epoch_) return; // of an incarnation whose context is gone
+    auto i = live_.find(reinterpret_cast<void*>(address));
+    if (i == live_.end()) return;
+    used_ -= i->second;
+    cached_ += i->second;
+    cache_.emplace(i->second, i->first);
+    live_.erase(i);
+    // First come, first served: a large request is not passed by smaller ones forever.
+    while (!waiting_.empty()) {
+      auto g = try_grant(waiting_.front().bytes);
+      if (!g) break;
+      waiting_.front().rp.deliver(std::move(*g));
+      waiting_.pop_front();
+    }
+  }
+
+  void expire(uint64_t id) {
+    for (auto i = waiting_.begin(); i != waiting_.end(); ++i)
+      if (i->id == id) {
+        i->rp.deliver(out_of_memory(i->bytes, "within its wait"));
+        waiting_.erase(i);
+        return;
+      }
+  }
+
+  gpu_worker_config cfg_;
+  uint64_t epoch_ = 0;
+  size_t capacity_ = 0;
+  size_t used_ = 0;   // held by live buffers
+  size_t cached_ = 0; // freed blocks kept for reuse
+  std::unordered_map<void*, size_t> live_;
+  std::multimap<size_t, void*> cache_;
+  std::vector<gpu::stream_handle> streams_;
+  std::deque<waiter> waiting_;
+  uint64_t next_waiter_ = 1;
+};
+
+} // namespace
+
+caf::actor spawn_gpu_worker(caf::actor_system& sys, gpu_worker_config cfg) {
+  return sys.spawn<gpu_worker>(std::move(cfg));
+}
+
+} // namespace swarm::actors

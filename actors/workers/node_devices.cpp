@@ -1,0 +1,171 @@
+#include "actors/workers/node_devices.hpp"
+
+#include <caf/all.hpp>
+
+namespace swarm::actors {
+
+namespace {
+
+// How much longer than its own wait an allocation waits for the worker's answer.
+constexpr auto answer_slack = std::chrono::seconds(10);
+
+gpu::stream_handle pick(const device_board::view& v, uint64_t slot) {
+  return v.streams[slot % v.streams.size()];
+}
+
+} // namespace
+
+node_devices::node_devices(caf::actor_system& sys, std::shared_ptr<gpu::device_api> api,
+                           std::shared_ptr<device_board> board, std::string node)
+    : sys_(sys), api_(std::move(api)), board_(std::move(board)), node_(std::move(node)) {}
+
+uint32_t node_devices::count() const noexcept {
+  return static_cast<uint32_t>(board_->size());
+}
+
+result<std::shared_ptr<const device_board::view>>
+node_devices::running(uint32_t device) const {
+  if (device >= board_->size())
+    return error{errc::invalid_argument, "node '" + node_ + "' has no GPU " +
+                                             std::to_string(device) + " (it has " +
+                                             std::to_string(board_->size()) + ")"};
+  auto v = board_->get(device);
+  if (!v)
+    return error{errc::device_failed, "the worker of GPU " + std::to_string(device) +
+                                          " of node '" + node_ +
+                                          "' is not running (it restarts after a "
+                                          "fault, or the node stops)"};
+  return v;
+}
+
+result<std::shared_ptr<const device_board::view>>
+node_devices::live(const detail::device_block& b) const {
+  auto v = running(b.device);
+  if (!v) return error{errc::object_lost, "device buffer lost: " + v.err().message};
+  if ((*v)->epoch != b.epoch)
+    return error{errc::object_lost, "device buffer lost: GPU " +
+                                        std::to_string(b.device) + " of node '" + node_ +
+                                        "' failed and restarted since it was made"};
+  return v;
+}
+
+result<std::shared_ptr<detail::device_block>>
+node_devices::allocate(uint32_t device, size_t bytes, std::chrono::milliseconds wait) {
+  auto v = running(device);
+  if (!v) return v.err();
+  caf::scoped_actor self{sys_};
+  result<std::shared_ptr<detail::device_block>> out =
+      error{errc::device_failed, "no answer"};
+  self->request((*v)->worker, wait + answer_slack, dev_alloc_atom::value,
+                static_cast<uint64_t>(bytes), caf::timespan{wait})
+      .receive(
+          [&](device_grant& g) {
+            if (!g.ok()) {
+              out = std::move(g.err);
+              return;
+            }
+            out = std::make_shared<detail::device_block>(
+                shared_from_this(), device, g.epoch, reinterpret_cast<void*>(g.address),
+                bytes);
+          },
+          [&](caf::error& e) {
+            out = error{errc::device_failed,
+                        "allocating " + std::to_string(bytes) + " bytes on GPU " +
+                            std::to_string(device) + " of node '" + node_ +
+                            "': its worker did not answer: " + sys_.render(e)};
+          });
+  return out;
+}
+
+void node_devices::release(detail::device_block& b) noexcept {
+  if (auto v = board_->get(b.device); v && v->epoch == b.epoch)
+    caf::anon_send(v->worker, dev_free_atom::value, reinterpret_cast<uint64_t>(b.ptr),
+                   b.epoch);
+}
+
+result<void> node_devices::holds(const detail::device_block& b) const {
+  if (auto v = live(b); !v) return v.err();
+  return {};
+}
+
+result<void> node_devices::failed(const device_board::view& v, error e) {
+  if (e.code == errc::device_failed)
+    caf::anon_send(v.worker, dev_fail_atom::value, e.message);
+  e.message += " (node '" + node_ + "')";
+  return e;
+}
+
+result<void> node_devices::copy(const detail::device_block& dst,
+                                const detail::device_block& src, uint64_t slot) {
+  auto d = live(dst);
+  if (!d) return d.err();
+  auto s = live(src);
+  if (!s) return s.err();
+  auto n = std::min(dst.bytes, src.bytes);
+  if (auto ok = api_->copy(static_cast<int>(dst.device), dst.ptr,
+                           static_cast<int>(src.device), src.ptr, n, pick(**d, slot));
+      !ok)
+    return failed(**d, ok.err());
+  return {};
+}
+
+result<void> node_devices::to_host(void* dst, const detail::device_block& src,
+                                   uint64_t slot) {
+  auto v = live(src);
+  if (!v) return v.err();
+  if (auto ok = api_->to_host(dst, static_cast<int>(src.device), src.ptr, src.bytes,
+                              pick(**v, slot));
+      !ok)
+    return failed(**v, ok.err());
+  return {};
+}
+
+result<void> node_devices::from_host(const detail::device_block& dst, const void* src,
+                                     uint64_t slot) {
+  auto v = live(dst);
+  if (!v) return v.err();
+  if (auto ok = api_->from_host(static_cast<int>(dst.device), dst.ptr, src, dst.bytes,
+                                pick(**v, slot));
+      !ok)
+    return failed(**v, ok.err());
+  return {};
+}
+
+std::vector<node_devices::usage> node_devices::usages(std::chrono::milliseconds timeout) {
+  std::vector<usage> out;
+  caf::scoped_actor self{sys_};
+  for (uint32_t d = 0; d < count(); ++d) {
+    usage u;
+    u.device = d;
+    if (auto v = board_->get(d)) {
+      u.restarts = v->epoch - 1;
+      self->request(v->worker, timeout, dev_stats_atom::value)
+          .receive(
+              [&](uint64_t used, uint64_t cached, uint64_t capacity, uint64_t waiting) {
+                u.running = true;
+                u.used = used;
+                u.cached = cached;
+                u.capacity = capacity;
+                u.waiting = waiting;
+              },
+              [](caf::error&) {});
+    }
+    out.push_back(u);
+  }
+  return out;
+}
+
+void* node_devices::stream(uint32_t device, uint64_t slot) {
+  auto v = board_->get(device);
+  return v ? pick(*v, slot) : nullptr;
+}
+
+result<void> node_devices::finish(uint32_t device, uint64_t slot) {
+  auto v = running(device);
+  if (!v) return v.err();
+  if (auto ok = api_->synchronize(static_cast<int>(device), pick(**v, slot)); !ok)
+    return failed(**v, ok.err());
+  return {};
+}
+
+} // namespace swarm::actors

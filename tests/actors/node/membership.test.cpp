@@ -1,0 +1,271 @@
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+#include <caf/test/dsl.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/node/membership.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm::actors;
+namespace wire_msg = swarm::wire_msg;
+
+namespace {
+
+// Records, in order, everything membership asks of its node.
+struct recording_port final : membership_port {
+  std::vector<std::string> events;
+  std::set<std::string> open;                             // peers with a connection
+  std::map<std::string, std::chrono::milliseconds> quiet; // absent: cannot tell
+  uint32_t queued_now = 0;
+  std::vector<std::pair<std::string, wire_msg::message>> sent;
+
+  bool send(const std::string& peer, const wire_msg::message& m) override {
+    if (open.count(peer) == 0) return false;
+    sent.emplace_back(peer, m);
+    return true;
+  }
+  bool connected(const std::string& peer) override { return open.count(peer) > 0; }
+  std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) override {
+    if (auto i = quiet.find(peer); i != quiet.end()) return i->second;
+    return std::nullopt;
+  }
+  void disconnect(const std::string& peer, const std::string& why) override {
+    events.push_back("disconnect " + peer + ": " + why);
+  }
+  void dial(const std::string& peer) override { events.push_back("dial " + peer); }
+  void rejoin() override { events.push_back("rejoin"); }
+  void record(const wire_msg::node_info& info) override {
+    events.push_back("record " + info.name + (info.alive ? " alive" : " dead"));
+  }
+  void forget(const std::string& client) override {
+    events.push_back("forget " + client);
+  }
+  void set_chain(std::vector<std::string> members) override {
+    std::string s;
+    for (auto& m : members)
+      s += (s.empty() ? "" : ",") + m;
+    events.push_back("chain " + s);
+  }
+  void lost(const std::string& peer, const std::string&) override {
+    events.push_back("lost " + peer);
+  }
+  uint32_t queued() override { return queued_now; }
+  swarm::wire_msg::store_usage store() override { return {}; }
+  caf::actor scheduler() override { return {}; }
+
+  // How many messages of type T went to `peer`.
+  template <class T> size_t sent_to(const std::string& peer) const {
+    return static_cast<size_t>(std::count_if(sent.begin(), sent.end(), [&](auto& s) {
+      return s.first == peer && std::holds_alternative<T>(s.second);
+    }));
+  }
+
+  bool has(const std::string& event) const {
+    return std::find(events.begin(), events.end(), event) != events.end();
+  }
+};
+
+// The port and the view outlive the actor system (a base destroyed after it).
+struct membership_parts {
+  recording_port port;
+  membership_view view;
+};
+
+wire_msg::node_info node(const std::string& name) {
+  wire_msg::node_info n;
+  n.name = name;
+  n.address = "127.0.0.1";
+  n.total = {{"CPU", 2.0}};
+  return n;
+}
+
+// Steps the actor with the test coordinator: `sched.run()` handles what is queued, and
+// time passes only when `pass` says (the fixture's own `run` would fire the ticks
+// forever).
+struct fixture : membership_parts, test_coordinator_fixture<> {
+  membership_actor m;
+
+  ~fixture() override {
+    if (m) caf::anon_send_exit(m, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  // Starts the membership of `me` in a cluster of `nodes` (the first is the head).
+  void start(const std::string& me, std::vector<std::string> nodes,
+             size_t replication = 1) {
+    membership_config mc;
+    mc.self = node(me);
+    mc.head = nodes.front();
+    mc.nodes = std::move(nodes);
+    mc.replication = replication;
+    mc.heartbeat_interval = 500ms;
+    mc.node_timeout = 2000ms;
+    m = spawn_membership(sys, std::move(mc), port, view, false);
+    sched.run();
+  }
+
+  void join(const std::string& name) {
+    port.open.insert(name);
+    caf::anon_send(m, join_atom::value, node(name));
+    sched.run();
+  }
+
+  void heartbeat(const std::string& name) {
+    caf::anon_send(m, heartbeat_atom::value, name, swarm::wire_msg::heartbeat{});
+    sched.run();
+  }
+
+  // Lets `d` of simulated time pass, each tick handled as it falls due.
+  void pass(caf::timespan d) {
+    auto step = caf::timespan{100ms};
+    for (caf::timespan t{0}; t < d; t += step) {
+      advance_time(step);
+      sched.run();
+    }
+  }
+
+  bool alive(const std::string& name) const {
+    auto peers = view.get();
+    auto i = peers->find(name);
+    return i != peers->end() && i->second.info.alive;
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture,
+                  "the head records a joining node alive and sends it the node table") {
+  start("head", {"head", "w1"});
+  join("w1");
+  CHECK(alive("w1"));
+  CHECK(port.has("record w1 alive"));
+  CHECK(port.sent_to<wire_msg::node_table>("w1") == 1);
+  pass(500ms); // each tick sends the table again
+  CHECK(port.sent_to<wire_msg::node_table>("w1") == 2);
+}
+
+TEST_CASE_FIXTURE(
+    fixture,
+    "the head finds a silent node dead after node_timeout and closes its connection") {
+  start("head", {"head", "w1"});
+  join("w1");
+  pass(1900ms);
+  CHECK(alive("w1"));
+  pass(600ms);
+  CHECK_FALSE(alive("w1"));
+  CHECK(port.has("record w1 dead"));
+  CHECK(port.has("disconnect w1: no heartbeat for 2000 ms"));
+}
+
+TEST_CASE_FIXTURE(fixture, "heartbeats keep a node alive on the head") {
+  start("head", {"head", "w1"});
+  join("w1");
+  for (int i = 0; i < 10; ++i) {
+    pass(500ms);
+    heartbeat("w1");
+  }
+  CHECK(alive("w1"));
+  CHECK_FALSE(port.has("record w1 dead"));
+}
+
+TEST_CASE_FIXTURE(fixture, "a node whose bytes keep arriving is not found dead though "
+                           "its heartbeats wait behind them") {
+  start("head", {"head", "w1"});
+  join("w1");
+  port.quiet["w1"] = 0ms; // bulk frames arrive; the heartbeats queue behind them
+  pass(10s);
+  CHECK(alive("w1"));
+  port.quiet["w1"] = 2500ms; // now nothing arrives
+  pass(500ms);
+  CHECK_FALSE(alive("w1"));
+}
+
+TEST_CASE_FIXTURE(
+    fixture,
+    "a node found dead comes back with a heartbeat on a connection that took over") {
+  start("head", {"head", "w1"}, 2);
+  join("w1");
+  caf::anon_send(m, down_atom::value, std::string{"w1"}, std::string{"reset"});
+  sched.run();
+  REQUIRE_FALSE(alive("w1"));
+  CHECK(port.has("chain head"));
+  heartbeat("w1"); // a restarted w1 connected before its old connection's close was seen
+  CHECK(alive("w1"));
+  pass(500ms); // the next tick puts it back in the chain
+  CHECK(port.events.back() == "chain head,w1");
+}
+
+TEST_CASE_FIXTURE(fixture, "a heartbeat from a node that never joined is ignored") {
+  start("head", {"head", "w1"});
+  heartbeat("w1");
+  CHECK(view.get()->count("w1") == 0);
+  CHECK_FALSE(port.has("record w1 alive"));
+}
+
+TEST_CASE_FIXTURE(
+    fixture,
+    "the head records a lost node dead and moves the chain before its work fails over") {
+  start("head", {"head", "w1", "w2"}, 2);
+  join("w1");
+  join("w2");
+  CHECK(port.has("chain head,w1"));
+  port.events.clear();
+  caf::anon_send(m, down_atom::value, std::string{"w1"}, std::string{"connection reset"});
+  sched.run();
+  CHECK(port.events ==
+        std::vector<std::string>{"record w1 dead", "chain head,w2", "lost w1"});
+  CHECK_FALSE(alive("w1"));
+}
+
+TEST_CASE_FIXTURE(fixture, "no report makes a node mark itself dead") {
+  start("head", {"head", "w1"});
+  caf::anon_send(m, down_atom::value, std::string{"head"}, std::string{"forged"});
+  sched.run();
+  CHECK(alive("head"));
+  CHECK(port.events == std::vector<std::string>{});
+}
+
+TEST_CASE_FIXTURE(fixture, "a worker heartbeats the head each interval and rejoins when "
+                           "the head's connection is gone") {
+  start("w1", {"head", "w1"});
+  port.open.insert("head");
+  port.queued_now = 3;
+  pass(1500ms);
+  CHECK(port.sent_to<wire_msg::heartbeat>("head") == 3);
+  CHECK(std::get<wire_msg::heartbeat>(port.sent.back().second).queued == 3);
+  CHECK_FALSE(port.has("rejoin"));
+  port.open.erase("head");
+  pass(500ms);
+  CHECK(port.has("rejoin"));
+}
+
+TEST_CASE_FIXTURE(fixture, "a worker takes the head's table: it dials live nodes after "
+                           "its name and closes connections to dead ones") {
+  start("w2", {"head", "w1", "w2", "w3", "w4"});
+  port.open = {"head", "w1", "w4"};
+  wire_msg::node_table t;
+  t.nodes = {node("head"), node("w1"), node("w2"), node("w3"), node("w4")};
+  t.nodes[1].alive = false;
+  t.nodes[4].alive = false;
+  caf::anon_send(m, table_atom::value, t);
+  sched.run();
+  CHECK(port.has("dial w3"));
+  CHECK_FALSE(port.has("dial head")); // the smaller name dials
+  CHECK(port.has("disconnect w1: the head found node 'w1' dead"));
+  CHECK(port.has("disconnect w4: the head found node 'w4' dead"));
+  CHECK_FALSE(alive("w1"));
+  CHECK(alive("w3"));
+}
+
+TEST_CASE_FIXTURE(fixture, "a worker fails over work on a lost peer without judging it") {
+  start("w1", {"head", "w1", "w2"});
+  caf::anon_send(m, down_atom::value, std::string{"w2"}, std::string{"reset"});
+  sched.run();
+  CHECK(port.events == std::vector<std::string>{"lost w2"});
+}

@@ -1,0 +1,433 @@
+#include <doctest/doctest.h>
+
+// Before CAF's test DSL, whose `allow` macro would rewrite restart_window::allow.
+#include "actors/ownership/owner.hpp"
+
+#include <caf/all.hpp>
+#include <caf/test/dsl.hpp>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actors/user_actors/remote_actor_record.hpp"
+#include "framework/detail/wire_convert.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm::actors;
+namespace detail = swarm::detail;
+namespace wire_msg = swarm::wire_msg;
+using swarm::errc;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// What the owner asked of its node, outliving the actor system.
+struct owner_parts {
+  std::vector<std::pair<std::string, wire_msg::message>> sent;
+  std::vector<std::vector<object_key>> released;
+  std::vector<detail::task_ptr> resubmitted;
+  std::vector<detail::task_ptr> rerouted;
+  std::vector<std::shared_ptr<remote_actor_record>> restarted;
+  std::vector<std::pair<detail::task_ptr, wire_msg::stored_at>> pulled;
+  std::vector<std::string> logged;
+  clock_type::time_point now{std::chrono::hours(1)};
+};
+
+// A task named `name` whose result is object (1, seq), returning a std::string.
+detail::task_ptr task(const std::string& name, uint64_t seq, uint32_t max_retries = 0) {
+  auto t = std::make_shared<detail::task_spec>();
+  t->name = name;
+  t->result_type = &detail::type_of<std::string>();
+  t->options.max_retries = max_retries;
+  t->result = std::make_shared<detail::object_slot>(swarm::object_id{1, seq});
+  return t;
+}
+
+// A call of method "add" of an actor at `node` this node created, with `restarts`.
+std::pair<detail::task_ptr, std::shared_ptr<remote_actor_record>>
+actor_call(uint64_t seq, const std::string& node, uint32_t restarts = 0) {
+  detail::actor_spec spec;
+  spec.type_name = "counter";
+  spec.options.max_restarts = restarts;
+  auto rec = std::make_shared<remote_actor_record>(std::move(spec), node, 7,
+                                                   wire_msg::actor_create{});
+  auto t = task("counter", seq);
+  t->method = "add";
+  return {t, rec};
+}
+
+wire_msg::task_result answer(const detail::task_ptr& t, const std::string& s) {
+  auto v = detail::boxed_value::make(s);
+  return {detail::to_wire(t->result->id()),
+          wire_msg::value{v.type->name, detail::encode(v)}};
+}
+
+wire_msg::task_result failure(const detail::task_ptr& t, errc code,
+                              const std::string& why) {
+  return {detail::to_wire(t->result->id()), detail::to_wire(swarm::error{code, why})};
+}
+
+std::string value_of(const detail::task_ptr& t) {
+  auto v = t->result->read();
+  REQUIRE(v);
+  return *static_cast<const std::string*>(v->ptr.get());
+}
+
+swarm::error error_of(const detail::task_ptr& t) {
+  REQUIRE(t->result->done());
+  auto v = t->result->read();
+  REQUIRE(!v);
+  return v.err();
+}
+
+owner_config config(owner_parts& parts) {
+  owner_config c;
+  c.node = "head";
+  c.intensity = {2, std::chrono::seconds(60)};
+  c.send = [&parts](const std::string& to, wire_msg::message m) {
+    parts.sent.emplace_back(to, std::move(m));
+  };
+  c.release = [&parts](std::vector<object_key> k) {
+    parts.released.push_back(std::move(k));
+  };
+  c.resubmit = [&parts](detail::task_ptr t) {
+    parts.resubmitted.push_back(std::move(t));
+  };
+  c.call = [&parts](std::shared_ptr<remote_actor_record>, detail::task_ptr t) {
+    parts.rerouted.push_back(std::move(t));
+  };
+  c.restart = [&parts](std::shared_ptr<remote_actor_record> r) {
+    parts.restarted.push_back(std::move(r));
+  };
+  c.pull = [&parts](detail::task_ptr t, wire_msg::stored_at where) {
+    parts.pulled.emplace_back(std::move(t), std::move(where));
+  };
+  c.log = swarm::node_log{"test", swarm::log_level::info,
+                          [&parts](swarm::log_level, const std::string& line) {
+                            parts.logged.push_back(line);
+                          }};
+  c.now = [&parts] { return parts.now; };
+  return c;
+}
+
+// Steps the owner on the test coordinator.
+struct fixture : owner_parts, test_coordinator_fixture<> {
+  owner_actor o;
+
+  fixture() { o = spawn_owner(sys, config(*this)); }
+
+  ~fixture() override {
+    caf::anon_send_exit(o, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  template <class... Ts> void tell(Ts&&... xs) {
+    caf::anon_send(o, std::forward<Ts>(xs)...);
+    sched.run();
+  }
+
+  void track(const detail::task_ptr& t, const std::string& node,
+             std::shared_ptr<remote_actor_record> actor = nullptr) {
+    wire_msg::task_submit m;
+    m.function = t->name;
+    m.result = detail::to_wire(t->result->id());
+    tell(track_atom::value,
+         pending_call{t, node, {{9, t->result->id().seq}}, std::move(actor)}, node,
+         wire_msg::message{std::move(m)});
+  }
+
+  void result(const std::string& from, wire_msg::task_result r) {
+    tell(result_atom::value, from, std::move(r));
+  }
+
+  uint64_t children() {
+    uint64_t n = 0;
+    self->send(o, count_atom::value);
+    sched.run();
+    self->receive([&](uint64_t x) { n = x; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    return n;
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(
+    fixture, "the owner sends a task and the result from its node completes the future") {
+  auto t = task("f", 1);
+  track(t, "w1");
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].first == "w1");
+  CHECK(std::holds_alternative<wire_msg::task_submit>(sent[0].second));
+  CHECK(children() == 1);
+  result("w1", answer(t, "done"));
+  CHECK(value_of(t) == "done");
+  CHECK(children() == 0);
+  REQUIRE(released.size() == 1); // its exported argument goes with the result
+  CHECK(released[0] == std::vector<object_key>{{9, 1}});
+}
+
+TEST_CASE_FIXTURE(fixture, "a task lost with its node runs again while its retries last, "
+                           "then fails naming the node") {
+  auto t = task("f", 1, 1);
+  track(t, "w1");
+  tell(lost_atom::value, std::string{"w1"}, std::string{"connection reset"});
+  REQUIRE(resubmitted.size() == 1);
+  CHECK(resubmitted[0] == t);
+  CHECK(t->attempts == 1);
+  CHECK(!t->result->done());
+  CHECK(children() == 0); // the resubmitted run registers anew
+  track(t, "w2");
+  tell(lost_atom::value, std::string{"w2"}, std::string{"no heartbeat"});
+  CHECK(resubmitted.size() == 1);
+  auto e = error_of(t);
+  CHECK(e.code == errc::worker_died);
+  CHECK(e.message.find("node 'w2'") != std::string::npos);
+  CHECK(e.message.find("no heartbeat") != std::string::npos);
+  CHECK(e.message.find("after 2 attempt(s)") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "a task pinned to a lost node and an actor call on it fail at once") {
+  auto pinned = task("f", 1, 3);
+  pinned->options.node = "w1";
+  track(pinned, "w1");
+  auto [call, rec] = actor_call(2, "w1");
+  track(call, "w1", rec);
+  auto other = task("g", 3, 3);
+  track(other, "w2");
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  CHECK(resubmitted.empty());
+  CHECK(error_of(pinned).code == errc::worker_died);
+  CHECK(error_of(call).code == errc::actor_died);
+  CHECK(!other->result->done());
+  CHECK(children() == 1);
+}
+
+TEST_CASE_FIXTURE(
+    fixture, "a late result from a thawed node completes a task but not an actor call") {
+  auto t = task("f", 1, 2);
+  track(t, "w1");
+  tell(lost_atom::value, std::string{"w1"}, std::string{"no heartbeat"});
+  track(t, "w2"); // the retry
+  result("w1",
+         answer(t, "from the thawed node")); // a task's answer is good from anywhere
+  CHECK(value_of(t) == "from the thawed node");
+  result("w2", answer(t, "from the retry")); // nobody waits for it any more
+  CHECK(value_of(t) == "from the thawed node");
+
+  // The actor was restarted on w2; its old instance on w1 answers late.
+  auto [call, rec] = actor_call(2, "w2");
+  track(call, "w2", rec);
+  result("w1", answer(call, "stale state"));
+  CHECK(!call->result->done());
+  result("w2", answer(call, "restarted state"));
+  CHECK(value_of(call) == "restarted state");
+}
+
+TEST_CASE_FIXTURE(fixture, "a result stored on its node is pulled, and one lost there "
+                           "makes its task run again") {
+  auto t = task("f", 1, 1);
+  track(t, "w1");
+  result("w1", {detail::to_wire(t->result->id()), wire_msg::stored_at{"w1", 1 << 20}});
+  REQUIRE(pulled.size() == 1);
+  CHECK(pulled[0].first == t);
+  CHECK(pulled[0].second.node == "w1");
+  CHECK(children() == 0);
+  swarm::error lost{errc::object_lost, "node 'w1' died holding it"};
+  tell(retry_atom::value, t, std::string{"reconstructing its result"}, lost);
+  REQUIRE(resubmitted.size() == 1); // lineage: the task that made it runs again
+  tell(retry_atom::value, t, std::string{"reconstructing its result"}, lost);
+  CHECK(error_of(t).code == errc::object_lost); // retries used up: the pull's error
+}
+
+TEST_CASE_FIXTURE(fixture, "an error from the node is the future's error unless it says "
+                           "the input or node was lost") {
+  auto bad = task("f", 1, 3);
+  track(bad, "w1");
+  result("w1", failure(bad, errc::application_error, "boom"));
+  CHECK(error_of(bad).message == "boom");
+  auto unlucky = task("g", 2, 3);
+  track(unlucky, "w1");
+  result("w1", failure(unlucky, errc::object_lost, "its input died with w2"));
+  CHECK(resubmitted.size() == 1);
+  CHECK(!unlucky->result->done());
+}
+
+TEST_CASE_FIXTURE(
+    fixture, "a call that cannot reach its actor's node waits for the actor's restart") {
+  auto [call, rec] = actor_call(1, "w1", 1);
+  track(call, "w1", rec);
+  result("", failure(call, errc::node_unreachable, "cannot reach node 'w1'"));
+  REQUIRE(restarted.size() == 1);
+  CHECK(restarted[0] == rec);
+  CHECK(rec->restarting());
+  CHECK(!call->result->done()); // held for the restarted actor
+  // A second call finds the restart under way and is held as well.
+  auto [second, unused] = actor_call(2, "w1");
+  track(second, "w1", rec);
+  result("", failure(second, errc::node_unreachable, "cannot reach node 'w1'"));
+  CHECK(restarted.size() == 1);
+  CHECK(!second->result->done());
+}
+
+TEST_CASE_FIXTURE(fixture, "past its restart intensity the owner gives up and the "
+                           "children of the next loss fail") {
+  // Intensity: 2 node losses within 60 s.
+  std::vector<detail::task_ptr> ts;
+  for (uint64_t i = 1; i <= 4; ++i) {
+    ts.push_back(task("f", i, 5));
+    track(ts.back(), "w" + std::to_string(i));
+  }
+  tell(lost_atom::value, std::string{"w1"}, std::string{"gone"});
+  now += 10s;
+  tell(lost_atom::value, std::string{"w2"}, std::string{"gone"});
+  CHECK(resubmitted.size() == 2);
+  now += 10s;
+  tell(lost_atom::value, std::string{"w3"}, std::string{"gone"});
+  CHECK(resubmitted.size() == 2);
+  auto e = error_of(ts[2]);
+  CHECK(e.code == errc::worker_died);
+  CHECK(e.message.find("gave up restarting") != std::string::npos);
+  CHECK(e.message.find("more than 2 node losses within 60000 ms") != std::string::npos);
+  REQUIRE(!logged.empty());
+  // Once the first losses are older than the period, the owner restarts again.
+  now += 50s;
+  tell(lost_atom::value, std::string{"w4"}, std::string{"gone"});
+  CHECK(resubmitted.size() == 3);
+  CHECK(!ts[3]->result->done());
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "stopping the owner fails every child still out with runtime_stopped") {
+  auto a = task("f", 1);
+  auto b = task("g", 2);
+  track(a, "w1");
+  track(b, "w2");
+  caf::anon_send_exit(o, caf::exit_reason::user_shutdown);
+  sched.run();
+  for (auto& t : {a, b}) {
+    auto e = error_of(t);
+    CHECK(e.code == errc::runtime_stopped);
+    CHECK(e.message.find("node 'head' stopped before") != std::string::npos);
+  }
+  // A result that arrives after the stop is dropped; nothing runs any more.
+  caf::anon_send(o, result_atom::value, std::string{"w1"}, answer(a, "late"));
+  sched.run();
+  CHECK(error_of(a).code == errc::runtime_stopped);
+}
+
+TEST_CASE("a message to an idle owner runs on the sending thread, and threads racing "
+          "lose none") {
+  // Declared before the system, which they outlive.
+  owner_parts parts;
+  std::atomic<int> inline_runs{0};
+  auto me = std::this_thread::get_id();
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto c = config(parts);
+  // Sends run wherever the owner runs; count those on this thread.
+  c.send = [&](const std::string&, wire_msg::message) {
+    if (std::this_thread::get_id() == me) ++inline_runs;
+  };
+  owner_ref owner{spawn_owner(sys, std::move(c))};
+  // Right after spawning, and while a scheduler thread still finishes its last message,
+  // the owner is not idle and a message is queued for that thread; the first message
+  // after it went idle runs here.
+  std::vector<detail::task_ptr> first;
+  for (uint64_t i = 1; i <= 2000 && inline_runs.load() == 0; ++i) {
+    first.push_back(task("f", i));
+    owner.track({first.back(), "w1", {}, nullptr}, "w1", wire_msg::task_submit{});
+    owner.result("w1", answer(first.back(), "x"));
+    CHECK(first.back()->result->wait_until(clock_type::now() + 10s));
+    std::this_thread::yield();
+  }
+  CHECK(inline_runs.load() > 0);
+
+  // Four threads track and answer 500 tasks each at once.
+  std::vector<std::vector<detail::task_ptr>> per_thread(4);
+  std::vector<std::thread> threads;
+  for (uint64_t n = 0; n < 4; ++n)
+    threads.emplace_back([&, n] {
+      for (uint64_t i = 0; i < 500; ++i) {
+        auto t = task("g", 1000 + n * 1000 + i);
+        per_thread[n].push_back(t);
+        owner.track({t, "w2", {}, nullptr}, "w2", wire_msg::task_submit{});
+        owner.result("w2", answer(t, std::to_string(i)));
+      }
+    });
+  for (auto& th : threads)
+    th.join();
+  for (auto& ts : per_thread)
+    for (size_t i = 0; i < ts.size(); ++i) {
+      REQUIRE(ts[i]->result->wait_until(clock_type::now() + 10s));
+      CHECK(value_of(ts[i]) == std::to_string(i));
+    }
+  caf::anon_send_exit(owner.handle(), caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// What was sent to `node` of kind `T`.
+template <class T> size_t sent_to(const owner_parts& p, const std::string& node) {
+  size_t n = 0;
+  for (auto& [to, m] : p.sent)
+    n += to == node && std::holds_alternative<T>(m);
+  return n;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "a task run on two nodes takes the first result, cancels the "
+                           "other copy, and frees what that copy stored anyway") {
+  auto t = task("f", 1, 3);
+  wire_msg::task_submit m;
+  m.result = detail::to_wire(t->result->id());
+  tell(track_atom::value, pending_call{t, "w1", {}, nullptr, {"w2"}}, std::string{"w1"},
+       wire_msg::message{m});
+  CHECK(sent_to<wire_msg::task_submit>(*this, "w1") == 1);
+  CHECK(sent_to<wire_msg::task_submit>(*this, "w2") == 1);
+  result("w2", answer(t, "from w2"));
+  CHECK(value_of(t) == "from w2");
+  CHECK(sent_to<wire_msg::task_cancel>(*this, "w1") == 1);
+  CHECK(children() == 0);
+  // The copy on w1 had already run: its stored result is freed there.
+  result("w1", {m.result, wire_msg::stored_at{"w1", 1 << 20}});
+  CHECK(sent_to<wire_msg::object_free>(*this, "w1") == 1);
+  CHECK(pulled.empty());
+  // Answers once: a second late answer frees nothing more.
+  result("w1", {m.result, wire_msg::stored_at{"w1", 1 << 20}});
+  CHECK(sent_to<wire_msg::object_free>(*this, "w1") == 1);
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "a copy of a task run on two nodes that is lost with its node, "
+                  "or fails, leaves the other running and nothing runs again") {
+  auto t = task("f", 2, 3);
+  wire_msg::task_submit m;
+  m.result = detail::to_wire(t->result->id());
+  tell(track_atom::value, pending_call{t, "w1", {}, nullptr, {"w2", "w3"}},
+       std::string{"w1"}, wire_msg::message{m});
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  CHECK_FALSE(t->result->done());
+  CHECK(resubmitted.empty());
+  result("w2", failure(t, errc::application_error, "boom"));
+  CHECK_FALSE(t->result->done());
+  result("w3", answer(t, "from w3"));
+  CHECK(value_of(t) == "from w3");
+  CHECK(resubmitted.empty());
+  CHECK(sent_to<wire_msg::task_cancel>(*this, "w1") == 0);
+
+  // The last copy's failure is the task's.
+  auto u = task("g", 3, 0);
+  m.result = detail::to_wire(u->result->id());
+  tell(track_atom::value, pending_call{u, "w1", {}, nullptr, {"w2"}}, std::string{"w1"},
+       wire_msg::message{m});
+  result("w1", failure(u, errc::application_error, "first"));
+  CHECK_FALSE(u->result->done());
+  result("w2", failure(u, errc::application_error, "second"));
+  CHECK(error_of(u).message.find("second") != std::string::npos);
+}

@@ -1,0 +1,285 @@
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+#include <caf/test/dsl.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/workers/cpu_worker.hpp"
+#include "actors/scheduling/local_scheduler.hpp"
+#include "actors/scheduling/protocol.hpp"
+#include "actors/scheduling/task_inbox.hpp"
+
+using namespace swarm::actors;
+namespace detail = swarm::detail;
+using swarm::resource_set;
+
+namespace {
+
+// What the fake workers were handed, in order: "worker index: task name".
+struct scheduler_parts {
+  std::vector<std::string> runs;
+  std::map<std::string, std::vector<uint32_t>> gpus; // by task name, as dispatched
+  std::vector<caf::actor> workers;
+  task_inbox inbox;
+};
+
+resource_set cpus(double n) {
+  resource_set r;
+  r.set("CPU", n);
+  return r;
+}
+
+detail::task_ptr task(const std::string& name, double cpu = 1, int32_t priority = 0) {
+  auto t = std::make_shared<detail::task_spec>();
+  t->name = name;
+  t->options.resources = cpus(cpu);
+  t->options.priority = priority;
+  t->result = std::make_shared<detail::object_slot>(swarm::object_id{1, 1});
+  return t;
+}
+
+// Steps the local scheduler on the test coordinator with workers that only record what
+// they are handed; the test says when each is done, blocked or dead.
+struct fixture : scheduler_parts, test_coordinator_fixture<> {
+  caf::actor sched_actor;
+
+  void start(double cpu, size_t initial_workers, size_t max_workers, size_t depth = 16,
+             double gpu = 0) {
+    scheduler_config sc;
+    sc.total = cpus(cpu);
+    if (gpu > 0) sc.total.set("GPU", gpu);
+    sc.initial_workers = initial_workers;
+    sc.max_workers = max_workers;
+    sc.pipeline_depth = depth;
+    sc.inbox = &inbox;
+    sc.spawn_worker = [this](caf::actor_system& s, const worker_config& wc) {
+      auto index = wc.index;
+      // It takes its index as an argument: CAF 0.17 binds a null tuple for a function
+      // actor spawned with none (UBSan).
+      auto fake = [this](caf::event_based_actor*, size_t i) -> caf::behavior {
+        return {[this, i](run_atom, dispatch& d) {
+          runs.push_back(std::to_string(i) + ": " + d.task->name);
+          gpus[d.task->name] = d.gpus;
+        }};
+      };
+      auto w = s.spawn(fake, index);
+      if (workers.size() <= index) workers.resize(index + 1);
+      workers[index] = w;
+      return w;
+    };
+    sched_actor = spawn_local_scheduler(sys, sc);
+    sched.run();
+  }
+
+  ~fixture() override {
+    for (auto& w : workers)
+      caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    if (sched_actor) caf::anon_send_exit(sched_actor, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  void submit(const detail::task_ptr& t) {
+    caf::anon_send(sched_actor, submit_atom::value, t);
+    sched.run();
+  }
+
+  void done(size_t worker, const detail::task_ptr& t) {
+    t->claim.store(detail::make_claim(t->epoch(), detail::task_phase::finished));
+    caf::anon_send(sched_actor, done_atom::value, worker, t);
+    sched.run();
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(
+    fixture,
+    "the local scheduler runs what fits and holds the rest until resources return") {
+  start(2, 1, 4);
+  auto a = task("a", 2), b = task("b", 1);
+  submit(a);
+  submit(b);
+  CHECK(runs == std::vector<std::string>{"0: a"});
+  done(0, a);
+  CHECK(runs == std::vector<std::string>{"0: a", "0: b"});
+}
+
+TEST_CASE_FIXTURE(
+    fixture, "the local scheduler starts higher priorities first and keeps their order") {
+  start(1, 1, 1, 0); // no pipelining: each task waits for the CPU
+  auto first = task("first");
+  submit(first);
+  REQUIRE(first->try_claim(0, detail::task_phase::running)); // the worker started it
+  auto low = task("low", 1, 0), high1 = task("high1", 1, 5), high2 = task("high2", 1, 5);
+  submit(low);
+  submit(high1);
+  submit(high2);
+  CHECK(runs == std::vector<std::string>{"0: first"});
+  done(0, first);
+  done(0, high1);
+  done(0, high2);
+  CHECK(runs == std::vector<std::string>{"0: first", "0: high1", "0: high2", "0: low"});
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "a higher-priority task takes back the lower ones pipelined to "
+                  "a busy worker that have not started, and runs before them") {
+  start(1, 1, 1); // one CPU, pipelining 16 deep
+  auto first = task("first"), low1 = task("low1"), low2 = task("low2");
+  submit(first);
+  submit(low1);
+  submit(low2);
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2"});
+  REQUIRE(first->try_claim(0, detail::task_phase::running)); // the worker started it
+  auto high = task("high", 1, 5);
+  submit(high);
+  // The lows' first dispatches are stale (the worker skips them); they come again after
+  // the high one, in their order.
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2", "0: high",
+                                         "0: low1", "0: low2"});
+  CHECK(low1->epoch() == 1);
+  CHECK(low2->epoch() == 1);
+  CHECK(high->epoch() == 0);
+}
+
+TEST_CASE_FIXTURE(fixture, "a higher-priority task of another resource shape takes back "
+                           "the lower ones that have not started and runs on the first "
+                           "lease that ends") {
+  start(1, 1, 1); // one CPU, one worker, pipelining 16 deep
+  auto first = task("first"), low1 = task("low1"), low2 = task("low2");
+  submit(first);
+  submit(low1);
+  submit(low2);
+  REQUIRE(first->try_claim(0, detail::task_phase::running));
+  auto high = task("high", 0.5, 5); // half a CPU: not the lows' lease
+  submit(high);
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2"});
+  CHECK(low1->epoch() == 1); // taken back: the worker skips their dispatches
+  CHECK(low2->epoch() == 1);
+  done(0, first);
+  // The lease ended: the high one runs, then the lows under the lease it took.
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2", "0: high"});
+  done(0, high);
+  CHECK(runs == std::vector<std::string>{"0: first", "0: low1", "0: low2", "0: high",
+                                         "0: low1", "0: low2"});
+}
+
+TEST_CASE_FIXTURE(fixture, "the local scheduler hands each GPU task its devices: halves "
+                           "share one, a whole one waits for a device free as a whole") {
+  start(4, 1, 4, 0, 2); // no pipelining: each task a worker of its own
+  auto gpu_task = [](const std::string& name, double g) {
+    auto t = task(name);
+    t->options.resources.set("GPU", g);
+    return t;
+  };
+  auto a = gpu_task("a", 0.5), b = gpu_task("b", 0.5), c = gpu_task("c", 1),
+       d = gpu_task("d", 1), plain = task("plain");
+  for (auto& t : {a, b, c, plain, d})
+    submit(t);
+  CHECK(runs == std::vector<std::string>{"0: a", "1: b", "2: c", "3: plain"});
+  CHECK(gpus["a"] == std::vector<uint32_t>{0});
+  CHECK(gpus["b"] == std::vector<uint32_t>{0}); // beside a, at once
+  CHECK(gpus["c"] == std::vector<uint32_t>{1});
+  CHECK(gpus.count("d") == 0); // a CPU is free, but no device as a whole
+  CHECK(gpus["plain"].empty());
+  REQUIRE(c->try_claim(0, detail::task_phase::running));
+  done(2, c);
+  CHECK(runs.back() == "2: d");
+  CHECK(gpus["d"] == std::vector<uint32_t>{1});
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "the local scheduler pipelines no deeper than its depth, then waits") {
+  start(1, 1, 1, 1);
+  auto a = task("a"), b = task("b"), c = task("c");
+  submit(a);
+  submit(b);
+  submit(c);
+  CHECK(runs == std::vector<std::string>{"0: a", "0: b"});
+  done(0, a);
+  CHECK(runs.back() == "0: c");
+}
+
+TEST_CASE_FIXTURE(fixture, "a blocked worker lends its resources to a new worker and "
+                           "gets back what waited behind it") {
+  start(1, 1, 2);
+  auto a = task("a"), b = task("b");
+  submit(a);
+  submit(b); // pipelined behind a on worker 0
+  REQUIRE(runs == std::vector<std::string>{"0: a", "0: b"});
+  caf::anon_send(sched_actor, blocked_atom::value, size_t{0});
+  sched.run();
+  // b may be what a waits for: it moves to a new worker, which a's CPU now pays for.
+  CHECK(runs.back() == "1: b");
+  CHECK(b->epoch() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "a task whose worker died runs again while it has retries") {
+  start(1, 1, 1);
+  auto a = task("a");
+  a->options.max_retries = 1;
+  submit(a);
+  REQUIRE(a->try_claim(a->epoch(), detail::task_phase::running)); // the worker took it
+  caf::anon_send_exit(workers[0], caf::exit_reason::kill);
+  sched.run();
+  CHECK(runs == std::vector<std::string>{"0: a", "0: a"}); // a new worker 0
+  CHECK(a->attempts == 1);
+  REQUIRE(a->try_claim(a->epoch(), detail::task_phase::running));
+  caf::anon_send_exit(workers[0], caf::exit_reason::kill);
+  sched.run();
+  auto r = a->result->read();
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == swarm::errc::worker_died);
+  CHECK(r.err().message.find("retries are used up") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(
+    fixture, "the local scheduler takes over the tasks waiting in the node's inbox") {
+  bool accepted = false;
+  inbox.push(task("left over"), accepted);
+  REQUIRE(accepted);
+  start(1, 1, 1);
+  CHECK(runs == std::vector<std::string>{"0: left over"});
+}
+
+TEST_CASE_FIXTURE(fixture, "the local scheduler keeps the last failed tasks with their "
+                           "errors, newest last, and counts them by function") {
+  start(1, 1, 1);
+  const size_t n = 2 * failures_kept + 10; // every odd one fails: 5 more than are kept
+  // Functions are counted by their invoker.
+  detail::invoker odd_fn, even_fn;
+  for (size_t i = 0; i < n; ++i) {
+    auto t = task(i % 2 ? "odd" : "even");
+    t->fn = i % 2 ? &odd_fn : &even_fn;
+    submit(t);
+    if (i % 2)
+      t->result->set_error({swarm::errc::application_error, "bad #" + std::to_string(i)});
+    else
+      t->result->set_value(swarm::detail::boxed_value{});
+    done(0, t);
+  }
+  std::vector<task_event> failed;
+  auto asked =
+      self->request(sched_actor, caf::infinite, stats_atom::value, failures_atom::value);
+  sched.run();
+  asked.receive([&](std::vector<task_event>& v) { failed = std::move(v); },
+                [](caf::error& e) { FAIL(caf::to_string(e)); });
+  REQUIRE(failed.size() == failures_kept);
+  CHECK(failed.front().error.find("bad #11") != std::string::npos);
+  CHECK(failed.back().function == "odd");
+  CHECK(failed.back().failed);
+  CHECK(failed.back().error.find("bad #" + std::to_string(n - 1)) != std::string::npos);
+  counts_by_function counts;
+  auto counted = self->request(sched_actor, caf::infinite, stats_atom::value,
+                               by_function_atom::value);
+  sched.run();
+  counted.receive([&](counts_by_function& c) { counts = std::move(c); },
+                  [](caf::error& e) { FAIL(caf::to_string(e)); });
+  CHECK(counts["odd"].failed == n / 2);
+  CHECK(counts["even"].finished == n / 2);
+  CHECK(counts["even"].failed == 0);
+}

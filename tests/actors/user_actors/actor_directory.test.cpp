@@ -1,0 +1,157 @@
+#include <doctest/doctest.h>
+
+#include <caf/all.hpp>
+#include <caf/test/dsl.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/user_actors/actor_directory.hpp"
+
+using namespace swarm::actors;
+namespace wire_msg = swarm::wire_msg;
+namespace detail = swarm::detail;
+
+namespace {
+
+// What the directory asked of its node, in order, outliving the actor system.
+struct directory_parts {
+  std::vector<std::string> events;
+  hosted_table hosted;
+};
+
+// A record of an actor of type "counter" at `node` as `id`; `owned`: this node created
+// it, with `restarts` restarts.
+std::shared_ptr<remote_actor_record> record(const std::string& node, uint64_t id, bool owned,
+                                            uint32_t restarts = 0) {
+  detail::actor_spec spec;
+  spec.type_name = "counter";
+  spec.options.max_restarts = restarts;
+  std::optional<wire_msg::actor_create> created;
+  if (owned) created = wire_msg::actor_create{};
+  return std::make_shared<remote_actor_record>(std::move(spec), node, id, std::move(created));
+}
+
+struct fixture : directory_parts, test_coordinator_fixture<> {
+  actor_directory_actor d;
+
+  fixture() {
+    actor_directory_config dc;
+    dc.node = "head";
+    dc.restart = [this](std::shared_ptr<remote_actor_record> r) {
+      events.push_back("restart " + std::to_string(r->id()));
+    };
+    dc.then_lost = [this](const std::string& peer, const std::string&) {
+      events.push_back("then_lost " + peer);
+    };
+    dc.kill = [this](detail::actor_record_ptr r) {
+      events.push_back("kill " + r->spec().type_name);
+    };
+    dc.hosted = &hosted;
+    d = spawn_actor_directory(sys, std::move(dc), false);
+  }
+
+  ~fixture() override {
+    caf::anon_send_exit(d, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  template <class... Ts>
+  void tell(Ts&&... xs) {
+    caf::anon_send(d, std::forward<Ts>(xs)...);
+    sched.run();
+  }
+
+  uint64_t kept() {
+    uint64_t n = 0;
+    self->send(d, count_atom::value);
+    sched.run();
+    self->receive([&](uint64_t x) { n = x; }, caf::after(std::chrono::seconds(0)) >> [] {});
+    return n;
+  }
+};
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "an actor this node created restarts when its node is lost, before the rest fails over") {
+  auto mine = record("w1", 1, true, 1);
+  auto elsewhere = record("w2", 2, true, 1);
+  tell(track_atom::value, mine);
+  tell(track_atom::value, elsewhere);
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  CHECK(events == std::vector<std::string>{"restart 1", "then_lost w1"});
+  CHECK(mine->restarting());
+  CHECK_FALSE(elsewhere->restarting());
+}
+
+TEST_CASE_FIXTURE(fixture, "an actor whose restarts are used up dies with its node and says why") {
+  auto r = record("w1", 1, true, 0);
+  tell(track_atom::value, r);
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  CHECK(r->dead());
+  CHECK(r->death_reason().find("restarts used up (max_restarts = 0)") != std::string::npos);
+  CHECK(events == std::vector<std::string>{"then_lost w1"});
+}
+
+TEST_CASE_FIXTURE(fixture, "an actor another node created dies with its node here, and is not restarted here") {
+  auto r = record("w1", 1, false, 3);
+  tell(track_atom::value, r);
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  CHECK(r->dead());
+  CHECK(r->death_reason().find("died with its node 'w1': killed") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture, "a checkpoint reaches the record of the actor that saved it") {
+  auto a = record("w1", 1, true, 1);
+  auto b = record("w1", 2, true, 1);
+  tell(track_atom::value, a);
+  tell(track_atom::value, b);
+  tell(checkpoint_atom::value, std::string{"w1"}, wire_msg::actor_checkpoint{2, {7, 7}});
+  CHECK(b->recreate().checkpoint == std::vector<uint8_t>{7, 7});
+  CHECK(a->recreate().checkpoint.empty());
+  // From another node under the same id: not this actor.
+  tell(checkpoint_atom::value, std::string{"w2"}, wire_msg::actor_checkpoint{1, {9}});
+  CHECK(a->recreate().checkpoint.empty());
+}
+
+TEST_CASE_FIXTURE(fixture, "records go with their last handle") {
+  auto kept_one = record("w1", 1, false);
+  for (uint64_t i = 0; i < 200; ++i)
+    tell(track_atom::value, record("w1", 100 + i, false));
+  tell(track_atom::value, kept_one);
+  CHECK(kept() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "an actor hosted for other nodes is found by its id once hosting is answered") {
+  auto a = record("here", 0, false);
+  auto b = record("here", 0, false);
+  self->send(d, host_atom::value, uint64_t{5}, detail::actor_record_ptr{a});
+  self->send(d, host_atom::value, uint64_t{69}, detail::actor_record_ptr{b}); // same shard
+  sched.run();
+  bool answered = false;
+  self->receive([&](bool ok) { answered = ok; }, caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(answered);
+  CHECK(hosted.find(5) == a);
+  CHECK(hosted.find(69) == b);
+  CHECK_FALSE(hosted.find(6));
+  CHECK(hosted.id_of(b.get()) == 69);
+}
+
+TEST_CASE_FIXTURE(fixture, "an owner's kill stops the hosted actor and forgets it") {
+  auto a = record("here", 0, false);
+  tell(host_atom::value, uint64_t{5}, detail::actor_record_ptr{a});
+  tell(unhost_atom::value, uint64_t{5});
+  CHECK(events == std::vector<std::string>{"kill counter"});
+  CHECK_FALSE(hosted.find(5));
+  tell(unhost_atom::value, uint64_t{5}); // twice: nothing more
+  CHECK(events.size() == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "an actor killed here is no longer hosted") {
+  auto a = record("here", 0, false);
+  tell(host_atom::value, uint64_t{8}, detail::actor_record_ptr{a});
+  tell(unhost_atom::value, detail::actor_record_ptr{a});
+  CHECK_FALSE(hosted.find(8));
+  CHECK(events.empty()); // the caller stops it itself
+}

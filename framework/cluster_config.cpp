@@ -265,7 +265,7 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
   }
   c.only(*cl, "cluster",
          {"name", "secret", "gcs_shards", "gcs_replication", "gcs_dir", "heartbeat_ms",
-          "node_timeout_ms", "join_wait_ms"});
+          "node_timeout_ms", "join_wait_ms", "stop_timeout_ms"});
   out.name = c.string(*cl, "cluster", "name", false).value_or("swarm");
   if (auto s = c.string(*cl, "cluster", "secret", true)) {
     if (s->size() < 16)
@@ -287,6 +287,8 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
       c.integer(*cl, "cluster", "node_timeout_ms", 50, 600000, false).value_or(2000)};
   out.join_wait = std::chrono::milliseconds{
       c.integer(*cl, "cluster", "join_wait_ms", 0, 3600000, false).value_or(30000)};
+  out.stop_timeout = std::chrono::milliseconds{
+      c.integer(*cl, "cluster", "stop_timeout_ms", 100, 3600000, false).value_or(20000)};
   if (out.node_timeout <= out.heartbeat_interval)
     c.fail(cl->source(), "cluster.node_timeout_ms",
            "must be longer than cluster.heartbeat_ms");

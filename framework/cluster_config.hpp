@@ -59,6 +59,9 @@ struct cluster_config {
   std::chrono::milliseconds node_timeout{2000};
   /// How long work pinned to a node of the file that has not joined yet waits for it.
   std::chrono::milliseconds join_wait{30000};
+  /// How long a node process's stop may take; past it, the process logs the step it hangs
+  /// in and exits anyway (code 2).
+  std::chrono::milliseconds stop_timeout{20000};
   size_t object_store_bytes = 0; ///< 0: a quarter of each node's memory
   /// Freed values' memory each node keeps for new puts; unset: a quarter of its store.
   std::optional<size_t> object_pool_bytes;

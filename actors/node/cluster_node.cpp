@@ -1,9 +1,10 @@
 #include "actors/node/cluster_node.hpp"
 
+#include "actors/common/foreign_thread.hpp"
+#include "actors/control_store/protocol.hpp"
+#include "actors/node/job_runner.hpp"
 #include "actors/observability/dashboard_snapshot.hpp"
 #include "actors/scheduling/global_scheduler.hpp"
-#include "actors/node/job_runner.hpp"
-#include "actors/control_store/protocol.hpp"
 #include "actors/scheduling/protocol.hpp"
 #include "actors/user_actors/remote_actor_record.hpp"
 
@@ -65,12 +66,16 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   ec.listen = !link_.self.client; // a client dials every node; nobody dials it
   ec.max_frame_bytes = link_.cfg.max_message_bytes + (1 << 20);
   wire_msg::endpoint_handlers h;
+  // The endpoint's threads outlive the actor system (they stop last): what they run
+  // leaves no hold on it (foreign_thread_guard).
   h.on_message = [this](const std::string& peer, wire_msg::message&& m) {
+    foreign_thread_guard guard;
     built_future_.wait();
     std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
     if (!link_.closing) on_message(peer, std::move(m));
   };
   h.on_peer_down = [this](const std::string& peer, const std::string& why) {
+    foreign_thread_guard guard;
     built_future_.wait();
     std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
     if (!link_.closing) caf::anon_send(link_.membership, down_atom::value, peer, why);
@@ -328,6 +333,10 @@ void cluster_node::drop_handles() {
 }
 
 cluster_node::~cluster_node() {
+  auto step = [this](const char* what) {
+    if (stop_step_) stop_step_->store(what);
+  };
+  step("closing the dashboard and the metrics");
   dashboard_.reset();
   metrics_.reset();
   {
@@ -338,6 +347,7 @@ cluster_node::~cluster_node() {
     link_.releases->unborrow = nullptr;
   }
   // Membership, the agent and the global scheduler call into this node: they go first.
+  step("stopping membership, the agent and the global scheduler");
   stop_actors();
   {
     std::unique_lock<std::shared_mutex> alive{link_.alive_mtx};
@@ -348,11 +358,14 @@ cluster_node::~cluster_node() {
   link_.hosted.clear();
   // Tasks finishing while the node stops still report through this node: it stays whole
   // until they are done.
+  step("stopping the node's actors and the tasks still running");
   local_->stop();
   local_.reset();
+  step("closing the connections to other nodes");
   link_.local = nullptr;
   net_.reset();
   link_.net = nullptr;
+  step("stopping the node processes it started");
 }
 
 wire_msg::node_info cluster_node::self_info() const {

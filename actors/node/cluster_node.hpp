@@ -109,6 +109,11 @@ public:
   /// cluster's workers): it is released after this node stops.
   void adopt(std::shared_ptr<void> children);
 
+  /// What a stop of this node is doing now, set as its destructor goes: for a watchdog
+  /// that names the step a stop hangs in. It outlives the node.
+  using stop_step = std::shared_ptr<std::atomic<const char*>>;
+  void report_stop_steps(stop_step step) { stop_step_ = std::move(step); }
+
   /// Waits up to `timeout` until `n` nodes (this one included) are alive in the node
   /// table; returns how many are.
   size_t wait_for_nodes(size_t n, std::chrono::milliseconds timeout) override;
@@ -187,6 +192,7 @@ private:
 
   // First, so it goes last: child nodes stop after this one.
   std::shared_ptr<void> children_;
+  stop_step stop_step_;
   // Before the link, so the role actors' handles in it go before the actor system.
   std::unique_ptr<local_node> local_;
   node_link link_;

@@ -16,73 +16,23 @@
 #include <thread>
 #include <vector>
 
-#include "tests/cluster/node_process.hpp"
-#include "tests/cluster/test_app.hpp"
+#include "tests/cluster/process_cluster.hpp"
 
 using namespace std::chrono_literals;
 using namespace swarm::cluster_test;
 
 namespace {
 
-// A cluster of the head and `workers` (the driver last), persisted in `gcs_dir` unless it
-// is empty, its control store replicated `replication` times.
-std::string cluster_file(const std::string& gcs_dir, int replication,
-                         const std::vector<std::string>& workers) {
-  auto node = [](const std::string& name, const char* role) {
-    return "[[node]]\nname = \"" + name +
-           "\"\naddress = \"127.0.0.1\"\nport = " + std::to_string(free_port()) +
-           "\nrole = \"" + role + "\"\ncpus = 1\n";
-  };
-  auto out =
-      "[cluster]\nname = \"restart\"\nsecret = \"the-secret-of-the-restart-test\"\n"
-      "gcs_shards = 2\ngcs_replication = " +
-      std::to_string(replication) + "\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n" +
-      (gcs_dir.empty() ? "" : "gcs_dir = \"" + gcs_dir + "\"\n") + node("head", "head");
-  for (auto& w : workers)
-    out += node(w, "worker");
-  return out;
-}
-
-// A folder under /tmp for one test's files, removed after it.
-struct test_dir {
-  std::string path;
-  test_dir() {
-    char tmpl[] = "/tmp/swarm-head-restart-XXXXXX";
-    path = ::mkdtemp(tmpl);
-  }
-  ~test_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-// The test's cluster: its file in a fresh folder, node processes started from it by name.
-struct restart_cluster {
+// A cluster of the head and `workers` (the driver last), persisted in `gcs_dir` unless
+// `persisted` is false, its control store replicated `replication` times.
+struct restart_cluster : process_cluster {
   restart_cluster(bool persisted, int replication,
-                  const std::vector<std::string>& workers) {
-    std::ofstream{config} << cluster_file(persisted ? tmp.path + "/gcs" : "", replication,
-                                          workers);
-    cfg = swarm::load_cluster_config(config).value();
-  }
-
-  std::unique_ptr<node_process> start(const std::string& name, const std::string& log) {
-    return std::make_unique<node_process>(
-        SWARM_TEST_NODE, std::vector<std::string>{"--config", config, "--node", name},
-        tmp.path + "/" + log);
-  }
-
-  swarm::result<swarm::cluster_state> status() { return swarm::cluster_status(cfg, 2s); }
-
-  test_dir tmp;
-  std::string config = tmp.path + "/cluster.toml";
-  swarm::cluster_config cfg;
+                  const std::vector<std::string>& workers)
+      : process_cluster(
+            "gcs_shards = 2\ngcs_replication = " + std::to_string(replication) + "\n" +
+                (persisted ? "gcs_dir = \"@DIR@/gcs\"\n" : ""),
+            workers) {}
 };
-
-const swarm::node_status* find_node(const swarm::cluster_state& s, const std::string& n) {
-  auto i =
-      std::find_if(s.nodes.begin(), s.nodes.end(), [&](auto& x) { return x.name == n; });
-  return i == s.nodes.end() ? nullptr : &*i;
-}
 
 } // namespace
 

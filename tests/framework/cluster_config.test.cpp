@@ -90,6 +90,20 @@ TEST_CASE("every number is checked against its range, naming the key and the ran
   CHECK(message.find("between 4MiB and 256MiB, got 1MiB") != std::string::npos);
 }
 
+TEST_CASE("a node's stop deadline defaults to 20 s and stop_timeout_ms sets it within "
+          "its range") {
+  CHECK(swarm::parse_cluster_config(valid, "cluster.toml")->stop_timeout ==
+        std::chrono::milliseconds{20000});
+  auto set = swarm::parse_cluster_config(
+      replace(valid, "gcs_shards = 2", "gcs_shards = 2\nstop_timeout_ms = 1500"),
+      "cluster.toml");
+  REQUIRE(set);
+  CHECK(set->stop_timeout == std::chrono::milliseconds{1500});
+  auto msg = error_of(replace(valid, "gcs_shards = 2", "gcs_shards = 2\nstop_timeout_ms = 5"));
+  CHECK(msg.find("cluster.stop_timeout_ms") != std::string::npos);
+  CHECK(msg.find("between 100 and 3600000") != std::string::npos);
+}
+
 TEST_CASE("a max_message smaller than the inline threshold is a contradiction") {
   auto msg = error_of(replace(valid, "gcs_shards = 2",
                               "gcs_shards = 2\n[limits]\ninline_threshold = \"8MiB\"\n"

@@ -1,0 +1,83 @@
+#pragma once
+
+// A cluster whose head and workers are node processes (swarm_test_node), started from a
+// cluster file in a fresh folder: for tests that kill, restart or stop nodes.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/cluster/node_process.hpp"
+#include "tests/cluster/test_app.hpp"
+
+namespace swarm::cluster_test {
+
+// A folder under /tmp for one test's files, removed after it.
+struct test_dir {
+  std::string path;
+  test_dir() {
+    char tmpl[] = "/tmp/swarm-process-cluster-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~test_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  test_dir(const test_dir&) = delete;
+  test_dir& operator=(const test_dir&) = delete;
+};
+
+// A cluster file of the head and `workers`, with `cluster_lines` added to [cluster].
+inline std::string process_cluster_file(const std::string& cluster_lines,
+                                        const std::vector<std::string>& workers) {
+  auto node = [](const std::string& name, const char* role) {
+    return "[[node]]\nname = \"" + name +
+           "\"\naddress = \"127.0.0.1\"\nport = " + std::to_string(free_port()) +
+           "\nrole = \"" + role + "\"\ncpus = 1\n";
+  };
+  auto out =
+      "[cluster]\nname = \"processes\"\nsecret = \"the-secret-of-the-process-tests\"\n"
+      "heartbeat_ms = 100\nnode_timeout_ms = 1000\n" +
+      cluster_lines + node("head", "head");
+  for (auto& w : workers)
+    out += node(w, "worker");
+  return out;
+}
+
+// The test's cluster: its file in a fresh folder, node processes started from it by name.
+// "@DIR@" in `cluster_lines` stands for the folder.
+struct process_cluster {
+  process_cluster(std::string cluster_lines, const std::vector<std::string>& workers) {
+    for (auto at = cluster_lines.find("@DIR@"); at != std::string::npos;
+         at = cluster_lines.find("@DIR@"))
+      cluster_lines.replace(at, 5, tmp.path);
+    std::ofstream{config} << process_cluster_file(cluster_lines, workers);
+    cfg = load_cluster_config(config).value();
+  }
+
+  std::unique_ptr<node_process> start(const std::string& name, const std::string& log) {
+    return std::make_unique<node_process>(
+        SWARM_TEST_NODE, std::vector<std::string>{"--config", config, "--node", name},
+        tmp.path + "/" + log);
+  }
+
+  result<cluster_state> status() { return cluster_status(cfg, std::chrono::seconds(2)); }
+
+  test_dir tmp;
+  std::string config = tmp.path + "/cluster.toml";
+  cluster_config cfg;
+};
+
+inline const node_status* find_node(const cluster_state& s, const std::string& n) {
+  auto i =
+      std::find_if(s.nodes.begin(), s.nodes.end(), [&](auto& x) { return x.name == n; });
+  return i == s.nodes.end() ? nullptr : &*i;
+}
+
+} // namespace swarm::cluster_test

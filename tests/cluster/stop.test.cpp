@@ -1,0 +1,94 @@
+// Stops that stop: a node process ends within cluster.stop_timeout_ms after whatever it
+// served, or, when its stop hangs, exits anyway and names the step it hung in.
+
+#include <doctest/doctest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/cluster/process_cluster.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm::cluster_test;
+
+namespace {
+
+swarm::client_options client_of(const process_cluster& c, const std::string& name) {
+  swarm::client_options o;
+  o.address = c.cfg.head().address;
+  o.port = c.cfg.head().port;
+  o.secret = c.cfg.secret;
+  o.name = name;
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("a head stops within its deadline after serving a client's key-value, status "
+          "and list requests") {
+  process_cluster c{"stop_timeout_ms = 15000\n", {"worker-1"}};
+  auto head = c.start("head", "head.log");
+  auto worker = c.start("worker-1", "worker-1.log");
+  REQUIRE(eventually(20s, [&] {
+    auto s = c.status();
+    return s && s->alive() == 2;
+  }));
+  {
+    swarm::application app;
+    register_all(app);
+    swarm::runtime client{app, client_of(c, "client-kv")};
+    REQUIRE(client.kv_put("k", {1, 2, 3}));
+    auto got = client.kv_get("k");
+    REQUIRE(got);
+    REQUIRE(got->has_value());
+    CHECK(**got == std::vector<uint8_t>{1, 2, 3});
+    REQUIRE(client.kv_erase("k"));
+    auto add = app.find_function<int(int, int)>("add").value();
+    CHECK(client.submit(add, 2, 3).get(10s).value() == 5);
+  }
+  REQUIRE(c.status());
+  REQUIRE(swarm::list_cluster(c.cfg, "tasks", "", 2s));
+  REQUIRE(swarm::stop_cluster(c.cfg, "", 5s));
+  // Before the fix the head hung in its actor system's shutdown for good: the endpoint's
+  // thread that served the key-value request kept a hold on the system's logger.
+  CHECK(head->wait_exit(12s) == 0);
+  CHECK(worker->wait_exit(12s) == 0);
+  CHECK(head->log().find("did not finish") == std::string::npos);
+}
+
+TEST_CASE("a node whose stop hangs on a task that does not end exits at its deadline, "
+          "naming the step it hangs in") {
+  process_cluster c{"stop_timeout_ms = 1000\n", {"worker-1"}};
+  auto head = c.start("head", "head.log");
+  auto worker = c.start("worker-1", "worker-1.log");
+  REQUIRE(eventually(20s, [&] {
+    auto s = c.status();
+    return s && s->alive() == 2;
+  }));
+  auto mark = c.tmp.path + "/napping";
+  {
+    swarm::application app;
+    register_all(app);
+    swarm::runtime client{app, client_of(c, "client-nap")};
+    auto nap = app.find_function<int(const std::string&, int)>("nap_pid").value();
+    swarm::task_options on_worker;
+    on_worker.node = "worker-1";
+    on_worker.max_retries = 0;
+    auto ref = client.submit(on_worker, nap, mark, 60'000);
+    REQUIRE(eventually(10s, [&] { return std::filesystem::exists(mark); }));
+    ::kill(worker->pid(), SIGTERM);
+    // It waits for the task a second, then exits with code 2.
+    CHECK(worker->wait_exit(10s) == 2);
+    auto log = worker->log();
+    CHECK(log.find("the stop did not finish within 1000 ms") != std::string::npos);
+    CHECK(log.find("it hangs stopping the node's actors and the tasks still running") !=
+          std::string::npos);
+    CHECK_FALSE(ref.get(10s));
+  }
+  REQUIRE(swarm::stop_cluster(c.cfg, "", 5s));
+  CHECK(head->wait_exit(12s) == 0);
+}

@@ -31,6 +31,9 @@ constexpr size_t read_chunk = 256 << 10;
 // Reasons a connection closes, which set the level its line is logged at.
 constexpr std::string_view peer_closed = "the peer closed the connection";
 constexpr std::string_view bad_frame = "bad frame: ";
+// Why unproven connections are closed for the handshaking cap.
+constexpr std::string_view crowded_out = "nothing sent within";
+constexpr std::string_view make_room = "closed to make room for a connection from ";
 
 std::string sys_error(const char* what) {
   return std::string{what} + ": " + std::strerror(errno);
@@ -114,6 +117,8 @@ struct endpoint::connection {
   // Set by the main I/O thread once a bulk connection is authenticated and handed over:
   // from then on only the bulk I/O thread reads it.
   std::atomic<bool> on_bulk_loop{false};
+  // It was in a poll of its I/O thread since it was accepted: what it sent was read.
+  std::atomic<bool> polled{false};
   // Guarded by the endpoint's mutex.
   phase state = phase::handshaking;
   std::string peer;
@@ -151,7 +156,7 @@ result<std::unique_ptr<endpoint>> endpoint::start(endpoint_config cfg,
     if (::bind(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) != 0)
       return error{errc::invalid_argument,
                    sys_error(("cannot listen on " + where).c_str())};
-    if (::listen(fd, 128) != 0)
+    if (::listen(fd, SOMAXCONN) != 0)
       return error{errc::invalid_argument,
                    sys_error(("cannot listen on " + where).c_str())};
     sockaddr_in bound{};
@@ -307,6 +312,31 @@ result<void> endpoint::send(const std::string& peer, const message& m) {
   return {};
 }
 
+std::vector<std::string> endpoint::send_all(const std::vector<std::string>& peers,
+                                            const message& m) {
+  std::vector<std::string> missed;
+  if (peers.empty()) return missed;
+  auto l = lane_of(m);
+  std::vector<std::pair<const std::string*, conn_ptr>> to;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& p : peers) {
+      auto& by = l == lane::bulk && bulk_by_name_.count(p) ? bulk_by_name_ : by_name_;
+      if (auto i = by.find(p); i != by.end())
+        to.emplace_back(&p, i->second);
+      else
+        missed.push_back(p);
+    }
+  }
+  auto frame = encode_frame_parts(m);
+  for (auto& [peer, c] : to) {
+    enqueue(*c, frame, l);
+    std::lock_guard<std::mutex> guard{c->send_mtx};
+    if (c->broken) missed.push_back(*peer);
+  }
+  return missed;
+}
+
 result<endpoint::conn_ptr> endpoint::open(const std::string& address, uint16_t port,
                                           clock_type::time_point deadline, bool bulk) {
   auto where = address + ":" + std::to_string(port);
@@ -379,11 +409,14 @@ void endpoint::accept_all() {
     int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len,
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
-    if (handshaking_accepted() >= cfg_.max_handshaking) {
-      ::close(fd);
-      refuse_over_cap(peer_address(from));
-      continue;
-    }
+    auto remote = peer_address(from);
+    // Every connection gets in; past the cap, at the cost of an unproven one that sent
+    // nothing. Idle connections cannot lock out a peer that holds the secret, which
+    // speaks at once and is through in a few round trips.
+    if (auto victim = handshake_to_drop(remote))
+      close(victim, std::string{make_room} + remote + ": " +
+                        std::to_string(cfg_.max_handshaking) +
+                        " connections were handshaking");
     tune(fd);
     auto c = std::make_shared<connection>(
         fd, peer_address(from), handshake::role::acceptor, local_address(fd), cfg_);
@@ -400,21 +433,49 @@ size_t endpoint::handshaking_accepted() const {
   }));
 }
 
-void endpoint::refuse_over_cap(const std::string& remote) {
-  {
-    std::lock_guard<std::mutex> guard{stats_mtx_};
-    ++stats_.refused;
-  }
-  // One line a second at most: a flood must not become a flood of log lines.
-  ++refused_over_cap_;
-  auto now = clock_type::now();
-  if (now - last_cap_log_ < std::chrono::seconds(1)) return;
-  last_cap_log_ = now;
-  log(log_level::warn, "refused " + std::to_string(refused_over_cap_) +
-                           " connection(s), the last from " + remote + ": " +
-                           std::to_string(cfg_.max_handshaking) +
-                           " connections are already handshaking");
-  refused_over_cap_ = 0;
+namespace {
+
+// The host of an "address:port".
+std::string host_of(const std::string& remote) {
+  return remote.substr(0, remote.rfind(':'));
+}
+
+} // namespace
+
+namespace {
+
+// Whether the connection on `fd` sent nothing yet: no bytes read from it (`last_received`
+// is still when it was `opened`), and none waiting to be.
+bool silent(int fd, int64_t last_received, int64_t opened) {
+  if (last_received != opened) return false;
+  int waiting = 0;
+  return ::ioctl(fd, FIONREAD, &waiting) != 0 || waiting == 0;
+}
+
+} // namespace
+
+endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto host = host_of(remote);
+  std::vector<conn_ptr> unproven;
+  for (auto& c : conns_)
+    if (c->accepted && c->state == connection::phase::handshaking) unproven.push_back(c);
+  if (unproven.size() < cfg_.max_handshaking) return nullptr;
+  std::sort(unproven.begin(), unproven.end(),
+            [](auto& a, auto& b) { return a->opened < b->opened; });
+  auto quiet = [](const conn_ptr& c) {
+    return silent(c->fd, c->last_received.load(), c->opened.time_since_epoch().count());
+  };
+  // The oldest that sent nothing though it was polled (a peer holding the secret would
+  // have spoken), of the new one's host first, so one host cannot push out another's.
+  for (auto own_host : {true, false})
+    for (auto& c : unproven)
+      if (c->polled && (!own_host || host_of(c->remote) == host) && quiet(c)) return c;
+  // Those not polled yet get the time to speak, up to four times the cap.
+  if (unproven.size() < 4 * cfg_.max_handshaking) return nullptr;
+  for (auto& c : unproven)
+    if (quiet(c)) return c;
+  return unproven.front();
 }
 
 void endpoint::close(const conn_ptr& c, const std::string& reason) {
@@ -471,12 +532,27 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
   }
   auth_cv_.notify_all();
   if (!was_up) {
+    bool crowded = reason.rfind(crowded_out, 0) == 0 || reason.rfind(make_room, 0) == 0;
+    size_t crowded_before = 0;
     {
       std::lock_guard<std::mutex> guard{stats_mtx_};
       ++stats_.refused;
+      // A flood must not become a flood of log lines: those closed for the cap or the
+      // pressure on it make one line a second at most.
+      if (crowded) {
+        auto now = clock_type::now();
+        ++crowded_closed_;
+        if (now - last_crowded_log_ < std::chrono::seconds(1)) return;
+        crowded_before = crowded_closed_ - 1;
+        crowded_closed_ = 0;
+        last_crowded_log_ = now;
+      }
     }
     log(log_level::warn,
-        "closed connection with " + c->remote + " before authentication: " + why);
+        "closed connection with " + c->remote + " before authentication: " + why +
+            (crowded_before ? " (and " + std::to_string(crowded_before) +
+                                  " more for the cap since the last such line)"
+                            : ""));
     return;
   }
   // A peer that hangs up is churn (a `swarm status` query, a node stopping); a bad frame
@@ -590,11 +666,18 @@ void endpoint::run(bool bulk) {
     fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
     std::vector<std::pair<conn_ptr, std::string>> to_close;
     auto now = clock_type::now();
+    size_t unproven = 0;
     {
       std::lock_guard<std::mutex> guard{mtx_};
-      for (auto& c : conns_)
+      for (auto& c : conns_) {
         if (c->on_bulk_loop == bulk) polled.push_back(c);
+        if (c->accepted && c->state == connection::phase::handshaking) ++unproven;
+      }
     }
+    // Under pressure (half the cap handshaking), a connection that sent nothing gets a
+    // fifth of the time to start.
+    bool pressed = unproven >= std::max<size_t>(cfg_.max_handshaking / 2, 1);
+    auto idle_limit = pressed ? cfg_.handshake_timeout / 5 : cfg_.handshake_timeout;
     for (auto& c : polled) {
       short events = POLLIN;
       {
@@ -606,6 +689,15 @@ void endpoint::run(bool bulk) {
         to_close.emplace_back(c, "no handshake within " +
                                      std::to_string(cfg_.handshake_timeout.count()) +
                                      " ms");
+      else if (!c->hs.authenticated() && c->accepted && now - c->opened > idle_limit &&
+               silent(c->fd, c->last_received.load(),
+                      c->opened.time_since_epoch().count()))
+        to_close.emplace_back(
+            c, std::string{crowded_out} + " " +
+                   std::to_string(
+                       std::chrono::duration_cast<std::chrono::milliseconds>(idle_limit)
+                           .count()) +
+                   " ms while many connections were handshaking");
       fds.push_back({c->fd, events, 0});
     }
     for (auto& [c, why] : to_close)
@@ -615,6 +707,8 @@ void endpoint::run(bool bulk) {
       log(log_level::error, sys_error("poll failed"));
       continue;
     }
+    for (auto& c : polled)
+      c->polled = true;
     if (fds[0].revents & POLLIN) {
       uint64_t v;
       [[maybe_unused]] auto n = ::read(wake_fd, &v, sizeof(v));

@@ -71,6 +71,8 @@ public:
   }
 
   result<void> send(const std::string& peer, const message& m) override;
+  std::vector<std::string> send_all(const std::vector<std::string>& peers,
+                                    const message& m) override;
   bool connected(const std::string& peer) const override;
   /// Whether a bulk connection to `peer` is up (bulk frames share the first one until).
   bool bulk_connected(const std::string& peer) const;
@@ -99,7 +101,9 @@ private:
   void on_readable(const conn_ptr& c);
   void on_authenticated(const conn_ptr& c);
   size_t handshaking_accepted() const;
-  void refuse_over_cap(const std::string& remote);
+  // The unproven accepted connection to close so that one from `remote` gets in: none
+  // while under the cap.
+  conn_ptr handshake_to_drop(const std::string& remote) const;
   void close(const conn_ptr& c, const std::string& reason);
   void enqueue(connection& c, frame_parts frame, lane l);
   // Writes what `c` has queued; false on a broken socket. Caller holds c's send mutex.
@@ -120,8 +124,9 @@ private:
   std::map<std::string, conn_ptr> by_name_;
   std::map<std::string, conn_ptr> bulk_by_name_;
   // I/O thread only.
-  size_t refused_over_cap_ = 0;
-  std::chrono::steady_clock::time_point last_cap_log_{};
+  // Guarded by stats_mtx_: connections closed for the cap since the last line said so.
+  size_t crowded_closed_ = 0;
+  std::chrono::steady_clock::time_point last_crowded_log_{};
 
   mutable std::mutex stats_mtx_;
   counters stats_;

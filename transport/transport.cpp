@@ -8,6 +8,14 @@ std::optional<std::chrono::milliseconds> transport::quiet_for(const std::string&
   return std::nullopt;
 }
 
+std::vector<std::string> transport::send_all(const std::vector<std::string>& peers,
+                                             const message& m) {
+  std::vector<std::string> missed;
+  for (auto& p : peers)
+    if (!send(p, m)) missed.push_back(p);
+  return missed;
+}
+
 traffic_counters transport::traffic() const {
   return {};
 }

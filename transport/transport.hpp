@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/node_log.hpp"
 #include "base/result.hpp"
@@ -29,7 +30,11 @@ struct endpoint_config {
   /// The largest frame a peer may send before it proved the secret (a hello or a proof is
   /// well under 1 KiB), so an unproven peer can make this node hold no more than this.
   size_t pre_auth_frame_bytes = 4 << 10;
-  /// Accepted connections still handshaking at once; further ones are closed at once.
+  /// Accepted connections still handshaking at once. Every new connection gets in; past
+  /// this, at the cost of the oldest unproven one that sent nothing when polled (of its
+  /// own host first), and past four times this, of the oldest that sent nothing at all.
+  /// While half of it is taken, a connection that sent nothing is closed after a fifth
+  /// of `handshake_timeout`.
   size_t max_handshaking = 64;
   /// A connection that has not proved the secret by then is closed.
   std::chrono::milliseconds handshake_timeout{5000};
@@ -85,6 +90,11 @@ public:
 
   /// Sends `m` to the authenticated peer `peer`; an error when none is connected.
   virtual result<void> send(const std::string& peer, const message& m) = 0;
+
+  /// Sends `m` to each of `peers` (encoded once where the transport can); the peers it
+  /// could not reach.
+  virtual std::vector<std::string> send_all(const std::vector<std::string>& peers,
+                                            const message& m);
 
   /// Whether an authenticated connection to `peer` is open.
   virtual bool connected(const std::string& peer) const = 0;

@@ -62,6 +62,7 @@ struct Heartbeat {
   store @4 :StoreUsage;
   running @5 :UInt32;    # tasks running on its workers now
   byPriority @6 :List(PriorityCount);
+  needsTable @7 :Bool;   # its node table missed a change: the head sends it whole
 }
 
 # Tasks of one priority on a node, queued for or at its workers and not finished.
@@ -182,9 +183,29 @@ struct Join {
   node @0 :NodeInfo;
 }
 
+# The head's node table, versioned: `version` is the table's after this message, `base`
+# the version it changes (0: `nodes` is the whole table). A change lists whole only the
+# rows that are new or joined again; of the others, what changed (`changes`) or that
+# they left (`removed`).
 struct NodeTable {
   nodes @0 :List(NodeInfo);
   jobs @1 :List(JobInfo);
+  version @2 :UInt64;
+  base @3 :UInt64;
+  changes @4 :List(NodeChange);
+  removed @5 :List(Text);
+}
+
+# What changes in a node's row between its joins: its state and its load.
+struct NodeChange {
+  name @0 :Text;
+  alive @1 :Bool;
+  lastSeenMs @2 :UInt64;
+  available @3 :List(Resource);
+  queued @4 :UInt32;
+  running @5 :UInt32;
+  byPriority @6 :List(PriorityCount);
+  store @7 :StoreUsage;
 }
 
 # A driver program's row in the control store's job table.

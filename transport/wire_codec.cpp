@@ -217,6 +217,28 @@ node_info get_node(wire::NodeInfo::Reader r) {
           r.getOwnerIndex()};
 }
 
+void put_change(wire::NodeChange::Builder b, const node_change& c) {
+  b.setName(c.name);
+  b.setAlive(c.alive);
+  b.setLastSeenMs(c.last_seen_ms);
+  put_resources(b.initAvailable(size_of(c.available.size())), c.available);
+  b.setQueued(c.queued);
+  b.setRunning(c.running);
+  put_priorities(b.initByPriority(size_of(c.by_priority.size())), c.by_priority);
+  put_store(b.initStore(), c.store);
+}
+
+node_change get_change(wire::NodeChange::Reader r) {
+  return {r.getName(),
+          r.getAlive(),
+          r.getLastSeenMs(),
+          get_resources(r.getAvailable()),
+          r.getQueued(),
+          r.getRunning(),
+          get_priorities(r.getByPriority()),
+          get_store(r.getStore())};
+}
+
 void put_job(wire::JobInfo::Builder b, const job_info& j) {
   b.setId(j.id);
   b.setDriver(j.driver);
@@ -265,6 +287,7 @@ struct builder_visitor {
     put_store(b.initStore(), m.store);
     b.setRunning(m.running);
     put_priorities(b.initByPriority(size_of(m.by_priority.size())), m.by_priority);
+    b.setNeedsTable(m.needs_table);
   }
   void operator()(const task_submit& m) {
     auto b = env.initTaskSubmit();
@@ -395,6 +418,12 @@ struct builder_visitor {
     auto jobs = t.initJobs(size_of(m.jobs.size()));
     for (unsigned i = 0; i < m.jobs.size(); ++i)
       put_job(jobs[i], m.jobs[i]);
+    t.setVersion(m.version);
+    t.setBase(m.base);
+    auto changes = t.initChanges(size_of(m.changes.size()));
+    for (unsigned i = 0; i < m.changes.size(); ++i)
+      put_change(changes[i], m.changes[i]);
+    put_strings(t.initRemoved(size_of(m.removed.size())), m.removed);
   }
   void operator()(const job_info& m) { put_job(env.initJobInfo(), m); }
   void operator()(const object_location& m) {
@@ -614,7 +643,8 @@ message read_envelope(wire::Envelope::Reader env) {
                      r.getQueued(),
                      get_store(r.getStore()),
                      r.getRunning(),
-                     get_priorities(r.getByPriority())};
+                     get_priorities(r.getByPriority()),
+                     r.getNeedsTable()};
   }
   case wire::Envelope::TASK_SUBMIT: {
     auto r = env.getTaskSubmit();
@@ -728,6 +758,11 @@ message read_envelope(wire::Envelope::Reader env) {
       m.nodes.push_back(get_node(n));
     for (auto j : env.getNodeTable().getJobs())
       m.jobs.push_back(get_job(j));
+    m.version = env.getNodeTable().getVersion();
+    m.base = env.getNodeTable().getBase();
+    for (auto c : env.getNodeTable().getChanges())
+      m.changes.push_back(get_change(c));
+    m.removed = get_strings(env.getNodeTable().getRemoved());
     return m;
   }
   case wire::Envelope::JOB_INFO:

@@ -68,6 +68,13 @@ struct store_usage {
   uint64_t hits = 0; ///< reads of other nodes' objects found here, since the start
   uint64_t misses = 0;
   uint64_t evictions = 0;
+  friend bool operator==(const store_usage& a, const store_usage& b) {
+    return a.bytes == b.bytes && a.capacity == b.capacity && a.pulled == b.pulled &&
+           a.pooled == b.pooled && a.pool_reuses == b.pool_reuses &&
+           a.spilled == b.spilled && a.spills == b.spills && a.restores == b.restores &&
+           a.hits == b.hits && a.misses == b.misses && a.evictions == b.evictions;
+  }
+  friend bool operator!=(const store_usage& a, const store_usage& b) { return !(a == b); }
 };
 
 struct heartbeat {
@@ -78,6 +85,8 @@ struct heartbeat {
   store_usage store;
   uint32_t running = 0;
   priority_counts by_priority = {};
+  /// Its node table missed a change: the head sends it the whole table.
+  bool needs_table = false;
 };
 
 /// A reference argument: the object, the node holding its value, and its size.
@@ -230,9 +239,29 @@ struct job_info {
   uint64_t ended_ms = 0;
 };
 
+/// What changes in a node's row between its joins: its state and its load.
+struct node_change {
+  std::string name;
+  bool alive = true;
+  uint64_t last_seen_ms = 0;
+  resource_list available;
+  uint32_t queued = 0;
+  uint32_t running = 0;
+  priority_counts by_priority;
+  store_usage store;
+};
+
+/// The head's node table, versioned. `version` is the table's after this message; `base`
+/// is the version it changes, or 0 when `nodes` is the whole table. A change carries
+/// whole only the rows that are new or joined again (`nodes`), what changed in the
+/// others (`changes`), and the rows that left (`removed`).
 struct node_table {
   std::vector<node_info> nodes;
   std::vector<job_info> jobs;
+  uint64_t version = 0;
+  uint64_t base = 0;
+  std::vector<node_change> changes = {};
+  std::vector<std::string> removed = {};
 };
 
 struct object_location {

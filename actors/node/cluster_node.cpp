@@ -65,6 +65,8 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   ec.listen_port = link_.self.port;
   ec.listen = !link_.self.client; // a client dials every node; nobody dials it
   ec.max_frame_bytes = link_.cfg.max_message_bytes + (1 << 20);
+  // Every node of the file may (re)connect at once, with its bulk connection.
+  ec.max_handshaking = std::max<size_t>(64, 2 * link_.cfg.nodes.size());
   wire_msg::endpoint_handlers h;
   // The endpoint's threads outlive the actor system (they stop last): what they run
   // leaves no hold on it (foreign_thread_guard).

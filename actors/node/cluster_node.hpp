@@ -150,6 +150,10 @@ private:
   // -- what membership asks of this node (membership_port)
   // ---------------------------------------------------------------------------
   bool send(const std::string& peer, const wire_msg::message& m) override;
+  std::vector<std::string> send_all(const std::vector<std::string>& peers,
+                                    const wire_msg::message& m) override {
+    return net_->send_all(peers, m);
+  }
   bool connected(const std::string& peer) override;
   std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) override;
   void disconnect(const std::string& peer, const std::string& why) override;

@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <set>
 
-#include "actors/scheduling/local_scheduler.hpp"
 #include "actors/common/protocol.hpp"
+#include "actors/scheduling/local_scheduler.hpp"
 #include "framework/detail/wire_convert.hpp"
 
 namespace swarm::actors {
@@ -22,6 +23,24 @@ struct membership_state {
   peer_table peers;
   std::vector<std::string> chain;
   std::vector<std::string> gone_clients; // the head: dead clients, sent once in a table
+
+  // The head: the table's version, what changed in it since the version sent last (rows
+  // to send whole, rows whose state or load changed, rows that left), the version each
+  // peer was sent last (absent: it gets the table whole), and its own row as sent and as
+  // recorded last. The version starts from the wall clock, so a restarted head's never
+  // continue an old one.
+  uint64_t version = 1;
+  std::set<std::string> whole;
+  std::set<std::string> changed;
+  std::vector<std::string> removed;
+  std::map<std::string, uint64_t> sent_version;
+  std::optional<wire_msg::node_change> self_sent;
+  std::optional<wire_msg::node_change> self_recorded;
+
+  // Another node: the version of the head's table it holds, and whether it missed a
+  // change (its next heartbeat asks for the table whole).
+  uint64_t table_version = 0;
+  bool needs_table = true;
 
   bool is_head() const { return cfg.self.name == cfg.head; }
   bool client() const { return cfg.self.client; }
@@ -68,10 +87,77 @@ struct membership_state {
     port->set_chain(std::move(members));
   }
 
-  void broadcast_table(caf::actor_clock::time_point now) {
-    auto table = to_node_table(peers, now);
-    for (auto& n : alive_peers())
-      port->send(n, table);
+  static wire_msg::node_change change_of(const std::string& name, const peer_view& p,
+                                         caf::actor_clock::time_point now) {
+    wire_msg::node_change c;
+    c.name = name;
+    c.alive = p.info.alive;
+    c.last_seen_ms = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_seen).count());
+    c.available = p.info.available;
+    c.queued = p.info.queued;
+    c.running = p.info.running;
+    c.by_priority = p.info.by_priority;
+    c.store = p.info.store;
+    return c;
+  }
+
+  static bool same_state(const wire_msg::node_change& a, const wire_msg::node_change& b) {
+    return a.alive == b.alive && a.available == b.available && a.queued == b.queued &&
+           a.running == b.running && a.by_priority == b.by_priority && a.store == b.store;
+  }
+
+  // The head: sends each live peer what changed since the last tick, encoded once for
+  // all that hold the version before, and the whole table to those that hold another
+  // (a node that joined, missed a change, or was cut off).
+  void send_tables(caf::actor_clock::time_point now) {
+    if (auto mine = change_of(me(), peers[me()], now);
+        !self_sent || !same_state(*self_sent, mine)) {
+      changed.insert(me());
+      self_sent = std::move(mine);
+    }
+    std::optional<wire_msg::node_table> delta;
+    if (!whole.empty() || !changed.empty() || !removed.empty()) {
+      delta.emplace();
+      delta->base = version;
+      delta->version = ++version;
+      for (auto& name : whole)
+        if (auto i = peers.find(name); i != peers.end()) {
+          auto info = i->second.info;
+          info.last_seen_ms = change_of(name, i->second, now).last_seen_ms;
+          delta->nodes.push_back(std::move(info));
+        }
+      for (auto& name : changed)
+        if (auto i = peers.find(name); i != peers.end() && !whole.count(name))
+          delta->changes.push_back(change_of(name, i->second, now));
+      delta->removed = std::move(removed);
+      whole.clear();
+      changed.clear();
+      removed.clear();
+    }
+    std::vector<std::string> current;
+    std::optional<wire_msg::node_table> full;
+    for (auto& n : alive_peers()) {
+      auto s = sent_version.find(n);
+      if (s != sent_version.end() && s->second == version) continue; // nothing new
+      if (delta && s != sent_version.end() && s->second == delta->base) {
+        current.push_back(n);
+        continue;
+      }
+      if (!full) {
+        full = to_node_table(peers, now);
+        full->version = version;
+      }
+      if (port->send(n, *full))
+        sent_version[n] = version;
+      else
+        sent_version.erase(n);
+    }
+    if (!delta || current.empty()) return;
+    for (auto& n : current)
+      sent_version[n] = version;
+    for (auto& n : port->send_all(current, *delta))
+      sent_version.erase(n);
   }
 
   // Why `joining` cannot be one cluster with the nodes known: a function or actor type
@@ -108,37 +194,56 @@ struct membership_state {
       port->send(info.name, wire_msg::stop_request{info.name, why});
       return;
     }
-    auto& p = peers[info.name];
+    auto name = info.name;
+    auto& p = peers[name];
     p.info = std::move(info);
     p.info.alive = true;
     p.info.head = false;
     p.last_seen = now;
     port->record(p.info);
+    whole.insert(name);
+    sent_version.erase(name); // it gets the table whole
     update_chain();
     publish();
-    broadcast_table(now);
+    send_tables(now);
   }
 
   void on_heartbeat(const std::string& peer, const wire_msg::heartbeat& hb,
                     caf::actor_clock::time_point now) {
     auto i = peers.find(peer);
     if (!is_head() || i == peers.end()) return; // not joined: ignored until it joins
+    auto& p = i->second;
+    auto before = change_of(peer, p, now);
     // Reports arrive in the order the transport saw them: a heartbeat after a verdict
     // came on a connection that took over, so the node is back.
-    i->second.info.alive = true;
-    i->second.last_seen = now;
-    i->second.info.queued = hb.queued;
-    i->second.info.running = hb.running;
-    i->second.info.by_priority = hb.by_priority;
-    i->second.info.store = hb.store;
-    if (!hb.available.empty()) i->second.info.available = hb.available;
-    port->record(i->second.info);
-    publish();
+    bool back = !p.info.alive;
+    p.info.alive = true;
+    p.last_seen = now;
+    p.info.queued = hb.queued;
+    p.info.running = hb.running;
+    p.info.by_priority = hb.by_priority;
+    p.info.store = hb.store;
+    if (!hb.available.empty()) p.info.available = hb.available;
+    if (hb.needs_table) sent_version.erase(peer);
+    if (same_state(before, change_of(peer, p, now))) return;
+    changed.insert(peer);
+    port->record(p.info);
+    // The view goes out with the next tick, or now when the node is back: work may go
+    // there again.
+    if (back) publish();
   }
 
+  // Another node: takes the head's table, whole or a change of the version it holds. A
+  // change of another version means it missed one: it ignores it and asks for the table
+  // whole in its next heartbeat.
   void on_table(const wire_msg::node_table& t, caf::actor_clock::time_point now) {
     if (is_head()) return;
-    std::vector<std::string> to_dial, dead;
+    bool whole_table = t.base == 0;
+    if (!whole_table && (needs_table || t.base != table_version)) {
+      needs_table = true;
+      return;
+    }
+    std::vector<std::string> dead;
     std::set<std::string> listed;
     for (auto& n : t.nodes) {
       listed.insert(n.name);
@@ -146,13 +251,34 @@ struct membership_state {
       auto& p = peers[n.name];
       p.info = n;
       p.last_seen = now - std::chrono::milliseconds(n.last_seen_ms);
-      // Nobody dials a client; a client dials every node.
-      if (n.alive && !n.client && (client() || n.name > me())) to_dial.push_back(n.name);
       if (!n.alive) dead.push_back(n.name);
     }
-    // Clients that left, dropped by the head after it reported them dead.
+    for (auto& c : t.changes) {
+      if (c.name == me()) continue;
+      auto i = peers.find(c.name);
+      if (i == peers.end()) { // a change of a row it never had: it missed one
+        needs_table = true;
+        continue;
+      }
+      auto& p = i->second;
+      p.info.alive = c.alive;
+      p.last_seen = now - std::chrono::milliseconds(c.last_seen_ms);
+      p.info.available = c.available;
+      p.info.queued = c.queued;
+      p.info.running = c.running;
+      p.info.by_priority = c.by_priority;
+      p.info.store = c.store;
+      if (!c.alive) dead.push_back(c.name);
+    }
+    // Clients that left, dropped by the head after it reported them dead: those a whole
+    // table no longer lists, or a change removes.
+    auto gone = [&](const std::string& name, const peer_view& p) {
+      return name != me() && (whole_table ? p.info.client && !listed.count(name)
+                                          : std::find(t.removed.begin(), t.removed.end(),
+                                                      name) != t.removed.end());
+    };
     for (auto i = peers.begin(); i != peers.end();) {
-      if (i->second.info.client && !listed.count(i->first)) {
+      if (gone(i->first, i->second)) {
         if (port->connected(i->first))
           port->disconnect(i->first, "client '" + i->first + "' left the cluster");
         i = peers.erase(i);
@@ -160,14 +286,23 @@ struct membership_state {
         ++i;
       }
     }
+    if (whole_table) needs_table = false;
+    if (!needs_table) table_version = t.version;
     publish();
     // The head's verdict stands for everyone: work and pulls in flight there fail over.
     for (auto& n : dead)
       if (port->connected(n)) port->disconnect(n, "the head found node '" + n + "' dead");
-    // Peers dial each other once (the smaller name dials), so calls between workers do
-    // not wait for a connection.
-    for (auto& n : to_dial)
-      if (!port->connected(n)) port->dial(n);
+    dial_peers();
+  }
+
+  // Peers dial each other once (the smaller name dials), so calls between workers do
+  // not wait for a connection; nobody dials a client, a client dials every node. Tried
+  // again each tick while a live peer is not connected.
+  void dial_peers() {
+    for (auto& [name, p] : peers)
+      if (name != me() && p.info.alive && !p.info.client && (client() || name > me()) &&
+          !port->connected(name))
+        port->dial(name);
   }
 
   void on_down(const std::string& peer, const std::string& why) {
@@ -178,6 +313,7 @@ struct membership_state {
     bool verdict = is_head() && i != peers.end() && i->second.info.alive;
     if (verdict) {
       i->second.info.alive = false;
+      changed.insert(peer);
       port->record(i->second.info);
       update_chain();
     }
@@ -193,7 +329,11 @@ struct membership_state {
     self.info.store = port->store();
     if (!is_head()) {
       publish();
-      if (!port->connected(cfg.head)) port->rejoin();
+      dial_peers();
+      if (!port->connected(cfg.head)) {
+        needs_table = true; // what the head sent meanwhile is lost
+        port->rejoin();
+      }
       wire_msg::heartbeat hb;
       hb.sent_ns = static_cast<uint64_t>(now.time_since_epoch().count());
       hb.available = self.info.available;
@@ -202,20 +342,30 @@ struct membership_state {
       hb.by_priority = self.info.by_priority;
       hb.store = self.info.store;
       hb.load = static_cast<double>(hb.queued);
+      hb.needs_table = needs_table;
       port->send(cfg.head, hb);
       return;
     }
-    port->record(self.info);
+    if (auto mine = change_of(me(), self, now);
+        !self_recorded || !same_state(*self_recorded, mine)) {
+      port->record(self.info);
+      self_recorded = std::move(mine);
+    }
     // Clients reported dead in an earlier table leave it: their rows would pile up.
     for (auto& name : gone_clients) {
       peers.erase(name);
       port->forget(name);
+      whole.erase(name);
+      changed.erase(name);
+      sent_version.erase(name);
+      removed.push_back(name);
     }
     gone_clients.clear();
     std::vector<std::string> silent_peers;
     for (auto& [name, p] : peers) {
       if (name == me() || !p.info.alive || !silent(name, p, now)) continue;
       p.info.alive = false;
+      changed.insert(name);
       port->record(p.info);
       silent_peers.push_back(name);
     }
@@ -226,7 +376,7 @@ struct membership_state {
       port->disconnect(n, "no heartbeat for " + std::to_string(cfg.node_timeout.count()) +
                               " ms");
     update_chain(); // also brings back a node that joined again
-    broadcast_table(now);
+    send_tables(now);
     for (auto& [name, p] : peers)
       if (p.info.client && !p.info.alive) gone_clients.push_back(name);
   }
@@ -256,6 +406,10 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   st.cfg = std::move(cfg);
   st.port = port;
   st.view = view;
+  st.version =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
   auto& me = st.peers[st.me()];
   me.info = st.cfg.self;
   me.info.alive = true;
@@ -324,6 +478,14 @@ void membership_view::publish(peer_table table) {
 }
 
 membership_port::~membership_port() = default;
+
+std::vector<std::string> membership_port::send_all(const std::vector<std::string>& peers,
+                                                   const wire_msg::message& m) {
+  std::vector<std::string> missed;
+  for (auto& p : peers)
+    if (!send(p, m)) missed.push_back(p);
+  return missed;
+}
 
 membership_actor spawn_membership(caf::actor_system& sys, membership_config cfg,
                                   membership_port& port, membership_view& view,

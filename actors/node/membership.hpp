@@ -87,6 +87,10 @@ public:
 
   /// Sends `m` to `peer` when a connection to it is open; false otherwise.
   virtual bool send(const std::string& peer, const wire_msg::message& m) = 0;
+  /// Sends `m` to each of `peers`, encoded once where the node can; those it could not
+  /// reach.
+  virtual std::vector<std::string> send_all(const std::vector<std::string>& peers,
+                                            const wire_msg::message& m);
   virtual bool connected(const std::string& peer) = 0;
   /// How long nothing arrived from `peer`; empty when the transport cannot tell.
   virtual std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) = 0;
@@ -119,10 +123,14 @@ public:
 /// The node's membership in its cluster: joins, heartbeats, the peer table and failure
 /// verdicts. On the head it keeps the table: a join or a heartbeat marks a node alive,
 /// silence for `node_timeout` (no heartbeat and no bytes) marks it dead and closes its
-/// connection, and each tick sends the table to every live node. On another node it
-/// heartbeats the head each `heartbeat_interval`, joins again when the head's connection
-/// is gone, and takes the head's table as the truth: it dials the live nodes whose names
-/// sort after its own and closes its connections to dead ones.
+/// connection. The table is versioned: a node gets it whole when it joins (or asks, in a
+/// heartbeat, after it missed a change), then each tick only what changed, encoded once
+/// for all (rows new to the table whole, the state and load of the others); a heartbeat
+/// costs the head O(1), its view is published at most once a tick (at once when a node
+/// comes back). On another node it heartbeats the head each `heartbeat_interval`, joins
+/// again when the head's connection is gone, and takes the head's table as the truth: it
+/// dials the live nodes whose names sort after its own and closes its connections to
+/// dead ones.
 ///   (join_atom, node_info)              the head: a node joins (again)
 ///   (heartbeat_atom, peer, heartbeat)   the head: a node's heartbeat
 ///   (table_atom, node_table)            a worker: the head's table

@@ -265,6 +265,49 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(std::get<stream_ack>(back[33]).taken == 8);
 }
 
+TEST_CASE("a change of the node table carries its versions, the rows new to it, what "
+          "changed in the others and the rows that left") {
+  node_table delta;
+  delta.version = 12;
+  delta.base = 11;
+  delta.nodes = {head_row()};
+  node_change c;
+  c.name = "worker-3";
+  c.alive = false;
+  c.last_seen_ms = 2500;
+  c.available = {{"CPU", 0.5}};
+  c.queued = 7;
+  c.running = 2;
+  c.by_priority = {{1, 9}};
+  c.store.bytes = 4096;
+  delta.changes = {c};
+  delta.removed = {"client-1"};
+  heartbeat hb;
+  hb.needs_table = true;
+  auto frames = encode_frame(delta);
+  auto more = encode_frame(hb);
+  frames.insert(frames.end(), more.begin(), more.end());
+  auto back = decode_all(frames, frames.size());
+  REQUIRE(back.size() == 2);
+  auto& t = std::get<node_table>(back[0]);
+  CHECK(t.version == 12);
+  CHECK(t.base == 11);
+  REQUIRE(t.nodes.size() == 1);
+  CHECK(t.nodes[0].name == "head");
+  REQUIRE(t.changes.size() == 1);
+  auto& d = t.changes[0];
+  CHECK(d.name == "worker-3");
+  CHECK_FALSE(d.alive);
+  CHECK(d.last_seen_ms == 2500);
+  CHECK(d.available == resource_list{{"CPU", 0.5}});
+  CHECK(d.queued == 7);
+  CHECK(d.running == 2);
+  CHECK(d.by_priority == priority_counts{{1, 9}});
+  CHECK(d.store.bytes == 4096);
+  CHECK(t.removed == std::vector<std::string>{"client-1"});
+  CHECK(std::get<heartbeat>(back[1]).needs_table);
+}
+
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "
           "to whole words with zeros") {
   // The chunk is 13 bytes from offset 3 of a 16-byte object: the rest must not travel.

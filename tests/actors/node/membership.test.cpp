@@ -24,11 +24,17 @@ struct recording_port final : membership_port {
   std::map<std::string, std::chrono::milliseconds> quiet; // absent: cannot tell
   uint32_t queued_now = 0;
   std::vector<std::pair<std::string, wire_msg::message>> sent;
+  std::vector<std::vector<std::string>> sent_all_calls; // the peers of each send_all
 
   bool send(const std::string& peer, const wire_msg::message& m) override {
     if (open.count(peer) == 0) return false;
     sent.emplace_back(peer, m);
     return true;
+  }
+  std::vector<std::string> send_all(const std::vector<std::string>& peers,
+                                    const wire_msg::message& m) override {
+    sent_all_calls.push_back(peers);
+    return membership_port::send_all(peers, m);
   }
   bool connected(const std::string& peer) override { return open.count(peer) > 0; }
   std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) override {
@@ -130,6 +136,11 @@ struct fixture : membership_parts, test_coordinator_fixture<> {
     }
   }
 
+  // The `i`th message sent, a node table.
+  const wire_msg::node_table& table_sent(size_t i) const {
+    return std::get<wire_msg::node_table>(port.sent.at(i).second);
+  }
+
   bool alive(const std::string& name) const {
     auto peers = view.get();
     auto i = peers->find(name);
@@ -145,9 +156,79 @@ TEST_CASE_FIXTURE(fixture,
   join("w1");
   CHECK(alive("w1"));
   CHECK(port.has("record w1 alive"));
+  REQUIRE(port.sent_to<wire_msg::node_table>("w1") == 1);
+  auto& first = table_sent(0);
+  CHECK(first.base == 0); // whole
+  CHECK(first.nodes.size() == 2);
+  pass(500ms); // a tick sends nothing while nothing changed
   CHECK(port.sent_to<wire_msg::node_table>("w1") == 1);
-  pass(500ms); // each tick sends the table again
-  CHECK(port.sent_to<wire_msg::node_table>("w1") == 2);
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "each tick the head sends what changed, once for all nodes that "
+                  "hold the version before, and whole rows only for new nodes") {
+  start("head", {"head", "w1", "w2", "w3"});
+  join("w1");
+  join("w2");
+  auto version = table_sent(port.sent.size() - 1).version;
+  wire_msg::heartbeat busy;
+  busy.queued = 4;
+  busy.running = 1;
+  caf::anon_send(m, heartbeat_atom::value, std::string{"w1"}, busy);
+  sched.run();
+  port.sent.clear();
+  port.sent_all_calls.clear();
+  pass(500ms);
+  // w1 and w2 hold the version before: one change, sent to both at once.
+  REQUIRE(port.sent_all_calls.size() == 1);
+  CHECK(port.sent_all_calls[0] == std::vector<std::string>{"w1", "w2"});
+  REQUIRE(port.sent.size() == 2);
+  auto& delta = table_sent(0);
+  CHECK(delta.base == version);
+  CHECK(delta.version == version + 1);
+  CHECK(delta.nodes.empty()); // no row whole
+  REQUIRE(delta.changes.size() == 1);
+  CHECK(delta.changes[0].name == "w1");
+  CHECK(delta.changes[0].queued == 4);
+  CHECK(delta.changes[0].running == 1);
+  // A node joining gets the table whole; the others only its row.
+  port.sent.clear();
+  port.sent_all_calls.clear();
+  join("w3");
+  REQUIRE(port.sent_to<wire_msg::node_table>("w3") == 1);
+  for (auto& [to, msg] : port.sent) {
+    auto& t = std::get<wire_msg::node_table>(msg);
+    if (to == "w3") {
+      CHECK(t.base == 0);
+      CHECK(t.nodes.size() == 4);
+    } else {
+      CHECK(t.base == version + 1);
+      REQUIRE(t.nodes.size() == 1);
+      CHECK(t.nodes[0].name == "w3");
+    }
+  }
+  // A heartbeat that changes nothing changes nothing.
+  port.sent.clear();
+  caf::anon_send(m, heartbeat_atom::value, std::string{"w1"}, busy);
+  sched.run();
+  pass(500ms);
+  CHECK(port.sent.empty());
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "the head sends the whole table to a node that missed a change "
+                  "and asks for it in a heartbeat") {
+  start("head", {"head", "w1"});
+  join("w1");
+  port.sent.clear();
+  wire_msg::heartbeat ask;
+  ask.needs_table = true;
+  caf::anon_send(m, heartbeat_atom::value, std::string{"w1"}, ask);
+  sched.run();
+  pass(500ms);
+  REQUIRE(port.sent_to<wire_msg::node_table>("w1") == 1);
+  CHECK(table_sent(0).base == 0);
+  CHECK(table_sent(0).nodes.size() == 2);
 }
 
 TEST_CASE_FIXTURE(
@@ -268,4 +349,85 @@ TEST_CASE_FIXTURE(fixture, "a worker fails over work on a lost peer without judg
   caf::anon_send(m, down_atom::value, std::string{"w2"}, std::string{"reset"});
   sched.run();
   CHECK(port.events == std::vector<std::string>{"lost w2"});
+}
+
+TEST_CASE_FIXTURE(fixture, "a worker applies a change of the table version it holds, and "
+                           "after a change it missed asks for the whole table") {
+  start("w2", {"head", "w1", "w2", "w3"});
+  port.open = {"head", "w3"};
+  auto last_heartbeat = [&] {
+    for (auto i = port.sent.rbegin(); i != port.sent.rend(); ++i)
+      if (auto* hb = std::get_if<wire_msg::heartbeat>(&i->second)) return *hb;
+    FAIL("no heartbeat sent");
+    return wire_msg::heartbeat{};
+  };
+  auto queued_of = [&](const std::string& name) {
+    return view.get()->at(name).info.queued;
+  };
+  pass(500ms);
+  CHECK(last_heartbeat().needs_table); // it has no table yet
+  wire_msg::node_table whole;
+  whole.version = 10;
+  whole.nodes = {node("head"), node("w1"), node("w2"), node("w3")};
+  caf::anon_send(m, table_atom::value, whole);
+  sched.run();
+  pass(500ms);
+  CHECK_FALSE(last_heartbeat().needs_table);
+
+  wire_msg::node_table change;
+  change.base = 10;
+  change.version = 11;
+  change.changes = {wire_msg::node_change{"w3", false, 2500},
+                    wire_msg::node_change{"w1"}};
+  change.changes[1].queued = 5;
+  caf::anon_send(m, table_atom::value, change);
+  sched.run();
+  CHECK_FALSE(alive("w3"));
+  CHECK(port.has("disconnect w3: the head found node 'w3' dead"));
+  CHECK(queued_of("w1") == 5);
+
+  wire_msg::node_table after_a_gap;
+  after_a_gap.base = 12;
+  after_a_gap.version = 13;
+  after_a_gap.changes = {wire_msg::node_change{"w1"}};
+  after_a_gap.changes[0].queued = 9;
+  caf::anon_send(m, table_atom::value, after_a_gap);
+  sched.run();
+  CHECK(queued_of("w1") == 5); // not applied
+  pass(500ms);
+  CHECK(last_heartbeat().needs_table);
+  // A change of the right version is not taken either until the whole table came.
+  after_a_gap.base = 11;
+  caf::anon_send(m, table_atom::value, after_a_gap);
+  sched.run();
+  CHECK(queued_of("w1") == 5);
+  whole.version = 14;
+  whole.nodes[1].queued = 9;
+  caf::anon_send(m, table_atom::value, whole);
+  sched.run();
+  CHECK(queued_of("w1") == 9);
+  CHECK(alive("w3")); // the whole table has it alive again
+  pass(500ms);
+  CHECK_FALSE(last_heartbeat().needs_table);
+}
+
+TEST_CASE_FIXTURE(fixture, "a client the head dropped leaves a worker's table with the "
+                           "change that removes it") {
+  start("w1", {"head", "w1"});
+  port.open = {"head", "client-a"};
+  wire_msg::node_table whole;
+  whole.version = 3;
+  whole.nodes = {node("head"), node("w1"), node("client-a")};
+  whole.nodes[2].client = true;
+  caf::anon_send(m, table_atom::value, whole);
+  sched.run();
+  REQUIRE(view.get()->count("client-a") == 1);
+  wire_msg::node_table change;
+  change.base = 3;
+  change.version = 4;
+  change.removed = {"client-a"};
+  caf::anon_send(m, table_atom::value, change);
+  sched.run();
+  CHECK(view.get()->count("client-a") == 0);
+  CHECK(port.has("disconnect client-a: client 'client-a' left the cluster"));
 }

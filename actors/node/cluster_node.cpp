@@ -275,12 +275,9 @@ void cluster_node::start_actors() {
     job_runner_config jc;
     jc.address = link_.self.address + ":" + std::to_string(link_.self.port);
     jc.secret = link_.cfg.secret;
-    jc.output_dir =
-        link_.cfg.gcs_dir.empty()
-            ? (std::filesystem::temp_directory_path() /
-               ("swarm-jobs-" + link_.cfg.name + "-" + std::to_string(::getpid())))
-                  .string()
-            : link_.cfg.gcs_dir + "/" + link_.self.name + "/jobs";
+    jc.output_parent = std::filesystem::temp_directory_path().string();
+    if (!link_.cfg.gcs_dir.empty())
+      jc.output_dir = link_.cfg.gcs_dir + "/" + link_.self.name + "/jobs";
     jc.send = send;
     jobs_ = spawn_job_runner(sys, std::move(jc));
   }

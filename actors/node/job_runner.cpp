@@ -12,8 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "actors/common/wall_clock.hpp"
+#include "base/private_dir.hpp"
 
 extern char** environ;
 
@@ -57,6 +59,7 @@ public:
   void on_exit() override {
     for (auto& [id, j] : jobs_)
       if (j.row.state == "running") ::kill(-static_cast<pid_t>(j.row.pid), SIGTERM);
+    folder_.reset(); // a folder it made goes with it
   }
 
 private:
@@ -67,19 +70,40 @@ private:
     return a;
   }
 
+  // The folder of the jobs' output, made on the first submit; the ids go on after the
+  // highest one a kept folder holds.
+  result<const private_dir*> output_folder() {
+    if (folder_) return &*folder_;
+    auto dir = cfg_.output_dir.empty()
+                   ? private_dir::make(cfg_.output_parent, "swarm-jobs-")
+                   : private_dir::keep(cfg_.output_dir);
+    if (!dir) return dir.err();
+    folder_.emplace(std::move(*dir));
+    std::error_code ec;
+    for (auto& e : std::filesystem::directory_iterator(folder_->path(), ec)) {
+      auto name = e.path().filename().string();
+      if (e.path().extension() == ".log")
+        next_id_ =
+            std::max<uint64_t>(next_id_, std::strtoull(name.c_str(), nullptr, 10) + 1);
+    }
+    return &*folder_;
+  }
+
   wire_msg::job_answer submit(const wire_msg::job_submit& m) {
     if (m.argv.empty() || m.argv[0].empty())
       return refused(m.request_id, "a job needs a program to run");
-    std::error_code ec;
-    std::filesystem::create_directories(cfg_.output_dir, ec);
+    auto folder = output_folder();
+    if (!folder) return refused(m.request_id, folder.err().message);
     auto id = next_id_++;
-    auto output = cfg_.output_dir + "/" + std::to_string(id) + ".log";
+    auto output = (*folder)->path() + "/" + std::to_string(id) + ".log";
+    auto fd = create_private_file(output);
+    if (!fd)
+      return refused(m.request_id, "no output file for the job: " + fd.err().message);
     posix_spawn_file_actions_t files;
     posix_spawn_file_actions_init(&files);
     posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&files, 1, output.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&files, 1, 2);
+    posix_spawn_file_actions_adddup2(&files, *fd, 1);
+    posix_spawn_file_actions_adddup2(&files, *fd, 2);
     if (!m.cwd.empty()) posix_spawn_file_actions_addchdir_np(&files, m.cwd.c_str());
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -115,6 +139,7 @@ private:
     auto envp = pointers(env_strings);
     pid_t pid = 0;
     int rc = posix_spawnp(&pid, argv[0], &files, &attr, argv.data(), envp.data());
+    ::close(*fd);
     posix_spawn_file_actions_destroy(&files);
     posix_spawnattr_destroy(&attr);
     if (rc != 0)
@@ -208,6 +233,7 @@ private:
   }
 
   job_runner_config cfg_;
+  std::optional<private_dir> folder_;
   std::map<uint64_t, job> jobs_;
   uint64_t next_id_ = 1;
   bool reaping_ = false;

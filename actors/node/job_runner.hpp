@@ -20,7 +20,10 @@ struct job_runner_config {
   /// (`client_options_from_env`): the head's host:port and the cluster's secret.
   std::string address;
   std::string secret;
-  /// Where each job's output is kept, as `<id>.log`.
+  /// Where each job's output is kept, as `<id>.log` (new files only, never through a
+  /// symlink): a private folder the runner makes under `output_parent` and removes when
+  /// it goes, or, when `output_dir` is set, that folder (made private if missing; kept).
+  std::string output_parent;
   std::string output_dir;
   /// How long a stopped job has between SIGTERM and SIGKILL.
   std::chrono::milliseconds stop_grace{5000};
@@ -29,7 +32,7 @@ struct job_runner_config {
 };
 
 /// Spawns the head's job runner: it starts each submitted program in a process group of
-/// its own, its output (stdout and stderr) in a file, `SWARM_JOB_ID` in its environment
+/// its own, its output (stdout and stderr) in a file only the node's user may read, `SWARM_JOB_ID` in its environment
 /// beside the address and secret; notes how each ends (exit code, or signal); answers
 /// questions about the jobs; stops one with SIGTERM, then SIGKILL after the grace. Jobs
 /// still running when the runner goes are sent SIGTERM.

@@ -1,0 +1,368 @@
+// The cluster protocol over the fake network: broken links, lost and frozen nodes, the
+// control store, and where work may go.
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "tests/actors/node/fake_cluster.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm;
+using namespace swarm::fake_test;
+
+TEST_CASE("garbage from one node closes only its connection and fails its work") {
+  fake_cluster c;
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" && is<wire_msg::task_result>(m);
+  });
+  auto pending = c.driver->submit(c.on("worker-1"), add, 1, 1);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held == 1; }));
+  c.net.inject("worker-1", "head", {0x10, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  auto r = pending.get(5s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::worker_died);
+  CHECK(c.net.last_refusal().find("from 'worker-1' to 'head'") != std::string::npos);
+  CHECK(c.net.stats().refused == 1);
+  // Releasing the stale result afterwards changes nothing, and the others keep working.
+  c.net.release_held();
+  CHECK(c.driver->submit(c.on("worker-2"), add, 3, 4).get(10s).value() == 7);
+}
+
+TEST_CASE("the head's control store holds the node, job and object tables") {
+  fake_cluster c;
+  auto rows = [&](const std::string& table) {
+    return c.head->control_table(table).value();
+  };
+  REQUIRE(fake_cluster::eventually([&] { return rows("node").size() == 3; }));
+  auto nodes = rows("node");
+  for (auto& r : nodes)
+    CHECK(std::get<wire_msg::node_info>(r).alive);
+  CHECK_FALSE(c.w1->control_table("node"));
+
+  // A driver on worker-2 starts and ends its job; the head's table follows.
+  c.w2->job_event(77, true);
+  REQUIRE(fake_cluster::eventually([&] { return rows("job").size() == 1; }));
+  auto started = std::get<wire_msg::job_info>(rows("job")[0]);
+  CHECK(started.driver == "worker-2");
+  CHECK(started.running);
+  c.w2->job_event(77, false);
+  REQUIRE(fake_cluster::eventually(
+      [&] { return !std::get<wire_msg::job_info>(rows("job")[0]).running; }));
+  auto ended = std::get<wire_msg::job_info>(rows("job")[0]);
+  CHECK(ended.started_ms == started.started_ms);
+  CHECK(ended.ended_ms >= started.started_ms);
+
+  // A large result kept on worker-1 is in the object table while its owner holds it.
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  {
+    auto big = c.driver->submit(c.on("worker-1"), blob_fn, 1 << 20);
+    REQUIRE(big.get(10s));
+    REQUIRE(fake_cluster::eventually([&] { return rows("object").size() == 1; }));
+    auto loc = std::get<wire_msg::object_location>(rows("object")[0]);
+    CHECK(loc.node == "worker-1");
+    CHECK(loc.size > (1 << 20));
+  }
+  CHECK(fake_cluster::eventually([&] { return rows("object").empty(); }));
+}
+
+TEST_CASE(
+    "an actor placed by resources from a worker goes through the head's scheduler") {
+  fake_cluster c;
+  auto spawn_special = c.app.find_function<int(int)>("spawn_special").value();
+  auto routes = std::make_shared<std::vector<std::string>>();
+  auto routes_mtx = std::make_shared<std::mutex>();
+  c.net.drop_if([=](auto& from, auto& to, auto& m) {
+    std::lock_guard<std::mutex> g{*routes_mtx};
+    if (auto* a = std::get_if<wire_msg::actor_create>(&m))
+      routes->push_back(from + ">" + to + (a->placed ? " placed" : " to place"));
+    if (is<wire_msg::actor_created>(m)) routes->push_back(from + ">" + to + " created");
+    return false;
+  });
+  CHECK(c.driver->submit(c.on("worker-1"), spawn_special, 41).get(10s).value() == 42);
+  {
+    std::lock_guard<std::mutex> g{*routes_mtx};
+    CHECK(*routes == std::vector<std::string>{"worker-1>head to place",
+                                              "head>worker-2 placed",
+                                              "worker-2>worker-1 created"});
+    routes->clear();
+  }
+  // On the head the scheduler is asked directly.
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  actor_options o;
+  o.resources.set("special", 1);
+  CHECK(c.driver->spawn(o, counter_t, 1).call(&counter::add, 1).get(10s).value() == 2);
+  std::lock_guard<std::mutex> g{*routes_mtx};
+  CHECK(*routes ==
+        std::vector<std::string>{"head>worker-2 placed", "worker-2>head created"});
+}
+
+TEST_CASE("a task whose node is lost runs again on another node, within its retries") {
+  fake_cluster c;
+  auto where = c.app.find_function<std::string()>("where").value();
+  // Results from worker-1 are held back: its task is in flight when its node goes.
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" && is<wire_msg::task_result>(m);
+  });
+  task_options on_a_worker;
+  on_a_worker.resources.set("slot", 1); // the head has none: the scheduler picks a worker
+  auto try_workers = [&](uint32_t retries) {
+    task_options o = on_a_worker;
+    o.max_retries = retries;
+    return c.driver->submit(o, where);
+  };
+  // With equal load the scheduler takes worker-1 first.
+  auto retried = try_workers(3);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held == 1; }));
+  c.net.disconnect("head", "worker-1");
+  CHECK(retried.get(10s).value() == "worker-2");
+
+  // Without retries the loss is the caller's error, naming the node.
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from != "head" && is<wire_msg::task_result>(m);
+  });
+  auto held_before = c.net.stats().held;
+  auto once = try_workers(0);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held > held_before; }));
+  // Whichever worker holds it, cut it off from the head.
+  c.net.disconnect("head", "worker-1");
+  c.net.disconnect("head", "worker-2");
+  auto r = once.get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::worker_died);
+  CHECK(r.err().message.find("after 1 attempt") != std::string::npos);
+}
+
+TEST_CASE("a frozen node is found dead by its silence and its task runs elsewhere") {
+  fake_cluster c;
+  auto where = c.app.find_function<std::string()>("where").value();
+  // Frozen: worker-1's connection stays open, but nothing more comes from it.
+  std::atomic<bool> frozen{true};
+  c.net.drop_if([&](auto& from, auto&, auto&) { return frozen && from == "worker-1"; });
+  task_options o;
+  o.resources.set("slot", 1); // equal load: the scheduler takes worker-1 first
+  auto start = std::chrono::steady_clock::now();
+  auto r = c.driver->submit(o, where);
+  CHECK(r.get(10s).value() == "worker-2");
+  // Within node_timeout (400 ms) plus a tick or two, far under the 2 s default.
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  CHECK(c.head->wait_for_nodes(3, 0ms) == 2);
+  // Thawed, it joins again.
+  frozen = false;
+  CHECK(
+      fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
+}
+
+TEST_CASE(
+    "a large result whose node dies before its owner has it is remade by its task") {
+  fake_cluster c;
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  // The owner's copy never arrives from worker-1: its chunks are held back.
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" && is<wire_msg::object_chunk>(m);
+  });
+  task_options o;
+  o.resources.set("slot", 1);
+  auto big = c.driver->submit(o, blob_fn, 1 << 20);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held >= 1; }));
+  c.net.disconnect("head", "worker-1", "killed by the test");
+  // Lineage: the task that made it runs again, on worker-2.
+  auto v = big.get(10s);
+  REQUIRE(v);
+  CHECK(v->size() == size_t{1} << 20);
+  CHECK((*v)[300] == static_cast<uint8_t>(300));
+  auto rows = c.head->control_table("object").value();
+  REQUIRE(rows.size() == 1);
+  CHECK(std::get<wire_msg::object_location>(rows[0]).node == "worker-2");
+}
+
+TEST_CASE("an input whose holder died is shipped from its owner's copy") {
+  fake_cluster c;
+  auto blob_fn = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();
+  auto read =
+      c.app.find_function<std::vector<int64_t>(const std::vector<uint8_t>&)>("read_blob")
+          .value();
+  auto big = c.driver->submit(c.on("worker-1"), blob_fn, 1 << 20);
+  REQUIRE(big.get(10s));
+  // worker-1 goes; the object table forgets it held the result.
+  c.net.drop_if(
+      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
+  c.net.disconnect("head", "worker-1", "killed by the test");
+  CHECK(fake_cluster::eventually(
+      [&] { return c.head->control_table("object").value().empty(); }));
+  auto sum = c.driver->submit(c.on("worker-2"), read, big).get(10s);
+  REQUIRE(sum);
+  int64_t expected = 0;
+  for (int i = 0; i < (1 << 20); ++i)
+    expected += static_cast<uint8_t>(i);
+  CHECK(sum->at(1) == expected);
+}
+
+TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  actor_options o;
+  o.resources.set("slot", 1); // on a worker: worker-1 first
+  o.max_restarts = 1;
+  o.checkpoint_every = 1;
+  o.max_task_retries = 1;
+  auto a = c.driver->spawn(o, counter_t, 100);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-1");
+  CHECK(a.call(&counter::add, 12).get(10s).value() == 112); // saved with the owner
+  // A call in flight when the node goes is sent again to the restarted actor, which
+  // resumes from the last state its owner received (112: the one after this call is
+  // held back with the call's result).
+  c.net.hold_if([](auto& from, auto&, auto& m) {
+    return from == "worker-1" &&
+           (is<wire_msg::task_result>(m) || is<wire_msg::actor_checkpoint>(m));
+  });
+  auto in_flight = a.call(&counter::add, 1);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held >= 2; }));
+  c.net.drop_if(
+      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
+  c.net.disconnect("head", "worker-1", "killed by the test");
+  CHECK(in_flight.get(10s).value() == 113);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 114);
+  // Its one restart is used: losing worker-2 too ends it, and says why.
+  c.net.drop_if([](auto& from, auto& to, auto&) {
+    return from != "head" || to != "head"; // both workers are gone for good
+  });
+  c.net.disconnect("head", "worker-2", "killed by the test");
+  // The head's role actors handle the loss on their own threads: a call made meanwhile
+  // fails as running on the lost node; once the actor is found dead, calls say why.
+  swarm::result<int> r = 0;
+  CHECK(fake_cluster::eventually([&] {
+    r = a.call(&counter::add, 1).get(10s);
+    return !r && r.err().message.find("restarts used up") != std::string::npos;
+  }));
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::actor_died);
+}
+
+TEST_CASE("calls to an actor on another node wait for their future arguments, in order") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto nap = c.app.find_function<int(const std::string&, int)>("nap_pid").value();
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  actor_options o;
+  o.node = "worker-1";
+  auto a = c.driver->spawn(o, counter_t, 100);
+  auto slow = c.driver->submit(c.on("worker-2"), nap, std::string{"/dev/null"}, 300);
+  auto first = a.call(&counter::add, slow);
+  auto second = a.call(&counter::add, 1); // ready at once, still sent second
+  auto pid = static_cast<int>(::getpid());
+  CHECK(first.get(10s).value() == 100 + pid);
+  CHECK(second.get(10s).value() == 101 + pid);
+  // A future that failed fails the call that needed it, naming it.
+  auto failed = c.driver->submit(c.on("nowhere"), add, 1, 1);
+  auto r = a.call(&counter::add, failed).get(10s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::dependency_failed);
+  CHECK(a.call(&counter::add, 0).get(10s).value() == 101 + pid);
+}
+
+namespace {
+
+// `where` under another signature: its result is an int.
+int where_as_int() {
+  return 0;
+}
+
+// The three nodes of `three_node_config`, each with its own registrations: the head
+// and worker-1 register everything, worker-2 what `worker_2` registers.
+struct mixed_cluster : pumped_network {
+  application full, partial;
+  cluster_config cfg = three_node_config();
+  std::unique_ptr<actors::cluster_node> head, w1, w2;
+
+  explicit mixed_cluster(const std::function<void(application&)>& worker_2) {
+    register_all(full);
+    worker_2(partial);
+    head = std::make_unique<actors::cluster_node>(full, cfg, "head", net.factory());
+    w1 = std::make_unique<actors::cluster_node>(full, cfg, "worker-1", net.factory());
+    w2 = std::make_unique<actors::cluster_node>(partial, cfg, "worker-2", net.factory());
+  }
+
+  ~mixed_cluster() {
+    w1.reset();
+    w2.reset();
+    head.reset();
+  }
+};
+
+} // namespace
+
+TEST_CASE("work goes only to the nodes that registered its function, and work pinned to "
+          "a node without it fails at once, naming the node and the function") {
+  mixed_cluster c{[](application& app) { app.function("add", add); }};
+  REQUIRE(c.head->wait_for_nodes(3, 10s) == 3);
+  context driver{*c.head, c.head->new_owner_id()};
+  auto where = c.full.find_function<std::string()>("where").value();
+  // Work only the workers can run: worker-2 has the resource but not the function.
+  task_options on_workers;
+  on_workers.resources.set("slot", 0.1);
+  std::vector<object_ref<std::string>> ran;
+  for (int i = 0; i < 20; ++i)
+    ran.push_back(driver.submit(on_workers, where));
+  for (auto& r : ran)
+    CHECK(r.get(10s).value() == "worker-1");
+  auto pinned = driver.submit(fake_cluster::on("worker-2"), where).get(10s);
+  REQUIRE_FALSE(pinned);
+  CHECK(pinned.err().code == errc::unregistered);
+  CHECK(pinned.err().message.find("node 'worker-2' cannot run function 'where': it is "
+                                  "not registered there") != std::string::npos);
+  // What both workers registered still goes to either.
+  auto add_fn = c.full.find_function<int(int, int)>("add").value();
+  CHECK(driver.submit(fake_cluster::on("worker-2"), add_fn, 2, 3).get(10s).value() == 5);
+}
+
+TEST_CASE("a node that registered a function under another signature is refused at "
+          "join, with both signatures and nodes named") {
+  mixed_cluster c{[](application& app) { app.function("where", where_as_int); }};
+  // worker-2 is stopped by the head instead of joining.
+  REQUIRE(c.w2->wait_for_stop(10s));
+  auto why = c.w2->stop_reason();
+  CHECK(why.find("node 'worker-2' cannot join: function 'where' is int() on node "
+                 "'worker-2' but std::string() on node") != std::string::npos);
+  CHECK(c.head->wait_for_nodes(3, 300ms) == 2);
+}
+
+TEST_CASE("work pinned to a node of the file that has not joined waits for it, and fails "
+          "naming it once join_wait passed") {
+  pumped_network p;
+  auto& net = p.net;
+  application app;
+  register_all(app);
+  auto cfg = three_node_config();
+  cfg.join_wait = 400ms;
+  {
+    auto head = std::make_unique<actors::cluster_node>(app, cfg, "head", net.factory());
+    auto w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());
+    REQUIRE(head->wait_for_nodes(2, 10s) == 2);
+    context driver{*head, head->new_owner_id()};
+    auto where = app.find_function<std::string()>("where").value();
+    // worker-2 never comes: the task fails after join_wait, naming it.
+    auto never = driver.submit(fake_cluster::on("worker-2"), where).get(10s);
+    REQUIRE_FALSE(never);
+    CHECK(never.err().code == errc::node_unreachable);
+    CHECK(never.err().message ==
+          "'where' waited 400 ms for node 'worker-2', which has not joined the cluster");
+    // Now it comes while the task waits.
+    auto waiting = driver.submit(fake_cluster::on("worker-2"), where);
+    CHECK_FALSE(waiting.ready());
+    auto w2 = std::make_unique<actors::cluster_node>(app, cfg, "worker-2", net.factory());
+    CHECK(waiting.get(10s).value() == "worker-2");
+    // A node the file does not name fails at once.
+    auto nobody = driver.submit(fake_cluster::on("worker-9"), where).get(1s);
+    REQUIRE_FALSE(nobody);
+    CHECK(nobody.err().message.find("worker-9") != std::string::npos);
+  }
+}

@@ -91,6 +91,19 @@ ssize_t send_from(int fd, const frame_parts& f, size_t off) {
   return ::sendmsg(fd, &m, MSG_NOSIGNAL);
 }
 
+// The host of an "address:port".
+std::string host_of(const std::string& remote) {
+  return remote.substr(0, remote.rfind(':'));
+}
+
+// Whether the connection on `fd` sent nothing yet: no bytes read from it (`last_received`
+// is still when it was `opened`), and none waiting to be.
+bool silent(int fd, int64_t last_received, int64_t opened) {
+  if (last_received != opened) return false;
+  int waiting = 0;
+  return ::ioctl(fd, FIONREAD, &waiting) != 0 || waiting == 0;
+}
+
 } // namespace
 
 struct endpoint::connection {
@@ -425,34 +438,6 @@ void endpoint::accept_all() {
     conns_.push_back(std::move(c));
   }
 }
-
-size_t endpoint::handshaking_accepted() const {
-  std::lock_guard<std::mutex> guard{mtx_};
-  return static_cast<size_t>(std::count_if(conns_.begin(), conns_.end(), [](auto& c) {
-    return c->accepted && c->state == connection::phase::handshaking;
-  }));
-}
-
-namespace {
-
-// The host of an "address:port".
-std::string host_of(const std::string& remote) {
-  return remote.substr(0, remote.rfind(':'));
-}
-
-} // namespace
-
-namespace {
-
-// Whether the connection on `fd` sent nothing yet: no bytes read from it (`last_received`
-// is still when it was `opened`), and none waiting to be.
-bool silent(int fd, int64_t last_received, int64_t opened) {
-  if (last_received != opened) return false;
-  int waiting = 0;
-  return ::ioctl(fd, FIONREAD, &waiting) != 0 || waiting == 0;
-}
-
-} // namespace
 
 endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote) const {
   std::lock_guard<std::mutex> guard{mtx_};

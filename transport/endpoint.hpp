@@ -100,7 +100,6 @@ private:
   void accept_all();
   void on_readable(const conn_ptr& c);
   void on_authenticated(const conn_ptr& c);
-  size_t handshaking_accepted() const;
   // The unproven accepted connection to close so that one from `remote` gets in: none
   // while under the cap.
   conn_ptr handshake_to_drop(const std::string& remote) const;

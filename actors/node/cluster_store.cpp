@@ -1,7 +1,7 @@
 #include "actors/node/cluster_store.hpp"
+#include "actors/common/wall_clock.hpp"
 #include "actors/control_store/protocol.hpp"
 #include "actors/scheduling/protocol.hpp"
-#include "actors/common/wall_clock.hpp"
 
 #include <caf/all.hpp>
 
@@ -99,9 +99,19 @@ result<wire_msg::node_table> cluster_store::stored_table() {
   if (!jobs) return jobs.err();
   wire_msg::node_table t;
   auto now = wall_ms();
+  // A row is written when the node's state changes; when it was last heard from is the
+  // membership's (published each tick), for the nodes it knows.
+  auto live = link_.members.get();
+  auto steady_now = caf::actor_clock::clock_type::now();
   for (auto& row : *nodes) {
     auto n = std::get<wire_msg::node_info>(row);
-    n.last_seen_ms = now > n.last_seen_ms ? now - n.last_seen_ms : 0;
+    if (auto p = live->find(n.name); p != live->end() && n.alive)
+      n.last_seen_ms =
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    steady_now - p->second.last_seen)
+                                    .count());
+    else
+      n.last_seen_ms = now > n.last_seen_ms ? now - n.last_seen_ms : 0;
     t.nodes.push_back(std::move(n));
   }
   for (auto& row : *jobs)

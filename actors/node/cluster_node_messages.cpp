@@ -1,0 +1,317 @@
+#include "actors/node/cluster_node.hpp"
+
+#include "actors/control_store/protocol.hpp"
+#include "actors/node/job_runner.hpp"
+#include "actors/scheduling/global_scheduler.hpp"
+#include "actors/scheduling/protocol.hpp"
+
+#include <caf/all.hpp>
+
+#include <random>
+
+#include "framework/detail/wire_convert.hpp"
+
+namespace swarm::actors {
+
+// What reaches a cluster node from the others: the routes of wire messages, the answers
+// to clients, stops, and placement groups asked of the head.
+
+using namespace std::chrono_literals;
+using detail::key_of;
+
+result<detail::group_placement> cluster_node::ask_head(wire_msg::group_ask m) {
+  auto a = link_.request(head_name(), std::move(m));
+  if (!a) return a.err();
+  auto* g = std::get_if<wire_msg::group_answer>(&*a);
+  if (!g) return error{errc::invalid_argument, "unexpected answer to a placement group"};
+  if (!g->ok) return detail::from_wire(g->error);
+  detail::group_placement out{g->nodes, {}};
+  for (auto& b : g->bundles) {
+    auto r = detail::from_list(b);
+    if (!r) return r.err();
+    out.bundles.push_back(*r);
+  }
+  return out;
+}
+
+result<void> cluster_node::create_group(uint64_t id, const placement_group_options& o) {
+  if (is_head()) return create_group_at(link_.global, id, o);
+  wire_msg::group_ask m;
+  m.kind = wire_msg::group_ask::kind_type::create;
+  m.id = id;
+  for (auto& b : o.bundles)
+    m.bundles.push_back(detail::to_list(b));
+  m.strategy = static_cast<uint8_t>(o.strategy);
+  auto a = ask_head(std::move(m));
+  if (!a) return a.err();
+  return {};
+}
+
+result<detail::group_placement>
+cluster_node::wait_group(uint64_t id, std::chrono::milliseconds timeout) {
+  if (is_head()) return wait_group_at(link_.global, id, timeout);
+  // Asked again until it is placed: the head answers each ask at once.
+  auto deadline = detail::deadline_after(timeout);
+  for (;;) {
+    wire_msg::group_ask m;
+    m.kind = wire_msg::group_ask::kind_type::query;
+    m.id = id;
+    auto a = ask_head(std::move(m));
+    if (a || a.err().code != errc::timeout || timeout.count() <= 0 ||
+        detail::object_slot::clock::now() >= deadline)
+      return a;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+result<void> cluster_node::remove_group(uint64_t id) {
+  if (is_head()) return remove_group_at(link_.global, id);
+  wire_msg::group_ask m;
+  m.kind = wire_msg::group_ask::kind_type::remove;
+  m.id = id;
+  auto a = ask_head(std::move(m));
+  if (!a) return a.err();
+  return {};
+}
+
+void cluster_node::on_group_ask(const std::string& peer, const wire_msg::group_ask& m) {
+  auto reply = [this, peer, rid = m.request_id](result<detail::group_placement> a) {
+    wire_msg::group_answer out;
+    out.request_id = rid;
+    out.ok = a.has_value();
+    if (a) {
+      out.nodes = a->nodes;
+      for (auto& b : a->bundles)
+        out.bundles.push_back(detail::to_list(b));
+    } else {
+      out.error = detail::to_wire(a.err());
+    }
+    link_.send_while_open(peer, std::move(out));
+  };
+  group_request r;
+  r.id = m.id;
+  r.then = reply;
+  using kind = wire_msg::group_ask::kind_type;
+  if (m.kind == kind::create) {
+    r.what = group_request::kind::create;
+    if (m.strategy > static_cast<uint8_t>(placement_strategy::strict_spread))
+      return reply(error{errc::invalid_argument,
+                         "unknown placement strategy " + std::to_string(m.strategy)});
+    r.options.strategy = static_cast<placement_strategy>(m.strategy);
+    for (auto& b : m.bundles) {
+      auto rs = detail::from_list(b);
+      if (!rs) return reply(rs.err());
+      r.options.bundles.push_back(*rs);
+    }
+  } else {
+    r.what =
+        m.kind == kind::query ? group_request::kind::query : group_request::kind::remove;
+  }
+  caf::anon_send(link_.global, group_atom::value, std::move(r));
+}
+
+// -- dispatch
+// ------------------------------------------------------------------------------
+
+void cluster_node::output(const detail::task_spec* task, std::string_view text) {
+  // Printed here when the caller is here, or its node is gone.
+  if (!task || task->origin.empty() || task->origin == link_.self.name ||
+      !link_.net->connected(task->origin))
+    return core::output(task, text);
+  log().debug("output of '" + detail::output_label(*task) + "' for node '" +
+              task->origin + "': " + std::string{text});
+  link_.send_while_open(task->origin,
+                        wire_msg::task_output{detail::output_label(*task),
+                                              link_.self.name, std::string{text}});
+}
+
+bool cluster_node::cancel(detail::task_spec& task) {
+  if (!local_->cancel(task)) return false;
+  // Sent to other nodes: those running it are told (nothing when it was not).
+  link_.owner.cancel(key_of(task.result->id()));
+  return true;
+}
+
+void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
+  std::visit(
+      [&](auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, wire_msg::task_submit>) {
+          tasks_->on_submit(std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::task_result>) {
+          link_.owner.result(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::stream_item>) {
+          link_.owner.stream(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::stream_ack>) {
+          caf::anon_send(link_.streams, stream_atom::value, key_of(x.result), x.taken);
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_call>) {
+          actors_->on_actor_call(std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_pull>) {
+          caf::anon_send(link_.objects, pull_atom::value, peer, x);
+        } else if constexpr (std::is_same_v<T, wire_msg::object_chunk>) {
+          caf::anon_send(link_.objects, chunk_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_free>) {
+          caf::anon_send(link_.objects, free_atom::value, key_of(x.id));
+        } else if constexpr (std::is_same_v<T, wire_msg::task_cancel>) {
+          caf::anon_send(local_->scheduler(), cancel_atom::value, x.result.owner,
+                         x.result.seq);
+        } else if constexpr (std::is_same_v<T, wire_msg::object_replicate>) {
+          caf::anon_send(link_.objects, replica_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_replicated>) {
+          caf::anon_send(link_.objects, replicated_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::heartbeat>) {
+          caf::anon_send(link_.membership, heartbeat_atom::value, peer, x);
+        } else if constexpr (std::is_same_v<T, wire_msg::join>) {
+          if (x.node.name == peer)
+            caf::anon_send(link_.membership, join_atom::value, std::move(x.node));
+          else
+            log().warn("node '" + peer + "' asked to join as '" + x.node.name +
+                       "': ignored");
+        } else if constexpr (std::is_same_v<T, wire_msg::node_table>) {
+          // Only the head's table is the truth.
+          if (peer == head_name())
+            caf::anon_send(link_.membership, table_atom::value, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::list_request>) {
+          // Off the network's thread: the scheduler is asked and may take a while.
+          link_.post([this, peer, x] {
+            wire_msg::list_reply out{x.request_id, link_.self.name, {}, 0};
+            if (auto rows = local_->list(x.what)) {
+              out.rows = std::move(*rows);
+              if (x.what == "timeline") add_transfers(out.rows);
+            } else
+              out.rows.push_back({"", "", "error", rows.err().message, {}});
+            out.total = out.rows.size();
+            if (x.limit > 0 && out.rows.size() > x.limit) out.rows.resize(x.limit);
+            link_.send_while_open(peer, std::move(out));
+          });
+        } else if constexpr (std::is_same_v<T, wire_msg::task_output>) {
+          detail::print_output(x.function, x.node, x.text);
+        } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {
+          if (!is_head()) {
+            link_.send_to(peer, table_snapshot());
+          } else {
+            link_.post([this, peer] {
+              auto t = store_->stored_table();
+              link_.send_to(peer, t ? std::move(*t) : table_snapshot());
+            });
+          }
+        } else if constexpr (std::is_same_v<T, wire_msg::job_info> ||
+                             std::is_same_v<T, wire_msg::object_location>) {
+          store_->on_row(x);
+        } else if constexpr (std::is_same_v<T, wire_msg::stop_request>) {
+          on_stop(x);
+        } else if constexpr (std::is_same_v<T, wire_msg::job_submit> ||
+                             std::is_same_v<T, wire_msg::job_ask>) {
+          if (jobs_) {
+            caf::anon_send(jobs_, job_atom::value, peer, std::move(x));
+          } else {
+            wire_msg::job_answer no;
+            no.request_id = x.request_id;
+            no.error = "node '" + link_.self.name + "' is not the head: jobs run there";
+            link_.send_to(peer, std::move(no));
+          }
+        } else if constexpr (std::is_same_v<T, wire_msg::client_ask>) {
+          if (is_head()) link_.send_to(peer, welcome_client(x.request_id));
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_create>) {
+          link_.post([this, x]() { actors_->create_actor_here(x); });
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_register>) {
+          link_.post([this, peer, x]() { actors_->register_remote_name(peer, x); });
+        } else if constexpr (std::is_same_v<T, wire_msg::group_ask>) {
+          if (is_head()) on_group_ask(peer, x);
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_lookup>) {
+          link_.post([this, peer, x]() { actors_->lookup_name(peer, x); });
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_created> ||
+                             std::is_same_v<T, wire_msg::actor_location> ||
+                             std::is_same_v<T, wire_msg::group_answer> ||
+                             std::is_same_v<T, wire_msg::kv_reply>) {
+          // Answers to this node's requests.
+          auto id = x.request_id;
+          caf::anon_send(link_.control, answer_atom::value, id,
+                         wire_msg::message{std::move(x)});
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_checkpoint>) {
+          caf::anon_send(link_.directory, checkpoint_atom::value, peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
+          auto shard = x.shard;
+          if (!local_->gcs().chain_message(std::move(x)))
+            log().warn("chain message from '" + peer + "' for shard " +
+                       std::to_string(shard) + " dropped: this node has " +
+                       std::to_string(link_.cfg.gcs_shards));
+        } else if constexpr (std::is_same_v<T, wire_msg::kv_request>) {
+          store_->on_kv_request(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::object_borrow> ||
+                             std::is_same_v<T, wire_msg::object_borrowed> ||
+                             std::is_same_v<T, wire_msg::object_unborrow>) {
+          link_.owner.borrows(peer, std::move(x));
+        } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
+          caf::anon_send(link_.directory, unhost_atom::value, x.actor_id);
+        } else {
+          // hello and proof never get here: the endpoint consumes them.
+        }
+      },
+      m);
+}
+
+wire_msg::client_welcome cluster_node::welcome_client(uint64_t request_id) const {
+  auto& cfg = link_.cfg;
+  wire_msg::client_welcome w;
+  w.request_id = request_id;
+  w.ok = true;
+  w.cluster = cfg.name;
+  for (auto& n : cfg.nodes) {
+    wire_msg::node_info i;
+    i.name = n.name;
+    i.address = n.address;
+    i.port = n.port;
+    i.head = n.role == node_spec::role_type::head;
+    w.nodes.push_back(std::move(i));
+  }
+  // An owner index no node of the file and no client in the table has: drawn at random
+  // past the file's, so that clients of an earlier head do not collide either.
+  std::set<uint32_t> taken;
+  for (auto& [name, p] : *link_.members.get())
+    if (p.info.client) taken.insert(p.info.owner_index);
+  std::random_device seed;
+  std::mt19937 gen{seed()};
+  auto first = static_cast<uint32_t>(cfg.nodes.size()) + 1;
+  std::uniform_int_distribution<uint32_t> pick{first,
+                                               (1u << (63 - owner_index_shift)) - 1};
+  do
+    w.owner_index = pick(gen);
+  while (taken.count(w.owner_index));
+  w.heartbeat_ms = static_cast<uint64_t>(cfg.heartbeat_interval.count());
+  w.node_timeout_ms = static_cast<uint64_t>(cfg.node_timeout.count());
+  w.join_wait_ms = static_cast<uint64_t>(cfg.join_wait.count());
+  w.gcs_shards = static_cast<uint32_t>(cfg.gcs_shards);
+  w.gcs_replication = static_cast<uint32_t>(cfg.gcs_replication);
+  w.inline_threshold = cfg.inline_threshold;
+  w.max_message_bytes = cfg.max_message_bytes;
+  return w;
+}
+
+wire_msg::node_table cluster_node::table_snapshot() const {
+  return to_node_table(*link_.members.get(), caf::actor_clock::clock_type::now());
+}
+
+void cluster_node::on_stop(const wire_msg::stop_request& m) {
+  if (is_head() && (m.node.empty() || m.node != link_.self.name)) {
+    std::vector<std::string> targets;
+    auto peers = link_.members.get();
+    for (auto& [name, p] : *peers)
+      if (name != link_.self.name && p.info.alive && (m.node.empty() || name == m.node))
+        targets.push_back(name);
+    for (auto& n : targets)
+      link_.send_to(n, wire_msg::stop_request{n, {}});
+    if (!m.node.empty()) return;
+  }
+  std::lock_guard<std::mutex> guard{stop_mtx_};
+  stop_requested_ = true;
+  stop_reason_ = m.reason;
+  stop_cv_.notify_all();
+}
+
+std::string cluster_node::stop_reason() const {
+  std::lock_guard<std::mutex> guard{stop_mtx_};
+  return stop_reason_;
+}
+
+} // namespace swarm::actors

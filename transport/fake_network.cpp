@@ -59,7 +59,9 @@ result<std::unique_ptr<transport>> fake_network::attach(const endpoint_config& c
 }
 
 transport_factory fake_network::factory() {
-  return [this](endpoint_config cfg, endpoint_handlers h) { return attach(cfg, std::move(h)); };
+  return [this](endpoint_config cfg, endpoint_handlers h) {
+    return attach(cfg, std::move(h));
+  };
 }
 
 void fake_network::remove(const std::string& name) {
@@ -128,6 +130,9 @@ result<void> fake_network::connect(const std::string& a, const std::string& b) {
                  "no node named '" + (na == nodes_.end() ? a : b) + "'"};
   auto ab = links_.find({a, b});
   if (ab != links_.end() && ab->second.authenticated) return {};
+  if (refuse_ && refuse_(a, b))
+    return error{errc::node_unreachable,
+                 "the network refused a connection from '" + a + "' to '" + b + "'"};
   // `a` dials `b`, whose address on this network is its name.
   handshake ha{handshake::role::initiator, a, na->second.secret, b},
       hb{handshake::role::acceptor, b, nb->second.secret, b};
@@ -202,15 +207,18 @@ void fake_network::inject(const std::string& from, const std::string& to,
 result<fake_network::raw_id> fake_network::open_raw(const std::string& to) {
   guard g{mtx_};
   auto n = nodes_.find(to);
-  if (n == nodes_.end()) return error{errc::node_unreachable, "no node named '" + to + "'"};
+  if (n == nodes_.end())
+    return error{errc::node_unreachable, "no node named '" + to + "'"};
   auto id = next_raw_++;
-  auto& r = raws_.emplace(id, raw_link{to,
-                                       std::make_unique<handshake>(
-                                           handshake::role::acceptor, to, n->second.secret, to),
-                                       frame_decoder{max_frame_},
-                                       {},
-                                       true})
-                .first->second;
+  auto& r =
+      raws_
+          .emplace(id, raw_link{to,
+                                std::make_unique<handshake>(handshake::role::acceptor, to,
+                                                            n->second.secret, to),
+                                frame_decoder{max_frame_},
+                                {},
+                                true})
+          .first->second;
   r.decoder.set_limits(endpoint_config{}.pre_auth_frame_bytes, 1);
   r.inbox.push_back(r.hs->own_hello());
   return id;
@@ -232,7 +240,8 @@ result<void> fake_network::send_raw(raw_id id, const message& m) {
   guard g{mtx_};
   auto i = raws_.find(id);
   if (i == raws_.end() || !i->second.open)
-    return error{errc::node_unreachable, "raw connection " + std::to_string(id) + " is closed"};
+    return error{errc::node_unreachable,
+                 "raw connection " + std::to_string(id) + " is closed"};
   auto& r = i->second;
   pending calls;
   auto refuse_raw = [&](const std::string& why) -> result<void> {
@@ -266,6 +275,12 @@ std::vector<message> fake_network::take_raw(raw_id id) {
   auto i = raws_.find(id);
   if (i == raws_.end()) return {};
   return std::exchange(i->second.inbox, {});
+}
+
+void fake_network::refuse_connections_if(
+    std::function<bool(const std::string&, const std::string&)> pred) {
+  guard g{mtx_};
+  refuse_ = std::move(pred);
 }
 
 void fake_network::drop_if(predicate pred) {
@@ -340,7 +355,8 @@ size_t fake_network::deliver(size_t max) {
       size_t lane_index = 0;
       for (; it != links_.end(); ++it) {
         auto& q = it->second.queued;
-        for (lane_index = 0; lane_index < q.size() && q[lane_index].empty(); ++lane_index) {
+        for (lane_index = 0; lane_index < q.size() && q[lane_index].empty();
+             ++lane_index) {
         }
         if (lane_index < q.size()) break;
       }

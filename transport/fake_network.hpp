@@ -33,8 +33,8 @@ namespace swarm::wire_msg {
 class fake_network {
 public:
   using handler = std::function<void(const std::string& from, const message& m)>;
-  using predicate =
-      std::function<bool(const std::string& from, const std::string& to, const message& m)>;
+  using predicate = std::function<bool(const std::string& from, const std::string& to,
+                                       const message& m)>;
 
   /// What crossed the network so far.
   struct counters {
@@ -108,6 +108,11 @@ public:
   /// Holds back every message for which `pred` returns true until `release_held`.
   void hold_if(predicate pred);
 
+  /// Refuses every connection from `a` to `b` for which `pred(a, b)` returns true (a
+  /// partition); empty: none.
+  void refuse_connections_if(
+      std::function<bool(const std::string& a, const std::string& b)> pred);
+
   /// Delivers the held messages, in the order they were held; returns how many.
   size_t release_held();
 
@@ -172,6 +177,7 @@ private:
   std::map<key, link> links_;
   predicate drop_;
   predicate hold_;
+  std::function<bool(const std::string&, const std::string&)> refuse_;
   std::vector<std::tuple<std::string, std::string, message>> held_;
   std::map<raw_id, raw_link> raws_;
   raw_id next_raw_ = 1;

@@ -75,6 +75,12 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
     if (!link_.closing) on_message(peer, std::move(m));
   };
+  h.on_peer_up = [this](const std::string& peer) {
+    foreign_thread_guard guard;
+    built_future_.wait();
+    std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
+    if (!link_.closing) link_.peer_up(peer);
+  };
   h.on_peer_down = [this](const std::string& peer, const std::string& why) {
     foreign_thread_guard guard;
     built_future_.wait();

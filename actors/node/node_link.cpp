@@ -109,10 +109,13 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
   }
   if (net->send(node, m)) return;
   post([this, node, m = std::move(m)]() mutable {
-    // A client (`swarm status`, the dashboard's) is not dialed back: it left before
-    // its answer came.
+    // A client is not dialed back: one of the cluster waits here until it connects;
+    // one that is no member (`swarm status`, the dashboard's) left before its answer.
     if (!cfg.find(node)) {
-      local->log().debug("an answer to client '" + node + "' is dropped: it left");
+      if (live_client(node))
+        hold_for(node, std::move(m));
+      else
+        local->log().debug("an answer to client '" + node + "' is dropped: it left");
       return;
     }
     if (auto ok = connect_to(node); !ok) {
@@ -127,6 +130,56 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
     }
     (void)net->send(node, m);
   });
+}
+
+bool node_link::live_client(const std::string& node) const {
+  auto peers = members.get();
+  auto i = peers->find(node);
+  return i != peers->end() && i->second.info.client && i->second.info.alive;
+}
+
+void node_link::hold_for(const std::string& node, wire_msg::message m) {
+  constexpr size_t most = 1 << 16;
+  flush_held(node); // in order, and what waited too long goes
+  if (net->send(node, m)) return;
+  auto& h = held_[node];
+  if (h.messages.empty()) h.until = std::chrono::steady_clock::now() + cfg.join_wait;
+  if (h.messages.size() >= most) {
+    local->log().warn("a message for client '" + node + "' is dropped: " +
+                      std::to_string(most) + " wait already until it connects");
+    return;
+  }
+  h.messages.push_back(std::move(m));
+  // Its connection may have come up since the send failed; its peer_up is then queued.
+}
+
+void node_link::flush_held(const std::string& node) {
+  auto now = std::chrono::steady_clock::now();
+  for (auto i = held_.begin(); i != held_.end();) {
+    auto& [name, h] = *i;
+    bool expired = now > h.until || !live_client(name);
+    if (!expired && !(name == node && net->connected(name))) {
+      ++i;
+      continue;
+    }
+    if (expired) {
+      local->log().warn(std::to_string(h.messages.size()) + " message(s) for client '" +
+                        name + "' are dropped: it did not connect to this node within " +
+                        std::to_string(cfg.join_wait.count()) + " ms, or left");
+    } else {
+      while (!h.messages.empty() && net->send(name, h.messages.front()))
+        h.messages.pop_front();
+      if (!h.messages.empty()) { // it went again meanwhile
+        ++i;
+        continue;
+      }
+    }
+    i = held_.erase(i);
+  }
+}
+
+void node_link::peer_up(const std::string& node) {
+  post([this, node] { flush_held(node); });
 }
 
 void node_link::post(std::function<void()> f) {

@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,14 +15,14 @@
 
 #include <caf/actor.hpp>
 
-#include "actors/user_actors/actor_directory.hpp"
 #include "actors/control_store/control_client.hpp"
-#include "actors/scheduling/global_scheduler.hpp"
 #include "actors/node/local_node.hpp"
 #include "actors/node/membership.hpp"
 #include "actors/objects/object_manager.hpp"
 #include "actors/ownership/owner.hpp"
 #include "actors/ownership/stream_sender.hpp"
+#include "actors/scheduling/global_scheduler.hpp"
+#include "actors/user_actors/actor_directory.hpp"
 #include "framework/cluster_config.hpp"
 #include "transport/transport.hpp"
 
@@ -101,6 +103,9 @@ public:
   void send_to(const std::string& node, wire_msg::message m);
   /// `send_to`, unless the node is stopping (for callbacks that may run late).
   void send_while_open(const std::string& node, wire_msg::message m);
+  /// A peer's connection came up: what was held for it (a client that had not dialled
+  /// this node yet) goes out, on the agent.
+  void peer_up(const std::string& node);
   result<void> connect_to(const std::string& node);
   /// Runs `f` on the node's agent, which may block (connects, lookups).
   void post(std::function<void()> f);
@@ -159,6 +164,21 @@ public:
   error named_here(error e) const;
 
 private:
+  // What waits, on the agent, for a client that has not connected to this node yet: a
+  // client dials every node and nobody dials it, so its results may be ready first. Kept
+  // until it connects, leaves the cluster, or `cfg.join_wait` passes. The agent's only.
+  struct held_messages {
+    std::deque<wire_msg::message> messages;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::map<std::string, held_messages> held_;
+  // On the agent: whether `node` is a live client of the cluster (in the membership).
+  bool live_client(const std::string& node) const;
+  // On the agent: holds `m` for the client `node`, unless it can go now.
+  void hold_for(const std::string& node, wire_msg::message m);
+  // On the agent: sends what is held for `node`; drops what waited too long.
+  void flush_held(const std::string& node);
+
   // Sends the outcome of `slot` to `to` once it is done; a large value stays here, and
   // on `replicas - 1` other nodes before `to` hears of it.
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to,

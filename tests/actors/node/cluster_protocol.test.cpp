@@ -267,3 +267,41 @@ TEST_CASE(
   CHECK(
       fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
 }
+
+TEST_CASE("a result for a client that has not connected to the node that made it waits "
+          "there until the client connects") {
+  fake_cluster c;
+  // The client cannot reach worker-2 for now, and nobody dials a client.
+  auto apart = [](const std::string& a, const std::string& b) {
+    return (a == "client-1" && b == "worker-2") || (a == "worker-2" && b == "client-1");
+  };
+  c.net.refuse_connections_if(apart);
+  auto cfg = c.cfg;
+  node_spec me;
+  me.name = "client-1";
+  me.address = "fake";
+  me.client = true;
+  me.owner_index = 100;
+  cfg.nodes.push_back(me);
+  auto client =
+      std::make_unique<actors::cluster_node>(c.app, cfg, "client-1", c.net.factory());
+  // It has the head's table: it knows worker-2 and its resources.
+  REQUIRE(fake_cluster::eventually([&] {
+    auto alive = client->alive_nodes();
+    return std::find(alive.begin(), alive.end(), "worker-2") != alive.end();
+  }));
+  auto results_to_client = c.spy([](auto& from, auto& to, auto& m) {
+    return from == "worker-2" && to == "client-1" && is<wire_msg::task_result>(m);
+  });
+  context driver{*client, client->new_owner_id()};
+  swarm::task_options special; // only worker-2 has it: placed there by the head
+  special.resources.set("special", 1);
+  auto where = c.app.find_function<std::string()>("where").value();
+  auto r = driver.submit(special, where);
+  CHECK_FALSE(r.get(500ms)); // ran on worker-2, where its result waits for the client
+  CHECK(*results_to_client == 0);
+  c.net.refuse_connections_if(nullptr); // the client's next dial gets through
+  CHECK(r.get(10s).value() == "worker-2");
+  CHECK(*results_to_client == 1);
+  client.reset();
+}

@@ -17,12 +17,7 @@ using swarm::cluster_test::three_nodes;
 namespace {
 
 swarm::client_options client_of(const three_nodes& c, const std::string& name) {
-  swarm::client_options o;
-  o.address = c.cfg.head().address;
-  o.port = c.cfg.head().port;
-  o.secret = c.cfg.secret;
-  o.name = name;
-  return o;
+  return swarm::cluster_test::client_of(c.cfg, name);
 }
 
 // The head's row of `node`, if it has one.

@@ -17,13 +17,16 @@ using namespace swarm::cluster_test;
 
 namespace {
 
-swarm::client_options client_of(const process_cluster& c, const std::string& name) {
-  swarm::client_options o;
-  o.address = c.cfg.head().address;
-  o.port = c.cfg.head().port;
-  o.secret = c.cfg.secret;
-  o.name = name;
-  return o;
+// Starts the head and worker-1 of `c` and waits until both are alive.
+std::pair<std::unique_ptr<node_process>, std::unique_ptr<node_process>>
+start_both(process_cluster& c) {
+  auto head = c.start("head", "head.log");
+  auto worker = c.start("worker-1", "worker-1.log");
+  REQUIRE(eventually(20s, [&] {
+    auto s = c.status();
+    return s && s->alive() == 2;
+  }));
+  return {std::move(head), std::move(worker)};
 }
 
 } // namespace
@@ -31,16 +34,11 @@ swarm::client_options client_of(const process_cluster& c, const std::string& nam
 TEST_CASE("a head stops within its deadline after serving a client's key-value, status "
           "and list requests") {
   process_cluster c{"stop_timeout_ms = 15000\n", {"worker-1"}};
-  auto head = c.start("head", "head.log");
-  auto worker = c.start("worker-1", "worker-1.log");
-  REQUIRE(eventually(20s, [&] {
-    auto s = c.status();
-    return s && s->alive() == 2;
-  }));
+  auto [head, worker] = start_both(c);
   {
     swarm::application app;
     register_all(app);
-    swarm::runtime client{app, client_of(c, "client-kv")};
+    swarm::runtime client{app, client_of(c.cfg, "client-kv")};
     REQUIRE(client.kv_put("k", {1, 2, 3}));
     auto got = client.kv_get("k");
     REQUIRE(got);
@@ -63,17 +61,12 @@ TEST_CASE("a head stops within its deadline after serving a client's key-value, 
 TEST_CASE("a node whose stop hangs on a task that does not end exits at its deadline, "
           "naming the step it hangs in") {
   process_cluster c{"stop_timeout_ms = 1000\n", {"worker-1"}};
-  auto head = c.start("head", "head.log");
-  auto worker = c.start("worker-1", "worker-1.log");
-  REQUIRE(eventually(20s, [&] {
-    auto s = c.status();
-    return s && s->alive() == 2;
-  }));
+  auto [head, worker] = start_both(c);
   auto mark = c.tmp.path + "/napping";
   {
     swarm::application app;
     register_all(app);
-    swarm::runtime client{app, client_of(c, "client-nap")};
+    swarm::runtime client{app, client_of(c.cfg, "client-nap")};
     auto nap = app.find_function<int(const std::string&, int)>("nap_pid").value();
     swarm::task_options on_worker;
     on_worker.node = "worker-1";

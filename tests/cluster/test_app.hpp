@@ -543,4 +543,15 @@ inline void register_all(application& app) {
       .method("say", &counter::say);
 }
 
+/// How a program named `name` connects as a client to the cluster of `cfg`: by its
+/// head's address and the secret.
+inline client_options client_of(const cluster_config& cfg, const std::string& name) {
+  client_options o;
+  o.address = cfg.head().address;
+  o.port = cfg.head().port;
+  o.secret = cfg.secret;
+  o.name = name;
+  return o;
+}
+
 } // namespace swarm::cluster_test

@@ -110,6 +110,14 @@ store_table::admit(const object_id& id, const detail::boxed_value& value) {
 
 result<void> store_table::fit(const object_id& id, size_t bytes, const std::string& what,
                               fit_mode mode) {
+  // Nothing that goes, to disk or anywhere, makes room for more than the whole store.
+  if (bytes > capacity_) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (mode != fit_mode::restore) ++rejected_;
+    return error{errc::store_full, what + ", " + human_bytes(bytes) +
+                                       ", is larger than the whole object store (" +
+                                       human_bytes(capacity_) + "): it never fits"};
+  }
   std::optional<error> spill_failure;
   for (;;) {
     make_room(bytes);

@@ -208,3 +208,19 @@ TEST_CASE("cached copies nobody reads are evicted, least recently used first, be
       std::filesystem::exists(dir / ("swarm-spill-t-" + std::to_string(::getpid()))));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an object larger than the whole store is refused as such, spilling or not") {
+  constexpr size_t mib = 1 << 20;
+  auto dir = std::filesystem::temp_directory_path() /
+             ("swarm-too-large-test-" + std::to_string(::getpid()));
+  auto table = std::make_shared<store_table>(
+      mib, 100, 0, swarm::actors::spill_config{dir.string(), "t", 0});
+  auto p = primary(*table, {1, 1}, mib / 2); // something that could be spilled
+  auto big = table->admit({1, 2}, bytes(2 * mib));
+  REQUIRE_FALSE(big);
+  CHECK(big.err().code == swarm::errc::store_full);
+  CHECK(big.err().message.find("is larger than the whole object store (1.00 MiB)") !=
+        std::string::npos);
+  CHECK(big.err().message.find("spilled") == std::string::npos);
+  CHECK_FALSE(p->spilled()); // nothing went to disk for it
+}

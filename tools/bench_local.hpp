@@ -32,6 +32,9 @@ inline size_t bench_parallelism() {
 /// The bare-CAF sequential round-trip rate (floor of the sync rates), measured once.
 double caf_sync_floor(bench_session& s, local_rig& rig);
 
+/// Resident memory of this process now (KiB); 0 where the kernel cannot tell.
+long rss_kib();
+
 /// The bare-CAF pipelined message rate (floor of the async rates), measured once.
 double caf_pipelined_floor(bench_session& s, local_rig& rig);
 

@@ -147,7 +147,6 @@ void measure_pipeline(bench_session& s, local_rig& rig) {
                "actor_chain_3_calls_items_per_s", floor));
 }
 
-// Resident memory of this process now (KiB); 0 where the kernel cannot tell.
 long rss_kib() {
   std::ifstream status{"/proc/self/status"};
   for (std::string line; std::getline(status, line);)

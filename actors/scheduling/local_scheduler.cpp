@@ -2,6 +2,8 @@
 
 #include <caf/all.hpp>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -70,6 +72,34 @@ struct scheduler_state {
   std::deque<task_event> timeline; // the last tasks that ended, oldest first
   std::deque<task_event> failures; // the last tasks that failed, oldest first
   caf::event_based_actor* self = nullptr;
+  // Tasks that ended since memory was last given back, and whether a trim is due.
+  uint64_t ended_since_trim = 0;
+  bool trim_due = false;
+
+  bool idle() const {
+    for (auto& [p, q] : ready)
+      if (!q.empty()) return false;
+    for (auto& w : workers)
+      if (!w.inflight.empty()) return false;
+    return true;
+  }
+
+  // After work, once idle: the trim is set for `trim_after` from now.
+  void trim_when_idle() {
+    if (trim_due || ended_since_trim == 0 || !idle()) return;
+    trim_due = true;
+    self->delayed_send(self, config.trim_after, trim_atom::value);
+  }
+
+  void on_trim() {
+    trim_due = false;
+    if (!idle()) return; // set again when it is
+    if (config.trim)
+      config.trim();
+    else
+      ::malloc_trim(0);
+    ended_since_trim = 0;
+  }
 
   ~scheduler_state() {
     // Whatever has not started goes back to the inbox for a successor; when the node
@@ -372,12 +402,14 @@ struct scheduler_state {
 
   void on_done(size_t index, const task_ptr& t) {
     count_end(t, index);
+    ++ended_since_trim;
     if (index >= workers.size()) return;
     auto& w = workers[index];
     auto i = std::find(w.inflight.begin(), w.inflight.end(), t);
     if (i != w.inflight.end()) w.inflight.erase(i);
     release_if_idle(w);
     dispatch_ready();
+    trim_when_idle();
   }
 
   void on_blocked(size_t index) {
@@ -538,6 +570,7 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       [self](wake_atom) { self->state.drain_inbox(); },
       [self](submit_atom, task_ptr& t) { self->state.on_submit(std::move(t)); },
       [self](done_atom, size_t index, task_ptr& t) { self->state.on_done(index, t); },
+      [self](trim_atom) { self->state.on_trim(); },
       [self](blocked_atom, size_t index) { self->state.on_blocked(index); },
       [self](unblocked_atom, size_t index) { self->state.on_unblocked(index); },
       [self](stats_atom, by_function_atom) { return self->state.counts_now(); },

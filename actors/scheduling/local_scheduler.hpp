@@ -4,6 +4,7 @@
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -23,6 +24,8 @@ namespace swarm::actors {
 
 using gpu_hold_atom = caf::atom_constant<caf::atom("gpuhold")>;
 using gpu_unhold_atom = caf::atom_constant<caf::atom("gpuunhold")>;
+/// The scheduler's own timer: the node stayed idle, memory goes back.
+using trim_atom = caf::atom_constant<caf::atom("trim")>;
 
 class task_inbox;
 class topology;
@@ -44,6 +47,11 @@ struct scheduler_config {
   task_inbox* inbox = nullptr;
   /// Starts a worker; empty: `spawn_cpu_worker` (tests start workers they step).
   std::function<caf::actor(caf::actor_system&, const worker_config&)> spawn_worker;
+  /// Once no task has been queued or at a worker for this long after some ran, the
+  /// memory they freed goes back to the system: `trim`, or, when empty, the allocator's
+  /// `malloc_trim(0)`.
+  std::chrono::milliseconds trim_after{1000};
+  std::function<void()> trim;
 };
 
 /// The tasks of one function a node's scheduler has seen since it started.

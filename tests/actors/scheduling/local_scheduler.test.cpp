@@ -25,6 +25,7 @@ struct scheduler_parts {
   std::map<std::string, std::vector<uint32_t>> gpus; // by task name, as dispatched
   std::vector<caf::actor> workers;
   task_inbox inbox;
+  size_t trims = 0;
 };
 
 resource_set cpus(double n) {
@@ -56,6 +57,8 @@ struct fixture : scheduler_parts, test_coordinator_fixture<> {
     sc.max_workers = max_workers;
     sc.pipeline_depth = depth;
     sc.inbox = &inbox;
+    sc.trim_after = std::chrono::milliseconds(1000);
+    sc.trim = [this] { ++trims; };
     sc.spawn_worker = [this](caf::actor_system& s, const worker_config& wc) {
       auto index = wc.index;
       // It takes its index as an argument: CAF 0.17 binds a null tuple for a function
@@ -282,4 +285,26 @@ TEST_CASE_FIXTURE(fixture, "the local scheduler keeps the last failed tasks with
   CHECK(counts["odd"].failed == n / 2);
   CHECK(counts["even"].finished == n / 2);
   CHECK(counts["even"].failed == 0);
+}
+
+TEST_CASE_FIXTURE(fixture, "a node idle for a while after work gives the memory it freed "
+                           "back, once, and not while work runs") {
+  start(1, 1, 1);
+  auto a = task("a"), b = task("b");
+  submit(a);
+  submit(b);
+  done(0, a);
+  advance_time(std::chrono::seconds(2));
+  sched.run();
+  CHECK(trims == 0); // b is still at its worker
+  done(0, b);
+  advance_time(std::chrono::milliseconds(999));
+  sched.run();
+  CHECK(trims == 0);
+  advance_time(std::chrono::milliseconds(1));
+  sched.run();
+  CHECK(trims == 1);
+  advance_time(std::chrono::seconds(5));
+  sched.run();
+  CHECK(trims == 1); // nothing ran since
 }

@@ -244,11 +244,11 @@ struct node_change {
   std::string name;
   bool alive = true;
   uint64_t last_seen_ms = 0;
-  resource_list available;
+  resource_list available = {};
   uint32_t queued = 0;
   uint32_t running = 0;
-  priority_counts by_priority;
-  store_usage store;
+  priority_counts by_priority = {};
+  store_usage store = {};
 };
 
 /// The head's node table, versioned. `version` is the table's after this message; `base`

@@ -114,6 +114,8 @@ public:
   uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 
 private:
+  // How long the node waits for one of its own actors to answer.
+  static constexpr std::chrono::seconds request_timeout{10};
   // Adds the last calls of each actor alive here to a "timeline" list.
   void add_actor_calls(std::vector<wire_msg::list_row>& out);
 

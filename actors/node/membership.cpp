@@ -27,8 +27,8 @@ struct membership_state {
   // The head: the table's version, what changed in it since the version sent last (rows
   // to send whole, rows whose state or load changed, rows that left), the version each
   // peer was sent last (absent: it gets the table whole), and its own row as sent and as
-  // recorded last. The version starts from the wall clock, so a restarted head's never
-  // continue an old one.
+  // recorded last. Versions start from the wall clock: a restarted head's never continue
+  // the old head's.
   uint64_t version = 1;
   std::set<std::string> whole;
   std::set<std::string> changed;

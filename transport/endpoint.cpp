@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <string_view>
 
+#include "transport/endpoint_connection.hpp"
 #include "transport/handshake.hpp"
 #include "transport/wire_codec.hpp"
 
@@ -105,50 +105,6 @@ bool silent(int fd, int64_t last_received, int64_t opened) {
 }
 
 } // namespace
-
-struct endpoint::connection {
-  enum class phase { handshaking, up, closed };
-
-  // `acceptor_address`: what the initiator dialled; the accepted socket's own address.
-  connection(int f, std::string where, handshake::role r, std::string acceptor_address,
-             const endpoint_config& cfg, bool for_bulk = false)
-      : fd(f), remote(std::move(where)), accepted(r == handshake::role::acceptor),
-        hs(r, cfg.name, cfg.secret, std::move(acceptor_address), for_bulk),
-        decoder(cfg.pre_auth_frame_bytes), opened(clock_type::now()) {
-    // Until the peer proves the secret: small frames, one at a time.
-    decoder.set_limits(cfg.pre_auth_frame_bytes, 1);
-  }
-
-  int fd;
-  std::string remote;
-  bool accepted;
-  handshake hs;          // I/O thread only
-  frame_decoder decoder; // I/O thread only
-  clock_type::time_point opened;
-  // When bytes last arrived (steady clock ticks); written by the I/O thread.
-  std::atomic<clock_type::rep> last_received{opened.time_since_epoch().count()};
-  // Set by the main I/O thread once a bulk connection is authenticated and handed over:
-  // from then on only the bulk I/O thread reads it.
-  std::atomic<bool> on_bulk_loop{false};
-  // It was in a poll of its I/O thread since it was accepted: what it sent was read.
-  std::atomic<bool> polled{false};
-  // Guarded by the endpoint's mutex.
-  phase state = phase::handshaking;
-  std::string peer;
-  std::string closed_because;
-  // Guarded by send_mtx.
-  std::mutex send_mtx;
-  std::array<std::deque<frame_parts>, 3> queued;
-  frame_parts current; // being written when its size is not 0
-  size_t current_off = 0;
-  bool broken = false;
-  std::string broken_because;
-
-  bool pending_locked() const {
-    return current.size() != 0 || !queued[0].empty() || !queued[1].empty() ||
-           !queued[2].empty();
-  }
-};
 
 result<std::unique_ptr<endpoint>> endpoint::start(endpoint_config cfg,
                                                   endpoint_handlers h) {

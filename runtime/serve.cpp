@@ -2,6 +2,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,15 +45,24 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   try {
-    // Every way out below stops the node within cluster.stop_timeout_ms, or the process
-    // ends anyway (the watchdog goes after the node).
+    // Every way out below, a throw included, stops the node within
+    // cluster.stop_timeout_ms, or the process ends anyway: `arm` (destroyed first) starts
+    // the watchdog, which goes after the node.
     auto step = std::make_shared<std::atomic<const char*>>("before its first step");
     std::optional<stop_watchdog> watchdog;
-    auto stopping = [&] {
-      watchdog.emplace(node_log{node, cfg.verbosity}, cfg.stop_timeout, step);
-    };
     actors::cluster_node n{app, cfg, node};
     n.report_stop_steps(step);
+    struct arm_on_exit {
+      std::function<void()> arm;
+      ~arm_on_exit() {
+        try {
+          arm();
+        } catch (...) { // no thread for a watchdog: the stop goes on unbounded
+        }
+      }
+    } arm{[&] {
+      watchdog.emplace(node_log{node, cfg.verbosity}, cfg.stop_timeout, step);
+    }};
     auto& log = n.log();
     auto wait_until = std::chrono::steady_clock::now() + opts.wait_timeout;
     bool waiting = opts.wait_nodes > 0;
@@ -71,7 +81,6 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
                     " node(s) waited for are alive after " +
                     std::to_string(opts.wait_timeout.count()) +
                     " ms (not alive: " + joined(absent(cfg, alive)) + ")");
-          stopping();
           return 1;
         }
       }
@@ -79,11 +88,9 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
     }
     if (auto why = n.stop_reason(); !why.empty()) {
       log.error("the head refused this node: " + why);
-      stopping();
       return 1;
     }
     log.info("stopping");
-    stopping();
     return 0;
   } catch (const failure& f) {
     node_log{node, cfg.verbosity}.error(f.err().to_string());

@@ -261,18 +261,21 @@ void endpoint::enqueue(connection& c, frame_parts frame, lane l) {
   wake(c);
 }
 
+endpoint::conn_ptr endpoint::connection_to_locked(const std::string& peer, lane l) const {
+  if (auto b = bulk_by_name_.find(peer); l == lane::bulk && b != bulk_by_name_.end())
+    return b->second;
+  if (auto i = by_name_.find(peer); i != by_name_.end()) return i->second;
+  return nullptr;
+}
+
 result<void> endpoint::send(const std::string& peer, const message& m) {
   conn_ptr c;
   auto l = lane_of(m);
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (auto b = bulk_by_name_.find(peer); l == lane::bulk && b != bulk_by_name_.end())
-      c = b->second;
-    else if (auto i = by_name_.find(peer); i != by_name_.end())
-      c = i->second;
-    else
-      return error{errc::node_unreachable, "no connection to node '" + peer + "'"};
+    c = connection_to_locked(peer, l);
   }
+  if (!c) return error{errc::node_unreachable, "no connection to node '" + peer + "'"};
   enqueue(*c, encode_frame_parts(m), l);
   std::lock_guard<std::mutex> guard{c->send_mtx};
   if (c->broken)
@@ -289,13 +292,11 @@ std::vector<std::string> endpoint::send_all(const std::vector<std::string>& peer
   std::vector<std::pair<const std::string*, conn_ptr>> to;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    for (auto& p : peers) {
-      auto& by = l == lane::bulk && bulk_by_name_.count(p) ? bulk_by_name_ : by_name_;
-      if (auto i = by.find(p); i != by.end())
-        to.emplace_back(&p, i->second);
+    for (auto& p : peers)
+      if (auto c = connection_to_locked(p, l))
+        to.emplace_back(&p, std::move(c));
       else
         missed.push_back(p);
-    }
   }
   auto frame = encode_frame_parts(m);
   for (auto& [peer, c] : to) {
@@ -387,8 +388,8 @@ void endpoint::accept_all() {
                         std::to_string(cfg_.max_handshaking) +
                         " connections were handshaking");
     tune(fd);
-    auto c = std::make_shared<connection>(
-        fd, peer_address(from), handshake::role::acceptor, local_address(fd), cfg_);
+    auto c = std::make_shared<connection>(fd, remote, handshake::role::acceptor,
+                                          local_address(fd), cfg_);
     enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);
     std::lock_guard<std::mutex> guard{mtx_};
     conns_.push_back(std::move(c));

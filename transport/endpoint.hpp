@@ -98,6 +98,9 @@ private:
   result<conn_ptr> open(const std::string& address, uint16_t port,
                         clock_type::time_point deadline, bool bulk);
   void accept_all();
+  // The connection that carries `l` to `peer` (its bulk one for bulk, when up); null
+  // when none is up. Caller holds mtx_.
+  conn_ptr connection_to_locked(const std::string& peer, lane l) const;
   void on_readable(const conn_ptr& c);
   void on_authenticated(const conn_ptr& c);
   // The unproven accepted connection to close so that one from `remote` gets in: none

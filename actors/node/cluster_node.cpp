@@ -67,26 +67,24 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   // Every node of the file may (re)connect at once, with its bulk connection.
   ec.max_handshaking = std::max<size_t>(64, 2 * link_.cfg.nodes.size());
   wire_msg::endpoint_handlers h;
+  // What the endpoint reports runs once the node is built and while it is not closing.
   // The endpoint's threads outlive the actor system (they stop last): what they run
   // leaves no hold on it (foreign_thread_guard).
-  h.on_message = [this](const std::string& peer, wire_msg::message&& m) {
-    foreign_thread_guard guard;
-    built_future_.wait();
-    std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
-    if (!link_.closing) on_message(peer, std::move(m));
+  auto gated = [this](auto f) {
+    return [this, f](auto&&... args) {
+      foreign_thread_guard guard;
+      built_future_.wait();
+      std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
+      if (!link_.closing) f(std::forward<decltype(args)>(args)...);
+    };
   };
-  h.on_peer_up = [this](const std::string& peer) {
-    foreign_thread_guard guard;
-    built_future_.wait();
-    std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
-    if (!link_.closing) link_.peer_up(peer);
-  };
-  h.on_peer_down = [this](const std::string& peer, const std::string& why) {
-    foreign_thread_guard guard;
-    built_future_.wait();
-    std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
-    if (!link_.closing) caf::anon_send(link_.membership, down_atom::value, peer, why);
-  };
+  h.on_message = gated([this](const std::string& peer, wire_msg::message&& m) {
+    on_message(peer, std::move(m));
+  });
+  h.on_peer_up = gated([this](const std::string& peer) { link_.peer_up(peer); });
+  h.on_peer_down = gated([this](const std::string& peer, const std::string& why) {
+    caf::anon_send(link_.membership, down_atom::value, peer, why);
+  });
   h.land = [landings = landings_](const std::string& peer,
                                   const wire_msg::object_chunk& header, uint64_t size) {
     return landings->claim(peer, header.id, header.offset, size);

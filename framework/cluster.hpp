@@ -71,8 +71,14 @@ struct serve_options {
   std::chrono::milliseconds wait_timeout{30'000};
 };
 
+/// What `serve` returns when a fault took the CUDA context of one of the node's GPUs:
+/// CUDA cannot open it again in the same process, so the node stops (its objects are
+/// remade from lineage elsewhere) to be started again by whatever supervises it.
+inline constexpr int exit_gpu_lost = 3;
+
 /// Runs node `node` of the cluster `cfg` in this process until `swarm stop` (or
-/// SIGINT/SIGTERM) and returns the exit code. A user's program calls it to serve as a
+/// SIGINT/SIGTERM) and returns the exit code: 0 after a stop, 1 when it could not serve,
+/// `exit_gpu_lost` when it lost a GPU. A user's program calls it to serve as a
 /// node with its own registered functions and actor types.
 int serve(const application& app, const cluster_config& cfg, const std::string& node,
           const serve_options& opts = {});

@@ -4,6 +4,26 @@
 
 namespace swarm {
 
+namespace detail {
+
+namespace {
+thread_local uint64_t current_gpu_slot = 0;
+} // namespace
+
+uint64_t thread_gpu_slot() noexcept {
+  return current_gpu_slot;
+}
+
+gpu_slot_scope::gpu_slot_scope(uint64_t slot) noexcept : before_(current_gpu_slot) {
+  current_gpu_slot = slot;
+}
+
+gpu_slot_scope::~gpu_slot_scope() {
+  current_gpu_slot = before_;
+}
+
+} // namespace detail
+
 device_buffer device_buffer::staged(std::vector<uint8_t> bytes) {
   device_buffer b;
   b.size_ = bytes.size();
@@ -25,7 +45,7 @@ result<std::shared_ptr<const std::vector<uint8_t>>> device_buffer::host_bytes() 
   std::lock_guard<std::mutex> guard{block_->host_mtx};
   if (!block_->host) {
     std::vector<uint8_t> bytes(size_);
-    if (auto ok = block_->memory->to_host(bytes.data(), *block_, 0); !ok) return ok.err();
+    if (auto ok = block_->memory->to_host(bytes.data(), *block_, detail::thread_gpu_slot()); !ok) return ok.err();
     block_->host = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
   }
   return block_->host;
@@ -41,7 +61,7 @@ result<void> device_buffer::copy_to(void* dst) const {
         return {};
       }
     }
-    return block_->memory->to_host(dst, *block_, 0);
+    return block_->memory->to_host(dst, *block_, detail::thread_gpu_slot());
   }
   if (host_ && size_ > 0) std::memcpy(dst, host_->data(), size_);
   return {};

@@ -50,9 +50,14 @@ public:
   const std::vector<device_info>& devices() const noexcept override { return devices_; }
 
   result<void> open(int device, bool reset) override {
-    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok) return ok;
-    if (reset)
+    if (reset) {
+      // After a sticky error every call, cudaSetDevice too, reports it again: reset
+      // regardless, then start afresh.
+      cudaSetDevice(device);
+      cudaGetLastError();
       if (auto ok = check(device, "cudaDeviceReset", cudaDeviceReset()); !ok) return ok;
+    }
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok) return ok;
     if (auto ok = check(device, "cudaFree(0)", cudaFree(nullptr)); !ok) return ok;
     for (auto& peer : devices_) {
       int can = 0;
@@ -67,6 +72,8 @@ public:
     }
     return {};
   }
+
+  void make_current(int device) noexcept override { cudaSetDevice(device); }
 
   result<void*> allocate(int device, size_t bytes) override {
     if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
@@ -129,6 +136,35 @@ public:
       return ok;
     // An error of a launch on another stream (or the legacy one) is sticky as well.
     return check(device, "a kernel of the task", cudaGetLastError());
+  }
+
+  result<event_handle> record(int device, stream_handle s) override {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
+      return ok.err();
+    cudaEvent_t e = nullptr;
+    if (auto ok = check(device, "cudaEventCreate",
+                        cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        !ok)
+      return ok.err();
+    if (auto ok = check(device, "cudaEventRecord",
+                        cudaEventRecord(e, static_cast<cudaStream_t>(s)));
+        !ok) {
+      cudaEventDestroy(e);
+      return ok.err();
+    }
+    return static_cast<event_handle>(e);
+  }
+
+  bool done(int, event_handle e) noexcept override {
+    return cudaEventQuery(static_cast<cudaEvent_t>(e)) != cudaErrorNotReady;
+  }
+
+  void wait(int, event_handle e) noexcept override {
+    cudaEventSynchronize(static_cast<cudaEvent_t>(e));
+  }
+
+  void destroy_event(int device, event_handle e) noexcept override {
+    if (cudaSetDevice(device) == cudaSuccess) cudaEventDestroy(static_cast<cudaEvent_t>(e));
   }
 
 private:

@@ -12,6 +12,8 @@ namespace swarm::gpu {
 
 /// A stream of a device: a `cudaStream_t` under CUDA.
 using stream_handle = void*;
+/// A point in a stream's work: a `cudaEvent_t` under CUDA.
+using event_handle = void*;
 
 /// What Swarm needs of a GPU runtime, behind one interface: the CUDA runtime when Swarm
 /// was built with it, or devices simulated in host memory (the CPU fallback, to run and
@@ -28,9 +30,14 @@ public:
   virtual const std::vector<device_info>& devices() const noexcept = 0;
 
   /// Makes `device` ready for use (its context, peer access to the others). With
-  /// `reset`, first throws away its context and everything allocated on it: the way
-  /// back after a fault poisoned it.
+  /// `reset`, first throws away its context and everything allocated on it. After a
+  /// sticky fault CUDA fails this until the process is replaced (documented, and seen on
+  /// an H100: cudaErrorDevicesUnavailable), and so does the host backend.
   virtual result<void> open(int device, bool reset) = 0;
+
+  /// Makes `device` current on the calling thread (`cudaSetDevice`): where the kernels
+  /// of a task given it launch.
+  virtual void make_current(int device) noexcept = 0;
 
   /// `bytes` of device memory.
   virtual result<void*> allocate(int device, size_t bytes) = 0;
@@ -53,6 +60,15 @@ public:
   /// Waits for the work queued on `s`. An error when the device failed (a kernel
   /// faulted): its context is then unusable until opened again with `reset`.
   virtual result<void> synchronize(int device, stream_handle s) = 0;
+
+  /// Marks how far `s` has got: the event is done once all work queued on `s` before
+  /// it is.
+  virtual result<event_handle> record(int device, stream_handle s) = 0;
+  /// Whether the work before `e` is done. A failed device runs nothing any more: done.
+  virtual bool done(int device, event_handle e) noexcept = 0;
+  /// Waits until `e` is done (or the device failed).
+  virtual void wait(int device, event_handle e) noexcept = 0;
+  virtual void destroy_event(int device, event_handle e) noexcept = 0;
 };
 
 /// The CUDA runtime's devices; nullptr when Swarm was built without CUDA, or there is
@@ -61,7 +77,7 @@ std::unique_ptr<device_api> make_cuda_api();
 
 /// `memory_bytes.size()` devices simulated in host memory, each with that much memory.
 /// Kernels cannot run on them; copies, streams and memory limits behave as on a GPU.
-/// `fail` makes a device fail as a faulting kernel would, for tests of recovery.
+/// `fail` makes a device fail as a faulting kernel would, for good, as under CUDA.
 class host_device_api final : public device_api {
 public:
   explicit host_device_api(const std::vector<size_t>& memory_bytes);
@@ -70,6 +86,7 @@ public:
   const char* kind() const noexcept override { return "host"; }
   const std::vector<device_info>& devices() const noexcept override { return devices_; }
   result<void> open(int device, bool reset) override;
+  void make_current(int) noexcept override {}
   result<void*> allocate(int device, size_t bytes) override;
   void release(int device, void* p) noexcept override;
   result<stream_handle> make_stream(int device) override;
@@ -81,8 +98,12 @@ public:
   result<void> from_host(int device, void* dst, const void* src, size_t n,
                          stream_handle s) override;
   result<void> synchronize(int device, stream_handle s) override;
+  result<event_handle> record(int device, stream_handle s) override;
+  bool done(int device, event_handle e) noexcept override;
+  void wait(int device, event_handle e) noexcept override;
+  void destroy_event(int device, event_handle e) noexcept override;
 
-  /// Makes `device` fail until it is opened with `reset`.
+  /// Makes `device` fail as a sticky CUDA error does: until the process ends.
   void fail(int device, std::string why);
 
 private:

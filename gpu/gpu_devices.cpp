@@ -28,6 +28,19 @@ int numa_of(hwloc_topology_t topo, int dev) {
   return numa;
 }
 
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it.
+std::string uuid_of(const cudaUUID_t& id) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    auto b = static_cast<unsigned char>(id.bytes[i]);
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
 } // namespace
 #endif
 
@@ -44,7 +57,8 @@ std::vector<device_info> list_devices() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    out.push_back({i, prop.name, prop.totalGlobalMem, topo ? numa_of(topo, i) : -1});
+    out.push_back({i, prop.name, prop.totalGlobalMem, topo ? numa_of(topo, i) : -1,
+                   uuid_of(prop.uuid)});
   }
   if (topo) hwloc_topology_destroy(topo);
 #endif

@@ -13,6 +13,9 @@ struct device_info {
   size_t memory_bytes = 0;
   /// The NUMA node nearest to it (hwloc, from its PCI slot's local CPUs); -1 unknown.
   int numa_node = -1;
+  /// Its identity, as `nvidia-smi -L` prints it ("GPU-" and 32 hex digits): stays the
+  /// same whatever `CUDA_VISIBLE_DEVICES` makes its index.
+  std::string uuid;
 };
 
 /// The GPUs this process can use; empty without the CUDA toolkit at build time, without

@@ -31,7 +31,7 @@ host_device_api::host_device_api(const std::vector<size_t>& memory_bytes)
     : state_(std::make_unique<state>()) {
   for (size_t i = 0; i < memory_bytes.size(); ++i)
     devices_.push_back({static_cast<int>(i), "host-simulated device " + std::to_string(i),
-                        memory_bytes[i]});
+                        memory_bytes[i], -1, "host-" + std::to_string(i)});
   state_->devs.resize(memory_bytes.size());
 }
 
@@ -68,16 +68,21 @@ result<void> host_device_api::open(int device, bool reset) {
     return bad_device(device, state_->devs.size());
   std::lock_guard<std::mutex> guard{state_->mtx};
   auto& dev = state_->devs[static_cast<size_t>(device)];
+  // As under CUDA, a fault poisons the context for as long as the process runs: a reset
+  // frees what it held, and opening it again fails.
   if (reset) {
     for (auto& [p, n] : dev.blocks)
       std::free(p);
     for (auto* s : dev.streams)
       delete s;
-    dev = {};
+    dev.blocks.clear();
+    dev.streams.clear();
+    dev.used = 0;
   }
   if (!dev.failed.empty())
-    return error{errc::device_failed,
-                 "host device " + std::to_string(device) + " failed: " + dev.failed};
+    return error{errc::device_failed, "host device " + std::to_string(device) +
+                                          " is unavailable after its fault (" +
+                                          dev.failed + ")"};
   return {};
 }
 
@@ -146,6 +151,22 @@ result<void> host_device_api::from_host(int device, void* dst, const void* src, 
 result<void> host_device_api::synchronize(int device, stream_handle) {
   SWARM_HOST_DEVICE(device)
   return {};
+}
+
+// Host copies are done when they return: every event is done as soon as it is recorded.
+result<event_handle> host_device_api::record(int device, stream_handle) {
+  SWARM_HOST_DEVICE(device)
+  return static_cast<event_handle>(new int{device});
+}
+
+bool host_device_api::done(int, event_handle) noexcept {
+  return true;
+}
+
+void host_device_api::wait(int, event_handle) noexcept {}
+
+void host_device_api::destroy_event(int, event_handle e) noexcept {
+  delete static_cast<int*>(e);
 }
 
 void host_device_api::fail(int device, std::string why) {

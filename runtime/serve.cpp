@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "actors/node/cluster_node.hpp"
+#include "framework/detail/device_memory.hpp"
 #include "framework/cluster.hpp"
 #include "runtime/stop_watchdog.hpp"
 
@@ -85,6 +86,12 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
         }
       }
       if (sigtimedwait(&stop_signals, nullptr, &poll_every) > 0) break;
+      if (auto devices = n.devices())
+        if (auto lost = devices->lost(); !lost.empty()) {
+          log.error("stopping with exit code " + std::to_string(exit_gpu_lost) +
+                    ", to be started again with a fresh CUDA context: " + lost);
+          return exit_gpu_lost;
+        }
     }
     if (auto why = n.stop_reason(); !why.empty()) {
       log.error("the head refused this node: " + why);

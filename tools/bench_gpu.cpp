@@ -49,8 +49,8 @@ double handoff_gbps(runtime& rt, const task_fn<device_buffer(uint64_t)>& make,
 
 void measure_gpu(bench_session& s) {
   bool same = s.wants("gpu_handoff_same_device"), peer = s.wants("gpu_handoff_peer"),
-       empty = s.wants("gpu_empty_task");
-  if (!same && !peer && !empty) return;
+       empty = s.wants("gpu_empty_task"), staging = s.wants("gpu_host_staging");
+  if (!same && !peer && !empty && !staging) return;
   application app;
   auto make = app.function("bench_gpu_make", [](context& ctx, uint64_t bytes) {
     return ctx.device_alloc(bytes, std::chrono::seconds(10), 0).value();
@@ -58,9 +58,15 @@ void measure_gpu(bench_session& s) {
   auto take = app.function("bench_gpu_take", [](context& ctx, device_buffer b, int to) {
     return reinterpret_cast<uint64_t>(ctx.on_device(b, to).value().data());
   });
+  auto plain = app.function("bench_gpu_plain", [] { return 0; });
   auto nothing = app.function("bench_gpu_empty", [](context& ctx) {
     if (!launch_empty_kernel(ctx.gpu_stream())) throw std::runtime_error{"launch failed"};
     return 0;
+  });
+  // A device buffer to the host and back, as bytes leaving and entering a node go.
+  auto stage = app.function("bench_gpu_stage", [](context& ctx, device_buffer b) {
+    auto bytes = b.to_host().value();
+    return ctx.to_device(bytes.data(), bytes.size()).value().size();
   });
   runtime rt{app};
   if (std::string{rt.gpu_backend()} != "cuda") {
@@ -102,8 +108,39 @@ void measure_gpu(bench_session& s) {
       return median(std::move(us));
     });
     s.add(versus("gpu_empty_task_us", task_us, "us", "cuda_empty_launch_us", floor));
+    // What any task costs, submit to result, in the same runtime: the part of the
+    // difference above that is not the GPU's.
+    s.floor("gpu_bench_plain_task_us", "us", [&] {
+      return median_of_reps(p.reps, n, [&](size_t k) {
+        std::vector<double> us;
+        for (size_t i = 0; i < k; ++i) {
+          auto t0 = bench_clock::now();
+          check(rt.submit(plain).get().has_value(), "an empty task");
+          us.push_back(seconds_since(t0) * 1e6);
+        }
+        return median(std::move(us));
+      });
+    });
     s.add({"gpu_empty_task_over_launch_us", task_us - floor, "us", "", 0, goal::at_most,
            20, "<= 20 us"});
+  }
+  if (staging) {
+    double floor = s.floor("cuda_memcpy_pinned_round_trip_gigabytes", "GB/s",
+                           [&] { return bare_pinned_round_trip_gbps(0, bytes, reps); });
+    std::vector<double> gbps;
+    for (int r = 0; r <= reps; ++r) {
+      auto buf = rt.submit(on_gpus(1), make, uint64_t{bytes});
+      check(buf.get().has_value(), "making a device buffer");
+      auto t0 = bench_clock::now();
+      check(rt.submit(on_gpus(1), stage, buf).get().has_value(), "staging through the host");
+      if (r > 0) gbps.push_back(static_cast<double>(bytes) / seconds_since(t0) / 1e9);
+    }
+    s.add({"gpu_host_staging_gigabytes", median(std::move(gbps)), "GB/s",
+           "cuda_memcpy_pinned_round_trip_gigabytes", floor, goal::ratio_at_least, 0.8,
+           ">= 0.8x pinned cudaMemcpy"});
+    // Where a plain vector's copy stands between the two.
+    s.floor("cuda_memcpy_pageable_round_trip_gigabytes", "GB/s",
+            [&] { return bare_pageable_round_trip_gbps(0, bytes, reps); });
   }
 }
 
@@ -111,7 +148,7 @@ void measure_gpu(bench_session& s) {
 
 void measure_gpu(bench_session& s) {
   if (s.wants("gpu_handoff_same_device") || s.wants("gpu_handoff_peer") ||
-      s.wants("gpu_empty_task"))
+      s.wants("gpu_empty_task") || s.wants("gpu_host_staging"))
     s.skip("gpu", "this swarm was built without nvcc (no CUDA kernels)");
 }
 

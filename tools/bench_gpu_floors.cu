@@ -77,6 +77,47 @@ double bare_launch_us(int device, int reps) {
   return ok ? median_of(us) : -1;
 }
 
+namespace {
+
+// Median GB/s of `reps` round trips of `bytes` through `host`: device to host, then host
+// to device, each waited for.
+double round_trip_gbps(int device, void* host, size_t bytes, int reps) {
+  void* dev = nullptr;
+  cudaStream_t s = nullptr;
+  bool ok = host && cudaSetDevice(device) == cudaSuccess &&
+            cudaMalloc(&dev, bytes) == cudaSuccess &&
+            cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess;
+  std::vector<double> gbps;
+  for (int r = 0; ok && r <= reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    ok = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
+         cudaStreamSynchronize(s) == cudaSuccess &&
+         cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s) == cudaSuccess &&
+         cudaStreamSynchronize(s) == cudaSuccess;
+    if (r > 0) gbps.push_back(static_cast<double>(bytes) / seconds_since(t0) / 1e9);
+  }
+  if (s) cudaStreamDestroy(s);
+  cudaFree(dev);
+  return ok ? median_of(gbps) : -1;
+}
+
+} // namespace
+
+double bare_pinned_round_trip_gbps(int device, size_t bytes, int reps) {
+  void* host = nullptr;
+  if (cudaSetDevice(device) != cudaSuccess ||
+      cudaHostAlloc(&host, bytes, cudaHostAllocDefault) != cudaSuccess)
+    return -1;
+  auto gbps = round_trip_gbps(device, host, bytes, reps);
+  cudaFreeHost(host);
+  return gbps;
+}
+
+double bare_pageable_round_trip_gbps(int device, size_t bytes, int reps) {
+  std::vector<unsigned char> host(bytes, 1); // touched: its pages exist
+  return round_trip_gbps(device, host.data(), bytes, reps);
+}
+
 bool launch_empty_kernel(void* stream) {
   empty_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>();
   return cudaGetLastError() == cudaSuccess;

@@ -182,7 +182,8 @@ local_node::local_node(const application& app, const runtime_config& cfg,
     for (auto& d : gpu_api->devices())
       log_.info("GPU " + std::to_string(d.index) + " (" + gpu_api->kind() +
                 "): " + d.name + ", " + human_bytes(d.memory_bytes) +
-                (d.numa_node >= 0 ? ", NUMA node " + std::to_string(d.numa_node) : ""));
+                (d.numa_node >= 0 ? ", NUMA node " + std::to_string(d.numa_node) : "") +
+                (d.uuid.empty() ? "" : ", " + d.uuid));
     // One worker per device, restarted alone (a fault on one device loses nothing on
     // another); if they fail too often the node serves on without its GPUs.
     auto board = std::make_shared<device_board>(gpu_api->devices().size());
@@ -233,6 +234,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
            std::string{"node could not start its "} + id + ": " +
                (start_error_.empty() ? caf::to_string(a.error()) : start_error_)}};
     }
+  if (devices_) wait_for_gpu_workers();
   {
     std::lock_guard<std::mutex> guard{parts_mtx_};
     started_ = true;
@@ -251,6 +253,26 @@ local_node::local_node(const application& app, const runtime_config& cfg,
 
 local_node::~local_node() {
   stop();
+}
+
+void local_node::wait_for_gpu_workers() {
+  // Opening a device makes its CUDA context: seconds on a large GPU.
+  constexpr auto open_timeout = std::chrono::seconds(60);
+  auto gpus = detail::which_child(*sys_, supervisor_, "gpu_workers", request_timeout);
+  if (!gpus) return;
+  caf::scoped_actor self{*sys_};
+  for (uint32_t i = 0; i < devices_->count(); ++i) {
+    auto worker = detail::which_child(*sys_, *gpus, "gpu_worker-" + std::to_string(i),
+                                      request_timeout);
+    if (!worker) continue;
+    // It answers once it runs, after opening its device.
+    self->request(*worker, open_timeout, dev_stats_atom::value)
+        .receive([](uint64_t, uint64_t, uint64_t, uint64_t) {},
+                 [&](caf::error& e) {
+                   log_.warn("GPU " + std::to_string(i) + " did not start: " +
+                                sys_->render(e) + "; its tasks fail until it does");
+                 });
+  }
 }
 
 void local_node::stop() {

@@ -125,6 +125,10 @@ private:
   caf::actor current(part p, const std::string& key = {});
   void set_current(part p, caf::actor a, size_t shard = 0);
   void on_supervisor_event(const std::string& event);
+  // Waits until each GPU worker has opened its device (a CUDA context takes a while):
+  // tasks that start at once find it running. One that cannot start is logged, and the
+  // node serves on without it.
+  void wait_for_gpu_workers();
   result<detail::supervisor_config> tree_config(const detail::group_spec& spec,
                                                 const std::shared_ptr<local_group>& group,
                                                 bool root);

@@ -253,6 +253,7 @@ struct host_state {
     for (;;) {
       std::string what;
       try {
+        begin_on_devices(node, ctx); // a constructor may launch on its devices
         instance = spec.factory();
         detail::actor_access::attach(*instance, ctx, spec.type_name);
         if (auto r = record.lock()) {
@@ -370,6 +371,7 @@ void drain(host_actor* self) {
     if (!task->try_claim(0, detail::task_phase::running)) continue; // cancelled
     ran = true;
     auto began = std::chrono::system_clock::now();
+    begin_on_devices(st.node, st.ctx);
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
     finish_on_devices(st.node, st.ctx, outcome);
     auto ended = std::chrono::system_clock::now();

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "framework/detail/device_memory.hpp"
+
 namespace swarm::actors {
 
 call_outcome execute_call(detail::task_spec& task, void* self, context& ctx) {
@@ -41,6 +43,8 @@ call_outcome execute_call(detail::task_spec& task, void* self, context& ctx) {
     context& c;
     ~not_running() { c.set_running(nullptr); }
   } reset{ctx};
+  // Reads of device buffers in the call go on the call's own stream.
+  detail::gpu_slot_scope on_own_stream{ctx.gpu_ids().empty() ? 0 : ctx.owner_id()};
   try {
     out.value = (*task.fn)(self, ctx, ptrs.data());
   } catch (const actor_failure& e) {
@@ -72,6 +76,11 @@ void store(detail::core& node, detail::object_slot& result, detail::boxed_value 
 }
 
 } // namespace
+
+void begin_on_devices(detail::core& node, const context& ctx) {
+  if (ctx.gpu_ids().empty()) return;
+  if (auto devices = node.devices()) devices->make_current(ctx.gpu_ids().front());
+}
 
 void finish_on_devices(detail::core& node, const context& ctx, call_outcome& outcome) {
   if (ctx.gpu_ids().empty()) return;

@@ -58,6 +58,7 @@ void run(caf::stateful_actor<std::unique_ptr<worker_state>>* self, dispatch& d) 
   detail::set_thread_blocking_hook(&st.hook);
   st.ctx.set_gpus(std::move(d.gpus));
   task.started_us = detail::now_us();
+  begin_on_devices(*st.config.node, st.ctx);
   auto outcome = execute_call(task, nullptr, st.ctx);
   finish_on_devices(*st.config.node, st.ctx, outcome);
   task.ended_us = detail::now_us();

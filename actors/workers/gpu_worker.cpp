@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -14,7 +15,8 @@ namespace swarm::actors {
 // -- device_board -----------------------------------------------------------------------
 
 device_board::device_board(size_t devices)
-    : views_(devices), epochs_(new std::atomic<uint64_t>[devices]) {
+    : views_(devices), faults_(devices), lost_(devices),
+      epochs_(new std::atomic<uint64_t>[devices]) {
   for (size_t i = 0; i < devices; ++i)
     epochs_[i] = 0;
 }
@@ -42,6 +44,27 @@ uint64_t device_board::next_epoch(uint32_t device) {
   return epochs_[device].fetch_add(1) + 1;
 }
 
+void device_board::note_fault(uint32_t device, std::string why) {
+  if (device < faults_.size())
+    std::atomic_store(&faults_[device],
+                      std::make_shared<const std::string>(std::move(why)));
+}
+
+std::string device_board::last_fault(uint32_t device) const {
+  auto why = device < faults_.size() ? std::atomic_load(&faults_[device]) : nullptr;
+  return why ? *why : std::string{};
+}
+
+void device_board::lose(uint32_t device, std::string why) {
+  if (device < lost_.size())
+    std::atomic_store(&lost_[device], std::make_shared<const std::string>(std::move(why)));
+}
+
+std::string device_board::lost(uint32_t device) const {
+  auto why = device < lost_.size() ? std::atomic_load(&lost_[device]) : nullptr;
+  return why ? *why : std::string{};
+}
+
 void device_board::close() {
   closed_ = true;
   for (auto& v : views_)
@@ -64,6 +87,8 @@ public:
     auto dev = static_cast<int>(cfg_.device);
     // Every start after the first follows a fault or a crash: begin on a fresh context.
     if (auto ok = cfg_.api->open(dev, epoch_ > 1); !ok) {
+      if (epoch_ > 1) return serve_lost(ok.err().message);
+      cfg_.log.error(where() + " could not start: " + ok.err().message);
       quit(caf::make_error(caf::sec::runtime_error, where() + ": " + ok.err().message));
       return {};
     }
@@ -76,6 +101,9 @@ public:
     for (size_t i = 0; i < std::max<size_t>(1, cfg_.streams); ++i) {
       auto s = cfg_.api->make_stream(dev);
       if (!s) {
+        cfg_.log.error(where() + " could not start: " + s.err().message);
+        for (auto made : v->streams)
+          cfg_.api->destroy_stream(dev, made);
         quit(caf::make_error(caf::sec::runtime_error, where() + ": " + s.err().message));
         return {};
       }
@@ -92,6 +120,7 @@ public:
           cfg_.log.error(where() + " failed: " + why +
                          "; its worker restarts on a fresh context, and the buffers "
                          "it held are lost");
+          cfg_.board->note_fault(cfg_.device, why);
           quit(caf::make_error(caf::sec::runtime_error, where() + " failed: " + why));
         },
         [this](dev_expire_atom, uint64_t id) { expire(id); },
@@ -108,8 +137,8 @@ public:
     auto dev = static_cast<int>(cfg_.device);
     for (auto& [p, n] : live_)
       cfg_.api->release(dev, p);
-    for (auto& [n, p] : cache_)
-      cfg_.api->release(dev, p);
+    while (!cache_.empty())
+      drop_cached(cache_.begin());
     for (auto s : streams_)
       cfg_.api->destroy_stream(dev, s);
     live_.clear();
@@ -121,10 +150,41 @@ public:
   }
 
 private:
+  // A restart after a fault that could not reopen the device: CUDA gives no fresh
+  // context to a process whose context a sticky error took. The worker stays, so that
+  // nothing restarts it in a loop, and refuses every allocation saying so.
+  caf::behavior serve_lost(const std::string& open_error) {
+    auto fault = cfg_.board->last_fault(cfg_.device);
+    auto why = where() + " is lost to this process: a fault took its CUDA context (" +
+               (fault.empty() ? std::string{"a kernel failed"} : fault) +
+               ") and it cannot be opened again here (" + open_error +
+               "); the node's process must be restarted to use it";
+    cfg_.log.error(why);
+    cfg_.board->lose(cfg_.device, why);
+    return {
+        [why](dev_alloc_atom, uint64_t, caf::timespan) {
+          return device_grant{0, 0, {errc::device_failed, why}};
+        },
+        [](dev_free_atom, uint64_t, uint64_t) {},
+        [](dev_fail_atom, const std::string&) {},
+        [](dev_expire_atom, uint64_t) {},
+        [](dev_stats_atom) {
+          return caf::make_message(uint64_t{0}, uint64_t{0}, uint64_t{0}, uint64_t{0});
+        },
+    };
+  }
+
   struct waiter {
     uint64_t id;
     size_t bytes;
     caf::response_promise rp;
+  };
+
+  // A freed block, reused once the work queued on every stream when it was freed is
+  // done: a kernel of the task that dropped it may still write it.
+  struct freed {
+    void* p;
+    std::vector<gpu::event_handle> after;
   };
 
   std::string where() const {
@@ -156,12 +216,8 @@ private:
   std::optional<device_grant> try_grant(size_t bytes) {
     if (used_ + bytes > capacity_) return std::nullopt;
     auto dev = static_cast<int>(cfg_.device);
-    void* p = nullptr;
-    if (auto same = cache_.find(bytes); same != cache_.end()) {
-      p = same->second;
-      cache_.erase(same);
-      cached_ -= bytes;
-    } else {
+    void* p = reuse(bytes);
+    if (!p) {
       while (used_ + cached_ + bytes > capacity_ && !cache_.empty())
         drop_cached(std::prev(cache_.end()));
       auto fresh = cfg_.api->allocate(dev, std::max<size_t>(bytes, 1));
@@ -171,6 +227,10 @@ private:
           drop_cached(cache_.begin());
         fresh = cfg_.api->allocate(dev, std::max<size_t>(bytes, 1));
       }
+      // The device is full beyond what this worker counts (another process, or the
+      // CUDA context's own): wait for this worker's buffers while it holds some.
+      if (!fresh && fresh.err().code == errc::device_out_of_memory && used_ > 0)
+        return std::nullopt;
       if (!fresh) return device_grant{0, 0, fresh.err()};
       p = *fresh;
     }
@@ -179,8 +239,36 @@ private:
     return device_grant{reinterpret_cast<uint64_t>(p), epoch_, {}};
   }
 
-  void drop_cached(std::multimap<size_t, void*>::iterator i) {
-    cfg_.api->release(static_cast<int>(cfg_.device), i->second);
+  // A freed block of exactly `bytes` whose last users are done: one that is ready now,
+  // else, when the device has no room for a fresh one, the first, once it is ready.
+  void* reuse(size_t bytes) {
+    auto dev = static_cast<int>(cfg_.device);
+    auto [first, last] = cache_.equal_range(bytes);
+    if (first == last) return nullptr;
+    auto pick = last;
+    for (auto i = first; i != last && pick == last; ++i)
+      if (std::all_of(i->second.after.begin(), i->second.after.end(),
+                      [&](gpu::event_handle e) { return cfg_.api->done(dev, e); }))
+        pick = i;
+    if (pick == last) {
+      if (used_ + cached_ + bytes <= capacity_) return nullptr; // room for a fresh one
+      pick = first;
+      for (auto e : pick->second.after)
+        cfg_.api->wait(dev, e); // this worker has its own thread
+    }
+    for (auto e : pick->second.after)
+      cfg_.api->destroy_event(dev, e);
+    void* p = pick->second.p;
+    cache_.erase(pick);
+    cached_ -= bytes;
+    return p;
+  }
+
+  void drop_cached(std::multimap<size_t, freed>::iterator i) {
+    auto dev = static_cast<int>(cfg_.device);
+    for (auto e : i->second.after)
+      cfg_.api->destroy_event(dev, e);
+    cfg_.api->release(dev, i->second.p); // cudaFree waits for the work on it
     cached_ -= i->first;
     cache_.erase(i);
   }
@@ -191,7 +279,11 @@ private:
     if (i == live_.end()) return;
     used_ -= i->second;
     cached_ += i->second;
-    cache_.emplace(i->second, i->first);
+    freed f{i->first, {}};
+    for (auto stream : streams_)
+      if (auto e = cfg_.api->record(static_cast<int>(cfg_.device), stream))
+        f.after.push_back(*e);
+    cache_.emplace(i->second, std::move(f));
     live_.erase(i);
     // First come, first served: a large request is not passed by smaller ones forever.
     while (!waiting_.empty()) {
@@ -217,7 +309,7 @@ private:
   size_t used_ = 0;   // held by live buffers
   size_t cached_ = 0; // freed blocks kept for reuse
   std::unordered_map<void*, size_t> live_;
-  std::multimap<size_t, void*> cache_;
+  std::multimap<size_t, freed> cache_;
   std::vector<gpu::stream_handle> streams_;
   std::deque<waiter> waiting_;
   uint64_t next_waiter_ = 1;
@@ -226,7 +318,8 @@ private:
 } // namespace
 
 caf::actor spawn_gpu_worker(caf::actor_system& sys, gpu_worker_config cfg) {
-  return sys.spawn<gpu_worker>(std::move(cfg));
+  if (!cfg.own_thread) return sys.spawn<gpu_worker>(std::move(cfg));
+  return sys.spawn<gpu_worker, caf::detached>(std::move(cfg));
 }
 
 } // namespace swarm::actors

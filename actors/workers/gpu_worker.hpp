@@ -39,11 +39,21 @@ public:
   void withdraw(uint32_t device, uint64_t epoch);
   /// A fresh incarnation number for `device`.
   uint64_t next_epoch(uint32_t device);
+  /// Keeps why `device`'s context went down, for the incarnation that reopens it.
+  void note_fault(uint32_t device, std::string why);
+  std::string last_fault(uint32_t device) const;
+  /// Marks `device` lost to this process: a fault took its context, and CUDA cannot
+  /// open it again until the process is replaced.
+  void lose(uint32_t device, std::string why);
+  /// Why `device` is lost; empty while it is not.
+  std::string lost(uint32_t device) const;
   /// Takes every view down, for good.
   void close();
 
 private:
   std::vector<std::shared_ptr<const view>> views_;
+  std::vector<std::shared_ptr<const std::string>> faults_;
+  std::vector<std::shared_ptr<const std::string>> lost_;
   std::unique_ptr<std::atomic<uint64_t>[]> epochs_;
   std::atomic<bool> closed_{false};
 };
@@ -56,6 +66,9 @@ struct gpu_worker_config {
   size_t memory_bytes = 0;
   /// Streams in its pool.
   size_t streams = 4;
+  /// A thread of its own: opening a device, cudaMalloc and cudaFree block. Off only on
+  /// CAF's test coordinator, which runs scheduled actors alone.
+  bool own_thread = true;
   std::string node;
   node_log log;
 };
@@ -74,7 +87,8 @@ using dev_alloc_atom = caf::atom_constant<caf::atom("devalloc")>;
 /// (dev_free_atom, uint64_t address, uint64_t epoch): a buffer's last holder let it go.
 using dev_free_atom = caf::atom_constant<caf::atom("devfree")>;
 /// (dev_fail_atom, std::string why): a kernel faulted; the worker exits to be restarted
-/// on a fresh context.
+/// on a fresh context, which CUDA cannot give while this process runs: the device is
+/// then lost to it (`device_board::lost`), and the node's process must be replaced.
 using dev_fail_atom = caf::atom_constant<caf::atom("devfail")>;
 /// (dev_stats_atom) -> (uint64_t used, uint64_t cached, uint64_t capacity, uint64_t
 /// waiting)
@@ -82,10 +96,12 @@ using dev_stats_atom = caf::atom_constant<caf::atom("devstats")>;
 
 /// Spawns the GPU worker of one device. It owns the device's context (opened at start,
 /// reset first when it is a restart), a pool of streams, and the memory it hands out:
-/// what fits is granted at once (from blocks freed earlier of the same size, or fresh);
-/// what does not waits, first come first served, until frees make room or its wait
-/// ends (`device_out_of_memory`). Its exit frees everything it handed out; its
-/// supervisor restarts it after a fault.
+/// what fits is granted at once (from blocks freed earlier of the same size once the
+/// work queued before their free is done, or fresh); what does not waits, first come
+/// first served, until frees make room or its wait ends (`device_out_of_memory`). Its
+/// exit frees everything it handed out; its supervisor restarts it after a fault. A
+/// restart that cannot reopen the device marks it lost and refuses every allocation,
+/// without restarting again.
 caf::actor spawn_gpu_worker(caf::actor_system& sys, gpu_worker_config cfg);
 
 } // namespace swarm::actors

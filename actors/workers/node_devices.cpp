@@ -30,6 +30,8 @@ node_devices::running(uint32_t device) const {
                                              std::to_string(device) + " (it has " +
                                              std::to_string(board_->size()) + ")"};
   auto v = board_->get(device);
+  if (!v && !board_->lost(device).empty())
+    return error{errc::device_failed, board_->lost(device)};
   if (!v)
     return error{errc::device_failed, "the worker of GPU " + std::to_string(device) +
                                           " of node '" + node_ +
@@ -115,8 +117,13 @@ result<void> node_devices::to_host(void* dst, const detail::device_block& src,
   if (!v) return v.err();
   if (auto ok = api_->to_host(dst, static_cast<int>(src.device), src.ptr, src.bytes,
                               pick(**v, slot));
-      !ok)
-    return failed(**v, ok.err());
+      !ok) {
+    auto e = failed(**v, ok.err()).err();
+    // A fault its worker has not taken down yet: the buffer went with the context.
+    if (e.code == errc::device_failed)
+      return error{errc::object_lost, "device buffer lost: " + e.message};
+    return e;
+  }
   return {};
 }
 
@@ -152,6 +159,13 @@ std::vector<node_devices::usage> node_devices::usages(std::chrono::milliseconds 
     }
     out.push_back(u);
   }
+  return out;
+}
+
+std::string node_devices::lost() const {
+  std::string out;
+  for (uint32_t d = 0; d < count(); ++d)
+    if (auto why = board_->lost(d); !why.empty()) out += (out.empty() ? "" : "; ") + why;
   return out;
 }
 

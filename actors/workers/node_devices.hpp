@@ -34,7 +34,11 @@ public:
                        uint64_t slot) override;
   result<void> from_host(const detail::device_block& dst, const void* src,
                          uint64_t slot) override;
+  void make_current(uint32_t device) noexcept override {
+    api_->make_current(static_cast<int>(device));
+  }
   void* stream(uint32_t device, uint64_t slot) override;
+  std::string lost() const override;
   result<void> finish(uint32_t device, uint64_t slot) override;
 
   /// What one device's worker holds, for metrics.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "base/result.hpp"
@@ -62,13 +63,38 @@ public:
   virtual result<void> from_host(const device_block& dst, const void* src,
                                  uint64_t slot) = 0;
 
+  /// Makes `device` current on the calling thread, before a task given it runs.
+  virtual void make_current(uint32_t device) noexcept = 0;
+
   /// The stream (a `cudaStream_t`) the context `slot` queues its work on, on `device`;
   /// nullptr while the device's worker restarts.
   virtual void* stream(uint32_t device, uint64_t slot) = 0;
   /// Waits for the work of `slot` on `device` once its task returned. `device_failed`
-  /// when a kernel faulted: the device's worker then restarts on a fresh context, and
-  /// the buffers it held are lost.
+  /// when a kernel faulted: the buffers the device held are lost, and its worker
+  /// restarts on a fresh context, or, where CUDA cannot give one to this process, the
+  /// device is `lost` to it.
   virtual result<void> finish(uint32_t device, uint64_t slot) = 0;
+
+  /// Why devices of this node are lost to this process (a fault took their context,
+  /// which CUDA cannot open again while the process runs); empty while none is.
+  virtual std::string lost() const = 0;
+};
+
+/// The stream slot of the call running on this thread when it was given GPUs (its
+/// context's owner id), else 0: a buffer read or written from within a call is then
+/// ordered after the work the call queued on its own stream.
+uint64_t thread_gpu_slot() noexcept;
+
+/// Sets this thread's slot for its scope, and puts back the one before.
+class gpu_slot_scope {
+public:
+  explicit gpu_slot_scope(uint64_t slot) noexcept;
+  ~gpu_slot_scope();
+  gpu_slot_scope(const gpu_slot_scope&) = delete;
+  gpu_slot_scope& operator=(const gpu_slot_scope&) = delete;
+
+private:
+  uint64_t before_;
 };
 
 inline device_block::~device_block() {

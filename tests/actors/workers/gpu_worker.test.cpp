@@ -29,6 +29,7 @@ struct fixture : test_coordinator_fixture<> {
     g.board = board;
     g.node = "n1";
     g.streams = 2;
+    g.own_thread = false;
     return g;
   }
 
@@ -139,8 +140,9 @@ TEST_CASE_FIXTURE(fixture, "a GPU worker gives cached blocks back when a request
         std::make_tuple(uint64_t{700}, uint64_t{0}, uint64_t{1000}, uint64_t{0}));
 }
 
-TEST_CASE("a GPU worker whose device failed is restarted by its supervisor on a fresh "
-          "context, and frees of the old incarnation are ignored") {
+TEST_CASE("a GPU worker whose device faulted is restarted once; the restart cannot "
+          "reopen the poisoned context, so the device is lost to the process, refuses "
+          "allocations naming the fault, and nothing restarts in a loop") {
   test_coordinator_fixture<> f;
   auto api = std::make_shared<swarm::gpu::host_device_api>(std::vector<size_t>{1000});
   auto board = std::make_shared<device_board>(1);
@@ -149,11 +151,14 @@ TEST_CASE("a GPU worker whose device failed is restarted by its supervisor on a 
   sup.intensity = swarm::restart_intensity{5, std::chrono::seconds(10)};
   swarm::detail::supervised_child c;
   c.policy.id = "gpu_worker-0";
-  c.start = [api, board](caf::local_actor& parent) {
+  int starts = 0;
+  c.start = [api, board, &starts](caf::local_actor& parent) {
+    ++starts;
     gpu_worker_config g;
     g.api = api;
     g.board = board;
     g.node = "n1";
+    g.own_thread = false;
     return spawn_gpu_worker(parent.home_system(), g);
   };
   sup.children.push_back(c);
@@ -166,26 +171,133 @@ TEST_CASE("a GPU worker whose device failed is restarted by its supervisor on a 
   device_grant held;
   f.self->receive([&](device_grant& g) { held = g; });
   REQUIRE(held.ok());
+  CHECK(board->lost(0).empty());
 
   api->fail(0, "an illegal address in a kernel");
   CHECK(api->synchronize(0, first->streams[0]).err().code == swarm::errc::device_failed);
-  caf::anon_send(first->worker, dev_fail_atom::value, std::string{"illegal address"});
+  caf::anon_send(first->worker, dev_fail_atom::value,
+                 std::string{"cudaErrorIllegalAddress in task 'k'"});
   f.sched.run();
-  auto second = board->get(0);
+  CHECK(starts == 2);
+  CHECK_FALSE(board->get(0));
+  auto why = board->lost(0);
+  CHECK(why.find("GPU 0 of node 'n1' is lost to this process") != std::string::npos);
+  CHECK(why.find("cudaErrorIllegalAddress in task 'k'") != std::string::npos);
+  CHECK(why.find("must be restarted") != std::string::npos);
+
+  f.self->send(s, swarm::detail::which_child_atom::value, std::string{"gpu_worker-0"});
+  f.sched.run();
+  caf::actor second;
+  f.self->receive([&](caf::actor& a) { second = a; });
   REQUIRE(second);
-  CHECK(second->epoch == 2);
-  CHECK(second->worker != first->worker);
-  // The fresh context works again and has all its memory: the old buffer went with
-  // the old one, and its late free changes nothing.
-  CHECK(api->synchronize(0, second->streams[0]));
-  f.self->send(second->worker, dev_free_atom::value, held.address, held.epoch);
-  f.self->send(second->worker, dev_alloc_atom::value, uint64_t{1000}, caf::timespan{0});
+  CHECK(second != first->worker);
+  f.self->send(second, dev_alloc_atom::value, uint64_t{10}, caf::timespan{0});
   f.sched.run();
-  device_grant fresh;
-  f.self->receive([&](device_grant& g) { fresh = g; });
-  CHECK(fresh.ok());
-  CHECK(fresh.epoch == 2);
+  device_grant refused;
+  f.self->receive([&](device_grant& g) { refused = g; });
+  CHECK_FALSE(refused.ok());
+  CHECK(refused.err.code == swarm::errc::device_failed);
+  CHECK(refused.err.message == why);
+  // Another fault report changes nothing: the worker stays, no restart follows.
+  caf::anon_send(second, dev_fail_atom::value, std::string{"again"});
+  f.sched.run();
+  CHECK(starts == 2);
   caf::anon_send_exit(s, caf::exit_reason::user_shutdown);
   f.sched.run();
   CHECK_FALSE(board->get(0));
+}
+
+namespace {
+
+// A simulated device whose streams never finish on their own: an event recorded on one
+// stays pending until someone waits for it.
+class pending_work final : public swarm::gpu::device_api {
+public:
+  explicit pending_work(size_t bytes) : inner_(std::vector<size_t>{bytes}) {}
+
+  const char* kind() const noexcept override { return "host"; }
+  const std::vector<swarm::gpu::device_info>& devices() const noexcept override {
+    return inner_.devices();
+  }
+  swarm::result<void> open(int d, bool reset) override { return inner_.open(d, reset); }
+  void make_current(int) noexcept override {}
+  swarm::result<void*> allocate(int d, size_t n) override { return inner_.allocate(d, n); }
+  void release(int d, void* p) noexcept override { inner_.release(d, p); }
+  swarm::result<swarm::gpu::stream_handle> make_stream(int d) override {
+    return inner_.make_stream(d);
+  }
+  void destroy_stream(int d, swarm::gpu::stream_handle s) noexcept override {
+    inner_.destroy_stream(d, s);
+  }
+  swarm::result<void> copy(int dd, void* dst, int sd, const void* src, size_t n,
+                           swarm::gpu::stream_handle s) override {
+    return inner_.copy(dd, dst, sd, src, n, s);
+  }
+  swarm::result<void> to_host(void* dst, int d, const void* src, size_t n,
+                              swarm::gpu::stream_handle s) override {
+    return inner_.to_host(dst, d, src, n, s);
+  }
+  swarm::result<void> from_host(int d, void* dst, const void* src, size_t n,
+                                swarm::gpu::stream_handle s) override {
+    return inner_.from_host(d, dst, src, n, s);
+  }
+  swarm::result<void> synchronize(int d, swarm::gpu::stream_handle s) override {
+    return inner_.synchronize(d, s);
+  }
+  swarm::result<swarm::gpu::event_handle> record(int, swarm::gpu::stream_handle) override {
+    return static_cast<swarm::gpu::event_handle>(new bool{false});
+  }
+  bool done(int, swarm::gpu::event_handle e) noexcept override {
+    return *static_cast<bool*>(e);
+  }
+  void wait(int, swarm::gpu::event_handle e) noexcept override {
+    ++waits;
+    *static_cast<bool*>(e) = true;
+  }
+  void destroy_event(int, swarm::gpu::event_handle e) noexcept override {
+    delete static_cast<bool*>(e);
+  }
+
+  int waits = 0;
+
+private:
+  swarm::gpu::host_device_api inner_;
+};
+
+} // namespace
+
+TEST_CASE("a GPU worker reuses a freed block only once the work queued before its free "
+          "is done, and waits for that work only when the device has no other room") {
+  test_coordinator_fixture<> f;
+  auto api = std::make_shared<pending_work>(1000);
+  auto board = std::make_shared<device_board>(1);
+  gpu_worker_config g;
+  g.api = api;
+  g.board = board;
+  g.node = "n1";
+  g.own_thread = false;
+  auto w = spawn_gpu_worker(f.sys, g);
+  f.sched.run();
+  auto ask = [&](uint64_t bytes) {
+    f.self->send(w, dev_alloc_atom::value, bytes, caf::timespan{0});
+    f.sched.run();
+    device_grant out;
+    f.self->receive([&](device_grant& grant) { out = grant; });
+    return out;
+  };
+  auto a = ask(400);
+  REQUIRE(a.ok());
+  // A kernel may still write `a`: a request of its size gets fresh memory.
+  f.self->send(w, dev_free_atom::value, a.address, a.epoch);
+  auto b = ask(400);
+  REQUIRE(b.ok());
+  CHECK(b.address != a.address);
+  CHECK(api->waits == 0);
+  // With no room left for a fresh block, the request waits for that work, then reuses.
+  auto c = ask(400);
+  REQUIRE(c.ok());
+  CHECK(c.address == a.address);
+  CHECK(api->waits > 0);
+  caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  f.sched.run();
 }

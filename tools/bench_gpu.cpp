@@ -138,9 +138,11 @@ void measure_gpu(bench_session& s) {
     s.add({"gpu_host_staging_gigabytes", median(std::move(gbps)), "GB/s",
            "cuda_memcpy_pinned_round_trip_gigabytes", floor, goal::ratio_at_least, 0.8,
            ">= 0.8x pinned cudaMemcpy"});
-    // Where a plain vector's copy stands between the two.
+    // Where a plain vector's copy stands between the two, and one into fresh memory.
     s.floor("cuda_memcpy_pageable_round_trip_gigabytes", "GB/s",
-            [&] { return bare_pageable_round_trip_gbps(0, bytes, reps); });
+            [&] { return bare_pageable_round_trip_gbps(0, bytes, reps, false); });
+    s.floor("cuda_memcpy_fresh_vector_round_trip_gigabytes", "GB/s",
+            [&] { return bare_pageable_round_trip_gbps(0, bytes, reps, true); });
   }
 }
 

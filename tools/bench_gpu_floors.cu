@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "tools/bench_gpu_floors.hpp"
@@ -79,20 +80,21 @@ double bare_launch_us(int device, int reps) {
 
 namespace {
 
-// Median GB/s of `reps` round trips of `bytes` through `host`: device to host, then host
-// to device, each waited for.
-double round_trip_gbps(int device, void* host, size_t bytes, int reps) {
+// Median GB/s of `reps` round trips of `bytes` through the host memory `host(r)` gives
+// for trip r (timed with it): device to host, then host to device, each waited for.
+double round_trip_gbps(int device, size_t bytes, int reps,
+                       const std::function<void*(int)>& host) {
   void* dev = nullptr;
   cudaStream_t s = nullptr;
-  bool ok = host && cudaSetDevice(device) == cudaSuccess &&
-            cudaMalloc(&dev, bytes) == cudaSuccess &&
+  bool ok = cudaSetDevice(device) == cudaSuccess && cudaMalloc(&dev, bytes) == cudaSuccess &&
             cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess;
   std::vector<double> gbps;
   for (int r = 0; ok && r <= reps; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    ok = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
+    void* h = host(r);
+    ok = h && cudaMemcpyAsync(h, dev, bytes, cudaMemcpyDeviceToHost, s) == cudaSuccess &&
          cudaStreamSynchronize(s) == cudaSuccess &&
-         cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s) == cudaSuccess &&
+         cudaMemcpyAsync(dev, h, bytes, cudaMemcpyHostToDevice, s) == cudaSuccess &&
          cudaStreamSynchronize(s) == cudaSuccess;
     if (r > 0) gbps.push_back(static_cast<double>(bytes) / seconds_since(t0) / 1e9);
   }
@@ -104,18 +106,23 @@ double round_trip_gbps(int device, void* host, size_t bytes, int reps) {
 } // namespace
 
 double bare_pinned_round_trip_gbps(int device, size_t bytes, int reps) {
-  void* host = nullptr;
+  void* pinned = nullptr;
   if (cudaSetDevice(device) != cudaSuccess ||
-      cudaHostAlloc(&host, bytes, cudaHostAllocDefault) != cudaSuccess)
+      cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault) != cudaSuccess)
     return -1;
-  auto gbps = round_trip_gbps(device, host, bytes, reps);
-  cudaFreeHost(host);
+  auto gbps = round_trip_gbps(device, bytes, reps, [&](int) { return pinned; });
+  cudaFreeHost(pinned);
   return gbps;
 }
 
-double bare_pageable_round_trip_gbps(int device, size_t bytes, int reps) {
+double bare_pageable_round_trip_gbps(int device, size_t bytes, int reps, bool fresh) {
   std::vector<unsigned char> host(bytes, 1); // touched: its pages exist
-  return round_trip_gbps(device, host.data(), bytes, reps);
+  return round_trip_gbps(device, bytes, reps, [&](int) -> void* {
+    // A new zeroed vector for each trip, as `device_buffer::to_host` makes one: what the
+    // system charges for fresh pages comes in.
+    if (fresh) std::vector<unsigned char>(bytes).swap(host);
+    return host.data();
+  });
 }
 
 bool launch_empty_kernel(void* stream) {

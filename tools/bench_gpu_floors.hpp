@@ -17,8 +17,9 @@ double bare_launch_us(int device, int reps);
 /// Median GB/s of `reps` round trips of `bytes` through pinned host memory: a
 /// `cudaMemcpyAsync` device to host, then host to device, each waited for.
 double bare_pinned_round_trip_gbps(int device, size_t bytes, int reps);
-/// The same through ordinary (pageable) host memory, its pages already touched.
-double bare_pageable_round_trip_gbps(int device, size_t bytes, int reps);
+/// The same through ordinary (pageable) host memory: one vector whose pages exist, or
+/// (`fresh`) a new zeroed vector for each trip.
+double bare_pageable_round_trip_gbps(int device, size_t bytes, int reps, bool fresh);
 
 /// Launches an empty kernel on `stream` (a cudaStream_t).
 bool launch_empty_kernel(void* stream);

@@ -63,6 +63,7 @@ struct Heartbeat {
   running @5 :UInt32;    # tasks running on its workers now
   byPriority @6 :List(PriorityCount);
   needsTable @7 :Bool;   # its node table missed a change: the head sends it whole
+  leaving @8 :Bool;      # it is stopping: the head places no more work there
 }
 
 # Tasks of one priority on a node, queued for or at its workers and not finished.

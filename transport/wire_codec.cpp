@@ -54,6 +54,7 @@ struct builder_visitor {
     b.setRunning(m.running);
     put_priorities(b.initByPriority(size_of(m.by_priority.size())), m.by_priority);
     b.setNeedsTable(m.needs_table);
+    b.setLeaving(m.leaving);
   }
   void operator()(const task_submit& m) {
     auto b = env.initTaskSubmit();

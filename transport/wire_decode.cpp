@@ -55,7 +55,8 @@ message read_envelope(wire::Envelope::Reader env) {
                      get_store(r.getStore()),
                      r.getRunning(),
                      get_priorities(r.getByPriority()),
-                     r.getNeedsTable()};
+                     r.getNeedsTable(),
+                     r.getLeaving()};
   }
   case wire::Envelope::TASK_SUBMIT: {
     auto r = env.getTaskSubmit();

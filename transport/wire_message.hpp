@@ -87,6 +87,9 @@ struct heartbeat {
   priority_counts by_priority = {};
   /// Its node table missed a change: the head sends it the whole table.
   bool needs_table = false;
+  /// It is stopping: the head places no more work there (what it has queued comes back
+  /// to the owners).
+  bool leaving = false;
 };
 
 /// A reference argument: the object, the node holding its value, and its size.

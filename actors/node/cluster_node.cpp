@@ -70,21 +70,40 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   // What the endpoint reports runs once the node is built and while it is not closing.
   // The endpoint's threads outlive the actor system (they stop last): what they run
   // leaves no hold on it (foreign_thread_guard).
-  auto gated = [this](auto f) {
-    return [this, f](auto&&... args) {
+  auto gated = [this](auto f, auto closed) {
+    return [this, f, closed](auto&&... args) {
       foreign_thread_guard guard;
       built_future_.wait();
       std::shared_lock<std::shared_mutex> alive{link_.alive_mtx};
-      if (!link_.closing) f(std::forward<decltype(args)>(args)...);
+      if (!link_.closing)
+        f(std::forward<decltype(args)>(args)...);
+      else
+        closed(std::forward<decltype(args)>(args)...);
     };
   };
-  h.on_message = gated([this](const std::string& peer, wire_msg::message&& m) {
-    on_message(peer, std::move(m));
-  });
-  h.on_peer_up = gated([this](const std::string& peer) { link_.peer_up(peer); });
-  h.on_peer_down = gated([this](const std::string& peer, const std::string& why) {
-    caf::anon_send(link_.membership, down_atom::value, peer, why);
-  });
+  auto ignored = [](auto&&...) {};
+  h.on_message = gated(
+      [this](const std::string& peer, wire_msg::message&& m) {
+        on_message(peer, std::move(m));
+      },
+      // A task that arrives while the node stops goes back to its owner, which places
+      // it again: dropped, it would never end.
+      [this](const std::string&, wire_msg::message&& m) {
+        if (auto* t = std::get_if<wire_msg::task_submit>(&m))
+          (void)net_->send(t->owner_node,
+                           wire_msg::task_result{
+                               t->result, detail::to_wire(error{
+                                              errc::runtime_stopped,
+                                              "node '" + link_.self.name +
+                                                  "' is stopping; task '" + t->function +
+                                                  "' was not run"})});
+      });
+  h.on_peer_up = gated([this](const std::string& peer) { link_.peer_up(peer); }, ignored);
+  h.on_peer_down = gated(
+      [this](const std::string& peer, const std::string& why) {
+        caf::anon_send(link_.membership, down_atom::value, peer, why);
+      },
+      ignored);
   h.land = [landings = landings_](const std::string& peer,
                                   const wire_msg::object_chunk& header, uint64_t size) {
     return landings->claim(peer, header.id, header.offset, size);
@@ -347,6 +366,12 @@ cluster_node::~cluster_node() {
     link_.releases->forget = nullptr;
     link_.releases->freed = nullptr;
     link_.releases->unborrow = nullptr;
+  }
+  // The head places no more work here; what is queued goes back to its owners below.
+  if (!is_head() && !link_.self.client && net_) {
+    wire_msg::heartbeat leaving;
+    leaving.leaving = true;
+    (void)net_->send(head_name(), leaving);
   }
   // Membership, the agent and the global scheduler call into this node: they go first.
   step("stopping membership, the agent and the global scheduler");

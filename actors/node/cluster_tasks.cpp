@@ -76,6 +76,11 @@ result<void> cluster_tasks::feasible(const resource_set& demand, const std::stri
       return error{errc::infeasible, link_.cfg.find(node).err().message};
     return {}; // a node of the file that has not joined yet: the work waits for it
   }
+  if (!lacking.empty())
+    return error{errc::infeasible, "demands " + demand.to_string() +
+                                       " but no node that registered " + needs.to_string() +
+                                       " has it (" + seen + "), and it is not registered on " +
+                                       lacking};
   return error{errc::infeasible, "demands " + demand.to_string() +
                                      " but no node of the cluster has it (" + seen + ")"};
 }

@@ -200,6 +200,7 @@ struct membership_state {
     p.info.alive = true;
     p.info.head = false;
     p.last_seen = now;
+    p.leaving = false;
     port->record(p.info);
     whole.insert(name);
     sent_version.erase(name); // it gets the table whole
@@ -213,6 +214,15 @@ struct membership_state {
     auto i = peers.find(peer);
     if (!is_head() || i == peers.end()) return; // not joined: ignored until it joins
     auto& p = i->second;
+    if (hb.leaving && !p.leaving) {
+      // Alive until it goes (its answers still come), but no work is placed there.
+      p.leaving = true;
+      cfg.log.info("node '" + peer + "' is stopping: no more work is placed there");
+      auto placed = p.info;
+      placed.alive = false;
+      port->record(placed);
+      publish();
+    }
     auto before = change_of(peer, p, now);
     // Reports arrive in the order the transport saw them: a heartbeat after a verdict
     // came on a connection that took over, so the node is back.
@@ -227,6 +237,7 @@ struct membership_state {
     if (hb.needs_table) sent_version.erase(peer);
     if (same_state(before, change_of(peer, p, now))) return;
     changed.insert(peer);
+    if (p.leaving) return; // recorded as no place for work; its table row goes on
     port->record(p.info);
     // The view goes out with the next tick, or now when the node is back: work may go
     // there again.
@@ -305,6 +316,18 @@ struct membership_state {
         port->dial(name);
   }
 
+  // The head's verdict: `name` is dead. What it ran, queued and stored went with it: its
+  // row keeps only what it is (its resources, what it registered).
+  void mark_dead(const std::string& name, peer_view& p) {
+    p.info.alive = false;
+    p.info.queued = 0;
+    p.info.running = 0;
+    p.info.by_priority = {};
+    p.info.store = {};
+    changed.insert(name);
+    port->record(p.info);
+  }
+
   void on_down(const std::string& peer, const std::string& why) {
     // The transport never connects a peer under this node's own name; no report may make
     // the node mark itself dead.
@@ -312,9 +335,7 @@ struct membership_state {
     auto i = peers.find(peer);
     bool verdict = is_head() && i != peers.end() && i->second.info.alive;
     if (verdict) {
-      i->second.info.alive = false;
-      changed.insert(peer);
-      port->record(i->second.info);
+      mark_dead(peer, i->second);
       update_chain();
     }
     port->lost(peer, why);
@@ -364,9 +385,7 @@ struct membership_state {
     std::vector<std::string> silent_peers;
     for (auto& [name, p] : peers) {
       if (name == me() || !p.info.alive || !silent(name, p, now)) continue;
-      p.info.alive = false;
-      changed.insert(name);
-      port->record(p.info);
+      mark_dead(name, p);
       silent_peers.push_back(name);
     }
     publish();
@@ -445,7 +464,7 @@ std::vector<std::string> least_busy(const peer_table& peers, const std::string& 
                                     const std::function<bool(const peer_view&)>& able) {
   std::vector<std::pair<uint32_t, std::string>> free;
   for (auto& [name, p] : peers)
-    if (p.info.alive && name != self && !p.info.client && able(p))
+    if (p.info.alive && !p.leaving && name != self && !p.info.client && able(p))
       free.emplace_back(p.info.queued + p.info.running, name);
   std::sort(free.begin(), free.end());
   std::vector<std::string> out;

@@ -139,11 +139,12 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
         return st.cfg.restart(p.actor);
       }
     }
-    // A task sent to a node that died on the way, or whose input was lost with one, runs
-    // again elsewhere; its inputs are shipped from here.
+    // A task sent to a node that died on the way, or stopped before running it, or whose
+    // input was lost with one, runs again elsewhere; its inputs are shipped from here.
+    bool movable = p.task->method.empty() && p.task->options.node.empty();
     bool again = err.code == errc::object_lost ||
-                 (err.code == errc::node_unreachable && p.task->method.empty() &&
-                  p.task->options.node.empty());
+                 (movable && (err.code == errc::node_unreachable ||
+                              err.code == errc::runtime_stopped));
     if (!again || !rerun(st, p.task, err.message)) slot->set_error(std::move(err));
   } else if (auto* v = std::get_if<wire_msg::value>(&m.outcome)) {
     set_decoded(st, *slot, *v, p.task->result_type);

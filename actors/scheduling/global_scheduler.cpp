@@ -68,10 +68,15 @@ result<std::string> choose(global_state& st, const placement_request& req) {
     return error{errc::unregistered, "no node of the cluster can run " +
                                          req.needs.to_string() +
                                          ": it is not registered on " + lacking};
-  if (!best)
+  if (!best && lacking.empty())
     return error{errc::infeasible, "demands " + req.demand.to_string() +
                                        " but no node of the cluster has it (" + seen +
                                        ")"};
+  if (!best)
+    return error{errc::infeasible, "demands " + req.demand.to_string() +
+                                       " but no node that registered " +
+                                       req.needs.to_string() + " has it (" + seen +
+                                       "), and it is not registered on " + lacking};
   auto& chosen = st.nodes[*best];
   ++chosen.queued;
   auto at = std::find_if(chosen.by_priority.begin(), chosen.by_priority.end(),

@@ -85,3 +85,41 @@ TEST_CASE("a node whose stop hangs on a task that does not end exits at its dead
   REQUIRE(swarm::stop_cluster(c.cfg, "", 5s));
   CHECK(head->wait_exit(12s) == 0);
 }
+
+TEST_CASE("a node stopped with work queued gives that work back: its owner places it on "
+          "the other nodes and every task succeeds") {
+  process_cluster c{"stop_timeout_ms = 15000\n", {"worker-1", "worker-2"}};
+  auto head = c.start("head", "head.log");
+  auto w1 = c.start("worker-1", "worker-1.log");
+  auto w2 = c.start("worker-2", "worker-2.log");
+  REQUIRE(eventually(20s, [&] {
+    auto s = c.status();
+    return s && s->alive() == 3;
+  }));
+  swarm::application app;
+  register_all(app);
+  swarm::runtime client{app, client_of(c.cfg, "client-stop-node")};
+  auto nap = app.find_function<int(const std::string&, int)>("nap_pid").value();
+  swarm::task_options retried;
+  retried.max_retries = 3;
+  // Three nodes of one CPU each: most of the 15 tasks wait in a node's queue.
+  std::vector<swarm::object_ref<int>> refs;
+  for (int i = 0; i < 15; ++i)
+    refs.push_back(client.submit(retried, nap, c.tmp.path + "/nap-" + std::to_string(i),
+                                 400));
+  auto started = [&] {
+    for (int i = 0; i < 15; ++i)
+      if (std::filesystem::exists(c.tmp.path + "/nap-" + std::to_string(i))) return true;
+    return false;
+  };
+  REQUIRE(eventually(10s, started));
+  REQUIRE(swarm::stop_cluster(c.cfg, "worker-1", 5s));
+  CHECK(w1->wait_exit(20s) == 0);
+  int done = 0;
+  for (auto& r : refs) {
+    auto v = r.get(30s);
+    if (!v) MESSAGE(v.err().to_string());
+    done += v.has_value();
+  }
+  CHECK(done == 15);
+}

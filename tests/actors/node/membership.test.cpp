@@ -244,6 +244,47 @@ TEST_CASE_FIXTURE(
   CHECK(port.has("disconnect w1: no heartbeat for 2000 ms"));
 }
 
+TEST_CASE_FIXTURE(fixture, "a node the head finds dead keeps none of its last counts") {
+  start("head", {"head", "w1"});
+  join("w1");
+  swarm::wire_msg::heartbeat beat;
+  beat.queued = 5;
+  beat.running = 2;
+  beat.store.bytes = 1000;
+  caf::anon_send(m, heartbeat_atom::value, std::string{"w1"}, beat);
+  sched.run();
+  pass(500ms);
+  REQUIRE(view.get()->at("w1").info.queued == 5);
+  pass(2500ms);
+  REQUIRE_FALSE(alive("w1"));
+  auto& dead = view.get()->at("w1").info;
+  CHECK(dead.queued == 0);
+  CHECK(dead.running == 0);
+  CHECK(dead.store.bytes == 0);
+  CHECK(dead.total == node("w1").total); // what it is stays
+}
+
+TEST_CASE_FIXTURE(fixture, "a node that says it is stopping gets no more work from the "
+                           "head, yet stays in the table until it goes") {
+  start("head", {"head", "w1", "w2"});
+  join("w1");
+  join("w2");
+  port.events.clear();
+  swarm::wire_msg::heartbeat leaving;
+  leaving.leaving = true;
+  caf::anon_send(m, heartbeat_atom::value, std::string{"w1"}, leaving);
+  sched.run();
+  CHECK(port.has("record w1 dead")); // what the global scheduler places by
+  CHECK(alive("w1"));                // its answers still come
+  CHECK(swarm::actors::least_busy(*view.get(), "head", 2,
+                                  [](const peer_view&) { return true; }) ==
+        std::vector<std::string>{"w2"});
+  heartbeat("w1"); // a heartbeat sent before it stopped changes nothing
+  CHECK_FALSE(port.has("record w1 alive"));
+  join("w1"); // started again
+  CHECK(port.has("record w1 alive"));
+}
+
 TEST_CASE_FIXTURE(fixture, "heartbeats keep a node alive on the head") {
   start("head", {"head", "w1"});
   join("w1");

@@ -146,8 +146,14 @@ TEST_CASE_FIXTURE(fixture,
   CHECK(none.err().message ==
         "no node of the cluster can run function 'nowhere': it is not registered on "
         "'head', 'w1', 'w2'");
-  // Registered only where it does not fit: infeasible, as before.
-  CHECK(place(cpus(3), {}, work_needs::function("where")).err().code == errc::infeasible);
+  // Registered only where it does not fit: infeasible, naming the function and the
+  // nodes that could hold it but lack it (as a function only the driver registered).
+  auto small = place(cpus(3), {}, work_needs::function("where"));
+  REQUIRE_FALSE(small);
+  CHECK(small.err().code == errc::infeasible);
+  CHECK(small.err().message ==
+        "demands {CPU: 3} but no node that registered function 'where' has it (w1 "
+        "{CPU: 2}), and it is not registered on 'head', 'w2'");
   // Registered only on a dead node: that node is named as dead.
   node("w1", cpus(2), 0, false, {{"where"}, {}});
   CHECK(place(cpus(1), {}, work_needs::function("where")).err().code ==

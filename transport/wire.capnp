@@ -281,6 +281,7 @@ struct ActorCreate {
   checkpointEvery @9 :UInt32;
   durableCheckpoints @10 :Bool;  # each state saved also goes to the control store
   maxConcurrency @11 :UInt32;    # calls that returned futures waiting at once
+  maxTaskRetries @12 :UInt32;    # a call lost with its node is sent again this often
 }
 
 struct ActorCreated {
@@ -316,6 +317,7 @@ struct ActorRegister {
   actorId @2 :UInt64;
   node @3 :Text;
   typeName @4 :Text;
+  maxTaskRetries @5 :UInt32;
 }
 
 struct ActorLookup {
@@ -330,6 +332,7 @@ struct ActorLocation {
   node @3 :Text;
   typeName @4 :Text;
   error @5 :Text;
+  maxTaskRetries @6 :UInt32;  # handles found by name retry calls as the creator's do
 }
 
 struct ActorKill {

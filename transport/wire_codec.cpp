@@ -264,6 +264,7 @@ struct builder_visitor {
     b.setCheckpointEvery(m.checkpoint_every);
     b.setDurableCheckpoints(m.durable_checkpoints);
     b.setMaxConcurrency(m.max_concurrency);
+    b.setMaxTaskRetries(m.max_task_retries);
   }
   void operator()(const actor_created& m) {
     auto b = env.initActorCreated();
@@ -292,6 +293,7 @@ struct builder_visitor {
     b.setActorId(m.actor_id);
     b.setNode(m.node);
     b.setTypeName(m.type_name);
+    b.setMaxTaskRetries(m.max_task_retries);
   }
   void operator()(const actor_lookup& m) {
     auto b = env.initActorLookup();
@@ -306,6 +308,7 @@ struct builder_visitor {
     b.setNode(m.node);
     b.setTypeName(m.type_name);
     b.setError(m.error);
+    b.setMaxTaskRetries(m.max_task_retries);
   }
   void operator()(const actor_kill& m) { env.initActorKill().setActorId(m.actor_id); }
   void operator()(const gcs_chain& m) {

@@ -234,6 +234,7 @@ message read_envelope(wire::Envelope::Reader env) {
     m.checkpoint_every = r.getCheckpointEvery();
     m.durable_checkpoints = r.getDurableCheckpoints();
     m.max_concurrency = r.getMaxConcurrency();
+    m.max_task_retries = r.getMaxTaskRetries();
     return m;
   }
   case wire::Envelope::ACTOR_CREATED: {
@@ -250,8 +251,8 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::ACTOR_REGISTER: {
     auto r = env.getActorRegister();
-    return actor_register{r.getRequestId(), r.getName(), r.getActorId(), r.getNode(),
-                          r.getTypeName()};
+    return actor_register{r.getRequestId(), r.getName(),     r.getActorId(),
+                          r.getNode(),      r.getTypeName(), r.getMaxTaskRetries()};
   }
   case wire::Envelope::ACTOR_LOOKUP: {
     auto r = env.getActorLookup();
@@ -260,7 +261,8 @@ message read_envelope(wire::Envelope::Reader env) {
   case wire::Envelope::ACTOR_LOCATION: {
     auto r = env.getActorLocation();
     return actor_location{r.getRequestId(), r.getFound(),    r.getActorId(),
-                          r.getNode(),      r.getTypeName(), r.getError()};
+                          r.getNode(),      r.getTypeName(), r.getError(),
+                          r.getMaxTaskRetries()};
   }
   case wire::Envelope::ACTOR_KILL:
     return actor_kill{env.getActorKill().getActorId()};

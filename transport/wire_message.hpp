@@ -337,6 +337,7 @@ struct actor_create {
   uint32_t checkpoint_every = 0;
   bool durable_checkpoints = false;
   uint32_t max_concurrency = 0;
+  uint32_t max_task_retries = 0;
 };
 
 struct actor_created {
@@ -368,6 +369,7 @@ struct actor_register {
   uint64_t actor_id = 0;
   std::string node;
   std::string type_name;
+  uint32_t max_task_retries = 0;
 };
 
 struct actor_lookup {
@@ -382,6 +384,8 @@ struct actor_location {
   std::string node;
   std::string type_name;
   std::string error;
+  /// The actor's `max_task_retries`: a handle found by name retries as the creator's.
+  uint32_t max_task_retries = 0;
 };
 
 struct actor_kill {

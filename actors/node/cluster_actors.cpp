@@ -50,7 +50,12 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
     if (!rec) return rec;
     auto id = next_actor_++;
     host(id, *rec);
-    wire_msg::actor_register reg{0, name, id, link_.self.name, (*rec)->spec().type_name};
+    wire_msg::actor_register reg{0,
+                                 name,
+                                 id,
+                                 link_.self.name,
+                                 (*rec)->spec().type_name,
+                                 (*rec)->spec().options.max_task_retries};
     if (link_.is_head()) {
       auto ok = link_.local->gcs().register_name(name, *rec);
       if (!ok || !*ok) {
@@ -84,13 +89,43 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   m.checkpoint = spec.checkpoint; // a state to start from (a durable checkpoint)
   m.durable_checkpoints = spec.options.durable_checkpoints;
   m.max_concurrency = spec.options.max_concurrency;
+  m.max_task_retries = spec.options.max_task_retries;
   auto a = link_.request(target, m);
   if (!a) return a.err();
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
   if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
   if (!created->ok) return from_wire(created->error);
-  return detail::actor_record_ptr{
-      track(std::move(spec), created->node, created->actor_id, std::move(m))};
+  auto rec = track(std::move(spec), created->node, created->actor_id, std::move(m));
+  if (auto ok = register_name(rec); !ok) {
+    link_.send_to(created->node, wire_msg::actor_kill{created->actor_id});
+    rec->mark_dead(ok.err().message);
+    return ok.err();
+  }
+  return detail::actor_record_ptr{rec};
+}
+
+result<void> cluster_actors::register_name(const std::shared_ptr<remote_actor_record>& rec) {
+  auto& name = rec->spec().options.name;
+  if (name.empty()) return {};
+  if (link_.is_head()) {
+    // The row is this record: a restart elsewhere moves it, and lookups see that.
+    auto ok = link_.local->gcs().register_name(name, rec);
+    if (!ok) return ok.err();
+    if (!*ok) return error{errc::invalid_argument, "actor name '" + name + "' is already taken"};
+    return {};
+  }
+  wire_msg::actor_register reg{0,
+                               name,
+                               rec->id(),
+                               rec->remote_node(),
+                               rec->spec().type_name,
+                               rec->spec().options.max_task_retries};
+  auto a = link_.request(link_.head_name(), reg);
+  if (!a) return a.err();
+  auto* loc = std::get_if<wire_msg::actor_location>(&*a);
+  if (!loc) return error{errc::invalid_argument, "unexpected answer to actor_register"};
+  if (!loc->error.empty()) return error{errc::invalid_argument, loc->error};
+  return {};
 }
 
 std::shared_ptr<remote_actor_record>
@@ -110,6 +145,9 @@ cluster_actors::track(detail::actor_spec spec, const std::string& node, uint64_t
 }
 
 void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& rec) {
+  if (!rec->owned())
+    return follow_actor(rec, rec->remote_node(), rec->id(),
+                        std::chrono::steady_clock::now() + follow_timeout());
   auto m = rec->recreate();
   auto give_up = [&](const error& e) {
     for (auto& c : rec->abandon("actor of type '" + m.type_name +
@@ -154,7 +192,14 @@ void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& r
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   if (!at) return give_up(at.err());
-  for (auto& c : rec->relocate(at->first, at->second))
+  auto held = rec->relocate(at->first, at->second);
+  if (!link_.is_head())
+    if (auto ok = register_name(rec); !ok)
+      link_.local->log().warn("actor '" + rec->spec().options.name +
+                              "' restarted on node '" + at->first +
+                              "', but its name still points to where it was: " +
+                              ok.err().message);
+  for (auto& c : held)
     call(*rec, std::move(c));
 }
 
@@ -223,12 +268,14 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
   spec.type_name = m.type_name;
   spec.factory = [make = ctor->make, args] { return make(args); };
   spec.options.max_restarts = static_cast<uint32_t>(std::max(0, m.max_restarts));
-  spec.options.name = m.name;
+  // Its owner registers the name, and moves it when it restarts the actor elsewhere.
+  spec.cluster_name = m.name;
   if (auto r = from_list(m.resources)) spec.options.resources = *r;
   spec.options.node = link_.self.name;
   spec.options.checkpoint_every = m.checkpoint_every;
   spec.options.durable_checkpoints = m.durable_checkpoints;
   spec.options.max_concurrency = std::max<uint32_t>(1, m.max_concurrency);
+  spec.options.max_task_retries = m.max_task_retries;
   spec.checkpoint = m.checkpoint;
   auto id = next_actor_++;
   // Saved states go to the owner, which restarts the actor if this node dies.
@@ -261,7 +308,17 @@ void cluster_actors::register_remote_name(const std::string& peer,
   detail::actor_spec spec;
   spec.type_name = m.type_name;
   spec.options.name = m.name;
+  spec.options.max_task_retries = m.max_task_retries;
   auto rec = track(std::move(spec), m.node, m.actor_id);
+  // A row whose actor died, or is being restarted or followed, gives way: this is where
+  // its owner restarted it.
+  if (auto old = link_.local->find_actor(m.name); old)
+    if (auto* r = dynamic_cast<remote_actor_record*>(old->get()); r && r->restarting()) {
+      for (auto& c : r->relocate(m.node, m.actor_id))
+        call(*r, std::move(c));
+      out.found = true;
+      return link_.send_to(peer, out);
+    }
   auto ok = link_.local->gcs().register_name(m.name, rec);
   if (!ok)
     out.error = ok.err().message;
@@ -274,14 +331,20 @@ void cluster_actors::register_remote_name(const std::string& peer,
 
 void cluster_actors::lookup_name(const std::string& peer,
                                  const wire_msg::actor_lookup& m) {
-  wire_msg::actor_location out;
+  auto out = location_here(m.name);
   out.request_id = m.request_id;
-  auto rec = link_.local->find_actor(m.name);
+  link_.send_to(peer, out);
+}
+
+wire_msg::actor_location cluster_actors::location_here(const std::string& name) {
+  wire_msg::actor_location out;
+  auto rec = link_.local->find_actor(name);
   if (!rec) {
-    out.error = "no live actor is named '" + m.name + "' in the cluster";
+    out.error = "no live actor is named '" + name + "' in the cluster";
   } else {
     out.found = true;
     out.type_name = (*rec)->spec().type_name;
+    out.max_task_retries = (*rec)->spec().options.max_task_retries;
     if (auto* r = dynamic_cast<remote_actor_record*>(rec->get())) {
       out.node = r->remote_node();
       out.actor_id = r->id();
@@ -290,7 +353,75 @@ void cluster_actors::lookup_name(const std::string& peer,
       if (auto id = link_.hosted.id_of(rec->get())) out.actor_id = *id;
     }
   }
-  link_.send_to(peer, out);
+  return out;
+}
+
+result<wire_msg::actor_location> cluster_actors::locate(const std::string& name) {
+  if (link_.is_head()) return location_here(name);
+  wire_msg::actor_lookup m;
+  m.name = name;
+  auto a = link_.request(link_.head_name(), m);
+  if (!a) return a.err();
+  auto* loc = std::get_if<wire_msg::actor_location>(&*a);
+  if (!loc) return error{errc::invalid_argument, "unexpected answer to actor_lookup"};
+  return *loc;
+}
+
+void cluster_actors::follow_actor(std::shared_ptr<remote_actor_record> rec,
+                                  std::string lost_node, uint64_t lost_id,
+                                  std::chrono::steady_clock::time_point until) {
+  if (rec->dead() || !rec->restarting()) return;
+  // Not waited for here: the head's agent may itself wait on this node (a restart).
+  auto then = [this, rec, lost_node, lost_id,
+               until](result<wire_msg::actor_location> at) {
+    link_.post([this, rec, lost_node, lost_id, until, at] {
+      followed(rec, lost_node, lost_id, until, at);
+    });
+  };
+  auto& name = rec->spec().options.name;
+  if (link_.is_head()) return then(location_here(name));
+  link_.request_then(link_.head_name(), wire_msg::actor_lookup{0, name},
+                     [then](result<wire_msg::message> a) {
+                       if (!a) return then(a.err());
+                       auto* loc = std::get_if<wire_msg::actor_location>(&*a);
+                       if (!loc)
+                         return then(error{errc::invalid_argument,
+                                           "unexpected answer to actor_lookup"});
+                       then(*loc);
+                     });
+}
+
+void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
+                              const std::string& lost_node, uint64_t lost_id,
+                              std::chrono::steady_clock::time_point until,
+                              const result<wire_msg::actor_location>& at) {
+  if (rec->dead() || !rec->restarting()) return;
+  auto& name = rec->spec().options.name;
+  if (at && at->found && !(at->node == lost_node && at->actor_id == lost_id)) {
+    link_.local->log().info("actor '" + name + "' is on node '" + at->node +
+                            "' now: the calls that waited for it go there");
+    for (auto& c : rec->relocate(at->node, at->actor_id))
+      call(*rec, std::move(c));
+    return;
+  }
+  if (std::chrono::steady_clock::now() >= until) {
+    auto why = "actor '" + name + "' died with its node '" + lost_node +
+               "' and was not seen restarted elsewhere within " +
+               std::to_string(follow_timeout().count()) + " ms" +
+               (at ? (at->found ? std::string{} : ": " + at->error)
+                   : ": " + at.err().message);
+    for (auto& c : rec->abandon(why))
+      c->result->set_error({errc::actor_died, why});
+    return;
+  }
+  // Its owner has not restarted it yet (or the head has not heard): look again soon.
+  link_.post_after(follow_every, [this, rec, lost_node, lost_id, until] {
+    follow_actor(rec, lost_node, lost_id, until);
+  });
+}
+
+std::chrono::milliseconds cluster_actors::follow_timeout() const {
+  return 4 * link_.cfg.node_timeout + std::chrono::milliseconds(10'000);
 }
 
 result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& name) {
@@ -301,13 +432,9 @@ result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& n
       return detail::actor_record_ptr{track(r->spec(), r->remote_node(), r->id())};
     return local;
   }
-  wire_msg::actor_lookup m;
-  m.name = name;
-  auto a = link_.request(link_.head_name(), m);
-  if (!a) return a.err();
-  auto* loc = std::get_if<wire_msg::actor_location>(&*a);
-  if (!loc || !loc->found)
-    return error{errc::unregistered, loc ? loc->error : "no answer from the head"};
+  auto loc = locate(name);
+  if (!loc) return loc.err();
+  if (!loc->found) return error{errc::unregistered, loc->error};
   if (loc->node == link_.self.name) {
     if (auto rec = link_.hosted.find(loc->actor_id)) return rec;
     return error{errc::unregistered, "actor '" + name + "' is gone"};
@@ -315,6 +442,7 @@ result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& n
   detail::actor_spec spec;
   spec.type_name = loc->type_name;
   spec.options.name = name;
+  spec.options.max_task_retries = loc->max_task_retries;
   return detail::actor_record_ptr{track(std::move(spec), loc->node, loc->actor_id)};
 }
 

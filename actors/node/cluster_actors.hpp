@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,7 +29,8 @@ public:
   /// See `core::address_of` and `core::actor_at`.
   detail::actor_address address_of(const detail::actor_record_ptr& target);
   result<detail::actor_record_ptr> actor_at(const detail::actor_address& addr);
-  /// Creates an actor lost with its node again, on a node the global scheduler picks.
+  /// Creates an actor lost with its node again, on a node the global scheduler picks;
+  /// one this node found by name is followed to where its owner restarts it.
   void restart_actor(const std::shared_ptr<remote_actor_record>& rec);
 
   // -- what other nodes ask of this one
@@ -40,6 +42,25 @@ public:
   void lookup_name(const std::string& peer, const wire_msg::actor_lookup& m);
 
 private:
+  // How often a handle found by name looks its lost actor up again, and for how long.
+  static constexpr std::chrono::milliseconds follow_every{200};
+  std::chrono::milliseconds follow_timeout() const;
+  // Where the actor named `name` lives, as the head's names say: asked of the head, or,
+  // on the head, read from its control store.
+  result<wire_msg::actor_location> locate(const std::string& name);
+  wire_msg::actor_location location_here(const std::string& name);
+  // Looks the actor `rec` (found by name, lost with `lost_node` as `lost_id`) up again
+  // until it shows elsewhere, then sends it the calls that waited; past `until`, fails
+  // them.
+  void follow_actor(std::shared_ptr<remote_actor_record> rec, std::string lost_node,
+                    uint64_t lost_id, std::chrono::steady_clock::time_point until);
+  void followed(const std::shared_ptr<remote_actor_record>& rec,
+                const std::string& lost_node, uint64_t lost_id,
+                std::chrono::steady_clock::time_point until,
+                const result<wire_msg::actor_location>& at);
+  // Registers the name of `rec`, an actor this node created on another node, with the
+  // head: its row there follows the actor when this node restarts it elsewhere.
+  result<void> register_name(const std::shared_ptr<remote_actor_record>& rec);
   // Creates the actor `m` asks for on this node; its id here.
   result<uint64_t> host_actor(const wire_msg::actor_create& m);
   // Hosts `rec` as `id` for other nodes; returns once calls to it find it.

@@ -188,6 +188,10 @@ void node_link::post(std::function<void()> f) {
   if (agent) caf::anon_send(agent, run_fn_atom::value, std::move(f));
 }
 
+void node_link::post_after(std::chrono::milliseconds delay, std::function<void()> f) {
+  if (agent) caf::delayed_anon_send(agent, delay, run_fn_atom::value, std::move(f));
+}
+
 result<wire_msg::message> node_link::request(const std::string& node,
                                              wire_msg::message m) {
   if (node != self.name)
@@ -210,6 +214,22 @@ result<wire_msg::message> node_link::request(const std::string& node,
                                    "' stopped while waiting for node '" + node + "'"};
                });
   return out;
+}
+
+void node_link::request_then(const std::string& node, wire_msg::message m,
+                             std::function<void(result<wire_msg::message>)> then) {
+  auto wait = request_timeout + std::chrono::seconds(5);
+  local->system().spawn([this, node, wait, m = std::move(m),
+                         then = std::move(then)](caf::event_based_actor* asker) mutable {
+    asker->request(control, wait, request_atom::value, node, std::move(m))
+        .then([then](wire_msg::message& a) { then(std::move(a)); },
+              [this, then, node](caf::error& e) {
+                then(error{e == caf::sec::request_timeout ? errc::node_unreachable
+                                                          : errc::runtime_stopped,
+                           "node '" + self.name + "' got no answer from node '" + node +
+                               "': " + local->system().render(e)});
+              });
+  });
 }
 
 void node_link::place(const resource_set& demand, work_needs needs,

@@ -109,8 +109,14 @@ public:
   result<void> connect_to(const std::string& node);
   /// Runs `f` on the node's agent, which may block (connects, lookups).
   void post(std::function<void()> f);
+  /// Runs `f` on the agent once `delay` has passed.
+  void post_after(std::chrono::milliseconds delay, std::function<void()> f);
   /// Starts the agent (on the in-process node's actor system).
   void start_agent();
+  /// Sends `m` to `node` with a fresh request id; `then` gets its answer (or why there is
+  /// none) on another thread, without blocking this one.
+  void request_then(const std::string& node, wire_msg::message m,
+                    std::function<void(result<wire_msg::message>)> then);
   /// Sends `m` to `node` with a fresh request id and waits for its answer.
   result<wire_msg::message> request(const std::string& node, wire_msg::message m);
   /// Asks the head's global scheduler for a node for work of `priority`; `then` runs on

@@ -134,7 +134,8 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
       if (p.actor->hold(p.task, true)) return;
       if (!p.actor->dead() && p.actor->remote_node() != p.node)
         return st.cfg.call(p.actor, std::move(p.task));
-      if (!p.actor->dead() && begin_restart(st.cfg.log, *p.actor, p.node, err.message)) {
+      if (!p.actor->dead() && (begin_restart(st.cfg.log, *p.actor, p.node, err.message) ||
+                               p.actor->begin_follow())) {
         p.actor->hold(p.task, true);
         return st.cfg.restart(p.actor);
       }

@@ -36,6 +36,12 @@ struct actor_directory_state {
         cfg.restart(std::move(r));
         continue;
       }
+      if (r->begin_follow()) {
+        cfg.log.info("actor '" + r->spec().options.name + "' was lost with node '" +
+                     peer + "': its calls here wait until its owner restarts it");
+        cfg.restart(std::move(r));
+        continue;
+      }
       r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" +
                    peer + "': " + why +
                    (r->owned() ? "; restarts used up (max_restarts = " +

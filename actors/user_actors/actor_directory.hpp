@@ -34,7 +34,8 @@ struct actor_directory_config {
   /// This node's name, and its log.
   std::string node;
   node_log log;
-  /// Re-creates an actor lost with its node, off the directory's thread.
+  /// Re-creates an actor lost with its node (this node's), or follows it to where its
+  /// owner restarts it (one found by name), off the directory's thread.
   std::function<void(std::shared_ptr<remote_actor_record>)> restart;
   /// Fails over what else was in flight on a lost node; runs once the actors lost with
   /// it restart or are dead, so calls to a restarting actor wait for it.

@@ -17,8 +17,10 @@ namespace swarm::actors {
 
 /// An actor on another node, as this node's handles see it. The node that created it
 /// (its owner) keeps what re-creates it, and restarts it elsewhere when its node dies;
-/// calls made meanwhile wait for the restart. When the owner's last handle goes (the
-/// record with it), `release` stops the actor where it lives.
+/// calls made meanwhile wait for the restart. A handle found by name on another node
+/// follows: when the actor's node dies, its calls wait while it looks the name up again
+/// until the owner's restart shows, then go there. When the owner's last handle goes
+/// (the record with it), `release` stops the actor where it lives.
 class remote_actor_record final : public detail::actor_record {
 public:
   using release_fn = std::function<void(const std::string& node, uint64_t id)>;
@@ -67,6 +69,16 @@ public:
       return std::nullopt;
     restarting_ = true;
     return restarts_++;
+  }
+
+  /// Begins following a named actor this node did not create, lost with its node: calls
+  /// wait until `relocate` (a lookup found it restarted) or `abandon`. False when it is
+  /// this node's, unnamed, or already restarting.
+  bool begin_follow() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (create_ || restarting_ || spec().options.name.empty()) return false;
+    restarting_ = true;
+    return true;
   }
 
   bool restarting() const {

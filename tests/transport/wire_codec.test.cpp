@@ -74,10 +74,10 @@ std::vector<message> samples() {
                  {job_info{7, "head", 4242, true, 1000, 0}}},
       actor_call{
           5, "add", {value{"int", {1, 0, 0, 0}}}, {4, 4}, "head", 77, 8, false, -3},
-      actor_location{9, true, 5, "worker-1", "counter", {}},
+      actor_location{9, true, 5, "worker-1", "counter", {}, 3},
       job_info{8, "worker-1", 99, false, 5, 6},
       object_location{{3, 12}, "worker-2", 1 << 24, true},
-      actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5},
+      actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5, false, 0, 4},
       actor_checkpoint{6, {9, 8, 7}},
       gcs_chain{3, gcs_chain::kind::ack, 77, 12, {"head", "worker-1"}, {1, 2}},
       kv_entry{"k", {5}},

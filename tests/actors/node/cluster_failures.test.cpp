@@ -247,6 +247,37 @@ TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint")
   CHECK(r.err().code == errc::actor_died);
 }
 
+TEST_CASE("a handle found by name on another node follows its actor to where its owner "
+          "restarted it, and its calls are retried as the creator's are") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  actor_options o;
+  o.name = "account";
+  o.resources.set("slot", 1); // on a worker: worker-1 first
+  o.max_restarts = 1;
+  o.checkpoint_every = 1;
+  o.max_task_retries = 2;
+  auto created = c.driver->spawn(o, counter_t, 100);
+  CHECK(created.call(&counter::node).get(10s).value() == "worker-1");
+  // Found by name from worker-2: a handle that did not create the actor.
+  context there{*c.w2, c.w2->new_owner_id()};
+  auto found = there.find_actor(counter_t, "account").value();
+  CHECK(found.call(&counter::add, 5).get(10s).value() == 105);
+  auto found_by_driver = c.driver->find_actor(counter_t, "account").value();
+  // worker-1 dies; the head (the owner) restarts the actor on worker-2 from 105.
+  c.net.drop_if(
+      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
+  c.net.disconnect("head", "worker-1", "killed by the test");
+  c.net.disconnect("worker-2", "worker-1", "killed by the test");
+  auto r = found.call(&counter::add, 1).get(20s);
+  INFO((r ? std::string{"ok"} : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(*r == 106);
+  CHECK(found.call(&counter::node).get(10s).value() == "worker-2");
+  CHECK(found_by_driver.call(&counter::add, 1).get(20s).value() == 107);
+  CHECK(created.call(&counter::add, 1).get(10s).value() == 108);
+}
+
 TEST_CASE("calls to an actor on another node wait for their future arguments, in order") {
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();

@@ -138,6 +138,13 @@ struct TaskCancel {
   result @0 :ObjectId;
 }
 
+# The head placed a task another node owns on `node`: its owner follows it there, so
+# that the loss of `node` runs it again.
+struct TaskPlaced {
+  result @0 :ObjectId;
+  node @1 :Text;
+}
+
 # Asks a node to keep a whole copy of an object (a replica), pulled from the holders.
 struct ObjectReplicate {
   ref @0 :Arg;
@@ -469,6 +476,7 @@ struct Envelope {
     jobSubmit @41 :JobSubmit;
     jobAsk @42 :JobAsk;
     jobAnswer @43 :JobAnswer;
+    taskPlaced @44 :TaskPlaced;
   }
 }
 

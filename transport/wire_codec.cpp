@@ -231,6 +231,11 @@ struct builder_visitor {
     put_id(b.initId(), m.id);
     b.setError(m.error);
   }
+  void operator()(const task_placed& m) {
+    auto b = env.initTaskPlaced();
+    put_id(b.initResult(), m.result);
+    b.setNode(m.node);
+  }
   void operator()(const task_cancel& m) {
     put_id(env.initTaskCancel().initResult(), m.result);
   }

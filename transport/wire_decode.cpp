@@ -210,6 +210,10 @@ message read_envelope(wire::Envelope::Reader env) {
   }
   case wire::Envelope::TASK_CANCEL:
     return task_cancel{get_id(env.getTaskCancel().getResult())};
+  case wire::Envelope::TASK_PLACED: {
+    auto r = env.getTaskPlaced();
+    return task_placed{get_id(r.getResult()), r.getNode()};
+  }
   case wire::Envelope::TASK_OUTPUT: {
     auto r = env.getTaskOutput();
     return task_output{r.getFunction(), r.getNode(), r.getText()};

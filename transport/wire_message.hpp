@@ -187,6 +187,13 @@ struct task_cancel {
   object_ref_id result;
 };
 
+/// The head placed a task that another node owns on `node`: its owner follows it there,
+/// so that the loss of `node` runs it again.
+struct task_placed {
+  object_ref_id result;
+  std::string node;
+};
+
 /// Asks a node to keep a whole copy of `ref` (a replica), pulled from its holders.
 struct object_replicate {
   remote_ref ref;
@@ -558,7 +565,8 @@ using message = std::variant<
     job_info, object_location, actor_checkpoint, gcs_chain, kv_entry, kv_request,
     kv_reply, list_request, list_reply, task_output, object_replicate, object_replicated,
     task_cancel, group_ask, group_answer, object_borrow, object_borrowed, object_unborrow,
-    stream_item, stream_ack, client_ask, client_welcome, job_submit, job_ask, job_answer>;
+    stream_item, stream_ack, client_ask, client_welcome, job_submit, job_ask, job_answer,
+    task_placed>;
 
 /// Traffic classes: control and calls are never queued behind bulk object transfers.
 enum class lane : uint8_t { control = 0, call = 1, bulk = 2 };

@@ -152,6 +152,8 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
           caf::anon_send(link_.objects, chunk_atom::value, peer, std::move(x));
         } else if constexpr (std::is_same_v<T, wire_msg::object_free>) {
           caf::anon_send(link_.objects, free_atom::value, key_of(x.id));
+        } else if constexpr (std::is_same_v<T, wire_msg::task_placed>) {
+          link_.owner.placed(peer, x);
         } else if constexpr (std::is_same_v<T, wire_msg::task_cancel>) {
           caf::anon_send(local_->scheduler(), cancel_atom::value, x.result.owner,
                          x.result.seq);

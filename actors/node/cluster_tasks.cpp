@@ -230,6 +230,9 @@ void cluster_tasks::place_and_forward(wire_msg::task_submit m) {
                                                          m.result, to_wire(where.err())});
                 m.placed = true;
                 if (*where == link_.self.name) return run_task_here(std::move(m));
+                // Its owner follows it there: the loss of that node runs it again.
+                if (m.owner_node != *where)
+                  link_.send_to(m.owner_node, wire_msg::task_placed{m.result, *where});
                 link_.send_to(*where, std::move(m));
               });
 }

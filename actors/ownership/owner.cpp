@@ -154,6 +154,25 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
   }
 }
 
+// The head placed a child this node sent it on `m.node`: the child is there now, so
+// that node's loss runs it again. A loss seen before this news runs it again now.
+void on_placed(owner_state& st, const std::string& from, wire_msg::task_placed& m) {
+  auto k = key_of(from_wire(m.result));
+  auto i = st.children.find(k);
+  if (i == st.children.end() || i->second.actor || i->second.node != from) return;
+  i->second.node = m.node;
+  if (!st.cfg.alive || st.cfg.alive(m.node)) return;
+  auto p = std::move(i->second);
+  st.children.erase(i);
+  if (!p.exported.empty()) st.cfg.release(std::move(p.exported));
+  auto why = "node '" + m.node + "', where the head placed it, was lost";
+  if (p.task->options.node.empty() && rerun(st, p.task, why)) return;
+  p.task->result->set_error({errc::worker_died, "'" + p.task->name + "' failed: " + why +
+                                                    " (after " +
+                                                    std::to_string(p.task->attempts + 1) +
+                                                    " attempt(s))"});
+}
+
 void on_stream_item(owner_state& st, const std::string& from, wire_msg::stream_item& m) {
   auto k = key_of(from_wire(m.result));
   auto* stored = std::get_if<wire_msg::stored_at>(&m.item.outcome);
@@ -312,6 +331,9 @@ owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
         st.waiting[k] = {node, std::move(m), now(st) + st.cfg.join_wait};
       },
       [=](tick_atom) { send_waiting(self); },
+      [=](placed_atom, const std::string& from, wire_msg::task_placed& m) {
+        on_placed(self->state, from, m);
+      },
       [=](result_atom, const std::string& from, wire_msg::task_result& m) {
         on_result(self->state, from, m);
       },

@@ -35,6 +35,7 @@ using borrow_atom = caf::atom_constant<caf::atom("borrow")>;
 using unborrow_atom = caf::atom_constant<caf::atom("unborrow")>;
 using barrier_atom = caf::atom_constant<caf::atom("barrier")>;
 using borrows_atom = caf::atom_constant<caf::atom("borrows")>;
+using placed_atom = caf::atom_constant<caf::atom("placed")>;
 
 /// A ref of another node's object was read here: its borrowed slot, and the type it
 /// holds.
@@ -94,6 +95,8 @@ struct owner_config {
   /// that never did waits for it up to `join_wait`, then fails naming it.
   std::function<bool(const std::string&)> joined;
   std::chrono::milliseconds join_wait{30000};
+  /// Whether `node` is alive in this node's view (empty: every node is).
+  std::function<bool(const std::string&)> alive;
   /// The node's log.
   node_log log;
   /// The node that reads results (the actor handles in them); may be null.
@@ -120,6 +123,9 @@ struct owner_config {
 ///   (result_atom, from, result)         a result came back from node `from`
 ///   (lost_atom, node, why)              `node` was lost: its children restart or fail
 ///   (retry_atom, task, why, error)      a result was lost: run again, or fail with error
+///   (placed_atom, from, task_placed)    the head `from` placed a child sent to it on
+///                                       another node: the child follows, and runs again
+///                                       at once if that node is lost already
 ///   (cancel_atom, key)                  the task making `key` was cancelled here: the
 ///                                       nodes running it are told (`task_cancel`), and
 ///                                       a result they send anyway is freed there
@@ -145,6 +151,7 @@ using owner_actor = caf::typed_actor<
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<retry_atom, detail::task_ptr, std::string, error>,
     caf::reacts_to<cancel_atom, object_key>, caf::reacts_to<tick_atom>,
+    caf::reacts_to<placed_atom, std::string, wire_msg::task_placed>,
     caf::reacts_to<stream_atom, std::string, wire_msg::stream_item>,
     caf::reacts_to<stream_atom, object_key, uint64_t>,
     caf::replies_to<count_atom>::with<uint64_t>,
@@ -189,6 +196,10 @@ public:
     unit_->send(retry_atom::value, std::move(t), why, std::move(e));
   }
   void cancel(const object_key& result) const { unit_->send(cancel_atom::value, result); }
+  /// Node `from` (the head) placed a child on another node.
+  void placed(const std::string& from, wire_msg::task_placed m) const {
+    unit_->send(placed_atom::value, from, std::move(m));
+  }
   void stream(const std::string& from, wire_msg::stream_item item) const {
     unit_->send(stream_atom::value, from, std::move(item));
   }
@@ -218,6 +229,7 @@ private:
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::pending_call)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::task_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::task_placed)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::error)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::borrow_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::borrow_barrier)

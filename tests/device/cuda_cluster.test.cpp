@@ -38,6 +38,8 @@ struct gpu_cluster {
   swarm::application app;
   std::unique_ptr<swarm::runtime> rt;
   std::unique_ptr<node_process> w1, w2;
+  swarm::task_fn<swarm::device_buffer(uint64_t, uint32_t)> fill;
+  swarm::task_fn<swarm::gpu_test::dev_seen(swarm::device_buffer, uint32_t)> check;
 
   gpu_cluster() {
     char tmpl[] = "/tmp/swarm-gpu-cluster-XXXXXX";
@@ -55,6 +57,10 @@ struct gpu_cluster {
                           << node("worker-2", "gpu_backend = \"cuda\"\n");
     cfg = swarm::load_cluster_config(config).value();
     swarm::gpu_test::register_device_functions(app);
+    fill = app.find_function<swarm::device_buffer(uint64_t, uint32_t)>("dev_fill").value();
+    check = app.find_function<swarm::gpu_test::dev_seen(swarm::device_buffer, uint32_t)>(
+                   "dev_check")
+                .value();
     rt = std::make_unique<swarm::runtime>(app, cfg, "head");
     w1 = start("worker-1");
     w2 = start("worker-2");
@@ -104,12 +110,8 @@ struct gpu_cluster {
 TEST_CASE("two node processes share one device: a buffer one makes on the GPU is read bit "
           "for bit by a GPU task of the other, and by the driver") {
   gpu_cluster c;
-  auto fill = c.app.find_function<swarm::device_buffer(uint64_t, uint32_t)>("dev_fill")
-                  .value();
-  auto check =
-      c.app.find_function<swarm::gpu_test::dev_seen(swarm::device_buffer, uint32_t)>(
-               "dev_check")
-          .value();
+  auto& fill = c.fill;
+  auto& check = c.check;
   constexpr uint64_t words = uint64_t{1} << 22; // 16 MiB
   auto buf = c.rt->submit(gpu_cluster::on("worker-1"), fill, words, 0x5eed0000u);
   auto there = c.rt->submit(gpu_cluster::on("worker-2"), check, buf, 0x5eed0000u)
@@ -131,12 +133,8 @@ TEST_CASE("two node processes share one device: a buffer one makes on the GPU is
 TEST_CASE("a node process whose GPU faults fails the task with device_failed and exits "
           "with code 3; started again, it runs GPU work on a fresh context") {
   gpu_cluster c;
-  auto fill = c.app.find_function<swarm::device_buffer(uint64_t, uint32_t)>("dev_fill")
-                  .value();
-  auto check =
-      c.app.find_function<swarm::gpu_test::dev_seen(swarm::device_buffer, uint32_t)>(
-               "dev_check")
-          .value();
+  auto& fill = c.fill;
+  auto& check = c.check;
   auto fault = c.app.find_function<int()>("dev_fault").value();
   auto r = c.rt->submit(gpu_cluster::on("worker-1"), fault).get(60s);
   REQUIRE_FALSE(r.has_value());

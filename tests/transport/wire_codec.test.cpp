@@ -105,6 +105,7 @@ std::vector<message> samples() {
       object_unborrow{{3, 14}},
       stream_item{{3, 10}, 7, task_result{{9, 7}, stored_at{"worker-1", 1 << 22, {}}}},
       stream_ack{{3, 10}, 8},
+      task_placed{{3, 14}, "worker-2"},
       client_ask{12},
       client_welcome{12,
                      true,

@@ -7,6 +7,7 @@
 #include <caf/test/dsl.hpp>
 
 #include <atomic>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +35,7 @@ struct owner_parts {
   std::vector<std::pair<detail::task_ptr, wire_msg::stored_at>> pulled;
   std::vector<std::string> logged;
   clock_type::time_point now{std::chrono::hours(1)};
+  std::set<std::string> alive_nodes{"head", "w1", "w2"};
 };
 
 // A task named `name` whose result is object (1, seq), returning a std::string.
@@ -110,6 +112,7 @@ owner_config config(owner_parts& parts) {
                             parts.logged.push_back(line);
                           }};
   c.now = [&parts] { return parts.now; };
+  c.alive = [&parts](const std::string& n) { return parts.alive_nodes.count(n) > 0; };
   return c;
 }
 
@@ -188,6 +191,35 @@ TEST_CASE_FIXTURE(fixture, "a task lost with its node runs again while its retri
   CHECK(e.message.find("node 'w2'") != std::string::npos);
   CHECK(e.message.find("no heartbeat") != std::string::npos);
   CHECK(e.message.find("after 2 attempt(s)") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture, "a task the head placed on a worker follows it there: the "
+                           "worker's loss runs it again, even one seen before the news") {
+  auto t = task("f", 1, 2);
+  track(t, "head");
+  auto placed = [&](const detail::task_ptr& x, const std::string& node) {
+    tell(placed_atom::value, std::string{"head"},
+         wire_msg::task_placed{detail::to_wire(x->result->id()), node});
+  };
+  placed(t, "w1");
+  tell(lost_atom::value, std::string{"head"}, std::string{"unrelated"}); // not there now
+  CHECK(resubmitted.empty());
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  REQUIRE(resubmitted.size() == 1);
+  CHECK(resubmitted[0] == t);
+  // Its second run: w2's loss came before the head said it placed it there.
+  alive_nodes.erase("w2");
+  track(t, "head");
+  placed(t, "w2");
+  REQUIRE(resubmitted.size() == 2);
+  CHECK(t->attempts == 2);
+  // A third: no retry is left, so it fails naming the node.
+  track(t, "head");
+  placed(t, "w2");
+  auto e = error_of(t);
+  CHECK(e.code == errc::worker_died);
+  CHECK(e.message.find("node 'w2', where the head placed it, was lost") !=
+        std::string::npos);
 }
 
 TEST_CASE_FIXTURE(fixture,

@@ -105,7 +105,10 @@ void cluster_tasks::submit(detail::task_ptr task) {
     // Bottom-up: a busy node spills what it cannot start soon, when another node can.
     bool busy = local_inflight_.load(std::memory_order_relaxed) >= spill_threshold_ &&
                 idle_elsewhere();
-    if (!fits_here || inputs_elsewhere || busy)
+    // On the head, a run again after a node loss goes where its global scheduler places
+    // it: the lost node's tasks come back all at once, and would all queue here.
+    bool again = task->attempts > 0 && link_.is_head();
+    if (!fits_here || inputs_elsewhere || busy || again)
       return send_task(std::move(task),
                        link_.is_head() ? std::string{} : link_.head_name(), false);
   }

@@ -59,12 +59,20 @@ std::unique_ptr<detail::core> join_as_client(const application& app,
   if (!cfg) throw failure{cfg.err()};
   auto name = cfg->nodes.back().name;
   auto node = std::make_unique<actors::cluster_node>(app, std::move(*cfg), name);
-  // Joined once the head's node table came: work is placed by it.
-  if (node->wait_for_nodes(2, o.timeout) < 2)
-    throw failure{{errc::timeout, "client '" + name + "': the head at " + o.address +
-                                      ":" + std::to_string(o.port) +
-                                      " sent no node table within " +
-                                      std::to_string(o.timeout.count()) + " ms"}};
+  // Joined once the head's node table came: work is placed by it. A head that refuses
+  // the client (a signature clash) says why in a stop request instead.
+  auto deadline = std::chrono::steady_clock::now() + o.timeout;
+  while (node->wait_for_nodes(2, std::chrono::milliseconds(50)) < 2) {
+    if (node->wait_for_stop(std::chrono::milliseconds(0)))
+      throw failure{{errc::invalid_argument,
+                     "client '" + name + "': the head at " + o.address + ":" +
+                         std::to_string(o.port) + " refused it: " + node->stop_reason()}};
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw failure{{errc::timeout, "client '" + name + "': the head at " + o.address +
+                                        ":" + std::to_string(o.port) +
+                                        " sent no node table within " +
+                                        std::to_string(o.timeout.count()) + " ms"}};
+  }
   return node;
 }
 

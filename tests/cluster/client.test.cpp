@@ -100,6 +100,26 @@ TEST_CASE("a client with the wrong secret, or no head at the address, is refused
   CHECK_FALSE(row_of(c, "client-b"));
 }
 
+TEST_CASE("a client whose function clashes with the cluster's signature is refused at "
+          "once with the head's reason, not a timeout") {
+  three_nodes c;
+  swarm::application other;
+  other.function("add", [](int a, int b, int) { return a + b; }); // add: 3 arguments
+  auto o = client_of(c, "client-clash");
+  o.timeout = 20s;
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    swarm::runtime clash{other, o};
+    FAIL("a client with a clashing signature joined");
+  } catch (const swarm::failure& e) {
+    std::string why = e.what();
+    INFO(why);
+    CHECK(why.find("function 'add'") != std::string::npos);
+    CHECK(why.find("sent no node table") == std::string::npos);
+  }
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+}
+
 TEST_CASE("a client that disconnects leaves no object of its own on the cluster, and "
           "leaves the node table") {
   three_nodes c;

@@ -39,6 +39,16 @@ void cluster_store::record_node(wire_msg::node_info info) {
 
 void cluster_store::forget_node(const std::string& client) {
   link_.local->gcs().erase("node", client);
+  // Its jobs ended with it: a client killed by a signal never said so.
+  auto jobs = link_.local->gcs().scan("job");
+  if (!jobs) return;
+  for (auto& row : *jobs) {
+    auto j = std::get<wire_msg::job_info>(row);
+    if (j.driver != client || !j.running) continue;
+    j.running = false;
+    j.ended_ms = wall_ms();
+    link_.local->gcs().put("job", std::to_string(j.id), std::move(j));
+  }
 }
 
 void cluster_store::forget_restored_liveness() {

@@ -120,6 +120,30 @@ TEST_CASE("a client whose function clashes with the cluster's signature is refus
   CHECK(std::chrono::steady_clock::now() - t0 < 10s);
 }
 
+TEST_CASE("a client killed by a signal leaves no job row running") {
+  three_nodes c;
+  auto head = c.cfg.head();
+  ::setenv("SWARM_ADDRESS", (head.address + ":" + std::to_string(head.port)).c_str(), 1);
+  ::setenv("SWARM_SECRET", c.cfg.secret.c_str(), 1);
+  swarm::cluster_test::node_process client{SWARM_TEST_NODE, {"--client-idle"},
+                                           c.dir + "/client-idle.log"};
+  ::unsetenv("SWARM_ADDRESS");
+  ::unsetenv("SWARM_SECRET");
+  auto pid = static_cast<uint32_t>(client.pid());
+  auto row = [&]() -> std::optional<swarm::job_status> {
+    auto s = swarm::cluster_status(c.cfg, 2s);
+    if (!s) return std::nullopt;
+    for (auto& j : s->jobs)
+      if (j.pid == pid) return j;
+    return std::nullopt;
+  };
+  REQUIRE(eventually(20s, [&] { return row() && row()->running; }));
+  client.kill_now();
+  // Bounded: the head finds it dead after node_timeout, and drops it the tick after.
+  CHECK(eventually(20s, [&] { return row() && !row()->running; }));
+  CHECK(row()->ended_ms >= row()->started_ms);
+}
+
 TEST_CASE("a client that disconnects leaves no object of its own on the cluster, and "
           "leaves the node table") {
   three_nodes c;

@@ -1,7 +1,9 @@
 // A node process for the multi-node tests: `swarm_test_node --config FILE --node NAME`.
 
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "tests/cluster/test_app.hpp"
 
@@ -29,10 +31,27 @@ int client_job() {
   return 0;
 }
 
+// A client that connects from what its environment says and stays until killed.
+int client_idle() {
+  auto o = swarm::client_options_from_env();
+  if (!o) {
+    std::fprintf(stderr, "client: %s\n", o.err().message.c_str());
+    return 1;
+  }
+  swarm::application app;
+  swarm::cluster_test::register_all(app);
+  swarm::runtime rt{app, *o};
+  std::printf("client: connected\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::minutes(5));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::string{argv[1]} == "--client-job") return client_job();
+  if (argc == 2 && std::string{argv[1]} == "--client-idle") return client_idle();
   std::string config, node;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];

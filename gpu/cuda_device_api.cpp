@@ -88,8 +88,9 @@ public:
     return p;
   }
 
-  void release(int device, void* p) noexcept override {
-    if (cudaSetDevice(device) == cudaSuccess) cudaFree(p);
+  result<void> release(int device, void* p) noexcept override {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok) return ok;
+    return check(device, "cudaFree", cudaFree(p));
   }
 
   result<stream_handle> make_stream(int device) override {

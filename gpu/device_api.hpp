@@ -41,7 +41,9 @@ public:
 
   /// `bytes` of device memory.
   virtual result<void*> allocate(int device, size_t bytes) = 0;
-  virtual void release(int device, void* p) noexcept = 0;
+  /// Frees `p` (`cudaFree`, which waits for the work on it); an error is the device's,
+  /// e.g. a fault of earlier work, for the caller to report.
+  virtual result<void> release(int device, void* p) noexcept = 0;
 
   virtual result<stream_handle> make_stream(int device) = 0;
   virtual void destroy_stream(int device, stream_handle s) noexcept = 0;
@@ -88,7 +90,7 @@ public:
   result<void> open(int device, bool reset) override;
   void make_current(int) noexcept override {}
   result<void*> allocate(int device, size_t bytes) override;
-  void release(int device, void* p) noexcept override;
+  result<void> release(int device, void* p) noexcept override;
   result<stream_handle> make_stream(int device) override;
   void destroy_stream(int device, stream_handle s) noexcept override;
   result<void> copy(int dst_device, void* dst, int src_device, const void* src, size_t n,

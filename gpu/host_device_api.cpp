@@ -104,15 +104,19 @@ result<void*> host_device_api::allocate(int device, size_t bytes) {
   return p;
 }
 
-void host_device_api::release(int device, void* p) noexcept {
-  if (device < 0 || static_cast<size_t>(device) >= state_->devs.size()) return;
+result<void> host_device_api::release(int device, void* p) noexcept {
+  if (device < 0 || static_cast<size_t>(device) >= state_->devs.size())
+    return bad_device(device, state_->devs.size());
   std::lock_guard<std::mutex> guard{state_->mtx};
   auto& dev = state_->devs[static_cast<size_t>(device)];
-  if (auto i = dev.blocks.find(p); i != dev.blocks.end()) {
-    dev.used -= i->second;
-    std::free(p);
-    dev.blocks.erase(i);
-  }
+  auto i = dev.blocks.find(p);
+  if (i == dev.blocks.end())
+    return error{errc::invalid_argument,
+                 "host device " + std::to_string(device) + " holds no block at that address"};
+  dev.used -= i->second;
+  std::free(p);
+  dev.blocks.erase(i);
+  return {};
 }
 
 result<stream_handle> host_device_api::make_stream(int device) {

@@ -136,7 +136,7 @@ public:
     cfg_.board->withdraw(cfg_.device, epoch_);
     auto dev = static_cast<int>(cfg_.device);
     for (auto& [p, n] : live_)
-      cfg_.api->release(dev, p);
+      release(p);
     while (!cache_.empty())
       drop_cached(cache_.begin());
     for (auto s : streams_)
@@ -264,11 +264,21 @@ private:
     return p;
   }
 
+  // Frees `p`; the first failure of this incarnation is logged (after a fault, every
+  // free reports that fault again).
+  void release(void* p) {
+    auto ok = cfg_.api->release(static_cast<int>(cfg_.device), p);
+    if (!ok && !release_failed_) {
+      release_failed_ = true;
+      cfg_.log.warn(where() + ": freeing device memory failed: " + ok.err().message);
+    }
+  }
+
   void drop_cached(std::multimap<size_t, freed>::iterator i) {
     auto dev = static_cast<int>(cfg_.device);
     for (auto e : i->second.after)
       cfg_.api->destroy_event(dev, e);
-    cfg_.api->release(dev, i->second.p); // cudaFree waits for the work on it
+    release(i->second.p); // cudaFree waits for the work on it
     cached_ -= i->first;
     cache_.erase(i);
   }
@@ -313,6 +323,7 @@ private:
   std::vector<gpu::stream_handle> streams_;
   std::deque<waiter> waiting_;
   uint64_t next_waiter_ = 1;
+  bool release_failed_ = false;
 };
 
 } // namespace

@@ -222,7 +222,9 @@ public:
   swarm::result<void> open(int d, bool reset) override { return inner_.open(d, reset); }
   void make_current(int) noexcept override {}
   swarm::result<void*> allocate(int d, size_t n) override { return inner_.allocate(d, n); }
-  void release(int d, void* p) noexcept override { inner_.release(d, p); }
+  swarm::result<void> release(int d, void* p) noexcept override {
+    return inner_.release(d, p);
+  }
   swarm::result<swarm::gpu::stream_handle> make_stream(int d) override {
     return inner_.make_stream(d);
   }

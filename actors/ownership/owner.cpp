@@ -35,6 +35,10 @@ struct owner_state {
   std::map<object_key, std::set<std::string>> losers;
   // Node losses the owner restarted its children after.
   restart_window window{restart_intensity{}};
+  // When each node was last lost, until it answers again: news that the head placed a
+  // child there may come after the loss (another connection), and this node's view may
+  // not show the loss yet (the head judges).
+  std::map<std::string, std::chrono::steady_clock::time_point> lost_at;
   // The borrower protocol (made once the owner runs: it tells the owner itself).
   std::unique_ptr<borrow_table> borrows;
 };
@@ -43,6 +47,10 @@ using owner_self = owner_actor::stateful_pointer<owner_state>;
 
 void log(owner_state& st, const std::string& line) {
   st.cfg.log.info(line);
+}
+
+std::chrono::steady_clock::time_point now(const owner_state& st) {
+  return st.cfg.now ? st.cfg.now() : std::chrono::steady_clock::now();
 }
 
 // Runs `t` again while its retries last; false when they are used up.
@@ -111,6 +119,7 @@ void set_decoded(owner_state& st, detail::object_slot& slot, const wire_msg::val
 }
 
 void on_result(owner_state& st, const std::string& from, wire_msg::task_result& m) {
+  st.lost_at.erase(from); // it answers: back, if it was lost
   auto k = key_of(from_wire(m.result));
   auto i = st.children.find(k);
   // Answered already, or cancelled.
@@ -161,7 +170,10 @@ void on_placed(owner_state& st, const std::string& from, wire_msg::task_placed& 
   auto i = st.children.find(k);
   if (i == st.children.end() || i->second.actor || i->second.node != from) return;
   i->second.node = m.node;
-  if (!st.cfg.alive || st.cfg.alive(m.node)) return;
+  auto lost = st.lost_at.find(m.node);
+  bool lost_recently =
+      lost != st.lost_at.end() && now(st) - lost->second < std::chrono::seconds(30);
+  if (!lost_recently && (!st.cfg.alive || st.cfg.alive(m.node))) return;
   auto p = std::move(i->second);
   st.children.erase(i);
   if (!p.exported.empty()) st.cfg.release(std::move(p.exported));
@@ -204,6 +216,7 @@ void on_stream_item(owner_state& st, const std::string& from, wire_msg::stream_i
 
 void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   auto& st = self->state;
+  st.lost_at[peer] = now(st);
   st.borrows->lost(peer, why);
   for (auto l = st.losers.begin(); l != st.losers.end();)
     l = l->second.erase(peer) > 0 && l->second.empty() ? st.losers.erase(l)
@@ -226,10 +239,9 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
     }
   }
   if (lost.empty()) return;
-  auto now = st.cfg.now ? st.cfg.now() : std::chrono::steady_clock::now();
   // One node loss is one restart of the children that were there; past the intensity
   // the owner gives up on them (escalation).
-  bool restart = st.window.allow(now);
+  bool restart = st.window.allow(now(st));
   auto gave_up =
       restart
           ? std::string{}
@@ -259,9 +271,6 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   }
 }
 
-std::chrono::steady_clock::time_point now(const owner_state& st) {
-  return st.cfg.now ? st.cfg.now() : std::chrono::steady_clock::now();
-}
 
 constexpr std::chrono::milliseconds join_poll{50};
 

@@ -3,6 +3,8 @@
 // A cluster whose head and workers are node processes (swarm_test_node), started from a
 // cluster file in a fresh folder: for tests that kill, restart or stop nodes.
 
+#include <doctest/doctest.h>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,6 +70,44 @@ struct process_cluster {
   }
 
   result<cluster_state> status() { return cluster_status(cfg, std::chrono::seconds(2)); }
+
+  /// Starts the nodes `names` (each logging to NAME.log) and waits, bounded, until all
+  /// are alive.
+  std::vector<std::unique_ptr<node_process>> start_alive(
+      const std::vector<std::string>& names) {
+    std::vector<std::unique_ptr<node_process>> out;
+    for (auto& n : names)
+      out.push_back(start(n, n + ".log"));
+    REQUIRE(eventually(std::chrono::seconds(20), [&] {
+      auto s = status();
+      return s && s->alive() == names.size();
+    }));
+    return out;
+  }
+
+  /// `n` tasks `nap_pid` of `ms` each from `client`, each writing its node's pid to
+  /// nap-I in the folder.
+  std::vector<object_ref<int>> naps(runtime& client, const application& app, int n,
+                                    int ms, const task_options& opts = {}) {
+    auto nap = app.find_function<int(const std::string&, int)>("nap_pid").value();
+    std::vector<object_ref<int>> refs;
+    for (int i = 0; i < n; ++i)
+      refs.push_back(client.submit(opts, nap, nap_file(i), ms));
+    return refs;
+  }
+
+  std::string nap_file(int i) const { return tmp.path + "/nap-" + std::to_string(i); }
+
+  /// How many of `refs` succeed, each waited for up to 30 s; the errors are reported.
+  static int succeeded(std::vector<object_ref<int>>& refs) {
+    int done = 0;
+    for (auto& r : refs) {
+      auto v = r.get(std::chrono::seconds(30));
+      if (!v) MESSAGE(v.err().to_string());
+      done += v.has_value();
+    }
+    return done;
+  }
 
   test_dir tmp;
   std::string config = tmp.path + "/cluster.toml";

@@ -15,26 +15,13 @@
 using namespace std::chrono_literals;
 using namespace swarm::cluster_test;
 
-namespace {
-
-// Starts the head and worker-1 of `c` and waits until both are alive.
-std::pair<std::unique_ptr<node_process>, std::unique_ptr<node_process>>
-start_both(process_cluster& c) {
-  auto head = c.start("head", "head.log");
-  auto worker = c.start("worker-1", "worker-1.log");
-  REQUIRE(eventually(20s, [&] {
-    auto s = c.status();
-    return s && s->alive() == 2;
-  }));
-  return {std::move(head), std::move(worker)};
-}
-
-} // namespace
 
 TEST_CASE("a head stops within its deadline after serving a client's key-value, status "
           "and list requests") {
   process_cluster c{"stop_timeout_ms = 15000\n", {"worker-1"}};
-  auto [head, worker] = start_both(c);
+  auto nodes = c.start_alive({"head", "worker-1"});
+  auto& head = nodes[0];
+  auto& worker = nodes[1];
   {
     swarm::application app;
     register_all(app);
@@ -61,7 +48,9 @@ TEST_CASE("a head stops within its deadline after serving a client's key-value, 
 TEST_CASE("a node whose stop hangs on a task that does not end exits at its deadline, "
           "naming the step it hangs in") {
   process_cluster c{"stop_timeout_ms = 1000\n", {"worker-1"}};
-  auto [head, worker] = start_both(c);
+  auto nodes = c.start_alive({"head", "worker-1"});
+  auto& head = nodes[0];
+  auto& worker = nodes[1];
   auto mark = c.tmp.path + "/napping";
   {
     swarm::application app;
@@ -89,37 +78,22 @@ TEST_CASE("a node whose stop hangs on a task that does not end exits at its dead
 TEST_CASE("a node stopped with work queued gives that work back: its owner places it on "
           "the other nodes and every task succeeds") {
   process_cluster c{"stop_timeout_ms = 15000\n", {"worker-1", "worker-2"}};
-  auto head = c.start("head", "head.log");
-  auto w1 = c.start("worker-1", "worker-1.log");
-  auto w2 = c.start("worker-2", "worker-2.log");
-  REQUIRE(eventually(20s, [&] {
-    auto s = c.status();
-    return s && s->alive() == 3;
-  }));
+  auto nodes = c.start_alive({"head", "worker-1", "worker-2"});
+  auto& w1 = nodes[1];
   swarm::application app;
   register_all(app);
   swarm::runtime client{app, client_of(c.cfg, "client-stop-node")};
-  auto nap = app.find_function<int(const std::string&, int)>("nap_pid").value();
   swarm::task_options retried;
   retried.max_retries = 3;
   // Three nodes of one CPU each: most of the 15 tasks wait in a node's queue.
-  std::vector<swarm::object_ref<int>> refs;
-  for (int i = 0; i < 15; ++i)
-    refs.push_back(client.submit(retried, nap, c.tmp.path + "/nap-" + std::to_string(i),
-                                 400));
+  auto refs = c.naps(client, app, 15, 400, retried);
   auto started = [&] {
     for (int i = 0; i < 15; ++i)
-      if (std::filesystem::exists(c.tmp.path + "/nap-" + std::to_string(i))) return true;
+      if (std::filesystem::exists(c.nap_file(i))) return true;
     return false;
   };
   REQUIRE(eventually(10s, started));
   REQUIRE(swarm::stop_cluster(c.cfg, "worker-1", 5s));
   CHECK(w1->wait_exit(20s) == 0);
-  int done = 0;
-  for (auto& r : refs) {
-    auto v = r.get(30s);
-    if (!v) MESSAGE(v.err().to_string());
-    done += v.has_value();
-  }
-  CHECK(done == 15);
+  CHECK(process_cluster::succeeded(refs) == 15);
 }

@@ -35,7 +35,7 @@ struct owner_parts {
   std::vector<std::pair<detail::task_ptr, wire_msg::stored_at>> pulled;
   std::vector<std::string> logged;
   clock_type::time_point now{std::chrono::hours(1)};
-  std::set<std::string> alive_nodes{"head", "w1", "w2"};
+  std::set<std::string> alive_nodes{"head", "w1", "w2", "w3"};
 };
 
 // A task named `name` whose result is object (1, seq), returning a std::string.
@@ -207,18 +207,21 @@ TEST_CASE_FIXTURE(fixture, "a task the head placed on a worker follows it there:
   tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
   REQUIRE(resubmitted.size() == 1);
   CHECK(resubmitted[0] == t);
-  // Its second run: w2's loss came before the head said it placed it there.
-  alive_nodes.erase("w2");
+  // Its second run: w2's loss came before the head said it placed it there, and this
+  // node's view does not show it yet (the head judges).
+  tell(lost_atom::value, std::string{"w2"}, std::string{"killed"});
   track(t, "head");
   placed(t, "w2");
   REQUIRE(resubmitted.size() == 2);
   CHECK(t->attempts == 2);
-  // A third: no retry is left, so it fails naming the node.
+  // A third, placed where the view shows the node dead: no retry is left, so it fails
+  // naming the node.
+  alive_nodes.erase("w3");
   track(t, "head");
-  placed(t, "w2");
+  placed(t, "w3");
   auto e = error_of(t);
   CHECK(e.code == errc::worker_died);
-  CHECK(e.message.find("node 'w2', where the head placed it, was lost") !=
+  CHECK(e.message.find("node 'w3', where the head placed it, was lost") !=
         std::string::npos);
 }
 

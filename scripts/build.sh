@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds Swarm into build/ (Release unless SWARM_BUILD_TYPE says otherwise).
-# Extra CMake arguments may be passed, e.g. -DSWARM_SANITIZE=address.
+# Extra CMake arguments may be passed, e.g. -DSWARM_SANITIZE=address. SWARM_BUILD_TARGETS
+# (space-separated) builds only those targets.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install_deps.sh"
@@ -9,4 +10,6 @@ werror=OFF
 [ -n "${CI:-}" ] && werror=ON
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE="${SWARM_BUILD_TYPE:-Release}" \
   -DSWARM_WERROR="$werror" "$@" >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+targets=()
+for t in ${SWARM_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"

@@ -310,10 +310,11 @@ void cluster_actors::register_remote_name(const std::string& peer,
   spec.options.name = m.name;
   spec.options.max_task_retries = m.max_task_retries;
   auto rec = track(std::move(spec), m.node, m.actor_id);
-  // A row whose actor died, or is being restarted or followed, gives way: this is where
-  // its owner restarted it.
+  // A row of the same type whose actor is being restarted or followed gives way: this is
+  // where its owner restarted it.
   if (auto old = link_.local->find_actor(m.name); old)
-    if (auto* r = dynamic_cast<remote_actor_record*>(old->get()); r && r->restarting()) {
+    if (auto* r = dynamic_cast<remote_actor_record*>(old->get());
+        r && r->restarting() && r->spec().type_name == m.type_name) {
       for (auto& c : r->relocate(m.node, m.actor_id))
         call(*r, std::move(c));
       out.found = true;

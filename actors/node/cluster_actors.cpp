@@ -56,21 +56,9 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
                                  link_.self.name,
                                  (*rec)->spec().type_name,
                                  (*rec)->spec().options.max_task_retries};
-    if (link_.is_head()) {
-      auto ok = link_.local->gcs().register_name(name, *rec);
-      if (!ok || !*ok) {
-        link_.local->kill(**rec, false);
-        return error{errc::invalid_argument,
-                     ok ? "actor name '" + name + "' is already taken"
-                        : ok.err().message};
-      }
-      return rec;
-    }
-    auto a = link_.request(link_.head_name(), reg);
-    auto* loc = a ? std::get_if<wire_msg::actor_location>(&*a) : nullptr;
-    if (!loc || !loc->error.empty()) {
+    if (auto ok = register_name(*rec, reg); !ok) {
       link_.local->kill(**rec, false);
-      return error{errc::invalid_argument, loc ? loc->error : a.err().message};
+      return ok.err();
     }
     return rec;
   }
@@ -105,23 +93,24 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
 }
 
 result<void> cluster_actors::register_name(const std::shared_ptr<remote_actor_record>& rec) {
-  auto& name = rec->spec().options.name;
-  if (name.empty()) return {};
+  if (rec->spec().options.name.empty()) return {};
+  // On the head the row is this record: a restart elsewhere moves it, and lookups see it.
+  return register_name(rec, {0, rec->spec().options.name, rec->id(), rec->remote_node(),
+                             rec->spec().type_name, rec->spec().options.max_task_retries});
+}
+
+result<void> cluster_actors::register_name(detail::actor_record_ptr rec,
+                                           const wire_msg::actor_register& reg) {
   if (link_.is_head()) {
-    // The row is this record: a restart elsewhere moves it, and lookups see that.
-    auto ok = link_.local->gcs().register_name(name, rec);
-    if (!ok) return ok.err();
-    if (!*ok) return error{errc::invalid_argument, "actor name '" + name + "' is already taken"};
+    auto ok = link_.local->gcs().register_name(reg.name, std::move(rec));
+    if (!ok || !*ok)
+      return error{errc::invalid_argument, ok ? "actor name '" + reg.name +
+                                                    "' is already taken"
+                                              : ok.err().message};
     return {};
   }
-  wire_msg::actor_register reg{0,
-                               name,
-                               rec->id(),
-                               rec->remote_node(),
-                               rec->spec().type_name,
-                               rec->spec().options.max_task_retries};
   auto a = link_.request(link_.head_name(), reg);
-  if (!a) return a.err();
+  if (!a) return error{errc::invalid_argument, a.err().message};
   auto* loc = std::get_if<wire_msg::actor_location>(&*a);
   if (!loc) return error{errc::invalid_argument, "unexpected answer to actor_register"};
   if (!loc->error.empty()) return error{errc::invalid_argument, loc->error};

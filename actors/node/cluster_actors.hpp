@@ -61,6 +61,9 @@ private:
   // Registers the name of `rec`, an actor this node created on another node, with the
   // head: its row there follows the actor when this node restarts it elsewhere.
   result<void> register_name(const std::shared_ptr<remote_actor_record>& rec);
+  // Registers `reg` with the head: there, `rec` itself is the row.
+  result<void> register_name(detail::actor_record_ptr rec,
+                             const wire_msg::actor_register& reg);
   // Creates the actor `m` asks for on this node; its id here.
   result<uint64_t> host_actor(const wire_msg::actor_create& m);
   // Hosts `rec` as `id` for other nodes; returns once calls to it find it.

@@ -25,6 +25,17 @@ using detail::to_wire;
 using run_fn_atom = caf::atom_constant<caf::atom("runfn")>;
 
 constexpr auto request_timeout = std::chrono::seconds(10);
+// The client times a request out; the wait for its answer here is a backstop.
+constexpr auto request_backstop = request_timeout + std::chrono::seconds(5);
+
+// Why node `self` has no answer from `node`.
+error no_answer(const std::string& self, const std::string& node, const caf::error& e) {
+  if (e == caf::sec::request_timeout)
+    return {errc::node_unreachable, "node '" + node + "' did not answer within " +
+                                        std::to_string(request_timeout.count()) + " s"};
+  return {errc::runtime_stopped,
+          "node '" + self + "' stopped while waiting for node '" + node + "'"};
+}
 
 /// Runs posted functions off the I/O thread (they may block: connects, lookups). It takes
 /// an argument it does not need: CAF 0.17 binds a null argument tuple for a function
@@ -198,37 +209,19 @@ result<wire_msg::message> node_link::request(const std::string& node,
     if (auto ok = connect_to(node); !ok) return ok.err();
   result<wire_msg::message> out = error{errc::runtime_stopped, ""};
   caf::scoped_actor asker{local->system()};
-  // The client times the request out; the wait here is a backstop.
-  asker
-      ->request(control, request_timeout + std::chrono::seconds(5), request_atom::value,
-                node, std::move(m))
+  asker->request(control, request_backstop, request_atom::value, node, std::move(m))
       .receive([&](wire_msg::message& a) { out = std::move(a); },
-               [&](caf::error& e) {
-                 if (e == caf::sec::request_timeout)
-                   out = error{errc::node_unreachable,
-                               "node '" + node + "' did not answer within " +
-                                   std::to_string(request_timeout.count()) + " s"};
-                 else
-                   out = error{errc::runtime_stopped,
-                               "node '" + self.name +
-                                   "' stopped while waiting for node '" + node + "'"};
-               });
+               [&](caf::error& e) { out = no_answer(self.name, node, e); });
   return out;
 }
 
 void node_link::request_then(const std::string& node, wire_msg::message m,
                              std::function<void(result<wire_msg::message>)> then) {
-  auto wait = request_timeout + std::chrono::seconds(5);
-  local->system().spawn([this, node, wait, m = std::move(m),
+  local->system().spawn([this, node, m = std::move(m),
                          then = std::move(then)](caf::event_based_actor* asker) mutable {
-    asker->request(control, wait, request_atom::value, node, std::move(m))
+    asker->request(control, request_backstop, request_atom::value, node, std::move(m))
         .then([then](wire_msg::message& a) { then(std::move(a)); },
-              [this, then, node](caf::error& e) {
-                then(error{e == caf::sec::request_timeout ? errc::node_unreachable
-                                                          : errc::runtime_stopped,
-                           "node '" + self.name + "' got no answer from node '" + node +
-                               "': " + local->system().render(e)});
-              });
+              [this, then, node](caf::error& e) { then(no_answer(self.name, node, e)); });
   });
 }
 

@@ -30,8 +30,8 @@ node_devices::running(uint32_t device) const {
                                              std::to_string(device) + " (it has " +
                                              std::to_string(board_->size()) + ")"};
   auto v = board_->get(device);
-  if (!v && !board_->lost(device).empty())
-    return error{errc::device_failed, board_->lost(device)};
+  if (!v)
+    if (auto why = board_->lost(device); !why.empty()) return error{errc::device_failed, why};
   if (!v)
     return error{errc::device_failed, "the worker of GPU " + std::to_string(device) +
                                           " of node '" + node_ +

@@ -9,42 +9,43 @@
 
 namespace {
 
-// A program run with `swarm job submit`: it connects as a client from what its
-// environment says, runs tasks on the cluster and prints their sum.
-int client_job() {
+// Connects as a client from what its environment says (as a program run with `swarm
+// job submit` does) and runs `body` on the cluster; its exit code.
+template <class Body> int as_client(const char* what, Body body) {
   auto o = swarm::client_options_from_env();
   if (!o) {
-    std::fprintf(stderr, "client job: %s\n", o.err().message.c_str());
+    std::fprintf(stderr, "%s: %s\n", what, o.err().message.c_str());
     return 1;
   }
   swarm::application app;
   swarm::cluster_test::register_all(app);
   swarm::runtime rt{app, *o};
-  auto add = app.find_function<int(int, int)>("add").value();
-  std::vector<swarm::object_ref<int>> refs;
-  for (int i = 1; i <= 10; ++i)
-    refs.push_back(rt.submit(add, i, i));
-  int sum = 0;
-  for (auto& r : refs)
-    sum += r.get(std::chrono::seconds(20)).value();
-  std::printf("client job: 10 tasks on the cluster, sum %d\n", sum);
-  return 0;
+  return body(app, rt);
 }
 
-// A client that connects from what its environment says and stays until killed.
+// A job: runs tasks on the cluster and prints their sum.
+int client_job() {
+  return as_client("client job", [](swarm::application& app, swarm::runtime& rt) {
+    auto add = app.find_function<int(int, int)>("add").value();
+    std::vector<swarm::object_ref<int>> refs;
+    for (int i = 1; i <= 10; ++i)
+      refs.push_back(rt.submit(add, i, i));
+    int sum = 0;
+    for (auto& r : refs)
+      sum += r.get(std::chrono::seconds(20)).value();
+    std::printf("client job: 10 tasks on the cluster, sum %d\n", sum);
+    return 0;
+  });
+}
+
+// A client that stays connected until it is killed.
 int client_idle() {
-  auto o = swarm::client_options_from_env();
-  if (!o) {
-    std::fprintf(stderr, "client: %s\n", o.err().message.c_str());
-    return 1;
-  }
-  swarm::application app;
-  swarm::cluster_test::register_all(app);
-  swarm::runtime rt{app, *o};
-  std::printf("client: connected\n");
-  std::fflush(stdout);
-  std::this_thread::sleep_for(std::chrono::minutes(5));
-  return 0;
+  return as_client("client", [](swarm::application&, swarm::runtime&) {
+    std::printf("client: connected\n");
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::minutes(5));
+    return 0;
+  });
 }
 
 } // namespace

@@ -62,6 +62,10 @@ result<void> cluster_tasks::feasible(const resource_set& demand, const std::stri
     if (fits) add_quoted(dead, name);
     seen += (seen.empty() ? "" : ", ") + name + " " + (total ? total->to_string() : "?");
   }
+  // Only the head's table is complete: a node that joined a moment ago may be missing
+  // from this node's copy. Elsewhere, work no listed node can take goes to the head,
+  // whose scheduler gives the verdict.
+  if (node.empty() && !link_.is_head()) return {};
   if (!dead.empty())
     return node.empty() ? only_dead_nodes_fit(demand, dead)
                         : error{errc::node_unreachable, "node " + dead + " is dead"};
@@ -78,9 +82,9 @@ result<void> cluster_tasks::feasible(const resource_set& demand, const std::stri
   }
   if (!lacking.empty())
     return error{errc::infeasible, "demands " + demand.to_string() +
-                                       " but no node that registered " + needs.to_string() +
-                                       " has it (" + seen + "), and it is not registered on " +
-                                       lacking};
+                                       " but no node that registered " +
+                                       needs.to_string() + " has it (" + seen +
+                                       "), and it is not registered on " + lacking};
   return error{errc::infeasible, "demands " + demand.to_string() +
                                      " but no node of the cluster has it (" + seen + ")"};
 }

@@ -24,7 +24,8 @@ struct runtime_config {
   /// nodes, memory limits and waits behave as on a GPU, to run and test GPU pipelines on
   /// a machine without one.
   std::string gpu_backend;
-  /// Streams each device's worker keeps; a task's work goes on one of them.
+  /// Streams each device's worker starts with. A running GPU task has one of its own;
+  /// the pool grows when more run at once.
   size_t gpu_streams = 4;
   /// Bytes the object store may hold; default: a quarter of physical memory.
   std::optional<size_t> object_store_bytes;

@@ -75,6 +75,15 @@ public:
 
   void make_current(int device) noexcept override { cudaSetDevice(device); }
 
+  result<size_t> free_memory(int device) override {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
+      return ok.err();
+    size_t free = 0, total = 0;
+    if (auto ok = check(device, "cudaMemGetInfo", cudaMemGetInfo(&free, &total)); !ok)
+      return ok.err();
+    return free;
+  }
+
   result<void*> allocate(int device, size_t bytes) override {
     if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
       return ok.err();
@@ -165,7 +174,8 @@ public:
   }
 
   void destroy_event(int device, event_handle e) noexcept override {
-    if (cudaSetDevice(device) == cudaSuccess) cudaEventDestroy(static_cast<cudaEvent_t>(e));
+    if (cudaSetDevice(device) == cudaSuccess)
+      cudaEventDestroy(static_cast<cudaEvent_t>(e));
   }
 
 private:

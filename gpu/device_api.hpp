@@ -39,6 +39,9 @@ public:
   /// of a task given it launch.
   virtual void make_current(int device) noexcept = 0;
 
+  /// Device memory free now (`cudaMemGetInfo`): less than `devices()` says when other
+  /// processes, or this one's context, hold some.
+  virtual result<size_t> free_memory(int device) = 0;
   /// `bytes` of device memory.
   virtual result<void*> allocate(int device, size_t bytes) = 0;
   /// Frees `p` (`cudaFree`, which waits for the work on it); an error is the device's,
@@ -89,6 +92,7 @@ public:
   const std::vector<device_info>& devices() const noexcept override { return devices_; }
   result<void> open(int device, bool reset) override;
   void make_current(int) noexcept override {}
+  result<size_t> free_memory(int device) override;
   result<void*> allocate(int device, size_t bytes) override;
   result<void> release(int device, void* p) noexcept override;
   result<stream_handle> make_stream(int device) override;

@@ -86,6 +86,11 @@ result<void> host_device_api::open(int device, bool reset) {
   return {};
 }
 
+result<size_t> host_device_api::free_memory(int device) {
+  SWARM_HOST_DEVICE(device)
+  return devices_[static_cast<size_t>(device)].memory_bytes - dev.used;
+}
+
 result<void*> host_device_api::allocate(int device, size_t bytes) {
   SWARM_HOST_DEVICE(device)
   auto capacity = devices_[static_cast<size_t>(device)].memory_bytes;
@@ -111,8 +116,8 @@ result<void> host_device_api::release(int device, void* p) noexcept {
   auto& dev = state_->devs[static_cast<size_t>(device)];
   auto i = dev.blocks.find(p);
   if (i == dev.blocks.end())
-    return error{errc::invalid_argument,
-                 "host device " + std::to_string(device) + " holds no block at that address"};
+    return error{errc::invalid_argument, "host device " + std::to_string(device) +
+                                             " holds no block at that address"};
   dev.used -= i->second;
   std::free(p);
   dev.blocks.erase(i);

@@ -57,7 +57,8 @@ std::string device_board::last_fault(uint32_t device) const {
 
 void device_board::lose(uint32_t device, std::string why) {
   if (device < lost_.size())
-    std::atomic_store(&lost_[device], std::make_shared<const std::string>(std::move(why)));
+    std::atomic_store(&lost_[device],
+                      std::make_shared<const std::string>(std::move(why)));
 }
 
 std::string device_board::lost(uint32_t device) const {
@@ -92,24 +93,27 @@ public:
       quit(caf::make_error(caf::sec::runtime_error, where() + ": " + ok.err().message));
       return {};
     }
-    auto device_bytes = cfg_.api->devices().at(cfg_.device).memory_bytes;
-    capacity_ =
-        cfg_.memory_bytes ? std::min(cfg_.memory_bytes, device_bytes) : device_bytes;
+    // What is free once its context is open: other processes, and the context itself,
+    // hold the rest.
+    auto free_now = cfg_.api->free_memory(dev);
+    if (!free_now) {
+      cfg_.log.error(where() + " could not start: " + free_now.err().message);
+      quit(caf::make_error(caf::sec::runtime_error,
+                           where() + ": " + free_now.err().message));
+      return {};
+    }
+    capacity_ = cfg_.memory_bytes ? std::min(cfg_.memory_bytes, *free_now) : *free_now;
     auto v = std::make_shared<device_board::view>();
     v->epoch = epoch_;
     v->worker = caf::actor_cast<caf::actor>(this);
-    for (size_t i = 0; i < std::max<size_t>(1, cfg_.streams); ++i) {
-      auto s = cfg_.api->make_stream(dev);
-      if (!s) {
-        cfg_.log.error(where() + " could not start: " + s.err().message);
-        for (auto made : v->streams)
-          cfg_.api->destroy_stream(dev, made);
-        quit(caf::make_error(caf::sec::runtime_error, where() + ": " + s.err().message));
-        return {};
-      }
-      v->streams.push_back(*s);
+    auto pool = stream_pool::make(cfg_.api, dev, cfg_.streams);
+    if (!pool) {
+      cfg_.log.error(where() + " could not start: " + pool.err().message);
+      quit(caf::make_error(caf::sec::runtime_error, where() + ": " + pool.err().message));
+      return {};
     }
-    streams_ = v->streams;
+    streams_ = *pool;
+    v->streams = std::move(*pool);
     cfg_.board->publish(cfg_.device, std::move(v));
     if (epoch_ > 1) cfg_.log.info(where() + ": restarted on a fresh context");
     return {
@@ -134,16 +138,13 @@ public:
 
   void on_exit() override {
     cfg_.board->withdraw(cfg_.device, epoch_);
-    auto dev = static_cast<int>(cfg_.device);
     for (auto& [p, n] : live_)
       release(p);
     while (!cache_.empty())
       drop_cached(cache_.begin());
-    for (auto s : streams_)
-      cfg_.api->destroy_stream(dev, s);
+    if (streams_) streams_->close();
     live_.clear();
     cache_.clear();
-    streams_.clear();
     for (auto& w : waiting_)
       w.rp.deliver(device_grant{0, 0, {errc::device_failed, where() + " stopped"}});
     waiting_.clear();
@@ -181,7 +182,8 @@ private:
   };
 
   // A freed block, reused once the work queued on every stream when it was freed is
-  // done: a kernel of the task that dropped it may still write it.
+  // done: a kernel of the task that dropped it may still write it (on whichever stream
+  // that task held).
   struct freed {
     void* p;
     std::vector<gpu::event_handle> after;
@@ -202,7 +204,9 @@ private:
 
   caf::result<device_grant> allocate(uint64_t bytes, caf::timespan wait) {
     if (bytes > capacity_)
-      return out_of_memory(bytes, "ever: it is larger than its memory");
+      return out_of_memory(bytes,
+                           "ever: it is larger than its memory (what the device had free "
+                           "when its worker started)");
     if (waiting_.empty())
       if (auto g = try_grant(bytes)) return *g;
     if (wait.count() <= 0) return out_of_memory(bytes, "now");
@@ -290,7 +294,7 @@ private:
     used_ -= i->second;
     cached_ += i->second;
     freed f{i->first, {}};
-    for (auto stream : streams_)
+    for (auto stream : streams_->all())
       if (auto e = cfg_.api->record(static_cast<int>(cfg_.device), stream))
         f.after.push_back(*e);
     cache_.emplace(i->second, std::move(f));
@@ -320,7 +324,7 @@ private:
   size_t cached_ = 0; // freed blocks kept for reuse
   std::unordered_map<void*, size_t> live_;
   std::multimap<size_t, freed> cache_;
-  std::vector<gpu::stream_handle> streams_;
+  std::shared_ptr<stream_pool> streams_;
   std::deque<waiter> waiting_;
   uint64_t next_waiter_ = 1;
   bool release_failed_ = false;

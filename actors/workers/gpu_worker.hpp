@@ -15,19 +15,20 @@
 
 #include "base/error.hpp"
 #include "base/node_log.hpp"
+#include "actors/workers/stream_pool.hpp"
 #include "gpu/device_api.hpp"
 
 namespace swarm::actors {
 
 /// Where each device's GPU worker publishes what the threads using the device need: the
 /// worker's incarnation (a buffer of an older one is lost), the worker itself, and its
-/// streams. A device has none while its worker restarts.
+/// pool of streams. A device has none while its worker restarts.
 class device_board {
 public:
   struct view {
     uint64_t epoch = 0;
     caf::actor worker;
-    std::vector<gpu::stream_handle> streams;
+    std::shared_ptr<stream_pool> streams;
   };
 
   explicit device_board(size_t devices);
@@ -64,7 +65,7 @@ struct gpu_worker_config {
   uint32_t device = 0;
   /// Bytes it may hand out; 0: the device's memory.
   size_t memory_bytes = 0;
-  /// Streams in its pool.
+  /// Streams its pool starts with; it makes more when more tasks run at once.
   size_t streams = 4;
   /// A thread of its own: opening a device, cudaMalloc and cudaFree block. Off only on
   /// CAF's test coordinator, which runs scheduled actors alone.
@@ -95,7 +96,8 @@ using dev_fail_atom = caf::atom_constant<caf::atom("devfail")>;
 using dev_stats_atom = caf::atom_constant<caf::atom("devstats")>;
 
 /// Spawns the GPU worker of one device. It owns the device's context (opened at start,
-/// reset first when it is a restart), a pool of streams, and the memory it hands out:
+/// reset first when it is a restart), a pool of streams (one per running task), and the
+/// memory it hands out:
 /// what fits is granted at once (from blocks freed earlier of the same size once the
 /// work queued before their free is done, or fresh); what does not waits, first come
 /// first served, until frees make room or its wait ends (`device_out_of_memory`). Its

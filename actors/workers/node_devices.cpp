@@ -9,8 +9,9 @@ namespace {
 // How much longer than its own wait an allocation waits for the worker's answer.
 constexpr auto answer_slack = std::chrono::seconds(10);
 
+// The stream of `slot`'s task on the device of `v`, taken at its first use.
 gpu::stream_handle pick(const device_board::view& v, uint64_t slot) {
-  return v.streams[slot % v.streams.size()];
+  return v.streams->take(slot);
 }
 
 } // namespace
@@ -31,7 +32,8 @@ node_devices::running(uint32_t device) const {
                                              std::to_string(board_->size()) + ")"};
   auto v = board_->get(device);
   if (!v)
-    if (auto why = board_->lost(device); !why.empty()) return error{errc::device_failed, why};
+    if (auto why = board_->lost(device); !why.empty())
+      return error{errc::device_failed, why};
   if (!v)
     return error{errc::device_failed, "the worker of GPU " + std::to_string(device) +
                                           " of node '" + node_ +
@@ -177,8 +179,10 @@ void* node_devices::stream(uint32_t device, uint64_t slot) {
 result<void> node_devices::finish(uint32_t device, uint64_t slot) {
   auto v = running(device);
   if (!v) return v.err();
-  if (auto ok = api_->synchronize(static_cast<int>(device), pick(**v, slot)); !ok)
-    return failed(**v, ok.err());
+  // Also a task that queued nothing on its stream learns of a launch it got wrong.
+  auto ok = api_->synchronize(static_cast<int>(device), pick(**v, slot));
+  (*v)->streams->give_back(slot);
+  if (!ok) return failed(**v, ok.err());
   return {};
 }
 

@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <numeric>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "framework/swarm.hpp"
@@ -276,4 +279,42 @@ TEST_CASE("a device buffer counts against its device's memory, not the object st
   REQUIRE(big.get(10s));
   CHECK(rt.stats().store_bytes < (1 << 20));
   CHECK(big.get(10s).value().size() == size_t{8} << 20);
+}
+
+TEST_CASE("GPU tasks running at once each have a stream of their own, more than the pool "
+          "started with") {
+  constexpr int running = 8; // twice the four streams a device starts with
+  swarm::application app;
+  std::atomic<int> arrived{0};
+  auto stream_of = app.function("stream_of", [&](swarm::context& ctx) {
+    auto s = reinterpret_cast<uint64_t>(ctx.gpu_stream());
+    // All hold their stream at once: each waits (bounded) for the others.
+    ++arrived;
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (arrived.load() < running && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    CHECK(reinterpret_cast<uint64_t>(ctx.gpu_stream()) == s); // the same all its run
+    return s;
+  });
+  auto cfg = host_gpus(1);
+  cfg.cpus = running;
+  swarm::runtime rt{app, cfg};
+  std::vector<swarm::object_ref<uint64_t>> refs;
+  for (int i = 0; i < running; ++i)
+    refs.push_back(rt.submit(gpu(1.0 / running), stream_of));
+  std::set<uint64_t> streams;
+  for (auto& r : refs)
+    streams.insert(r.get(20s).value());
+  CHECK(arrived.load() == running);
+  CHECK(streams.size() == running);
+  CHECK_FALSE(streams.count(0));
+  // Given back when each finished: a second round takes the same streams again.
+  arrived = 0;
+  std::set<uint64_t> again;
+  refs.clear();
+  for (int i = 0; i < running; ++i)
+    refs.push_back(rt.submit(gpu(1.0 / running), stream_of));
+  for (auto& r : refs)
+    again.insert(r.get(20s).value());
+  CHECK(again == streams);
 }

@@ -73,7 +73,7 @@ TEST_CASE_FIXTURE(fixture,
   auto v = board->get(0);
   REQUIRE(v);
   CHECK(v->epoch == 1);
-  CHECK(v->streams.size() == 2);
+  CHECK(v->streams->all().size() == 2);
   CHECK(v->worker == w);
   CHECK(std::get<2>(stats()) == 1000);
 }
@@ -174,7 +174,8 @@ TEST_CASE("a GPU worker whose device faulted is restarted once; the restart cann
   CHECK(board->lost(0).empty());
 
   api->fail(0, "an illegal address in a kernel");
-  CHECK(api->synchronize(0, first->streams[0]).err().code == swarm::errc::device_failed);
+  CHECK(api->synchronize(0, first->streams->take(0)).err().code ==
+        swarm::errc::device_failed);
   caf::anon_send(first->worker, dev_fail_atom::value,
                  std::string{"cudaErrorIllegalAddress in task 'k'"});
   f.sched.run();
@@ -221,7 +222,10 @@ public:
   }
   swarm::result<void> open(int d, bool reset) override { return inner_.open(d, reset); }
   void make_current(int) noexcept override {}
-  swarm::result<void*> allocate(int d, size_t n) override { return inner_.allocate(d, n); }
+  swarm::result<size_t> free_memory(int d) override { return inner_.free_memory(d); }
+  swarm::result<void*> allocate(int d, size_t n) override {
+    return inner_.allocate(d, n);
+  }
   swarm::result<void> release(int d, void* p) noexcept override {
     return inner_.release(d, p);
   }
@@ -246,7 +250,8 @@ public:
   swarm::result<void> synchronize(int d, swarm::gpu::stream_handle s) override {
     return inner_.synchronize(d, s);
   }
-  swarm::result<swarm::gpu::event_handle> record(int, swarm::gpu::stream_handle) override {
+  swarm::result<swarm::gpu::event_handle> record(int,
+                                                 swarm::gpu::stream_handle) override {
     return static_cast<swarm::gpu::event_handle>(new bool{false});
   }
   bool done(int, swarm::gpu::event_handle e) noexcept override {
@@ -302,4 +307,64 @@ TEST_CASE("a GPU worker reuses a freed block only once the work queued before it
   CHECK(api->waits > 0);
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   f.sched.run();
+}
+
+TEST_CASE("a stream pool gives each running task a stream of its own, grows when every "
+          "stream is taken, and takes back what a finished task gives back") {
+  auto api = std::make_shared<swarm::gpu::host_device_api>(std::vector<size_t>{1000});
+  REQUIRE(api->open(0, false));
+  auto pool = stream_pool::make(api, 0, 2).value();
+  auto shared = pool->take(0); // outside any task: the first stream, for everyone
+  CHECK(pool->take(0) == shared);
+  auto a = pool->take(7);
+  CHECK(a != nullptr);
+  CHECK(a != shared);
+  CHECK(pool->take(7) == a); // the same while it runs
+  auto b = pool->take(8);    // none free: a new one
+  CHECK(b != nullptr);
+  CHECK(b != a);
+  CHECK(b != shared);
+  CHECK(pool->all().size() == 3);
+  CHECK(pool->held(9) == nullptr);
+  pool->give_back(7);
+  CHECK(pool->held(7) == nullptr);
+  CHECK(pool->take(9) == a); // reused, not made again
+  CHECK(pool->all().size() == 3);
+  pool->close();
+  CHECK(pool->take(10) == nullptr);
+  CHECK(pool->all().empty());
+}
+
+TEST_CASE("a GPU worker counts as its memory what the device has free when it starts, "
+          "not what the device has in all") {
+  test_coordinator_fixture<> f;
+  auto api = std::make_shared<swarm::gpu::host_device_api>(std::vector<size_t>{1000});
+  REQUIRE(api->open(0, false));
+  auto other = api->allocate(0, 400).value(); // another process's, say
+  CHECK(api->free_memory(0).value() == 600);
+  auto board = std::make_shared<device_board>(1);
+  gpu_worker_config g;
+  g.api = api;
+  g.board = board;
+  g.node = "n1";
+  g.own_thread = false;
+  auto w = spawn_gpu_worker(f.sys, g);
+  f.sched.run();
+  f.self->send(w, dev_stats_atom::value);
+  f.sched.run();
+  f.self->receive([&](uint64_t used, uint64_t, uint64_t capacity, uint64_t) {
+    CHECK(used == 0);
+    CHECK(capacity == 600);
+  });
+  // More than is free fails at once, naming the device and what it counts.
+  f.self->send(w, dev_alloc_atom::value, uint64_t{700}, caf::timespan{0});
+  f.sched.run();
+  f.self->receive([&](device_grant& grant) {
+    CHECK_FALSE(grant.ok());
+    CHECK(grant.err.code == swarm::errc::device_out_of_memory);
+    CHECK(grant.err.message.find("GPU 0 of node 'n1'") != std::string::npos);
+  });
+  caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  f.sched.run();
+  CHECK(api->release(0, other));
 }

@@ -111,7 +111,8 @@ TEST_CASE("a kernel's output passes from task to task on the device and reads ri
   swarm::application app;
   auto make = app.function("make", [](swarm::context& ctx, uint64_t words) {
     auto b = ctx.device_alloc(words * 4).value();
-    must_launch(launch_fill(b.data_as<uint32_t>(), words, 0xabcd0000u, 0, ctx.gpu_stream()));
+    must_launch(
+        launch_fill(b.data_as<uint32_t>(), words, 0xabcd0000u, 0, ctx.gpu_stream()));
     return b;
   });
   auto check = app.function("check", [](swarm::context& ctx, swarm::device_buffer b) {
@@ -168,7 +169,8 @@ TEST_CASE("a buffer a task drops while its kernel still writes it is not given t
   auto reader = app.function("reader", [](swarm::context& ctx) {
     if (!wait_for(writer_dropped, 10s)) throw std::runtime_error{"the writer never ran"};
     auto b = ctx.device_alloc(words * 4).value();
-    must_launch(launch_fill(b.data_as<uint32_t>(), words, 0xbbbbbbbbu, 0, ctx.gpu_stream()));
+    must_launch(
+        launch_fill(b.data_as<uint32_t>(), words, 0xbbbbbbbbu, 0, ctx.gpu_stream()));
     std::this_thread::sleep_for(600ms);
     auto wrong = wrong_words(b.to_host_as<uint32_t>().value(), 0xbbbbbbbbu);
     reader_done = true;
@@ -179,6 +181,60 @@ TEST_CASE("a buffer a task drops while its kernel still writes it is not given t
   auto r = rt.submit(gpu(0.5), reader);
   CHECK(r.get(60s).value() == 0);
   CHECK(w.get(60s).value());
+}
+
+namespace {
+std::atomic<bool> slow_launched{false};
+std::atomic<bool> quick_done{false};
+} // namespace
+
+TEST_CASE("a task's work on its own stream does not wait behind another running task's "
+          "slow kernel") {
+  slow_launched = false;
+  quick_done = false;
+  swarm::application app;
+  constexpr size_t words = 1 << 20;
+  using clock = std::chrono::steady_clock;
+  // Queues a kernel of three seconds and stays running until the quick task is done.
+  auto slow = app.function("slow", [](swarm::context& ctx) {
+    auto b = ctx.device_alloc(words * 4).value();
+    must_launch(
+        launch_fill(b.data_as<uint32_t>(), words, 0x5a5a5a5au, 3000, ctx.gpu_stream()));
+    slow_launched = true;
+    return wait_for(quick_done, 20s);
+  });
+  // Fills and reads its own buffer meanwhile: milliseconds of work on its own stream.
+  auto quick = app.function("quick", [](swarm::context& ctx) {
+    if (!wait_for(slow_launched, 10s))
+      throw std::runtime_error{"the slow task never ran"};
+    auto ms = [](clock::time_point from) {
+      return static_cast<int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - from)
+              .count());
+    };
+    std::vector<int64_t> took;
+    auto start = clock::now();
+    auto b = ctx.device_alloc(words * 4).value();
+    took.push_back(ms(start));
+    must_launch(
+        launch_fill(b.data_as<uint32_t>(), words, 0x11111111u, 0, ctx.gpu_stream()));
+    took.push_back(ms(start));
+    auto wrong = wrong_words(b.to_host_as<uint32_t>().value(), 0x11111111u);
+    took.push_back(ms(start));
+    took.push_back(static_cast<int64_t>(wrong));
+    quick_done = true;
+    return took;
+  });
+  swarm::runtime rt{app, cuda_node()};
+  auto s = rt.submit(gpu(0.5), slow);
+  auto took = rt.submit(gpu(0.5), quick).get(60s).value();
+  REQUIRE(took.size() == 4);
+  MESSAGE("quick task: allocated after " << took[0] << " ms, launched after " << took[1]
+                                         << " ms, read after " << took[2] << " ms");
+  CHECK(took[3] == 0); // it read what it wrote
+  // Behind the slow kernel it would take its three seconds.
+  CHECK(took[2] < 1500);
+  CHECK(s.get(60s).value());
 }
 
 TEST_CASE("a launch the device refuses fails its task as the application's error, and "

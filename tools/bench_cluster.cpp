@@ -29,7 +29,8 @@ cluster_nodes::cluster_nodes(const std::string& dir, int n)
     for (int i = 0; i < n; ++i)
       out << "[[node]]\nname = \"" << name_of(i)
           << "\"\naddress = \"127.0.0.1\"\nport = " << ports[static_cast<size_t>(i)]
-          << (i == 0 ? "\nrole = \"head\"\n" : "\nresources = { spare = 1 }\n");
+          << (i == 0 ? "\nrole = \"head\"\n"
+                     : "\nresources = { spare = 1, at_" + name_of(i) + " = 1 }\n");
   }
   cfg = load_cluster_config(file).value();
   rt = std::make_unique<runtime>(app, cfg, "head");

@@ -165,6 +165,22 @@ void measure_spread(bench_session& s, cluster_nodes& c, int nodes) {
                "tcp_floor_round_trips_per_s", tcp_rate));
   s.add(versus("remote_n_nodes_tasks_async", median(task_rates), "tasks/s",
                "tcp_floor_round_trips_per_s", tcp_rate));
+  // Tasks n2 cannot run, spilled by n2 to n3, beside the same tasks pinned to n3.
+  task_options on_n2;
+  on_n2.node = cluster_nodes::name_of(1);
+  auto target = cluster_nodes::name_of(2);
+  auto n = static_cast<int>(std::max<size_t>(100, p.remote_tasks / 4));
+  std::vector<double> spilled, pinned;
+  for (int r = 0; r < p.reps; ++r) {
+    auto pinned_us = rt.submit(on_n2, c.fns.fan_out, n, target, true).get(60s).value();
+    auto spilled_us = rt.submit(on_n2, c.fns.fan_out, n, target, false).get(60s).value();
+    pinned.push_back(n * 1e6 / static_cast<double>(std::max<int64_t>(1, pinned_us)));
+    spilled.push_back(n * 1e6 / static_cast<double>(std::max<int64_t>(1, spilled_us)));
+  }
+  double floor = s.floor("pinned_tasks_from_a_worker_per_s", "tasks/s",
+                         [&] { return median(pinned); });
+  s.add(versus("spilled_tasks_from_a_worker_per_s", median(spilled), "tasks/s",
+               "pinned_tasks_from_a_worker_per_s", floor));
 }
 
 /// The longest time the head went without hearing from n2 (its `last_seen_ms` in the

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -53,6 +54,29 @@ int64_t peak_rss_with(const std::vector<uint8_t>&) {
   return vm_bytes("VmHWM");
 }
 
+// Runs `n` `bench.noop` tasks from this node, each either pinned to node `where` or
+// demanding the resource only `where` has (`at_<where>`), so that this node spills it;
+// the microseconds from the first submit to the last result.
+int64_t fan_out(context& ctx, int n, std::string where, bool pinned) {
+  auto noop_fn = ctx.app().find_function<int(int)>("bench.noop").value();
+  task_options o;
+  if (pinned)
+    o.node = where;
+  else
+    o.resources.set("at_" + where, 1);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<object_ref<int>> refs;
+  refs.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    refs.push_back(ctx.submit(o, noop_fn, i));
+  for (int i = 0; i < n; ++i)
+    if (refs[static_cast<size_t>(i)].get().value() != i)
+      throw std::runtime_error{"fan_out: a wrong result"};
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
 int nap(int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   return ms;
@@ -84,7 +108,8 @@ bench_fns register_bench(application& app) {
           app.function("bench.peak_rss_with", peak_rss_with),
           app.function("bench.nap", nap),
           echo,
-          app.function("bench.count", count)};
+          app.function("bench.count", count),
+          app.function("bench.fan_out", fan_out)};
 }
 
 } // namespace swarm::tools

@@ -44,6 +44,10 @@ struct bench_fns {
   actor_class<bench_echo> echo;
   /// Streams 0 .. n - 1.
   stream_fn<int(int)> count;
+  /// (n, node, pinned): runs n `noop` tasks from the node it runs on, pinned to `node` or
+  /// demanding `at_<node>` (which only that node has: the tasks are spilled there); the
+  /// microseconds they took.
+  task_fn<int64_t(int, std::string, bool)> fan_out;
 };
 
 /// Registers the benchmark's functions and actor (methods callable from other nodes);

@@ -178,6 +178,7 @@ struct NodeInfo {
   byPriority @13 :List(PriorityCount);
   client @14 :Bool;        # a program connected as a client: no file row, runs no work
   ownerIndex @15 :UInt32;  # a client's: the owner index its objects' ids carry
+  leaving @16 :Bool;       # stopping: alive until it goes, but no work is placed there
 }
 
 # A task function or actor type, with its signature.
@@ -214,6 +215,7 @@ struct NodeChange {
   running @5 :UInt32;
   byPriority @6 :List(PriorityCount);
   store @7 :StoreUsage;
+  leaving @8 :Bool;
 }
 
 # A driver program's row in the control store's job table.

@@ -171,6 +171,7 @@ void put_node(wire::NodeInfo::Builder b, const node_info& n) {
                  n.by_priority);
   b.setClient(n.client);
   b.setOwnerIndex(n.owner_index);
+  b.setLeaving(n.leaving);
 }
 
 node_info get_node(wire::NodeInfo::Reader r) {
@@ -189,7 +190,8 @@ node_info get_node(wire::NodeInfo::Reader r) {
           r.getRunning(),
           get_priorities(r.getByPriority()),
           r.getClient(),
-          r.getOwnerIndex()};
+          r.getOwnerIndex(),
+          r.getLeaving()};
 }
 
 void put_change(wire::NodeChange::Builder b, const node_change& c) {
@@ -201,6 +203,7 @@ void put_change(wire::NodeChange::Builder b, const node_change& c) {
   b.setRunning(c.running);
   put_priorities(b.initByPriority(size_of(c.by_priority.size())), c.by_priority);
   put_store(b.initStore(), c.store);
+  b.setLeaving(c.leaving);
 }
 
 node_change get_change(wire::NodeChange::Reader r) {
@@ -211,7 +214,8 @@ node_change get_change(wire::NodeChange::Reader r) {
           r.getQueued(),
           r.getRunning(),
           get_priorities(r.getByPriority()),
-          get_store(r.getStore())};
+          get_store(r.getStore()),
+          r.getLeaving()};
 }
 
 void put_job(wire::JobInfo::Builder b, const job_info& j) {

@@ -234,6 +234,9 @@ struct node_info {
   bool client = false;
   /// A client's owner index: its objects' ids carry it.
   uint32_t owner_index = 0;
+  /// It is stopping: alive until it goes (its answers still come), but no work is
+  /// placed there.
+  bool leaving = false;
 };
 
 struct join {
@@ -259,6 +262,7 @@ struct node_change {
   uint32_t running = 0;
   priority_counts by_priority = {};
   store_usage store = {};
+  bool leaving = false;
 };
 
 /// The head's node table, versioned. `version` is the table's after this message; `base`

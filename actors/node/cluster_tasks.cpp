@@ -1,9 +1,11 @@
 #include "actors/node/cluster_tasks.hpp"
 #include "actors/scheduling/global_scheduler.hpp"
+#include "actors/scheduling/spill_policy.hpp"
 
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "framework/detail/wire_convert.hpp"
@@ -36,7 +38,8 @@ cluster_tasks::cluster_tasks(node_link& link,
                              std::function<void(wire_msg::message)> publish)
     : link_(link), publish_(std::move(publish)),
       spill_threshold_(static_cast<size_t>(2 * link.local->total_resources().get("CPU")) +
-                       1) {}
+                       1),
+      spill_draws_(std::hash<std::string>{}(link.self.name)) {}
 
 void cluster_tasks::on_submit(wire_msg::task_submit m) {
   if (m.placed || !link_.is_head())
@@ -47,6 +50,10 @@ void cluster_tasks::on_submit(wire_msg::task_submit m) {
 
 result<void> cluster_tasks::feasible(const resource_set& demand, const std::string& node,
                                      const std::string& function) {
+  // Only the head's table is complete: a node that joined a moment ago may be missing
+  // from this node's copy. Elsewhere, work not pinned to a node goes where this node
+  // spills it, or to the head, whose scheduler gives the verdict.
+  if (node.empty() && !link_.is_head()) return {};
   std::string seen, dead, lacking;
   auto peers = link_.members.get();
   auto needs = work_needs::function(function);
@@ -62,10 +69,6 @@ result<void> cluster_tasks::feasible(const resource_set& demand, const std::stri
     if (fits) add_quoted(dead, name);
     seen += (seen.empty() ? "" : ", ") + name + " " + (total ? total->to_string() : "?");
   }
-  // Only the head's table is complete: a node that joined a moment ago may be missing
-  // from this node's copy. Elsewhere, work no listed node can take goes to the head,
-  // whose scheduler gives the verdict.
-  if (node.empty() && !link_.is_head()) return {};
   if (!dead.empty())
     return node.empty() ? only_dead_nodes_fit(demand, dead)
                         : error{errc::node_unreachable, "node " + dead + " is dead"};
@@ -113,10 +116,71 @@ void cluster_tasks::submit(detail::task_ptr task) {
     // it: the lost node's tasks come back all at once, and would all queue here.
     bool again = task->attempts > 0 && link_.is_head();
     if (!fits_here || inputs_elsewhere || busy || again)
-      return send_task(std::move(task),
-                       link_.is_head() ? std::string{} : link_.head_name(), false);
+      return link_.is_head() ? send_task(std::move(task), {}, false)
+                             : spill(std::move(task));
   }
   run_locally(std::move(task));
+}
+
+void cluster_tasks::spill(detail::task_ptr task) {
+  std::vector<object_key> exported;
+  auto m = submit_message(*task, true, exported);
+  // A run again (its node was lost, or gave it back as it stopped) is the head's to
+  // place: only its table knows which nodes are leaving.
+  auto to = task->attempts > 0 ? std::string{} : spill_target(*task, m.args);
+  // None this node knows of: the head's scheduler, which knows every node, decides.
+  if (to.empty()) {
+    m.placed = false;
+    to = link_.head_name();
+  }
+  forward_task(std::move(task), to, std::move(m), std::move(exported));
+}
+
+std::string cluster_tasks::spill_target(const detail::task_spec& task,
+                                        const std::vector<wire_msg::arg>& args) {
+  auto needs = work_needs::function(task.name);
+  auto& demand = task.options.resources;
+  auto peers = link_.members.get();
+  // What could run it, as this node last heard; only over a connection that is up (one
+  // that would have to be dialled first, or cannot be, is the head's to judge).
+  auto weigh = [&](const std::string& name,
+                   const peer_view& p) -> std::optional<spill_candidate> {
+    if (name == link_.self.name || !p.info.alive || p.info.leaving || p.info.client ||
+        !registered(p.info, needs) || !link_.net->connected(name))
+      return std::nullopt;
+    auto total = from_list(p.info.total);
+    if (!total || !demand.fits_in(*total)) return std::nullopt;
+    spill_candidate c;
+    c.name = name;
+    auto available = from_list(p.info.available);
+    c.room = available && demand.fits_in(*available);
+    for (auto& a : args)
+      if (auto* r = std::get_if<wire_msg::remote_ref>(&a); r && r->node == name)
+        c.input_bytes += r->size;
+    c.ahead = work_ahead(p.info.queued, p.info.by_priority, task.options.priority);
+    return c;
+  };
+  std::vector<spill_candidate> weighed;
+  // The nodes holding its inputs, then a few drawn at random: the cost of a spill does
+  // not grow with the cluster.
+  for (auto& a : args)
+    if (auto* r = std::get_if<wire_msg::remote_ref>(&a))
+      if (auto i = peers->find(r->node); i != peers->end())
+        if (auto c = weigh(i->first, i->second)) weighed.push_back(std::move(*c));
+  std::vector<const peer_table::value_type*> live;
+  live.reserve(peers->size());
+  for (auto& row : *peers)
+    if (row.second.info.alive && !row.second.info.client) live.push_back(&row);
+  spill_draw draw{live.size(), spill_draws_.fetch_add(1, std::memory_order_relaxed)};
+  size_t drawn = 0;
+  for (size_t probes = 0, i = draw.next();
+       i != live.size() && drawn < spill_sample && probes < spill_probes;
+       i = draw.next(), ++probes)
+    if (auto c = weigh(live[i]->first, live[i]->second)) {
+      weighed.push_back(std::move(*c));
+      ++drawn;
+    }
+  return best_spill_target(weighed);
 }
 
 void cluster_tasks::run_locally(detail::task_ptr task) {

@@ -11,11 +11,14 @@
 namespace swarm::actors {
 
 /// A cluster node's tasks. Bottom-up scheduling: work runs here when this node can hold
-/// it and its large inputs are here; otherwise it is spilled to the head's global
-/// scheduler, which picks a node by feasible resources, then bytes of inputs already
-/// there, then load. A task sent elsewhere becomes a child of the node's owner. Results
-/// small enough travel inline to their owner; larger ones stay on the node that made
-/// them and are pulled in chunks by whoever needs them.
+/// it and its large inputs are here; otherwise it is spilled straight to a connected node
+/// chosen from this node's view of the cluster (`choose_spill_target`), or, when that
+/// view lists none that could run it, to the head's global scheduler, which knows every
+/// node and picks by feasible resources, then bytes of inputs already there, then load.
+/// The head's own spilled work goes to its global scheduler. A task sent elsewhere
+/// becomes a child of the node's owner. Results small enough travel inline to their
+/// owner; larger ones stay on the node that made them and are pulled in chunks by whoever
+/// needs them.
 class cluster_tasks {
 public:
   /// `publish` writes a control-store row (on the head) or sends it there.
@@ -51,6 +54,11 @@ private:
   wire_msg::task_submit submit_message(const detail::task_spec& task, bool placed,
                                        std::vector<key>& exported);
   void send_task(detail::task_ptr task, const std::string& to, bool placed);
+  // Sends `task` to the node `spill_target` picks, else to the head to be placed.
+  void spill(detail::task_ptr task);
+  // A node this node's view shows could run `task` (with `args` as sent), or empty.
+  std::string spill_target(const detail::task_spec& task,
+                           const std::vector<wire_msg::arg>& args);
   // Up to `n` other alive nodes that can run `task`, least busy first.
   std::vector<std::string> nodes_for(const detail::task_spec& task, size_t n) const;
   // Sends a copy of `task` to each of `nodes`; the first result wins.
@@ -65,6 +73,12 @@ private:
   // Past the threshold, new work may spill.
   std::atomic<size_t> local_inflight_{0};
   size_t spill_threshold_ = 1;
+  // Nodes that could run it weighed for each spill, besides those holding its inputs,
+  // found in at most `spill_probes` draws (work few nodes can run is the head's to
+  // place when the draws miss them).
+  static constexpr size_t spill_sample = 3;
+  static constexpr size_t spill_probes = 16;
+  std::atomic<uint64_t> spill_draws_;
 };
 
 } // namespace swarm::actors

@@ -99,12 +99,14 @@ struct membership_state {
     c.running = p.info.running;
     c.by_priority = p.info.by_priority;
     c.store = p.info.store;
+    c.leaving = p.info.leaving;
     return c;
   }
 
   static bool same_state(const wire_msg::node_change& a, const wire_msg::node_change& b) {
     return a.alive == b.alive && a.available == b.available && a.queued == b.queued &&
-           a.running == b.running && a.by_priority == b.by_priority && a.store == b.store;
+           a.running == b.running && a.by_priority == b.by_priority &&
+           a.store == b.store && a.leaving == b.leaving;
   }
 
   // The head: sends each live peer what changed since the last tick, encoded once for
@@ -200,7 +202,7 @@ struct membership_state {
     p.info.alive = true;
     p.info.head = false;
     p.last_seen = now;
-    p.leaving = false;
+    p.info.leaving = false;
     port->record(p.info);
     whole.insert(name);
     sent_version.erase(name); // it gets the table whole
@@ -214,9 +216,11 @@ struct membership_state {
     auto i = peers.find(peer);
     if (!is_head() || i == peers.end()) return; // not joined: ignored until it joins
     auto& p = i->second;
-    if (hb.leaving && !p.leaving) {
-      // Alive until it goes (its answers still come), but no work is placed there.
-      p.leaving = true;
+    if (hb.leaving && !p.info.leaving) {
+      // Alive until it goes (its answers still come), but no work is placed there: by
+      // the head, nor by the nodes that spill work (its table's change tells them).
+      p.info.leaving = true;
+      changed.insert(peer);
       cfg.log.info("node '" + peer + "' is stopping: no more work is placed there");
       auto placed = p.info;
       placed.alive = false;
@@ -237,7 +241,7 @@ struct membership_state {
     if (hb.needs_table) sent_version.erase(peer);
     if (same_state(before, change_of(peer, p, now))) return;
     changed.insert(peer);
-    if (p.leaving) return; // recorded as no place for work; its table row goes on
+    if (p.info.leaving) return; // recorded as no place for work; its table row goes on
     port->record(p.info);
     // The view goes out with the next tick, or now when the node is back: work may go
     // there again.
@@ -279,6 +283,7 @@ struct membership_state {
       p.info.running = c.running;
       p.info.by_priority = c.by_priority;
       p.info.store = c.store;
+      p.info.leaving = c.leaving;
       if (!c.alive) dead.push_back(c.name);
     }
     // Clients that left, dropped by the head after it reported them dead: those a whole
@@ -464,7 +469,7 @@ std::vector<std::string> least_busy(const peer_table& peers, const std::string& 
                                     const std::function<bool(const peer_view&)>& able) {
   std::vector<std::pair<uint32_t, std::string>> free;
   for (auto& [name, p] : peers)
-    if (p.info.alive && !p.leaving && name != self && !p.info.client && able(p))
+    if (p.info.alive && !p.info.leaving && name != self && !p.info.client && able(p))
       free.emplace_back(p.info.queued + p.info.running, name);
   std::sort(free.begin(), free.end());
   std::vector<std::string> out;

@@ -32,9 +32,6 @@ struct peer_view {
   wire_msg::node_info info;
   /// When its last heartbeat (or, for this node, the last tick) arrived.
   caf::actor_clock::time_point last_seen;
-  /// It said it is stopping (the head's view): alive until it goes, but no work is
-  /// placed there.
-  bool leaving = false;
 };
 
 /// Every node this one knows, by name. A published table never changes.

@@ -100,11 +100,18 @@ inline bool registered(const wire_msg::node_info& n, const work_needs& w) {
                      [&](const wire_msg::capability& c) { return c.name == w.name; });
 }
 
-inline uint64_t node_report::ahead_of(int32_t priority) const {
+/// Of `queued` tasks of a node, those a task of `priority` would wait behind there: all
+/// but the lower-priority ones, which it passes while they have not started.
+inline uint64_t work_ahead(uint64_t queued, const wire_msg::priority_counts& by_priority,
+                           int32_t priority) {
   uint64_t lower = 0;
   for (auto& [p, tasks] : by_priority)
     if (p < priority) lower += tasks;
   return queued > lower ? queued - lower : 0;
+}
+
+inline uint64_t node_report::ahead_of(int32_t priority) const {
+  return work_ahead(queued, by_priority, priority);
 }
 
 /// What `n` has registered.

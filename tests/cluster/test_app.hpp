@@ -431,6 +431,15 @@ inline int spawn_special(context& ctx, int start) {
   return a.call(&counter::add, 1).get().value();
 }
 
+/// Runs `node_name` wherever the resource "special" is, from wherever this task runs;
+/// the name it gives.
+inline std::string where_special(context& ctx) {
+  auto f = ctx.app().find_function<std::string()>("node_name").value();
+  task_options o;
+  o.resources.set("special", 1);
+  return ctx.submit(o, f).get().value();
+}
+
 /// Prints `text` as its output; its node's name.
 inline std::string shout(context& ctx, std::string text) {
   ctx.print(text);
@@ -506,6 +515,7 @@ inline void register_all(application& app) {
   app.function("digest_doubles", digest_doubles);
   app.function("digest_sample", digest_sample);
   app.function("spawn_special", spawn_special);
+  app.function("where_special", where_special);
   app.function("follow", follow);
   app.function("make_relay", make_relay);
   app.function("in_group", in_group);

@@ -267,11 +267,12 @@ TEST_CASE("every message kind round-trips through a frame") {
 }
 
 TEST_CASE("a change of the node table carries its versions, the rows new to it, what "
-          "changed in the others and the rows that left") {
+          "changed in the others (a node stopping too) and the rows that left") {
   node_table delta;
   delta.version = 12;
   delta.base = 11;
   delta.nodes = {head_row()};
+  delta.nodes[0].leaving = true;
   node_change c;
   c.name = "worker-3";
   c.alive = false;
@@ -281,6 +282,7 @@ TEST_CASE("a change of the node table carries its versions, the rows new to it, 
   c.running = 2;
   c.by_priority = {{1, 9}};
   c.store.bytes = 4096;
+  c.leaving = true;
   delta.changes = {c};
   delta.removed = {"client-1"};
   heartbeat hb;
@@ -295,6 +297,7 @@ TEST_CASE("a change of the node table carries its versions, the rows new to it, 
   CHECK(t.base == 11);
   REQUIRE(t.nodes.size() == 1);
   CHECK(t.nodes[0].name == "head");
+  CHECK(t.nodes[0].leaving);
   REQUIRE(t.changes.size() == 1);
   auto& d = t.changes[0];
   CHECK(d.name == "worker-3");
@@ -305,6 +308,7 @@ TEST_CASE("a change of the node table carries its versions, the rows new to it, 
   CHECK(d.running == 2);
   CHECK(d.by_priority == priority_counts{{1, 9}});
   CHECK(d.store.bytes == 4096);
+  CHECK(d.leaving);
   CHECK(t.removed == std::vector<std::string>{"client-1"});
   CHECK(std::get<heartbeat>(back[1]).needs_table);
 }

@@ -104,6 +104,26 @@ TEST_CASE(
         std::vector<std::string>{"head>worker-2 placed", "worker-2>head created"});
 }
 
+TEST_CASE("a task a worker spills goes straight to the node its view shows can run it, "
+          "not through the head") {
+  fake_cluster c;
+  // worker-1 knows worker-2 and what it has before it spills there.
+  REQUIRE(fake_cluster::eventually([&] { return c.w1->alive_nodes().size() == 3; }));
+  auto where_special = c.app.find_function<std::string()>("where_special").value();
+  auto routes = std::make_shared<std::vector<std::string>>();
+  auto routes_mtx = std::make_shared<std::mutex>();
+  c.net.drop_if([=](auto& from, auto& to, auto& m) {
+    std::lock_guard<std::mutex> g{*routes_mtx};
+    if (auto* t = std::get_if<wire_msg::task_submit>(&m))
+      routes->push_back(from + ">" + to + (t->placed ? " placed" : " to place"));
+    return false;
+  });
+  CHECK(c.driver->submit(c.on("worker-1"), where_special).get(10s).value() == "worker-2");
+  std::lock_guard<std::mutex> g{*routes_mtx};
+  CHECK(*routes ==
+        std::vector<std::string>{"head>worker-1 placed", "worker-1>worker-2 placed"});
+}
+
 TEST_CASE("a task whose node is lost runs again on another node, within its retries") {
   fake_cluster c;
   auto where = c.app.find_function<std::string()>("where").value();

@@ -264,8 +264,9 @@ TEST_CASE_FIXTURE(fixture, "a node the head finds dead keeps none of its last co
   CHECK(dead.total == node("w1").total); // what it is stays
 }
 
-TEST_CASE_FIXTURE(fixture, "a node that says it is stopping gets no more work from the "
-                           "head, yet stays in the table until it goes") {
+TEST_CASE_FIXTURE(fixture,
+                  "a node that says it is stopping gets no more work from the "
+                  "head or the other nodes, yet stays in the table until it goes") {
   start("head", {"head", "w1", "w2"});
   join("w1");
   join("w2");
@@ -276,9 +277,22 @@ TEST_CASE_FIXTURE(fixture, "a node that says it is stopping gets no more work fr
   sched.run();
   CHECK(port.has("record w1 dead")); // what the global scheduler places by
   CHECK(alive("w1"));                // its answers still come
-  CHECK(swarm::actors::least_busy(*view.get(), "head", 2,
-                                  [](const peer_view&) { return true; }) ==
-        std::vector<std::string>{"w2"});
+  CHECK(view.get()->at("w1").info.leaving);
+  // The next tick tells the nodes, which spill work by their own tables.
+  port.sent.clear();
+  pass(500ms);
+  REQUIRE(port.sent_to<wire_msg::node_table>("w2") == 1);
+  for (auto& [to, msg] : port.sent)
+    if (to == "w2") {
+      auto& t = std::get<wire_msg::node_table>(msg);
+      REQUIRE(t.changes.size() == 1);
+      CHECK(t.changes[0].name == "w1");
+      CHECK(t.changes[0].leaving);
+      CHECK(t.changes[0].alive);
+    }
+  CHECK(swarm::actors::least_busy(*view.get(), "head", 2, [](const peer_view&) {
+          return true;
+        }) == std::vector<std::string>{"w2"});
   heartbeat("w1"); // a heartbeat sent before it stopped changes nothing
   CHECK_FALSE(port.has("record w1 alive"));
   join("w1"); // started again
@@ -421,11 +435,16 @@ TEST_CASE_FIXTURE(fixture, "a worker applies a change of the table version it ho
   change.changes = {wire_msg::node_change{"w3", false, 2500},
                     wire_msg::node_change{"w1"}};
   change.changes[1].queued = 5;
+  change.changes[1].leaving = true;
   caf::anon_send(m, table_atom::value, change);
   sched.run();
   CHECK_FALSE(alive("w3"));
   CHECK(port.has("disconnect w3: the head found node 'w3' dead"));
   CHECK(queued_of("w1") == 5);
+  // w1 stops: alive (not cut off), but this node sends it no more work.
+  CHECK(alive("w1"));
+  CHECK_FALSE(port.has("disconnect w1"));
+  CHECK(view.get()->at("w1").info.leaving);
 
   wire_msg::node_table after_a_gap;
   after_a_gap.base = 12;

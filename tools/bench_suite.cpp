@@ -10,6 +10,7 @@
 #include "tools/bench_plot.hpp"
 #include "tools/bench_remote.hpp"
 #include "tools/bench_session.hpp"
+#include "tools/bench_sim.hpp"
 #include "tools/bench_stats.hpp"
 #include "tools/command.hpp"
 
@@ -30,6 +31,13 @@ int check(const bench_options& opts, int& nodes) {
     return 2;
   }
   nodes = std::stoi(v);
+  if (opts.sim != 0 && (opts.sim < 2 || opts.sim > 4000)) {
+    std::fprintf(stderr,
+                 "swarm bench: --sim expects a node count from 2 to 4000 (simulated in "
+                 "this process), not %d\n",
+                 opts.sim);
+    return 2;
+  }
   if (!opts.compare.empty() && opts.measuring_option) {
     std::fprintf(stderr, "swarm bench: --compare reads two reports and measures nothing: "
                          "give it alone\n");
@@ -47,12 +55,18 @@ void print_workloads(std::FILE* out, const bench_session& s) {
 int measure(const bench_options& opts, int nodes) {
   auto t0 = bench_clock::now();
   bench_session s{opts.quick, opts.filter};
-  std::printf("swarm bench --nodes %d%s%s%s: measuring...\n\n", nodes,
+  auto what =
+      opts.sim ? "--sim " + std::to_string(opts.sim) : "--nodes " + std::to_string(nodes);
+  std::printf("swarm bench %s%s%s%s: measuring...\n\n", what.c_str(),
               opts.quick ? " --quick" : "", opts.filter.empty() ? "" : " --filter ",
               opts.filter.c_str());
   std::fflush(stdout);
-  measure_local(s);
-  if (nodes >= 2) measure_remote(s, nodes);
+  if (opts.sim) {
+    measure_sim(s, opts.sim, opts.quick);
+  } else {
+    measure_local(s);
+    if (nodes >= 2) measure_remote(s, nodes);
+  }
   for (auto& why : s.skipped())
     std::printf("skipped %s\n", why.c_str());
   if (s.rows().empty() && s.curves().empty() && !s.skipped().empty()) return 0;
@@ -65,9 +79,12 @@ int measure(const bench_options& opts, int nodes) {
   }
   print_rows(s.rows());
   print_curves(s.curves());
-  std::printf("\nmedian of %d repetitions after a warm-up; %zu callers for n:n, 1:n and "
-              "multi-client; total %.1f s\n",
-              s.plan().reps, bench_parallelism(), seconds_since(t0));
+  if (opts.sim)
+    std::printf("\none simulated cluster per size; total %.1f s\n", seconds_since(t0));
+  else
+    std::printf("\nmedian of %d repetitions after a warm-up; %zu callers for n:n, 1:n "
+                "and multi-client; total %.1f s\n",
+                s.plan().reps, bench_parallelism(), seconds_since(t0));
 
   auto rows = s.rows();
   for (auto& f : s.rows())

@@ -45,6 +45,8 @@ int run_demo(const demo_options& opts);
 /// (OLD, NEW), compares two reports instead.
 struct bench_options {
   std::string nodes = "2";
+  /// Above 0: the control-plane simulation of this many nodes instead (`measure_sim`).
+  int sim = 0;
   bool quick = false;
   std::string json_path;
   std::string plot_dir;

@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
                           "1: single-node figures only; 2 (default): also across two "
                           "node processes; 3-16: also calls and tasks spread over N-1 "
                           "node processes"));
+  measuring(b->add_option("--sim", bench.sim,
+                          "only the control plane of N simulated nodes in this process "
+                          "(2-4000): joins, heartbeats, node tables, placements"));
   b->add_flag("--quick", bench.quick, "fewer repetitions and shorter caps");
   measuring(b->add_option("--filter", bench.filter,
                           "only the workloads whose name contains this"));

@@ -1,4 +1,5 @@
 #include "actors/node/membership.hpp"
+#include "actors/node/signature_index.hpp"
 
 #include <caf/all.hpp>
 
@@ -6,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "actors/common/protocol.hpp"
@@ -23,6 +25,7 @@ struct membership_state {
   peer_table peers;
   std::vector<std::string> chain;
   std::vector<std::string> gone_clients; // the head: dead clients, sent once in a table
+  signature_index signatures;            // the head: what every node registered
 
   // The head: the table's version, what changed in it since the version sent last (rows
   // to send whole, rows whose state or load changed, rows that left), the version each
@@ -41,12 +44,26 @@ struct membership_state {
   // change (its next heartbeat asks for the table whole).
   uint64_t table_version = 0;
   bool needs_table = true;
+  // Something in `peers` changed since the view was last published.
+  bool view_dirty = false;
+  // The head: the rows of nodes that joined go out shortly (`joined_atom`), together.
+  std::function<void()> schedule_join_flush;
+  bool join_flush_pending = false;
 
   bool is_head() const { return cfg.self.name == cfg.head; }
   bool client() const { return cfg.self.client; }
   const std::string& me() const { return cfg.self.name; }
 
-  void publish() { view->publish(peers); }
+  // The view is a copy of the whole table: it is published when a reader must see a
+  // change at once (a join, a death, a node back), else at most once a tick, when
+  // something in it changed.
+  void publish() {
+    view->publish(peers);
+    view_dirty = false;
+  }
+  void publish_if_changed() {
+    if (view_dirty) publish();
+  }
 
   std::vector<std::string> alive_peers() const {
     std::vector<std::string> out;
@@ -125,7 +142,7 @@ struct membership_state {
       delta->version = ++version;
       for (auto& name : whole)
         if (auto i = peers.find(name); i != peers.end()) {
-          auto info = i->second.info;
+          auto info = without_signatures(i->second.info);
           info.last_seen_ms = change_of(name, i->second, now).last_seen_ms;
           delta->nodes.push_back(std::move(info));
         }
@@ -137,60 +154,34 @@ struct membership_state {
       changed.clear();
       removed.clear();
     }
-    std::vector<std::string> current;
-    std::optional<wire_msg::node_table> full;
+    std::vector<std::string> current, whole_to;
     for (auto& n : alive_peers()) {
       auto s = sent_version.find(n);
       if (s != sent_version.end() && s->second == version) continue; // nothing new
-      if (delta && s != sent_version.end() && s->second == delta->base) {
+      if (delta && s != sent_version.end() && s->second == delta->base)
         current.push_back(n);
-        continue;
-      }
-      if (!full) {
-        full = to_node_table(peers, now);
-        full->version = version;
-      }
-      if (port->send(n, *full))
-        sent_version[n] = version;
       else
-        sent_version.erase(n);
+        whole_to.push_back(n);
     }
-    if (!delta || current.empty()) return;
-    for (auto& n : current)
-      sent_version[n] = version;
-    for (auto& n : port->send_all(current, *delta))
-      sent_version.erase(n);
+    // The table whole, made and encoded once for all that need it (those that missed a
+    // change, or were cut off).
+    if (!whole_to.empty()) send_to_all(whole_to, whole_table(now));
+    if (delta) send_to_all(current, *delta);
   }
 
-  // Why `joining` cannot be one cluster with the nodes known: a function or actor type
-  // it registered under another signature than a node that has it; empty if none.
-  std::string conflict_with(const wire_msg::node_info& joining) const {
-    auto check = [&](const std::vector<wire_msg::capability>& mine,
-                     const std::vector<wire_msg::capability>& theirs,
-                     const std::string& other, const char* what) -> std::string {
-      for (auto& c : mine)
-        for (auto& o : theirs)
-          if (c.name == o.name && c.signature != o.signature)
-            return std::string{what} + " '" + c.name + "' is " + c.signature +
-                   " on node '" + joining.name + "' but " + o.signature + " on node '" +
-                   other + "'";
-      return {};
-    };
-    for (auto& [name, p] : peers) {
-      if (name == joining.name) continue;
-      if (auto why = check(joining.functions, p.info.functions, name, "function");
-          !why.empty())
-        return why;
-      if (auto why = check(joining.actor_types, p.info.actor_types, name, "actor type");
-          !why.empty())
-        return why;
-    }
-    return {};
+  // Sends `table` to each of `to`, encoded once; what it sent them is their version.
+  void send_to_all(const std::vector<std::string>& to,
+                   const wire_msg::node_table& table) {
+    if (to.empty()) return;
+    for (auto& n : to)
+      sent_version[n] = version;
+    for (auto& n : port->send_all(to, table))
+      sent_version.erase(n);
   }
 
   void on_join(wire_msg::node_info info, caf::actor_clock::time_point now) {
     if (!is_head() || info.name == me()) return;
-    if (auto why = conflict_with(info); !why.empty()) {
+    if (auto why = signatures.conflict(info); !why.empty()) {
       why = "node '" + info.name + "' cannot join: " + why;
       cfg.log.warn(why);
       port->send(info.name, wire_msg::stop_request{info.name, why});
@@ -203,12 +194,37 @@ struct membership_state {
     p.info.head = false;
     p.last_seen = now;
     p.info.leaving = false;
+    signatures.add(p.info);
     port->record(p.info);
     whole.insert(name);
     sent_version.erase(name); // it gets the table whole
     update_chain();
+    // The head's view and its control store (what `swarm status` shows) have it at once,
+    // and so does the node: its table whole.
     publish();
+    // A client gets answers from nodes at once: they learn of it at once. The others get
+    // a node's row a few ms later, one change for all that joined meanwhile: joins come
+    // in bursts when a cluster forms, and each change goes to every node.
+    if (p.info.client) {
+      send_tables(now);
+      return;
+    }
+    send_to_all({name}, whole_table(now));
+    if (!join_flush_pending && schedule_join_flush) {
+      join_flush_pending = true;
+      schedule_join_flush();
+    }
+  }
+
+  void on_joined(caf::actor_clock::time_point now) {
+    join_flush_pending = false;
     send_tables(now);
+  }
+
+  wire_msg::node_table whole_table(caf::actor_clock::time_point now) const {
+    auto full = to_node_table(peers, now);
+    full.version = version;
+    return full;
   }
 
   void on_heartbeat(const std::string& peer, const wire_msg::heartbeat& hb,
@@ -241,6 +257,7 @@ struct membership_state {
     if (hb.needs_table) sent_version.erase(peer);
     if (same_state(before, change_of(peer, p, now))) return;
     changed.insert(peer);
+    view_dirty = true;
     if (p.info.leaving) return; // recorded as no place for work; its table row goes on
     port->record(p.info);
     // The view goes out with the next tick, or now when the node is back: work may go
@@ -260,10 +277,14 @@ struct membership_state {
     }
     std::vector<std::string> dead;
     std::set<std::string> listed;
+    auto rows_before = peers.size();
+    bool new_client = false;
     for (auto& n : t.nodes) {
       listed.insert(n.name);
       if (n.name == me()) continue;
       auto& p = peers[n.name];
+      // A client is answered at once: this node must know it at once.
+      new_client |= n.client && !p.info.client;
       p.info = n;
       p.last_seen = now - std::chrono::milliseconds(n.last_seen_ms);
       if (!n.alive) dead.push_back(n.name);
@@ -304,7 +325,12 @@ struct membership_state {
     }
     if (whole_table) needs_table = false;
     if (!needs_table) table_version = t.version;
-    publish();
+    // A table whole, a node joining or leaving, a death is seen at once; changes of load
+    // with the next tick.
+    if (whole_table || !dead.empty() || new_client || peers.size() != rows_before)
+      publish();
+    else
+      view_dirty = true;
     // The head's verdict stands for everyone: work and pulls in flight there fail over.
     for (auto& n : dead)
       if (port->connected(n)) port->disconnect(n, "the head found node '" + n + "' dead");
@@ -330,6 +356,7 @@ struct membership_state {
     p.info.by_priority = {};
     p.info.store = {};
     changed.insert(name);
+    view_dirty = true;
     port->record(p.info);
   }
 
@@ -351,10 +378,13 @@ struct membership_state {
   void on_tick(caf::actor_clock::time_point now) {
     auto& self = peers[me()];
     self.last_seen = now;
-    self.info.queued = port->queued();
-    self.info.store = port->store();
+    auto queued = port->queued();
+    auto store = port->store();
+    if (queued != self.info.queued || !(store == self.info.store)) view_dirty = true;
+    self.info.queued = queued;
+    self.info.store = std::move(store);
     if (!is_head()) {
-      publish();
+      publish_if_changed();
       dial_peers();
       if (!port->connected(cfg.head)) {
         needs_table = true; // what the head sent meanwhile is lost
@@ -380,12 +410,14 @@ struct membership_state {
     // Clients reported dead in an earlier table leave it: their rows would pile up.
     for (auto& name : gone_clients) {
       peers.erase(name);
+      signatures.remove(name);
       port->forget(name);
       whole.erase(name);
       changed.erase(name);
       sent_version.erase(name);
       removed.push_back(name);
     }
+    if (!gone_clients.empty()) view_dirty = true;
     gone_clients.clear();
     std::vector<std::string> silent_peers;
     for (auto& [name, p] : peers) {
@@ -393,7 +425,7 @@ struct membership_state {
       mark_dead(name, p);
       silent_peers.push_back(name);
     }
-    publish();
+    publish_if_changed();
     // A frozen node (stopped, or its network cut) keeps its connection open: closing it
     // fails over what was in flight there, as a crash would.
     for (auto& n : silent_peers)
@@ -417,8 +449,13 @@ void ask_available(membership_self self) {
       .then(
           [=](const scheduler_load& load) {
             auto& info = self->state.peers[self->state.me()].info;
-            info.available = detail::to_list(load.available);
-            info.running = static_cast<uint32_t>(load.running);
+            auto available = detail::to_list(load.available);
+            auto running = static_cast<uint32_t>(load.running);
+            if (available != info.available || running != info.running ||
+                load.by_priority != info.by_priority)
+              self->state.view_dirty = true;
+            info.available = std::move(available);
+            info.running = running;
             info.by_priority = load.by_priority;
           },
           [](caf::error&) {});
@@ -439,6 +476,13 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   me.info.alive = true;
   me.info.head = st.is_head();
   me.last_seen = self->clock().now();
+  if (st.is_head()) st.signatures.add(me.info);
+  // Joins within a twentieth of a heartbeat (at most 20 ms) share one change.
+  auto join_batch = std::min<caf::timespan>(std::chrono::milliseconds(20),
+                                            st.cfg.heartbeat_interval / 20);
+  st.schedule_join_flush = [self, join_batch] {
+    self->delayed_send(self, join_batch, joined_atom::value);
+  };
   st.publish();
   self->delayed_send(self, st.cfg.heartbeat_interval, tick_atom::value);
   return {
@@ -454,6 +498,7 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
       [=](down_atom, const std::string& peer, const std::string& why) {
         self->state.on_down(peer, why);
       },
+      [=](joined_atom) { self->state.on_joined(self->clock().now()); },
       [=](tick_atom) {
         ask_available(self);
         self->state.on_tick(self->clock().now());
@@ -478,11 +523,19 @@ std::vector<std::string> least_busy(const peer_table& peers, const std::string& 
   return out;
 }
 
+wire_msg::node_info without_signatures(wire_msg::node_info info) {
+  for (auto& c : info.functions)
+    c.signature.clear();
+  for (auto& c : info.actor_types)
+    c.signature.clear();
+  return info;
+}
+
 wire_msg::node_table to_node_table(const peer_table& peers,
                                    caf::actor_clock::time_point now) {
   wire_msg::node_table t;
   for (auto& [name, p] : peers) {
-    auto info = p.info;
+    auto info = without_signatures(p.info);
     info.last_seen_ms = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_seen).count());
     t.nodes.push_back(std::move(info));

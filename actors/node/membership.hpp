@@ -26,6 +26,7 @@ using join_atom = caf::atom_constant<caf::atom("join")>;
 using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using table_atom = caf::atom_constant<caf::atom("table")>;
 using down_atom = caf::atom_constant<caf::atom("down")>;
+using joined_atom = caf::atom_constant<caf::atom("joined")>;
 
 /// A node of the cluster as this node's membership last saw it.
 struct peer_view {
@@ -43,7 +44,13 @@ std::vector<std::string> least_busy(const peer_table& peers, const std::string& 
                                     size_t n,
                                     const std::function<bool(const peer_view&)>& able);
 
-/// The node table as `swarm status` shows it: ages as of `now`.
+/// `info` with the names of what it registered but not their signatures: those are
+/// checked by the head when a node joins, and kept in its control store; the other
+/// nodes need only the names.
+wire_msg::node_info without_signatures(wire_msg::node_info info);
+
+/// The node table as `swarm status` shows it and nodes get it: ages as of `now`, without
+/// signatures.
 wire_msg::node_table to_node_table(const peer_table& peers,
                                    caf::actor_clock::time_point now);
 
@@ -136,12 +143,14 @@ public:
 ///   (table_atom, node_table)            a worker: the head's table
 ///   (down_atom, peer, why)              a connection closed
 ///   (tick_atom)                         the timer; the actor sends it to itself
+///   (joined_atom)                       the head: sends the rows of the nodes that
+///                                       joined in the last few ms; sent to itself
 using membership_actor =
     caf::typed_actor<caf::reacts_to<join_atom, wire_msg::node_info>,
                      caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
                      caf::reacts_to<table_atom, wire_msg::node_table>,
                      caf::reacts_to<down_atom, std::string, std::string>,
-                     caf::reacts_to<tick_atom>>;
+                     caf::reacts_to<tick_atom>, caf::reacts_to<joined_atom>>;
 
 /// Spawns the membership of the node `cfg.self`. It publishes into `view` and calls
 /// `port`; both must outlive it. `detached`: on a thread of its own, so heartbeats and

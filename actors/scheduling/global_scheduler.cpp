@@ -22,10 +22,8 @@ struct global_state {
   }
 };
 
-result<std::string> choose(global_state& st, const placement_request& req) {
-  const std::string* best = nullptr;
-  uint64_t best_bytes = 0, best_ahead = 0, best_queued = 0;
-  bool best_free = false; // outside what placement groups reserved there
+// Why no live node can take `req`, naming every node: built only when placing failed.
+error why_not_placed(const global_state& st, const placement_request& req) {
   std::string dead;    // nodes that would fit but are dead
   std::string lacking; // nodes that have not registered what it needs
   std::string seen;    // nodes that could run it, with what they have
@@ -37,17 +35,39 @@ result<std::string> choose(global_state& st, const placement_request& req) {
     }
     ++registered;
     seen += (seen.empty() ? "" : ", ") + name + " " + n.total.to_string();
-    if (!req.demand.fits_in(n.total)) continue;
-    if (!n.alive) {
-      add_quoted(dead, name);
+    if (req.demand.fits_in(n.total) && !n.alive) add_quoted(dead, name);
+  }
+  if (!dead.empty()) return only_dead_nodes_fit(req.demand, dead);
+  if (registered == 0 && !lacking.empty())
+    return error{errc::unregistered, "no node of the cluster can run " +
+                                         req.needs.to_string() +
+                                         ": it is not registered on " + lacking};
+  if (lacking.empty())
+    return error{errc::infeasible, "demands " + req.demand.to_string() +
+                                       " but no node of the cluster has it (" + seen +
+                                       ")"};
+  return error{errc::infeasible, "demands " + req.demand.to_string() +
+                                     " but no node that registered " +
+                                     req.needs.to_string() + " has it (" + seen +
+                                     "), and it is not registered on " + lacking};
+}
+
+result<std::string> choose(global_state& st, const placement_request& req) {
+  const std::string* best = nullptr;
+  uint64_t best_bytes = 0, best_ahead = 0, best_queued = 0;
+  bool best_free = false; // outside what placement groups reserved there
+  for (auto& [name, n] : st.nodes) {
+    if (!n.alive || !n.abilities.can_run(req.needs) || !req.demand.fits_in(n.total))
       continue;
-    }
     uint64_t bytes = 0;
     for (auto& [where, size] : req.input_bytes)
       if (where == name) bytes += size;
-    auto room = n.total;
-    room -= st.groups.reserved_on(name);
-    bool free = req.demand.fits_in(room);
+    bool free = true;
+    if (!st.groups.empty()) {
+      auto room = n.total;
+      room -= st.groups.reserved_on(name);
+      free = req.demand.fits_in(room);
+    }
     auto ahead = n.ahead_of(req.priority);
     auto better = [&] {
       if (!best || free != best_free) return !best || free;
@@ -63,20 +83,7 @@ result<std::string> choose(global_state& st, const placement_request& req) {
       best_free = free;
     }
   }
-  if (!best && !dead.empty()) return only_dead_nodes_fit(req.demand, dead);
-  if (!best && registered == 0 && !lacking.empty())
-    return error{errc::unregistered, "no node of the cluster can run " +
-                                         req.needs.to_string() +
-                                         ": it is not registered on " + lacking};
-  if (!best && lacking.empty())
-    return error{errc::infeasible, "demands " + req.demand.to_string() +
-                                       " but no node of the cluster has it (" + seen +
-                                       ")"};
-  if (!best)
-    return error{errc::infeasible, "demands " + req.demand.to_string() +
-                                       " but no node that registered " +
-                                       req.needs.to_string() + " has it (" + seen +
-                                       "), and it is not registered on " + lacking};
+  if (!best) return why_not_placed(st, req);
   auto& chosen = st.nodes[*best];
   ++chosen.queued;
   auto at = std::find_if(chosen.by_priority.begin(), chosen.by_priority.end(),

@@ -50,6 +50,8 @@ public:
   void nodes_changed(const node_totals& nodes);
   /// What placed groups hold on `node`.
   resource_set reserved_on(const std::string& node) const;
+  /// Whether there is no group at all (then nothing is reserved anywhere).
+  bool empty() const { return groups_.empty(); }
 
 private:
   struct group {

@@ -154,14 +154,16 @@ TEST_CASE_FIXTURE(fixture,
                   "the head records a joining node alive and sends it the node table") {
   start("head", {"head", "w1"});
   join("w1");
-  CHECK(alive("w1"));
   CHECK(port.has("record w1 alive"));
+  CHECK(alive("w1"));
   REQUIRE(port.sent_to<wire_msg::node_table>("w1") == 1);
   auto& first = table_sent(0);
   CHECK(first.base == 0); // whole
   CHECK(first.nodes.size() == 2);
+  pass(500ms); // the tick sends its row to all (one change for every join meanwhile)
+  CHECK(port.sent_to<wire_msg::node_table>("w1") == 2);
   pass(500ms); // a tick sends nothing while nothing changed
-  CHECK(port.sent_to<wire_msg::node_table>("w1") == 1);
+  CHECK(port.sent_to<wire_msg::node_table>("w1") == 2);
 }
 
 TEST_CASE_FIXTURE(fixture,
@@ -170,6 +172,7 @@ TEST_CASE_FIXTURE(fixture,
   start("head", {"head", "w1", "w2", "w3"});
   join("w1");
   join("w2");
+  pass(500ms); // their rows go out
   auto version = table_sent(port.sent.size() - 1).version;
   wire_msg::heartbeat busy;
   busy.queued = 4;
@@ -191,21 +194,23 @@ TEST_CASE_FIXTURE(fixture,
   CHECK(delta.changes[0].name == "w1");
   CHECK(delta.changes[0].queued == 4);
   CHECK(delta.changes[0].running == 1);
-  // A node joining gets the table whole; the others only its row.
+  // A node joining gets the table whole at once; the others only its row, at the tick.
   port.sent.clear();
   port.sent_all_calls.clear();
   join("w3");
-  REQUIRE(port.sent_to<wire_msg::node_table>("w3") == 1);
+  REQUIRE(port.sent.size() == 1);
+  CHECK(port.sent[0].first == "w3");
+  CHECK(table_sent(0).base == 0);
+  CHECK(table_sent(0).nodes.size() == 4);
+  port.sent.clear();
+  pass(500ms);
+  REQUIRE(port.sent_to<wire_msg::node_table>("w1") == 1);
+  REQUIRE(port.sent_to<wire_msg::node_table>("w2") == 1);
   for (auto& [to, msg] : port.sent) {
     auto& t = std::get<wire_msg::node_table>(msg);
-    if (to == "w3") {
-      CHECK(t.base == 0);
-      CHECK(t.nodes.size() == 4);
-    } else {
-      CHECK(t.base == version + 1);
-      REQUIRE(t.nodes.size() == 1);
-      CHECK(t.nodes[0].name == "w3");
-    }
+    CHECK(t.base == version + 1);
+    REQUIRE(t.nodes.size() == 1);
+    CHECK(t.nodes[0].name == "w3");
   }
   // A heartbeat that changes nothing changes nothing.
   port.sent.clear();
@@ -270,6 +275,7 @@ TEST_CASE_FIXTURE(fixture,
   start("head", {"head", "w1", "w2"});
   join("w1");
   join("w2");
+  pass(500ms); // their rows go out
   port.events.clear();
   swarm::wire_msg::heartbeat leaving;
   leaving.leaving = true;

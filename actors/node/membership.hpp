@@ -132,12 +132,14 @@ public:
 /// silence for `node_timeout` (no heartbeat and no bytes) marks it dead and closes its
 /// connection. The table is versioned: a node gets it whole when it joins (or asks, in a
 /// heartbeat, after it missed a change), then each tick only what changed, encoded once
-/// for all (rows new to the table whole, the state and load of the others); a heartbeat
-/// costs the head O(1), its view is published at most once a tick (at once when a node
-/// comes back). On another node it heartbeats the head each `heartbeat_interval`, joins
-/// again when the head's connection is gone, and takes the head's table as the truth: it
-/// dials the live nodes whose names sort after its own and closes its connections to
-/// dead ones.
+/// for all (rows new to the table whole, without signatures; the state and load of the
+/// others); the rows of nodes that joined go out within 20 ms, one change for all that
+/// joined meanwhile. A heartbeat costs the head O(1). On every node the view is published
+/// when a reader must see a change at once (a join, a death, a node back), else at most
+/// once a tick, and only when something changed. On another node it heartbeats the head
+/// each `heartbeat_interval`, joins again when the head's connection is gone, and takes
+/// the head's table as the truth: it dials the live nodes whose names sort after its own
+/// and closes its connections to dead ones.
 ///   (join_atom, node_info)              the head: a node joins (again)
 ///   (heartbeat_atom, peer, heartbeat)   the head: a node's heartbeat
 ///   (table_atom, node_table)            a worker: the head's table

@@ -132,7 +132,8 @@ void measure_gpu(bench_session& s) {
       auto buf = rt.submit(on_gpus(1), make, uint64_t{bytes});
       check(buf.get().has_value(), "making a device buffer");
       auto t0 = bench_clock::now();
-      check(rt.submit(on_gpus(1), stage, buf).get().has_value(), "staging through the host");
+      check(rt.submit(on_gpus(1), stage, buf).get().has_value(),
+            "staging through the host");
       if (r > 0) gbps.push_back(static_cast<double>(bytes) / seconds_since(t0) / 1e9);
     }
     s.add({"gpu_host_staging_gigabytes", median(std::move(gbps)), "GB/s",

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -148,10 +147,7 @@ void measure_pipeline(bench_session& s, local_rig& rig) {
 }
 
 long rss_kib() {
-  std::ifstream status{"/proc/self/status"};
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return 0;
+  return static_cast<long>(std::max<int64_t>(0, vm_bytes("VmRSS")) >> 10);
 }
 
 // A pipeline feeding 1 MiB items through a stage to a slow sink (1 ms an item), 16 in

@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <caf/all.hpp>
 
@@ -10,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <future>
 #include <memory>
 #include <stdexcept>
@@ -24,6 +22,7 @@
 #include "actors/scheduling/protocol.hpp"
 #include "framework/detail/wire_convert.hpp"
 #include "tools/bench_stats.hpp"
+#include "tools/bench_workloads.hpp"
 #include "transport/wire_codec.hpp"
 
 namespace swarm::tools {
@@ -53,10 +52,7 @@ wire_msg::node_info row_of(const std::string& name, bool head) {
 }
 
 uint64_t rss_bytes() {
-  std::ifstream in{"/proc/self/statm"};
-  uint64_t pages = 0, resident = 0;
-  in >> pages >> resident;
-  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return static_cast<uint64_t>(std::max<int64_t>(0, vm_bytes("VmRSS")));
 }
 
 class sim_cluster;

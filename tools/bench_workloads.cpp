@@ -34,15 +34,6 @@ int64_t byte_count(const std::vector<uint8_t>& b) {
   return static_cast<int64_t>(b.size());
 }
 
-// A "Vm..." line of /proc/self/status in bytes; -1 when missing.
-int64_t vm_bytes(const std::string& key) {
-  std::ifstream in{"/proc/self/status"};
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + ":", 0) == 0)
-      return std::stoll(line.substr(key.size() + 1)) * 1024;
-  return -1;
-}
-
 int64_t reset_peak_rss(int) {
   std::ofstream clear{"/proc/self/clear_refs"};
   clear << "5"; // resets VmHWM to VmRSS (Linux 4.0+)
@@ -83,6 +74,14 @@ int nap(int ms) {
 }
 
 } // namespace
+
+int64_t vm_bytes(const std::string& key) {
+  std::ifstream in{"/proc/self/status"};
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + ":", 0) == 0)
+      return std::stoll(line.substr(key.size() + 1)) * 1024;
+  return -1;
+}
 
 object_ref<int> bench_echo::ping_async(int x) {
   return actor_context().put(x);

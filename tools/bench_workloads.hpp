@@ -4,6 +4,7 @@
 // names every node the CLI starts knows.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "framework/actor.hpp"
@@ -49,6 +50,10 @@ struct bench_fns {
   /// microseconds they took.
   task_fn<int64_t(int, std::string, bool)> fan_out;
 };
+
+/// A "Vm..." line of this process's /proc/self/status ("VmRSS", "VmHWM") in bytes; -1
+/// when missing.
+int64_t vm_bytes(const std::string& key);
 
 /// Registers the benchmark's functions and actor (methods callable from other nodes);
 /// `swarm start` registers them too, so any node the CLI starts can serve the benchmark.

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "base/private_dir.hpp"
 #include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/type_descriptor.hpp"
@@ -31,10 +32,12 @@ struct spill_config {
 };
 
 /// A node's spilled objects, one file each in a folder of this node process's own,
-/// `<parent>/swarm-spill-<node>-<pid>`, made at the first spill and removed with
-/// everything in it when this goes. Folders of node processes that are gone (crashed)
-/// are removed at the first spill, so no file outlives the process that wrote it for
-/// long, and none is ever read by another. Thread-safe for different objects.
+/// `<parent>/swarm-spill-<node>-<pid>-XXXXXX`, made private (mkdtemp, mode 0700) at the
+/// first spill and removed with everything in it when this goes. Files are created new
+/// (O_EXCL, O_NOFOLLOW, mode 0600), and each carries its object's id and an XXH3-64 of
+/// its bytes, checked when it is read back: a file swapped, cut or changed reads as
+/// `object_lost`, never as wrong bytes. Folders of node processes that are gone
+/// (crashed) are removed at the first spill. Thread-safe for different objects.
 class spill_files {
 public:
   explicit spill_files(spill_config cfg);
@@ -59,7 +62,8 @@ public:
   /// Bytes in spill files now.
   uint64_t bytes() const noexcept { return bytes_.load(std::memory_order_relaxed); }
 
-  /// The folder the files are in (made at the first spill).
+  /// Where the files go, for messages: the folder's pattern (it is made at the first
+  /// spill, its last six letters chosen then).
   const std::string& folder() const noexcept { return folder_; }
 
   /// The limit, as configured (0: none).
@@ -70,8 +74,11 @@ private:
   result<void> make_folder();
 
   spill_config cfg_;
+  std::string parent_;
+  std::string prefix_;
   std::string folder_;
   std::once_flag made_;
+  std::optional<private_dir> dir_;
   std::optional<error> make_error_;
   std::atomic<uint64_t> bytes_{0};
 };

@@ -168,3 +168,53 @@ TEST_CASE("a spill folder a crashed node left behind is removed, and a live one 
   CHECK(fs::exists(other));
   CHECK(a.get(1s).value() == pattern(mib, 1));
 }
+
+TEST_CASE("a spill file swapped with another, or changed, reads back as object_lost, "
+          "never as wrong bytes") {
+  temp_folder dir;
+  swarm::application app;
+  swarm::runtime rt{app, spilling_store(mib + mib / 2, dir)};
+  auto a = rt.put(pattern(mib, 1));
+  auto b = rt.put(pattern(mib, 2)); // spills a
+  auto c = rt.put(pattern(mib, 3)); // spills b
+  auto d = rt.put(pattern(mib, 4)); // spills c
+  REQUIRE(a.slot()->spilled());
+  REQUIRE(b.slot()->spilled());
+  REQUIRE(c.slot()->spilled());
+  std::vector<fs::path> files;
+  for (auto& e : fs::recursive_directory_iterator{dir.path})
+    if (e.is_regular_file()) files.push_back(e.path());
+  REQUIRE(files.size() == 3);
+  auto file_of = [&](const swarm::object_id& id) {
+    for (auto& f : files)
+      if (f.filename() == id.to_string()) return f;
+    FAIL("no spill file for " << id.to_string());
+    return fs::path{};
+  };
+  // Their folder is the process's alone.
+  auto folder = files[0].parent_path();
+  CHECK((fs::status(folder).permissions() & fs::perms::all) == fs::perms::owner_all);
+  // Another user swaps a's and b's files: both are found out.
+  auto fa = file_of(a.id()), fb = file_of(b.id());
+  fs::rename(fa, dir.path / "tmp");
+  fs::rename(fb, fa);
+  fs::rename(dir.path / "tmp", fb);
+  auto ra = a.get(1s);
+  REQUIRE_FALSE(ra);
+  CHECK(ra.err().code == swarm::errc::object_lost);
+  CHECK(ra.err().message.find("it holds object " + b.id().to_string()) !=
+        std::string::npos);
+  CHECK_FALSE(b.get(1s));
+  // One byte of c changes on disk.
+  {
+    std::fstream f{file_of(c.id()), std::ios::in | std::ios::out | std::ios::binary};
+    f.seekp(-100, std::ios::end);
+    f.put('\x5a');
+  }
+  auto rc = c.get(1s);
+  REQUIRE_FALSE(rc);
+  CHECK(rc.err().code == swarm::errc::object_lost);
+  CHECK(rc.err().message.find("checksum mismatch") != std::string::npos);
+  // What was not touched reads as it was.
+  CHECK(d.get(1s).value() == pattern(mib, 4));
+}

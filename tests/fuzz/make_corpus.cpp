@@ -117,6 +117,17 @@ std::vector<bytes> frame_decoder_seeds() {
                            1 << 17,
                            64 << 20},
   };
+  // A node stopping: its heartbeat, its row, and a change saying so.
+  wire::heartbeat leaving;
+  leaving.leaving = true;
+  wire::node_info stopping{"worker-2", "127.0.0.1", 7102, {{"CPU", 1}}};
+  stopping.alive = true;
+  stopping.leaving = true;
+  wire::node_change stopping_change{"worker-2"};
+  stopping_change.leaving = true;
+  messages.push_back(leaving);
+  messages.push_back(wire::node_table{{stopping}, {}, 14, 13, {stopping_change}, {}});
+  messages.push_back(wire::task_placed{{3, 12}, "worker-2"});
   std::vector<bytes> seeds;
   bytes stream;
   for (auto& m : messages) {

@@ -16,6 +16,17 @@ using namespace swarm::actors;
 
 namespace {
 
+// A worker of device 0 of node "n1", run on the test coordinator.
+gpu_worker_config test_config(std::shared_ptr<swarm::gpu::device_api> api,
+                              std::shared_ptr<device_board> board) {
+  gpu_worker_config g;
+  g.api = std::move(api);
+  g.board = std::move(board);
+  g.node = "n1";
+  g.own_thread = false;
+  return g;
+}
+
 // One simulated device of 1000 bytes and its worker, stepped on the test coordinator.
 struct fixture : test_coordinator_fixture<> {
   std::shared_ptr<swarm::gpu::host_device_api> api =
@@ -24,12 +35,8 @@ struct fixture : test_coordinator_fixture<> {
   caf::actor w;
 
   gpu_worker_config config() {
-    gpu_worker_config g;
-    g.api = api;
-    g.board = board;
-    g.node = "n1";
+    auto g = test_config(api, board);
     g.streams = 2;
-    g.own_thread = false;
     return g;
   }
 
@@ -154,12 +161,7 @@ TEST_CASE("a GPU worker whose device faulted is restarted once; the restart cann
   int starts = 0;
   c.start = [api, board, &starts](caf::local_actor& parent) {
     ++starts;
-    gpu_worker_config g;
-    g.api = api;
-    g.board = board;
-    g.node = "n1";
-    g.own_thread = false;
-    return spawn_gpu_worker(parent.home_system(), g);
+    return spawn_gpu_worker(parent.home_system(), test_config(api, board));
   };
   sup.children.push_back(c);
   auto s = swarm::detail::spawn_supervisor(f.sys, sup);
@@ -278,12 +280,7 @@ TEST_CASE("a GPU worker reuses a freed block only once the work queued before it
   test_coordinator_fixture<> f;
   auto api = std::make_shared<pending_work>(1000);
   auto board = std::make_shared<device_board>(1);
-  gpu_worker_config g;
-  g.api = api;
-  g.board = board;
-  g.node = "n1";
-  g.own_thread = false;
-  auto w = spawn_gpu_worker(f.sys, g);
+  auto w = spawn_gpu_worker(f.sys, test_config(api, board));
   f.sched.run();
   auto ask = [&](uint64_t bytes) {
     f.self->send(w, dev_alloc_atom::value, bytes, caf::timespan{0});
@@ -343,12 +340,7 @@ TEST_CASE("a GPU worker counts as its memory what the device has free when it st
   auto other = api->allocate(0, 400).value(); // another process's, say
   CHECK(api->free_memory(0).value() == 600);
   auto board = std::make_shared<device_board>(1);
-  gpu_worker_config g;
-  g.api = api;
-  g.board = board;
-  g.node = "n1";
-  g.own_thread = false;
-  auto w = spawn_gpu_worker(f.sys, g);
+  auto w = spawn_gpu_worker(f.sys, test_config(api, board));
   f.sched.run();
   f.self->send(w, dev_stats_atom::value);
   f.sched.run();

@@ -4,6 +4,7 @@
 
 #include "framework/application.hpp"
 #include "framework/cluster_config.hpp"
+#include "framework/secret_weakness.hpp"
 #include "tools/command.hpp"
 
 namespace swarm::tools {
@@ -57,6 +58,12 @@ int run_check_config(const check_config_options& opts) {
                 n.name.c_str(), n.address.c_str(), static_cast<unsigned>(n.port),
                 n.role == node_spec::role_type::head ? "head" : "worker", cpus,
                 rt.extra_resources.to_string().c_str());
+  }
+  // Valid, but not fit to deploy: said last, after what the file describes.
+  if (auto why = secret_weakness(cfg->secret); !why.empty()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "swarm: %s: cluster.secret %s\n", path.c_str(), why.c_str());
+    return 2;
   }
   return 0;
 }

@@ -5,8 +5,8 @@
 # Usage: deploy_smoke.sh path/to/swarm path/to/cluster.toml
 set -u
 swarm=$1
-cfg=$2
 log=$(mktemp -d /tmp/swarm-deploy-XXXXXX)
+cfg=$log/cluster.toml
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
@@ -18,6 +18,11 @@ fail() {
   tail -n 20 "$log"/*.log >&2
   exit 1
 }
+
+# The example with a secret of its own, as the README says; then checked.
+sed "s/change-me-to-a-long-random-string/$(openssl rand -hex 32)/" "$2" >"$cfg"
+"$swarm" check-config --config "$cfg" >"$log/check.log" 2>&1 ||
+  fail "check-config refused the example with a fresh secret: $(cat "$log/check.log")"
 
 "$swarm" start --config "$cfg" --node worker-1 >"$log/worker-1.log" 2>&1 & pids+=($!)
 "$swarm" start --config "$cfg" --node worker-2 >"$log/worker-2.log" 2>&1 & pids+=($!)

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "framework/cluster_config.hpp"
+#include "framework/secret_weakness.hpp"
 
 namespace {
 
@@ -99,7 +100,8 @@ TEST_CASE("a node's stop deadline defaults to 20 s and stop_timeout_ms sets it w
       "cluster.toml");
   REQUIRE(set);
   CHECK(set->stop_timeout == std::chrono::milliseconds{1500});
-  auto msg = error_of(replace(valid, "gcs_shards = 2", "gcs_shards = 2\nstop_timeout_ms = 5"));
+  auto msg =
+      error_of(replace(valid, "gcs_shards = 2", "gcs_shards = 2\nstop_timeout_ms = 5"));
   CHECK(msg.find("cluster.stop_timeout_ms") != std::string::npos);
   CHECK(msg.find("between 100 and 3600000") != std::string::npos);
 }
@@ -181,6 +183,20 @@ TEST_CASE("a short or missing secret is rejected") {
         std::string::npos);
   CHECK(error_of(replace(valid, "secret = \"0123456789abcdef\"", ""))
             .find("cluster.secret") != std::string::npos);
+}
+
+TEST_CASE("a placeholder secret or one of little entropy is named weak, a random one "
+          "is not") {
+  CHECK(swarm::secret_weakness("change-me-to-a-long-random-string")
+            .find("the example's placeholder") != std::string::npos);
+  CHECK(swarm::secret_weakness("ChangeMe-ChangeMe-ChangeMe") != "");
+  auto low = swarm::secret_weakness("aaaaaaaaaaaaaaaaaaaaaaaa");
+  CHECK(low.find("about 0 bits of entropy, fewer than 64") != std::string::npos);
+  CHECK(swarm::secret_weakness("passwordpassword") != ""); // 16 characters, 44 bits
+  CHECK(swarm::secret_weakness("0123456789abcdef") == ""); // 16 distinct: 64 bits
+  CHECK(swarm::secret_weakness(
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+            .empty());
 }
 
 TEST_CASE("broken TOML is reported with its place") {

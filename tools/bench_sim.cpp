@@ -175,7 +175,6 @@ public:
   }
 
   void record(const wire_msg::node_info& info) {
-    ++records;
     if (auto total = detail::from_list(info.total))
       caf::anon_send(global_, actors::update_atom::value, info.name,
                      actors::node_report{*total, info.queued, info.by_priority,
@@ -203,13 +202,11 @@ public:
   }
 
   sim_port& head_port() { return *ports_[0]; }
-  size_t size() const { return n_; }
   const std::string& head_name() const { return names_[0]; }
 
   /// Load changes at a tenth of the nodes each tick: the table carries changes.
   std::atomic<bool> churn{false};
   std::atomic<uint64_t> heartbeats{0};
-  std::atomic<uint64_t> records{0};
   std::atomic<uint64_t> bytes_to_nodes{0}; // node tables, and whatever else goes out
   std::atomic<uint64_t> bytes_to_head{0};  // joins and heartbeats
 
@@ -290,12 +287,14 @@ struct window {
   double wall_s = 0;
   uint64_t heartbeats = 0;
   uint64_t table_bytes = 0;
+  uint64_t heartbeat_bytes = 0;
 };
 
 window measure_window(sim_cluster& c, std::chrono::milliseconds length) {
   auto cpu0 = c.head_port().thread_cpu_seconds();
   auto hb0 = c.heartbeats.load();
   auto bytes0 = c.bytes_to_nodes.load();
+  auto up0 = c.bytes_to_head.load();
   auto t0 = sim_clock::now();
   std::this_thread::sleep_for(length);
   window w;
@@ -303,6 +302,7 @@ window measure_window(sim_cluster& c, std::chrono::milliseconds length) {
   w.head_cpu_s = c.head_port().thread_cpu_seconds() - cpu0;
   w.heartbeats = c.heartbeats.load() - hb0;
   w.table_bytes = c.bytes_to_nodes.load() - bytes0;
+  w.heartbeat_bytes = c.bytes_to_head.load() - up0;
   return w;
 }
 
@@ -311,6 +311,7 @@ struct sim_result {
   double us_per_heartbeat = 0;
   double idle_cores = 0;
   double idle_bytes_per_node_s = 0;
+  double heartbeat_bytes_per_node_s = 0;
   double churn_bytes_per_node_s = 0;
   double churn_us_per_heartbeat = 0;
   double placements_per_s = 0;
@@ -355,6 +356,8 @@ sim_result run_sim(size_t nodes, bool quick) {
   r.us_per_heartbeat = idle.head_cpu_s * 1e6 / std::max<double>(1, idle.heartbeats);
   r.idle_cores = idle.head_cpu_s / idle.wall_s;
   r.idle_bytes_per_node_s = per_node_s(idle);
+  r.heartbeat_bytes_per_node_s = static_cast<double>(idle.heartbeat_bytes) /
+                                 static_cast<double>(nodes - 1) / idle.wall_s;
   c.churn = true;
   std::this_thread::sleep_for(2 * heartbeat_interval);
   auto busy = measure_window(c, length);
@@ -394,6 +397,8 @@ void measure_sim(bench_session& s, int nodes, bool quick) {
     s.add(floor_row(key + "head_idle_cores", r.idle_cores, "cores"));
     s.add(figure{key + "idle_table_bytes_per_node_per_s", r.idle_bytes_per_node_s, "B/s",
                  "", 0, goal::at_most, 1024, "<= 1 KB/s"});
+    s.add(floor_row(key + "heartbeat_bytes_per_node_per_s", r.heartbeat_bytes_per_node_s,
+                    "B/s"));
     s.add(floor_row(key + "churn_table_bytes_per_node_per_s", r.churn_bytes_per_node_s,
                     "B/s"));
     s.add(versus(key + "churn_head_us_per_heartbeat", r.churn_us_per_heartbeat, "us",

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <thread>
 
 #include "transport/endpoint_connection.hpp"
 #include "transport/handshake.hpp"
@@ -346,24 +347,37 @@ result<std::string> endpoint::connect(const std::string& address, uint16_t port,
                                       std::chrono::milliseconds timeout) {
   auto where = address + ":" + std::to_string(port);
   auto deadline = clock_type::now() + timeout;
-  auto opened = open(address, port, deadline, false);
-  if (!opened) return opened.err();
-  auto c = *opened;
-  std::unique_lock<std::mutex> guard{mtx_};
-  if (!auth_cv_.wait_until(guard, deadline,
-                           [&] { return c->state != connection::phase::handshaking; })) {
-    std::lock_guard<std::mutex> send_guard{c->send_mtx};
-    c->broken = true;
-    c->broken_because = "handshake timed out";
-    wake(false);
-    return error{errc::node_unreachable, "no handshake with " + where + " within " +
-                                             std::to_string(timeout.count()) + " ms"};
+  // A node under a flood of idle connections may close this one to make room before it
+  // could speak (when its thread was slow to run): tried again, a few times, within the
+  // timeout. A refusal for another secret comes back as fast each time.
+  constexpr int attempts = 3;
+  std::string peer;
+  for (int attempt = 1;; ++attempt) {
+    auto opened = open(address, port, deadline, false);
+    if (!opened) return opened.err();
+    auto c = *opened;
+    std::unique_lock<std::mutex> guard{mtx_};
+    if (!auth_cv_.wait_until(guard, deadline, [&] {
+          return c->state != connection::phase::handshaking;
+        })) {
+      std::lock_guard<std::mutex> send_guard{c->send_mtx};
+      c->broken = true;
+      c->broken_because = "handshake timed out";
+      wake(false);
+      return error{errc::node_unreachable, "no handshake with " + where + " within " +
+                                               std::to_string(timeout.count()) + " ms"};
+    }
+    if (c->state != connection::phase::closed) {
+      peer = c->peer;
+      break;
+    }
+    if (attempt == attempts ||
+        clock_type::now() + std::chrono::milliseconds(10) >= deadline)
+      return error{errc::node_unreachable,
+                   "connection to " + where + " refused: " + c->closed_because};
+    guard.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 * attempt));
   }
-  if (c->state == connection::phase::closed)
-    return error{errc::node_unreachable,
-                 "connection to " + where + " refused: " + c->closed_because};
-  auto peer = c->peer;
-  guard.unlock();
   // Until the bulk connection is up (or if it cannot be had), bulk frames share this one.
   if (cfg_.bulk_connection)
     if (auto bulk = open(address, port, deadline, true); !bulk)

@@ -278,13 +278,10 @@ struct membership_state {
     std::vector<std::string> dead;
     std::set<std::string> listed;
     auto rows_before = peers.size();
-    bool new_client = false;
     for (auto& n : t.nodes) {
       listed.insert(n.name);
       if (n.name == me()) continue;
       auto& p = peers[n.name];
-      // A client is answered at once: this node must know it at once.
-      new_client |= n.client && !p.info.client;
       p.info = n;
       p.last_seen = now - std::chrono::milliseconds(n.last_seen_ms);
       if (!n.alive) dead.push_back(n.name);
@@ -327,7 +324,7 @@ struct membership_state {
     if (!needs_table) table_version = t.version;
     // A table whole, a node joining or leaving, a death is seen at once; changes of load
     // with the next tick.
-    if (whole_table || !dead.empty() || new_client || peers.size() != rows_before)
+    if (whole_table || !dead.empty() || peers.size() != rows_before)
       publish();
     else
       view_dirty = true;

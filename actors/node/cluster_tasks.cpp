@@ -161,12 +161,20 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
     return c;
   };
   std::vector<spill_candidate> weighed;
+  std::vector<std::string> seen; // each node weighed once
+  auto weigh_once = [&](const std::string& name, const peer_view& p) {
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) return false;
+    seen.push_back(name);
+    auto c = weigh(name, p);
+    if (c) weighed.push_back(std::move(*c));
+    return c.has_value();
+  };
   // The nodes holding its inputs, then a few drawn at random: the cost of a spill does
   // not grow with the cluster.
   for (auto& a : args)
     if (auto* r = std::get_if<wire_msg::remote_ref>(&a))
       if (auto i = peers->find(r->node); i != peers->end())
-        if (auto c = weigh(i->first, i->second)) weighed.push_back(std::move(*c));
+        weigh_once(i->first, i->second);
   std::vector<const peer_table::value_type*> live;
   live.reserve(peers->size());
   for (auto& row : *peers)
@@ -176,10 +184,7 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
   for (size_t probes = 0, i = draw.next();
        i != live.size() && drawn < spill_sample && probes < spill_probes;
        i = draw.next(), ++probes)
-    if (auto c = weigh(live[i]->first, live[i]->second)) {
-      weighed.push_back(std::move(*c));
-      ++drawn;
-    }
+    if (weigh_once(live[i]->first, live[i]->second)) ++drawn;
   return best_spill_target(weighed);
 }
 

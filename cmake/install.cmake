@@ -23,6 +23,8 @@ foreach(dir base transport framework)
 endforeach()
 install(FILES "${PROJECT_BINARY_DIR}/generated/framework/version.hpp"
         DESTINATION "${SWARM_INCLUDE_DIR}/framework")
+install(FILES "${PROJECT_BINARY_DIR}/generated/transport/wire_message.hpp"
+        DESTINATION "${SWARM_INCLUDE_DIR}/transport")
 
 set(SWARM_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Swarm")
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/SwarmConfig.cmake.in"

@@ -12,7 +12,7 @@ namespace swarm::wire_msg {
 /// The protocol version a hello carries; peers must agree. 4: a chunk's payload is a
 /// raw tail after its message. 5: the head's node table is versioned, sent whole once
 /// and then as changes.
-inline constexpr uint32_t protocol_version = 5;
+inline constexpr uint32_t protocol_version = 6;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

@@ -1,17 +1,23 @@
 @0xa4b43ad4c941e159;
-# Every message that crosses nodes. Append-only: fields and union members only ever get new
-# ordinals; none is renumbered or removed. Inside a node, messages are plain C++ values
-# (transport/wire_message.hpp); conversion happens only in transport/.
+# Every message that crosses nodes, written here only. Append-only: fields and union members
+# only ever get new ordinals; none is renumbered or removed, and a default that changes is
+# a new `protocol_version` (transport/handshake.hpp). Inside a node, messages are plain C++
+# values (the generated transport/wire_message.hpp); conversion happens only in transport/.
+# A comment inside a struct, or after a field, is its C++ documentation too.
 
 $import "/capnp/c++.capnp".namespace("swarm::wire");
 
-struct ObjectId {
+# How each message looks in C++, where the schema alone does not say: see cxx.capnp.
+# The C++ types, codec and lanes are generated from this file (transport/codegen).
+using Cxx = import "cxx.capnp";
+
+struct ObjectId $Cxx.name("object_ref_id") {
   owner @0 :UInt64;
   seq @1 :UInt64;
 }
 
-# A value in its `inspect` encoding, named by its type so the receiver can check it.
 struct Value {
+  # A value in its `inspect` encoding, named by its type so the receiver can check it.
   typeName @0 :Text;
   bytes @1 :Data;
 }
@@ -21,22 +27,22 @@ struct ErrorValue {
   message @1 :Text;
 }
 
-struct Resource {
+struct Resource $Cxx.pairList("resource_list") {
   name @0 :Text;
   amount @1 :Float64;
 }
 
-# First message on a connection, both ways.
 struct Hello {
+  # First message on a connection, both ways.
   node @0 :Text;
   nonce @1 :Data;      # 32 random bytes
   protocol @2 :UInt32;
   bulk @3 :Bool;       # initiator only: the connection carries bulk traffic (object pulls)
 }
 
-# Second message: HMAC-SHA256 keyed by the secret over the sender's role, both nonces, both
-# names and the acceptor's address (transport/handshake.hpp). The initiator proves first.
 struct Proof {
+  # Second message: HMAC-SHA256 keyed by the secret over the sender's role, both nonces, both
+  # names and the acceptor's address (transport/handshake.hpp). The initiator proves first.
   mac @0 :Data;
 }
 
@@ -66,23 +72,23 @@ struct Heartbeat {
   leaving @8 :Bool;      # it is stopping: the head places no more work there
 }
 
-# Tasks of one priority on a node, queued for or at its workers and not finished.
-struct PriorityCount {
+struct PriorityCount $Cxx.pairList("priority_counts") {
+  # Tasks of one priority on a node, queued for or at its workers and not finished.
   priority @0 :Int32;
   tasks @1 :UInt32;
 }
 
-struct Arg {
+struct Arg $Cxx.variant("arg") {
   union {
     value @0 :Value;
-    ref @1 :ObjectId;
+    ref @1 :ObjectId $Cxx.alternative("remote_ref") $Cxx.name("id");
   }
   node @2 :Text;       # for a ref: the node holding the value
   size @3 :UInt64;     # for a ref: its encoded bytes
   holders @4 :List(Text);  # for a ref: other nodes holding copies
 }
 
-struct TaskSubmit {
+struct TaskSubmit $Cxx.lane(call) {
   function @0 :Text;
   args @1 :List(Arg);
   result @2 :ObjectId;
@@ -92,72 +98,72 @@ struct TaskSubmit {
   priority @6 :Int32;
   ownerNode @7 :Text;  # where the result goes
   placed @8 :Bool;     # chosen by the global scheduler: run here, do not spill again
-  replicas @9 :UInt32; # nodes to keep the result on (0 or 1: the one that made it)
+  replicas @9 :UInt32 = 1; # nodes to keep the result on (0 or 1: the one that made it)
   streamOwner @10 :UInt64;  # non-zero: a streaming task, its items owned by this id
   streamWindow @11 :UInt32; # items written ahead of what the reader took, at most
-  latencyCritical @12 :Bool; # on the control lane, and its result too
+  latencyCritical @12 :Bool $Cxx.controlWhenSet; # on the control lane, and its result too
   job @13 :Text;            # the job it belongs to (empty: the default job)
-  jobShare @14 :Float64;    # its job's weight against other jobs
+  jobShare @14 :Float64 = 1;    # its job's weight against other jobs
 }
 
-# A result too large to travel inline stays on the node that made it.
 struct StoredAt {
+  # A result too large to travel inline stays on the node that made it.
   node @0 :Text;
   size @1 :UInt64;
   replicas @2 :List(Text);  # other nodes keeping whole copies
 }
 
-struct TaskResult {
+struct TaskResult $Cxx.unionField("outcome") $Cxx.lane(call) {
   result @0 :ObjectId;
   union {
     value @1 :Value;
     error @2 :ErrorValue;
     stored @3 :StoredAt;
   }
-  latencyCritical @4 :Bool; # the result of a latency-critical task or call: control lane
+  latencyCritical @4 :Bool $Cxx.controlWhenSet; # the result of a latency-critical task or call: control lane
 }
 
-struct ObjectPull {
+struct ObjectPull $Cxx.lane(bulk) {
   id @0 :ObjectId;
   offset @1 :UInt64;
   length @2 :UInt64;
 }
 
-struct ObjectChunk {
+struct ObjectChunk $Cxx.lane(bulk) {
   id @0 :ObjectId;
   offset @1 :UInt64;
   total @2 :UInt64;
-  data @3 :Data;
+  data @3 :Data $Cxx.rawTail("chunk_payload");
   missing @4 :Text;    # non-empty: the holder has no such object, and why
   holders @5 :List(Text);  # other nodes that have, or are getting, the object
   notYet @6 :Bool;     # with missing: a copy still coming here; ask another holder
 }
 
-# The owner has the result of a task run on several nodes: a copy not started is dropped.
 struct TaskCancel {
+  # The owner has the result of a task run on several nodes: a copy not started is dropped.
   result @0 :ObjectId;
 }
 
-# The head placed a task another node owns on `node`: its owner follows it there, so
-# that the loss of `node` runs it again.
 struct TaskPlaced {
+  # The head placed a task another node owns on `node`: its owner follows it there, so
+  # that the loss of `node` runs it again.
   result @0 :ObjectId;
   node @1 :Text;
 }
 
-# Asks a node to keep a whole copy of an object (a replica), pulled from the holders.
 struct ObjectReplicate {
-  ref @0 :Arg;
+  # Asks a node to keep a whole copy of an object (a replica), pulled from the holders.
+  ref @0 :Arg $Cxx.only("ref");
 }
 
-# The answer: the replica is kept, or why not.
 struct ObjectReplicated {
+  # The answer: the replica is kept, or why not.
   id @0 :ObjectId;
   error @1 :Text;      # empty: kept
 }
 
-# The owner dropped its last reference: the holder may free the value.
 struct ObjectFree {
+  # The owner dropped its last reference: the holder may free the value.
   id @0 :ObjectId;
 }
 
@@ -168,7 +174,7 @@ struct NodeInfo {
   total @3 :List(Resource);
   available @4 :List(Resource);
   queued @5 :UInt32;
-  alive @6 :Bool;
+  alive @6 :Bool = true;
   head @7 :Bool;
   lastSeenMs @8 :UInt64;  # since the head last heard from it
   store @9 :StoreUsage;
@@ -181,22 +187,22 @@ struct NodeInfo {
   leaving @16 :Bool;       # stopping: alive until it goes, but no work is placed there
 }
 
-# A task function or actor type, with its signature.
 struct Capability {
+  # A task function or actor type, with its signature.
   name @0 :Text;
   signature @1 :Text;
 }
 
-# A node joins the head's node table.
 struct Join {
+  # A node joins the head's node table.
   node @0 :NodeInfo;
 }
 
-# The head's node table, versioned: `version` is the table's after this message, `base`
-# the version it changes (0: `nodes` is the whole table). A change lists whole only the
-# rows that are new or joined again; of the others, what changed (`changes`) or that
-# they left (`removed`).
 struct NodeTable {
+  # The head's node table, versioned: `version` is the table's after this message, `base`
+  # the version it changes (0: `nodes` is the whole table). A change lists whole only the
+  # rows that are new or joined again; of the others, what changed (`changes`) or that
+  # they left (`removed`).
   nodes @0 :List(NodeInfo);
   jobs @1 :List(JobInfo);
   version @2 :UInt64;
@@ -205,10 +211,10 @@ struct NodeTable {
   removed @5 :List(Text);
 }
 
-# What changes in a node's row between its joins: its state and its load.
 struct NodeChange {
+  # What changes in a node's row between its joins: its state and its load.
   name @0 :Text;
-  alive @1 :Bool;
+  alive @1 :Bool = true;
   lastSeenMs @2 :UInt64;
   available @3 :List(Resource);
   queued @4 :UInt32;
@@ -218,31 +224,31 @@ struct NodeChange {
   leaving @8 :Bool;
 }
 
-# A driver program's row in the control store's job table.
 struct JobInfo {
+  # A driver program's row in the control store's job table.
   id @0 :UInt64;
   driver @1 :Text;     # the node the driver runs on
   pid @2 :UInt32;
-  running @3 :Bool;
+  running @3 :Bool = true;
   startedMs @4 :UInt64; # wall clock, ms since the epoch
   endedMs @5 :UInt64;
 }
 
-# A row of the control store's object table: where an object lives other than with its
-# owner (`present` false: it is gone from there).
 struct ObjectLocation {
+  # A row of the control store's object table: where an object lives other than with its
+  # owner (`present` false: it is gone from there).
   id @0 :ObjectId;
   node @1 :Text;
   size @2 :UInt64;
-  present @3 :Bool;
+  present @3 :Bool = true;
 }
 
 struct StatusRequest {
   requestId @0 :UInt64;
 }
 
-# What a node runs or holds (`swarm list`): what is "tasks", "actors" or "objects".
 struct ListRequest {
+  # What a node runs or holds (`swarm list`): what is "tasks", "actors" or "objects".
   requestId @0 :UInt64;
   what @1 :Text;
   limit @2 :UInt32;   # at most this many rows; 0: all
@@ -256,9 +262,9 @@ struct ListRow {
   numbers @4 :List(Int64);  # a timeline event: kind, queued, started, ended (us), bytes
 }
 
-# What a task or actor call printed (context::print) on the node that ran it, for the
-# node that asked for it, which prints it.
 struct TaskOutput {
+  # What a task or actor call printed (context::print) on the node that ran it, for the
+  # node that asked for it, which prints it.
   function @0 :Text;
   node @1 :Text;       # where it ran
   text @2 :Text;
@@ -271,8 +277,8 @@ struct ListReply {
   total @3 :UInt64;   # rows there were before the limit
 }
 
-# Stops one node, or every node when `node` is empty.
 struct StopRequest {
+  # Stops one node, or every node when `node` is empty.
   node @0 :Text;
   reason @1 :Text;   # set when the head refuses the node
 }
@@ -301,13 +307,13 @@ struct ActorCreated {
   ok @4 :Bool;
 }
 
-# A state an actor saved, sent by its node to its owner.
 struct ActorCheckpoint {
+  # A state an actor saved, sent by its node to its owner.
   actorId @0 :UInt64;
   state @1 :Data;
 }
 
-struct ActorCall {
+struct ActorCall $Cxx.lane(call) {
   actorId @0 :UInt64;
   method @1 :Text;
   args @2 :List(Arg);
@@ -315,12 +321,12 @@ struct ActorCall {
   callerNode @4 :Text;
   streamOwner @5 :UInt64;   # non-zero: a streaming method, its items owned by this id
   streamWindow @6 :UInt32;  # items written ahead of what the reader took, at most
-  latencyCritical @7 :Bool; # on the control lane, and its result too
+  latencyCritical @7 :Bool $Cxx.controlWhenSet; # on the control lane, and its result too
   priority @8 :Int32;       # queued calls of the actor run highest first
 }
 
-# Named-actor table of the control store: register, look up, answer.
 struct ActorRegister {
+  # Named-actor table of the control store: register, look up, answer.
   requestId @0 :UInt64;
   name @1 :Text;
   actorId @2 :UInt64;
@@ -348,27 +354,28 @@ struct ActorKill {
   actorId @0 :UInt64;
 }
 
-# Chain replication of a control-store shard: the chain's head sends each write down
-# the chain, the tail acknowledges to the head.
 struct GcsChain {
+  # Chain replication of a control-store shard: the chain's head sends each write down
+  # the chain, the tail acknowledges to the head.
   shard @0 :UInt32;
-  kind @1 :UInt8;          # 0 sync (the whole shard), 1 write (one record), 2 ack, 3 resync
+  kind @1 :UInt8 = 1 $Cxx.enumeration(["sync", "write", "ack", "resync"]);
+                           # sync: the whole shard; write: one record
   epoch @2 :UInt64;        # the chain's configuration; older ones are dropped
   seq @3 :UInt64;          # write: its number; sync and ack: the last write covered
   members @4 :List(Text);  # the chain, its head first
   records @5 :Data;        # framed control-store records (actors/gcs_record.hpp)
 }
 
-# A row of the control store's key-value table.
 struct KvEntry {
+  # A row of the control store's key-value table.
   key @0 :Text;
   value @1 :Data;
 }
 
-# A placement-group request for the head's global scheduler.
 struct GroupAsk {
+  # A placement-group request for the head's global scheduler.
   requestId @0 :UInt64;
-  kind @1 :UInt8;                  # 0 create, 1 query, 2 remove
+  kind @1 :UInt8 = 1 $Cxx.enumeration(["create", "query", "remove"]);
   id @2 :UInt64;
   bundles @3 :List(List(Resource)); # create
   strategy @4 :UInt8;              # create: 0 pack, 1 spread, 2 strict_pack, 3 strict_spread
@@ -382,44 +389,45 @@ struct GroupAnswer {
   error @4 :ErrorValue;
 }
 
-# The sender read a ref of an object the receiver owns: the owner keeps the object while
-# the sender holds it (the borrower protocol).
 struct ObjectBorrow {
+  # The sender read a ref of an object the receiver owns: the owner keeps the object while
+  # the sender holds it (the borrower protocol).
   id @0 :ObjectId;
 }
 
-# The owner's answer to an ObjectBorrow (`ack`), and, for an object not made yet then, a
-# second one when it is.
 struct ObjectBorrowed {
+  # The owner's answer to an ObjectBorrow (`ack`), and, for an object not made yet then, a
+  # second one when it is.
   id @0 :ObjectId;
   ack @1 :Bool;
-  state @2 :UInt8;         # 0 pending, 1 ready (`value`), 2 failed (`error`)
+  state @2 :UInt8 $Cxx.enumeration(["pending", "ready", "failed"]);
+                           # ready: `value` holds it; failed: `error` says why
   value @3 :Arg;           # inline, or where to pull it from
   error @4 :ErrorValue;
 }
 
-# The sender let go of one borrow of the object.
 struct ObjectUnborrow {
+  # The sender let go of one borrow of the object.
   id @0 :ObjectId;
 }
 
-# An item a streaming task or call wrote, from the node running it to its reader's: item
-# `seq` of the stream whose task's result is `result`.
-struct StreamItem {
+struct StreamItem $Cxx.lane(call) {
+  # An item a streaming task or call wrote, from the node running it to its reader's: item
+  # `seq` of the stream whose task's result is `result`.
   result @0 :ObjectId;
   seq @1 :UInt64;
   item @2 :TaskResult;
 }
 
-# The reader took `taken` items of the stream: its writer may go on.
-struct StreamAck {
+struct StreamAck $Cxx.lane(call) {
+  # The reader took `taken` items of the stream: its writer may go on.
   result @0 :ObjectId;
   taken @1 :UInt64;
 }
 
 struct KvRequest {
   requestId @0 :UInt64;
-  op @1 :UInt8;            # 0 get, 1 put, 2 erase
+  op @1 :UInt8 $Cxx.enumeration(["get", "put", "erase"]);
   key @2 :Text;
   value @3 :Data;
 }
@@ -432,7 +440,8 @@ struct KvReply {
   error @4 :ErrorValue;    # when failed: why
 }
 
-struct Envelope {
+struct Envelope $Cxx.variant("message") {
+  # Any message that crosses nodes: each frame holds one.
   union {
     hello @0 :Hello;
     proof @1 :Proof;
@@ -482,18 +491,18 @@ struct Envelope {
   }
 }
 
-# Runs a program on the head as a job of the cluster, its output kept there.
 struct JobSubmit {
+  # Runs a program on the head as a job of the cluster, its output kept there.
   requestId @0 :UInt64;
   argv @1 :List(Text);
   cwd @2 :Text;        # empty: the head's
 }
 
-# About submitted jobs: 0 their rows (`id` 0: all), 1 a job's output from `offset`, 2
-# stop a job.
 struct JobAsk {
+  # About submitted jobs: 0 their rows (`id` 0: all), 1 a job's output from `offset`, 2
+  # stop a job.
   requestId @0 :UInt64;
-  kind @1 :UInt8;
+  kind @1 :UInt8 $Cxx.enumeration(["status", "output", "stop"]);
   id @2 :UInt64;
   offset @3 :UInt64;
 }
@@ -517,14 +526,14 @@ struct JobAnswer {
   outputEnd @5 :UInt64;  # the offset after it
 }
 
-# A program asks the head to join its cluster as a client.
 struct ClientAsk {
+  # A program asks the head to join its cluster as a client.
   requestId @0 :UInt64;
 }
 
-# The head's answer: what a node of the cluster needs to know, and the client's owner
-# index; or why not.
 struct ClientWelcome {
+  # The head's answer: what a node of the cluster needs to know, and the client's owner
+  # index; or why not.
   requestId @0 :UInt64;
   ok @1 :Bool;
   error @2 :Text;

@@ -104,7 +104,7 @@ void apply_committed(gcs_state& st, const gcs_record& rec) {
            "snapshot failed, the log keeps growing: " + ok.err().to_string());
 }
 
-wire_msg::gcs_chain chain_msg(const gcs_state& st, wire_msg::gcs_chain::kind what,
+wire_msg::gcs_chain chain_msg(const gcs_state& st, wire_msg::gcs_chain::kind_type what,
                               uint64_t epoch, uint64_t seq,
                               std::vector<gcs_record> recs = {}) {
   return {static_cast<uint32_t>(st.config.index),
@@ -127,7 +127,7 @@ void commit_up_to(gcs_state& st, uint64_t seq) {
 }
 
 using shard_actor = caf::stateful_actor<gcs_state>*;
-using chain_kind = wire_msg::gcs_chain::kind;
+using chain_kind = wire_msg::gcs_chain::kind_type;
 
 // How long a restarted head waits for a member's copy before it asks the next one.
 constexpr auto recovery_timeout = std::chrono::seconds(2);
@@ -237,17 +237,17 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
   auto& st = self->state;
   auto self_name = st.config.link->self();
   bool heads_chain = !st.chain.empty() && st.chain.front() == self_name;
-  if (m.what == chain_kind::ack) {
+  if (m.kind == chain_kind::ack) {
     if (heads_chain && m.epoch == st.epoch && !st.recovering) commit_up_to(st, m.seq);
     return;
   }
-  if (m.what == chain_kind::resync && heads_chain) {
+  if (m.kind == chain_kind::resync && heads_chain) {
     // A member without this configuration's sync.
     if (m.epoch <= st.epoch && st.replicating() && !st.recovering)
       reconfigure(self, st.chain);
     return;
   }
-  if (m.what == chain_kind::resync) {
+  if (m.kind == chain_kind::resync) {
     // A restarted head recovering: it gets this member's copy.
     if (m.members.empty()) return;
     auto copy = chain_msg(st, chain_kind::sync, st.member_epoch, st.member_seq,
@@ -265,11 +265,11 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
     return;
   }
   if (m.members.front() == self_name) {
-    if (m.what == chain_kind::sync && st.recovering && m.members.size() == 2)
+    if (m.kind == chain_kind::sync && st.recovering && m.members.size() == 2)
       recover_from(self, m.members[1], m.epoch, std::move(*recs));
     return;
   }
-  if (m.what == chain_kind::sync) {
+  if (m.kind == chain_kind::sync) {
     if (m.epoch < st.member_epoch) return; // an older configuration
     st.member_epoch = m.epoch;
     st.member_seq = m.seq;

@@ -16,6 +16,7 @@
 #include "tests/fuzz/sample.hpp"
 #include "transport/codec.hpp"
 #include "transport/wire_codec.hpp"
+#include "transport/wire_samples.hpp"
 
 namespace {
 
@@ -59,7 +60,7 @@ std::vector<bytes> frame_decoder_seeds() {
       wire::heartbeat{123456789, 0.75, {{"CPU", 1.5}}, 4},
       t,
       wire::task_result{{3, 11}, wire::error_value{0, "boom"}},
-      wire::object_chunk{{1, 2}, 0, 64, bytes(64, 0xab), {}, nullptr, nullptr, 0},
+      wire::object_chunk{{bytes(64, 0xab)}, {1, 2}, 0, 64},
       wire::node_table{
           {wire::node_info{
               "head", "127.0.0.1", 7100, {{"CPU", 2}}, {{"CPU", 1}}, 3, true, true, 12}},
@@ -83,7 +84,7 @@ std::vector<bytes> frame_decoder_seeds() {
                          {1, 2, 3},
                          5},
       wire::gcs_chain{
-          3, wire::gcs_chain::kind::write, 77, 12, {"head", "worker-1"}, {1, 2}},
+          3, wire::gcs_chain::kind_type::write, 77, 12, {"head", "worker-1"}, {1, 2}},
       wire::kv_request{4, wire::kv_request::op_type::put, "key", {1, 2, 3}},
       wire::group_ask{6, wire::group_ask::kind_type::create, 42, {{{"CPU", 1}}}, 1},
       wire::object_borrow{{3, 14}},
@@ -128,6 +129,9 @@ std::vector<bytes> frame_decoder_seeds() {
   messages.push_back(leaving);
   messages.push_back(wire::node_table{{stopping}, {}, 14, 13, {stopping_change}, {}});
   messages.push_back(wire::task_placed{{3, 12}, "worker-2"});
+  // Every kind the schema declares, each field set (generated from wire.capnp).
+  for (auto& m : wire::sample_messages())
+    messages.push_back(std::move(m));
   std::vector<bytes> seeds;
   bytes stream;
   for (auto& m : messages) {

@@ -3,14 +3,14 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <deque>
-#include <list>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
 
+#include "actors/objects/pull_state.hpp"
+#include "actors/objects/pulled_copies.hpp"
 #include "actors/objects/replication_table.hpp"
 #include "framework/detail/task_spec.hpp"
 
@@ -32,128 +32,12 @@ struct held_object {
   bool replicated = false; // kept for its replicas until this node's store lets go
 };
 
-// A node a pull may ask for chunks. `whole`: named by the reference, it has the whole
-// object; otherwise another reader named by a holder, which may still be getting it.
-struct pull_source {
-  std::string node;
-  bool whole = true;
-};
-
-struct asked_chunk {
-  uint64_t length = 0;
-  std::string from;
-  bool whole = true; // asked of a source with the whole object
-};
-
-// A laid-out value whose memory the layout points into, kept alive with it: what a chunk
-// served from a pulled copy is sent from.
-struct served_layout {
-  std::shared_ptr<const void> value;
-  bulk_layout layout;
-  const detail::type_descriptor* type = nullptr; // null: the layout's bytes (a replica)
-};
-
-// `v` laid out to be served: a value of `type`, written by the node `ctx` (the refs in
-// it lent), or (`type` null) a replica's bytes, a `std::vector<uint8_t>` holding its
-// whole layout.
-std::shared_ptr<served_layout> lay_out(std::shared_ptr<const void> v,
-                                       const detail::type_descriptor* type,
-                                       codec_context* ctx) {
-  auto s = std::make_shared<served_layout>();
-  s->type = type;
-  if (type) {
-    s->layout = type->lay_out(v.get(), ctx);
-  } else {
-    auto& bytes = *static_cast<const std::vector<uint8_t>*>(v.get());
-    s->layout.blocks = {{bytes.data(), bytes.size()}};
-  }
-  s->value = std::move(v);
-  return s;
-}
-
-struct pull_state {
-  std::vector<pull_source> sources;
-  std::map<std::string, uint64_t> bytes_from; // for the timeline: a row per source
-  size_t turn = 0; // the source the next chunk is asked of, round robin
-  int64_t started_us = 0;
-  const detail::type_descriptor* type = nullptr;
-  uint64_t total = 0;
-  uint64_t received = 0;
-  uint64_t next_offset = 0;
-  size_t in_flight = 0;
-  std::map<uint64_t, asked_chunk> asked; // chunks asked for and not yet in, by offset
-  std::map<uint64_t, uint64_t> have;     // bytes received: start -> end, merged
-  bool freed = false;                    // its owner freed it meanwhile: not to be kept
-  // Each reader, and the type it reads as (null: the layout's bytes, for a replica).
-  std::vector<std::pair<const detail::type_descriptor*, value_cb>> waiters;
-  // Chunks other readers asked this node for before they came here, and the layout
-  // they are served from once the value is made.
-  std::vector<std::pair<std::string, wire_msg::object_pull>> parked;
-  std::shared_ptr<served_layout> serving;
-  // Before the value can be made (its head incomplete): the bytes received from offset
-  // 0 on without a gap, and the chunks after a gap, by offset.
-  std::vector<uint8_t> prefix;
-  std::map<uint64_t, wire_msg::object_chunk> early;
-  // Once the head is in: the value, and where each of its blocks' bytes go (from
-  // `head_size` on, in order).
-  std::shared_ptr<void> value;
-  // The bytes counted against the store, handed to the value when it is whole.
-  std::unique_ptr<detail::store_lease> lease;
-  uint64_t head_size = 0;
-  std::vector<std::pair<uint8_t*, size_t>> dests;
-};
-
-// Copies `data`, the `n` bytes at `offset` of a layout whose head is `head_size` bytes,
-// into the blocks a skeleton made of it points to (`dests`, in order).
-void place_blocks(uint64_t head_size,
-                  const std::vector<std::pair<uint8_t*, size_t>>& dests, uint64_t offset,
-                  const uint8_t* data, uint64_t n) {
-  uint64_t start = head_size;
-  for (auto& [dest, size] : dests) {
-    auto lo = std::max(offset, start), hi = std::min(offset + n, start + size);
-    if (lo < hi) std::memcpy(dest + (lo - start), data + (lo - offset), hi - lo);
-    start += size;
-  }
-}
-
-// Where the bytes from `offset` of `l` lie: in its head or in one of its blocks, up to
-// `n` of them but not past that piece's end. {nullptr, 0} past the end of `l`.
-std::pair<const uint8_t*, uint64_t> piece_at(const bulk_layout& l, uint64_t offset,
-                                             uint64_t n) {
-  uint64_t start = 0;
-  auto in = [&](const uint8_t* data,
-                uint64_t size) -> std::optional<std::pair<const uint8_t*, uint64_t>> {
-    if (offset < start || offset >= start + size) return std::nullopt;
-    return std::pair{data + (offset - start), std::min(n, start + size - offset)};
-  };
-  if (auto p = in(l.head.data(), l.head.size())) return *p;
-  start = l.head.size();
-  for (auto& [data, size] : l.blocks) {
-    if (auto p = in(data, size)) return *p;
-    start += size;
-  }
-  return {nullptr, 0};
-}
-
 struct object_manager_state {
   object_manager_config cfg;
   std::unique_ptr<replication_table> replicas; // made with `cfg`
   std::map<object_key, held_object> held;
   std::map<object_key, pull_state> pulls;
-  std::map<object_key,
-           std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
-      fetched;
-  size_t prune_fetched_at = 64;
-  // Secondary copies: pulled values kept after their readers let go, most recently read
-  // first, within cfg.keep_pulled_bytes; the store may evict them meanwhile.
-  struct kept_copy {
-    std::shared_ptr<cached_copy> value;
-    const detail::type_descriptor* type;
-    uint64_t bytes;
-  };
-  std::list<std::pair<object_key, kept_copy>> kept;
-  std::map<object_key, std::list<std::pair<object_key, kept_copy>>::iterator> kept_index;
-  uint64_t kept_bytes = 0;
+  std::unique_ptr<pulled_copies> copies_here; // made with `cfg`
   std::map<object_key, located_object> located;
   // Nodes sent chunks of an object held here, which may keep copies of it: told to drop
   // them when this node's store lets go of it.
@@ -196,37 +80,10 @@ struct object_manager_state {
 
   // A pulled copy of `k` still alive here, laid out to be served; null when none is.
   std::shared_ptr<served_layout> copy_layout(const object_key& k) const {
-    std::shared_ptr<const void> v;
-    const detail::type_descriptor* type = nullptr;
-    if (auto i = kept_index.find(k); i != kept_index.end()) {
-      v = i->second->second.value->peek();
-      type = i->second->second.type;
-    }
-    if (auto f = fetched.find(k); !v && f != fetched.end()) {
-      v = f->second.first.lock();
-      type = f->second.second;
-    }
-    if (!v) return nullptr;
-    return lay_out(std::move(v), type, cfg.values);
-  }
-
-  // Bytes of the pull `p` received from `offset` on without a gap.
-  static uint64_t available(const pull_state& p, uint64_t offset) {
-    if (!p.serving) return 0;
-    auto i = p.have.upper_bound(offset);
-    if (i == p.have.begin()) return 0;
-    --i;
-    return i->second > offset ? i->second - offset : 0;
-  }
-
-  // Whether the bytes at `offset` of `p` were asked of a source with the whole object:
-  // a reader asking for them here may wait for them (they will come, or the pull fails),
-  // and no two readers wait for each other.
-  static bool coming_whole(const pull_state& p, uint64_t offset) {
-    auto i = p.asked.upper_bound(offset);
-    if (i == p.asked.begin()) return false;
-    --i;
-    return i->second.whole && offset < i->first + i->second.length;
+    auto c = copies_here->kept(k);
+    if (!c.value) c = copies_here->remembered(k);
+    if (!c.value) return nullptr;
+    return lay_out(std::move(c.value), c.type, cfg.values);
   }
 
   // Sends `peer` what it asked for of an object: from a value held here, a pulled copy
@@ -250,9 +107,9 @@ struct object_manager_state {
       keep = std::move(s);
     } else if (auto pi = pulls.find(k); pi != pulls.end()) {
       auto& p = pi->second;
-      length = std::min(length, available(p, m.offset));
+      length = std::min(length, p.available(m.offset));
       if (length == 0) {
-        if (coming_whole(p, m.offset)) {
+        if (p.coming_whole(m.offset)) {
           p.parked.emplace_back(peer, m);
           return;
         }
@@ -288,7 +145,7 @@ struct object_manager_state {
     auto parked = std::move(p.parked);
     p.parked.clear();
     for (auto& [peer, m] : parked)
-      if (available(p, m.offset) > 0)
+      if (p.available(m.offset) > 0)
         serve(peer, m);
       else
         p.parked.emplace_back(peer, m);
@@ -359,77 +216,17 @@ struct object_manager_state {
     }
   }
 
-  // Keeps a pulled value for readers here while it lives; swept of values gone when it
-  // doubled, so it is bounded by the values alive.
-  void remember(const object_key& k, const std::shared_ptr<const void>& v,
-                const detail::type_descriptor* type) {
-    if (fetched.size() >= prune_fetched_at) {
-      for (auto i = fetched.begin(); i != fetched.end();)
-        i = i->second.first.expired() ? fetched.erase(i) : std::next(i);
-      prune_fetched_at = std::max<size_t>(64, 2 * fetched.size());
-    }
-    fetched[k] = {v, type};
-  }
-
-  // Keeps a pulled value as a secondary copy, dropping the least recently read past the
-  // budget.
-  void keep(const object_key& k, std::shared_ptr<const void> v,
-            const detail::type_descriptor* type, uint64_t bytes) {
-    if (kept_index.count(k)) return;
-    auto copy = std::make_shared<cached_copy>(std::move(v), bytes);
-    if (cfg.cache) cfg.cache(copy);
-    kept.emplace_front(k, kept_copy{std::move(copy), type, bytes});
-    kept_index[k] = kept.begin();
-    kept_bytes += bytes;
-    while (kept_bytes > cfg.keep_pulled_bytes)
-      drop_least_recent();
-  }
-
-  void drop_least_recent() {
-    auto& [old, copy] = kept.back();
-    kept_bytes -= copy.bytes;
-    // Found again while a reader still holds it.
-    if (auto v = copy.value->peek()) remember(old, v, copy.type);
-    kept_index.erase(old);
-    kept.pop_back();
-  }
-
-  void drop_kept(const object_key& k) {
-    auto i = kept_index.find(k);
-    if (i == kept_index.end()) return;
-    kept_bytes -= i->second->second.bytes;
-    kept.erase(i->second);
-    kept_index.erase(i);
-  }
-
   // Counts a pull of `bytes` against the store, dropping kept copies to make room.
   result<std::unique_ptr<detail::store_lease>> reserve(const object_key& k,
                                                        uint64_t bytes) {
     if (!cfg.reserve) return std::unique_ptr<detail::store_lease>{};
     auto r = cfg.reserve(k, bytes);
-    while (!r && r.err().code == errc::store_full && !kept.empty()) {
-      drop_least_recent();
+    while (!r && r.err().code == errc::store_full && copies_here->drop_least_recent())
       r = cfg.reserve(k, bytes);
-    }
     if (!r)
       return error{r.err().code, "node '" + cfg.node + "' cannot pull " + id_of(k) +
                                      ": " + r.err().message};
     return r;
-  }
-
-  // The kept copy of `k` as a `type`, marked as read now; null when none is kept.
-  std::shared_ptr<const void> kept_copy_of(const object_key& k,
-                                           const detail::type_descriptor* type) {
-    auto i = kept_index.find(k);
-    if (i == kept_index.end() || !detail::same_type(*i->second->second.type, *type))
-      return nullptr;
-    auto v = i->second->second.value->get();
-    if (!v) { // the store evicted it
-      drop_kept(k);
-      return nullptr;
-    }
-    kept.splice(kept.begin(), kept, i->second);
-    return v;
   }
 
   // Where to pull `ref` from: the node named first and the other holders, less loaded
@@ -461,8 +258,8 @@ struct object_manager_state {
     if (!type) return v;
     if (!v.type) {
       // Made once while a reader holds it.
-      if (auto f = fetched.find(k); f != fetched.end() && f->second.second == type)
-        if (auto made = f->second.first.lock()) return detail::boxed_value{made, type};
+      if (auto f = copies_here->remembered(k); f.value && f.type == type)
+        return detail::boxed_value{f.value, type};
       auto& bytes = *static_cast<const std::vector<uint8_t>*>(v.ptr.get());
       auto lease = reserve(k, bytes.size());
       if (!lease) return lease.err();
@@ -483,7 +280,7 @@ struct object_manager_state {
                                               cfg.node + "' is not a " + type->name +
                                               (why.empty() ? "" : ": " + why)};
       auto counted = with_lease(std::move(made), std::move(*lease));
-      remember(k, counted, type);
+      copies_here->remember(k, counted, type);
       return detail::boxed_value{std::move(counted), type};
     }
     if (!detail::same_type(*v.type, *type))
@@ -515,13 +312,12 @@ struct object_manager_state {
       if (cfg.count_lookup && r.type) cfg.count_lookup(true);
       r.done(detail::boxed_value{std::move(p), type});
     };
-    if (auto c = fetched.find(k); c != fetched.end())
-      if (auto p = c->second.first.lock(); p && (!r.type || c->second.second == r.type))
-        return hit(std::move(p), c->second.second);
-    if (auto i = kept_index.find(k); i != kept_index.end() && !r.type)
-      if (auto p = i->second->second.value->peek())
-        return hit(std::move(p), i->second->second.type);
-    if (auto p = kept_copy_of(k, r.type)) return hit(std::move(p), r.type);
+    if (auto c = copies_here->remembered(k); c.value && (!r.type || c.type == r.type))
+      return hit(std::move(c.value), c.type);
+    if (auto c = copies_here->kept(k); c.value && !r.type)
+      return hit(std::move(c.value), c.type);
+    if (auto p = r.type ? copies_here->read_kept(k, r.type) : nullptr)
+      return hit(std::move(p), r.type);
     if (cfg.count_lookup && r.type) cfg.count_lookup(false);
     if (auto i = pulls.find(k); i != pulls.end()) {
       i->second.waiters.emplace_back(r.type, std::move(r.done));
@@ -607,28 +403,6 @@ struct object_manager_state {
       serve(peer, m);
   }
 
-  // Copies `data`, the bytes at `offset` of the layout, into the value's blocks.
-  static void place(pull_state& p, uint64_t offset, const uint8_t* data, uint64_t n) {
-    place_blocks(p.head_size, p.dests, offset, data, n);
-  }
-
-  // Records bytes [offset, offset + n) of `p` as received.
-  static void mark(pull_state& p, uint64_t offset, uint64_t n) {
-    auto lo = offset, hi = offset + n;
-    auto i = p.have.upper_bound(lo);
-    if (i != p.have.begin() && std::prev(i)->second >= lo) {
-      --i;
-      lo = i->first;
-      hi = std::max(hi, i->second);
-      i = p.have.erase(i);
-    }
-    while (i != p.have.end() && i->first <= hi) {
-      hi = std::max(hi, i->second);
-      i = p.have.erase(i);
-    }
-    p.have[lo] = hi;
-  }
-
   // Makes the value once the bytes received from offset 0 on hold its whole head; then
   // places what came. An error when the head is malformed.
   std::optional<error> try_make_value(const object_key& k, pull_state& p) {
@@ -653,9 +427,9 @@ struct object_manager_state {
     if (!p.value)
       return error{errc::type_mismatch, "malformed " + p.type->name + ": " + why};
     p.head_size = h.head_size;
-    place(p, 0, p.prefix.data(), p.prefix.size());
+    p.place(0, p.prefix.data(), p.prefix.size());
     for (auto& [offset, chunk] : p.early)
-      place(p, offset, chunk.bytes(), chunk.size());
+      p.place(offset, chunk.bytes(), chunk.size());
     p.serving = std::make_shared<served_layout>();
     p.serving->value = p.value;
     p.serving->layout.head.assign(p.prefix.begin(),
@@ -704,7 +478,7 @@ struct object_manager_state {
         p.sources.push_back({n, false});
     p.received += m.size();
     p.bytes_from[peer] += m.size();
-    mark(p, m.offset, m.size());
+    p.mark(m.offset, m.size());
     auto whole = pull_source{peer, asked->second.whole};
     if (auto rest = asked->second.length - m.size(); rest > 0)
       ask(k, p, m.offset + m.size(), rest, whole); // a chunk cut where a piece ends
@@ -714,7 +488,7 @@ struct object_manager_state {
     if (m.landed) {
       // Already where it belongs.
     } else if (p.value) {
-      place(p, m.offset, m.bytes(), m.size());
+      p.place(m.offset, m.bytes(), m.size());
     } else {
       p.early[m.offset] = std::move(m);
       if (auto failed = try_make_value(k, p)) return finish(i, *failed);
@@ -729,16 +503,16 @@ struct object_manager_state {
     if (p.freed || !p.type) {
       // Its owner freed it while it came: its readers have it, nothing keeps it. A
       // replica's bytes are held by the replica.
-    } else if (p.total <= cfg.keep_pulled_bytes) {
-      keep(k, v, p.type, p.total);
+    } else if (copies_here->fits(p.total)) {
+      copies_here->keep(k, v, p.type, p.total);
     } else {
-      remember(k, v, p.type);
+      copies_here->remember(k, v, p.type);
     }
     finish(i, detail::boxed_value{v, p.type});
   }
 
   void forget(const object_key& k) {
-    drop_kept(k);
+    copies_here->drop_kept(k);
     auto i = located.find(k);
     if (i == located.end()) return;
     auto holder = i->second.node;
@@ -794,6 +568,8 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
   self->state.cfg = std::move(cfg);
   self->state.replicas = std::make_unique<replication_table>(replication_table::config{
       self->state.cfg.node, self->state.cfg.pick, self->state.cfg.send});
+  self->state.copies_here = std::make_unique<pulled_copies>(
+      self->state.cfg.keep_pulled_bytes, self->state.cfg.cache);
   // Stopping fails every pull in flight: its readers learn why instead of waiting.
   self->set_exit_handler([=](const caf::exit_msg& x) {
     auto& st = self->state;
@@ -816,8 +592,7 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       [=](free_atom, const object_key& k) {
         auto& st = self->state;
         st.held.erase(k);
-        st.drop_kept(k);
-        st.fetched.erase(k);
+        st.copies_here->forget(k);
         if (auto i = st.pulls.find(k); i != st.pulls.end()) i->second.freed = true;
         st.drop_copies(k);
       },
@@ -860,8 +635,10 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       [=](lost_atom, const std::string& peer, const std::string& why) {
         self->state.lost(peer, why);
       },
-      [=](count_atom) { return static_cast<uint64_t>(self->state.fetched.size()); },
-      [=](kept_atom) { return self->state.kept_bytes; },
+      [=](count_atom) {
+        return static_cast<uint64_t>(self->state.copies_here->remembered_count());
+      },
+      [=](kept_atom) { return self->state.copies_here->kept_bytes(); },
       [=](transfers_atom) {
         auto& t = self->state.transfers;
         return std::vector<transfer_event>(t.begin(), t.end());

@@ -106,4 +106,15 @@ control_client_actor spawn_control_client(caf::actor_system& sys, control_client
   return sys.spawn(control_client, std::move(cfg));
 }
 
+void add_answer_routes(wire_routes& routes, const control_client_actor& control) {
+  auto answer = [](const std::string&, auto&& m) {
+    auto id = m.request_id;
+    return std::make_tuple(answer_atom::value, id, wire_msg::message{std::move(m)});
+  };
+  routes.mailbox<wire_msg::actor_created>(control, answer);
+  routes.mailbox<wire_msg::actor_location>(control, answer);
+  routes.mailbox<wire_msg::group_answer>(control, answer);
+  routes.mailbox<wire_msg::kv_reply>(control, answer);
+}
+
 } // namespace swarm::actors

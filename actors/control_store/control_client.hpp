@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "actors/common/wire_routes.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
@@ -60,6 +61,10 @@ using control_client_actor =
 /// the test coordinator).
 control_client_actor spawn_control_client(caf::actor_system& sys, control_client_config cfg,
                                           bool detached = true);
+
+/// Routes the answers to this node's requests (actor creations and lookups, placement
+/// groups, key-value operations) into the client's mailbox, by their request ids.
+void add_answer_routes(wire_routes& routes, const control_client_actor& control);
 
 } // namespace swarm::actors
 

@@ -53,6 +53,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   tasks_ = std::make_unique<cluster_tasks>(
       link_, [this](wire_msg::message row) { store_->publish(std::move(row)); });
   actors_ = std::make_unique<cluster_actors>(link_);
+  add_routes();
   link_.deliver_here = [this](const std::string& peer, wire_msg::message&& m) {
     on_message(peer, std::move(m));
   };

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/common/wire_routes.hpp"
 #include "actors/node/cluster_actors.hpp"
 #include "actors/node/cluster_store.hpp"
 #include "actors/node/cluster_tasks.hpp"
@@ -33,7 +34,8 @@ namespace swarm::actors {
 /// network's handlers turn frames into messages for the one that owns their type. The
 /// paths that turn a call of the node's API into messages are `cluster_tasks`,
 /// `cluster_actors` and `cluster_store`; what they share is the `node_link`. This class
-/// composes them: it starts and stops the parts in order and dispatches what arrives.
+/// composes them: it starts and stops the parts in order, and each part adds the routes of
+/// the messages it handles (`routes`).
 class cluster_node final : public detail::core, private membership_port {
 public:
   /// Starts node `node` of `cfg`: on TCP, or on the transport `make_transport` starts
@@ -124,6 +126,9 @@ public:
   /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.
   bool wait_for_stop(std::chrono::milliseconds timeout);
 
+  /// Where each kind of wire message arriving here goes, and how it runs there.
+  const wire_routes& routes() const { return routes_; }
+
   /// The node's log.
   const node_log& log() const { return local_->log(); }
   void warn(const std::string& line) const override { local_->log().warn(line); }
@@ -180,6 +185,9 @@ private:
   void stop_actors();
   // Drops the role actors' handles, which must not outlive the actor system.
   void drop_handles();
+  // Adds the routes of the messages the node's own parts handle, and those of its
+  // subsystems.
+  void add_routes();
   void on_message(const std::string& peer, wire_msg::message&& m);
   void join_head();
   // This node's row as it joins.
@@ -215,6 +223,7 @@ private:
   std::unique_ptr<cluster_tasks> tasks_;
   std::unique_ptr<cluster_actors> actors_;
   std::atomic<bool> rejoining_{false};
+  wire_routes routes_{[this](std::function<void()> f) { link_.post(std::move(f)); }};
   // Objects owned here whose refs were written into values.
   lent_refs lent_;
 

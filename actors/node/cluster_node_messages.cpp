@@ -2,6 +2,8 @@
 
 #include "actors/control_store/protocol.hpp"
 #include "actors/node/job_runner.hpp"
+#include "actors/objects/object_routes.hpp"
+#include "actors/ownership/owner_routes.hpp"
 #include "actors/scheduling/global_scheduler.hpp"
 #include "actors/scheduling/protocol.hpp"
 
@@ -132,125 +134,110 @@ bool cluster_node::cancel(detail::task_spec& task) {
   return true;
 }
 
+void cluster_node::add_routes() {
+  using namespace wire_msg;
+  add_object_routes(routes_, link_.objects);
+  add_owner_routes(routes_, link_.owner, link_.streams);
+  add_answer_routes(routes_, link_.control);
+  add_directory_routes(routes_, link_.directory);
+  // Work sent here: queued at once, for the scheduler or the actor's mailbox.
+  routes_.in_place<task_submit>(
+      [this](const std::string&, task_submit&& m) { tasks_->on_submit(std::move(m)); });
+  routes_.in_place<actor_call>(
+      [this](const std::string&, actor_call&& m) { actors_->on_actor_call(std::move(m)); });
+  // To the scheduler of the moment: it is started again when it fails.
+  routes_.in_place<task_cancel>([this](const std::string&, task_cancel&& m) {
+    caf::anon_send(local_->scheduler(), cancel_atom::value, m.result.owner, m.result.seq);
+  });
+  // Membership: a node joins as itself only, and only the head's table is the truth.
+  routes_.mailbox<heartbeat>(link_.membership, [](const std::string& peer, heartbeat&& m) {
+    return std::make_tuple(heartbeat_atom::value, peer, std::move(m));
+  });
+  routes_.in_place<join>([this](const std::string& peer, join&& m) {
+    if (m.node.name == peer)
+      caf::anon_send(link_.membership, join_atom::value, std::move(m.node));
+    else
+      log().warn("node '" + peer + "' asked to join as '" + m.node.name + "': ignored");
+  });
+  routes_.in_place<node_table>([this](const std::string& peer, node_table&& m) {
+    if (peer == head_name()) caf::anon_send(link_.membership, table_atom::value, std::move(m));
+  });
+  // The control store's rows and chains.
+  routes_.in_place<job_info>([this](const std::string&, job_info&& m) { store_->on_row(m); });
+  routes_.in_place<object_location>(
+      [this](const std::string&, object_location&& m) { store_->on_row(m); });
+  routes_.in_place<kv_request>([this](const std::string& peer, kv_request&& m) {
+    store_->on_kv_request(peer, std::move(m));
+  });
+  routes_.in_place<gcs_chain>([this](const std::string& peer, gcs_chain&& m) {
+    auto shard = m.shard;
+    if (!local_->gcs().chain_message(std::move(m)))
+      log().warn("chain message from '" + peer + "' for shard " + std::to_string(shard) +
+                 " dropped: this node has " + std::to_string(link_.cfg.gcs_shards));
+  });
+  // Actors created, named and looked up here: these ask other actors and wait.
+  routes_.posted<actor_create>(
+      [this](const std::string&, actor_create&& m) { actors_->create_actor_here(m); });
+  routes_.posted<actor_register>([this](const std::string& peer, actor_register&& m) {
+    actors_->register_remote_name(peer, m);
+  });
+  routes_.posted<actor_lookup>(
+      [this](const std::string& peer, actor_lookup&& m) { actors_->lookup_name(peer, m); });
+  // What users and tools ask of a node.
+  routes_.posted<list_request>([this](const std::string& peer, list_request&& m) {
+    list_reply out{m.request_id, link_.self.name, {}, 0};
+    if (auto rows = local_->list(m.what)) {
+      out.rows = std::move(*rows);
+      if (m.what == "timeline") add_transfers(out.rows);
+    } else {
+      out.rows.push_back({"", "", "error", rows.err().message, {}});
+    }
+    out.total = out.rows.size();
+    if (m.limit > 0 && out.rows.size() > m.limit) out.rows.resize(m.limit);
+    link_.send_while_open(peer, std::move(out));
+  });
+  routes_.in_place<task_output>([](const std::string&, task_output&& m) {
+    detail::print_output(m.function, m.node, m.text);
+  });
+  routes_.in_place<stop_request>(
+      [this](const std::string&, stop_request&& m) { on_stop(m); });
+  if (!is_head()) {
+    routes_.in_place<status_request>([this](const std::string& peer, status_request&&) {
+      link_.send_to(peer, table_snapshot());
+    });
+    // Jobs run on the head only: asked here, the answer says so.
+    auto not_here = [this](const std::string& peer, auto&& m) {
+      job_answer no;
+      no.request_id = m.request_id;
+      no.error = "node '" + link_.self.name + "' is not the head: jobs run there";
+      link_.send_to(peer, std::move(no));
+    };
+    routes_.in_place<job_submit>(not_here);
+    routes_.in_place<job_ask>(not_here);
+    return;
+  }
+  // The head's own: the stored table, jobs, clients and placement groups.
+  routes_.posted<status_request>([this](const std::string& peer, status_request&&) {
+    auto t = store_->stored_table();
+    link_.send_to(peer, t ? std::move(*t) : table_snapshot());
+  });
+  auto to_jobs = [](const std::string& peer, auto&& m) {
+    return std::make_tuple(job_atom::value, peer, std::move(m));
+  };
+  routes_.mailbox<job_submit>(jobs_, to_jobs);
+  routes_.mailbox<job_ask>(jobs_, to_jobs);
+  routes_.in_place<client_ask>([this](const std::string& peer, client_ask&& m) {
+    link_.send_to(peer, welcome_client(m.request_id));
+  });
+  routes_.in_place<group_ask>(
+      [this](const std::string& peer, group_ask&& m) { on_group_ask(peer, m); });
+}
+
 void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
-  std::visit(
-      [&](auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, wire_msg::task_submit>) {
-          tasks_->on_submit(std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::task_result>) {
-          link_.owner.result(peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::stream_item>) {
-          link_.owner.stream(peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::stream_ack>) {
-          caf::anon_send(link_.streams, stream_atom::value, key_of(x.result), x.taken);
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_call>) {
-          actors_->on_actor_call(std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::object_pull>) {
-          caf::anon_send(link_.objects, pull_atom::value, peer, x);
-        } else if constexpr (std::is_same_v<T, wire_msg::object_chunk>) {
-          caf::anon_send(link_.objects, chunk_atom::value, peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::object_free>) {
-          caf::anon_send(link_.objects, free_atom::value, key_of(x.id));
-        } else if constexpr (std::is_same_v<T, wire_msg::task_placed>) {
-          link_.owner.placed(peer, x);
-        } else if constexpr (std::is_same_v<T, wire_msg::task_cancel>) {
-          caf::anon_send(local_->scheduler(), cancel_atom::value, x.result.owner,
-                         x.result.seq);
-        } else if constexpr (std::is_same_v<T, wire_msg::object_replicate>) {
-          caf::anon_send(link_.objects, replica_atom::value, peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::object_replicated>) {
-          caf::anon_send(link_.objects, replicated_atom::value, peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::heartbeat>) {
-          caf::anon_send(link_.membership, heartbeat_atom::value, peer, x);
-        } else if constexpr (std::is_same_v<T, wire_msg::join>) {
-          if (x.node.name == peer)
-            caf::anon_send(link_.membership, join_atom::value, std::move(x.node));
-          else
-            log().warn("node '" + peer + "' asked to join as '" + x.node.name +
-                       "': ignored");
-        } else if constexpr (std::is_same_v<T, wire_msg::node_table>) {
-          // Only the head's table is the truth.
-          if (peer == head_name())
-            caf::anon_send(link_.membership, table_atom::value, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::list_request>) {
-          // Off the network's thread: the scheduler is asked and may take a while.
-          link_.post([this, peer, x] {
-            wire_msg::list_reply out{x.request_id, link_.self.name, {}, 0};
-            if (auto rows = local_->list(x.what)) {
-              out.rows = std::move(*rows);
-              if (x.what == "timeline") add_transfers(out.rows);
-            } else
-              out.rows.push_back({"", "", "error", rows.err().message, {}});
-            out.total = out.rows.size();
-            if (x.limit > 0 && out.rows.size() > x.limit) out.rows.resize(x.limit);
-            link_.send_while_open(peer, std::move(out));
-          });
-        } else if constexpr (std::is_same_v<T, wire_msg::task_output>) {
-          detail::print_output(x.function, x.node, x.text);
-        } else if constexpr (std::is_same_v<T, wire_msg::status_request>) {
-          if (!is_head()) {
-            link_.send_to(peer, table_snapshot());
-          } else {
-            link_.post([this, peer] {
-              auto t = store_->stored_table();
-              link_.send_to(peer, t ? std::move(*t) : table_snapshot());
-            });
-          }
-        } else if constexpr (std::is_same_v<T, wire_msg::job_info> ||
-                             std::is_same_v<T, wire_msg::object_location>) {
-          store_->on_row(x);
-        } else if constexpr (std::is_same_v<T, wire_msg::stop_request>) {
-          on_stop(x);
-        } else if constexpr (std::is_same_v<T, wire_msg::job_submit> ||
-                             std::is_same_v<T, wire_msg::job_ask>) {
-          if (jobs_) {
-            caf::anon_send(jobs_, job_atom::value, peer, std::move(x));
-          } else {
-            wire_msg::job_answer no;
-            no.request_id = x.request_id;
-            no.error = "node '" + link_.self.name + "' is not the head: jobs run there";
-            link_.send_to(peer, std::move(no));
-          }
-        } else if constexpr (std::is_same_v<T, wire_msg::client_ask>) {
-          if (is_head()) link_.send_to(peer, welcome_client(x.request_id));
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_create>) {
-          link_.post([this, x]() { actors_->create_actor_here(x); });
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_register>) {
-          link_.post([this, peer, x]() { actors_->register_remote_name(peer, x); });
-        } else if constexpr (std::is_same_v<T, wire_msg::group_ask>) {
-          if (is_head()) on_group_ask(peer, x);
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_lookup>) {
-          link_.post([this, peer, x]() { actors_->lookup_name(peer, x); });
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_created> ||
-                             std::is_same_v<T, wire_msg::actor_location> ||
-                             std::is_same_v<T, wire_msg::group_answer> ||
-                             std::is_same_v<T, wire_msg::kv_reply>) {
-          // Answers to this node's requests.
-          auto id = x.request_id;
-          caf::anon_send(link_.control, answer_atom::value, id,
-                         wire_msg::message{std::move(x)});
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_checkpoint>) {
-          caf::anon_send(link_.directory, checkpoint_atom::value, peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::gcs_chain>) {
-          auto shard = x.shard;
-          if (!local_->gcs().chain_message(std::move(x)))
-            log().warn("chain message from '" + peer + "' for shard " +
-                       std::to_string(shard) + " dropped: this node has " +
-                       std::to_string(link_.cfg.gcs_shards));
-        } else if constexpr (std::is_same_v<T, wire_msg::kv_request>) {
-          store_->on_kv_request(peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::object_borrow> ||
-                             std::is_same_v<T, wire_msg::object_borrowed> ||
-                             std::is_same_v<T, wire_msg::object_unborrow>) {
-          link_.owner.borrows(peer, std::move(x));
-        } else if constexpr (std::is_same_v<T, wire_msg::actor_kill>) {
-          caf::anon_send(link_.directory, unhost_atom::value, x.actor_id);
-        } else {
-          // hello and proof never get here: the endpoint consumes them.
-        }
-      },
-      m);
+  auto kind = m.index();
+  if (!routes_.deliver(peer, std::move(m)))
+    log().warn(std::string{"a '"} + wire_msg::message_names[kind] + "' message from '" +
+               peer + "' has no route on this node: dropped");
 }
 
 wire_msg::client_welcome cluster_node::welcome_client(uint64_t request_id) const {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "actors/common/wire_routes.hpp"
 #include "actors/user_actors/hosted_table.hpp"
 #include "actors/common/protocol.hpp" // allows actor_record_ptr in messages
 #include "actors/user_actors/remote_actor_record.hpp"
@@ -73,6 +74,10 @@ using actor_directory_actor = caf::typed_actor<
 actor_directory_actor spawn_actor_directory(caf::actor_system& sys,
                                             actor_directory_config cfg,
                                             bool detached = true);
+
+/// Routes what the directory handles into its mailbox: states saved by actors this
+/// node owns, and kills of actors hosted here.
+void add_directory_routes(wire_routes& routes, const actor_directory_actor& directory);
 
 } // namespace swarm::actors
 

@@ -141,6 +141,12 @@ std::string generator::header() const {
   for (auto& b : bases) o << "#include \"transport/" << b << ".hpp\"\n";
   o << "\nnamespace swarm::wire_msg {\n\n";
   for (auto s : order_) declare_struct(o, s);
+  o << "/// The name of each kind of message, by its index in `message`.\n"
+       "inline constexpr const char* message_names[] = {";
+  auto kinds = variant_types(*root_);
+  for (size_t i = 0; i < kinds.size(); ++i)
+    o << (i % 4 == 0 ? "\n    " : " ") << "\"" << kinds[i] << "\"" << (i + 1 < kinds.size() ? "," : "");
+  o << "};\n\n";
   o << "/// Traffic classes: control and calls are never queued behind bulk object "
        "transfers.\nenum class lane : uint8_t {";
   bool first = true;

@@ -305,3 +305,30 @@ TEST_CASE("a result for a client that has not connected to the node that made it
   CHECK(*results_to_client == 1);
   client.reset();
 }
+
+TEST_CASE("every message kind that travels between nodes has a route on the head, and "
+          "workers leave the head's own unrouted") {
+  fake_cluster c;
+  using actors::delivery;
+  for (size_t i = 0; i < std::variant_size_v<wire_msg::message>; ++i) {
+    std::string kind = wire_msg::message_names[i];
+    // The handshake's messages end at the endpoint; a key-value row is only a record of
+    // the control store's log; these answers go to tools and clients, never to nodes.
+    bool never_routed = kind == "hello" || kind == "proof" || kind == "kv_entry" ||
+                        kind == "list_reply" || kind == "client_welcome" ||
+                        kind == "job_answer";
+    CHECK_MESSAGE((c.head->routes().route_of(i) == delivery::none) == never_routed, kind);
+    bool heads_own = kind == "client_ask" || kind == "group_ask";
+    CHECK_MESSAGE((c.w1->routes().route_of(i) == delivery::none) ==
+                      (never_routed || heads_own),
+                  kind);
+  }
+  // Work and results go on from the reading thread; what waits on actors goes to the
+  // agent.
+  CHECK(c.w1->routes().route_of(wire_msg::message{wire_msg::task_submit{}}.index()) ==
+        delivery::in_place);
+  CHECK(c.w1->routes().route_of(wire_msg::message{wire_msg::actor_create{}}.index()) ==
+        delivery::posted);
+  CHECK(c.w1->routes().route_of(wire_msg::message{wire_msg::object_chunk{}}.index()) ==
+        delivery::mailbox);
+}

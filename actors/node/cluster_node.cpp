@@ -559,11 +559,20 @@ void cluster_node::adopt(std::shared_ptr<void> children) {
 
 size_t cluster_node::wait_for_nodes(size_t n, std::chrono::milliseconds timeout) {
   auto deadline = steady::now() + timeout;
-  while (true) {
-    auto alive = alive_nodes().size();
-    if (alive >= n || steady::now() >= deadline) return alive;
-    std::this_thread::sleep_for(10ms);
-  }
+  auto alive = alive_nodes().size();
+  if (alive >= n || timeout.count() <= 0) return alive;
+  // Woken by each view membership publishes (watched before the view is read again, so
+  // none is missed), not by polling.
+  caf::scoped_actor self{local_->system()};
+  caf::anon_send(link_.membership, watch_atom::value, caf::actor{self}, true);
+  for (alive = alive_nodes().size(); alive < n && steady::now() < deadline;
+       alive = alive_nodes().size())
+    self->receive([](view_atom) {},
+                  caf::after(std::max(0ms, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               deadline - steady::now()))) >>
+                      [] {});
+  caf::anon_send(link_.membership, watch_atom::value, caf::actor{self}, false);
+  return alive;
 }
 
 std::vector<std::string> cluster_node::alive_nodes() const {

@@ -46,6 +46,8 @@ struct membership_state {
   bool needs_table = true;
   // Something in `peers` changed since the view was last published.
   bool view_dirty = false;
+  // Those told of each view published (threads waiting for nodes).
+  std::vector<caf::actor> watchers;
   // The head: the rows of nodes that joined go out shortly (`joined_atom`), together.
   std::function<void()> schedule_join_flush;
   bool join_flush_pending = false;
@@ -60,6 +62,8 @@ struct membership_state {
   void publish() {
     view->publish(peers);
     view_dirty = false;
+    for (auto& w : watchers)
+      caf::anon_send(w, view_atom::value);
   }
   void publish_if_changed() {
     if (view_dirty) publish();
@@ -496,6 +500,11 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
         self->state.on_down(peer, why);
       },
       [=](joined_atom) { self->state.on_joined(self->clock().now()); },
+      [=](watch_atom, const caf::actor& who, bool on) {
+        auto& w = self->state.watchers;
+        w.erase(std::remove(w.begin(), w.end(), who), w.end());
+        if (on) w.push_back(who);
+      },
       [=](tick_atom) {
         ask_available(self);
         self->state.on_tick(self->clock().now());

@@ -27,6 +27,10 @@ using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using table_atom = caf::atom_constant<caf::atom("table")>;
 using down_atom = caf::atom_constant<caf::atom("down")>;
 using joined_atom = caf::atom_constant<caf::atom("joined")>;
+/// (watch_atom, who, true): `who` gets (view_atom) each time the view is published;
+/// false: no more.
+using watch_atom = caf::atom_constant<caf::atom("watch")>;
+using view_atom = caf::atom_constant<caf::atom("view")>;
 
 /// A node of the cluster as this node's membership last saw it.
 struct peer_view {
@@ -147,12 +151,14 @@ public:
 ///   (tick_atom)                         the timer; the actor sends it to itself
 ///   (joined_atom)                       the head: sends the rows of the nodes that
 ///                                       joined in the last few ms; sent to itself
+///   (watch_atom, who, on)               `who` hears (view_atom) of each view published
 using membership_actor =
     caf::typed_actor<caf::reacts_to<join_atom, wire_msg::node_info>,
                      caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
                      caf::reacts_to<table_atom, wire_msg::node_table>,
                      caf::reacts_to<down_atom, std::string, std::string>,
-                     caf::reacts_to<tick_atom>, caf::reacts_to<joined_atom>>;
+                     caf::reacts_to<tick_atom>, caf::reacts_to<joined_atom>,
+                     caf::reacts_to<watch_atom, caf::actor, bool>>;
 
 /// Spawns the membership of the node `cfg.self`. It publishes into `view` and calls
 /// `port`; both must outlive it. `detached`: on a thread of its own, so heartbeats and

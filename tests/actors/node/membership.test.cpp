@@ -497,3 +497,24 @@ TEST_CASE_FIXTURE(fixture, "a client the head dropped leaves a worker's table wi
   CHECK(view.get()->count("client-a") == 0);
   CHECK(port.has("disconnect client-a: client 'client-a' left the cluster"));
 }
+
+TEST_CASE_FIXTURE(fixture, "a watcher hears of each view membership publishes, and only "
+                           "while it watches") {
+  start("head", {"head", "w1", "w2"});
+  auto views = [&] {
+    size_t n = 0;
+    for (bool more = true; more;)
+      self->receive([&](view_atom) { ++n; }, caf::after(0ms) >> [&] { more = false; });
+    return n;
+  };
+  caf::anon_send(m, watch_atom::value, caf::actor{self}, true);
+  sched.run();
+  join("w1"); // a join is published at once
+  CHECK(views() == 1);
+  CHECK(alive("w1"));
+  caf::anon_send(m, watch_atom::value, caf::actor{self}, false);
+  sched.run();
+  join("w2");
+  CHECK(alive("w2"));
+  CHECK(views() == 0);
+}

@@ -1,11 +1,14 @@
 #include "runtime/worker_processes.hpp"
 
 #include <dirent.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
@@ -33,12 +36,27 @@ std::string describe(int status) {
   return "stopped";
 }
 
-// Reaps `pid` if it has exited by `deadline`; true when it has.
+// Reaps `pid` if it has exited by `deadline`; true when it has. Woken by the exit
+// itself (a pidfd turns readable), or, on a kernel without pidfds, every 10 ms.
 bool reap_by(pid_t pid, std::chrono::steady_clock::time_point deadline, int& status) {
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   while (true) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(10ms);
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      if (fd >= 0) ::close(fd);
+      return true;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      if (fd >= 0) ::close(fd);
+      return false;
+    }
+    if (fd >= 0) {
+      pollfd p{fd, POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(left.count()));
+    } else {
+      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(10ms, left));
+    }
   }
 }
 

@@ -137,7 +137,11 @@ void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& r
   if (!rec->owned())
     return follow_actor(rec, rec->remote_node(), rec->id(),
                         std::chrono::steady_clock::now() + follow_timeout());
-  auto m = rec->recreate();
+  place_again(rec, rec->recreate(), 1);
+}
+
+void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec,
+                                 wire_msg::actor_create m, int attempt) {
   auto give_up = [&](const error& e) {
     for (auto& c : rec->abandon("actor of type '" + m.type_name +
                                 "' could not be restarted: " + e.message))
@@ -147,38 +151,41 @@ void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& r
   // chosen just as it died too refuses the connection before its loss is known: the
   // actor is placed again, a few times, once that loss has had time to be seen.
   result<std::pair<std::string, uint64_t>> at = error{errc::actor_died, ""};
-  for (int attempt = 1;; ++attempt) {
-    std::string target = link_.head_name();
-    m.placed = false;
-    if (link_.is_head()) {
-      auto demand = from_list(m.resources);
-      auto where = demand ? link_.place_now(*demand, work_needs::actor_type(m.type_name))
-                          : result<std::string>{demand.err()};
-      if (!where) return give_up(where.err());
-      target = *where;
-      m.placed = true;
-    }
-    if (target == link_.self.name) {
-      auto id = host_actor(m);
-      if (id)
-        at = std::make_pair(link_.self.name, *id);
-      else
-        at = id.err();
-    } else if (auto a = link_.request(target, m); !a) {
-      at = a.err();
-    } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
-      at = error{errc::invalid_argument, "unexpected answer to actor_create"};
-    } else if (!created->ok) {
-      at = from_wire(created->error);
-    } else {
-      at = std::make_pair(created->node, created->actor_id);
-    }
-    if (at || at.err().code != errc::node_unreachable || attempt == max_placements) break;
+  std::string target = link_.head_name();
+  m.placed = false;
+  if (link_.is_head()) {
+    auto demand = from_list(m.resources);
+    auto where = demand ? link_.place_now(*demand, work_needs::actor_type(m.type_name))
+                        : result<std::string>{demand.err()};
+    if (!where) return give_up(where.err());
+    target = *where;
+    m.placed = true;
+  }
+  if (target == link_.self.name) {
+    auto id = host_actor(m);
+    if (id)
+      at = std::make_pair(link_.self.name, *id);
+    else
+      at = id.err();
+  } else if (auto a = link_.request(target, m); !a) {
+    at = a.err();
+  } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
+    at = error{errc::invalid_argument, "unexpected answer to actor_create"};
+  } else if (!created->ok) {
+    at = from_wire(created->error);
+  } else {
+    at = std::make_pair(created->node, created->actor_id);
+  }
+  if (!at && at.err().code == errc::node_unreachable && attempt < max_placements) {
     link_.local->log().warn("restarting actor '" + m.type_name + "': node '" + target +
                             "' is unreachable (" + at.err().message +
                             "); placing it again (" + std::to_string(attempt + 1) +
                             " of " + std::to_string(max_placements) + ")");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // On a timer: the agent goes on with other work meanwhile.
+    link_.post_after(std::chrono::milliseconds(200), [this, rec, m, attempt] {
+      place_again(rec, m, attempt + 1);
+    });
+    return;
   }
   if (!at) return give_up(at.err());
   auto held = rec->relocate(at->first, at->second);

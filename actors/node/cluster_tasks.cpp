@@ -141,6 +141,7 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
   auto needs = work_needs::function(task.name);
   auto& demand = task.options.resources;
   auto peers = link_.members.get();
+  auto marks = marks_for(peers);
   // What could run it, as this node last heard; only over a connection that is up (one
   // that would have to be dialled first, or cannot be, is the head's to judge).
   auto weigh = [&](const std::string& name,
@@ -153,11 +154,20 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
     spill_candidate c;
     c.name = name;
     auto available = from_list(p.info.available);
-    c.room = available && demand.fits_in(*available);
+    uint32_t sent = 0;
+    if (auto s = marks->sent.find(name); s != marks->sent.end())
+      sent = s->second.load(std::memory_order_relaxed);
+    // Room for this task besides those spilled there since the view was published.
+    c.room = static_cast<bool>(available);
+    for (uint32_t k = 0; c.room && k <= sent; ++k) {
+      c.room = demand.fits_in(*available);
+      *available -= demand;
+    }
+    c.ahead = sent;
     for (auto& a : args)
       if (auto* r = std::get_if<wire_msg::remote_ref>(&a); r && r->node == name)
         c.input_bytes += r->size;
-    c.ahead = work_ahead(p.info.queued, p.info.by_priority, task.options.priority);
+    c.ahead += work_ahead(p.info.queued, p.info.by_priority, task.options.priority);
     return c;
   };
   std::vector<spill_candidate> weighed;
@@ -185,7 +195,29 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
        i != live.size() && drawn < spill_sample && probes < spill_probes;
        i = draw.next(), ++probes)
     if (weigh_once(live[i]->first, live[i]->second)) ++drawn;
-  return best_spill_target(weighed);
+  // Straight to a node only where there is room: work waiting anyway waits where the
+  // head's scheduler, which sees every node's load as it places, puts it.
+  weighed.erase(std::remove_if(weighed.begin(), weighed.end(),
+                               [](const spill_candidate& c) { return !c.room; }),
+                weighed.end());
+  auto to = best_spill_target(weighed);
+  if (!to.empty())
+    if (auto s = marks->sent.find(to); s != marks->sent.end())
+      s->second.fetch_add(1, std::memory_order_relaxed);
+  return to;
+}
+
+std::shared_ptr<cluster_tasks::spill_marks>
+cluster_tasks::marks_for(const std::shared_ptr<const peer_table>& view) {
+  auto marks = std::atomic_load(&marks_);
+  if (marks && marks->view == view) return marks;
+  auto fresh = std::make_shared<spill_marks>();
+  fresh->view = view;
+  for (auto& row : *view)
+    fresh->sent.try_emplace(row.first, 0);
+  if (std::atomic_compare_exchange_strong(&marks_, &marks, fresh)) return fresh;
+  // Another thread made them first (for this view, or a newer one).
+  return marks->view == view ? marks : fresh;
 }
 
 void cluster_tasks::run_locally(detail::task_ptr task) {

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "actors/node/node_link.hpp"
@@ -56,7 +58,8 @@ private:
   void send_task(detail::task_ptr task, const std::string& to, bool placed);
   // Sends `task` to the node `spill_target` picks, else to the head to be placed.
   void spill(detail::task_ptr task);
-  // A node this node's view shows could run `task` (with `args` as sent), or empty.
+  // A node this node's view shows has room for `task` (with `args` as sent), counting
+  // what this node spilled there since; empty when none has.
   std::string spill_target(const detail::task_spec& task,
                            const std::vector<wire_msg::arg>& args);
   // Up to `n` other alive nodes that can run `task`, least busy first.
@@ -79,6 +82,16 @@ private:
   static constexpr size_t spill_sample = 3;
   static constexpr size_t spill_probes = 16;
   std::atomic<uint64_t> spill_draws_;
+  // The tasks this node spilled to each node since its view last changed: the room a
+  // stale view shows is taken by the first of a burst, so the rest spread or go to the
+  // head instead of all following the first. Made whole for each view, then only its
+  // counters change: shared by the threads that spill without a lock.
+  struct spill_marks {
+    std::shared_ptr<const peer_table> view;
+    std::map<std::string, std::atomic<uint32_t>> sent;
+  };
+  std::shared_ptr<spill_marks> marks_;
+  std::shared_ptr<spill_marks> marks_for(const std::shared_ptr<const peer_table>& view);
 };
 
 } // namespace swarm::actors

@@ -124,6 +124,36 @@ TEST_CASE("a task a worker spills goes straight to the node its view shows can r
         std::vector<std::string>{"head>worker-1 placed", "worker-1>worker-2 placed"});
 }
 
+TEST_CASE("a burst a worker spills from one view goes straight only where that view "
+          "shows room, and the rest through the head") {
+  fake_cluster c;
+  REQUIRE(fake_cluster::eventually([&] { return c.w1->alive_nodes().size() == 3; }));
+  auto where = c.app.find_function<std::string()>("where").value();
+  auto routes = std::make_shared<std::vector<std::string>>();
+  auto routes_mtx = std::make_shared<std::mutex>();
+  c.net.drop_if([=](auto& from, auto& to, auto& m) {
+    std::lock_guard<std::mutex> g{*routes_mtx};
+    if (from == "worker-1" && is<wire_msg::task_submit>(m)) routes->push_back(to);
+    return false;
+  });
+  // Only worker-2 has the one "special" slot: worker-1's view shows room for one task.
+  context on_w1{*c.w1, c.w1->new_owner_id()};
+  task_options o;
+  o.resources.set("special", 1);
+  std::vector<decltype(on_w1.submit(o, where))> burst;
+  for (int i = 0; i < 6; ++i)
+    burst.push_back(on_w1.submit(o, where));
+  for (auto& f : burst)
+    CHECK(f.get(10s).value() == "worker-2");
+  std::lock_guard<std::mutex> g{*routes_mtx};
+  REQUIRE(routes->size() == 6);
+  auto direct = std::count(routes->begin(), routes->end(), "worker-2");
+  // One straight there (two if a new view came in the burst); never all of them.
+  CHECK(direct >= 1);
+  CHECK(direct <= 2);
+  CHECK(std::count(routes->begin(), routes->end(), "head") == 6 - direct);
+}
+
 TEST_CASE("a task whose node is lost runs again on another node, within its retries") {
   fake_cluster c;
   auto where = c.app.find_function<std::string()>("where").value();

@@ -5,9 +5,8 @@
 #include <kj/exception.h>
 #include <kj/io.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
+#include <string>
 
 #include "transport/wire_envelope.hpp"
 
@@ -73,6 +72,23 @@ std::vector<uint8_t> encode_frame(const message& m) {
   parts.bytes.insert(parts.bytes.end(), parts.tail, parts.tail + parts.tail_size);
   parts.bytes.resize(parts.bytes.size() + parts.pad);
   return std::move(parts.bytes);
+}
+
+result<message> decode_message(const uint8_t* data, size_t bytes) {
+  kj::ArrayPtr<const capnp::word> words{reinterpret_cast<const capnp::word*>(data),
+                                        bytes / sizeof(capnp::word)};
+  try {
+    capnp::ReaderOptions opts;
+    opts.traversalLimitInWords = bytes / sizeof(capnp::word) * 4 + 64;
+    opts.nestingLimit = 16;
+    capnp::FlatArrayMessageReader reader{words, opts};
+    return generated::get_message(reader.getRoot<wire::Envelope>());
+  } catch (const kj::Exception& e) {
+    return error{errc::invalid_argument, "malformed Cap'n Proto message: " +
+                                             std::string{e.getDescription().cStr()}};
+  } catch (const std::exception& e) {
+    return error{errc::invalid_argument, std::string{"malformed message: "} + e.what()};
+  }
 }
 
 } // namespace swarm::wire_msg

@@ -61,7 +61,6 @@ public:
       auto s = loader_.get(nested.getId());
       if (s.getProto().isStruct() && text(s.getProto().getAnnotations(), "variant") == "message")
         root_ = s.asStruct();
-      if (s.getProto().isStruct()) file_structs_.push_back(s.asStruct());
     }
     if (!root_) fail("no struct of the schema is annotated variant(\"message\")");
     visit(*root_);
@@ -243,7 +242,6 @@ private:
   std::map<uint64_t, std::string> docs_;
   std::map<std::pair<uint64_t, unsigned>, std::string> member_docs_;
   std::optional<StructSchema> root_;
-  std::vector<StructSchema> file_structs_;
   std::set<uint64_t> seen_;
   std::vector<StructSchema> order_;
 };

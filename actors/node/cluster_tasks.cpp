@@ -144,13 +144,18 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
   auto marks = marks_for(peers);
   // What could run it, as this node last heard; only over a connection that is up (one
   // that would have to be dialled first, or cannot be, is the head's to judge).
+  size_t unconnected = 0; // nodes that could run it, but not over a connection up
   auto weigh = [&](const std::string& name,
                    const peer_view& p) -> std::optional<spill_candidate> {
     if (name == link_.self.name || !p.info.alive || p.info.leaving || p.info.client ||
-        !registered(p.info, needs) || !link_.net->connected(name))
+        !registered(p.info, needs))
       return std::nullopt;
     auto total = from_list(p.info.total);
     if (!total || !demand.fits_in(*total)) return std::nullopt;
+    if (!link_.net->connected(name)) {
+      ++unconnected;
+      return std::nullopt;
+    }
     spill_candidate c;
     c.name = name;
     auto available = from_list(p.info.available);
@@ -191,16 +196,19 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
     if (row.second.info.alive && !row.second.info.client) live.push_back(&row);
   spill_draw draw{live.size(), spill_draws_.fetch_add(1, std::memory_order_relaxed)};
   size_t drawn = 0;
-  for (size_t probes = 0, i = draw.next();
-       i != live.size() && drawn < spill_sample && probes < spill_probes;
+  size_t i = draw.next();
+  for (size_t probes = 0; i != live.size() && drawn < spill_sample && probes < spill_probes;
        i = draw.next(), ++probes)
     if (weigh_once(live[i]->first, live[i]->second)) ++drawn;
-  // Straight to a node only where there is room: work waiting anyway waits where the
-  // head's scheduler, which sees every node's load as it places, puts it.
-  weighed.erase(std::remove_if(weighed.begin(), weighed.end(),
-                               [](const spill_candidate& c) { return !c.room; }),
-                weighed.end());
-  auto to = best_spill_target(weighed);
+  bool saw_all = i == live.size() && unconnected == 0;
+  // Straight to a node with room; with none, to the least busy of those weighed only when
+  // they are all that could run it. Otherwise the head's scheduler, which sees every
+  // node's load as it places, decides where the work waits.
+  auto with_room = weighed;
+  with_room.erase(std::remove_if(with_room.begin(), with_room.end(),
+                                 [](const spill_candidate& c) { return !c.room; }),
+                  with_room.end());
+  auto to = best_spill_target(with_room.empty() && saw_all ? weighed : with_room);
   if (!to.empty())
     if (auto s = marks->sent.find(to); s != marks->sent.end())
       s->second.fetch_add(1, std::memory_order_relaxed);

@@ -6,10 +6,14 @@ namespace swarm::actors {
 
 const char* to_string(delivery d) {
   switch (d) {
-  case delivery::none: return "none";
-  case delivery::mailbox: return "mailbox";
-  case delivery::in_place: return "in place";
-  case delivery::posted: return "posted";
+  case delivery::none:
+    return "none";
+  case delivery::mailbox:
+    return "mailbox";
+  case delivery::in_place:
+    return "in place";
+  case delivery::posted:
+    return "posted";
   }
   return "?";
 }
@@ -17,9 +21,9 @@ const char* to_string(delivery d) {
 void wire_routes::claim(size_t index, delivery how) {
   auto& r = routes_.at(index);
   if (r.how != delivery::none)
-    throw std::logic_error(std::string{"wire message '"} + wire_msg::message_names[index] +
-                           "' is routed twice (" + to_string(r.how) + ", then " +
-                           to_string(how) + ")");
+    throw std::logic_error(std::string{"wire message '"} +
+                           wire_msg::message_names[index] + "' is routed twice (" +
+                           to_string(r.how) + ", then " + to_string(how) + ")");
   r.how = how;
 }
 

@@ -51,15 +51,19 @@ public:
   /// actors, which outlives the routes.
   template <class T, class Handle, class F> void mailbox(const Handle& to, F make) {
     add<T>(delivery::mailbox, [&to, make](const std::string& peer, T&& x) {
-      std::apply([&](auto&&... xs) { caf::anon_send(to, std::forward<decltype(xs)>(xs)...); },
-                 make(peer, std::move(x)));
+      std::apply(
+          [&](auto&&... xs) { caf::anon_send(to, std::forward<decltype(xs)>(xs)...); },
+          make(peer, std::move(x)));
     });
   }
 
-  template <class T, class Handle, class F> void mailbox(const Handle&& to, F make) = delete;
+  template <class T, class Handle, class F>
+  void mailbox(const Handle&& to, F make) = delete;
 
   /// Each `T` that arrives runs `f(peer, T&&)` on the thread that read it.
-  template <class T, class F> void in_place(F f) { add<T>(delivery::in_place, std::move(f)); }
+  template <class T, class F> void in_place(F f) {
+    add<T>(delivery::in_place, std::move(f));
+  }
 
   /// Each `T` that arrives runs `f(peer, T&&)` on the node's agent.
   template <class T, class F> void posted(F f) {
@@ -76,13 +80,14 @@ public:
 
 private:
   template <class T> static constexpr size_t index_of() {
-    return index_in<T>(std::make_index_sequence<std::variant_size_v<wire_msg::message>>{});
+    return index_in<T>(
+        std::make_index_sequence<std::variant_size_v<wire_msg::message>>{});
   }
   template <class T, size_t... Is>
   static constexpr size_t index_in(std::index_sequence<Is...>) {
     size_t at = 0;
     ((std::is_same_v<T, std::variant_alternative_t<Is, wire_msg::message>> ? (at = Is, 0)
-                                                                            : 0),
+                                                                           : 0),
      ...);
     return at;
   }

@@ -182,9 +182,8 @@ void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec
                             "); placing it again (" + std::to_string(attempt + 1) +
                             " of " + std::to_string(max_placements) + ")");
     // On a timer: the agent goes on with other work meanwhile.
-    link_.post_after(std::chrono::milliseconds(200), [this, rec, m, attempt] {
-      place_again(rec, m, attempt + 1);
-    });
+    link_.post_after(std::chrono::milliseconds(200),
+                     [this, rec, m, attempt] { place_again(rec, m, attempt + 1); });
     return;
   }
   if (!at) return give_up(at.err());

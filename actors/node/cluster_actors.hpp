@@ -44,8 +44,8 @@ public:
 private:
   // Places a restarting actor's `m` (attempt `attempt`), again on a timer while the
   // chosen node turns out unreachable.
-  void place_again(const std::shared_ptr<remote_actor_record>& rec, wire_msg::actor_create m,
-                   int attempt);
+  void place_again(const std::shared_ptr<remote_actor_record>& rec,
+                   wire_msg::actor_create m, int attempt);
   // How often a handle found by name looks its lost actor up again, and for how long.
   static constexpr std::chrono::milliseconds follow_every{200};
   std::chrono::milliseconds follow_timeout() const;

@@ -566,11 +566,11 @@ size_t cluster_node::wait_for_nodes(size_t n, std::chrono::milliseconds timeout)
   caf::scoped_actor self{local_->system()};
   caf::anon_send(link_.membership, watch_atom::value, caf::actor{self}, true);
   for (alive = alive_nodes().size(); alive < n && steady::now() < deadline;
-       alive = alive_nodes().size())
-    self->receive([](view_atom) {},
-                  caf::after(std::max(0ms, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               deadline - steady::now()))) >>
-                      [] {});
+       alive = alive_nodes().size()) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
+    self->receive([](view_atom) {}, caf::after(std::max(0ms, left)) >> [] {});
+  }
   caf::anon_send(link_.membership, watch_atom::value, caf::actor{self}, false);
   return alive;
 }

@@ -14,10 +14,10 @@
 #include "actors/node/cluster_actors.hpp"
 #include "actors/node/cluster_store.hpp"
 #include "actors/node/cluster_tasks.hpp"
-#include "actors/observability/dashboard.hpp"
-#include "actors/ownership/lent_refs.hpp"
 #include "actors/node/node_link.hpp"
+#include "actors/observability/dashboard.hpp"
 #include "actors/observability/node_metrics.hpp"
+#include "actors/ownership/lent_refs.hpp"
 #include "framework/cluster.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/detail/core.hpp"
@@ -34,8 +34,8 @@ namespace swarm::actors {
 /// network's handlers turn frames into messages for the one that owns their type. The
 /// paths that turn a call of the node's API into messages are `cluster_tasks`,
 /// `cluster_actors` and `cluster_store`; what they share is the `node_link`. This class
-/// composes them: it starts and stops the parts in order, and each part adds the routes of
-/// the messages it handles (`routes`).
+/// composes them: it starts and stops the parts in order, and each part adds the routes
+/// of the messages it handles (`routes`).
 class cluster_node final : public detail::core, private membership_port {
 public:
   /// Starts node `node` of `cfg`: on TCP, or on the transport `make_transport` starts

@@ -143,16 +143,18 @@ void cluster_node::add_routes() {
   // Work sent here: queued at once, for the scheduler or the actor's mailbox.
   routes_.in_place<task_submit>(
       [this](const std::string&, task_submit&& m) { tasks_->on_submit(std::move(m)); });
-  routes_.in_place<actor_call>(
-      [this](const std::string&, actor_call&& m) { actors_->on_actor_call(std::move(m)); });
+  routes_.in_place<actor_call>([this](const std::string&, actor_call&& m) {
+    actors_->on_actor_call(std::move(m));
+  });
   // To the scheduler of the moment: it is started again when it fails.
   routes_.in_place<task_cancel>([this](const std::string&, task_cancel&& m) {
     caf::anon_send(local_->scheduler(), cancel_atom::value, m.result.owner, m.result.seq);
   });
   // Membership: a node joins as itself only, and only the head's table is the truth.
-  routes_.mailbox<heartbeat>(link_.membership, [](const std::string& peer, heartbeat&& m) {
-    return std::make_tuple(heartbeat_atom::value, peer, std::move(m));
-  });
+  routes_.mailbox<heartbeat>(
+      link_.membership, [](const std::string& peer, heartbeat&& m) {
+        return std::make_tuple(heartbeat_atom::value, peer, std::move(m));
+      });
   routes_.in_place<join>([this](const std::string& peer, join&& m) {
     if (m.node.name == peer)
       caf::anon_send(link_.membership, join_atom::value, std::move(m.node));
@@ -160,10 +162,12 @@ void cluster_node::add_routes() {
       log().warn("node '" + peer + "' asked to join as '" + m.node.name + "': ignored");
   });
   routes_.in_place<node_table>([this](const std::string& peer, node_table&& m) {
-    if (peer == head_name()) caf::anon_send(link_.membership, table_atom::value, std::move(m));
+    if (peer == head_name())
+      caf::anon_send(link_.membership, table_atom::value, std::move(m));
   });
   // The control store's rows and chains.
-  routes_.in_place<job_info>([this](const std::string&, job_info&& m) { store_->on_row(m); });
+  routes_.in_place<job_info>(
+      [this](const std::string&, job_info&& m) { store_->on_row(m); });
   routes_.in_place<object_location>(
       [this](const std::string&, object_location&& m) { store_->on_row(m); });
   routes_.in_place<kv_request>([this](const std::string& peer, kv_request&& m) {
@@ -181,8 +185,9 @@ void cluster_node::add_routes() {
   routes_.posted<actor_register>([this](const std::string& peer, actor_register&& m) {
     actors_->register_remote_name(peer, m);
   });
-  routes_.posted<actor_lookup>(
-      [this](const std::string& peer, actor_lookup&& m) { actors_->lookup_name(peer, m); });
+  routes_.posted<actor_lookup>([this](const std::string& peer, actor_lookup&& m) {
+    actors_->lookup_name(peer, m);
+  });
   // What users and tools ask of a node.
   routes_.posted<list_request>([this](const std::string& peer, list_request&& m) {
     list_reply out{m.request_id, link_.self.name, {}, 0};

@@ -197,7 +197,8 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
   spill_draw draw{live.size(), spill_draws_.fetch_add(1, std::memory_order_relaxed)};
   size_t drawn = 0;
   size_t i = draw.next();
-  for (size_t probes = 0; i != live.size() && drawn < spill_sample && probes < spill_probes;
+  for (size_t probes = 0;
+       i != live.size() && drawn < spill_sample && probes < spill_probes;
        i = draw.next(), ++probes)
     if (weigh_once(live[i]->first, live[i]->second)) ++drawn;
   bool saw_all = i == live.size() && unconnected == 0;

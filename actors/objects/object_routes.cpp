@@ -15,16 +15,14 @@ void add_object_routes(wire_routes& routes, const object_manager_actor& objects)
   routes.mailbox<object_free>(objects, [](const std::string&, object_free&& m) {
     return std::make_tuple(free_atom::value, detail::key_of(m.id));
   });
-  routes.mailbox<object_replicate>(objects,
-                                   [](const std::string& peer, object_replicate&& m) {
-                                     return std::make_tuple(replica_atom::value, peer,
-                                                            std::move(m));
-                                   });
-  routes.mailbox<object_replicated>(objects,
-                                    [](const std::string& peer, object_replicated&& m) {
-                                      return std::make_tuple(replicated_atom::value, peer,
-                                                             std::move(m));
-                                    });
+  routes.mailbox<object_replicate>(
+      objects, [](const std::string& peer, object_replicate&& m) {
+        return std::make_tuple(replica_atom::value, peer, std::move(m));
+      });
+  routes.mailbox<object_replicated>(
+      objects, [](const std::string& peer, object_replicated&& m) {
+        return std::make_tuple(replicated_atom::value, peer, std::move(m));
+      });
 }
 
 } // namespace swarm::actors

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "transport/codec.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/type_descriptor.hpp"
+#include "transport/codec.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {

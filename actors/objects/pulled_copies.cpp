@@ -39,8 +39,8 @@ pulled_copy pulled_copies::kept(const pulled_key& k) const {
   return {i->second->second.value->peek(), i->second->second.type};
 }
 
-std::shared_ptr<const void> pulled_copies::read_kept(const pulled_key& k,
-                                                     const detail::type_descriptor* type) {
+std::shared_ptr<const void>
+pulled_copies::read_kept(const pulled_key& k, const detail::type_descriptor* type) {
   auto i = kept_index_.find(k);
   if (i == kept_index_.end() || !detail::same_type(*i->second->second.type, *type))
     return nullptr;

@@ -81,7 +81,8 @@ private:
 
   uint64_t budget_;
   std::function<void(std::shared_ptr<cached_copy>)> cache_;
-  std::map<pulled_key, std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
+  std::map<pulled_key,
+           std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
       fetched_;
   size_t prune_fetched_at_ = 64;
   kept_list kept_; // most recently read first

@@ -7,12 +7,15 @@ namespace swarm::actors {
 void add_owner_routes(wire_routes& routes, const owner_ref& owner,
                       const stream_senders_actor& streams) {
   using namespace wire_msg;
-  routes.in_place<task_result>(
-      [&owner](const std::string& peer, task_result&& m) { owner.result(peer, std::move(m)); });
-  routes.in_place<stream_item>(
-      [&owner](const std::string& peer, stream_item&& m) { owner.stream(peer, std::move(m)); });
-  routes.in_place<task_placed>(
-      [&owner](const std::string& peer, task_placed&& m) { owner.placed(peer, std::move(m)); });
+  routes.in_place<task_result>([&owner](const std::string& peer, task_result&& m) {
+    owner.result(peer, std::move(m));
+  });
+  routes.in_place<stream_item>([&owner](const std::string& peer, stream_item&& m) {
+    owner.stream(peer, std::move(m));
+  });
+  routes.in_place<task_placed>([&owner](const std::string& peer, task_placed&& m) {
+    owner.placed(peer, std::move(m));
+  });
   auto borrows = [&owner](const std::string& peer, auto&& m) {
     owner.borrows(peer, std::move(m));
   };

@@ -119,11 +119,10 @@ void add_directory_routes(wire_routes& routes, const actor_directory_actor& dire
       directory, [](const std::string& peer, wire_msg::actor_checkpoint&& m) {
         return std::make_tuple(checkpoint_atom::value, peer, std::move(m));
       });
-  routes.mailbox<wire_msg::actor_kill>(directory,
-                                       [](const std::string&, wire_msg::actor_kill&& m) {
-                                         return std::make_tuple(unhost_atom::value,
-                                                                m.actor_id);
-                                       });
+  routes.mailbox<wire_msg::actor_kill>(
+      directory, [](const std::string&, wire_msg::actor_kill&& m) {
+        return std::make_tuple(unhost_atom::value, m.actor_id);
+      });
 }
 
 } // namespace swarm::actors

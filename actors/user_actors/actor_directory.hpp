@@ -12,11 +12,11 @@
 #include <optional>
 #include <string>
 
+#include "actors/common/protocol.hpp" // allows actor_record_ptr in messages
+#include "actors/common/protocol.hpp"
 #include "actors/common/wire_routes.hpp"
 #include "actors/user_actors/hosted_table.hpp"
-#include "actors/common/protocol.hpp" // allows actor_record_ptr in messages
 #include "actors/user_actors/remote_actor_record.hpp"
-#include "actors/common/protocol.hpp"
 #include "base/node_log.hpp"
 
 namespace swarm::actors {

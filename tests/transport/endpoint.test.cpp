@@ -265,7 +265,8 @@ TEST_CASE("control messages overtake queued bulk frames on the same connection")
   const size_t chunks = 32;
   for (size_t i = 0; i < chunks; ++i)
     REQUIRE(a->send(
-        "b", object_chunk{{std::vector<uint8_t>(1 << 20, 7)}, {1, 1}, i << 20, chunks << 20}));
+        "b",
+        object_chunk{{std::vector<uint8_t>(1 << 20, 7)}, {1, 1}, i << 20, chunks << 20}));
   REQUIRE(a->send("b", heartbeat{99, 0, {}, 0, {}}));
   in_b.release();
   REQUIRE(in_b.wait([&](inbox& i) { return i.got.size() == chunks + 1; }, 20s));
@@ -293,7 +294,8 @@ TEST_CASE(
   std::vector<uint8_t> value(chunks << 20, 7);
   auto keep = std::make_shared<std::vector<uint8_t>>(std::move(value));
   for (size_t i = 0; i < chunks; ++i) {
-    object_chunk c{{{}, keep, keep->data() + (i << 20), 1 << 20}, {1, 1}, i << 20, chunks << 20};
+    object_chunk c{
+        {{}, keep, keep->data() + (i << 20), 1 << 20}, {1, 1}, i << 20, chunks << 20};
     REQUIRE(a->send("b", c));
   }
   REQUIRE(a->send("b", heartbeat{99, 0, {}, 0, {}}));

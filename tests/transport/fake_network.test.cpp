@@ -63,9 +63,8 @@ TEST_CASE("control and call frames overtake bulk frames queued before them") {
   net.add_node("b", secret, b.handler());
   REQUIRE(net.connect("a", "b"));
   for (uint64_t i = 0; i < 3; ++i)
-    REQUIRE(net.send(
-        "a", "b",
-        object_chunk{{std::vector<uint8_t>(10)}, {1, 1}, i * 10, 30}));
+    REQUIRE(
+        net.send("a", "b", object_chunk{{std::vector<uint8_t>(10)}, {1, 1}, i * 10, 30}));
   REQUIRE(net.send("a", "b", task_submit{}));
   REQUIRE(net.send("a", "b", heartbeat{}));
   net.deliver();

@@ -46,7 +46,8 @@ std::vector<message> samples() {
       task_result{{3, 10}, value{"int", {3, 0, 0, 0}}},
       task_result{{3, 11}, error_value{0, "boom"}},
       object_pull{{1, 2}, 4096, 1 << 20},
-      object_chunk{{std::vector<uint8_t>(1000, 0xab)}, {1, 2}, 4096, 1 << 20, {}, {"worker-1"}},
+      object_chunk{
+          {std::vector<uint8_t>(1000, 0xab)}, {1, 2}, 4096, 1 << 20, {}, {"worker-1"}},
       task_result{{3, 12}, stored_at{"worker-2", 1 << 24, {"worker-1"}}},
       node_table{{node_info{"head",
                             "127.0.0.1",
@@ -156,7 +157,9 @@ TEST_CASE("every message the schema declares comes back from its frame with each
     CHECK(encode_frame(back[0]) == f);
   }
   CHECK(std::count(kinds.begin(), kinds.end(), true) == static_cast<long>(kinds.size()));
-  auto is_chunk = [](const message& m) { return std::holds_alternative<object_chunk>(m); };
+  auto is_chunk = [](const message& m) {
+    return std::holds_alternative<object_chunk>(m);
+  };
   auto& chunk = std::get<object_chunk>(*std::find_if(all.begin(), all.end(), is_chunk));
   REQUIRE_FALSE(chunk.data.empty());
   auto back = decode_all(encode_frame(chunk), 1 << 20);
@@ -342,10 +345,12 @@ TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes,
   // The chunk is 13 bytes from offset 3 of a 16-byte object: the rest must not travel.
   auto source = std::make_shared<const std::vector<uint8_t>>(
       std::vector<uint8_t>{0xee, 0xee, 0xee, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13});
-  object_chunk from_source{{{}, source, source->data() + 3, 13}, {1, 2}, 3, source->size()};
+  object_chunk from_source{
+      {{}, source, source->data() + 3, 13}, {1, 2}, 3, source->size()};
   // A chunk with bytes of its own, allocated to its exact size: under AddressSanitizer a
   // read past it is an error.
-  object_chunk own{{std::vector<uint8_t>(source->begin() + 3, source->end())}, {1, 2}, 3, 16};
+  object_chunk own{
+      {std::vector<uint8_t>(source->begin() + 3, source->end())}, {1, 2}, 3, 16};
   for (auto* m : {&from_source, &own}) {
     auto f = encode_frame(*m);
     REQUIRE(f.size() >= raw_tail_header_bytes + 16);
@@ -364,8 +369,7 @@ TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes,
 
 TEST_CASE("a raw tail after a message that is not a chunk, or with unknown flags, is "
           "rejected") {
-  auto f = encode_frame(
-      object_chunk{{std::vector<uint8_t>(8, 1)}, {1, 1}, 0, 8});
+  auto f = encode_frame(object_chunk{{std::vector<uint8_t>(8, 1)}, {1, 1}, 0, 8});
   auto other = encode_frame(object_pull{{1, 1}, 0, 8});
   // The pull's message with the chunk's raw-tail header and payload.
   std::vector<uint8_t> forged(f.begin(), f.begin() + raw_tail_header_bytes);
@@ -452,8 +456,7 @@ TEST_CASE("garbage bytes are rejected with a reason and the decoder refuses more
 }
 
 TEST_CASE("a frame larger than the limit is rejected before its payload arrives") {
-  auto big = encode_frame(
-      object_chunk{{std::vector<uint8_t>(4096)}, {1, 1}, 0, 0});
+  auto big = encode_frame(object_chunk{{std::vector<uint8_t>(4096)}, {1, 1}, 0, 0});
   frame_decoder d{1024};
   std::vector<message> out;
   auto r = d.feed(big.data(), raw_tail_header_bytes, out);

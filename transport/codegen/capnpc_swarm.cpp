@@ -41,7 +41,8 @@ int main() {
     capnp::StreamFdMessageReader reader{0, opts};
     auto req = reader.getRoot<capnp::schema::CodeGeneratorRequest>();
     capnp::SchemaLoader loader;
-    for (auto node : req.getNodes()) loader.load(node);
+    for (auto node : req.getNodes())
+      loader.load(node);
     bool written = false;
     for (auto file : req.getRequestedFiles()) {
       std::string name = file.getFilename().cStr();

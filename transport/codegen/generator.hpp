@@ -59,7 +59,8 @@ public:
   void run(uint64_t file_id) {
     for (auto nested : loader_.get(file_id).getProto().getNestedNodes()) {
       auto s = loader_.get(nested.getId());
-      if (s.getProto().isStruct() && text(s.getProto().getAnnotations(), "variant") == "message")
+      if (s.getProto().isStruct() &&
+          text(s.getProto().getAnnotations(), "variant") == "message")
         root_ = s.asStruct();
     }
     if (!root_) fail("no struct of the schema is annotated variant(\"message\")");
@@ -78,13 +79,14 @@ private:
     std::string d = n.getDisplayName().cStr();
     return d.substr(n.getDisplayNamePrefixLength());
   }
-  std::optional<sch::Value::Reader>
-  find(capnp::List<sch::Annotation>::Reader as, const std::string& name) const {
+  std::optional<sch::Value::Reader> find(capnp::List<sch::Annotation>::Reader as,
+                                         const std::string& name) const {
     for (auto a : as)
       if (ann_name(a.getId()) == name) return a.getValue();
     return std::nullopt;
   }
-  std::string text(capnp::List<sch::Annotation>::Reader as, const std::string& name) const {
+  std::string text(capnp::List<sch::Annotation>::Reader as,
+                   const std::string& name) const {
     auto v = find(as, name);
     return v ? std::string{v->getText().cStr()} : std::string{};
   }
@@ -118,7 +120,9 @@ private:
     return v.empty() ? snake(f.getProto().getName().cStr()) : v;
   }
   std::string capnp_type(StructSchema s) const { return "wire::" + short_name(s); }
-  bool is_pair(StructSchema s) const { return has(s.getProto().getAnnotations(), "pairList"); }
+  bool is_pair(StructSchema s) const {
+    return has(s.getProto().getAnnotations(), "pairList");
+  }
   bool is_variant(StructSchema s) const {
     return has(s.getProto().getAnnotations(), "variant");
   }
@@ -130,7 +134,8 @@ private:
     return it == docs_.end() ? "" : it->second;
   }
   std::string doc_of(field f) const {
-    auto it = member_docs_.find({f.getContainingStruct().getProto().getId(), f.getIndex()});
+    auto it =
+        member_docs_.find({f.getContainingStruct().getProto().getId(), f.getIndex()});
     return it == member_docs_.end() ? "" : it->second;
   }
   // A member of a variant's union that carries the variant's other fields.
@@ -147,27 +152,42 @@ private:
   // --- types ---
   std::string cxx(Type t) const {
     switch (t.which()) {
-    case sch::Type::BOOL: return "bool";
-    case sch::Type::INT8: return "int8_t";
-    case sch::Type::INT16: return "int16_t";
-    case sch::Type::INT32: return "int32_t";
-    case sch::Type::INT64: return "int64_t";
-    case sch::Type::UINT8: return "uint8_t";
-    case sch::Type::UINT16: return "uint16_t";
-    case sch::Type::UINT32: return "uint32_t";
-    case sch::Type::UINT64: return "uint64_t";
-    case sch::Type::FLOAT32: return "float";
-    case sch::Type::FLOAT64: return "double";
-    case sch::Type::TEXT: return "std::string";
-    case sch::Type::DATA: return "std::vector<uint8_t>";
+    case sch::Type::BOOL:
+      return "bool";
+    case sch::Type::INT8:
+      return "int8_t";
+    case sch::Type::INT16:
+      return "int16_t";
+    case sch::Type::INT32:
+      return "int32_t";
+    case sch::Type::INT64:
+      return "int64_t";
+    case sch::Type::UINT8:
+      return "uint8_t";
+    case sch::Type::UINT16:
+      return "uint16_t";
+    case sch::Type::UINT32:
+      return "uint32_t";
+    case sch::Type::UINT64:
+      return "uint64_t";
+    case sch::Type::FLOAT32:
+      return "float";
+    case sch::Type::FLOAT64:
+      return "double";
+    case sch::Type::TEXT:
+      return "std::string";
+    case sch::Type::DATA:
+      return "std::vector<uint8_t>";
     case sch::Type::LIST: {
       auto e = t.asList().getElementType();
       if (e.isStruct() && is_pair(e.asStruct())) return struct_name(e.asStruct());
       return "std::vector<" + cxx(e) + ">";
     }
-    case sch::Type::STRUCT: return struct_name(t.asStruct());
-    default: fail("a field of a type Swarm's generator does not map (void, enum, interface "
-                  "or any pointer)");
+    case sch::Type::STRUCT:
+      return struct_name(t.asStruct());
+    default:
+      fail("a field of a type Swarm's generator does not map (void, enum, interface "
+           "or any pointer)");
     }
   }
   std::string field_type(field f) const {
@@ -194,7 +214,8 @@ private:
   // them.
   static std::vector<field> members_of(StructSchema s) {
     std::vector<field> out;
-    for (auto m : s.getUnionFields()) out.push_back(m);
+    for (auto m : s.getUnionFields())
+      out.push_back(m);
     std::sort(out.begin(), out.end(), [](field a, field b) {
       return a.getProto().getDiscriminantValue() < b.getProto().getDiscriminantValue();
     });
@@ -202,7 +223,8 @@ private:
   }
   std::vector<std::string> variant_types(StructSchema s) const {
     std::vector<std::string> out;
-    for (auto m : members_of(s)) out.push_back(member_type(m));
+    for (auto m : members_of(s))
+      out.push_back(member_type(m));
     return out;
   }
 
@@ -211,7 +233,8 @@ private:
     auto id = s.getProto().getId();
     if (seen_.count(id)) return;
     seen_.insert(id);
-    for (auto f : s.getFields()) deps(f.getType());
+    for (auto f : s.getFields())
+      deps(f.getType());
     order_.push_back(s);
   }
   void deps(Type t) {
@@ -230,13 +253,14 @@ private:
   void get_field(std::ostream& o, field f, const std::string& struct_cxx) const;
   void put_list(std::ostream& o, Type t, const std::string& list, const std::string& v,
                 int depth, const std::string& indent) const;
-  void get_list(std::ostream& o, Type t, const std::string& reader, const std::string& into,
-                int depth, const std::string& indent) const;
+  void get_list(std::ostream& o, Type t, const std::string& reader,
+                const std::string& into, int depth, const std::string& indent) const;
   std::string read_value(Type t, const std::string& r) const;
   std::string sample(Type t, int salt, int alt) const;
   std::string sample_struct(StructSchema s, int salt, int alt) const;
   std::string sample_alternative(StructSchema s, field m, int salt, int alt) const;
-  std::string sample_fields(StructSchema s, const std::string& var, int salt, int alt) const;
+  std::string sample_fields(StructSchema s, const std::string& var, int salt,
+                            int alt) const;
 
   capnp::SchemaLoader& loader_;
   std::map<uint64_t, std::string> docs_;

@@ -15,8 +15,9 @@ void generator::put_list(std::ostream& o, Type t, const std::string& list,
   auto at = v + "[" + i + "]";
   if (e.isList()) {
     auto sub = "l" + std::to_string(depth + 1);
-    o << in << "  {\n" << in << "    auto " << sub << " = " << list << ".init(" << i
-      << ", size_of(" << at << ".size()));\n";
+    o << in << "  {\n"
+      << in << "    auto " << sub << " = " << list << ".init(" << i << ", size_of(" << at
+      << ".size()));\n";
     put_list(o, e, sub, at, depth + 1, in + "    ");
     o << in << "  }\n";
   } else if (e.isStruct()) {
@@ -75,7 +76,8 @@ void generator::define_put(std::ostream& o, StructSchema s) const {
       if (alt.empty()) continue;
       o << "void put_" << alt << "(" << wt << "::Builder b, const " << alt << "& m) {\n";
       put_field(o, m, "m." + field_name(m));
-      for (auto f : s.getNonUnionFields()) put_field(o, f, "m." + field_name(f));
+      for (auto f : s.getNonUnionFields())
+        put_field(o, f, "m." + field_name(f));
       o << "}\n\n";
     }
     o << "void put_" << fn << "(" << wt << "::Builder b, const " << struct_name(s)
@@ -104,7 +106,8 @@ void generator::define_put(std::ostream& o, StructSchema s) const {
   auto union_name = text(s.getProto().getAnnotations(), "unionField");
   if (!members.empty() && union_name.empty())
     fail(short_name(s) + ": a union beside fields needs unionField");
-  for (auto f : s.getNonUnionFields()) put_field(o, f, "m." + field_name(f));
+  for (auto f : s.getNonUnionFields())
+    put_field(o, f, "m." + field_name(f));
   if (!members.empty()) {
     o << "  switch (m." << union_name << ".index()) {\n";
     for (size_t i = 0; i < members.size(); ++i) {
@@ -131,7 +134,8 @@ std::string generator::read_value(Type t, const std::string& r) const {
 }
 
 void generator::get_list(std::ostream& o, Type t, const std::string& reader,
-                         const std::string& into, int depth, const std::string& in) const {
+                         const std::string& into, int depth,
+                         const std::string& in) const {
   auto e = t.asList().getElementType();
   auto l = "r" + std::to_string(depth);
   auto x = "e" + std::to_string(depth);
@@ -160,10 +164,10 @@ void generator::get_field(std::ostream& o, field f, const std::string& owner) co
   }
   if (auto enums = texts(as, "enumeration"); !enums.empty()) {
     o << "  if (r.get" << acc << "() >= " << enums.size()
-      << ")\n    throw std::invalid_argument(\"unknown " << what << " \" + std::to_string(r.get"
-      << acc << "()));\n";
-    o << "  m." << name << " = static_cast<" << owner << "::" << field_type(f) << ">(r.get"
-      << acc << "());\n";
+      << ")\n    throw std::invalid_argument(\"unknown " << what
+      << " \" + std::to_string(r.get" << acc << "()));\n";
+    o << "  m." << name << " = static_cast<" << owner << "::" << field_type(f)
+      << ">(r.get" << acc << "());\n";
     return;
   }
   if (auto only = text(as, "only"); !only.empty()) {
@@ -191,9 +195,11 @@ void generator::define_get(std::ostream& o, StructSchema s) const {
   if (is_pair(s)) {
     auto fs = s.getFields();
     o << name << "::value_type get_" << fn << "(" << wt << "::Reader r) {\n  return {"
-      << read_value(fs[0].getType(), "r.get" + cap(fs[0].getProto().getName().cStr()) + "()")
+      << read_value(fs[0].getType(),
+                    "r.get" + cap(fs[0].getProto().getName().cStr()) + "()")
       << ", "
-      << read_value(fs[1].getType(), "r.get" + cap(fs[1].getProto().getName().cStr()) + "()")
+      << read_value(fs[1].getType(),
+                    "r.get" + cap(fs[1].getProto().getName().cStr()) + "()")
       << "};\n}\n\n";
     return;
   }
@@ -208,7 +214,8 @@ void generator::define_get(std::ostream& o, StructSchema s) const {
       if (alt.empty()) continue;
       o << alt << " get_" << alt << "(" << wt << "::Reader r) {\n  " << alt << " m;\n";
       get_field(o, m, alt);
-      for (auto f : s.getNonUnionFields()) get_field(o, f, alt);
+      for (auto f : s.getNonUnionFields())
+        get_field(o, f, alt);
       o << "  return m;\n}\n\n";
     }
     o << name << " get_" << fn << "(" << wt << "::Reader r) {\n  switch (r.which()) {\n";
@@ -227,7 +234,8 @@ void generator::define_get(std::ostream& o, StructSchema s) const {
     return;
   }
   o << name << " get_" << fn << "(" << wt << "::Reader r) {\n  " << name << " m;\n";
-  for (auto f : s.getNonUnionFields()) get_field(o, f, name);
+  for (auto f : s.getNonUnionFields())
+    get_field(o, f, name);
   if (!members.empty()) {
     auto u = text(s.getProto().getAnnotations(), "unionField");
     o << "  switch (r.which()) {\n";
@@ -247,14 +255,16 @@ void generator::define_get(std::ostream& o, StructSchema s) const {
 
 std::string generator::source() const {
   std::ostringstream o;
-  o << "// Generated from transport/wire.capnp by transport/codegen/capnpc_swarm: do not\n"
+  o << "// Generated from transport/wire.capnp by transport/codegen/capnpc_swarm: do "
+       "not\n"
        "// edit. Each message's Cap'n Proto encoder and decoder, and its lane.\n\n"
        "#include \"transport/wire_envelope.hpp\"\n\n"
        "#include <stdexcept>\n#include <string>\n\n"
        "namespace swarm::wire_msg::generated {\n\nnamespace {\n\n"
        "kj::ArrayPtr<const kj::byte> bytes_of(const std::vector<uint8_t>& v) {\n"
        "  return {reinterpret_cast<const kj::byte*>(v.data()), v.size()};\n}\n\n"
-       "std::vector<uint8_t> to_vector(capnp::Data::Reader d) { return {d.begin(), d.end()}; "
+       "std::vector<uint8_t> to_vector(capnp::Data::Reader d) { return {d.begin(), "
+       "d.end()}; "
        "}\n\n"
        "std::string text_of(capnp::Text::Reader t) { return {t.begin(), t.end()}; }\n\n"
        "unsigned size_of(size_t n) { return static_cast<unsigned>(n); }\n\n";
@@ -270,7 +280,8 @@ std::string generator::source() const {
     if (is_variant(s))
       for (auto m : members_of(s))
         if (auto alt = alternative_of(m); !alt.empty()) {
-          o << "void put_" << alt << "(" << wt << "::Builder b, const " << alt << "& m);\n";
+          o << "void put_" << alt << "(" << wt << "::Builder b, const " << alt
+            << "& m);\n";
           o << alt << " get_" << alt << "(" << wt << "::Reader r);\n";
         }
   }
@@ -300,7 +311,8 @@ std::string generator::source() const {
     if (!when.empty()) o << when << " ? lane::control : ";
     o << "lane::" << lane << ";\n";
   }
-  o << "  default:\n    return lane::control;\n  }\n}\n\n} // namespace swarm::wire_msg\n";
+  o << "  default:\n    return lane::control;\n  }\n}\n\n} // namespace "
+       "swarm::wire_msg\n";
   return o.str();
 }
 
@@ -308,15 +320,18 @@ std::string generator::envelope_header() const {
   std::ostringstream o;
   auto wt = capnp_type(*root_);
   o << "#pragma once\n\n"
-       "// Generated from transport/wire.capnp by transport/codegen/capnpc_swarm: do not\n"
-       "// edit. Between the C++ messages and their Cap'n Proto envelope; for transport/'s\n"
+       "// Generated from transport/wire.capnp by transport/codegen/capnpc_swarm: do "
+       "not\n"
+       "// edit. Between the C++ messages and their Cap'n Proto envelope; for "
+       "transport/'s\n"
        "// codec only.\n\n"
        "#include \"transport/wire.capnp.h\"\n#include \"transport/wire_message.hpp\"\n\n"
        "namespace swarm::wire_msg::generated {\n\n"
        "/// Writes `m` into an envelope.\n"
        "void put_message("
     << wt << "::Builder b, const message& m);\n\n"
-    << "/// Reads an envelope; std::invalid_argument naming what is wrong when it holds a\n"
+    << "/// Reads an envelope; std::invalid_argument naming what is wrong when it holds "
+       "a\n"
        "/// message or value this build does not know.\n"
        "message get_message("
     << wt << "::Reader r);\n\n} // namespace swarm::wire_msg::generated\n";

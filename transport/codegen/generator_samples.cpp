@@ -8,19 +8,25 @@ namespace swarm::codegen {
 
 std::string generator::sample(Type t, int salt, int alt) const {
   switch (t.which()) {
-  case sch::Type::BOOL: return "true";
+  case sch::Type::BOOL:
+    return "true";
   case sch::Type::INT8:
   case sch::Type::INT16:
   case sch::Type::INT32:
-  case sch::Type::INT64: return "-" + std::to_string(salt % 100 + 2);
+  case sch::Type::INT64:
+    return "-" + std::to_string(salt % 100 + 2);
   case sch::Type::UINT8:
   case sch::Type::UINT16:
   case sch::Type::UINT32:
-  case sch::Type::UINT64: return std::to_string(salt % 200 + 2);
+  case sch::Type::UINT64:
+    return std::to_string(salt % 200 + 2);
   case sch::Type::FLOAT32:
-  case sch::Type::FLOAT64: return std::to_string(salt % 100 + 2) + ".5";
-  case sch::Type::TEXT: return "std::string{\"t" + std::to_string(salt) + "\"}";
-  case sch::Type::DATA: return "std::vector<uint8_t>{1, 2, " + std::to_string(salt % 250) + "}";
+  case sch::Type::FLOAT64:
+    return std::to_string(salt % 100 + 2) + ".5";
+  case sch::Type::TEXT:
+    return "std::string{\"t" + std::to_string(salt) + "\"}";
+  case sch::Type::DATA:
+    return "std::vector<uint8_t>{1, 2, " + std::to_string(salt % 250) + "}";
   case sch::Type::LIST: {
     auto e = t.asList().getElementType();
     std::string out = cxx(t) + "{";
@@ -39,8 +45,10 @@ std::string generator::sample(Type t, int salt, int alt) const {
     }
     return out + "}";
   }
-  case sch::Type::STRUCT: return sample_struct(t.asStruct(), salt, alt);
-  default: fail("no sample for this type");
+  case sch::Type::STRUCT:
+    return sample_struct(t.asStruct(), salt, alt);
+  default:
+    fail("no sample for this type");
   }
 }
 
@@ -57,12 +65,14 @@ std::string generator::sample_fields(StructSchema s, const std::string& var, int
       out += name + " = decltype(" + name + ")::" + enums.back() + "; ";
     } else if (!text(as, "only").empty()) {
       auto m = only_member(f);
-      out += name + " = " + sample_alternative(f.getType().asStruct(), m, salt + k, alt) + "; ";
+      out += name + " = " + sample_alternative(f.getType().asStruct(), m, salt + k, alt) +
+             "; ";
     } else if (!text(as, "rawTail").empty()) {
       out += name + " = {1, 2, 3, 4, 5}; ";
     } else if (f.getType().which() == sch::Type::BOOL) {
       out += name + " = " +
-             (f.getProto().getSlot().getDefaultValue().getBool() ? "false" : "true") + "; ";
+             (f.getProto().getSlot().getDefaultValue().getBool() ? "false" : "true") +
+             "; ";
     } else {
       out += name + " = " + sample(f.getType(), salt * 7 + k, alt) + "; ";
     }
@@ -76,7 +86,8 @@ std::string generator::sample_fields(StructSchema s, const std::string& var, int
   return out;
 }
 
-std::string generator::sample_alternative(StructSchema s, field m, int salt, int alt) const {
+std::string generator::sample_alternative(StructSchema s, field m, int salt,
+                                          int alt) const {
   auto a = alternative_of(m);
   if (a.empty()) return sample(m.getType(), salt, alt);
   std::string var = "v" + std::to_string(salt);
@@ -84,7 +95,8 @@ std::string generator::sample_alternative(StructSchema s, field m, int salt, int
                     sample(m.getType(), salt + 1, alt) + "; ";
   int k = 1;
   for (auto f : s.getNonUnionFields())
-    out += var + "." + field_name(f) + " = " + sample(f.getType(), salt + ++k, alt) + "; ";
+    out +=
+        var + "." + field_name(f) + " = " + sample(f.getType(), salt + ++k, alt) + "; ";
   return out + "return " + var + "; }()";
 }
 
@@ -103,11 +115,13 @@ std::string generator::sample_struct(StructSchema s, int salt, int alt) const {
 std::string generator::samples() const {
   std::ostringstream o;
   o << "#pragma once\n\n"
-       "// Generated from transport/wire.capnp by transport/codegen/capnpc_swarm: do not\n"
+       "// Generated from transport/wire.capnp by transport/codegen/capnpc_swarm: do "
+       "not\n"
        "// edit. For tests and the fuzz corpus.\n\n"
        "#include <vector>\n\n#include \"transport/wire_message.hpp\"\n\n"
        "namespace swarm::wire_msg {\n\n"
-       "/// Messages of every kind, each field set to something other than its default; a\n"
+       "/// Messages of every kind, each field set to something other than its default; "
+       "a\n"
        "/// message holding a union comes once per member of it.\n"
        "inline std::vector<message> sample_messages() {\n  std::vector<message> out;\n";
   auto members = members_of(*root_);

@@ -17,23 +17,34 @@ std::string generator::initializer(field f) const {
     return " = " + field_type(f) + "::" + enums[i];
   }
   switch (f.getType().which()) {
-  case sch::Type::BOOL: return dv.getBool() ? " = true" : " = false";
-  case sch::Type::INT8: return " = " + std::to_string(dv.getInt8());
-  case sch::Type::INT16: return " = " + std::to_string(dv.getInt16());
-  case sch::Type::INT32: return " = " + std::to_string(dv.getInt32());
-  case sch::Type::INT64: return " = " + std::to_string(dv.getInt64());
-  case sch::Type::UINT8: return " = " + std::to_string(dv.getUint8());
-  case sch::Type::UINT16: return " = " + std::to_string(dv.getUint16());
-  case sch::Type::UINT32: return " = " + std::to_string(dv.getUint32());
-  case sch::Type::UINT64: return " = " + std::to_string(dv.getUint64());
+  case sch::Type::BOOL:
+    return dv.getBool() ? " = true" : " = false";
+  case sch::Type::INT8:
+    return " = " + std::to_string(dv.getInt8());
+  case sch::Type::INT16:
+    return " = " + std::to_string(dv.getInt16());
+  case sch::Type::INT32:
+    return " = " + std::to_string(dv.getInt32());
+  case sch::Type::INT64:
+    return " = " + std::to_string(dv.getInt64());
+  case sch::Type::UINT8:
+    return " = " + std::to_string(dv.getUint8());
+  case sch::Type::UINT16:
+    return " = " + std::to_string(dv.getUint16());
+  case sch::Type::UINT32:
+    return " = " + std::to_string(dv.getUint32());
+  case sch::Type::UINT64:
+    return " = " + std::to_string(dv.getUint64());
   case sch::Type::FLOAT32:
   case sch::Type::FLOAT64: {
-    double d = f.getType().which() == sch::Type::FLOAT32 ? dv.getFloat32() : dv.getFloat64();
+    double d =
+        f.getType().which() == sch::Type::FLOAT32 ? dv.getFloat32() : dv.getFloat64();
     std::ostringstream s;
     s << d;
     return " = " + s.str();
   }
-  default: return " = {}";
+  default:
+    return " = {}";
   }
 }
 
@@ -75,7 +86,8 @@ void generator::declare_fields(std::ostream& o, StructSchema s, const std::strin
     members.push_back(field_name(f));
   }
   if (equality) {
-    o << "\n  friend bool operator==(const " << name << "& a, const " << name << "& b) {\n"
+    o << "\n  friend bool operator==(const " << name << "& a, const " << name
+      << "& b) {\n"
       << "    return ";
     for (size_t i = 0; i < members.size(); ++i)
       o << (i ? " &&\n           " : "") << "a." << members[i] << " == b." << members[i];
@@ -98,7 +110,8 @@ void generator::declare_struct(std::ostream& o, StructSchema s) const {
   }
   if (is_variant(s)) {
     std::vector<field> outside;
-    for (auto f : s.getNonUnionFields()) outside.push_back(f);
+    for (auto f : s.getNonUnionFields())
+      outside.push_back(f);
     for (auto m : members_of(s)) {
       auto alt = alternative_of(m);
       if (alt.empty()) continue;
@@ -121,31 +134,37 @@ void generator::declare_struct(std::ostream& o, StructSchema s) const {
   for (auto f : s.getFields())
     if (auto b = text(f.getProto().getAnnotations(), "rawTail"); !b.empty()) base = b;
   std::vector<field> fs;
-  for (auto f : s.getFields()) fs.push_back(f);
+  for (auto f : s.getFields())
+    fs.push_back(f);
   declare_fields(o, s, struct_name(s), fs, base.empty(), base);
 }
-
 
 std::string generator::header() const {
   std::ostringstream o;
   o << "#pragma once\n\n"
-       "// Generated from transport/wire.capnp by transport/codegen/capnpc_swarm: do not\n"
-       "// edit. The cross-node messages as plain C++ values; nothing outside transport/\n"
+       "// Generated from transport/wire.capnp by transport/codegen/capnpc_swarm: do "
+       "not\n"
+       "// edit. The cross-node messages as plain C++ values; nothing outside "
+       "transport/\n"
        "// sees Cap'n Proto types. What each field means is written in the schema.\n\n"
        "#include <cstdint>\n#include <string>\n#include <utility>\n#include <variant>\n"
        "#include <vector>\n\n";
   std::set<std::string> bases;
   for (auto s : order_)
     for (auto f : s.getFields())
-      if (auto b = text(f.getProto().getAnnotations(), "rawTail"); !b.empty()) bases.insert(b);
-  for (auto& b : bases) o << "#include \"transport/" << b << ".hpp\"\n";
+      if (auto b = text(f.getProto().getAnnotations(), "rawTail"); !b.empty())
+        bases.insert(b);
+  for (auto& b : bases)
+    o << "#include \"transport/" << b << ".hpp\"\n";
   o << "\nnamespace swarm::wire_msg {\n\n";
-  for (auto s : order_) declare_struct(o, s);
+  for (auto s : order_)
+    declare_struct(o, s);
   o << "/// The name of each kind of message, by its index in `message`.\n"
        "inline constexpr const char* message_names[] = {";
   auto kinds = variant_types(*root_);
   for (size_t i = 0; i < kinds.size(); ++i)
-    o << (i % 4 == 0 ? "\n    " : " ") << "\"" << kinds[i] << "\"" << (i + 1 < kinds.size() ? "," : "");
+    o << (i % 4 == 0 ? "\n    " : " ") << "\"" << kinds[i] << "\""
+      << (i + 1 < kinds.size() ? "," : "");
   o << "};\n\n";
   o << "/// Traffic classes: control and calls are never queued behind bulk object "
        "transfers.\nenum class lane : uint8_t {";

@@ -35,7 +35,8 @@ std::string upper_snake(const std::string& camel) {
 
 std::string cap(const std::string& s) {
   auto out = s;
-  if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+  if (!out.empty())
+    out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
   return out;
 }
 
@@ -50,7 +51,8 @@ std::string doc_lines(const std::string& text, const std::string& indent) {
   std::string line;
   while (std::getline(in, line)) {
     auto start = line.find_first_not_of(' ');
-    out += indent + "///" + (start == std::string::npos ? "" : " " + line.substr(start)) + "\n";
+    out += indent + "///" + (start == std::string::npos ? "" : " " + line.substr(start)) +
+           "\n";
   }
   return out;
 }

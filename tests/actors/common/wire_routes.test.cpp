@@ -36,10 +36,10 @@ TEST_CASE("a wire message goes by its route: into an actor's mailbox, in place, 
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   caf::actor to = self;
-  f.routes.mailbox<wire_msg::object_free>(to, [](const std::string& peer,
-                                                 wire_msg::object_free&& m) {
-    return std::make_tuple(test_atom::value, peer, m.id.seq);
-  });
+  f.routes.mailbox<wire_msg::object_free>(
+      to, [](const std::string& peer, wire_msg::object_free&& m) {
+        return std::make_tuple(test_atom::value, peer, m.id.seq);
+      });
   std::string in_place;
   f.routes.in_place<wire_msg::stop_request>(
       [&](const std::string& peer, wire_msg::stop_request&& m) {
@@ -47,7 +47,9 @@ TEST_CASE("a wire message goes by its route: into an actor's mailbox, in place, 
       });
   std::string posted;
   f.routes.posted<wire_msg::task_output>(
-      [&](const std::string& peer, wire_msg::task_output&& m) { posted = peer + ": " + m.text; });
+      [&](const std::string& peer, wire_msg::task_output&& m) {
+        posted = peer + ": " + m.text;
+      });
 
   CHECK(f.routes.route_of(index_of<wire_msg::object_free>()) == delivery::mailbox);
   CHECK(f.routes.route_of(index_of<wire_msg::stop_request>()) == delivery::in_place);
@@ -76,7 +78,8 @@ TEST_CASE("a wire message goes by its route: into an actor's mailbox, in place, 
 
 TEST_CASE("a kind routed twice is refused, naming it; one not routed is not delivered") {
   fixture f;
-  f.routes.in_place<wire_msg::task_submit>([](const std::string&, wire_msg::task_submit&&) {});
+  f.routes.in_place<wire_msg::task_submit>(
+      [](const std::string&, wire_msg::task_submit&&) {});
   CHECK_THROWS_WITH_AS(
       f.routes.posted<wire_msg::task_submit>(
           [](const std::string&, wire_msg::task_submit&&) {}),

@@ -60,8 +60,9 @@ struct fixture : received, test_coordinator_fixture<> {
 
 } // namespace
 
-TEST_CASE_FIXTURE(fixture, "calls held while a supervised actor restarts go to its "
-                           "successor in order, the calls its old host did not run first") {
+TEST_CASE_FIXTURE(fixture,
+                  "calls held while a supervised actor restarts go to its "
+                  "successor in order, the calls its old host did not run first") {
   auto r = record();
   auto first = host("first");
   r->set_host(first);
@@ -77,7 +78,8 @@ TEST_CASE_FIXTURE(fixture, "calls held while a supervised actor restarts go to i
 
   r->set_host(host("second"));
   sched.run();
-  CHECK(calls == std::vector<std::string>{"first: a", "second: b", "second: c", "second: d"});
+  CHECK(calls ==
+        std::vector<std::string>{"first: a", "second: b", "second: c", "second: d"});
   CHECK(deliver(*r, call("e", 5)));
   CHECK(calls.back() == "second: e");
 }
@@ -101,8 +103,9 @@ TEST_CASE_FIXTURE(fixture, "an actor its supervisor gives up on fails the calls 
   CHECK(calls.empty());
 }
 
-TEST_CASE_FIXTURE(fixture, "a restart begun for a host that is no longer the actor's "
-                           "changes nothing, and calls held without a restart are dropped") {
+TEST_CASE_FIXTURE(fixture,
+                  "a restart begun for a host that is no longer the actor's "
+                  "changes nothing, and calls held without a restart are dropped") {
   auto r = record();
   auto old_host = host("old");
   auto current = host("current");

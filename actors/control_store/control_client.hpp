@@ -12,14 +12,10 @@
 #include <string>
 
 #include "actors/common/wire_routes.hpp"
+#include "actors/control_store/protocol.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
-
-using request_atom = caf::atom_constant<caf::atom("request")>;
-using answer_atom = caf::atom_constant<caf::atom("answer")>;
-using expire_atom = caf::atom_constant<caf::atom("expire")>;
-using job_atom = caf::atom_constant<caf::atom("job")>;
 
 /// The request id `m` carries, if its type has one (creations, names, key-value).
 uint64_t* request_id_of(wire_msg::message& m);

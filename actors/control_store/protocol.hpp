@@ -17,6 +17,11 @@ using register_atom = caf::atom_constant<caf::atom("register")>;
 using scan_atom = caf::atom_constant<caf::atom("scan")>;
 using chain_atom = caf::atom_constant<caf::atom("chain")>;
 
+using request_atom = caf::atom_constant<caf::atom("request")>;
+using answer_atom = caf::atom_constant<caf::atom("answer")>;
+using expire_atom = caf::atom_constant<caf::atom("expire")>;
+using job_atom = caf::atom_constant<caf::atom("job")>;
+
 } // namespace swarm::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::table_row)

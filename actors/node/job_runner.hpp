@@ -8,11 +8,10 @@
 #include <functional>
 #include <string>
 
+#include "actors/node/protocol.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
-
-using job_atom = caf::atom_constant<caf::atom("job")>;
 
 /// What the head's job runner needs.
 struct job_runner_config {

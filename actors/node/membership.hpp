@@ -17,20 +17,11 @@
 #include <vector>
 
 #include "actors/common/protocol.hpp"
+#include "actors/node/protocol.hpp"
 #include "base/node_log.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
-
-using join_atom = caf::atom_constant<caf::atom("join")>;
-using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
-using table_atom = caf::atom_constant<caf::atom("table")>;
-using down_atom = caf::atom_constant<caf::atom("down")>;
-using joined_atom = caf::atom_constant<caf::atom("joined")>;
-/// (watch_atom, who, true): `who` gets (view_atom) each time the view is published;
-/// false: no more.
-using watch_atom = caf::atom_constant<caf::atom("watch")>;
-using view_atom = caf::atom_constant<caf::atom("view")>;
 
 /// A node of the cluster as this node's membership last saw it.
 struct peer_view {

@@ -14,8 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "actors/objects/cached_copy.hpp"
 #include "actors/common/protocol.hpp"
+#include "actors/objects/cached_copy.hpp"
+#include "actors/objects/protocol.hpp"
 #include "base/result.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/type_descriptor.hpp"
@@ -23,21 +24,6 @@
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
-
-using hold_atom = caf::atom_constant<caf::atom("hold")>;
-using release_atom = caf::atom_constant<caf::atom("release")>;
-using free_atom = caf::atom_constant<caf::atom("free")>;
-using pull_atom = caf::atom_constant<caf::atom("pull")>;
-using chunk_atom = caf::atom_constant<caf::atom("chunk")>;
-using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
-using locate_atom = caf::atom_constant<caf::atom("locate")>;
-using forget_atom = caf::atom_constant<caf::atom("forget")>;
-using kept_atom = caf::atom_constant<caf::atom("kept")>;
-using freed_atom = caf::atom_constant<caf::atom("freed")>;
-using transfers_atom = caf::atom_constant<caf::atom("transfers")>;
-using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
-using replica_atom = caf::atom_constant<caf::atom("replica")>;
-using replicated_atom = caf::atom_constant<caf::atom("replicated")>;
 
 /// An object's id as a map key: (owner, seq).
 using object_key = std::pair<uint64_t, uint64_t>;

@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "actors/ownership/borrow_table.hpp"
-#include "actors/control_store/control_client.hpp" // wire_msg::message as a message type
 #include "actors/common/inline_unit.hpp"
-#include "actors/scheduling/protocol.hpp"
+#include "actors/control_store/control_client.hpp" // wire_msg::message as a message type
 #include "actors/objects/object_manager.hpp"
+#include "actors/ownership/borrow_table.hpp"
+#include "actors/ownership/protocol.hpp"
 #include "actors/ownership/stream_sender.hpp"
+#include "actors/scheduling/protocol.hpp"
 #include "base/node_log.hpp"
 #include "framework/detail/task_spec.hpp"
 #include "framework/supervision.hpp"
@@ -27,15 +28,6 @@
 namespace swarm::actors {
 
 class remote_actor_record;
-
-using track_atom = caf::atom_constant<caf::atom("track")>;
-using result_atom = caf::atom_constant<caf::atom("result")>;
-using retry_atom = caf::atom_constant<caf::atom("retry")>;
-using borrow_atom = caf::atom_constant<caf::atom("borrow")>;
-using unborrow_atom = caf::atom_constant<caf::atom("unborrow")>;
-using barrier_atom = caf::atom_constant<caf::atom("barrier")>;
-using borrows_atom = caf::atom_constant<caf::atom("borrows")>;
-using placed_atom = caf::atom_constant<caf::atom("placed")>;
 
 /// A ref of another node's object was read here: its borrowed slot, and the type it
 /// holds.

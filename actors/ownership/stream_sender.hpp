@@ -15,12 +15,11 @@
 
 #include "actors/common/protocol.hpp"
 #include "actors/objects/object_manager.hpp" // object_key
+#include "actors/ownership/protocol.hpp"
 #include "framework/detail/stream_channel.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
-
-using stream_atom = caf::atom_constant<caf::atom("stream")>;
 
 /// The node's streams written here for readers on other nodes, by the key of their
 /// task's result: a reader's `stream_ack` finds its writer.

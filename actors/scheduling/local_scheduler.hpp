@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/scheduling/protocol.hpp"
 #include "framework/object_id.hpp"
 #include "framework/resources.hpp"
 
@@ -21,11 +22,6 @@ class core;
 } // namespace swarm::detail
 
 namespace swarm::actors {
-
-using gpu_hold_atom = caf::atom_constant<caf::atom("gpuhold")>;
-using gpu_unhold_atom = caf::atom_constant<caf::atom("gpuunhold")>;
-/// The scheduler's own timer: the node stayed idle, memory goes back.
-using trim_atom = caf::atom_constant<caf::atom("trim")>;
 
 class task_inbox;
 class topology;

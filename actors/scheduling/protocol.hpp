@@ -36,6 +36,11 @@ struct dispatch {
   std::vector<uint32_t> gpus = {};
 };
 
+using gpu_hold_atom = caf::atom_constant<caf::atom("gpuhold")>;
+using gpu_unhold_atom = caf::atom_constant<caf::atom("gpuunhold")>;
+/// The scheduler's own timer: the node stayed idle, memory goes back.
+using trim_atom = caf::atom_constant<caf::atom("trim")>;
+
 } // namespace swarm::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::dispatch)

@@ -16,15 +16,11 @@
 #include "actors/common/protocol.hpp"
 #include "actors/common/wire_routes.hpp"
 #include "actors/user_actors/hosted_table.hpp"
+#include "actors/user_actors/protocol.hpp"
 #include "actors/user_actors/remote_actor_record.hpp"
 #include "base/node_log.hpp"
 
 namespace swarm::actors {
-
-using track_atom = caf::atom_constant<caf::atom("track")>;
-using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
-using host_atom = caf::atom_constant<caf::atom("host")>;
-using unhost_atom = caf::atom_constant<caf::atom("unhost")>;
 
 /// Starts restarting `r`, lost with its node `peer`, when restarts remain; logs it in
 /// `log`. False when its restarts are used up (or it is not this node's).

@@ -13,4 +13,9 @@ using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using next_atom = caf::atom_constant<caf::atom("next")>;
 using end_atom = caf::atom_constant<caf::atom("hostend")>;
 
+using track_atom = caf::atom_constant<caf::atom("track")>;
+using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
+using host_atom = caf::atom_constant<caf::atom("host")>;
+using unhost_atom = caf::atom_constant<caf::atom("unhost")>;
+
 } // namespace swarm::actors

@@ -13,9 +13,10 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 
+#include "actors/workers/protocol.hpp"
+#include "actors/workers/stream_pool.hpp"
 #include "base/error.hpp"
 #include "base/node_log.hpp"
-#include "actors/workers/stream_pool.hpp"
 #include "gpu/device_api.hpp"
 
 namespace swarm::actors {
@@ -82,18 +83,6 @@ struct device_grant {
   error err;
   bool ok() const noexcept { return address != 0; }
 };
-
-/// (dev_alloc_atom, uint64_t bytes, caf::timespan wait) -> device_grant
-using dev_alloc_atom = caf::atom_constant<caf::atom("devalloc")>;
-/// (dev_free_atom, uint64_t address, uint64_t epoch): a buffer's last holder let it go.
-using dev_free_atom = caf::atom_constant<caf::atom("devfree")>;
-/// (dev_fail_atom, std::string why): a kernel faulted; the worker exits to be restarted
-/// on a fresh context, which CUDA cannot give while this process runs: the device is
-/// then lost to it (`device_board::lost`), and the node's process must be replaced.
-using dev_fail_atom = caf::atom_constant<caf::atom("devfail")>;
-/// (dev_stats_atom) -> (uint64_t used, uint64_t cached, uint64_t capacity, uint64_t
-/// waiting)
-using dev_stats_atom = caf::atom_constant<caf::atom("devstats")>;
 
 /// Spawns the GPU worker of one device. It owns the device's context (opened at start,
 /// reset first when it is a restart), a pool of streams (one per running task), and the

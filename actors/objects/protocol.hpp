@@ -1,0 +1,24 @@
+#pragma once
+
+// The object subsystem's verbs: the atoms of the messages its actors answer to.
+
+#include <caf/atom.hpp>
+
+namespace swarm::actors {
+
+using hold_atom = caf::atom_constant<caf::atom("hold")>;
+using release_atom = caf::atom_constant<caf::atom("release")>;
+using free_atom = caf::atom_constant<caf::atom("free")>;
+using pull_atom = caf::atom_constant<caf::atom("pull")>;
+using chunk_atom = caf::atom_constant<caf::atom("chunk")>;
+using fetch_atom = caf::atom_constant<caf::atom("fetch")>;
+using locate_atom = caf::atom_constant<caf::atom("locate")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
+using kept_atom = caf::atom_constant<caf::atom("kept")>;
+using freed_atom = caf::atom_constant<caf::atom("freed")>;
+using transfers_atom = caf::atom_constant<caf::atom("transfers")>;
+using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
+using replica_atom = caf::atom_constant<caf::atom("replica")>;
+using replicated_atom = caf::atom_constant<caf::atom("replicated")>;
+
+} // namespace swarm::actors

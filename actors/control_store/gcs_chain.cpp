@@ -5,23 +5,17 @@
 namespace swarm::actors {
 
 void gcs_chain_link::set(std::string self, send_fn send) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  self_ = std::move(self);
-  send_ = std::move(send);
+  std::atomic_store(&wiring_, std::shared_ptr<const wiring>{std::make_shared<const wiring>(
+                                  wiring{std::move(self), std::move(send)})});
 }
 
 std::string gcs_chain_link::self() const {
-  std::lock_guard<std::mutex> guard{mtx_};
-  return self_;
+  return std::atomic_load(&wiring_)->self;
 }
 
 void gcs_chain_link::send(const std::string& to, wire_msg::gcs_chain m) const {
-  send_fn f;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    f = send_;
-  }
-  if (f) f(to, std::move(m));
+  auto w = std::atomic_load(&wiring_);
+  if (w->send) w->send(to, std::move(m));
 }
 
 std::vector<uint8_t> encode_records(const std::vector<gcs_record>& recs) {

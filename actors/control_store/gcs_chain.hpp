@@ -5,7 +5,7 @@
 // tail to the head, which then applies it and answers the writer.
 
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,9 +30,12 @@ public:
   void send(const std::string& to, wire_msg::gcs_chain m) const;
 
 private:
-  mutable std::mutex mtx_;
-  std::string self_;
-  send_fn send_;
+  // Set once, read by every shard's sends: an immutable pair swapped whole.
+  struct wiring {
+    std::string self;
+    send_fn send;
+  };
+  std::shared_ptr<const wiring> wiring_ = std::make_shared<const wiring>();
 };
 
 /// The records as the `records` bytes of a chain message.

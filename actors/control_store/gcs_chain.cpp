@@ -5,8 +5,8 @@
 namespace swarm::actors {
 
 void gcs_chain_link::set(std::string self, send_fn send) {
-  std::atomic_store(&wiring_, std::shared_ptr<const wiring>{std::make_shared<const wiring>(
-                                  wiring{std::move(self), std::move(send)})});
+  auto w = std::make_shared<const wiring>(wiring{std::move(self), std::move(send)});
+  std::atomic_store(&wiring_, std::move(w));
 }
 
 std::string gcs_chain_link::self() const {

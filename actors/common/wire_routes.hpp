@@ -57,6 +57,7 @@ public:
     });
   }
 
+  /// Not a temporary handle: the route reads the handle when a message arrives.
   template <class T, class Handle, class F>
   void mailbox(const Handle&& to, F make) = delete;
 
@@ -85,6 +86,9 @@ private:
   }
   template <class T, size_t... Is>
   static constexpr size_t index_in(std::index_sequence<Is...>) {
+    static_assert(
+        (std::is_same_v<T, std::variant_alternative_t<Is, wire_msg::message>> + ...) == 1,
+        "routes are for the wire messages of wire_msg::message");
     size_t at = 0;
     ((std::is_same_v<T, std::variant_alternative_t<Is, wire_msg::message>> ? (at = Is, 0)
                                                                            : 0),

@@ -104,6 +104,7 @@ struct TaskSubmit $Cxx.lane(call) {
   latencyCritical @12 :Bool $Cxx.controlWhenSet; # on the control lane, and its result too
   job @13 :Text;            # the job it belongs to (empty: the default job)
   jobShare @14 :Float64 = 1;    # its job's weight against other jobs
+  avoid @15 :List(Text);    # nodes its owner lost it on: placed elsewhere when it can be
 }
 
 struct StoredAt {

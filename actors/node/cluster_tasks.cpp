@@ -274,6 +274,7 @@ wire_msg::task_submit cluster_tasks::submit_message(const detail::task_spec& tas
   m.latency_critical = task.options.latency_critical;
   m.job = task.options.job;
   m.job_share = task.options.job_share;
+  m.avoid = task.lost_on;
   if (task.reader) {
     m.stream_owner = task.reader->items_owner();
     m.stream_window = static_cast<uint32_t>(task.reader->window());
@@ -340,18 +341,21 @@ void cluster_tasks::place_and_forward(wire_msg::task_submit m) {
   auto args = m.args;
   auto needs = work_needs::function(m.function);
   auto priority = m.priority;
-  link_.place(*demand, std::move(needs), args, priority,
-              [this, m = std::move(m)](result<std::string> where) mutable {
-                if (!where)
-                  return link_.send_to(m.owner_node, wire_msg::task_result{
-                                                         m.result, to_wire(where.err())});
-                m.placed = true;
-                if (*where == link_.self.name) return run_task_here(std::move(m));
-                // Its owner follows it there: the loss of that node runs it again.
-                if (m.owner_node != *where)
-                  link_.send_to(m.owner_node, wire_msg::task_placed{m.result, *where});
-                link_.send_to(*where, std::move(m));
-              });
+  auto avoid = m.avoid;
+  link_.place(
+      *demand, std::move(needs), args, priority,
+      [this, m = std::move(m)](result<std::string> where) mutable {
+        if (!where)
+          return link_.send_to(m.owner_node,
+                               wire_msg::task_result{m.result, to_wire(where.err())});
+        m.placed = true;
+        if (*where == link_.self.name) return run_task_here(std::move(m));
+        // Its owner follows it there: the loss of that node runs it again.
+        if (m.owner_node != *where)
+          link_.send_to(m.owner_node, wire_msg::task_placed{m.result, *where});
+        link_.send_to(*where, std::move(m));
+      },
+      std::move(avoid));
 }
 
 void cluster_tasks::run_task_here(wire_msg::task_submit m) {

@@ -227,8 +227,10 @@ void node_link::request_then(const std::string& node, wire_msg::message m,
 
 void node_link::place(const resource_set& demand, work_needs needs,
                       const std::vector<wire_msg::arg>& args, int32_t priority,
-                      std::function<void(result<std::string>)> then) {
+                      std::function<void(result<std::string>)> then,
+                      std::vector<std::string> avoid) {
   placement_request req;
+  req.avoid = std::move(avoid);
   req.demand = demand;
   req.needs = std::move(needs);
   req.priority = priority;

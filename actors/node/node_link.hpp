@@ -120,10 +120,11 @@ public:
   /// Sends `m` to `node` with a fresh request id and waits for its answer.
   result<wire_msg::message> request(const std::string& node, wire_msg::message m);
   /// Asks the head's global scheduler for a node for work of `priority`; `then` runs on
-  /// the scheduler.
+  /// the scheduler. The nodes in `avoid` are chosen only when no other can take it.
   void place(const resource_set& demand, work_needs needs,
              const std::vector<wire_msg::arg>& args, int32_t priority,
-             std::function<void(result<std::string>)> then);
+             std::function<void(result<std::string>)> then,
+             std::vector<std::string> avoid = {});
   /// The global scheduler's choice, waited for (on the head only).
   result<std::string> place_now(const resource_set& demand, work_needs needs);
 

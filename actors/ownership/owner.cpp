@@ -259,6 +259,7 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
     }
     // Other actor calls fail (their actor was there); a task pinned there too.
     bool call = !t->method.empty();
+    if (!call) t->lost_on.push_back(peer);
     if (!restart || call || t->options.node == peer ||
         !rerun(st, t, "node '" + peer + "' was lost"))
       t->result->set_error(

@@ -56,6 +56,7 @@ result<std::string> choose(global_state& st, const placement_request& req) {
   const std::string* best = nullptr;
   uint64_t best_bytes = 0, best_ahead = 0, best_queued = 0;
   bool best_free = false; // outside what placement groups reserved there
+  bool best_avoided = false;
   for (auto& [name, n] : st.nodes) {
     if (!n.alive || !n.abilities.can_run(req.needs) || !req.demand.fits_in(n.total))
       continue;
@@ -69,8 +70,11 @@ result<std::string> choose(global_state& st, const placement_request& req) {
       free = req.demand.fits_in(room);
     }
     auto ahead = n.ahead_of(req.priority);
+    bool avoided = std::find(req.avoid.begin(), req.avoid.end(), name) != req.avoid.end();
     auto better = [&] {
-      if (!best || free != best_free) return !best || free;
+      if (!best) return true;
+      if (avoided != best_avoided) return !avoided;
+      if (free != best_free) return free;
       if (bytes != best_bytes) return bytes > best_bytes;
       if (ahead != best_ahead) return ahead < best_ahead;
       return n.queued < best_queued;
@@ -81,6 +85,7 @@ result<std::string> choose(global_state& st, const placement_request& req) {
       best_ahead = ahead;
       best_queued = n.queued;
       best_free = free;
+      best_avoided = avoided;
     }
   }
   if (!best) return why_not_placed(st, req);

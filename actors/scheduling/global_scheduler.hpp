@@ -62,6 +62,8 @@ struct placement_request {
   int32_t priority = 0;
   /// Bytes of the task's inputs already stored on each node.
   std::vector<std::pair<std::string, uint64_t>> input_bytes;
+  /// Nodes to place it on only when no other can take it (where its owner lost it).
+  std::vector<std::string> avoid;
   /// Runs on the scheduler with the chosen node, or why none fits.
   std::function<void(result<std::string>)> then;
 };
@@ -75,7 +77,8 @@ struct placement_request {
 /// resources fit the demand: one where it fits outside what placement groups reserved,
 /// then the one holding the most bytes of the task's inputs, then the one with the
 /// least work the task would wait behind (of its priority or higher), then the least
-/// queued work. What it places counts against a node until that node's next heartbeat.
+/// queued work; a node the request says to avoid, only when no other fits. What it
+/// places counts against a node until that node's next heartbeat.
 /// Work no node has registered fails at once (`unregistered`), naming it and the nodes.
 caf::actor spawn_global_scheduler(caf::actor_system& sys);
 

@@ -62,6 +62,8 @@ struct task_spec {
   /// The node that asked for it, when another: its result and output go there.
   std::string origin;
   uint32_t attempts = 0;
+  /// The nodes its owner lost it on: a run again is placed elsewhere when it can be.
+  std::vector<std::string> lost_on;
   /// For the timeline: when this node's scheduler queued it, and when its last attempt
   /// started and ended (wall clock, microseconds since the epoch; 0: not yet).
   int64_t queued_us = 0;

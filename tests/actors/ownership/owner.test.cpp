@@ -181,6 +181,8 @@ TEST_CASE_FIXTURE(fixture, "a task lost with its node runs again while its retri
   REQUIRE(resubmitted.size() == 1);
   CHECK(resubmitted[0] == t);
   CHECK(t->attempts == 1);
+  // The head places the run again elsewhere when it can (`task_submit::avoid`).
+  CHECK(t->lost_on == std::vector<std::string>{"w1"});
   CHECK(!t->result->done());
   CHECK(children() == 0); // the resubmitted run registers anew
   track(t, "w2");

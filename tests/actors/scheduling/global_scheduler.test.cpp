@@ -43,9 +43,10 @@ struct fixture : test_coordinator_fixture<> {
   swarm::result<std::string>
   place(const resource_set& demand,
         std::vector<std::pair<std::string, uint64_t>> inputs = {}, work_needs needs = {},
-        int32_t priority = 0) {
+        int32_t priority = 0, std::vector<std::string> avoid = {}) {
     std::optional<swarm::result<std::string>> out;
     placement_request req;
+    req.avoid = std::move(avoid);
     req.demand = demand;
     req.needs = std::move(needs);
     req.priority = priority;
@@ -158,4 +159,17 @@ TEST_CASE_FIXTURE(fixture,
   node("w1", cpus(2), 0, false, {{"where"}, {}});
   CHECK(place(cpus(1), {}, work_needs::function("where")).err().code ==
         errc::node_unreachable);
+}
+
+TEST_CASE_FIXTURE(fixture, "a task run again after its owner lost it on a node goes "
+                           "elsewhere, and back there only when nothing else fits") {
+  node("head", resource_set{}, 0);
+  node("w1", cpus(2), 5);
+  node("w2", cpus(2), 0);
+  node("w3", cpus(8), 9);
+  // The least loaded, but where the owner lost it: the next best instead.
+  CHECK(place(cpus(1), {}, {}, 0, {"w2"}).value() == "w1");
+  CHECK(place(cpus(1), {}, {}, 0, {"w2", "w1"}).value() == "w3");
+  // Only the avoided nodes fit: one of them, rather than failing.
+  CHECK(place(cpus(4), {}, {}, 0, {"w3"}).value() == "w3");
 }

@@ -2,7 +2,6 @@
 
 #include <caf/all.hpp>
 
-#include <thread>
 
 #include "actors/user_actors/remote_actor_record.hpp"
 #include "framework/detail/wire_convert.hpp"

@@ -25,9 +25,6 @@
 
 namespace swarm::actors {
 
-/// An object's id as a map key: (owner, seq).
-using object_key = std::pair<uint64_t, uint64_t>;
-
 /// Owner ids carry their node's index + 1 from this bit up, so ids are unique
 /// cluster-wide and name the node of their owner.
 constexpr int owner_index_shift = 40;

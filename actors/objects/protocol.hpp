@@ -1,10 +1,17 @@
 #pragma once
 
-// The object subsystem's verbs: the atoms of the messages its actors answer to.
+// The object subsystem's verbs: the atoms of the messages its actors answer to, and the
+// key they name objects by.
 
 #include <caf/atom.hpp>
 
+#include <cstdint>
+#include <utility>
+
 namespace swarm::actors {
+
+/// An object's id as a map key: (owner, seq).
+using object_key = std::pair<uint64_t, uint64_t>;
 
 using hold_atom = caf::atom_constant<caf::atom("hold")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;

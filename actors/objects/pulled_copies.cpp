@@ -5,7 +5,7 @@
 
 namespace swarm::actors {
 
-void pulled_copies::remember(const pulled_key& k, const std::shared_ptr<const void>& v,
+void pulled_copies::remember(const object_key& k, const std::shared_ptr<const void>& v,
                              const detail::type_descriptor* type) {
   if (fetched_.size() >= prune_fetched_at_) {
     for (auto i = fetched_.begin(); i != fetched_.end();)
@@ -15,7 +15,7 @@ void pulled_copies::remember(const pulled_key& k, const std::shared_ptr<const vo
   fetched_[k] = {v, type};
 }
 
-void pulled_copies::keep(const pulled_key& k, std::shared_ptr<const void> v,
+void pulled_copies::keep(const object_key& k, std::shared_ptr<const void> v,
                          const detail::type_descriptor* type, uint64_t bytes) {
   if (kept_index_.count(k)) return;
   auto copy = std::make_shared<cached_copy>(std::move(v), bytes);
@@ -27,20 +27,20 @@ void pulled_copies::keep(const pulled_key& k, std::shared_ptr<const void> v,
     drop_least_recent();
 }
 
-pulled_copy pulled_copies::remembered(const pulled_key& k) const {
+pulled_copy pulled_copies::remembered(const object_key& k) const {
   auto f = fetched_.find(k);
   if (f == fetched_.end()) return {};
   return {f->second.first.lock(), f->second.second};
 }
 
-pulled_copy pulled_copies::kept(const pulled_key& k) const {
+pulled_copy pulled_copies::kept(const object_key& k) const {
   auto i = kept_index_.find(k);
   if (i == kept_index_.end()) return {};
   return {i->second->second.value->peek(), i->second->second.type};
 }
 
 std::shared_ptr<const void>
-pulled_copies::read_kept(const pulled_key& k, const detail::type_descriptor* type) {
+pulled_copies::read_kept(const object_key& k, const detail::type_descriptor* type) {
   auto i = kept_index_.find(k);
   if (i == kept_index_.end() || !detail::same_type(*i->second->second.type, *type))
     return nullptr;
@@ -63,7 +63,7 @@ bool pulled_copies::drop_least_recent() {
   return true;
 }
 
-void pulled_copies::drop_kept(const pulled_key& k) {
+void pulled_copies::drop_kept(const object_key& k) {
   auto i = kept_index_.find(k);
   if (i == kept_index_.end()) return;
   kept_bytes_ -= i->second->second.bytes;

@@ -12,12 +12,10 @@
 #include <utility>
 
 #include "actors/objects/cached_copy.hpp"
+#include "actors/objects/protocol.hpp"
 #include "framework/detail/type_descriptor.hpp"
 
 namespace swarm::actors {
-
-/// An object's (owner, seq).
-using pulled_key = std::pair<uint64_t, uint64_t>;
 
 /// A copy found here: the value and its type; `value` null when there is none.
 struct pulled_copy {
@@ -37,22 +35,22 @@ public:
 
   /// Finds `v` again for readers of `k` while it lives. Swept of values gone when it
   /// doubled, so it is bounded by the values alive.
-  void remember(const pulled_key& k, const std::shared_ptr<const void>& v,
+  void remember(const object_key& k, const std::shared_ptr<const void>& v,
                 const detail::type_descriptor* type);
 
   /// Keeps `v` (`bytes` of it) after its readers let go, dropping the least recently
   /// read past the budget.
-  void keep(const pulled_key& k, std::shared_ptr<const void> v,
+  void keep(const object_key& k, std::shared_ptr<const void> v,
             const detail::type_descriptor* type, uint64_t bytes);
 
   /// The value of `k` a reader still holds.
-  pulled_copy remembered(const pulled_key& k) const;
+  pulled_copy remembered(const object_key& k) const;
 
   /// The copy of `k` kept, without marking it read; none when the store evicted it.
-  pulled_copy kept(const pulled_key& k) const;
+  pulled_copy kept(const object_key& k) const;
 
   /// The copy of `k` kept, as a `type`, marked as read now; null when none is.
-  std::shared_ptr<const void> read_kept(const pulled_key& k,
+  std::shared_ptr<const void> read_kept(const object_key& k,
                                         const detail::type_descriptor* type);
 
   /// Drops the least recently read copy kept (found again while a reader holds it);
@@ -60,10 +58,10 @@ public:
   bool drop_least_recent();
 
   /// Drops the copy of `k` kept, if any.
-  void drop_kept(const pulled_key& k);
+  void drop_kept(const object_key& k);
 
   /// Forgets `k` altogether: its owner freed it.
-  void forget(const pulled_key& k) {
+  void forget(const object_key& k) {
     drop_kept(k);
     fetched_.erase(k);
   }
@@ -77,16 +75,16 @@ private:
     const detail::type_descriptor* type;
     uint64_t bytes;
   };
-  using kept_list = std::list<std::pair<pulled_key, kept_copy>>;
+  using kept_list = std::list<std::pair<object_key, kept_copy>>;
 
   uint64_t budget_;
   std::function<void(std::shared_ptr<cached_copy>)> cache_;
-  std::map<pulled_key,
+  std::map<object_key,
            std::pair<std::weak_ptr<const void>, const detail::type_descriptor*>>
       fetched_;
   size_t prune_fetched_at_ = 64;
   kept_list kept_; // most recently read first
-  std::map<pulled_key, kept_list::iterator> kept_index_;
+  std::map<object_key, kept_list::iterator> kept_index_;
   uint64_t kept_bytes_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "actors/objects/spill_files.hpp"
+#include "base/private_dir.hpp"
 #include "framework/detail/type_descriptor.hpp"
 
 using namespace swarm;
@@ -19,18 +20,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A folder of the test's own, removed with what is in it.
+// A folder of the test's own (the project's `private_dir`), removed with what is in it.
 struct scratch {
-  fs::path path;
-  scratch() {
-    std::string t = (fs::temp_directory_path() / "spill-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~scratch() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+  private_dir dir =
+      private_dir::make(fs::temp_directory_path().string(), "spill-test-").value();
+  fs::path path{dir.path()};
   // The spill folders in it.
   std::vector<fs::path> folders() const {
     std::vector<fs::path> out;

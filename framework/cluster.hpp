@@ -101,10 +101,32 @@ struct client_options {
 /// address when the head cannot be reached, refuses the secret or does not answer.
 result<cluster_config> client_cluster(const client_options& options);
 
+/// How a node joins a running cluster by its head's address (`swarm start --address`),
+/// with no row in the cluster's file.
+struct join_options {
+  /// The head's address and port, the cluster's secret, the node's name (empty:
+  /// "node-HOST-PID") and how long to wait for the head.
+  client_options head;
+  /// What the node offers and where it is reached: `address` (empty: this host's address
+  /// on the route to the head), `port` (0: any free one), `cpus`, `gpus`, `resources`,
+  /// metrics. Its name, role and owner index are set by the join.
+  node_spec node;
+};
+
+/// The cluster a node of `options` joins, as the head describes it, with the node as its
+/// last (a worker with the owner index the head gave it); an error naming the address
+/// when the head cannot be reached, refuses the secret, or already has a live node, or a
+/// node in its file, of that name.
+result<cluster_config> join_cluster(const join_options& options);
+
 /// The client options a program started by `swarm job submit` finds in its environment
 /// (`SWARM_ADDRESS`, host:port of the head, and `SWARM_SECRET`); an error naming what
 /// is missing or malformed.
 result<client_options> client_options_from_env();
+
+/// The head's address and port of `text` ("host:port"), the rest of the options unset;
+/// an error naming `what` (where the text came from) when it is malformed.
+result<client_options> head_address(const std::string& text, const std::string& what);
 
 /// A program submitted to run on the head as a job of the cluster.
 struct job_state {
@@ -191,13 +213,21 @@ struct node_list {
 /// submitted, running, finished and failed tasks in `numbers`; a row "actors" with the
 /// alive and dead actors; a row "objects" with objects, bytes and pulled bytes) and
 /// "failures" (the last tasks that failed, newest first, the error in `detail`).
+/// A node the file does not list (one that joined by the head's address) is found in
+/// the head's table.
 result<std::vector<node_list>> list_node(const cluster_config& cfg,
                                          const std::string& node,
                                          const std::vector<list_query>& queries,
                                          std::chrono::milliseconds timeout);
 
+/// `list_node` of a node as `cluster_status` lists it (at its address there).
+result<std::vector<node_list>> list_node(const cluster_config& cfg, const node_status& node,
+                                         const std::vector<list_query>& queries,
+                                         std::chrono::milliseconds timeout);
+
 /// Asks node `node` (every node when empty) of `cfg` to stop. Every node: through the
-/// head, or, when the head does not answer, each other node of the file itself.
+/// head, or, when the head does not answer, each other node of the file itself. A node
+/// the file does not list is found in the head's table.
 result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
                           std::chrono::milliseconds timeout);
 

@@ -1,3 +1,7 @@
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -98,15 +102,62 @@ size_t cluster_state::alive() const {
                                            [](auto& n) { return n.alive && !n.client; }));
 }
 
-result<cluster_config> client_cluster(const client_options& o) {
+namespace {
+
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// This host's address on the route to `address:port`: what a node that joins by the
+// head's address advertises when told none. A UDP socket's connect sends nothing.
+result<std::string> address_toward(const std::string& address, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  auto where = address + ":" + std::to_string(port);
+  if (int rc = ::getaddrinfo(address.c_str(), std::to_string(port).c_str(), &hints, &found);
+      rc != 0)
+    return error{errc::invalid_argument,
+                 "cannot resolve the head's address " + where + ": " + ::gai_strerror(rc)};
+  std::string out;
+  for (auto* a = found; a && out.empty(); a = a->ai_next) {
+    int fd = ::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+      const void* ip = local.ss_family == AF_INET6
+                           ? static_cast<const void*>(
+                                 &reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
+                           : &reinterpret_cast<sockaddr_in*>(&local)->sin_addr;
+      if (::inet_ntop(local.ss_family, ip, text, sizeof text)) out = text;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (out.empty())
+    return error{errc::node_unreachable, "no route from this host to the head at " + where};
+  return out;
+}
+
+// Asks the head at `o`'s address to let `name` join (a `worker` node, or a client);
+// the cluster as it describes it, without the one joining.
+result<std::pair<cluster_config, uint32_t>>
+ask_to_join(const client_options& o, const std::string& name, bool worker) {
   auto where = o.address + ":" + std::to_string(o.port);
   if (o.address.empty() || o.port == 0)
-    return error{errc::invalid_argument,
-                 "a client needs the head's address and port, got '" + where + "'"};
+    return error{errc::invalid_argument, std::string{worker ? "a node" : "a client"} +
+                                             " needs the head's address and port, got '" +
+                                             where + "'"};
   cluster_client c{o.secret, cluster_config{}.max_message_bytes};
   auto head = c.connect(o.address, o.port, o.timeout);
   if (!head) return head.err();
-  auto answer = c.ask(*head, wire_msg::client_ask{1}, o.timeout);
+  auto answer = c.ask(*head, wire_msg::client_ask{1, name, worker}, o.timeout);
   if (!answer)
     return error{errc::timeout, "node '" + *head + "' at " + where +
                                     " sent no answer to a client within " +
@@ -116,10 +167,10 @@ result<cluster_config> client_cluster(const client_options& o) {
     return error{errc::invalid_argument,
                  "node '" + *head + "' at " + where + " is not the head of its cluster"};
   if (!w->ok)
-    return error{errc::invalid_argument, "the head '" + *head + "' at " + where +
-                                             " refused the client: " + w->error};
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
+    return error{errc::invalid_argument,
+                 "the head '" + *head + "' at " + where + " refused " +
+                     (worker ? "node '" + name + "'" : std::string{"the client"}) + ": " +
+                     w->error};
   cluster_config cfg;
   cfg.name = w->cluster;
   cfg.secret = o.secret;
@@ -133,28 +184,58 @@ result<cluster_config> client_cluster(const client_options& o) {
   for (auto& n : w->nodes) {
     node_spec s;
     s.name = n.name;
-    // The head as this client reached it: its file's address may not route from here.
+    // The head as this one reached it: its file's address may not route from here.
     s.address = n.name == *head ? o.address : n.address;
     s.port = n.name == *head ? o.port : n.port;
     s.role = n.head ? node_spec::role_type::head : node_spec::role_type::worker;
     cfg.nodes.push_back(std::move(s));
   }
-  node_spec me;
-  me.name = o.name.empty()
-                ? "client-" + std::string{host} + "-" + std::to_string(::getpid())
-                : o.name;
   for (auto& n : cfg.nodes)
-    if (n.name == me.name)
-      return error{errc::invalid_argument, "the client's name '" + me.name +
-                                               "' is a node of cluster '" + cfg.name +
-                                               "'"};
+    if (n.name == name)
+      return error{errc::invalid_argument,
+                   std::string{worker ? "the node's" : "the client's"} + " name '" + name +
+                       "' is a node of cluster '" + cfg.name + "'" +
+                       (worker ? ": start it with the cluster file and --node" : "")};
+  return std::pair{std::move(cfg), w->owner_index};
+}
+
+} // namespace
+
+result<cluster_config> client_cluster(const client_options& o) {
+  auto name = o.name.empty() ? "client-" + host_name() + "-" + std::to_string(::getpid())
+                             : o.name;
+  auto joined = ask_to_join(o, name, false);
+  if (!joined) return joined.err();
+  auto& [cfg, owner_index] = *joined;
+  node_spec me;
+  me.name = name;
   me.address = "127.0.0.1"; // not listening: nobody dials a client
   me.cpus = 0;
   me.gpus = 0;
   me.client = true;
-  me.owner_index = w->owner_index;
+  me.owner_index = owner_index;
   cfg.nodes.push_back(std::move(me));
-  return cfg;
+  return std::move(cfg);
+}
+
+result<cluster_config> join_cluster(const join_options& o) {
+  auto me = o.node;
+  me.name = o.head.name.empty()
+                ? "node-" + host_name() + "-" + std::to_string(::getpid())
+                : o.head.name;
+  if (me.address.empty()) {
+    auto here = address_toward(o.head.address, o.head.port);
+    if (!here) return here.err();
+    me.address = *here;
+  }
+  auto joined = ask_to_join(o.head, me.name, true);
+  if (!joined) return joined.err();
+  auto& [cfg, owner_index] = *joined;
+  me.role = node_spec::role_type::worker;
+  me.client = false;
+  me.owner_index = owner_index;
+  cfg.nodes.push_back(std::move(me));
+  return std::move(cfg);
 }
 
 result<cluster_state> cluster_status(const cluster_config& cfg,
@@ -202,41 +283,47 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
   return out;
 }
 
-result<std::vector<listed>> list_cluster(const cluster_config& cfg,
-                                         const std::string& what, const std::string& node,
-                                         std::chrono::milliseconds timeout) {
-  static const std::set<std::string> lists{"tasks", "actors",  "objects", "timeline",
-                                           "logs",  "summary", "failures"};
-  if (!lists.count(what))
-    return error{errc::invalid_argument,
-                 "cannot list '" + what +
-                     "': lists are tasks, actors, objects, timeline, logs, summary and "
-                     "failures"};
-  if (!node.empty())
-    if (auto n = cfg.find(node); !n) return n.err();
-  auto state = cluster_status(cfg, timeout);
-  if (!state) return state.err();
-  std::vector<listed> out;
-  for (auto& n : state->nodes) {
-    if (!n.alive || (!node.empty() && n.name != node)) continue;
-    if (!cfg.find(n.name)) continue; // not in this file
-    auto answer = list_node(cfg, n.name, {{what, 0}}, timeout);
-    if (!answer) return answer.err();
-    auto& rows = answer->front().rows;
-    out.insert(out.end(), std::make_move_iterator(rows.begin()),
-               std::make_move_iterator(rows.end()));
-  }
-  return out;
+namespace {
+
+// Where the head says node `n` is reached.
+node_spec reached_at(const node_status& n) {
+  node_spec s;
+  s.name = n.name;
+  s.address = n.address;
+  s.port = n.port;
+  return s;
 }
 
-result<std::vector<node_list>> list_node(const cluster_config& cfg,
-                                         const std::string& node,
-                                         const std::vector<list_query>& queries,
-                                         std::chrono::milliseconds timeout) {
-  auto spec = cfg.find(node);
-  if (!spec) return spec.err();
+// Node `node` of the cluster: the file's row, else the head's (one that joined by the
+// address of the head); an error naming the nodes there are when neither has it.
+result<node_spec> node_of(const cluster_config& cfg, const cluster_state& state,
+                          const std::string& node) {
+  if (auto spec = cfg.find(node)) return **spec;
+  std::string names;
+  for (auto& n : state.nodes) {
+    if (n.client) continue;
+    if (n.name == node) return reached_at(n);
+    names += (names.empty() ? "" : ", ") + n.name;
+  }
+  return error{errc::invalid_argument, "no node named '" + node + "' in cluster '" +
+                                           cfg.name + "' (nodes: " + names + ")"};
+}
+
+// Where node `node` is reached: `node_of`, asking the head only when the file has none.
+result<node_spec> address_of(const cluster_config& cfg, const std::string& node,
+                             std::chrono::milliseconds timeout) {
+  if (auto spec = cfg.find(node)) return **spec;
+  auto state = cluster_status(cfg, timeout);
+  if (!state) return state.err();
+  return node_of(cfg, *state, node);
+}
+
+result<std::vector<node_list>> list_at(const cluster_config& cfg, const node_spec& at,
+                                       const std::vector<list_query>& queries,
+                                       std::chrono::milliseconds timeout) {
+  auto& node = at.name;
   cluster_client c{cfg};
-  auto peer = c.connect(**spec, timeout);
+  auto peer = c.connect(at, timeout);
   if (!peer) return peer.err();
   std::vector<node_list> out;
   uint64_t request = 0;
@@ -257,6 +344,49 @@ result<std::vector<node_list>> list_node(const cluster_config& cfg,
   return out;
 }
 
+} // namespace
+
+result<std::vector<listed>> list_cluster(const cluster_config& cfg,
+                                         const std::string& what, const std::string& node,
+                                         std::chrono::milliseconds timeout) {
+  static const std::set<std::string> lists{"tasks", "actors",  "objects", "timeline",
+                                           "logs",  "summary", "failures"};
+  if (!lists.count(what))
+    return error{errc::invalid_argument,
+                 "cannot list '" + what +
+                     "': lists are tasks, actors, objects, timeline, logs, summary and "
+                     "failures"};
+  auto state = cluster_status(cfg, timeout);
+  if (!state) return state.err();
+  if (!node.empty())
+    if (auto n = node_of(cfg, *state, node); !n) return n.err();
+  std::vector<listed> out;
+  for (auto& n : state->nodes) {
+    if (!n.alive || n.client || (!node.empty() && n.name != node)) continue;
+    auto answer = list_at(cfg, reached_at(n), {{what, 0}}, timeout);
+    if (!answer) return answer.err();
+    auto& rows = answer->front().rows;
+    out.insert(out.end(), std::make_move_iterator(rows.begin()),
+               std::make_move_iterator(rows.end()));
+  }
+  return out;
+}
+
+result<std::vector<node_list>> list_node(const cluster_config& cfg,
+                                         const std::string& node,
+                                         const std::vector<list_query>& queries,
+                                         std::chrono::milliseconds timeout) {
+  auto at = address_of(cfg, node, timeout);
+  if (!at) return at.err();
+  return list_at(cfg, *at, queries, timeout);
+}
+
+result<std::vector<node_list>> list_node(const cluster_config& cfg, const node_status& node,
+                                         const std::vector<list_query>& queries,
+                                         std::chrono::milliseconds timeout) {
+  return list_at(cfg, reached_at(node), queries, timeout);
+}
+
 result<client_options> client_options_from_env() {
   const char* address = std::getenv("SWARM_ADDRESS");
   const char* secret = std::getenv("SWARM_SECRET");
@@ -265,21 +395,25 @@ result<client_options> client_options_from_env() {
                  "SWARM_ADDRESS is not set: this program was not started by `swarm job "
                  "submit` (or give the head's host:port)"};
   if (!secret) return error{errc::invalid_argument, "SWARM_SECRET is not set"};
-  std::string a{address};
-  auto colon = a.rfind(':');
+  auto o = head_address(address, "SWARM_ADDRESS");
+  if (!o) return o.err();
+  o->secret = secret;
+  return o;
+}
+
+result<client_options> head_address(const std::string& text, const std::string& what) {
+  auto colon = text.rfind(':');
   unsigned long port = 0;
   try {
-    if (colon != std::string::npos) port = std::stoul(a.substr(colon + 1));
+    if (colon != std::string::npos) port = std::stoul(text.substr(colon + 1));
   } catch (const std::exception&) {
     port = 0;
   }
   if (colon == std::string::npos || colon == 0 || port == 0 || port > 65535)
-    return error{errc::invalid_argument,
-                 "SWARM_ADDRESS must be host:port, got '" + a + "'"};
+    return error{errc::invalid_argument, what + " must be host:port, got '" + text + "'"};
   client_options o;
-  o.address = a.substr(0, colon);
+  o.address = text.substr(0, colon);
   o.port = static_cast<uint16_t>(port);
-  o.secret = secret;
   return o;
 }
 
@@ -348,15 +482,14 @@ result<job_state> stop_job(const cluster_config& cfg, uint64_t id,
 
 result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
                           std::chrono::milliseconds timeout) {
-  const node_spec* target = &cfg.head();
-  if (!node.empty()) {
-    auto n = cfg.find(node);
-    if (!n) return n.err();
-    target = *n;
-  }
   cluster_client c{cfg};
-  auto sent = c.send(*target, wire_msg::stop_request{node, {}}, timeout);
-  if (sent || !node.empty()) return sent;
+  if (!node.empty()) {
+    auto at = address_of(cfg, node, timeout);
+    if (!at) return at.err();
+    return c.send(*at, wire_msg::stop_request{node, {}}, timeout);
+  }
+  auto sent = c.send(cfg.head(), wire_msg::stop_request{node, {}}, timeout);
+  if (sent) return sent;
   // The head is gone: every other node of the file is asked itself.
   size_t reached = 0;
   for (auto& n : cfg.nodes)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -54,17 +55,78 @@ std::string available_of(const resource_set& total, const resource_set& availabl
 
 } // namespace
 
+namespace {
+
+// The cluster a node started with `--address` joins, with the node last: the head's
+// settings, and the file's for this node when one is given (its secret, store, spill,
+// log and code).
+std::optional<cluster_config> join(const start_options& opts) {
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "swarm start: %s\n", why.c_str());
+    return std::nullopt;
+  };
+  std::optional<cluster_config> file;
+  if (!opts.config.empty() && !(file = load("start", opts.config))) return std::nullopt;
+  auto head = head_address(opts.address, "--address");
+  if (!head) return fail(head.err().message);
+  if (file) {
+    head->secret = file->secret;
+  } else if (const char* secret = std::getenv("SWARM_SECRET")) {
+    head->secret = secret;
+  } else {
+    return fail("--address needs the cluster's secret: give --config with the cluster "
+                "file, or set SWARM_SECRET");
+  }
+  head->name = opts.node;
+  join_options j{*head, {}};
+  j.node.address = opts.advertise;
+  j.node.port = opts.port;
+  j.node.cpus = opts.cpus;
+  j.node.gpus = opts.gpus;
+  auto cfg = join_cluster(j);
+  if (!cfg) return fail(cfg.err().message);
+  if (file) {
+    cfg->object_store_bytes = file->object_store_bytes;
+    cfg->object_pool_bytes = file->object_pool_bytes;
+    cfg->spill = file->spill;
+    cfg->spill_dir = file->spill_dir;
+    cfg->spill_limit_bytes = file->spill_limit_bytes;
+    cfg->stop_timeout = file->stop_timeout;
+    cfg->code_libraries = file->code_libraries;
+    cfg->verbosity = file->verbosity;
+  }
+  return std::move(*cfg);
+}
+
+} // namespace
+
 int run_start(const start_options& opts) {
-  const auto& node = opts.node;
+  auto node = opts.node;
   auto libraries = opts.libraries;
-  auto cfg = load("start", opts.config);
-  if (!cfg || !wait_fits("start", opts.wait, *cfg)) return 1;
+  if (opts.address.empty() && (opts.config.empty() || node.empty())) {
+    std::fprintf(stderr, "swarm start: give --config and --node (a node of the file), "
+                         "or --address HOST:PORT (join a running cluster)\n");
+    return 2;
+  }
+  auto cfg = opts.address.empty() ? load("start", opts.config) : join(opts);
+  if (!cfg) return 1;
+  if (!opts.address.empty()) {
+    node = cfg->nodes.back().name;
+  } else if (!wait_fits("start", opts.wait, *cfg)) {
+    return 1;
+  } else if (auto spec = cfg->find(node); !spec) {
+    std::fprintf(stderr,
+                 "swarm start: %s; to join the running cluster as a node the file does "
+                 "not list, give --address with the head's HOST:PORT\n",
+                 spec.err().message.c_str());
+    return 1;
+  }
   // Metrics, and the head's dashboard, are on by default for a node the tool runs.
   for (auto& spec : cfg->nodes)
     if (spec.name == node) {
       if (opts.no_metrics)
         spec.metrics_port.reset();
-      else if (!spec.metrics_port && spec.port <= 65535 - 1000)
+      else if (!spec.metrics_port && spec.port != 0 && spec.port <= 65535 - 1000)
         spec.metrics_port = static_cast<uint16_t>(spec.port + 1000);
       if (opts.no_dashboard)
         spec.dashboard_port.reset();

@@ -58,10 +58,16 @@ int run_bench(const bench_options& opts);
 
 /// `swarm start`: runs a node of the cluster until stopped, with user code from
 /// `libraries` (and the file's `[code] libraries`); with `wait`, says when that many
-/// nodes are alive, or stops after `wait_timeout_s` seconds.
+/// nodes are alive, or stops after `wait_timeout_s` seconds. With `address`, the node
+/// joins the cluster whose head is there, as a node its file does not list.
 struct start_options {
   std::string config;
   std::string node;
+  std::string address; // the head's host:port: join as a node not in the file
+  uint16_t port = 0;
+  std::string advertise;
+  std::optional<double> cpus;
+  std::optional<size_t> gpus;
   std::vector<std::string> libraries;
   size_t wait = 0;
   double wait_timeout_s = 30;

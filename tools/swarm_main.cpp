@@ -59,8 +59,28 @@ int main(int argc, char** argv) {
 
   start_options start;
   auto* st = app.add_subcommand("start", "run a node of the cluster until stopped");
-  st->add_option("--config", start.config, "the cluster file")->required();
-  st->add_option("--node", start.node, "the node of the file to run")->required();
+  st->add_option("--config", start.config,
+                 "the cluster file (with --address: for its secret and node settings "
+                 "only)");
+  st->add_option("--node", start.node,
+                 "the node of the file to run; with --address, the name to join under "
+                 "(default node-HOST-PID)");
+  auto* address = st->add_option("--address", start.address,
+                                 "join the running cluster whose head is at HOST:PORT "
+                                 "as a new node (its secret from --config, or "
+                                 "SWARM_SECRET)");
+  st->add_option("--port", start.port, "with --address: the port to listen on (default "
+                                       "any free one)")
+      ->needs(address);
+  st->add_option("--advertise", start.advertise,
+                 "with --address: the address other nodes reach this one at (default "
+                 "this host's address on the route to the head)")
+      ->needs(address);
+  st->add_option("--cpus", start.cpus, "with --address: the CPUs to offer (default all)")
+      ->needs(address)
+      ->check(CLI::NonNegativeNumber);
+  st->add_option("--gpus", start.gpus, "with --address: the GPUs to offer (default all)")
+      ->needs(address);
   st->add_option("--load", start.libraries,
                  "a library of user code to load (SWARM_REGISTER); may repeat")
       ->expected(1)

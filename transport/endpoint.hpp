@@ -55,6 +55,7 @@ public:
 
   /// The port it listens on.
   uint16_t port() const noexcept { return port_; }
+  uint16_t listening_port() const override { return port_; }
 
   const std::string& name() const noexcept { return cfg_.name; }
 

@@ -11,8 +11,9 @@ namespace swarm::wire_msg {
 
 /// The protocol version a hello carries; peers must agree. 4: a chunk's payload is a
 /// raw tail after its message. 5: the head's node table is versioned, sent whole once
-/// and then as changes.
-inline constexpr uint32_t protocol_version = 6;
+/// and then as changes. 6: the messages' defaults are the schema's. 7: nodes join by the
+/// head's address, with an owner index the head gives them.
+inline constexpr uint32_t protocol_version = 7;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

@@ -20,4 +20,8 @@ traffic_counters transport::traffic() const {
   return {};
 }
 
+uint16_t transport::listening_port() const {
+  return 0;
+}
+
 } // namespace swarm::wire_msg

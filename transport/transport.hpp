@@ -110,6 +110,9 @@ public:
 
   /// What crossed so far; zeros where this transport does not count.
   virtual traffic_counters traffic() const;
+
+  /// The port it listens on (the one chosen when asked for any); 0 when it does not.
+  virtual uint16_t listening_port() const;
 };
 
 /// Starts a node's transport with its settings and handlers.

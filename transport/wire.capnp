@@ -184,7 +184,7 @@ struct NodeInfo {
   running @12 :UInt32;               # tasks running on its workers now
   byPriority @13 :List(PriorityCount);
   client @14 :Bool;        # a program connected as a client: no file row, runs no work
-  ownerIndex @15 :UInt32;  # a client's: the owner index its objects' ids carry
+  ownerIndex @15 :UInt32;  # one not in the file: the owner index its objects' ids carry
   leaving @16 :Bool;       # stopping: alive until it goes, but no work is placed there
 }
 
@@ -528,8 +528,11 @@ struct JobAnswer {
 }
 
 struct ClientAsk {
-  # A program asks the head to join its cluster as a client.
+  # A program asks the head to join its cluster as a client, or a node started with the
+  # head's address (`swarm start --address`) to join it as a node that runs work.
   requestId @0 :UInt64;
+  name @1 :Text;    # the name it will join under: refused when a live node has it
+  worker @2 :Bool;  # a node that runs work, not a client
 }
 
 struct ClientWelcome {
@@ -539,7 +542,7 @@ struct ClientWelcome {
   ok @1 :Bool;
   error @2 :Text;
   cluster @3 :Text;
-  ownerIndex @4 :UInt32;
+  ownerIndex @4 :UInt32;       # given to it; no other node's, live or restored
   nodes @5 :List(NodeInfo);    # the nodes of the cluster's file: name, address, port, head
   heartbeatMs @6 :UInt64;
   nodeTimeoutMs @7 :UInt64;

@@ -27,11 +27,11 @@ using namespace std::chrono_literals;
 using detail::key_of;
 using detail::to_list;
 
-// The clients in the node table, by owner index.
-client_names client_names_of(const membership_view& members) {
+// The nodes in the node table that are not in the file, by owner index.
+joined_names joined_names_of(const membership_view& members) {
   return [&members](uint64_t owner_index) {
     for (auto& [name, p] : *members.get())
-      if (p.info.client && p.info.owner_index == owner_index) return name;
+      if (p.info.owner_index == owner_index) return name;
     return std::string{};
   };
 }
@@ -124,6 +124,12 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     throw failure{{ep.err().code, "node '" + link_.self.name + "': " + ep.err().message}};
   net_ = std::move(*ep);
   link_.net = net_.get();
+  // Asked for any free port (a node joining by the head's address): its row says which.
+  if (link_.self.port == 0 && ec.listen) {
+    link_.self.port = net_->listening_port();
+    for (auto& n : link_.cfg.nodes)
+      if (n.name == link_.self.name) n.port = link_.self.port;
+  }
   {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
     link_.releases->net = net_.get();
@@ -194,9 +200,10 @@ void cluster_node::start_actors() {
   membership_config mc;
   mc.self = self_info();
   mc.head = head_name();
-  // Owner indices 1..n name the file's nodes in its order; a client's own row is none.
+  // Owner indices 1..n name the file's nodes in its order; a node that joined otherwise
+  // (a client, or by the head's address) has one the head gave it.
   for (auto& n : link_.cfg.nodes)
-    if (!n.client) file_nodes_.push_back(n.name);
+    if (!n.client && n.owner_index == 0) file_nodes_.push_back(n.name);
   mc.nodes = file_nodes_;
   mc.replication = link_.cfg.gcs_replication;
   mc.log = local_->log();
@@ -216,7 +223,7 @@ void cluster_node::start_actors() {
   object_manager_config oc;
   oc.node = link_.self.name;
   oc.nodes = file_nodes_;
-  oc.clients = client_names_of(link_.members);
+  oc.joined = joined_names_of(link_.members);
   oc.send = send;
   oc.publish = publish;
   oc.pool = local_->pool();
@@ -284,7 +291,7 @@ void cluster_node::start_actors() {
   auto& bc = wc.borrows;
   bc.node = link_.self.name;
   bc.nodes = file_nodes_;
-  bc.clients = client_names_of(link_.members);
+  bc.joined = joined_names_of(link_.members);
   bc.send = send;
   bc.find = [this](const object_key& k) { return lent_.find(k); };
   bc.export_value = [this](const detail::slot_ptr& slot, std::vector<object_key>& held) {
@@ -408,7 +415,7 @@ wire_msg::node_info cluster_node::self_info() const {
   me.port = link_.self.port;
   me.head = is_head();
   me.client = link_.self.client;
-  me.owner_index = link_.self.client ? link_.self.owner_index : 0;
+  me.owner_index = link_.self.owner_index;
   me.total = to_list(local_->total_resources());
   me.available = me.total;
   auto& app = local_->app();
@@ -516,7 +523,7 @@ result<detail::slot_ptr> cluster_node::borrow(const object_id& id,
   auto k = key_of(id);
   auto owner = (id.owner >> owner_index_shift) - 1;
   if (owner != link_.index &&
-      owner_node_of(k, file_nodes_, client_names_of(link_.members)).empty())
+      owner_node_of(k, file_nodes_, joined_names_of(link_.members)).empty())
     return error{errc::invalid_argument,
                  "node '" + link_.self.name + "' read a ref of object " + id.to_string() +
                      ", whose owner is no node of cluster '" + link_.cfg.name + "'"};

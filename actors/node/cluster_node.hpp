@@ -196,8 +196,9 @@ private:
   void collect(metric_set& out);
   // The node table as membership last published it, ages as of now.
   wire_msg::node_table table_snapshot() const;
-  // The head's answer to a program joining as a client.
-  wire_msg::client_welcome welcome_client(uint64_t request_id) const;
+  // The head's answer to a program joining as a client, or a node joining by address:
+  // refused when a live node has its name.
+  wire_msg::client_welcome welcome_client(const wire_msg::client_ask& ask);
   void on_stop(const wire_msg::stop_request& m);
   // Adds the last pulls from other nodes to a "timeline" list.
   void add_transfers(std::vector<wire_msg::list_row>& rows);

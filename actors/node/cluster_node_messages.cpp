@@ -231,8 +231,9 @@ void cluster_node::add_routes() {
   };
   routes_.mailbox<job_submit>(jobs_, to_jobs);
   routes_.mailbox<job_ask>(jobs_, to_jobs);
-  routes_.in_place<client_ask>([this](const std::string& peer, client_ask&& m) {
-    link_.send_to(peer, welcome_client(m.request_id));
+  // Posted: the welcome reads the control store's node rows.
+  routes_.posted<client_ask>([this](const std::string& peer, client_ask&& m) {
+    link_.send_to(peer, welcome_client(m));
   });
   routes_.in_place<group_ask>(
       [this](const std::string& peer, group_ask&& m) { on_group_ask(peer, m); });
@@ -245,12 +246,22 @@ void cluster_node::on_message(const std::string& peer, wire_msg::message&& m) {
                peer + "' has no route on this node: dropped");
 }
 
-wire_msg::client_welcome cluster_node::welcome_client(uint64_t request_id) const {
+wire_msg::client_welcome cluster_node::welcome_client(const wire_msg::client_ask& ask) {
   auto& cfg = link_.cfg;
   wire_msg::client_welcome w;
-  w.request_id = request_id;
-  w.ok = true;
+  w.request_id = ask.request_id;
   w.cluster = cfg.name;
+  auto members = link_.members.get();
+  if (auto p = members->find(ask.name); p != members->end() && p->second.info.alive) {
+    auto& live = p->second.info;
+    w.error = "node '" + ask.name + "' is alive in cluster '" + cfg.name + "' (" +
+              (live.client ? std::string{"a client"}
+                           : "at " + live.address + ":" + std::to_string(live.port)) +
+              "): a second " + (ask.worker ? "node" : "client") + " under its name is refused";
+    log().warn(w.error);
+    return w;
+  }
+  w.ok = true;
   for (auto& n : cfg.nodes) {
     wire_msg::node_info i;
     i.name = n.name;
@@ -259,11 +270,14 @@ wire_msg::client_welcome cluster_node::welcome_client(uint64_t request_id) const
     i.head = n.role == node_spec::role_type::head;
     w.nodes.push_back(std::move(i));
   }
-  // An owner index no node of the file and no client in the table has: drawn at random
-  // past the file's, so that clients of an earlier head do not collide either.
+  // An owner index no node of the file has, nor any other that joined (now or before a
+  // restart of this head, as its stored rows say): drawn at random past the file's.
   std::set<uint32_t> taken;
-  for (auto& [name, p] : *link_.members.get())
-    if (p.info.client) taken.insert(p.info.owner_index);
+  for (auto& [name, p] : *members)
+    taken.insert(p.info.owner_index);
+  if (auto stored = store_->stored_table())
+    for (auto& n : stored->nodes)
+      taken.insert(n.owner_index);
   std::random_device seed;
   std::mt19937 gen{seed()};
   auto first = static_cast<uint32_t>(cfg.nodes.size()) + 1;

@@ -192,6 +192,16 @@ struct membership_state {
       return;
     }
     auto name = info.name;
+    // The head's welcome refuses a name in use; a join under it that raced the welcome
+    // (another owner index: another process) takes nothing from the live node.
+    if (auto i = peers.find(name); i != peers.end() && i->second.info.alive &&
+                                   i->second.info.owner_index != info.owner_index) {
+      cfg.log.warn("node '" + name + "' (owner index " +
+                   std::to_string(info.owner_index) + ") cannot join: node '" + name +
+                   "' (owner index " + std::to_string(i->second.info.owner_index) +
+                   ") is alive");
+      return;
+    }
     auto& p = peers[name];
     p.info = std::move(info);
     p.info.alive = true;

@@ -81,8 +81,8 @@ node_link::node_link(cluster_config config, const std::string& node)
   auto spec = cfg.find(node);
   if (!spec) throw failure{spec.err()};
   self = **spec;
-  index = self.client ? uint64_t{self.owner_index} - 1
-                      : static_cast<uint64_t>(*spec - cfg.nodes.data());
+  index = self.owner_index != 0 ? uint64_t{self.owner_index} - 1
+                                : static_cast<uint64_t>(*spec - cfg.nodes.data());
 }
 
 uint64_t node_link::new_owner_id() {
@@ -98,18 +98,31 @@ void node_link::send_while_open(const std::string& node, wire_msg::message m) {
   if (!closing) send_to(node, std::move(m));
 }
 
+result<std::pair<std::string, uint16_t>>
+node_link::address_of(const std::string& node) const {
+  if (auto spec = cfg.find(node)) return std::pair{(*spec)->address, (*spec)->port};
+  // A node that joined by the head's address is reached where its row says.
+  auto peers = members.get();
+  if (auto i = peers->find(node); i != peers->end() && !i->second.info.client)
+    return std::pair{i->second.info.address, i->second.info.port};
+  return error{errc::node_unreachable,
+               "node '" + node + "' is in neither the cluster file nor the node table of '" +
+                   self.name + "'"};
+}
+
 result<void> node_link::connect_to(const std::string& node) {
   if (net->connected(node)) return {};
-  auto spec = cfg.find(node);
-  if (!spec) return error{errc::node_unreachable, spec.err().message};
-  auto peer = net->connect(node, (*spec)->address, (*spec)->port, 5s);
+  auto where = address_of(node);
+  if (!where) return where.err();
+  auto& [address, port] = *where;
+  auto peer = net->connect(node, address, port, 5s);
   if (!peer)
     return error{peer.err().code,
                  "cannot reach node '" + node + "': " + peer.err().message};
   if (*peer != node)
-    return error{errc::node_unreachable,
-                 (*spec)->address + ":" + std::to_string((*spec)->port) + " is node '" +
-                     *peer + "', not '" + node + "'"};
+    return error{errc::node_unreachable, address + ":" + std::to_string(port) +
+                                             " is node '" + *peer + "', not '" + node +
+                                             "'"};
   return {};
 }
 
@@ -122,7 +135,7 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
   post([this, node, m = std::move(m)]() mutable {
     // A client is not dialed back: one of the cluster waits here until it connects;
     // one that is no member (`swarm status`, the dashboard's) left before its answer.
-    if (!cfg.find(node)) {
+    if (!address_of(node)) {
       if (live_client(node))
         hold_for(node, std::move(m));
       else

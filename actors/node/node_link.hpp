@@ -11,6 +11,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/actor.hpp>
@@ -107,6 +108,9 @@ public:
   /// this node yet) goes out, on the agent.
   void peer_up(const std::string& node);
   result<void> connect_to(const std::string& node);
+  /// Where `node` listens: its row of the file, else that of the node table (a node
+  /// that joined by the head's address); an error for a client or a name neither has.
+  result<std::pair<std::string, uint16_t>> address_of(const std::string& node) const;
   /// Runs `f` on the node's agent, which may block (connects, lookups).
   void post(std::function<void()> f);
   /// Runs `f` on the agent once `delay` has passed.

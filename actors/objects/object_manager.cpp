@@ -51,7 +51,7 @@ struct object_manager_state {
   // Why object `k`, held on the dead node `holder`, cannot be read.
   error lost_error(const object_key& k, const std::string& holder,
                    const std::string& why) const {
-    auto owner = owner_node_of(k, cfg.nodes, cfg.clients);
+    auto owner = owner_node_of(k, cfg.nodes, cfg.joined);
     if (owner == holder)
       return {errc::owner_died, "object " + id_of(k) + "'s owner, node '" + owner +
                                     "', died with its value: " + why};
@@ -553,7 +553,7 @@ struct object_manager_state {
     // Results made here for an owner on that node: nobody will read or free them.
     for (auto i = held.begin(); i != held.end();) {
       if (i->second.exports == 0 &&
-          owner_node_of(i->first, cfg.nodes, cfg.clients) == peer)
+          owner_node_of(i->first, cfg.nodes, cfg.joined) == peer)
         i = held.erase(i);
       else
         ++i;
@@ -649,10 +649,10 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
 } // namespace
 
 std::string owner_node_of(const object_key& k, const std::vector<std::string>& nodes,
-                          const client_names& clients) {
+                          const joined_names& joined) {
   auto index = k.first >> owner_index_shift;
   if (index == 0) return {};
-  if (index > nodes.size()) return clients ? clients(index) : std::string{};
+  if (index > nodes.size()) return joined ? joined(index) : std::string{};
   return nodes[index - 1];
 }
 

@@ -29,14 +29,15 @@ namespace swarm::actors {
 /// cluster-wide and name the node of their owner.
 constexpr int owner_index_shift = 40;
 
-/// Names the client (a program connected to the cluster, no node of its file) that has
-/// an owner index past the file's nodes; empty when none has it.
-using client_names = std::function<std::string(uint64_t owner_index)>;
+/// Names the node outside the cluster file (a client, or a node that joined by the
+/// head's address) that has an owner index past the file's nodes; empty when none has it
+/// (an index of a node that joined again since holds under its new one).
+using joined_names = std::function<std::string(uint64_t owner_index)>;
 
 /// The node whose owner made the object `k`: `nodes` in the cluster file's order, then
-/// `clients`; empty for an index none has.
+/// those `joined`; empty for an index none has.
 std::string owner_node_of(const object_key& k, const std::vector<std::string>& nodes,
-                          const client_names& clients = {});
+                          const joined_names& joined = {});
 
 /// Keeps a value other nodes may pull from here. `exported`: an argument of a task or
 /// call sent elsewhere (counted; released when its result comes back); otherwise a result
@@ -100,10 +101,10 @@ inline constexpr size_t transfers_kept = 1000;
 struct object_manager_config {
   /// This node's name.
   std::string node;
-  /// Every node of the cluster file, in its order, and the clients that joined (see
+  /// Every node of the cluster file, in its order, and those that joined otherwise (see
   /// `owner_node_of`).
   std::vector<std::string> nodes;
-  client_names clients;
+  joined_names joined;
   /// Sends a message to a node; never blocks.
   std::function<void(const std::string&, wire_msg::message)> send;
   /// Writes an object row into the control store (on the head) or sends it there.

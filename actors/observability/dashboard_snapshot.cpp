@@ -39,7 +39,7 @@ int64_t now_ms() {
 }
 
 // What one alive node reports: its summary, actors and recent failures.
-result<std::vector<node_list>> ask(const cluster_config& cfg, const std::string& node,
+result<std::vector<node_list>> ask(const cluster_config& cfg, const node_status& node,
                                    std::chrono::milliseconds timeout) {
   return list_node(cfg, node, {{"summary", 0}, {"actors", 200}, {"failures", 20}},
                    timeout);
@@ -66,9 +66,9 @@ std::string dashboard_snapshot(const cluster_config& cfg,
   // The alive nodes are asked at once.
   std::map<std::string, std::future<result<std::vector<node_list>>>> asked;
   for (auto& n : state->nodes)
-    if (n.alive && cfg.find(n.name))
+    if (n.alive && !n.client)
       asked.emplace(n.name,
-                    std::async(std::launch::async, ask, std::cref(cfg), n.name, timeout));
+                    std::async(std::launch::async, ask, std::cref(cfg), n, timeout));
 
   std::map<std::string, std::array<int64_t, 4>> functions;
   int64_t queued = 0, actors_total = 0;

@@ -106,7 +106,7 @@ void borrow_table::borrow(const detail::slot_ptr& slot,
                           const detail::type_descriptor* type) {
   auto k = detail::key_of(slot->id());
   auto& o = borrowed_[k];
-  if (o.owner.empty()) o.owner = owner_node_of(k, cfg_.nodes, cfg_.clients);
+  if (o.owner.empty()) o.owner = owner_node_of(k, cfg_.nodes, cfg_.joined);
   o.type = type;
   o.slots.erase(
       std::remove_if(o.slots.begin(), o.slots.end(), [](auto& w) { return w.expired(); }),

@@ -23,10 +23,10 @@ namespace swarm::actors {
 struct borrow_config {
   /// This node's name, for errors.
   std::string node;
-  /// Every node of the cluster file, in its order, and the clients that joined (see
+  /// Every node of the cluster file, in its order, and those that joined otherwise (see
   /// `owner_node_of`).
   std::vector<std::string> nodes;
-  client_names clients;
+  joined_names joined;
   /// Sends a message to a node; never blocks.
   std::function<void(const std::string&, wire_msg::message)> send;
   /// The slot of an object owned here, while it lives (refs of it were written).

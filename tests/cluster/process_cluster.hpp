@@ -69,6 +69,19 @@ struct process_cluster {
         tmp.path + "/" + log);
   }
 
+  /// Starts node `name`, which joins by the head's address (no row in the file),
+  /// offering one CPU and one of `resource` when given.
+  std::unique_ptr<node_process> join(const std::string& name, const std::string& log,
+                                     const std::string& resource = {}) {
+    std::vector<std::string> args{
+        "--address", cfg.head().address + ":" + std::to_string(cfg.head().port),
+        "--secret",  cfg.secret,
+        "--node",    name};
+    if (!resource.empty()) args.insert(args.end(), {"--resource", resource});
+    return std::make_unique<node_process>(SWARM_TEST_NODE, std::move(args),
+                                          tmp.path + "/" + log);
+  }
+
   result<cluster_state> status() { return cluster_status(cfg, std::chrono::seconds(2)); }
 
   /// Starts the nodes `names` (each logging to NAME.log) and waits, bounded, until all

@@ -1,4 +1,5 @@
-// A node process for the multi-node tests: `swarm_test_node --config FILE --node NAME`.
+// A node process for the multi-node tests: `swarm_test_node --config FILE --node NAME`,
+// or one joining by the head's address: `--address HOST:PORT --secret S --node NAME`.
 
 #include <chrono>
 #include <cstdio>
@@ -53,14 +54,41 @@ int client_idle() {
 int main(int argc, char** argv) {
   if (argc == 2 && std::string{argv[1]} == "--client-job") return client_job();
   if (argc == 2 && std::string{argv[1]} == "--client-idle") return client_idle();
-  std::string config, node;
+  std::string config, node, address, secret, resource;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--config") config = argv[i + 1];
     if (flag == "--node") node = argv[i + 1];
+    if (flag == "--address") address = argv[i + 1];
+    if (flag == "--secret") secret = argv[i + 1];
+    if (flag == "--resource") resource = argv[i + 1];
+  }
+  swarm::application app;
+  swarm::cluster_test::register_all(app);
+  if (!address.empty()) {
+    // Joins the cluster whose head is at `address` under `node`, offering one CPU and
+    // one of `resource` when given.
+    auto head = swarm::head_address(address, "--address");
+    if (!head) {
+      std::fprintf(stderr, "swarm: %s\n", head.err().message.c_str());
+      return 2;
+    }
+    head->secret = secret;
+    head->name = node;
+    swarm::join_options j{*head, {}};
+    j.node.cpus = 1;
+    if (!resource.empty()) j.node.resources.set(resource, 1);
+    auto cfg = swarm::join_cluster(j);
+    if (!cfg) {
+      std::fprintf(stderr, "swarm: %s\n", cfg.err().message.c_str());
+      return 1;
+    }
+    return swarm::serve(app, *cfg, cfg->nodes.back().name);
   }
   if (config.empty() || node.empty()) {
-    std::fprintf(stderr, "usage: swarm_test_node --config FILE --node NAME\n");
+    std::fprintf(stderr, "usage: swarm_test_node --config FILE --node NAME\n"
+                         "       swarm_test_node --address HOST:PORT --secret S --node NAME "
+                         "[--resource R]\n");
     return 2;
   }
   auto cfg = swarm::load_cluster_config(config);
@@ -68,7 +96,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "swarm: %s\n", cfg.err().message.c_str());
     return 1;
   }
-  swarm::application app;
-  swarm::cluster_test::register_all(app);
   return swarm::serve(app, *cfg, node);
 }

@@ -166,6 +166,32 @@ TEST_CASE_FIXTURE(fixture,
   CHECK(port.sent_to<wire_msg::node_table>("w1") == 2);
 }
 
+TEST_CASE_FIXTURE(fixture, "a node that joined by address keeps its row against a second "
+                           "join under its name, and joins again once found dead") {
+  start("head", {"head"});
+  auto joiner = [](uint32_t owner_index, const char* address) {
+    auto n = node("j1");
+    n.owner_index = owner_index;
+    n.address = address;
+    return n;
+  };
+  port.open.insert("j1");
+  caf::anon_send(m, join_atom::value, joiner(7, "10.0.0.1"));
+  sched.run();
+  caf::anon_send(m, join_atom::value, joiner(9, "10.0.0.2"));
+  sched.run();
+  auto row = view.get()->at("j1").info;
+  CHECK(row.owner_index == 7);
+  CHECK(row.address == "10.0.0.1");
+  caf::anon_send(m, down_atom::value, std::string{"j1"}, std::string{"closed"});
+  sched.run();
+  CHECK_FALSE(alive("j1"));
+  caf::anon_send(m, join_atom::value, joiner(9, "10.0.0.2"));
+  sched.run();
+  CHECK(alive("j1"));
+  CHECK(view.get()->at("j1").info.owner_index == 9);
+}
+
 TEST_CASE_FIXTURE(fixture,
                   "each tick the head sends what changed, once for all nodes that "
                   "hold the version before, and whole rows only for new nodes") {

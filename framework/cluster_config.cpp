@@ -230,6 +230,32 @@ public:
     return std::optional<double>{v};
   }
 
+  // `resources`: a table of custom resource = amount (CPU and GPU have keys of their own).
+  resource_set resources(const toml::table& t, const std::string& prefix) {
+    resource_set out;
+    auto* res = t.get("resources");
+    if (!res) return out;
+    if (!res->is_table()) {
+      fail(res->source(), prefix + ".resources", "must be a table of name = amount");
+      return out;
+    }
+    for (auto&& [k, v] : *res->as_table()) {
+      auto key = prefix + ".resources." + std::string{k.str()};
+      if (k.str() == "CPU" || k.str() == "GPU") {
+        fail(k.source(), key, "CPU and GPU are set by `cpus` and `gpus`");
+        continue;
+      }
+      double amount = v.is_integer()          ? static_cast<double>(*v.value<int64_t>())
+                      : v.is_floating_point() ? *v.value<double>()
+                                              : -1;
+      if (!(amount >= 0 && amount <= max_resource))
+        fail(v.source(), key, "must be a number between 0 and " + number_text(max_resource));
+      else
+        out.set(std::string{k.str()}, amount);
+    }
+    return out;
+  }
+
   static std::string join(const std::string& prefix, std::string_view key) {
     return prefix.empty() ? std::string{key} : prefix + "." + std::string{key};
   }
@@ -257,7 +283,7 @@ const toml::table* table_at(checker& c, const toml::table& root, const char* key
 }
 
 void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
-  c.only(root, "", {"cluster", "code", "limits", "log", "node"});
+  c.only(root, "", {"autoscaler", "cluster", "code", "limits", "log", "node"});
   auto* cl = table_at(c, root, "cluster");
   if (!cl) {
     c.fail(root.source(), "cluster", "is required ([cluster] with at least `secret`)");
@@ -427,27 +453,7 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
     else if (spec.gpu_backend == "host" && (!spec.gpus || *spec.gpus == 0))
       c.fail(t.get("gpu_backend")->source(), prefix + ".gpu_backend",
              "\"host\" simulates the node's `gpus`: give their number");
-    if (auto* res = t.get("resources")) {
-      if (!res->is_table()) {
-        c.fail(res->source(), prefix + ".resources", "must be a table of name = amount");
-      } else {
-        for (auto&& [k, v] : *res->as_table()) {
-          auto key = prefix + ".resources." + std::string{k.str()};
-          if (k.str() == "CPU" || k.str() == "GPU") {
-            c.fail(k.source(), key, "CPU and GPU are set by `cpus` and `gpus`");
-            continue;
-          }
-          double amount = v.is_integer() ? static_cast<double>(*v.value<int64_t>())
-                          : v.is_floating_point() ? *v.value<double>()
-                                                  : -1;
-          if (!(amount >= 0 && amount <= max_resource))
-            c.fail(v.source(), key,
-                   "must be a number between 0 and " + number_text(max_resource));
-          else
-            spec.resources.set(std::string{k.str()}, amount);
-        }
-      }
-    }
+    spec.resources = c.resources(t, prefix);
     out.nodes.push_back(std::move(spec));
   }
   if (heads != 1)
@@ -459,7 +465,81 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
                std::to_string(out.nodes.size()) + " node(s)");
 }
 
+void read_autoscaler(checker& c, const toml::table& root, cluster_config& out) {
+  auto* as = table_at(c, root, "autoscaler");
+  if (!as) return;
+  auto& a = out.autoscaler;
+  c.only(*as, "autoscaler",
+         {"provider", "start_command", "stop_command", "launch_timeout_ms",
+          "max_launching", "retry_after_ms", "node_type"});
+  auto provider = c.string(*as, "autoscaler", "provider", false).value_or("local");
+  if (provider == "command")
+    a.provider = autoscaler_config::provider_type::command;
+  else if (provider != "local")
+    c.fail(as->get("provider")->source(), "autoscaler.provider",
+           "must be \"local\" or \"command\", got \"" + provider + "\"");
+  a.start_command = c.string(*as, "autoscaler", "start_command", false).value_or("");
+  a.stop_command = c.string(*as, "autoscaler", "stop_command", false).value_or("");
+  if (a.provider == autoscaler_config::provider_type::command &&
+      (a.start_command.empty() || a.stop_command.empty()))
+    c.fail(as->source(), "autoscaler",
+           "provider \"command\" needs start_command and stop_command");
+  a.launch_timeout = std::chrono::milliseconds{
+      c.integer(*as, "autoscaler", "launch_timeout_ms", 1000, 3600000, false)
+          .value_or(120000)};
+  a.max_launching = static_cast<size_t>(
+      c.integer(*as, "autoscaler", "max_launching", 1, 1000, false).value_or(2));
+  a.retry_after = std::chrono::milliseconds{
+      c.integer(*as, "autoscaler", "retry_after_ms", 10, 600000, false).value_or(2000)};
+  auto* types = as->get("node_type");
+  if (!types || !types->is_array_of_tables() || types->as_array()->empty()) {
+    c.fail(types ? types->source() : as->source(), "autoscaler.node_type",
+           "is required: one [[autoscaler.node_type]] per kind of node it starts");
+    return;
+  }
+  std::set<std::string> names;
+  size_t index = 0;
+  for (auto&& entry : *types->as_array()) {
+    auto& t = *entry.as_table();
+    auto prefix = "autoscaler.node_type[" + std::to_string(index++) + "]";
+    c.only(t, prefix,
+           {"name", "cpus", "gpus", "resources", "min", "max", "idle_timeout_ms"});
+    node_type nt;
+    nt.name = c.string(t, prefix, "name", true).value_or("");
+    if (!nt.name.empty() && !names.insert(nt.name).second)
+      c.fail(t.get("name")->source(), prefix + ".name", "repeats another type's name");
+    if (auto* n = t.get("cpus")) {
+      auto v = n->is_integer() ? static_cast<double>(*n->value<int64_t>())
+                               : n->value<double>().value_or(-1);
+      if (!(v > 0 && v <= max_cpus))
+        c.fail(n->source(), prefix + ".cpus",
+               "must be a number between 0 and " + number_text(max_cpus) + ", not 0");
+      else
+        nt.cpus = v;
+    }
+    nt.gpus = static_cast<size_t>(
+        c.integer(t, prefix, "gpus", 0, max_gpus, false).value_or(0));
+    nt.resources = c.resources(t, prefix);
+    nt.min = static_cast<size_t>(c.integer(t, prefix, "min", 0, 10000, false).value_or(0));
+    nt.max = static_cast<size_t>(c.integer(t, prefix, "max", 0, 10000, false).value_or(1));
+    if (nt.min > nt.max)
+      c.fail(t.source(), prefix + ".min",
+             "is " + std::to_string(nt.min) + ", more than max (" +
+                 std::to_string(nt.max) + ")");
+    nt.idle_timeout = std::chrono::milliseconds{
+        c.integer(t, prefix, "idle_timeout_ms", 100, 86400000, false).value_or(60000)};
+    a.node_types.push_back(std::move(nt));
+  }
+}
+
 } // namespace
+
+resource_set node_type::total() const {
+  auto out = resources;
+  out.set("CPU", cpus);
+  if (gpus > 0) out.set("GPU", static_cast<double>(gpus));
+  return out;
+}
 
 std::optional<size_t> parse_byte_size(std::string_view text) {
   size_t i = 0;
@@ -530,6 +610,7 @@ result<cluster_config> parse_cluster_config(std::string_view text,
   cluster_config out;
   read_cluster(c, root, out);
   read_nodes(c, root, out);
+  read_autoscaler(c, root, out);
   if (c.failed()) return c.err();
   return out;
 }

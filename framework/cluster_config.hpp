@@ -44,6 +44,52 @@ struct node_spec {
   uint32_t owner_index = 0;
 };
 
+/// A kind of node the autoscaler starts (`[[autoscaler.node_type]]`): what one offers,
+/// and how many may run.
+struct node_type {
+  std::string name;
+  double cpus = 1;
+  size_t gpus = 0;
+  resource_set resources; ///< custom resources, e.g. {"TPU": 2}
+  size_t min = 0;         ///< kept running even when idle
+  size_t max = 1;         ///< never more running or starting
+  /// A node of it with no work and no object of its own for this long is stopped.
+  std::chrono::milliseconds idle_timeout{60'000};
+
+  /// What a node of it offers: CPU, GPU and the custom resources.
+  resource_set total() const;
+};
+
+/// `[autoscaler]`: nodes started on the head's behalf when work fits no live node but
+/// would fit a node type, and stopped when idle. A provider starts and stops one node;
+/// its commands run under /bin/sh with SWARM_ADDRESS (the head's host:port),
+/// SWARM_SECRET, SWARM_NODE_NAME, SWARM_NODE_TYPE, SWARM_NODE_CPUS, SWARM_NODE_GPUS and
+/// SWARM_NODE_RESOURCES ("name=amount,...") in their environment.
+struct autoscaler_config {
+  enum class provider_type {
+    /// The head runs `start_command` as a child process that is the node (by default
+    /// its own program: `"$SWARM_PROGRAM" start --address ... --node ...`), and stops it
+    /// as any node is stopped.
+    local,
+    /// `start_command` asks something else (a cloud CLI, kubectl) for the node and
+    /// returns; `stop_command` gives it back once the node stopped.
+    command,
+  };
+  provider_type provider = provider_type::local;
+  std::string start_command;
+  std::string stop_command;
+  std::vector<node_type> node_types;
+  /// A node launched and not joined by then counts as a failed launch.
+  std::chrono::milliseconds launch_timeout{120'000};
+  /// Nodes starting at once, at most (launches are rate-limited so).
+  size_t max_launching = 2;
+  /// The wait before a node type is tried again after a failed launch; doubles with each
+  /// failure in a row, up to a minute.
+  std::chrono::milliseconds retry_after{2'000};
+
+  bool enabled() const { return !node_types.empty(); }
+};
+
 /// A whole cluster as one file describes it: every host runs the same binary with the
 /// same file and its own node name. See examples/cluster.toml for every key.
 struct cluster_config {
@@ -78,6 +124,8 @@ struct cluster_config {
   std::vector<std::string> code_libraries;
   /// `[log] level`: what every node logs.
   log_level verbosity = log_level::info;
+  /// `[autoscaler]`: off when it names no node type.
+  autoscaler_config autoscaler;
 
   /// The node named `name`, or an error listing the names there are.
   result<const node_spec*> find(const std::string& name) const;

@@ -2,6 +2,8 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
+#include <deque>
 #include <map>
 
 #include "actors/scheduling/protocol.hpp"
@@ -13,6 +15,16 @@ namespace {
 struct global_state {
   std::map<std::string, node_report> nodes;
   group_table groups;
+  // What the autoscaler may still start (the totals of its node types), and the work
+  // that fits no live node but one of them: placed when a node joins, in order.
+  std::vector<resource_set> scalable;
+  std::string why_not_scaled; // why the types it can no longer start are gone
+  std::deque<placement_request> waiting;
+
+  bool fits_scalable(const resource_set& demand) const {
+    return std::any_of(scalable.begin(), scalable.end(),
+                       [&](const resource_set& t) { return demand.fits_in(t); });
+  }
 
   group_table::node_totals totals() const {
     group_table::node_totals out;
@@ -112,18 +124,62 @@ public:
           auto& n = state_.nodes[name];
           bool changed = n.alive != report.alive || !(n.total == report.total);
           n = std::move(report);
-          if (changed) state_.groups.nodes_changed(state_.totals());
+          if (!changed) return;
+          state_.groups.nodes_changed(state_.totals());
+          place_waiting();
+        },
+        [this](scalable_atom, std::vector<resource_set>& types, std::string& why) {
+          state_.scalable = std::move(types);
+          state_.why_not_scaled = std::move(why);
+          place_waiting();
+        },
+        [this](waiting_atom) {
+          std::vector<resource_set> out;
+          for (auto& r : state_.waiting)
+            out.push_back(r.demand);
+          return out;
         },
         [this](group_atom, group_request& r) {
           state_.groups.handle(std::move(r), state_.totals());
         },
-        [this](place_atom, const placement_request& req) {
-          if (req.then) req.then(choose(state_, req));
+        [this](place_atom, placement_request& req) {
+          auto chosen = choose(state_, req);
+          if (waits(chosen, req))
+            state_.waiting.push_back(std::move(req));
+          else if (req.then)
+            req.then(std::move(chosen));
         },
     };
   }
 
 private:
+  // Whether `req`, which no live node can take (`chosen`), waits for a node the
+  // autoscaler may start.
+  bool waits(const result<std::string>& chosen, const placement_request& req) const {
+    // Infeasible, or only dead nodes would fit it.
+    return !chosen &&
+           (chosen.err().code == errc::infeasible ||
+            chosen.err().code == errc::node_unreachable) &&
+           state_.fits_scalable(req.demand);
+  }
+
+  // Places what waits where it can now; fails what no node type fits any more.
+  void place_waiting() {
+    std::deque<placement_request> still;
+    for (auto& req : state_.waiting) {
+      auto chosen = choose(state_, req);
+      if (waits(chosen, req)) {
+        still.push_back(std::move(req));
+        continue;
+      }
+      if (!chosen && !state_.why_not_scaled.empty())
+        chosen = error{errc::infeasible,
+                       chosen.err().message + "; " + state_.why_not_scaled};
+      if (req.then) req.then(std::move(chosen));
+    }
+    state_.waiting = std::move(still);
+  }
+
   global_state state_;
 };
 

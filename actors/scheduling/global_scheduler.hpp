@@ -71,6 +71,9 @@ struct placement_request {
 /// Spawns the head's global scheduler. Its view of the nodes comes from the node table:
 ///   (update_atom, name, node_report)            a join, a heartbeat or a failure
 ///   (place_atom, placement_request)             picks a node and calls `then`
+///   (scalable_atom, vector<resource_set>, why)  the autoscaler's node types it may
+///                                               still start (why the others are not)
+///   (waiting_atom) -> vector<resource_set>      the demands of the work that waits
 ///   (group_atom, group_request)                 makes, waits for or removes a
 ///                                               placement group (see `group_table`)
 /// It picks among live nodes that have registered what the work needs and whose total
@@ -80,6 +83,8 @@ struct placement_request {
 /// queued work; a node the request says to avoid, only when no other fits. What it
 /// places counts against a node until that node's next heartbeat.
 /// Work no node has registered fails at once (`unregistered`), naming it and the nodes.
+/// Work that fits no live node but a node type the autoscaler may start waits, in
+/// order, until a node takes it or no type fits it any more.
 caf::actor spawn_global_scheduler(caf::actor_system& sys);
 
 /// Why `demand` cannot be placed when only dead nodes could hold it: `dead` lists them,

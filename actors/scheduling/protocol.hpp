@@ -27,6 +27,10 @@ using by_function_atom = caf::atom_constant<caf::atom("byfunc")>;
 using failures_atom = caf::atom_constant<caf::atom("failures")>;
 using place_atom = caf::atom_constant<caf::atom("place")>;
 using group_atom = caf::atom_constant<caf::atom("group")>;
+/// The global scheduler: the node types the autoscaler may still start, and the demands
+/// of the work that waits for one.
+using scalable_atom = caf::atom_constant<caf::atom("scalable")>;
+using waiting_atom = caf::atom_constant<caf::atom("waiting")>;
 
 /// A task handed to a worker for one dispatch epoch.
 struct dispatch {
@@ -48,3 +52,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::placement_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::group_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::node_report)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::resource_set)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::resource_set>)

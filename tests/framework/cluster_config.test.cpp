@@ -377,3 +377,52 @@ TEST_CASE("a node's gpu_backend reaches its runtime, and an unknown or countless
   auto none = error_of(replace(valid, "gpus = 2", "gpu_backend = \"host\""));
   CHECK(none.find("give their number") != std::string::npos);
 }
+
+TEST_CASE("an [autoscaler] gives its provider and each node type's resources and "
+          "bounds") {
+  auto text = std::string{valid} + R"(
+[autoscaler]
+provider = "command"
+start_command = "gcloud compute instances create $SWARM_NODE_NAME"
+stop_command = "gcloud compute instances delete $SWARM_NODE_NAME"
+max_launching = 3
+
+[[autoscaler.node_type]]
+name = "gpu"
+cpus = 8
+gpus = 1
+resources = { special = 2 }
+min = 1
+max = 4
+idle_timeout_ms = 30000
+)";
+  auto cfg = swarm::parse_cluster_config(text, "cluster.toml").value();
+  auto& a = cfg.autoscaler;
+  REQUIRE(a.enabled());
+  CHECK(a.provider == swarm::autoscaler_config::provider_type::command);
+  CHECK(a.max_launching == 3);
+  REQUIRE(a.node_types.size() == 1);
+  auto& t = a.node_types[0];
+  CHECK(t.min == 1);
+  CHECK(t.max == 4);
+  CHECK(t.idle_timeout == std::chrono::seconds(30));
+  CHECK(t.total().get("CPU") == 8);
+  CHECK(t.total().get("GPU") == 1);
+  CHECK(t.total().get("special") == 2);
+  CHECK_FALSE(swarm::parse_cluster_config(valid, "cluster.toml").value().autoscaler.enabled());
+}
+
+TEST_CASE("an [autoscaler] without node types, with min above max, or a command "
+          "provider without its commands is rejected naming the key") {
+  auto base = std::string{valid} + "\n[autoscaler]\n";
+  CHECK(error_of(base).find("key `autoscaler.node_type`: is required") !=
+        std::string::npos);
+  auto bounds = base + "[[autoscaler.node_type]]\nname = \"t\"\nmin = 3\nmax = 2\n";
+  CHECK(error_of(bounds).find("autoscaler.node_type[0].min`: is 3, more than max (2)") !=
+        std::string::npos);
+  auto command = std::string{valid} +
+                 "\n[autoscaler]\nprovider = \"command\"\n[[autoscaler.node_type]]\n"
+                 "name = \"t\"\n";
+  CHECK(error_of(command).find("provider \"command\" needs start_command and "
+                               "stop_command") != std::string::npos);
+}

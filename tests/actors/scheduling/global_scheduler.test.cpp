@@ -173,3 +173,43 @@ TEST_CASE_FIXTURE(fixture, "a task run again after its owner lost it on a node g
   // Only the avoided nodes fit: one of them, rather than failing.
   CHECK(place(cpus(4), {}, {}, 0, {"w3"}).value() == "w3");
 }
+
+TEST_CASE_FIXTURE(fixture, "work that fits only a node type the autoscaler may start "
+                           "waits for such a node, and fails naming why once none may") {
+  node("w1", cpus(1), 0);
+  caf::anon_send(g, scalable_atom::value, std::vector<resource_set>{cpus(8)},
+                 std::string{});
+  sched.run();
+  std::vector<swarm::result<std::string>> got;
+  auto ask = [&](double n) {
+    placement_request req;
+    req.demand = cpus(n);
+    req.then = [&](swarm::result<std::string> r) { got.push_back(std::move(r)); };
+    caf::anon_send(g, place_atom::value, std::move(req));
+    sched.run();
+  };
+  ask(4);
+  ask(6);
+  ask(64); // fits no type either: fails at once
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].err().code == errc::infeasible);
+  std::vector<resource_set> waiting;
+  self->send(g, waiting_atom::value);
+  sched.run();
+  self->receive([&](std::vector<resource_set>& w) { waiting = std::move(w); },
+                caf::after(std::chrono::seconds(5)) >> [] {});
+  CHECK(waiting == std::vector<resource_set>{cpus(4), cpus(6)});
+  node("big-1", cpus(8), 0); // joins: both go there
+  REQUIRE(got.size() == 3);
+  CHECK(got[1].value() == "big-1");
+  CHECK(got[2].value() == "big-1");
+  node("big-1", cpus(8), 0, false);
+  ask(5);
+  CHECK(got.size() == 3);
+  caf::anon_send(g, scalable_atom::value, std::vector<resource_set>{},
+                 std::string{"the autoscaler could not start a node of type 'big'"});
+  sched.run();
+  REQUIRE(got.size() == 4);
+  CHECK(got[3].err().message.find("; the autoscaler could not start a node of type "
+                                  "'big'") != std::string::npos);
+}

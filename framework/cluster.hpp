@@ -54,9 +54,20 @@ struct job_status {
 };
 
 /// What `cluster_status` reports: the head's node and job tables.
+/// A node the head's autoscaler started, or a node type whose launches failed.
+struct launch_status {
+  std::string node; ///< empty for a failed type
+  std::string type;
+  std::string state; ///< starting, up, stopping, failed
+  std::string why;   ///< why it started or stops; how the launches failed
+  uint64_t since_ms = 0;
+};
+
 struct cluster_state {
   std::vector<node_status> nodes;
   std::vector<job_status> jobs;
+  /// What the head's autoscaler started and why (empty without one).
+  std::vector<launch_status> launches;
 
   /// How many nodes are alive (clients are none).
   size_t alive() const;

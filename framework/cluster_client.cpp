@@ -252,6 +252,8 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
   cluster_state out;
   for (auto& j : table->jobs)
     out.jobs.push_back({j.id, j.driver, j.pid, j.running, j.started_ms, j.ended_ms});
+  for (auto& l : table->launches)
+    out.launches.push_back({l.name, l.type, l.state, l.why, l.since_ms});
   for (auto& n : table->nodes) {
     node_status s;
     s.name = n.name;

@@ -59,6 +59,16 @@ int run_check_config(const check_config_options& opts) {
                 n.role == node_spec::role_type::head ? "head" : "worker", cpus,
                 rt.extra_resources.to_string().c_str());
   }
+  auto& as = cfg->autoscaler;
+  if (as.enabled())
+    std::printf("autoscaler: provider %s, at most %zu starting at once\n",
+                as.provider == autoscaler_config::provider_type::local ? "local"
+                                                                       : "command",
+                as.max_launching);
+  for (auto& t : as.node_types)
+    std::printf("  type %-12s %s, %zu to %zu node(s), stopped after %lld ms idle\n",
+                t.name.c_str(), t.total().to_string().c_str(), t.min, t.max,
+                static_cast<long long>(t.idle_timeout.count()));
   // Valid, but not fit to deploy: said last, after what the file describes.
   if (auto why = secret_weakness(cfg->secret); !why.empty()) {
     std::fflush(stdout);

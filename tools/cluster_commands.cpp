@@ -213,6 +213,13 @@ int run_status(const status_options& opts) {
                 "never joined");
     absent += (absent.empty() ? "" : ", ") + spec.name;
   }
+  if (!state->launches.empty()) {
+    std::printf("\nautoscaler:\n");
+    for (auto& l : state->launches)
+      std::printf("  %s %-10s %-24s for %llu ms: %s\n", l.type.c_str(), l.state.c_str(),
+                  l.node.empty() ? "(no node)" : l.node.c_str(),
+                  static_cast<unsigned long long>(l.since_ms), l.why.c_str());
+  }
   if (!state->jobs.empty()) {
     std::printf("\n%-20s %-16s %8s %-8s\n", "job", "driver node", "pid", "state");
     for (auto& j : state->jobs)

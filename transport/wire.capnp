@@ -210,6 +210,16 @@ struct NodeTable {
   base @3 :UInt64;
   changes @4 :List(NodeChange);
   removed @5 :List(Text);
+  launches @6 :List(NodeLaunch);  # in an answer to `swarm status`: the autoscaler's nodes
+}
+
+struct NodeLaunch {
+  # A node the head's autoscaler started, or a node type whose launch failed last.
+  name @0 :Text;
+  type @1 :Text;
+  state @2 :Text;     # starting, up, stopping, failed
+  why @3 :Text;       # why it started or stops; how the launch failed
+  sinceMs @4 :UInt64; # how long it has been in that state
 }
 
 struct NodeChange {

@@ -1,4 +1,5 @@
 #include "actors/node/cluster_node.hpp"
+#include "actors/node/autoscaler.hpp"
 
 #include "actors/common/foreign_thread.hpp"
 #include "actors/control_store/protocol.hpp"
@@ -315,6 +316,7 @@ void cluster_node::start_actors() {
       jc.output_dir = link_.cfg.gcs_dir + "/" + link_.self.name + "/jobs";
     jc.send = send;
     jobs_ = spawn_job_runner(sys, std::move(jc));
+    if (link_.cfg.autoscaler.enabled()) start_autoscaler();
   }
   {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
@@ -334,6 +336,28 @@ void cluster_node::start_actors() {
   link_.directory = spawn_actor_directory(sys, std::move(dc));
 }
 
+void cluster_node::start_autoscaler() {
+  autoscaler_setup as;
+  as.cfg = link_.cfg.autoscaler;
+  as.target.head_address = link_.self.address + ":" + std::to_string(link_.self.port);
+  as.target.secret = link_.cfg.secret;
+  std::error_code ec;
+  as.target.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  as.global = link_.global;
+  as.members = &link_.members;
+  as.stop = [this](const std::string& node, const std::string& why) {
+    link_.send_while_open(node, wire_msg::stop_request{node, why});
+  };
+  as.log = local_->log();
+  as.tick = link_.cfg.heartbeat_interval;
+  as.stop_grace = link_.cfg.stop_timeout;
+  auto a = spawn_autoscaler(local_->system(), std::move(as));
+  if (!a)
+    throw failure{{a.err().code,
+                   "node '" + link_.self.name + "': the autoscaler: " + a.err().message}};
+  autoscaler_ = std::move(*a);
+}
+
 void cluster_node::stop_actors() {
   // The global scheduler's handle stays (the network's handlers may still read it; what
   // they send is dropped); the agent's goes, or its detached thread would outlive the
@@ -344,6 +368,7 @@ void cluster_node::stop_actors() {
     self->send_exit(a, caf::exit_reason::user_shutdown);
     self->wait_for(a);
   };
+  stop(autoscaler_);
   stop(link_.membership);
   stop(link_.control);
   stop(link_.objects);
@@ -357,6 +382,7 @@ void cluster_node::stop_actors() {
 }
 
 void cluster_node::drop_handles() {
+  autoscaler_ = nullptr;
   link_.membership = nullptr;
   link_.control = nullptr;
   link_.objects = nullptr;

@@ -179,6 +179,8 @@ private:
   // Starts the role actors in order: membership, the control-store client, the object
   // manager, the owner, the actor directory.
   void start_actors();
+  // The head's autoscaler, with an [autoscaler] in the file.
+  void start_autoscaler();
   // Stops the actors that call into this node (membership, the control-store client,
   // the object manager, the actor directory, the owner, the agent, the global
   // scheduler), in that order.
@@ -218,6 +220,7 @@ private:
   // Stopped first: a scrape asks the parts below.
   std::unique_ptr<node_metrics> metrics_;
   caf::actor jobs_; // the head's job runner
+  caf::actor autoscaler_;               // the head's, with an [autoscaler] in the file
   std::vector<std::string> file_nodes_; // the file's nodes, by owner index - 1
   std::unique_ptr<dashboard> dashboard_;
   std::unique_ptr<cluster_store> store_;

@@ -1,7 +1,9 @@
 #include "actors/node/cluster_node.hpp"
 
 #include "actors/control_store/protocol.hpp"
+#include "actors/node/autoscaler.hpp"
 #include "actors/node/job_runner.hpp"
+#include "actors/node/protocol.hpp"
 #include "actors/objects/object_routes.hpp"
 #include "actors/ownership/owner_routes.hpp"
 #include "actors/scheduling/global_scheduler.hpp"
@@ -224,7 +226,14 @@ void cluster_node::add_routes() {
   // The head's own: the stored table, jobs, clients and placement groups.
   routes_.posted<status_request>([this](const std::string& peer, status_request&&) {
     auto t = store_->stored_table();
-    link_.send_to(peer, t ? std::move(*t) : table_snapshot());
+    auto out = t ? std::move(*t) : table_snapshot();
+    if (autoscaler_) {
+      caf::scoped_actor asker{local_->system()};
+      asker->request(autoscaler_, std::chrono::seconds(1), launches_atom::value)
+          .receive([&](std::vector<node_launch>& l) { out.launches = std::move(l); },
+                   [](caf::error&) {});
+    }
+    link_.send_to(peer, std::move(out));
   });
   auto to_jobs = [](const std::string& peer, auto&& m) {
     return std::make_tuple(job_atom::value, peer, std::move(m));
@@ -301,6 +310,10 @@ wire_msg::node_table cluster_node::table_snapshot() const {
 }
 
 void cluster_node::on_stop(const wire_msg::stop_request& m) {
+  // The cluster, or the head, stops: the autoscaler starts no node in place of those
+  // that go.
+  if (autoscaler_ && (m.node.empty() || m.node == link_.self.name))
+    caf::anon_send_exit(autoscaler_, caf::exit_reason::user_shutdown);
   if (is_head() && (m.node.empty() || m.node != link_.self.name)) {
     std::vector<std::string> targets;
     auto peers = link_.members.get();

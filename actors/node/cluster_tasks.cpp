@@ -69,6 +69,12 @@ result<void> cluster_tasks::feasible(const resource_set& demand, const std::stri
     if (fits) add_quoted(dead, name);
     seen += (seen.empty() ? "" : ", ") + name + " " + (total ? total->to_string() : "?");
   }
+  // The head's autoscaler may start a node it fits: the global scheduler holds it.
+  if (node.empty() && std::any_of(link_.cfg.autoscaler.node_types.begin(),
+                                  link_.cfg.autoscaler.node_types.end(), [&](auto& t) {
+                                    return t.max > 0 && demand.fits_in(t.total());
+                                  }))
+    return {};
   if (!dead.empty())
     return node.empty() ? only_dead_nodes_fit(demand, dead)
                         : error{errc::node_unreachable, "node " + dead + " is dead"};

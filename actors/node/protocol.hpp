@@ -16,5 +16,7 @@ using joined_atom = caf::atom_constant<caf::atom("joined")>;
 /// false: no more.
 using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using view_atom = caf::atom_constant<caf::atom("view")>;
+/// The autoscaler: (launches_atom) -> its nodes and failed types, for `swarm status`.
+using launches_atom = caf::atom_constant<caf::atom("launches")>;
 
 } // namespace swarm::actors

@@ -173,7 +173,10 @@ void on_placed(owner_state& st, const std::string& from, wire_msg::task_placed& 
   auto lost = st.lost_at.find(m.node);
   bool lost_recently =
       lost != st.lost_at.end() && now(st) - lost->second < std::chrono::seconds(30);
-  if (!lost_recently && (!st.cfg.alive || st.cfg.alive(m.node))) return;
+  // A node this one's table does not list yet joined a moment ago: the head, which
+  // placed the child there, saw it alive.
+  bool unseen = st.cfg.joined && !st.cfg.joined(m.node);
+  if (!lost_recently && (!st.cfg.alive || unseen || st.cfg.alive(m.node))) return;
   auto p = std::move(i->second);
   st.children.erase(i);
   if (!p.exported.empty()) st.cfg.release(std::move(p.exported));

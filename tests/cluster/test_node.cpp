@@ -1,8 +1,10 @@
 // A node process for the multi-node tests: `swarm_test_node --config FILE --node NAME`,
-// or one joining by the head's address: `--address HOST:PORT --secret S --node NAME`.
+// or one joining by the head's address: `--address HOST:PORT --secret S --node NAME`
+// (the secret from SWARM_SECRET without `--secret`).
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -73,6 +75,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "swarm: %s\n", head.err().message.c_str());
       return 2;
     }
+    if (secret.empty())
+      if (const char* from_env = std::getenv("SWARM_SECRET")) secret = from_env;
     head->secret = secret;
     head->name = node;
     swarm::join_options j{*head, {}};

@@ -68,8 +68,8 @@ struct node_type {
 struct autoscaler_config {
   enum class provider_type {
     /// The head runs `start_command` as a child process that is the node (by default
-    /// its own program: `"$SWARM_PROGRAM" start --address ... --node ...`), and stops it
-    /// as any node is stopped.
+    /// its own program: `"$SWARM_PROGRAM" start --address ... --node ... --cpus ...
+    /// --gpus ... --resources ...`), and stops it as any node is stopped.
     local,
     /// `start_command` asks something else (a cloud CLI, kubectl) for the node and
     /// returns; `stop_command` gives it back once the node stopped.

@@ -31,6 +31,8 @@ cluster_nodes::cluster_nodes(const std::string& dir, int n)
           << "\"\naddress = \"127.0.0.1\"\nport = " << ports[static_cast<size_t>(i)]
           << (i == 0 ? "\nrole = \"head\"\n"
                      : "\nresources = { spare = 1, at_" + name_of(i) + " = 1 }\n");
+    out << "[autoscaler]\n[[autoscaler.node_type]]\nname = \"scaled\"\ncpus = 1\n"
+           "resources = { scaled = 1 }\nmax = 1\nidle_timeout_ms = 500\n";
   }
   cfg = load_cluster_config(file).value();
   rt = std::make_unique<runtime>(app, cfg, "head");
@@ -66,11 +68,15 @@ void cluster_nodes::kill(const std::string& name) {
     if (name_of(i) == name) children[static_cast<size_t>(i - 1)].reset();
 }
 
-void cluster_nodes::restart(const std::string& name) {
+void cluster_nodes::start(const std::string& name) {
   for (int i = 1; i < nodes_; ++i)
     if (name_of(i) == name)
       children[static_cast<size_t>(i - 1)] =
           start_self({"start", "--config", file_, "--node", name});
+}
+
+void cluster_nodes::restart(const std::string& name) {
+  start(name);
   wait_joined();
 }
 

@@ -12,6 +12,8 @@ namespace swarm::tools {
 /// This process as the head of an `n`-node cluster on 127.0.0.1, and the others (`n2`,
 /// `n3`, ...) as child processes (`swarm start ... --node nK`), killed when this goes.
 /// The others have a resource `spare = 1` the head lacks: work demanding it runs there.
+/// The head's autoscaler may start one node of type "scaled" (1 CPU, `scaled = 1`),
+/// stopped once idle for 500 ms.
 /// The cluster file stays in `dir` while the cluster lives; both go with it.
 struct cluster_nodes {
   cluster_nodes(const std::string& dir, int n);
@@ -23,6 +25,10 @@ struct cluster_nodes {
   void kill(const std::string& name);
   /// Starts node `name` again and waits (bounded) until every node is alive.
   void restart(const std::string& name);
+  /// Starts node `name` again, not waiting.
+  void start(const std::string& name);
+  /// The cluster file.
+  const std::string& file() const { return file_; }
 
   /// Node `i`'s name: "head", then "n2", "n3", ...
   static std::string name_of(int i) {

@@ -406,8 +406,9 @@ void measure_remote(bench_session& s, int nodes) {
   bool piped = nodes > 2 && s.wants("remote_pipeline_3_nodes");
   bool streamed = s.wants("remote_stream_items");
   bool urgent = s.wants("remote_latency_critical");
+  bool elastic = nodes > 2 && (s.wants("elastic_join") || s.wants("autoscale_up"));
   if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss &&
-      !broadcast && !redundant && !piped && !streamed && !urgent)
+      !broadcast && !redundant && !piped && !streamed && !urgent && !elastic)
     return;
   auto& p = s.plan();
 
@@ -544,6 +545,7 @@ void measure_remote(bench_session& s, int nodes) {
   if (piped) measure_remote_pipeline(s, rt, cluster->fns);
   if (streamed) measure_remote_stream(s, rt, cluster->fns, task_on_n2);
   if (urgent) measure_urgent_calls(s, rt, cluster->fns);
+  if (elastic) measure_elastic(s, *cluster, nodes);     // it kills and starts n2
   if (redundant) measure_redundant(s, *cluster, nodes); // last: it kills nodes
 }
 

@@ -11,4 +11,10 @@ namespace swarm::tools {
 /// adds them to the session (medians of several repetitions).
 void measure_remote(bench_session& s, int nodes);
 
+struct cluster_nodes;
+/// `elastic_join_seconds` and `autoscale_up_seconds` on cluster `c` of `nodes` nodes:
+/// from a node's start to the first task run there, beside a node of the file started
+/// again (n2 is killed and started meanwhile).
+void measure_elastic(bench_session& s, cluster_nodes& c, int nodes);
+
 } // namespace swarm::tools

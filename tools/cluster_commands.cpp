@@ -57,6 +57,29 @@ std::string available_of(const resource_set& total, const resource_set& availabl
 
 namespace {
 
+// "name=amount,..." as resources; an error naming the item that is not one.
+result<resource_set> parse_resources(const std::string& text) {
+  resource_set out;
+  size_t at = 0;
+  while (at < text.size()) {
+    auto end = std::min(text.find(',', at), text.size());
+    auto item = text.substr(at, end - at);
+    at = end + 1;
+    auto eq = item.find('=');
+    char* rest = nullptr;
+    double amount =
+        eq == std::string::npos ? -1 : std::strtod(item.c_str() + eq + 1, &rest);
+    if (eq == 0 || eq == std::string::npos || rest == item.c_str() + eq + 1 || *rest ||
+        !(amount >= 0) || item.substr(0, eq) == "CPU" || item.substr(0, eq) == "GPU")
+      return error{errc::invalid_argument,
+                   "'" + item +
+                       "' is not NAME=AMOUNT (a custom resource; CPUs and GPUs "
+                       "have --cpus and --gpus)"};
+    out.set(item.substr(0, eq), amount);
+  }
+  return out;
+}
+
 // The cluster a node started with `--address` joins, with the node last: the head's
 // settings, and the file's for this node when one is given (its secret, store, spill,
 // log and code).
@@ -83,6 +106,9 @@ std::optional<cluster_config> join(const start_options& opts) {
   j.node.port = opts.port;
   j.node.cpus = opts.cpus;
   j.node.gpus = opts.gpus;
+  auto resources = parse_resources(opts.resources);
+  if (!resources) return fail("--resources: " + resources.err().message);
+  j.node.resources = std::move(*resources);
   auto cfg = join_cluster(j);
   if (!cfg) return fail(cfg.err().message);
   if (file) {

@@ -68,6 +68,7 @@ struct start_options {
   std::string advertise;
   std::optional<double> cpus;
   std::optional<size_t> gpus;
+  std::string resources; // "name=amount,...": custom resources to offer
   std::vector<std::string> libraries;
   size_t wait = 0;
   double wait_timeout_s = 30;

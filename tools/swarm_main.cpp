@@ -81,6 +81,10 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   st->add_option("--gpus", start.gpus, "with --address: the GPUs to offer (default all)")
       ->needs(address);
+  st->add_option("--resources", start.resources,
+                 "with --address: custom resources to offer, NAME=AMOUNT,... (e.g. "
+                 "TPU=2,ssd=1)")
+      ->needs(address);
   st->add_option("--load", start.libraries,
                  "a library of user code to load (SWARM_REGISTER); may repeat")
       ->expected(1)

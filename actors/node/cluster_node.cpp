@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -523,6 +524,14 @@ void cluster_node::collect(metric_set& out) {
             static_cast<double>(alive));
   out.gauge("swarm_nodes_dead", "Nodes that joined and are now dead, in this node's view",
             static_cast<double>(known - alive));
+  std::map<std::pair<std::string, std::string>, double> scaled; // type, state
+  for (auto& l : autoscaled())
+    ++scaled[{l.type, l.state}];
+  for (auto& [key, count] : scaled)
+    out.gauge("swarm_autoscaler_nodes",
+              "The head's autoscaler: its nodes by type and state (starting, up, "
+              "stopping); 1 in state failed for a type whose last launch failed",
+              count, {{"type", key.first}, {"state", key.second}});
 }
 
 node_stats cluster_node::stats() {

@@ -196,6 +196,9 @@ private:
   wire_msg::node_info self_info() const;
   // Adds the cluster's numbers to a scrape: the node's own, traffic by lane, nodes.
   void collect(metric_set& out);
+  // The nodes the head's autoscaler started and the types it failed to (none without
+  // one), asked of it (bounded).
+  std::vector<wire_msg::node_launch> autoscaled();
   // The node table as membership last published it, ages as of now.
   wire_msg::node_table table_snapshot() const;
   // The head's answer to a program joining as a client, or a node joining by address:

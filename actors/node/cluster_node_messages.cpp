@@ -227,12 +227,7 @@ void cluster_node::add_routes() {
   routes_.posted<status_request>([this](const std::string& peer, status_request&&) {
     auto t = store_->stored_table();
     auto out = t ? std::move(*t) : table_snapshot();
-    if (autoscaler_) {
-      caf::scoped_actor asker{local_->system()};
-      asker->request(autoscaler_, std::chrono::seconds(1), launches_atom::value)
-          .receive([&](std::vector<node_launch>& l) { out.launches = std::move(l); },
-                   [](caf::error&) {});
-    }
+    out.launches = autoscaled();
     link_.send_to(peer, std::move(out));
   });
   auto to_jobs = [](const std::string& peer, auto&& m) {
@@ -303,6 +298,16 @@ wire_msg::client_welcome cluster_node::welcome_client(const wire_msg::client_ask
   w.inline_threshold = cfg.inline_threshold;
   w.max_message_bytes = cfg.max_message_bytes;
   return w;
+}
+
+std::vector<wire_msg::node_launch> cluster_node::autoscaled() {
+  std::vector<wire_msg::node_launch> out;
+  if (!autoscaler_) return out;
+  caf::scoped_actor asker{local_->system()};
+  asker->request(autoscaler_, std::chrono::seconds(1), launches_atom::value)
+      .receive([&](std::vector<wire_msg::node_launch>& l) { out = std::move(l); },
+               [](caf::error&) {});
+  return out;
 }
 
 wire_msg::node_table cluster_node::table_snapshot() const {

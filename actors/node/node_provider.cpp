@@ -127,7 +127,8 @@ result<void> node_provider::launch(const node_type& type, const std::string& nam
   if (command.empty()) // the local provider's default: the head's own program
     command =
         "exec \"$SWARM_PROGRAM\" start --address \"$SWARM_ADDRESS\" --node "
-        "\"$SWARM_NODE_NAME\" --cpus \"$SWARM_NODE_CPUS\" --gpus \"$SWARM_NODE_GPUS\"";
+        "\"$SWARM_NODE_NAME\" --cpus \"$SWARM_NODE_CPUS\" --gpus \"$SWARM_NODE_GPUS\" "
+        "--resources \"$SWARM_NODE_RESOURCES\"";
   auto pid = spawn(command, type, name);
   if (!pid) return pid.err();
   types_[name] = type;

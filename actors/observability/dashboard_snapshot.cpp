@@ -167,6 +167,13 @@ std::string dashboard_snapshot(const cluster_config& cfg,
                            {"state", j.running ? "running" : "ended"},
                            {"started_ms", j.started_ms},
                            {"ended_ms", j.ended_ms}});
+  out["autoscaler"] = json::array();
+  for (auto& l : state->launches)
+    out["autoscaler"].push_back({{"node", l.node},
+                                 {"type", l.type},
+                                 {"state", l.state},
+                                 {"why", l.why},
+                                 {"since_ms", l.since_ms}});
   return text(out);
 }
 

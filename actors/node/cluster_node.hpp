@@ -165,7 +165,7 @@ private:
   void dial(const std::string& peer) override;
   void rejoin() override;
   void record(const wire_msg::node_info& info) override { store_->record_node(info); }
-  void forget(const std::string& client) override { store_->forget_node(client); }
+  void forget(const std::string& node) override { store_->forget_node(node); }
   void set_chain(std::vector<std::string> members) override;
   // `peer`'s connection closed: its objects and actors fail over, then the owner's
   // children there.

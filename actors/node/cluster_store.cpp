@@ -37,14 +37,14 @@ void cluster_store::record_node(wire_msg::node_info info) {
   link_.local->gcs().put("node", name, std::move(info));
 }
 
-void cluster_store::forget_node(const std::string& client) {
-  link_.local->gcs().erase("node", client);
+void cluster_store::forget_node(const std::string& node) {
+  link_.local->gcs().erase("node", node);
   // Its jobs ended with it: a client killed by a signal never said so.
   auto jobs = link_.local->gcs().scan("job");
   if (!jobs) return;
   for (auto& row : *jobs) {
     auto j = std::get<wire_msg::job_info>(row);
-    if (j.driver != client || !j.running) continue;
+    if (j.driver != node || !j.running) continue;
     j.running = false;
     j.ended_ms = wall_ms();
     link_.local->gcs().put("job", std::to_string(j.id), std::move(j));
@@ -61,7 +61,9 @@ void cluster_store::forget_restored_liveness() {
     auto n = std::get<wire_msg::node_info>(row);
     if (n.name == link_.self.name || !n.alive) continue;
     n.alive = false;
-    link_.local->gcs().put("node", n.name, std::move(n));
+    // The key copied first: the row, moved into its argument, may be made before it.
+    auto key = n.name;
+    link_.local->gcs().put("node", key, std::move(n));
   }
 }
 

@@ -18,8 +18,9 @@ public:
 
   /// Writes a node's row (on the head), and tells the global scheduler.
   void record_node(wire_msg::node_info info);
-  /// The head: drops the row of a client that left.
-  void forget_node(const std::string& client);
+  /// The head: drops the row of a node outside the file (a client, a node that joined by
+  /// address) that left, and ends the jobs it drove.
+  void forget_node(const std::string& node);
   /// Marks node rows restored from disk as not alive (the head just started).
   void forget_restored_liveness();
   /// A job or object row, written on the head (sent there from other nodes).

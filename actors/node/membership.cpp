@@ -24,7 +24,9 @@ struct membership_state {
   membership_view* view = nullptr;
   peer_table peers;
   std::vector<std::string> chain;
-  std::vector<std::string> gone_clients; // the head: dead clients, sent once in a table
+  // The head: dead nodes outside the file (clients, nodes that joined by address), sent
+  // once in a table as dead, then dropped: a name that joins again is a new node.
+  std::vector<std::string> gone_nodes;
   signature_index signatures;            // the head: what every node registered
 
   // The head: the table's version, what changed in it since the version sent last (rows
@@ -318,17 +320,18 @@ struct membership_state {
       p.info.leaving = c.leaving;
       if (!c.alive) dead.push_back(c.name);
     }
-    // Clients that left, dropped by the head after it reported them dead: those a whole
-    // table no longer lists, or a change removes.
+    // Nodes outside the file that left, dropped by the head after it reported them
+    // dead: those a whole table no longer lists, or a change removes.
     auto gone = [&](const std::string& name, const peer_view& p) {
-      return name != me() && (whole_table ? p.info.client && !listed.count(name)
+      bool outside = p.info.client || p.info.owner_index != 0;
+      return name != me() && (whole_table ? outside && !listed.count(name)
                                           : std::find(t.removed.begin(), t.removed.end(),
                                                       name) != t.removed.end());
     };
     for (auto i = peers.begin(); i != peers.end();) {
       if (gone(i->first, i->second)) {
         if (port->connected(i->first))
-          port->disconnect(i->first, "client '" + i->first + "' left the cluster");
+          port->disconnect(i->first, "node '" + i->first + "' left the cluster");
         i = peers.erase(i);
       } else {
         ++i;
@@ -418,8 +421,9 @@ struct membership_state {
       port->record(self.info);
       self_recorded = std::move(mine);
     }
-    // Clients reported dead in an earlier table leave it: their rows would pile up.
-    for (auto& name : gone_clients) {
+    // Nodes outside the file reported dead in an earlier table leave it: their rows
+    // would pile up (an autoscaler's nodes each have a name of their own).
+    for (auto& name : gone_nodes) {
       peers.erase(name);
       signatures.remove(name);
       port->forget(name);
@@ -428,8 +432,8 @@ struct membership_state {
       sent_version.erase(name);
       removed.push_back(name);
     }
-    if (!gone_clients.empty()) view_dirty = true;
-    gone_clients.clear();
+    if (!gone_nodes.empty()) view_dirty = true;
+    gone_nodes.clear();
     std::vector<std::string> silent_peers;
     for (auto& [name, p] : peers) {
       if (name == me() || !p.info.alive || !silent(name, p, now)) continue;
@@ -445,7 +449,8 @@ struct membership_state {
     update_chain(); // also brings back a node that joined again
     send_tables(now);
     for (auto& [name, p] : peers)
-      if (p.info.client && !p.info.alive) gone_clients.push_back(name);
+      if ((p.info.client || p.info.owner_index != 0) && !p.info.alive)
+        gone_nodes.push_back(name);
   }
 };
 

@@ -106,8 +106,9 @@ public:
   /// The head: a node's row changed (the control store's node table, the global
   /// scheduler).
   virtual void record(const wire_msg::node_info& info) = 0;
-  /// The head: a client that left is dropped from the node table (its row is gone).
-  virtual void forget(const std::string& client) = 0;
+  /// The head: a node outside the file (a client, a node that joined by address) that
+  /// left is dropped from the node table (its row is gone).
+  virtual void forget(const std::string& node) = 0;
   /// The head: the nodes that hold the control store's shards changed.
   virtual void set_chain(std::vector<std::string> members) = 0;
   /// The connection to `peer` closed: what was in flight there fails over. On the head

@@ -219,3 +219,30 @@ TEST_CASE("a durable object and an actor's durable checkpoints outlive a restart
   auto again = rt.spawn(tally, counter_t, 0); // starts from the last state, not from 0
   CHECK(again.call(&counter::add, 1).get(10s).value() == 107);
 }
+
+TEST_CASE("a restarted head with gcs_dir lists each node once, and every live worker "
+          "alive again, through more restarts") {
+  restart_cluster c{true, 1, {"worker-1", "worker-2"}};
+  auto head = c.start("head", "head.log");
+  auto w1 = c.start("worker-1", "worker-1.log");
+  auto w2 = c.start("worker-2", "worker-2.log");
+  auto each_once_alive = [&] {
+    auto s = c.status();
+    if (!s || s->nodes.size() != 3) return false;
+    for (auto& name : {"head", "worker-1", "worker-2"})
+      if (std::count_if(s->nodes.begin(), s->nodes.end(),
+                        [&](auto& n) { return n.name == name && n.alive; }) != 1)
+        return false;
+    return true;
+  };
+  REQUIRE(eventually(20s, each_once_alive));
+  for (int i = 0; i < 2; ++i) {
+    head->kill_now();
+    head = c.start("head", "head-" + std::to_string(i + 2) + ".log");
+    // The workers never went down: they rejoin the new head by themselves.
+    CHECK(eventually(20s, each_once_alive));
+  }
+  auto s = c.status().value();
+  CHECK(s.nodes.size() == 3);
+  CHECK(s.alive() == 3);
+}

@@ -521,7 +521,7 @@ TEST_CASE_FIXTURE(fixture, "a client the head dropped leaves a worker's table wi
   caf::anon_send(m, table_atom::value, change);
   sched.run();
   CHECK(view.get()->count("client-a") == 0);
-  CHECK(port.has("disconnect client-a: client 'client-a' left the cluster"));
+  CHECK(port.has("disconnect client-a: node 'client-a' left the cluster"));
 }
 
 TEST_CASE_FIXTURE(fixture, "a watcher hears of each view membership publishes, and only "
@@ -543,4 +543,23 @@ TEST_CASE_FIXTURE(fixture, "a watcher hears of each view membership publishes, a
   join("w2");
   CHECK(alive("w2"));
   CHECK(views() == 0);
+}
+
+TEST_CASE_FIXTURE(fixture, "the head drops the row of a dead node that joined by address "
+                           "once its death went out, and keeps a dead node of the file") {
+  start("head", {"head", "w1"});
+  join("w1");
+  auto j1 = node("j1");
+  j1.owner_index = 7;
+  port.open.insert("j1");
+  caf::anon_send(m, join_atom::value, j1);
+  sched.run();
+  for (auto& name : {"w1", "j1"})
+    caf::anon_send(m, down_atom::value, std::string{name}, std::string{"closed"});
+  sched.run();
+  pass(1000ms); // one tick reports both dead, the next drops j1
+  CHECK(port.has("forget j1"));
+  CHECK_FALSE(port.has("forget w1"));
+  CHECK(view.get()->count("j1") == 0);
+  CHECK(view.get()->count("w1") == 1);
 }

@@ -122,27 +122,32 @@ std::string node_provider::how_it_ended(const std::string& name, int status) con
 }
 
 result<void> node_provider::launch(const node_type& type, const std::string& name) {
-  using provider = autoscaler_config::provider_type;
   auto command = cfg_.start_command;
   if (command.empty()) // the local provider's default: the head's own program
     command =
         "exec \"$SWARM_PROGRAM\" start --address \"$SWARM_ADDRESS\" --node "
         "\"$SWARM_NODE_NAME\" --cpus \"$SWARM_NODE_CPUS\" --gpus \"$SWARM_NODE_GPUS\" "
         "--resources \"$SWARM_NODE_RESOURCES\"";
+  types_[name] = type;
+  if (cfg_.provider == autoscaler_config::provider_type::command)
+    return run_to_end("start_command", command, type, name);
   auto pid = spawn(command, type, name);
   if (!pid) return pid.err();
-  types_[name] = type;
-  if (cfg_.provider == provider::local) {
-    running_[name] = *pid;
-    return {};
-  }
+  running_[name] = *pid;
+  return {};
+}
+
+result<void> node_provider::run_to_end(const char* what, const std::string& command,
+                                       const node_type& type, const std::string& name) {
+  auto pid = spawn(command, type, name);
+  if (!pid) return pid.err();
   auto status = wait_for(*pid, cfg_.launch_timeout);
   if (status < 0) {
     ::kill(*pid, SIGKILL);
     wait_for(*pid, std::chrono::seconds(5));
   }
   if (status == 0) return {};
-  return error{errc::node_unreachable, "start_command for node '" + name +
+  return error{errc::node_unreachable, std::string{what} + " for node '" + name +
                                            "' failed: " + how_it_ended(name, status)};
 }
 
@@ -165,16 +170,7 @@ result<void> node_provider::release(const std::string& name,
   auto t = types_.find(name);
   node_type type = t == types_.end() ? node_type{} : t->second;
   types_.erase(name);
-  auto pid = spawn(cfg_.stop_command, type, name);
-  if (!pid) return pid.err();
-  auto status = wait_for(*pid, cfg_.launch_timeout);
-  if (status < 0) {
-    ::kill(*pid, SIGKILL);
-    wait_for(*pid, std::chrono::seconds(5));
-  }
-  if (status == 0) return {};
-  return error{errc::node_unreachable, "stop_command for node '" + name +
-                                           "' failed: " + how_it_ended(name, status)};
+  return run_to_end("stop_command", cfg_.stop_command, type, name);
 }
 
 std::vector<std::pair<std::string, std::string>> node_provider::ended() {

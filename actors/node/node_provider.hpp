@@ -58,6 +58,10 @@ private:
   // Runs `command` for node `name` of `type` (output to its file); its pid.
   result<pid_t> spawn(const std::string& command, const node_type& type,
                       const std::string& name);
+  // Runs `command` (`what`, for errors) for node `name` of `type` and waits for it, up
+  // to the launch timeout; an error saying how it ended unless it exited with 0.
+  result<void> run_to_end(const char* what, const std::string& command,
+                          const node_type& type, const std::string& name);
   // How a command for `name` ended (`status` from waitpid), with its last output.
   std::string how_it_ended(const std::string& name, int status) const;
 

@@ -129,6 +129,7 @@ public:
           place_waiting();
         },
         [this](scalable_atom, std::vector<resource_set>& types, std::string& why) {
+          state_.groups.set_scalable(types);
           state_.scalable = std::move(types);
           state_.why_not_scaled = std::move(why);
           place_waiting();
@@ -137,6 +138,8 @@ public:
           std::vector<resource_set> out;
           for (auto& r : state_.waiting)
             out.push_back(r.demand);
+          auto bundles = state_.groups.waiting_bundles();
+          out.insert(out.end(), bundles.begin(), bundles.end());
           return out;
         },
         [this](group_atom, group_request& r) {

@@ -91,17 +91,13 @@ void group_table::handle(group_request r, const node_totals& nodes) {
                                                         " of the placement group "
                                                         "holds no resources"});
       sum += bundles[i];
-      bool fits = std::any_of(nodes.begin(), nodes.end(), [&](auto& n) {
-        return bundles[i].fits_in(n.second.first);
-      });
-      if (!fits)
+      if (!fits_somewhere(bundles[i], nodes))
         return answer(error{errc::infeasible, "bundle " + std::to_string(i) + " " +
                                                   bundles[i].to_string() +
                                                   " fits no node of the cluster"});
     }
     if (r.options.strategy == placement_strategy::strict_pack &&
-        std::none_of(nodes.begin(), nodes.end(),
-                     [&](auto& n) { return sum.fits_in(n.second.first); }))
+        !fits_somewhere(sum, nodes))
       return answer(error{errc::infeasible, "strict_pack: the bundles together " +
                                                 sum.to_string() +
                                                 " fit no node of the cluster"});
@@ -135,6 +131,21 @@ void group_table::handle(group_request r, const node_totals& nodes) {
     return place_waiting(nodes);
   }
   }
+}
+
+bool group_table::fits_somewhere(const resource_set& r, const node_totals& nodes) const {
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [&](auto& n) { return r.fits_in(n.second.first); }) ||
+         std::any_of(scalable_.begin(), scalable_.end(),
+                     [&](const resource_set& t) { return r.fits_in(t); });
+}
+
+std::vector<resource_set> group_table::waiting_bundles() const {
+  std::vector<resource_set> out;
+  for (auto& [id, g] : groups_)
+    if (g.nodes.empty())
+      out.insert(out.end(), g.options.bundles.begin(), g.options.bundles.end());
+  return out;
 }
 
 void group_table::nodes_changed(const node_totals& nodes) {

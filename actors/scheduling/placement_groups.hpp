@@ -52,6 +52,11 @@ public:
   resource_set reserved_on(const std::string& node) const;
   /// Whether there is no group at all (then nothing is reserved anywhere).
   bool empty() const { return groups_.empty(); }
+  /// The totals of the node types an autoscaler may still start: a group whose bundles
+  /// fit one of them (but no node) waits for it instead of being refused.
+  void set_scalable(std::vector<resource_set> totals) { scalable_ = std::move(totals); }
+  /// The bundles of the groups that wait to be placed, oldest first.
+  std::vector<resource_set> waiting_bundles() const;
 
 private:
   struct group {
@@ -61,7 +66,10 @@ private:
     detail::group_placement placement() const { return {nodes, options.bundles}; }
   };
   void place_waiting(const node_totals& nodes);
+  // Whether `r` fits a node of `nodes` or a node type the autoscaler may start.
+  bool fits_somewhere(const resource_set& r, const node_totals& nodes) const;
   std::map<uint64_t, group> groups_;
+  std::vector<resource_set> scalable_;
 };
 
 /// A node's placement-group calls (see `core::create_group` and the others), answered

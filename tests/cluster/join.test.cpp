@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "tests/cluster/process_cluster.hpp"
@@ -20,6 +21,25 @@ bool alive_node(process_cluster& c, const std::string& name) {
   return n && n->alive && !n->client;
 }
 
+// A client named `client` of the cluster of `c`, with the test's functions.
+struct test_client {
+  test_client(process_cluster& c, const std::string& client) {
+    register_all(app);
+    rt = std::make_unique<swarm::runtime>(app, client_of(c.cfg, client));
+  }
+
+  // Where the head places work only a node with "special" can run.
+  std::string where_special() {
+    auto name = app.find_function<std::string()>("node_name").value();
+    swarm::task_options special;
+    special.resources.set("special", 1);
+    return rt->submit(special, name).get(20s).value();
+  }
+
+  swarm::application app;
+  std::unique_ptr<swarm::runtime> rt;
+};
+
 } // namespace
 
 TEST_CASE("a node that joins by the head's address runs work placed by the head, "
@@ -35,14 +55,13 @@ TEST_CASE("a node that joins by the head's address runs work placed by the head,
   CHECK(row->port != 0);
   CHECK(row->total.get("special") == 1);
 
-  swarm::application app;
-  register_all(app);
-  swarm::runtime client{app, client_of(c.cfg, "client-join")};
+  test_client t{c, "client-join"};
+  auto& app = t.app;
+  auto& client = *t.rt;
   // Placed by the head: only the new node has the resource.
-  auto name = app.find_function<std::string()>("node_name").value();
+  CHECK(t.where_special() == "joined-1");
   swarm::task_options special;
   special.resources.set("special", 1);
-  CHECK(client.submit(special, name).get(20s).value() == "joined-1");
   // Sent there by a worker of the file, which reaches it by its row of the node table.
   auto from = app.find_function<std::string()>("where_special").value();
   swarm::task_options on_worker;
@@ -102,13 +121,7 @@ TEST_CASE("a node that joined by address and died can join again under its name,
   }));
   auto again = c.join("joined-1", "again.log", "special");
   REQUIRE(eventually(20s, [&] { return alive_node(c, "joined-1"); }));
-  swarm::application app;
-  register_all(app);
-  swarm::runtime client{app, client_of(c.cfg, "client-again")};
-  auto name = app.find_function<std::string()>("node_name").value();
-  swarm::task_options special;
-  special.resources.set("special", 1);
-  CHECK(client.submit(special, name).get(20s).value() == "joined-1");
+  CHECK(test_client{c, "client-again"}.where_special() == "joined-1");
   auto s = c.status().value();
   CHECK(std::count_if(s.nodes.begin(), s.nodes.end(),
                       [](auto& n) { return n.name == "joined-1"; }) == 1);

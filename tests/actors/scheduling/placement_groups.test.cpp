@@ -126,3 +126,25 @@ TEST_CASE("a group with a bundle on a node that died is placed again as a whole,
   CHECK(bad[2].err().code == swarm::errc::infeasible);
   CHECK(bad[3].err().message.find("does not exist") != std::string::npos);
 }
+
+TEST_CASE("a group whose bundle fits only a node type the autoscaler may start waits for "
+          "such a node, its bundles counted as waiting, instead of being refused") {
+  group_table t;
+  group_table::node_totals nodes{{"a", {cpus(2), true}}};
+  answers refused, accepted, placed;
+  t.handle(ask(group_request::kind::create, 1, refused, {cpus(8)}), nodes);
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0].err().code == swarm::errc::infeasible);
+  t.set_scalable({cpus(8)});
+  t.handle(ask(group_request::kind::create, 2, accepted, {cpus(8), cpus(1)}), nodes);
+  REQUIRE(accepted.size() == 1);
+  CHECK(accepted[0]);
+  t.handle(ask(group_request::kind::wait, 2, placed), nodes);
+  CHECK(placed.empty());
+  CHECK(t.waiting_bundles() == std::vector<resource_set>{cpus(8), cpus(1)});
+  nodes["big"] = {cpus(8), true};
+  t.nodes_changed(nodes);
+  REQUIRE(placed.size() == 1);
+  CHECK(placed[0]);
+  CHECK(t.waiting_bundles().empty());
+}

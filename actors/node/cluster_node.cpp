@@ -1,8 +1,8 @@
 #include "actors/node/cluster_node.hpp"
-#include "actors/node/autoscaler.hpp"
 
 #include "actors/common/foreign_thread.hpp"
 #include "actors/control_store/protocol.hpp"
+#include "actors/node/autoscaler.hpp"
 #include "actors/node/job_runner.hpp"
 #include "actors/observability/dashboard_snapshot.hpp"
 #include "actors/scheduling/global_scheduler.hpp"

@@ -94,6 +94,7 @@ private:
   }
 
   void forget(const std::string& name) {
+    missing_.erase(name);
     nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
                                 [&](auto& n) { return n.name == name; }),
                  nodes_.end());
@@ -141,6 +142,7 @@ private:
     for (auto i = nodes_.begin(); i != nodes_.end();) {
       auto row = table->find(i->name);
       bool alive = row != table->end() && row->second.info.alive;
+      if (alive) missing_.erase(i->name);
       if (i->state == scaled_node::phase::launching && alive) {
         i->state = scaled_node::phase::up;
         i->since = now;
@@ -148,8 +150,17 @@ private:
         setup_.log.info("autoscaler: node '" + i->name + "' of type '" +
                         type_name(i->type) + "' joined");
       } else if (i->state != scaled_node::phase::launching && !alive) {
+        // A node found dead may be slow, not gone (it joins again): it still counts
+        // until it is missing for the stop grace, or its process ended (`ended_atom`).
+        auto missing = missing_.emplace(i->name, now).first->second;
+        if (i->state == scaled_node::phase::up && now - missing < setup_.stop_grace) {
+          i->idle_since.reset();
+          ++i;
+          continue;
+        }
         setup_.log.info("autoscaler: node '" + i->name + "' is gone");
         send(runner_, release_atom::value, i->name);
+        missing_.erase(i->name);
         i = nodes_.erase(i);
         continue;
       }
@@ -226,6 +237,8 @@ private:
   caf::actor runner_;
   std::vector<scaled_node> nodes_;
   std::map<std::string, std::string> why_; // why each node started or stops
+  // Since when each node found dead (or dropped from the table) has been so.
+  std::map<std::string, steady::time_point> missing_;
   std::map<size_t, std::pair<std::string, steady::time_point>> last_failure_;
   std::mt19937_64 names_;
 };

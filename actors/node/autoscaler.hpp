@@ -30,7 +30,9 @@ struct autoscaler_setup {
   std::function<void(const std::string& node, const std::string& why)> stop;
   node_log log;
   std::chrono::milliseconds tick{500};
-  /// How long a node asked to stop may take before its provider ends it.
+  /// How long a node asked to stop may take before its provider ends it; and how long
+  /// one found dead still counts as its type's (it may join again) unless its process
+  /// ended.
   std::chrono::milliseconds stop_grace{20'000};
 };
 

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -100,4 +102,37 @@ TEST_CASE("a failing provider command is reported with its output and retried wi
   auto s = c.status().value();
   REQUIRE(s.launches.size() == 1);
   CHECK(s.launches[0].state == "failed");
+}
+
+TEST_CASE("a node the autoscaler started that is found dead while frozen is still its "
+          "own, neither replaced nor forgotten, once thawed") {
+  process_cluster c{"[autoscaler]\nstart_command = 'exec \"" SWARM_TEST_NODE
+                    "\" --address \"$SWARM_ADDRESS\" --node \"$SWARM_NODE_NAME\" "
+                    "--resource special'\n" +
+                        special_type + "idle_timeout_ms = 60000\n",
+                    {}};
+  auto nodes = c.start_alive({"head"});
+  swarm::application app;
+  register_all(app);
+  swarm::runtime client{app, client_of(c.cfg, "client-frozen")};
+  auto name = app.find_function<std::string()>("node_name").value();
+  auto pid = app.find_function<int()>("pid").value();
+  auto started = client.submit(special(), name).get(60s).value();
+  auto node_pid = client.submit(special(), pid).get(20s).value();
+  auto alive = [&](bool want) {
+    auto s = c.status();
+    auto* n = s ? find_node(*s, started) : nullptr;
+    return s && (n && n->alive) == want;
+  };
+  ::kill(node_pid, SIGSTOP);
+  REQUIRE(eventually(20s, [&] { return alive(false); }));
+  ::kill(node_pid, SIGCONT);
+  REQUIRE(eventually(20s, [&] { return alive(true); }));
+  auto s = c.status().value();
+  REQUIRE(s.launches.size() == 1);
+  CHECK(s.launches[0].node == started);
+  CHECK(s.launches[0].state == "up");
+  auto log = nodes[0]->log();
+  CHECK(log.find("autoscaler: starting node") == log.rfind("autoscaler: starting node"));
+  CHECK(log.find("is gone") == std::string::npos);
 }

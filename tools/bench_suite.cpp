@@ -21,11 +21,11 @@ namespace {
 // Checks what parsing cannot; the exit code to stop with, or -1 to go on.
 int check(const bench_options& opts, int& nodes) {
   const auto& v = opts.nodes;
-  if (v.empty() || v.size() > 3 ||
+  if (v.empty() || v.size() > 2 ||
       v.find_first_not_of("0123456789") != std::string::npos || std::stoi(v) < 1 ||
-      std::stoi(v) > 128) {
+      std::stoi(v) > 64) {
     std::fprintf(stderr,
-                 "swarm bench: --nodes expects a node count from 1 to 128 (this process "
+                 "swarm bench: --nodes expects a node count from 1 to 64 (this process "
                  "and N-1 node processes on 127.0.0.1), not '%s'\n",
                  v.c_str());
     return 2;

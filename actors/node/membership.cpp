@@ -48,6 +48,8 @@ struct membership_state {
   bool needs_table = true;
   // Something in `peers` changed since the view was last published.
   bool view_dirty = false;
+  // The head: nodes that heartbeat without having joined, since when.
+  std::map<std::string, caf::actor_clock::time_point> unjoined;
   // Those told of each view published (threads waiting for nodes).
   std::vector<caf::actor> watchers;
   // The head: the rows of nodes that joined go out shortly (`joined_atom`), together.
@@ -194,6 +196,7 @@ struct membership_state {
       return;
     }
     auto name = info.name;
+    unjoined.erase(name);
     // The head's welcome refuses a name in use; a join under it that raced the welcome
     // (another owner index: another process) takes nothing from the live node.
     if (auto i = peers.find(name); i != peers.end() && i->second.info.alive &&
@@ -246,7 +249,20 @@ struct membership_state {
   void on_heartbeat(const std::string& peer, const wire_msg::heartbeat& hb,
                     caf::actor_clock::time_point now) {
     auto i = peers.find(peer);
-    if (!is_head() || i == peers.end()) return; // not joined: ignored until it joins
+    if (!is_head()) return;
+    if (i == peers.end()) {
+      // Not joined. Its join may be on its way; but one lost (sent on a connection to a
+      // head that had died, while this head's took over as its spare) never comes: past
+      // node_timeout the node is cut off, and joins again.
+      auto first = unjoined.emplace(peer, now).first->second;
+      if (now - first >= cfg.node_timeout) {
+        unjoined.erase(peer);
+        port->disconnect(peer, "node '" + peer + "' sent heartbeats for " +
+                                   std::to_string(cfg.node_timeout.count()) +
+                                   " ms but has not joined this head: join again");
+      }
+      return;
+    }
     auto& p = i->second;
     if (hb.leaving && !p.info.leaving) {
       // Alive until it goes (its answers still come), but no work is placed there: by

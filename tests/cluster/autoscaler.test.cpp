@@ -22,6 +22,14 @@ namespace {
 const std::string special_type = "[[autoscaler.node_type]]\nname = \"special\"\n"
                                  "cpus = 1\nresources = { special = 1 }\nmax = 1\n";
 
+// The local provider starting swarm_test_node with one "special"; idle after `idle_ms`.
+std::string local_special(int idle_ms) {
+  return "[autoscaler]\nstart_command = 'exec \"" SWARM_TEST_NODE
+         "\" --address \"$SWARM_ADDRESS\" --node \"$SWARM_NODE_NAME\" --resource "
+         "special'\n" +
+         special_type + "idle_timeout_ms = " + std::to_string(idle_ms) + "\n";
+}
+
 swarm::task_options special() {
   swarm::task_options o;
   o.resources.set("special", 1);
@@ -40,11 +48,7 @@ size_t lines_of(const std::string& path) {
 
 TEST_CASE("the autoscaler starts a node for work that fits no live node, and stops it "
           "once it is idle") {
-  process_cluster c{"[autoscaler]\nstart_command = 'exec \"" SWARM_TEST_NODE
-                    "\" --address \"$SWARM_ADDRESS\" --node \"$SWARM_NODE_NAME\" "
-                    "--resource special'\n" +
-                        special_type + "idle_timeout_ms = 1500\n",
-                    {}};
+  process_cluster c{local_special(1500), {}};
   auto nodes = c.start_alive({"head"});
   swarm::application app;
   register_all(app);
@@ -106,11 +110,7 @@ TEST_CASE("a failing provider command is reported with its output and retried wi
 
 TEST_CASE("a node the autoscaler started that is found dead while frozen is still its "
           "own, neither replaced nor forgotten, once thawed") {
-  process_cluster c{"[autoscaler]\nstart_command = 'exec \"" SWARM_TEST_NODE
-                    "\" --address \"$SWARM_ADDRESS\" --node \"$SWARM_NODE_NAME\" "
-                    "--resource special'\n" +
-                        special_type + "idle_timeout_ms = 60000\n",
-                    {}};
+  process_cluster c{local_special(60000), {}};
   auto nodes = c.start_alive({"head"});
   swarm::application app;
   register_all(app);

@@ -369,11 +369,21 @@ TEST_CASE_FIXTURE(
   CHECK(port.events.back() == "chain head,w1");
 }
 
-TEST_CASE_FIXTURE(fixture, "a heartbeat from a node that never joined is ignored") {
+TEST_CASE_FIXTURE(fixture, "a heartbeat from a node that never joined is ignored, and "
+                           "its connection cut so that it joins again") {
   start("head", {"head", "w1"});
   heartbeat("w1");
   CHECK(view.get()->count("w1") == 0);
   CHECK_FALSE(port.has("record w1 alive"));
+  pass(1000ms);
+  heartbeat("w1"); // its join may still come
+  CHECK_FALSE(port.has("disconnect w1: node 'w1' sent heartbeats for 2000 ms but has not "
+                       "joined this head: join again"));
+  pass(1000ms);
+  heartbeat("w1");
+  CHECK(port.has("disconnect w1: node 'w1' sent heartbeats for 2000 ms but has not "
+                 "joined this head: join again"));
+  CHECK(view.get()->count("w1") == 0);
 }
 
 TEST_CASE_FIXTURE(

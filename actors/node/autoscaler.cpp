@@ -95,6 +95,7 @@ private:
 
   void forget(const std::string& name) {
     missing_.erase(name);
+    why_.erase(name);
     nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
                                 [&](auto& n) { return n.name == name; }),
                  nodes_.end());
@@ -161,6 +162,7 @@ private:
         setup_.log.info("autoscaler: node '" + i->name + "' is gone");
         send(runner_, release_atom::value, i->name);
         missing_.erase(i->name);
+        why_.erase(i->name);
         i = nodes_.erase(i);
         continue;
       }

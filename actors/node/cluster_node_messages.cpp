@@ -279,9 +279,9 @@ wire_msg::client_welcome cluster_node::welcome_client(const wire_msg::client_ask
   std::set<uint32_t> taken;
   for (auto& [name, p] : *members)
     taken.insert(p.info.owner_index);
-  if (auto stored = store_->stored_table())
-    for (auto& n : stored->nodes)
-      taken.insert(n.owner_index);
+  if (auto stored = store_->control_table("node"))
+    for (auto& row : *stored)
+      taken.insert(std::get<wire_msg::node_info>(row).owner_index);
   std::random_device seed;
   std::mt19937 gen{seed()};
   auto first = static_cast<uint32_t>(cfg.nodes.size()) + 1;

@@ -394,6 +394,7 @@ struct membership_state {
     // The transport never connects a peer under this node's own name; no report may make
     // the node mark itself dead.
     if (peer == me()) return;
+    unjoined.erase(peer);
     auto i = peers.find(peer);
     bool verdict = is_head() && i != peers.end() && i->second.info.alive;
     if (verdict) {

@@ -50,10 +50,9 @@ TEST_CASE("the autoscaler starts a node for work that fits no live node, and sto
           "once it is idle") {
   process_cluster c{local_special(1500), {}};
   auto nodes = c.start_alive({"head"});
-  swarm::application app;
-  register_all(app);
-  swarm::runtime client{app, client_of(c.cfg, "client-scale")};
-  auto name = app.find_function<std::string()>("node_name").value();
+  test_client t{c, "client-scale"};
+  auto& client = *t.rt;
+  auto name = t.app.find_function<std::string()>("node_name").value();
   std::vector<swarm::object_ref<std::string>> refs;
   for (int i = 0; i < 3; ++i)
     refs.push_back(client.submit(special(), name));
@@ -88,10 +87,9 @@ TEST_CASE("a failing provider command is reported with its output and retried wi
                         special_type,
                     {}};
   auto nodes = c.start_alive({"head"});
-  swarm::application app;
-  register_all(app);
-  swarm::runtime client{app, client_of(c.cfg, "client-fail")};
-  auto name = app.find_function<std::string()>("node_name").value();
+  test_client t{c, "client-fail"};
+  auto& client = *t.rt;
+  auto name = t.app.find_function<std::string()>("node_name").value();
   auto r = client.submit(special(), name).get(60s);
   REQUIRE_FALSE(r);
   CHECK(r.err().message.find("the autoscaler gave up on node type 'special' after 5 "
@@ -112,11 +110,10 @@ TEST_CASE("a node the autoscaler started that is found dead while frozen is stil
           "own, neither replaced nor forgotten, once thawed") {
   process_cluster c{local_special(60000), {}};
   auto nodes = c.start_alive({"head"});
-  swarm::application app;
-  register_all(app);
-  swarm::runtime client{app, client_of(c.cfg, "client-frozen")};
-  auto name = app.find_function<std::string()>("node_name").value();
-  auto pid = app.find_function<int()>("pid").value();
+  test_client t{c, "client-frozen"};
+  auto& client = *t.rt;
+  auto name = t.app.find_function<std::string()>("node_name").value();
+  auto pid = t.app.find_function<int()>("pid").value();
   auto started = client.submit(special(), name).get(60s).value();
   auto node_pid = client.submit(special(), pid).get(20s).value();
   auto alive = [&](bool want) {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
 #include <string>
 
 #include "tests/cluster/process_cluster.hpp"
@@ -20,25 +19,6 @@ bool alive_node(process_cluster& c, const std::string& name) {
   auto* n = s ? find_node(*s, name) : nullptr;
   return n && n->alive && !n->client;
 }
-
-// A client named `client` of the cluster of `c`, with the test's functions.
-struct test_client {
-  test_client(process_cluster& c, const std::string& client) {
-    register_all(app);
-    rt = std::make_unique<swarm::runtime>(app, client_of(c.cfg, client));
-  }
-
-  // Where the head places work only a node with "special" can run.
-  std::string where_special() {
-    auto name = app.find_function<std::string()>("node_name").value();
-    swarm::task_options special;
-    special.resources.set("special", 1);
-    return rt->submit(special, name).get(20s).value();
-  }
-
-  swarm::application app;
-  std::unique_ptr<swarm::runtime> rt;
-};
 
 } // namespace
 

@@ -127,6 +127,25 @@ struct process_cluster {
   cluster_config cfg;
 };
 
+/// A client named `client` of the cluster of `c`, with the test's functions.
+struct test_client {
+  test_client(process_cluster& c, const std::string& client) {
+    register_all(app);
+    rt = std::make_unique<runtime>(app, client_of(c.cfg, client));
+  }
+
+  /// Where the head places work only a node with "special" can run.
+  std::string where_special() {
+    auto name = app.find_function<std::string()>("node_name").value();
+    task_options special;
+    special.resources.set("special", 1);
+    return rt->submit(special, name).get(std::chrono::seconds(20)).value();
+  }
+
+  application app;
+  std::unique_ptr<runtime> rt;
+};
+
 inline const node_status* find_node(const cluster_state& s, const std::string& n) {
   auto i =
       std::find_if(s.nodes.begin(), s.nodes.end(), [&](auto& x) { return x.name == n; });

@@ -133,10 +133,11 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
   }
   if (net->send(node, m)) return;
   post([this, node, m = std::move(m)]() mutable {
-    // A client is not dialed back: one of the cluster waits here until it connects;
-    // one that is no member (`swarm status`, the dashboard's) left before its answer.
+    // A client is not dialed back: one of the cluster waits here until it connects, and
+    // so does one this node's table does not list yet (the head's row of it may still be
+    // on its way, behind the work whose answer this is); one the table shows gone left.
     if (!address_of(node)) {
-      if (live_client(node))
+      if (!gone(node))
         hold_for(node, std::move(m));
       else
         local->log().debug("an answer to client '" + node + "' is dropped: it left");
@@ -156,10 +157,10 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
   });
 }
 
-bool node_link::live_client(const std::string& node) const {
+bool node_link::gone(const std::string& node) const {
   auto peers = members.get();
   auto i = peers->find(node);
-  return i != peers->end() && i->second.info.client && i->second.info.alive;
+  return i != peers->end() && !i->second.info.alive;
 }
 
 void node_link::hold_for(const std::string& node, wire_msg::message m) {
@@ -181,15 +182,18 @@ void node_link::flush_held(const std::string& node) {
   auto now = std::chrono::steady_clock::now();
   for (auto i = held_.begin(); i != held_.end();) {
     auto& [name, h] = *i;
-    bool expired = now > h.until || !live_client(name);
+    bool expired = now > h.until || gone(name);
     if (!expired && !(name == node && net->connected(name))) {
       ++i;
       continue;
     }
     if (expired) {
-      local->log().warn(std::to_string(h.messages.size()) + " message(s) for client '" +
-                        name + "' are dropped: it did not connect to this node within " +
-                        std::to_string(cfg.join_wait.count()) + " ms, or left");
+      // A warning for a member; no member (`swarm status`, the dashboard's) often
+      // leaves before its answer.
+      local->log().write(members.get()->count(name) ? log_level::warn : log_level::debug,
+                         std::to_string(h.messages.size()) + " message(s) for '" + name +
+                             "' are dropped: it did not connect to this node within " +
+                             std::to_string(cfg.join_wait.count()) + " ms, or left");
     } else {
       while (!h.messages.empty() && net->send(name, h.messages.front()))
         h.messages.pop_front();

@@ -175,16 +175,18 @@ public:
   error named_here(error e) const;
 
 private:
-  // What waits, on the agent, for a client that has not connected to this node yet: a
-  // client dials every node and nobody dials it, so its results may be ready first. Kept
-  // until it connects, leaves the cluster, or `cfg.join_wait` passes. The agent's only.
+  // What waits, on the agent, for a client that has not connected to this node yet (a
+  // client dials every node and nobody dials it, so its results may be ready first), or
+  // a name the membership does not list yet. Kept until it connects, is found dead, or
+  // `cfg.join_wait` passes. The agent's only.
   struct held_messages {
     std::deque<wire_msg::message> messages;
     std::chrono::steady_clock::time_point until;
   };
   std::map<std::string, held_messages> held_;
-  // On the agent: whether `node` is a live client of the cluster (in the membership).
-  bool live_client(const std::string& node) const;
+  // On the agent: whether the membership shows `node` dead (a name it does not list may
+  // be a node or client whose row is on its way).
+  bool gone(const std::string& node) const;
   // On the agent: holds `m` for the client `node`, unless it can go now.
   void hold_for(const std::string& node, wire_msg::message m);
   // On the agent: sends what is held for `node`; drops what waited too long.

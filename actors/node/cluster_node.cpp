@@ -621,8 +621,9 @@ std::vector<std::string> cluster_node::alive_nodes() const {
   std::vector<std::string> alive;
   auto peers = link_.members.get();
   for (auto& [name, p] : *peers)
-    // Clients are no nodes of the cluster (but this one counts itself).
-    if ((p.info.alive && !p.info.client) || name == link_.self.name)
+    // Clients are no nodes of the cluster (but this one counts itself), and a node that
+    // said it is stopping takes no more work: the head's status shows it dead already.
+    if ((p.info.alive && !p.info.client && !p.info.leaving) || name == link_.self.name)
       alive.push_back(name);
   return alive;
 }

@@ -120,7 +120,8 @@ public:
   /// table; returns how many are.
   size_t wait_for_nodes(size_t n, std::chrono::milliseconds timeout) override;
 
-  /// The nodes alive in this node's view of the node table, this one included.
+  /// The nodes alive in this node's view of the node table, this one included; a node
+  /// that said it is stopping is not among them.
   std::vector<std::string> alive_nodes() const;
 
   /// Waits until a stop request arrives or `timeout` passes; true when asked to stop.

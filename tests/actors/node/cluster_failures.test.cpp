@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "tests/actors/node/fake_cluster.hpp"
 
@@ -36,6 +37,17 @@ TEST_CASE("garbage from one node closes only its connection and fails its work")
   // Releasing the stale result afterwards changes nothing, and the others keep working.
   c.net.release_held();
   CHECK(c.driver->submit(c.on("worker-2"), add, 3, 4).get(10s).value() == 7);
+}
+
+TEST_CASE("a node that said it is stopping is no more among the alive nodes a program "
+          "waits for, while its connection still answers") {
+  fake_cluster c;
+  wire_msg::heartbeat leaving;
+  leaving.leaving = true;
+  REQUIRE(c.net.send("worker-2", "head", leaving));
+  REQUIRE(fake_cluster::eventually([&] { return c.head->alive_nodes().size() == 2; }));
+  CHECK(c.head->wait_for_nodes(3, 0ms) == 2);
+  CHECK(c.head->alive_nodes() == std::vector<std::string>{"head", "worker-1"});
 }
 
 TEST_CASE("the head's control store holds the node, job and object tables") {

@@ -283,7 +283,7 @@ const toml::table* table_at(checker& c, const toml::table& root, const char* key
 }
 
 void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
-  c.only(root, "", {"autoscaler", "cluster", "code", "limits", "log", "node"});
+  c.only(root, "", {"autoscaler", "cluster", "code", "http", "limits", "log", "node"});
   auto* cl = table_at(c, root, "cluster");
   if (!cl) {
     c.fail(root.source(), "cluster", "is required ([cluster] with at least `secret`)");
@@ -341,6 +341,29 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
       else
         c.fail(log->get("level")->source(), "log.level", "is " + level.err().message);
     }
+  }
+  if (auto* http = table_at(c, root, "http")) {
+    c.only(*http, "http", {"token", "threads", "request_timeout_ms"});
+    if (auto t = c.string(*http, "http", "token", false)) {
+      auto bad = std::find_if(t->begin(), t->end(),
+                              [](char ch) { return ch <= ' ' || ch > '~'; });
+      if (t->size() < 16)
+        c.fail(
+            http->get("token")->source(), "http.token",
+            "must be at least 16 characters (it guards the metrics and the dashboard)");
+      else if (bad != t->end())
+        c.fail(http->get("token")->source(), "http.token",
+               "must be printable ASCII without spaces (it is sent in an HTTP header)");
+      else if (*t == out.secret)
+        c.fail(http->get("token")->source(), "http.token",
+               "must differ from cluster.secret (whoever scrapes the metrics holds it)");
+      out.http.token = *t;
+    }
+    out.http.threads = static_cast<size_t>(
+        c.integer(*http, "http", "threads", 1, 256, false).value_or(8));
+    out.http.request_timeout = std::chrono::milliseconds{
+        c.integer(*http, "http", "request_timeout_ms", 100, 600000, false)
+            .value_or(5000)};
   }
   if (auto* lim = table_at(c, root, "limits")) {
     c.only(*lim, "limits",
@@ -667,6 +690,7 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   cfg.verbosity = verbosity;
   cfg.metrics_port = n.metrics_port;
   cfg.metrics_address = n.address;
+  cfg.http = http;
   if (n.role == node_spec::role_type::head && !gcs_dir.empty())
     cfg.gcs_dir = gcs_dir + "/" + n.name;
   return cfg;

@@ -126,6 +126,8 @@ struct cluster_config {
   log_level verbosity = log_level::info;
   /// `[autoscaler]`: off when it names no node type.
   autoscaler_config autoscaler;
+  /// `[http]`: how every node's metrics and the head's dashboard serve.
+  http_config http;
 
   /// The node named `name`, or an error listing the names there are.
   result<const node_spec*> find(const std::string& name) const;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -8,6 +9,17 @@
 #include "framework/resources.hpp"
 
 namespace swarm {
+
+/// How a node's HTTP endpoints (its metrics, the head's dashboard) serve requests: each
+/// must arrive and be answered within `request_timeout`, `threads` serve slow clients
+/// side by side, and with a `token` only a request carrying `Authorization: Bearer
+/// <token>` is answered (the dashboard's page itself, which holds no data, is open to
+/// all).
+struct http_config {
+  std::string token;
+  size_t threads = 8;
+  std::chrono::milliseconds request_timeout{5000};
+};
 
 /// How an embedded node is set up. Every field has a safe default; unset counts are
 /// discovered from the machine.
@@ -67,6 +79,8 @@ struct runtime_config {
   /// `http://metrics_address:metrics_port/metrics` (0: a free port); empty: off.
   std::optional<uint16_t> metrics_port;
   std::string metrics_address = "127.0.0.1";
+  /// How the metrics (and a head's dashboard) serve.
+  http_config http;
 };
 
 } // namespace swarm

@@ -30,6 +30,11 @@ int run_check_config(const check_config_options& opts) {
       static_cast<long long>(cfg->heartbeat_interval.count()),
       static_cast<long long>(cfg->node_timeout.count()));
   std::printf("log level %s\n", to_string(cfg->verbosity));
+  std::printf("metrics and dashboard: %s, %zu thread(s), %lld ms per request\n",
+              cfg->http.token.empty() ? "open to anyone who reaches them"
+                                      : "behind the [http] token",
+              cfg->http.threads,
+              static_cast<long long>(cfg->http.request_timeout.count()));
   std::printf("control store %s%s\n",
               cfg->gcs_dir.empty() ? "in memory only" : "persisted in ",
               cfg->gcs_dir.empty() ? "" : cfg->runtime_for(cfg->head()).gcs_dir.c_str());
@@ -73,6 +78,12 @@ int run_check_config(const check_config_options& opts) {
   if (auto why = secret_weakness(cfg->secret); !why.empty()) {
     std::fflush(stdout);
     std::fprintf(stderr, "swarm: %s: cluster.secret %s\n", path.c_str(), why.c_str());
+    return 2;
+  }
+  if (auto why = cfg->http.token.empty() ? "" : secret_weakness(cfg->http.token);
+      !why.empty()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "swarm: %s: http.token %s\n", path.c_str(), why.c_str());
     return 2;
   }
   return 0;

@@ -163,14 +163,14 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
     rejoining_ = false;
     if (auto rt = link_.cfg.runtime_for(link_.self); rt.metrics_port) {
       auto m = node_metrics::start(link_.self.name, rt.metrics_address, *rt.metrics_port,
-                                   [this](metric_set& out) { collect(out); });
+                                   rt.http, [this](metric_set& out) { collect(out); });
       if (!m) throw failure{m.err()};
       metrics_ = std::move(*m);
     }
     if (is_head() && link_.self.dashboard_port) {
       // A client of the cluster, as `swarm status` is: it asks over the network.
       auto d = dashboard::start(
-          link_.self.name, link_.self.address, *link_.self.dashboard_port,
+          link_.self.name, link_.self.address, *link_.self.dashboard_port, link_.cfg.http,
           [cfg = link_.cfg] { return dashboard_snapshot(cfg, std::chrono::seconds{2}); });
       if (!d) throw failure{d.err()};
       dashboard_ = std::move(*d);

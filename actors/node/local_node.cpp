@@ -242,7 +242,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   // A node of a cluster serves its metrics itself, with the cluster's numbers.
   if (outer_ == this && cfg.metrics_port) {
     auto m = node_metrics::start(node_name(), cfg.metrics_address, *cfg.metrics_port,
-                                 [this](metric_set& out) { collect(out); });
+                                 cfg.http, [this](metric_set& out) { collect(out); });
     if (!m) {
       stop();
       throw failure{m.err()};

@@ -7,16 +7,16 @@
 #include <mutex>
 #include <string>
 
+#include "actors/observability/http_server.hpp"
 #include "base/result.hpp"
-
-struct mg_context;
-struct mg_connection;
+#include "framework/runtime_config.hpp"
 
 namespace swarm::actors {
 
 /// The head's status page, served over HTTP: `/` is the page (self-contained, no
 /// internet needed), which shows `/api/status` (JSON) and refreshes itself. A snapshot is
-/// made at most once per `max_age`, however many pages watch.
+/// made at most once per `max_age`, however many pages watch. With `http.token`, the page
+/// sends the token its address carries after `#token=` (never sent to the server itself).
 class dashboard {
 public:
   /// Makes the JSON text of one snapshot; runs on an HTTP thread.
@@ -25,7 +25,8 @@ public:
   /// Serves node `node`'s dashboard on `address`:`port` (0: a free port); an error names
   /// the node and the address when it cannot listen there.
   static result<std::unique_ptr<dashboard>>
-  start(const std::string& node, const std::string& address, uint16_t port, snapshot make,
+  start(const std::string& node, const std::string& address, uint16_t port,
+        const http_config& http, snapshot make,
         std::chrono::milliseconds max_age = std::chrono::milliseconds{1000});
   ~dashboard();
 
@@ -33,14 +34,12 @@ public:
   dashboard& operator=(const dashboard&) = delete;
 
   /// The port it listens on.
-  uint16_t port() const noexcept { return port_; }
+  uint16_t port() const noexcept;
 
 private:
   dashboard(snapshot make, std::chrono::milliseconds max_age)
       : make_(std::move(make)), max_age_(max_age) {}
 
-  static int on_page(mg_connection* conn, void* self);
-  static int on_status(mg_connection* conn, void* self);
   std::string status();
 
   snapshot make_;
@@ -48,8 +47,8 @@ private:
   std::mutex mtx_; // guards the last snapshot; HTTP threads share it
   std::string last_;
   std::chrono::steady_clock::time_point made_;
-  mg_context* ctx_ = nullptr;
-  uint16_t port_ = 0;
+  // Last: its threads call into the members above until it is gone.
+  std::unique_ptr<http_server> server_;
 };
 
 } // namespace swarm::actors

@@ -1,32 +1,12 @@
 #include "actors/observability/node_metrics.hpp"
 
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
+#include <prometheus/text_serializer.h>
 
-#include <exception>
+#include "actors/observability/http_server.hpp"
+
 #include <limits>
 
 namespace swarm::actors {
-
-namespace {
-
-class scrape final : public prometheus::Collectable {
-public:
-  scrape(std::string node, node_metrics::collector collect)
-      : node_(std::move(node)), collect_(std::move(collect)) {}
-
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    metric_set out{node_};
-    collect_(out);
-    return out.take();
-  }
-
-private:
-  std::string node_;
-  node_metrics::collector collect_;
-};
-
-} // namespace
 
 prometheus::ClientMetric& metric_set::add(const std::string& name,
                                           const std::string& help,
@@ -67,29 +47,36 @@ void metric_set::histogram(const std::string& name, const std::string& help,
   h.sample_sum = sum;
 }
 
-result<std::unique_ptr<node_metrics>> node_metrics::start(const std::string& node,
-                                                          const std::string& address,
-                                                          uint16_t port,
-                                                          collector collect) {
-  auto where = (address.find(':') != std::string::npos ? "[" + address + "]" : address) +
-               ":" + std::to_string(port);
-  std::unique_ptr<node_metrics> m{new node_metrics};
-  try {
-    // One thread: scrapes are rare, and each asks the node's actors in turn.
-    m->exposer_ = std::make_unique<prometheus::Exposer>(where, 1);
-  } catch (const std::exception& e) {
-    return error{errc::io_error, "node '" + node + "' cannot serve its metrics on " +
-                                     where + ": " + e.what() +
+result<std::unique_ptr<node_metrics>>
+node_metrics::start(const std::string& node, const std::string& address, uint16_t port,
+                    const http_config& http, collector collect) {
+  std::unique_ptr<node_metrics> m{new node_metrics{node, std::move(collect)}};
+  auto* self = m.get();
+  std::vector<http_server::route> routes{
+      {"/metrics", [self] {
+         return http_server::reply{"text/plain; version=0.0.4; charset=utf-8",
+                                   self->scrape()};
+       }}};
+  auto s = http_server::start(address, port, http, std::move(routes));
+  if (!s)
+    return error{errc::io_error, "node '" + node +
+                                     "' cannot serve its metrics: " + s.err().message +
                                      " (is the port in use? see metrics_port)"};
-  }
-  auto c = std::make_shared<scrape>(node, std::move(collect));
-  m->exposer_->RegisterCollectable(c);
-  m->collectable_ = c;
-  auto ports = m->exposer_->GetListeningPorts();
-  m->port_ = ports.empty() ? port : static_cast<uint16_t>(ports.front());
+  m->server_ = std::move(*s);
   return m;
 }
 
 node_metrics::~node_metrics() = default;
+
+uint16_t node_metrics::port() const noexcept {
+  return server_->port();
+}
+
+std::string node_metrics::scrape() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  metric_set out{node_};
+  collect_(out);
+  return prometheus::TextSerializer{}.Serialize(out.take());
+}
 
 } // namespace swarm::actors

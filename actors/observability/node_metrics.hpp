@@ -4,16 +4,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <prometheus/metric_family.h>
 
+#include "actors/observability/http_server.hpp"
 #include "base/result.hpp"
-
-namespace prometheus {
-class Exposer;
-} // namespace prometheus
+#include "framework/runtime_config.hpp"
 
 namespace swarm::actors {
 
@@ -48,30 +47,36 @@ private:
 
 /// A node's metrics, served in Prometheus' text format at `http://ADDRESS:PORT/metrics`.
 /// Nothing is counted for it on the hot paths: each scrape asks the node's parts for
-/// their numbers (`collector`, on the HTTP server's thread).
+/// their numbers (`collector`, on one of the HTTP server's threads, one scrape at a
+/// time).
 class node_metrics {
 public:
   using collector = std::function<void(metric_set&)>;
 
   /// Serves node `node`'s metrics on `address`:`port` (0: a free port); an error names
   /// the node and the address when it cannot listen there.
-  static result<std::unique_ptr<node_metrics>> start(const std::string& node,
-                                                     const std::string& address,
-                                                     uint16_t port, collector collect);
+  static result<std::unique_ptr<node_metrics>>
+  start(const std::string& node, const std::string& address, uint16_t port,
+        const http_config& http, collector collect);
   ~node_metrics();
 
   node_metrics(const node_metrics&) = delete;
   node_metrics& operator=(const node_metrics&) = delete;
 
   /// The port it listens on.
-  uint16_t port() const noexcept { return port_; }
+  uint16_t port() const noexcept;
 
 private:
-  node_metrics() = default;
+  node_metrics(std::string node, collector collect)
+      : node_(std::move(node)), collect_(std::move(collect)) {}
 
-  std::shared_ptr<void> collectable_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
-  uint16_t port_ = 0;
+  std::string scrape();
+
+  std::string node_;
+  collector collect_;
+  std::mutex mtx_; // one scrape at a time: each asks the node's actors in turn
+  // Last: its threads call scrape() until it is gone.
+  std::unique_ptr<http_server> server_;
 };
 
 } // namespace swarm::actors

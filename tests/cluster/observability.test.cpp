@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/cluster/http_get.hpp"
 #include "tests/cluster/node_process.hpp"
 #include "tests/cluster/test_app.hpp"
 #include "tests/cluster/three_nodes.hpp"
@@ -227,9 +228,12 @@ std::pair<int, std::string> browse(const std::string& url, const std::string& di
 
 TEST_CASE(
     "the head's dashboard shows the workload's nodes, tasks, actors and failures in "
-    "a browser") {
+    "a browser given the [http] token") {
   auto port = free_port();
-  three_nodes c{"", "dashboard_port = " + std::to_string(port) + "\n"};
+  // Behind a token, which the page's address carries after '#'.
+  std::string token = "dashboard-5e0c9a17b3f2";
+  three_nodes c{"[http]\ntoken = \"" + token + "\"\n",
+                "dashboard_port = " + std::to_string(port) + "\n"};
   auto add = c.app.find_function<int(int, int)>("add").value();
   auto fail_with = c.app.find_function<int(std::string)>("fail_with").value();
   auto nap = c.app.find_function<int(const std::string&, int)>("nap_pid").value();
@@ -255,10 +259,13 @@ TEST_CASE(
     std::this_thread::sleep_for(25ms);
   REQUIRE(std::ifstream{mark});
 
+  auto refused = http_get(port, "/api/status");
+  CHECK_MESSAGE(refused.find("HTTP/1.1 401 Unauthorized") != std::string::npos, refused);
+  CHECK(refused.find("worker-1") == std::string::npos);
   auto dom_file = c.dir + "/dashboard.html";
   auto png = std::string{SWARM_BUILD_DIR} + "/dashboard.png";
-  auto [rc, out] =
-      browse("http://127.0.0.1:" + std::to_string(port) + "/", c.dir, dom_file, png);
+  auto [rc, out] = browse("http://127.0.0.1:" + std::to_string(port) + "/#token=" + token,
+                          c.dir, dom_file, png);
   REQUIRE_MESSAGE(rc == 0, out);
   std::stringstream dom;
   dom << std::ifstream{dom_file}.rdbuf();

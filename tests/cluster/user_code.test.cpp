@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "examples/consumer/code.hpp"
+#include "tests/cluster/http_get.hpp"
 #include "tests/cluster/node_process.hpp"
 
 using namespace std::chrono_literals;
@@ -282,38 +283,15 @@ TEST_CASE("a node logs with a timestamp and its name, and a status query leaves 
                       R"(\[swarm head\] info: serving on 127\.0\.0\.1:)"}));
 }
 
-namespace {
-
-// The answer to `GET path` from 127.0.0.1:`port`; empty when nothing answers.
-std::string scrape(uint16_t port, const std::string& path = "/metrics") {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (::send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size())) {
-      timeval tv{10, 0};
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      char buf[4096];
-      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-        out.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return out;
-}
-
-} // namespace
-
 TEST_CASE("a node serves its metrics in Prometheus' text format: tasks by function, its "
-          "store and its traffic") {
+          "store and its traffic, to a scraper holding the [http] token") {
   auto dir = make_dir();
   auto config = dir + "/cluster.toml";
   auto metrics = free_port();
-  auto text = cluster_file(free_port(), free_port(), free_port(), "");
+  // Behind a token, as a scraper configured with it reads them.
+  std::string token = "scraper-7c1f0e2b9a4d";
+  auto text = cluster_file(free_port(), free_port(), free_port(),
+                           "[http]\ntoken = \"" + token + "\"\n");
   auto at = text.find("name = \"worker-1\"");
   text.insert(at, "metrics_port = " + std::to_string(metrics) + "\n");
   std::ofstream{config} << text;
@@ -342,7 +320,10 @@ TEST_CASE("a node serves its metrics in Prometheus' text format: tasks by functi
   CHECK(w1.log().find("metrics on http://127.0.0.1:" + std::to_string(metrics) +
                       "/metrics") != std::string::npos);
 
-  auto body = scrape(metrics);
+  auto refused = http_get(metrics, "/metrics");
+  CHECK_MESSAGE(refused.find("HTTP/1.1 401 Unauthorized") != std::string::npos, refused);
+  CHECK(refused.find("swarm_tasks_finished_total") == std::string::npos);
+  auto body = http_get(metrics, "/metrics", "Authorization: Bearer " + token + "\r\n");
   auto has = [&](const std::string& line) {
     return body.find(line) != std::string::npos;
   };
@@ -387,10 +368,10 @@ TEST_CASE("swarm start serves the head's dashboard on its port + 2000, and the f
   auto dashboard = std::to_string(port + 2000);
   REQUIRE_MESSAGE(wait_for(*head, "dashboard on http://127.0.0.1:" + dashboard + "/"),
                   head->log());
-  auto page = scrape(static_cast<uint16_t>(port + 2000), "/");
+  auto page = http_get(static_cast<uint16_t>(port + 2000), "/");
   CHECK(page.find("HTTP/1.1 200 OK") != std::string::npos);
   CHECK(page.find("<title>Swarm dashboard</title>") != std::string::npos);
-  auto status = scrape(static_cast<uint16_t>(port + 2000), "/api/status");
+  auto status = http_get(static_cast<uint16_t>(port + 2000), "/api/status");
   CHECK_MESSAGE(status.find("\"cluster\":\"user-code\"") != std::string::npos, status);
   CHECK(status.find("\"name\":\"worker-2\"") != std::string::npos);
   CHECK(status.find("\"state\":\"never joined\"") != std::string::npos);
@@ -402,7 +383,7 @@ TEST_CASE("swarm start serves the head's dashboard on its port + 2000, and the f
                      dir + "/plain.log"};
   REQUIRE_MESSAGE(wait_for(plain, "serving on"), plain.log());
   CHECK(plain.log().find("dashboard") == std::string::npos);
-  CHECK(scrape(static_cast<uint16_t>(port + 2000), "/").empty());
+  CHECK(http_get(static_cast<uint16_t>(port + 2000), "/").empty());
 }
 
 TEST_CASE("a node whose metrics port is taken does not start, naming the port") {
@@ -424,8 +405,9 @@ TEST_CASE("a node whose metrics port is taken does not start, naming the port") 
   node_process head{
       SWARM_CLI, {"start", "--config", config, "--node", "head"}, dir + "/head.log"};
   CHECK(head.wait_exit(20s) == 1);
-  CHECK_MESSAGE(head.log().find("node 'head' cannot serve its metrics on 127.0.0.1:" +
-                                port) != std::string::npos,
+  CHECK_MESSAGE(head.log().find(
+                    "node 'head' cannot serve its metrics: cannot listen on 127.0.0.1:" +
+                    port) != std::string::npos,
                 head.log());
   // Likewise the head's dashboard.
   text = cluster_file(free_port(), free_port(), free_port(), "");
@@ -435,8 +417,9 @@ TEST_CASE("a node whose metrics port is taken does not start, naming the port") 
       SWARM_CLI, {"start", "--config", config, "--node", "head"}, dir + "/again.log"};
   CHECK(again.wait_exit(20s) == 1);
   CHECK_MESSAGE(
-      again.log().find("node 'head' cannot serve its dashboard on 127.0.0.1:" + port +
-                       " (is the port in use? see dashboard_port)") != std::string::npos,
+      again.log().find(
+          "node 'head' cannot serve its dashboard: cannot listen on 127.0.0.1:" + port +
+          " (is the port in use? see dashboard_port)") != std::string::npos,
       again.log());
   ::close(taken);
 }

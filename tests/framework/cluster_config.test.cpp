@@ -185,6 +185,36 @@ TEST_CASE("a short or missing secret is rejected") {
             .find("cluster.secret") != std::string::npos);
 }
 
+TEST_CASE("[http] sets the token, threads and request timeout of the metrics and the "
+          "dashboard, and refuses a token that is short, unprintable or the secret") {
+  auto plain = swarm::parse_cluster_config(valid, "cluster.toml").value();
+  CHECK(plain.http.token.empty());
+  CHECK(plain.http.threads == 8);
+  CHECK(plain.http.request_timeout == std::chrono::milliseconds{5000});
+  auto with = [](const std::string& table) {
+    return std::string{valid} + "\n[http]\n" + table;
+  };
+  auto cfg = swarm::parse_cluster_config(with("token = \"scrape-9f86d081884c7d65\"\n"
+                                              "threads = 4\nrequest_timeout_ms = 1500\n"),
+                                         "cluster.toml")
+                 .value();
+  CHECK(cfg.http.token == "scrape-9f86d081884c7d65");
+  CHECK(cfg.http.threads == 4);
+  CHECK(cfg.http.request_timeout == std::chrono::milliseconds{1500});
+  // Every node serves so: its runtime gets the table.
+  CHECK(cfg.runtime_for(cfg.nodes.back()).http.token == "scrape-9f86d081884c7d65");
+  CHECK(error_of(with("token = \"short\"\n")).find("http.token") != std::string::npos);
+  CHECK(error_of(with("token = \"two words 0123456789\"\n")).find("without spaces") !=
+        std::string::npos);
+  CHECK(error_of(with("token = \"0123456789abcdef\"\n"))
+            .find("must differ from "
+                  "cluster.secret") != std::string::npos);
+  CHECK(error_of(with("threads = 0\n")).find("http.threads") != std::string::npos);
+  CHECK(error_of(with("request_timeout_ms = 5\n")).find("http.request_timeout_ms") !=
+        std::string::npos);
+  CHECK(error_of(with("tokens = \"x\"\n")).find("unknown key") != std::string::npos);
+}
+
 TEST_CASE("a placeholder secret or one of little entropy is named weak, a random one "
           "is not") {
   CHECK(swarm::secret_weakness("change-me-to-a-long-random-string")

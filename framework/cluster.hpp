@@ -151,7 +151,8 @@ struct job_state {
 };
 
 /// Runs `argv` on the head of `cfg` (in `cwd`, empty: the head's), its output kept
-/// there; the job as it started, or why it could not.
+/// there; the job as it started, or why it could not. This and the calls below carry
+/// `cfg.jobs.token`, without which the head refuses them.
 result<job_state> submit_job(const cluster_config& cfg,
                              const std::vector<std::string>& argv, const std::string& cwd,
                              std::chrono::milliseconds timeout);

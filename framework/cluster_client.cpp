@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 
 #include "framework/cluster.hpp"
@@ -28,7 +31,12 @@ public:
 
   cluster_client(const std::string& secret, size_t max_message_bytes) {
     wire_msg::endpoint_config ec;
-    ec.name = "swarm-client-" + std::to_string(::getpid());
+    // Its own name: another query of this process (a status poll, the dashboard) may
+    // still be connected, and the answers to that one are not this one's.
+    std::random_device rd;
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "-%08x", rd());
+    ec.name = "swarm-client-" + std::to_string(::getpid()) + suffix;
     ec.secret = secret;
     ec.listen = false;
     // Status and stop requests move no objects.
@@ -37,7 +45,7 @@ public:
     wire_msg::endpoint_handlers h;
     h.on_message = [this](const std::string&, wire_msg::message&& m) {
       std::lock_guard<std::mutex> guard{mtx_};
-      got_ = std::move(m);
+      got_.push_back(std::move(m));
       cv_.notify_all();
     };
     auto ep = wire_msg::endpoint::start(ec, std::move(h));
@@ -72,26 +80,30 @@ public:
     return net_->send(*peer, m);
   }
 
-  /// Sends `m` to `peer` and waits for the answer.
-  std::optional<wire_msg::message> ask(const std::string& peer,
-                                       const wire_msg::message& m,
-                                       std::chrono::milliseconds timeout) {
+  /// Sends `m` to `peer` and waits for its answer, an `Answer`.
+  template <class Answer>
+  std::optional<Answer> ask(const std::string& peer, const wire_msg::message& m,
+                            std::chrono::milliseconds timeout) {
     if (!net_->send(peer, m)) return std::nullopt;
-    return wait(timeout);
+    return wait<Answer>(timeout);
   }
 
-  std::optional<wire_msg::message> wait(std::chrono::milliseconds timeout) {
+  /// The first `Answer` to arrive within `timeout`; messages of other kinds are dropped.
+  template <class Answer> std::optional<Answer> wait(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock<std::mutex> guard{mtx_};
-    cv_.wait_for(guard, timeout, [this] { return got_.has_value(); });
-    auto out = std::move(got_);
-    got_.reset();
-    return out;
+    while (cv_.wait_until(guard, deadline, [this] { return !got_.empty(); })) {
+      auto m = std::move(got_.front());
+      got_.pop_front();
+      if (auto* a = std::get_if<Answer>(&m)) return std::move(*a);
+    }
+    return std::nullopt;
   }
 
 private:
   std::mutex mtx_;
   std::condition_variable cv_;
-  std::optional<wire_msg::message> got_;
+  std::deque<wire_msg::message> got_;
   std::unique_ptr<wire_msg::endpoint> net_;
 };
 
@@ -157,15 +169,13 @@ ask_to_join(const client_options& o, const std::string& name, bool worker) {
   cluster_client c{o.secret, cluster_config{}.max_message_bytes};
   auto head = c.connect(o.address, o.port, o.timeout);
   if (!head) return head.err();
-  auto answer = c.ask(*head, wire_msg::client_ask{1, name, worker}, o.timeout);
-  if (!answer)
+  auto w = c.ask<wire_msg::client_welcome>(*head, wire_msg::client_ask{1, name, worker},
+                                           o.timeout);
+  if (!w)
     return error{errc::timeout, "node '" + *head + "' at " + where +
                                     " sent no answer to a client within " +
-                                    std::to_string(o.timeout.count()) + " ms"};
-  auto* w = std::get_if<wire_msg::client_welcome>(&*answer);
-  if (!w)
-    return error{errc::invalid_argument,
-                 "node '" + *head + "' at " + where + " is not the head of its cluster"};
+                                    std::to_string(o.timeout.count()) +
+                                    " ms (is it the head of its cluster?)"};
   if (!w->ok)
     return error{errc::invalid_argument,
                  "the head '" + *head + "' at " + where + " refused " +
@@ -243,8 +253,7 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
   cluster_client c{cfg};
   if (auto ok = c.send(cfg.head(), wire_msg::status_request{1}, timeout); !ok)
     return ok.err();
-  auto answer = c.wait(timeout);
-  auto* table = answer ? std::get_if<wire_msg::node_table>(&*answer) : nullptr;
+  auto table = c.wait<wire_msg::node_table>(timeout);
   if (!table)
     return error{errc::node_unreachable, "the head '" + cfg.head().name +
                                              "' sent no node table within " +
@@ -330,9 +339,8 @@ result<std::vector<node_list>> list_at(const cluster_config& cfg, const node_spe
   std::vector<node_list> out;
   uint64_t request = 0;
   for (auto& q : queries) {
-    auto answer =
-        c.ask(*peer, wire_msg::list_request{++request, q.what, q.limit}, timeout);
-    auto* reply = answer ? std::get_if<wire_msg::list_reply>(&*answer) : nullptr;
+    auto reply = c.ask<wire_msg::list_reply>(
+        *peer, wire_msg::list_request{++request, q.what, q.limit}, timeout);
     if (!reply || reply->request_id != request)
       return error{errc::node_unreachable, "node '" + node + "' sent no list of its " +
                                                q.what + " within " +
@@ -431,8 +439,7 @@ result<wire_msg::job_answer> ask_jobs(const cluster_config& cfg, wire_msg::messa
   cluster_client c{cfg};
   auto head = c.connect(cfg.head(), timeout);
   if (!head) return head.err();
-  auto got = c.ask(*head, m, timeout);
-  auto* a = got ? std::get_if<wire_msg::job_answer>(&*got) : nullptr;
+  auto a = c.ask<wire_msg::job_answer>(*head, m, timeout);
   if (!a)
     return error{errc::timeout, "the head '" + cfg.head().name +
                                     "' did not answer within " +
@@ -448,7 +455,7 @@ result<wire_msg::job_answer> ask_jobs(const cluster_config& cfg, wire_msg::messa
 result<job_state> submit_job(const cluster_config& cfg,
                              const std::vector<std::string>& argv, const std::string& cwd,
                              std::chrono::milliseconds timeout) {
-  auto a = ask_jobs(cfg, wire_msg::job_submit{1, argv, cwd}, timeout);
+  auto a = ask_jobs(cfg, wire_msg::job_submit{1, argv, cwd, cfg.jobs.token}, timeout);
   if (!a) return a.err();
   return state_of(a->jobs.at(0));
 }
@@ -456,7 +463,9 @@ result<job_state> submit_job(const cluster_config& cfg,
 result<std::vector<job_state>> list_jobs(const cluster_config& cfg, uint64_t id,
                                          std::chrono::milliseconds timeout) {
   auto a = ask_jobs(
-      cfg, wire_msg::job_ask{1, wire_msg::job_ask::kind_type::status, id, 0}, timeout);
+      cfg,
+      wire_msg::job_ask{1, wire_msg::job_ask::kind_type::status, id, 0, cfg.jobs.token},
+      timeout);
   if (!a) return a.err();
   std::vector<job_state> out;
   for (auto& r : a->jobs)
@@ -466,9 +475,10 @@ result<std::vector<job_state>> list_jobs(const cluster_config& cfg, uint64_t id,
 
 result<job_output> job_output_from(const cluster_config& cfg, uint64_t id,
                                    uint64_t offset, std::chrono::milliseconds timeout) {
-  auto a = ask_jobs(
-      cfg, wire_msg::job_ask{1, wire_msg::job_ask::kind_type::output, id, offset},
-      timeout);
+  auto a = ask_jobs(cfg,
+                    wire_msg::job_ask{1, wire_msg::job_ask::kind_type::output, id, offset,
+                                      cfg.jobs.token},
+                    timeout);
   if (!a) return a.err();
   return job_output{state_of(a->jobs.at(0)),
                     std::string(a->output.begin(), a->output.end()), a->output_end};
@@ -476,8 +486,10 @@ result<job_output> job_output_from(const cluster_config& cfg, uint64_t id,
 
 result<job_state> stop_job(const cluster_config& cfg, uint64_t id,
                            std::chrono::milliseconds timeout) {
-  auto a = ask_jobs(cfg, wire_msg::job_ask{1, wire_msg::job_ask::kind_type::stop, id, 0},
-                    timeout);
+  auto a = ask_jobs(
+      cfg,
+      wire_msg::job_ask{1, wire_msg::job_ask::kind_type::stop, id, 0, cfg.jobs.token},
+      timeout);
   if (!a) return a.err();
   return state_of(a->jobs.at(0));
 }

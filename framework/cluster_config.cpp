@@ -282,8 +282,27 @@ const toml::table* table_at(checker& c, const toml::table& root, const char* key
   return n->as_table();
 }
 
+// A token of table `table` (`[http]`, `[jobs]`): printable, long, and not the secret,
+// which `holders` hold too; empty when the table has none.
+std::string read_token(checker& c, const toml::table& t, const std::string& table,
+                       const std::string& holders, const std::string& secret) {
+  auto token = c.string(t, table, "token", false);
+  if (!token) return "";
+  auto where = t.get("token")->source();
+  auto key = table + ".token";
+  if (token->size() < 16)
+    c.fail(where, key, "must be at least 16 characters");
+  else if (std::any_of(token->begin(), token->end(),
+                       [](char ch) { return ch <= ' ' || ch > '~'; }))
+    c.fail(where, key, "must be printable ASCII without spaces");
+  else if (*token == secret)
+    c.fail(where, key, "must differ from cluster.secret (" + holders + ")");
+  return *token;
+}
+
 void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
-  c.only(root, "", {"autoscaler", "cluster", "code", "http", "limits", "log", "node"});
+  c.only(root, "",
+         {"autoscaler", "cluster", "code", "http", "jobs", "limits", "log", "node"});
   auto* cl = table_at(c, root, "cluster");
   if (!cl) {
     c.fail(root.source(), "cluster", "is required ([cluster] with at least `secret`)");
@@ -344,26 +363,23 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
   }
   if (auto* http = table_at(c, root, "http")) {
     c.only(*http, "http", {"token", "threads", "request_timeout_ms"});
-    if (auto t = c.string(*http, "http", "token", false)) {
-      auto bad = std::find_if(t->begin(), t->end(),
-                              [](char ch) { return ch <= ' ' || ch > '~'; });
-      if (t->size() < 16)
-        c.fail(
-            http->get("token")->source(), "http.token",
-            "must be at least 16 characters (it guards the metrics and the dashboard)");
-      else if (bad != t->end())
-        c.fail(http->get("token")->source(), "http.token",
-               "must be printable ASCII without spaces (it is sent in an HTTP header)");
-      else if (*t == out.secret)
-        c.fail(http->get("token")->source(), "http.token",
-               "must differ from cluster.secret (whoever scrapes the metrics holds it)");
-      out.http.token = *t;
-    }
+    out.http.token =
+        read_token(c, *http, "http", "whoever scrapes the metrics holds it", out.secret);
     out.http.threads = static_cast<size_t>(
         c.integer(*http, "http", "threads", 1, 256, false).value_or(8));
     out.http.request_timeout = std::chrono::milliseconds{
         c.integer(*http, "http", "request_timeout_ms", 100, 600000, false)
             .value_or(5000)};
+  }
+  if (auto* jobs = table_at(c, root, "jobs")) {
+    c.only(*jobs, "jobs", {"token", "run_as"});
+    if (!jobs->get("token"))
+      c.fail(jobs->source(), "jobs.token",
+             "is required: jobs run only for who holds it (leave [jobs] out to turn "
+             "them off)");
+    out.jobs.token =
+        read_token(c, *jobs, "jobs", "every node and job holds the secret", out.secret);
+    out.jobs.run_as = c.string(*jobs, "jobs", "run_as", false).value_or("");
   }
   if (auto* lim = table_at(c, root, "limits")) {
     c.only(*lim, "limits",

@@ -90,6 +90,17 @@ struct autoscaler_config {
   bool enabled() const { return !node_types.empty(); }
 };
 
+/// `[jobs]`: programs run on the head as jobs of the cluster (`swarm job submit`). Off
+/// without a token; with one, only who holds it (not merely the cluster's secret) may
+/// submit, read or stop jobs. Only the head's file needs the table.
+struct jobs_config {
+  std::string token;
+  /// The user jobs run as (the head must be root to switch to it); empty: the head's.
+  std::string run_as;
+
+  bool enabled() const { return !token.empty(); }
+};
+
 /// A whole cluster as one file describes it: every host runs the same binary with the
 /// same file and its own node name. See examples/cluster.toml for every key.
 struct cluster_config {
@@ -128,6 +139,8 @@ struct cluster_config {
   autoscaler_config autoscaler;
   /// `[http]`: how every node's metrics and the head's dashboard serve.
   http_config http;
+  /// `[jobs]`: off when it has no token.
+  jobs_config jobs;
 
   /// The node named `name`, or an error listing the names there are.
   result<const node_spec*> find(const std::string& name) const;

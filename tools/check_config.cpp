@@ -35,6 +35,10 @@ int run_check_config(const check_config_options& opts) {
                                       : "behind the [http] token",
               cfg->http.threads,
               static_cast<long long>(cfg->http.request_timeout.count()));
+  std::printf("jobs: %s%s\n",
+              cfg->jobs.enabled() ? "on, behind the [jobs] token"
+                                  : "off (no [jobs] token)",
+              cfg->jobs.run_as.empty() ? "" : (", run as " + cfg->jobs.run_as).c_str());
   std::printf("control store %s%s\n",
               cfg->gcs_dir.empty() ? "in memory only" : "persisted in ",
               cfg->gcs_dir.empty() ? "" : cfg->runtime_for(cfg->head()).gcs_dir.c_str());
@@ -80,12 +84,13 @@ int run_check_config(const check_config_options& opts) {
     std::fprintf(stderr, "swarm: %s: cluster.secret %s\n", path.c_str(), why.c_str());
     return 2;
   }
-  if (auto why = cfg->http.token.empty() ? "" : secret_weakness(cfg->http.token);
-      !why.empty()) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "swarm: %s: http.token %s\n", path.c_str(), why.c_str());
-    return 2;
-  }
+  for (auto [key, token] : {std::pair{"http.token", &cfg->http.token},
+                            std::pair{"jobs.token", &cfg->jobs.token}})
+    if (auto why = token->empty() ? "" : secret_weakness(*token); !why.empty()) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "swarm: %s: %s %s\n", path.c_str(), key, why.c_str());
+      return 2;
+    }
   return 0;
 }
 

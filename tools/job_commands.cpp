@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <string>
 #include <thread>
@@ -65,6 +66,9 @@ int print_output(const cluster_config& cfg, uint64_t id, bool follow) {
 int run_job(const job_options& opts) {
   auto cfg = load("job", opts.config);
   if (!cfg) return 1;
+  // The token need not be in a file every node has.
+  if (const char* token = std::getenv("SWARM_JOB_TOKEN"); token && *token)
+    cfg->jobs.token = token;
   if (opts.action == "submit") {
     auto j = submit_job(*cfg, opts.argv, opts.cwd, ask_timeout);
     if (!j) {

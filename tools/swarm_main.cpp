@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
 
   job_options job;
   auto* jb = app.add_subcommand("job", "run a program on the head as a job of the "
-                                       "cluster, and follow, list or stop it");
+                                       "cluster, and follow, list or stop it (with the "
+                                       "file's [jobs] token, or SWARM_JOB_TOKEN)");
   jb->require_subcommand(1);
   auto* js =
       jb->add_subcommand("submit", "start PROGRAM ARGS... on the head; it connects "

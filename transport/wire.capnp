@@ -507,6 +507,7 @@ struct JobSubmit {
   requestId @0 :UInt64;
   argv @1 :List(Text);
   cwd @2 :Text;        # empty: the head's
+  token @3 :Text;      # the head's [jobs] token: nothing runs without it
 }
 
 struct JobAsk {
@@ -516,6 +517,7 @@ struct JobAsk {
   kind @1 :UInt8 $Cxx.enumeration(["status", "output", "stop"]);
   id @2 :UInt64;
   offset @3 :UInt64;
+  token @4 :Text;      # the head's [jobs] token, as for a submit
 }
 
 struct JobRow {

@@ -312,6 +312,9 @@ void cluster_node::start_actors() {
     job_runner_config jc;
     jc.address = link_.self.address + ":" + std::to_string(link_.self.port);
     jc.secret = link_.cfg.secret;
+    jc.token = link_.cfg.jobs.token;
+    jc.run_as = link_.cfg.jobs.run_as;
+    jc.cluster = link_.cfg.name;
     jc.output_parent = std::filesystem::temp_directory_path().string();
     if (!link_.cfg.gcs_dir.empty())
       jc.output_dir = link_.cfg.gcs_dir + "/" + link_.self.name + "/jobs";

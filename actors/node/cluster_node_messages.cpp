@@ -221,6 +221,16 @@ void cluster_node::add_routes() {
     };
     routes_.in_place<job_submit>(not_here);
     routes_.in_place<job_ask>(not_here);
+    routes_.in_place<client_ask>([this](const std::string& peer, client_ask&& m) {
+      client_welcome no;
+      no.request_id = m.request_id;
+      no.error = "node '" + link_.self.name +
+                 "' is not the head: join by the head's "
+                 "address (" +
+                 link_.cfg.head().address + ":" + std::to_string(link_.cfg.head().port) +
+                 ")";
+      link_.send_to(peer, std::move(no));
+    });
     return;
   }
   // The head's own: the stored table, jobs, clients and placement groups.

@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -13,9 +14,11 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "actors/common/wall_clock.hpp"
 #include "base/private_dir.hpp"
+#include "base/same_token.hpp"
 
 extern char** environ;
 
@@ -44,10 +47,12 @@ public:
   caf::behavior make_behavior() override {
     return {
         [this](job_atom, const std::string& peer, const wire_msg::job_submit& m) {
-          cfg_.send(peer, submit(m));
+          auto why = forbidden(m.token);
+          cfg_.send(peer, why.empty() ? submit(m) : refused(m.request_id, why));
         },
         [this](job_atom, const std::string& peer, const wire_msg::job_ask& m) {
-          cfg_.send(peer, ask(m));
+          auto why = forbidden(m.token);
+          cfg_.send(peer, why.empty() ? ask(m) : refused(m.request_id, why));
         },
         [this](reap_atom) {
           reaping_ = false;
@@ -63,6 +68,20 @@ public:
   }
 
 private:
+  // Why a request carrying `token` is refused; empty when it is not.
+  std::string forbidden(const std::string& token) const {
+    if (cfg_.token.empty())
+      return "jobs are off in cluster '" + cfg_.cluster +
+             "': the head's file turns them on with a [jobs] token";
+    if (same_token(token, cfg_.token)) return "";
+    return std::string{token.empty() ? "no job token was given"
+                                     : "the job token is wrong"} +
+           ": jobs of cluster '" + cfg_.cluster +
+           "' need the [jobs] token of the head's file (or SWARM_JOB_TOKEN), not only "
+           "the "
+           "cluster's secret";
+  }
+
   static wire_msg::job_answer refused(uint64_t request_id, std::string why) {
     wire_msg::job_answer a;
     a.request_id = request_id;
@@ -89,9 +108,41 @@ private:
     return &*folder_;
   }
 
+  // How a job starts as [jobs] run_as: the command before its own (setpriv, when that
+  // user is not the node's) and the environment it gets; or why it cannot.
+  struct as_user {
+    std::vector<std::string> prefix;
+    std::vector<std::string> env; // HOME, USER and LOGNAME
+  };
+  result<as_user> run_as() const {
+    as_user out;
+    if (cfg_.run_as.empty()) return out;
+    passwd pw{};
+    passwd* found = nullptr;
+    std::vector<char> buf(1 << 14);
+    ::getpwnam_r(cfg_.run_as.c_str(), &pw, buf.data(), buf.size(), &found);
+    auto what = "jobs run as '" + cfg_.run_as + "' ([jobs] run_as)";
+    if (!found)
+      return error{errc::invalid_argument, what + ", a user the head's host has not"};
+    if (found->pw_uid != ::geteuid()) {
+      if (::geteuid() != 0)
+        return error{errc::invalid_argument,
+                     what + ", but the head runs as uid " + std::to_string(::geteuid()) +
+                         ", which cannot switch users: start it as root, or leave "
+                         "run_as out"};
+      out.prefix = {"setpriv", "--reuid=" + std::to_string(found->pw_uid),
+                    "--regid=" + std::to_string(found->pw_gid), "--init-groups", "--"};
+    }
+    out.env = {std::string{"HOME="} + found->pw_dir, "USER=" + cfg_.run_as,
+               "LOGNAME=" + cfg_.run_as};
+    return out;
+  }
+
   wire_msg::job_answer submit(const wire_msg::job_submit& m) {
     if (m.argv.empty() || m.argv[0].empty())
       return refused(m.request_id, "a job needs a program to run");
+    auto user = run_as();
+    if (!user) return refused(m.request_id, user.err().message);
     auto folder = output_folder();
     if (!folder) return refused(m.request_id, folder.err().message);
     auto id = next_id_++;
@@ -118,12 +169,16 @@ private:
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                         POSIX_SPAWN_SETSIGDEF);
     std::vector<std::string> env_strings;
-    for (char** e = environ; *e; ++e) {
-      std::string kv{*e};
-      if (kv.rfind("SWARM_ADDRESS=", 0) != 0 && kv.rfind("SWARM_SECRET=", 0) != 0 &&
-          kv.rfind("SWARM_JOB_ID=", 0) != 0)
-        env_strings.push_back(std::move(kv));
-    }
+    auto replaced = [&](const std::string& kv) {
+      for (const char* k : {"SWARM_ADDRESS=", "SWARM_SECRET=", "SWARM_JOB_ID="})
+        if (kv.rfind(k, 0) == 0) return true;
+      for (auto& u : user->env)
+        if (kv.compare(0, u.find('=') + 1, u, 0, u.find('=') + 1) == 0) return true;
+      return false;
+    };
+    for (char** e = environ; *e; ++e)
+      if (std::string kv{*e}; !replaced(kv)) env_strings.push_back(std::move(kv));
+    env_strings.insert(env_strings.end(), user->env.begin(), user->env.end());
     env_strings.push_back("SWARM_ADDRESS=" + cfg_.address);
     env_strings.push_back("SWARM_SECRET=" + cfg_.secret);
     env_strings.push_back("SWARM_JOB_ID=" + std::to_string(id));
@@ -134,7 +189,8 @@ private:
       out.push_back(nullptr);
       return out;
     };
-    auto argv_strings = m.argv;
+    auto argv_strings = user->prefix;
+    argv_strings.insert(argv_strings.end(), m.argv.begin(), m.argv.end());
     auto argv = pointers(argv_strings);
     auto envp = pointers(env_strings);
     pid_t pid = 0;

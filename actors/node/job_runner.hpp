@@ -19,6 +19,14 @@ struct job_runner_config {
   /// (`client_options_from_env`): the head's host:port and the cluster's secret.
   std::string address;
   std::string secret;
+  /// Who may submit, read and stop jobs: a request must carry it. Empty: jobs are off,
+  /// and every request is refused saying so.
+  std::string token;
+  /// The user jobs run as (through setpriv, which needs the node to be root); empty: the
+  /// node's.
+  std::string run_as;
+  /// Named in refusals.
+  std::string cluster;
   /// Where each job's output is kept, as `<id>.log` (new files only, never through a
   /// symlink): a private folder the runner makes under `output_parent` and removes when
   /// it goes, or, when `output_dir` is set, that folder (made private if missing; kept).
@@ -30,11 +38,12 @@ struct job_runner_config {
   std::function<void(const std::string& peer, wire_msg::message)> send;
 };
 
-/// Spawns the head's job runner: it starts each submitted program in a process group of
-/// its own, its output (stdout and stderr) in a file only the node's user may read, `SWARM_JOB_ID` in its environment
-/// beside the address and secret; notes how each ends (exit code, or signal); answers
-/// questions about the jobs; stops one with SIGTERM, then SIGKILL after the grace. Jobs
-/// still running when the runner goes are sent SIGTERM.
+/// Spawns the head's job runner: it answers only requests carrying its token, starts
+/// each submitted program in a process group of
+/// its own, its output (stdout and stderr) in a file only the node's user may read,
+/// `SWARM_JOB_ID` in its environment beside the address and secret; notes how each ends
+/// (exit code, or signal); answers questions about the jobs; stops one with SIGTERM, then
+/// SIGKILL after the grace. Jobs still running when the runner goes are sent SIGTERM.
 ///   (job_atom, peer, job_submit)   answered with a job_answer holding its row
 ///   (job_atom, peer, job_ask)      status, output or stop, answered with a job_answer
 caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg);

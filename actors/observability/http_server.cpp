@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "base/same_token.hpp"
+
 namespace swarm::actors {
 
 namespace {
@@ -16,15 +18,6 @@ void respond(mg_connection* conn, const char* status, const char* headers,
             "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
             status, headers, static_cast<int>(type.size()), type.data(), body.size());
   mg_write(conn, body.data(), body.size());
-}
-
-// Compares in time that depends on the lengths only, not on where they differ.
-bool same(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
 }
 
 } // namespace
@@ -73,7 +66,7 @@ http_server::~http_server() {
 bool http_server::authorized(mg_connection* conn) const {
   if (token_.empty()) return true;
   const char* given = mg_get_header(conn, "Authorization");
-  return given && same(given, "Bearer " + token_);
+  return given && same_token(given, "Bearer " + token_);
 }
 
 int http_server::on_request(mg_connection* conn, void* bound) {

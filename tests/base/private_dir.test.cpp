@@ -59,7 +59,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a kept folder is made private and stays; a symlink, a file or a folder open to "
+    "a kept folder is made private and stays, a symlink, a file or a folder open to "
     "others is refused, naming it") {
   scratch s;
   {

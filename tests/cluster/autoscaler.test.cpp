@@ -80,7 +80,7 @@ TEST_CASE("the autoscaler starts a node for work that fits no live node, and sto
 }
 
 TEST_CASE("a failing provider command is reported with its output and retried with a "
-          "growing back-off; the work that only its type fits then fails saying why") {
+          "growing back-off, the work that only its type fits then fails saying why") {
   process_cluster c{"[autoscaler]\nprovider = \"command\"\nretry_after_ms = 100\n"
                     "start_command = 'echo try >> @DIR@/launches; echo no quota left; "
                     "exit 3'\nstop_command = 'true'\n" +

@@ -169,9 +169,17 @@ TEST_CASE("a client that disconnects leaves no object of its own on the cluster,
   CHECK(eventually(20s, [&] { return worker_store_bytes(c) < before + (1u << 20); }));
 }
 
-TEST_CASE("swarm job submit runs a program on the head, which connects as a client; its "
+TEST_CASE("swarm job submit runs a program on the head, which connects as a client, its "
           "output and how it ended are kept, and a job can be stopped") {
-  three_nodes c;
+  // Jobs are on: the file has a [jobs] token, which c.cfg carries.
+  three_nodes c{"[jobs]\ntoken = \"job-token-4f0d9b2c71e8\"\n"};
+  // The cluster's secret alone runs nothing.
+  auto secret_only = c.cfg;
+  secret_only.jobs.token.clear();
+  auto refused = swarm::submit_job(secret_only, {"/bin/true"}, "", 10s);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.err().message.find("no job token was given") != std::string::npos);
+  CHECK_FALSE(swarm::list_jobs(secret_only, 0, 5s));
   // A program that connects from its environment and runs tasks on the cluster.
   auto job = swarm::submit_job(c.cfg, {SWARM_TEST_NODE, "--client-job"}, "", 10s);
   REQUIRE_MESSAGE(job, job.err().message);
@@ -214,6 +222,23 @@ TEST_CASE("swarm job submit runs a program on the head, which connects as a clie
   auto [rc, listed] = swarm::cluster_test::run_command(
       std::string{SWARM_CLI} + " job status --config " + c.config);
   CHECK(rc == 0);
+  // A file without the token works with SWARM_JOB_TOKEN, and not without.
+  auto tokenless = c.dir + "/tokenless.toml";
+  swarm::cluster_test::write(
+      tokenless, swarm::cluster_test::cluster_file(c.cfg.head().port, c.cfg.nodes[1].port,
+                                                   c.cfg.nodes[2].port, c.cfg.secret));
+  auto [rc_env, with_env] = swarm::cluster_test::run_command(
+      "SWARM_JOB_TOKEN=job-token-4f0d9b2c71e8 " + std::string{SWARM_CLI} +
+      " job status --config " + tokenless);
+  CHECK(rc_env == 0);
+  CHECK(with_env.find("stopped") != std::string::npos);
+  auto [rc_bare, bare] = swarm::cluster_test::run_command(
+      std::string{SWARM_CLI} + " job status --config " + tokenless + " 2>&1");
+  CHECK(rc_bare != 0);
+  CHECK_MESSAGE(
+      bare.find("need the [jobs] token of the head's file (or SWARM_JOB_TOKEN)") !=
+          std::string::npos,
+      bare);
   CHECK(listed.find("succeeded") != std::string::npos);
   CHECK(listed.find("stopped") != std::string::npos);
   auto [rc_logs, logs] =

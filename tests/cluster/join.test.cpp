@@ -61,8 +61,8 @@ TEST_CASE("a node that joins by the head's address runs work placed by the head,
   CHECK(joined->wait_exit(20s) == 0);
 }
 
-TEST_CASE("a node joining under the name of a live node, or of a node of the file, is "
-          "refused, naming it; the live node serves on") {
+TEST_CASE("a node joining under the name of a live node, or of a node of the file, or "
+          "at a worker's address is refused, naming why, the live node serves on") {
   process_cluster c{"", {"worker-1", "worker-2"}};
   auto nodes = c.start_alive({"head", "worker-1"});
   auto first = c.join("joined-1", "joined-1.log");
@@ -81,6 +81,20 @@ TEST_CASE("a node joining under the name of a live node, or of a node of the fil
   CHECK(file_name->wait_exit(20s) == 1);
   CHECK(file_name->log().find("'worker-2' is a node of cluster 'processes'") !=
         std::string::npos);
+  // A worker's address is not the head's: the worker says so, naming the head's.
+  swarm::join_options at_worker;
+  auto& w1 = *c.cfg.find("worker-1").value();
+  at_worker.head.address = w1.address;
+  at_worker.head.port = w1.port;
+  at_worker.head.secret = c.cfg.secret;
+  at_worker.node.name = "joined-2";
+  auto refused = swarm::join_cluster(at_worker);
+  REQUIRE_FALSE(refused);
+  CHECK_MESSAGE(refused.err().message.find(
+                    "node 'worker-1' is not the head: join by the head's address (" +
+                    c.cfg.head().address + ":" + std::to_string(c.cfg.head().port) +
+                    ")") != std::string::npos,
+                refused.err().message);
 
   CHECK(first->wait_exit(0ms) == -1);
   CHECK(alive_node(c, "joined-1"));

@@ -29,7 +29,7 @@ swarm::placement_group_options gang(std::vector<swarm::resource_set> bundles,
 
 } // namespace
 
-TEST_CASE("a gang spread over two node processes runs work in its bundles there; a gang "
+TEST_CASE("a gang spread over two node processes runs work in its bundles there, a gang "
           "that cannot fit waits, then fits when the first is removed") {
   three_nodes c;
   auto where = c.app.find_function<std::string()>("where").value();

@@ -54,7 +54,7 @@ TEST_CASE("a borrowed ref outlives its task: an actor on another node keeps refs
   CHECK(c.rt->stats().lent_objects == 0);
 }
 
-TEST_CASE("a task returns refs of objects it made on its node; the driver reads them "
+TEST_CASE("a task returns refs of objects it made on its node, the driver reads them "
           "there and lends them on to a third node, and they are freed when all let go") {
   three_nodes c;
   auto make = c.app.find_function<refs(int)>("make_refs").value();

@@ -131,7 +131,7 @@ TEST_CASE("two node processes share one device: a buffer one makes on the GPU is
 }
 
 TEST_CASE("a node process whose GPU faults fails the task with device_failed and exits "
-          "with code 3; started again, it runs GPU work on a fresh context") {
+          "with code 3, started again, it runs GPU work on a fresh context") {
   gpu_cluster c;
   auto& fill = c.fill;
   auto& check = c.check;

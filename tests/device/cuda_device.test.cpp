@@ -262,7 +262,7 @@ namespace {
 std::atomic<int> fault_runs{0};
 } // namespace
 
-TEST_CASE("an illegal-address kernel fails its task with device_failed, not retried; CPU "
+TEST_CASE("an illegal-address kernel fails its task with device_failed, not retried, CPU "
           "tasks run on, the device's buffers are lost, and later GPU tasks fail at once "
           "saying the process must be restarted") {
   swarm::application app;

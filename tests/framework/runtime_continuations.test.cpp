@@ -92,7 +92,7 @@ TEST_CASE("when_any holds the index of the first future done, when_all every val
 }
 
 TEST_CASE("a running task that is cancelled sees it through its context and its future "
-          "fails with cancelled; forced, the future fails at once") {
+          "fails with cancelled, forced, the future fails at once") {
   swarm::application app;
   std::atomic<bool> started{false};
   auto spin = app.function("spin", [&started](swarm::context& ctx, int ms) {

@@ -40,7 +40,7 @@ struct fixture {
 
 } // namespace
 
-TEST_CASE("refs inside values reach tasks and actors; an actor keeps refs after the "
+TEST_CASE("refs inside values reach tasks and actors, an actor keeps refs after the "
           "driver dropped its own, and a task returns refs it made") {
   fixture f;
   swarm::runtime rt{f.app};

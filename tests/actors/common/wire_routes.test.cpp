@@ -76,7 +76,7 @@ TEST_CASE("a wire message goes by its route: into an actor's mailbox, in place, 
   CHECK(posted == "w3: epoch 1");
 }
 
-TEST_CASE("a kind routed twice is refused, naming it; one not routed is not delivered") {
+TEST_CASE("a kind routed twice is refused, naming it, one not routed is not delivered") {
   fixture f;
   f.routes.in_place<wire_msg::task_submit>(
       [](const std::string&, wire_msg::task_submit&&) {});

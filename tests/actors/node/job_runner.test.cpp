@@ -36,10 +36,17 @@ struct runner {
   caf::actor_system sys{cfg};
   caf::actor jobs;
 
-  explicit runner(const std::string& kept_dir = "") {
+  std::string token = "the-token-of-the-job-tests";
+
+  /// `jobs_on` false: the runner has no token (the file no [jobs] table).
+  explicit runner(const std::string& kept_dir = "", const std::string& run_as = "",
+                  bool jobs_on = true) {
     job_runner_config jc;
     jc.address = "127.0.0.1:1";
     jc.secret = "the-secret-of-the-job-tests";
+    jc.token = jobs_on ? token : "";
+    jc.run_as = run_as;
+    jc.cluster = "jobs-test";
     jc.output_parent = scratch;
     jc.output_dir = kept_dir;
     jc.send = [this](const std::string&, wire_msg::message m) {
@@ -74,13 +81,14 @@ struct runner {
   }
 
   wire_msg::job_answer submit(std::vector<std::string> argv) {
-    return ask(wire_msg::job_submit{1, std::move(argv), ""});
+    return ask(wire_msg::job_submit{1, std::move(argv), "", token});
   }
 
   // The job's row once it ended (within 10 s).
   wire_msg::job_row ended(uint64_t id) {
     for (int i = 0; i < 200; ++i) {
-      auto a = ask(wire_msg::job_ask{2, wire_msg::job_ask::kind_type::status, id, 0});
+      auto a =
+          ask(wire_msg::job_ask{2, wire_msg::job_ask::kind_type::status, id, 0, token});
       REQUIRE(a.ok);
       if (a.jobs.at(0).state != "running") return a.jobs.at(0);
       std::this_thread::sleep_for(50ms);
@@ -90,7 +98,8 @@ struct runner {
   }
 
   std::string output(uint64_t id) {
-    auto a = ask(wire_msg::job_ask{3, wire_msg::job_ask::kind_type::output, id, 0});
+    auto a =
+        ask(wire_msg::job_ask{3, wire_msg::job_ask::kind_type::output, id, 0, token});
     REQUIRE(a.ok);
     return {a.output.begin(), a.output.end()};
   }
@@ -182,4 +191,60 @@ TEST_CASE("a job folder another user made, with a symlink planted as the next jo
   std::string line;
   std::getline(in, line);
   CHECK(line == "precious");
+}
+
+TEST_CASE(
+    "a job request without the [jobs] token, with a wrong one, or to a head without "
+    "one is refused saying why, and runs nothing") {
+  runner r;
+  auto mark = r.scratch + "/ran";
+  std::vector<std::string> touch{"/bin/sh", "-c", "touch " + mark};
+  auto none = r.ask(wire_msg::job_submit{1, touch, "", ""});
+  CHECK_FALSE(none.ok);
+  CHECK(none.error.find("no job token was given: jobs of cluster 'jobs-test' need the "
+                        "[jobs] token") != std::string::npos);
+  auto wrong = r.ask(wire_msg::job_submit{1, touch, "", "the-token-of-the-job-testZ"});
+  CHECK_FALSE(wrong.ok);
+  CHECK(wrong.error.find("the job token is wrong") != std::string::npos);
+  // Reading and stopping need it too.
+  auto listed =
+      r.ask(wire_msg::job_ask{2, wire_msg::job_ask::kind_type::status, 0, 0, "guess"});
+  CHECK_FALSE(listed.ok);
+  CHECK(listed.jobs.empty());
+  auto stop = r.ask(wire_msg::job_ask{3, wire_msg::job_ask::kind_type::stop, 1, 0, ""});
+  CHECK_FALSE(stop.ok);
+  // With the token, the same program runs.
+  auto ran = r.submit(touch);
+  REQUIRE(ran.ok);
+  r.ended(ran.jobs.at(0).id);
+  CHECK(fs::exists(mark));
+  fs::remove(mark);
+  // Off: a head whose file has no [jobs] token refuses any.
+  runner off{"", "", false};
+  auto refused = off.ask(wire_msg::job_submit{1, touch, "", ""});
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error ==
+        "jobs are off in cluster 'jobs-test': the head's file turns them "
+        "on with a [jobs] token");
+  CHECK_FALSE(fs::exists(mark));
+}
+
+TEST_CASE("jobs run as the [jobs] run_as user, with its home, and a user the host lacks "
+          "is refused naming it") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: switching users needs root");
+    return;
+  }
+  runner r{"", "nobody"};
+  auto a = r.submit({"/bin/sh", "-c", "id -u; id -g; echo $USER"});
+  REQUIRE_MESSAGE(a.ok, a.error);
+  auto row = r.ended(a.jobs.at(0).id);
+  CHECK(row.state == "succeeded");
+  CHECK(r.output(a.jobs.at(0).id) == "65534\n65534\nnobody\n");
+  runner lacking{"", "no-such-user-of-swarm"};
+  auto refused = lacking.submit({"/bin/true"});
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error ==
+        "jobs run as 'no-such-user-of-swarm' ([jobs] run_as), a user the "
+        "head's host has not");
 }

@@ -68,7 +68,7 @@ TEST_CASE_FIXTURE(fixture, "the chunks asked of a holder that died are asked of 
   CHECK(pulls_to("w1").size() == to_w1);
 }
 
-TEST_CASE_FIXTURE(fixture, "a holder without the object is asked for nothing more; the "
+TEST_CASE_FIXTURE(fixture, "a holder without the object is asked for nothing more, the "
                            "others send its chunks") {
   auto encoded = laid_out(detail::boxed_value::make(fox));
   auto got = read({{1, 83}, "w1", encoded.size(), {"w2"}});

@@ -103,7 +103,7 @@ TEST_CASE("the lender keeps an object while any node borrows it, answers with it
 }
 
 TEST_CASE("a borrow of an object not made yet is answered pending, then again with the "
-          "value once the slot is done; one of an object gone fails naming both nodes") {
+          "value once the slot is done, one of an object gone fails naming both nodes") {
   fixture f{"head"};
   auto obj = slot_of(owned_by(0), 2);
   auto k = detail::key_of(obj->id());

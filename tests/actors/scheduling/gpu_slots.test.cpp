@@ -20,7 +20,7 @@ TEST_CASE("two tasks of half a GPU share one device, and a whole GPU takes a fre
 }
 
 TEST_CASE("a GPU demand is whole devices for its integral part and a shared one for its "
-          "fraction; free GPUs spread over devices do not make a whole one") {
+          "fraction, free GPUs spread over devices do not make a whole one") {
   gpu_slots g{3};
   auto half = g.take(0.5);
   auto half2 = g.take(0.5); // devices: 0 full, 1 and 2 whole

@@ -54,7 +54,7 @@ TEST_CASE(
       place_bundles({cpus(4), cpus(4)}, placement_strategy::pack, rooms(1, 3, 3)));
 }
 
-TEST_CASE("spread uses distinct nodes while it can; strict_spread only distinct nodes") {
+TEST_CASE("spread uses distinct nodes while it can, strict_spread only distinct nodes") {
   auto spread = place_bundles({cpus(1), cpus(1), cpus(1), cpus(1)},
                               placement_strategy::spread, rooms(2, 2, 2));
   REQUIRE(spread);

@@ -147,7 +147,7 @@ TEST_CASE_FIXTURE(fixture, "a GPU worker gives cached blocks back when a request
         std::make_tuple(uint64_t{700}, uint64_t{0}, uint64_t{1000}, uint64_t{0}));
 }
 
-TEST_CASE("a GPU worker whose device faulted is restarted once; the restart cannot "
+TEST_CASE("a GPU worker whose device faulted is restarted once, the restart cannot "
           "reopen the poisoned context, so the device is lost to the process, refuses "
           "allocations naming the fault, and nothing restarts in a loop") {
   test_coordinator_fixture<> f;

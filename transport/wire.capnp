@@ -150,6 +150,7 @@ struct TaskPlaced {
   # that the loss of `node` runs it again.
   result @0 :ObjectId;
   node @1 :Text;
+  incarnation @2 :UInt64;  # of `node` when the head placed it there (0: not known)
 }
 
 struct ObjectReplicate {
@@ -186,6 +187,8 @@ struct NodeInfo {
   client @14 :Bool;        # a program connected as a client: no file row, runs no work
   ownerIndex @15 :UInt32;  # one not in the file: the owner index its objects' ids carry
   leaving @16 :Bool;       # stopping: alive until it goes, but no work is placed there
+  incarnation @17 :UInt64; # when its process started (ms since the epoch): a node back
+                           # under its name is a new incarnation
 }
 
 struct Capability {

@@ -283,6 +283,11 @@ void cluster_node::start_actors() {
     auto i = members->find(peer);
     return i != members->end() && i->second.info.alive;
   };
+  wc.incarnation = [this](const std::string& peer) -> uint64_t {
+    auto members = link_.members.get();
+    auto i = members->find(peer);
+    return i != members->end() ? i->second.info.incarnation : 0;
+  };
   wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
     tasks_->pull_result(std::move(t), where);
   };
@@ -446,6 +451,7 @@ wire_msg::node_info cluster_node::self_info() const {
   me.head = is_head();
   me.client = link_.self.client;
   me.owner_index = link_.self.owner_index;
+  me.incarnation = incarnation_;
   me.total = to_list(local_->total_resources());
   me.available = me.total;
   auto& app = local_->app();

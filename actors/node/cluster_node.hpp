@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/common/wall_clock.hpp"
 #include "actors/common/wire_routes.hpp"
 #include "actors/node/cluster_actors.hpp"
 #include "actors/node/cluster_store.hpp"
@@ -226,6 +227,8 @@ private:
   caf::actor jobs_; // the head's job runner
   caf::actor autoscaler_;               // the head's, with an [autoscaler] in the file
   std::vector<std::string> file_nodes_; // the file's nodes, by owner index - 1
+  // When this process's node started (ms since the epoch): its rows' incarnation.
+  uint64_t incarnation_ = wall_ms();
   std::unique_ptr<dashboard> dashboard_;
   std::unique_ptr<cluster_store> store_;
   std::unique_ptr<cluster_tasks> tasks_;

@@ -35,10 +35,15 @@ struct owner_state {
   std::map<object_key, std::set<std::string>> losers;
   // Node losses the owner restarted its children after.
   restart_window window{restart_intensity{}};
-  // When each node was last lost, until it answers again: news that the head placed a
-  // child there may come after the loss (another connection), and this node's view may
-  // not show the loss yet (the head judges).
-  std::map<std::string, std::chrono::steady_clock::time_point> lost_at;
+  // When each node was last lost, and which life of it (its incarnation in this node's
+  // view then; 0: not known), until it answers again: news that the head placed a child
+  // there may come after the loss (another connection), and this node's view may not
+  // show the loss yet (the head judges).
+  struct loss {
+    std::chrono::steady_clock::time_point at;
+    uint64_t incarnation = 0;
+  };
+  std::map<std::string, loss> lost_at;
   // The borrower protocol (made once the owner runs: it tells the owner itself).
   std::unique_ptr<borrow_table> borrows;
 };
@@ -170,13 +175,24 @@ void on_placed(owner_state& st, const std::string& from, wire_msg::task_placed& 
   auto i = st.children.find(k);
   if (i == st.children.end() || i->second.actor || i->second.node != from) return;
   i->second.node = m.node;
+  // Placed on the life of the node this one saw lost, or (which life not known) soon
+  // after that loss: it runs again now. Not when this node's view shows a later life
+  // alive, the one the head placed it on: that life's loss would run it again.
   auto lost = st.lost_at.find(m.node);
-  bool lost_recently =
-      lost != st.lost_at.end() && now(st) - lost->second < std::chrono::seconds(30);
+  bool on_lost_life = false;
+  if (lost != st.lost_at.end()) {
+    auto was = lost->second.incarnation;
+    bool later_alive = m.incarnation > was && was != 0 && st.cfg.alive &&
+                       st.cfg.alive(m.node) && st.cfg.incarnation &&
+                       st.cfg.incarnation(m.node) >= m.incarnation;
+    on_lost_life = !later_alive && ((was != 0 && m.incarnation == was) ||
+                                    now(st) - lost->second.at < std::chrono::seconds(30));
+  }
   // A node this one's table does not list yet joined a moment ago: the head, which
   // placed the child there, saw it alive.
   bool unseen = st.cfg.joined && !st.cfg.joined(m.node);
-  if (!lost_recently && (!st.cfg.alive || unseen || st.cfg.alive(m.node))) return;
+  bool seen_dead = st.cfg.alive && !unseen && !st.cfg.alive(m.node);
+  if (!on_lost_life && !seen_dead) return;
   auto p = std::move(i->second);
   st.children.erase(i);
   if (!p.exported.empty()) st.cfg.release(std::move(p.exported));
@@ -219,7 +235,7 @@ void on_stream_item(owner_state& st, const std::string& from, wire_msg::stream_i
 
 void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   auto& st = self->state;
-  st.lost_at[peer] = now(st);
+  st.lost_at[peer] = {now(st), st.cfg.incarnation ? st.cfg.incarnation(peer) : 0};
   st.borrows->lost(peer, why);
   for (auto l = st.losers.begin(); l != st.losers.end();)
     l = l->second.erase(peer) > 0 && l->second.empty() ? st.losers.erase(l)

@@ -89,6 +89,9 @@ struct owner_config {
   std::chrono::milliseconds join_wait{30000};
   /// Whether `node` is alive in this node's view (empty: every node is).
   std::function<bool(const std::string&)> alive;
+  /// The incarnation of `node` this node's view shows (when its process started; 0: not
+  /// known, or empty).
+  std::function<uint64_t(const std::string&)> incarnation;
   /// The node's log.
   node_log log;
   /// The node that reads results (the actor handles in them); may be null.

@@ -128,7 +128,7 @@ std::vector<bytes> frame_decoder_seeds() {
   stopping_change.leaving = true;
   messages.push_back(leaving);
   messages.push_back(wire::node_table{{stopping}, {}, 14, 13, {stopping_change}, {}});
-  messages.push_back(wire::task_placed{{3, 12}, "worker-2"});
+  messages.push_back(wire::task_placed{{3, 12}, "worker-2", 1764100000123});
   // Every kind the schema declares, each field set (generated from wire.capnp).
   for (auto& m : wire::sample_messages())
     messages.push_back(std::move(m));

@@ -18,6 +18,7 @@ node_info head_row() {
   n.address = "127.0.0.1";
   n.port = 7100;
   n.head = true;
+  n.incarnation = 1764100000000;
   return n;
 }
 
@@ -97,7 +98,7 @@ std::vector<message> samples() {
       object_unborrow{{3, 14}},
       stream_item{{3, 10}, 7, task_result{{9, 7}, stored_at{"worker-1", 1 << 22, {}}}},
       stream_ack{{3, 10}, 8},
-      task_placed{{3, 14}, "worker-2"},
+      task_placed{{3, 14}, "worker-2", 1764100000123},
       client_ask{12},
       client_welcome{12,
                      true,

@@ -7,6 +7,7 @@
 #include <caf/test/dsl.hpp>
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -36,6 +37,8 @@ struct owner_parts {
   std::vector<std::string> logged;
   clock_type::time_point now{std::chrono::hours(1)};
   std::set<std::string> alive_nodes{"head", "w1", "w2", "w3"};
+  // The life of each node the view shows (when its process started); 0: not known.
+  std::map<std::string, uint64_t> incarnations;
 };
 
 // A task named `name` whose result is object (1, seq), returning a std::string.
@@ -113,6 +116,10 @@ owner_config config(owner_parts& parts) {
                           }};
   c.now = [&parts] { return parts.now; };
   c.alive = [&parts](const std::string& n) { return parts.alive_nodes.count(n) > 0; };
+  c.incarnation = [&parts](const std::string& n) {
+    auto i = parts.incarnations.find(n);
+    return i != parts.incarnations.end() ? i->second : uint64_t{0};
+  };
   return c;
 }
 
@@ -225,6 +232,44 @@ TEST_CASE_FIXTURE(fixture, "a task the head placed on a worker follows it there:
   CHECK(e.code == errc::worker_died);
   CHECK(e.message.find("node 'w3', where the head placed it, was lost") !=
         std::string::npos);
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "a task the head placed on a later life of a node this one saw "
+                  "lost runs there, and one placed on the lost life runs again") {
+  auto placed = [&](const detail::task_ptr& x, const std::string& node, uint64_t life) {
+    tell(placed_atom::value, std::string{"head"},
+         wire_msg::task_placed{detail::to_wire(x->result->id()), node, life});
+  };
+  incarnations["w1"] = 100;
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed"});
+  // w1 started again (life 200), and this view shows it: the head's placement there
+  // stands, within the 30 s a loss of unknown life would rerun for.
+  incarnations["w1"] = 200;
+  auto later = task("f", 1, 2);
+  track(later, "head");
+  placed(later, "w1", 200);
+  CHECK(resubmitted.empty());
+  CHECK(children() == 1);
+  // The head's news of a placement on the life that died runs it again at once.
+  auto stale = task("g", 2, 2);
+  track(stale, "head");
+  placed(stale, "w1", 100);
+  REQUIRE(resubmitted.size() == 1);
+  CHECK(resubmitted[0] == stale);
+  // A later life this view does not show alive yet: judged as before, by the time since
+  // the loss.
+  incarnations["w2"] = 100;
+  tell(lost_atom::value, std::string{"w2"}, std::string{"killed"});
+  alive_nodes.erase("w2");
+  auto unseen = task("h", 3, 2);
+  track(unseen, "head");
+  placed(unseen, "w2", 300);
+  CHECK(resubmitted.size() == 2);
+  // The later life's own loss runs what was placed on it again.
+  tell(lost_atom::value, std::string{"w1"}, std::string{"killed again"});
+  REQUIRE(resubmitted.size() == 3);
+  CHECK(resubmitted[2] == later);
 }
 
 TEST_CASE_FIXTURE(fixture,

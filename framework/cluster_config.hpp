@@ -42,6 +42,9 @@ struct node_spec {
   bool client = false;
   /// A client's owner index, given by the head (file nodes use their place in it).
   uint32_t owner_index = 0;
+  /// The autoscaler's node type it was started as (`swarm start --node-type`): a head
+  /// restarted while it ran finds it its autoscaler's again. Empty: none.
+  std::string node_type;
 };
 
 /// A kind of node the autoscaler starts (`[[autoscaler.node_type]]`): what one offers,

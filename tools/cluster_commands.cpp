@@ -101,6 +101,7 @@ std::optional<cluster_config> join(const start_options& opts) {
   auto resources = parse_resources(opts.resources);
   if (!resources) return fail("--resources: " + resources.err().message);
   j.node.resources = std::move(*resources);
+  j.node.node_type = opts.node_type;
   auto cfg = join_cluster(j);
   if (!cfg) return fail(cfg.err().message);
   if (file) {
@@ -112,6 +113,7 @@ std::optional<cluster_config> join(const start_options& opts) {
     cfg->stop_timeout = file->stop_timeout;
     cfg->code_libraries = file->code_libraries;
     cfg->verbosity = file->verbosity;
+    cfg->http = file->http;
   }
   return std::move(*cfg);
 }

@@ -69,6 +69,7 @@ struct start_options {
   std::optional<double> cpus;
   std::optional<size_t> gpus;
   std::string resources; // "name=amount,...": custom resources to offer
+  std::string node_type; // the autoscaler's node type it was started as
   std::vector<std::string> libraries;
   size_t wait = 0;
   double wait_timeout_s = 30;

@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
                  "with --address: custom resources to offer, NAME=AMOUNT,... (e.g. "
                  "TPU=2,ssd=1)")
       ->needs(address);
+  st->add_option("--node-type", start.node_type,
+                 "with --address: the autoscaler's node type this node was started as "
+                 "(its provider's command passes \"$SWARM_NODE_TYPE\"), so a restarted "
+                 "head's autoscaler knows it")
+      ->needs(address);
   st->add_option("--load", start.libraries,
                  "a library of user code to load (SWARM_REGISTER); may repeat")
       ->expected(1)

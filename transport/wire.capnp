@@ -189,6 +189,7 @@ struct NodeInfo {
   leaving @16 :Bool;       # stopping: alive until it goes, but no work is placed there
   incarnation @17 :UInt64; # when its process started (ms since the epoch): a node back
                            # under its name is a new incarnation
+  nodeType @18 :Text;      # the autoscaler's node type it was started as (empty: none)
 }
 
 struct Capability {

@@ -6,8 +6,10 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::node_type)
 
@@ -19,6 +21,7 @@ using launch_atom = caf::atom_constant<caf::atom("launch")>;
 using release_atom = caf::atom_constant<caf::atom("release")>;
 using ended_atom = caf::atom_constant<caf::atom("ended")>;
 using launched_atom = caf::atom_constant<caf::atom("launched")>;
+using adopt_atom = caf::atom_constant<caf::atom("adopt")>;
 
 // Launches of a type that fail in a row before it is given up.
 constexpr size_t give_up_after = 5;
@@ -38,6 +41,9 @@ caf::behavior provider_runner(caf::event_based_actor* self,
         auto r = provider->launch(type, name);
         self->send(sender(), launched_atom::value, name,
                    r ? std::string{} : r.err().message);
+      },
+      [=](adopt_atom, const node_type& type, const std::string& name) {
+        provider->adopt(type, name);
       },
       [=](release_atom, const std::string& name) {
         if (auto r = provider->release(name, grace); !r) log.warn(r.err().message);
@@ -94,6 +100,7 @@ private:
   }
 
   void forget(const std::string& name) {
+    forgotten_.insert(name);
     missing_.erase(name);
     why_.erase(name);
     nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
@@ -136,10 +143,35 @@ private:
     send(setup_.global, scalable_atom::value, std::move(totals), std::move(why));
   }
 
+  // Takes on the live nodes of its types that it does not follow: started for a head
+  // that died while they ran, they joined this one. Not one it let go of.
+  void adopt(const peer_table& table, steady::time_point now) {
+    for (auto i = forgotten_.begin(); i != forgotten_.end();)
+      i = table.count(*i) ? std::next(i) : forgotten_.erase(i);
+    for (auto& [name, p] : table) {
+      auto& info = p.info;
+      if (info.node_type.empty() || !info.alive || info.leaving || find(name) ||
+          forgotten_.count(name))
+        continue;
+      auto& types = setup_.cfg.node_types;
+      auto t = std::find_if(types.begin(), types.end(),
+                            [&](auto& type) { return type.name == info.node_type; });
+      if (t == types.end()) continue;
+      auto index = static_cast<size_t>(t - types.begin());
+      nodes_.push_back({name, index, scaled_node::phase::up, now, {}});
+      why_[name] =
+          "adopted: started as a node of type '" + t->name + "' before the head started";
+      send(runner_, adopt_atom::value, *t, name);
+      setup_.log.info("autoscaler: adopted node '" + name + "' of type '" + t->name +
+                      "', started before the head started");
+    }
+  }
+
   // Follows its nodes in the node table, then acts on the plan.
   void step(const std::vector<resource_set>& waiting) {
     auto now = steady::now();
     auto table = setup_.members->get();
+    adopt(*table, now);
     for (auto i = nodes_.begin(); i != nodes_.end();) {
       auto row = table->find(i->name);
       bool alive = row != table->end() && row->second.info.alive;
@@ -160,6 +192,7 @@ private:
           continue;
         }
         setup_.log.info("autoscaler: node '" + i->name + "' is gone");
+        forgotten_.insert(i->name);
         send(runner_, release_atom::value, i->name);
         missing_.erase(i->name);
         why_.erase(i->name);
@@ -242,6 +275,8 @@ private:
   // Since when each node found dead (or dropped from the table) has been so.
   std::map<std::string, steady::time_point> missing_;
   std::map<size_t, std::pair<std::string, steady::time_point>> last_failure_;
+  // Nodes it let go of, while the table still lists them: never adopted again.
+  std::set<std::string> forgotten_;
   std::mt19937_64 names_;
 };
 

@@ -452,6 +452,7 @@ wire_msg::node_info cluster_node::self_info() const {
   me.client = link_.self.client;
   me.owner_index = link_.self.owner_index;
   me.incarnation = incarnation_;
+  me.node_type = link_.self.node_type;
   me.total = to_list(local_->total_resources());
   me.available = me.total;
   auto& app = local_->app();

@@ -127,7 +127,7 @@ result<void> node_provider::launch(const node_type& type, const std::string& nam
     command =
         "exec \"$SWARM_PROGRAM\" start --address \"$SWARM_ADDRESS\" --node "
         "\"$SWARM_NODE_NAME\" --cpus \"$SWARM_NODE_CPUS\" --gpus \"$SWARM_NODE_GPUS\" "
-        "--resources \"$SWARM_NODE_RESOURCES\"";
+        "--resources \"$SWARM_NODE_RESOURCES\" --node-type \"$SWARM_NODE_TYPE\"";
   types_[name] = type;
   if (cfg_.provider == autoscaler_config::provider_type::command)
     return run_to_end("start_command", command, type, name);
@@ -171,6 +171,10 @@ result<void> node_provider::release(const std::string& name,
   node_type type = t == types_.end() ? node_type{} : t->second;
   types_.erase(name);
   return run_to_end("stop_command", cfg_.stop_command, type, name);
+}
+
+void node_provider::adopt(const node_type& type, const std::string& name) {
+  types_[name] = type;
 }
 
 std::vector<std::pair<std::string, std::string>> node_provider::ended() {

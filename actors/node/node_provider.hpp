@@ -47,6 +47,11 @@ public:
   /// command; the local provider ends the process if it still runs after `grace`.
   result<void> release(const std::string& name, std::chrono::milliseconds grace);
 
+  /// Takes on node `name` of `type`, started for an earlier head (one that died while it
+  /// ran): its release runs the stop command with its type. A local one is no child of
+  /// this process: it stops itself when asked, and nothing more is done.
+  void adopt(const node_type& type, const std::string& name);
+
   /// The local nodes whose process ended since asked last, each with how (its exit and
   /// last output).
   std::vector<std::pair<std::string, std::string>> ended();

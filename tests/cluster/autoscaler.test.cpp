@@ -26,7 +26,7 @@ const std::string special_type = "[[autoscaler.node_type]]\nname = \"special\"\n
 std::string local_special(int idle_ms) {
   return "[autoscaler]\nstart_command = 'exec \"" SWARM_TEST_NODE
          "\" --address \"$SWARM_ADDRESS\" --node \"$SWARM_NODE_NAME\" --resource "
-         "special'\n" +
+         "special --node-type \"$SWARM_NODE_TYPE\"'\n" +
          special_type + "idle_timeout_ms = " + std::to_string(idle_ms) + "\n";
 }
 
@@ -132,4 +132,42 @@ TEST_CASE("a node the autoscaler started that is found dead while frozen is stil
   auto log = nodes[0]->log();
   CHECK(log.find("autoscaler: starting node") == log.rfind("autoscaler: starting node"));
   CHECK(log.find("is gone") == std::string::npos);
+}
+
+TEST_CASE("a head started again while a node its autoscaler started runs adopts that "
+          "node, and stops it once idle") {
+  process_cluster c{local_special(2000), {}};
+  auto nodes = c.start_alive({"head"});
+  std::string started;
+  int node_pid = 0;
+  {
+    test_client t{c, "client-adopt"};
+    auto name = t.app.find_function<std::string()>("node_name").value();
+    auto pid = t.app.find_function<int()>("pid").value();
+    started = t.rt->submit(special(), name).get(60s).value();
+    node_pid = t.rt->submit(special(), pid).get(20s).value();
+  }
+  // Killed: its autoscaler stops nothing, and the node, its child, runs on.
+  nodes[0]->kill_now();
+  nodes[0] = c.start("head", "head-again.log");
+  auto adopted = [&] {
+    auto s = c.status();
+    return s && s->launches.size() == 1 && s->launches[0].node == started &&
+           s->launches[0].state == "up";
+  };
+  CHECK_MESSAGE(eventually(30s, adopted), nodes[0]->log());
+  auto log = nodes[0]->log();
+  CHECK(log.find("autoscaler: adopted node '" + started +
+                 "' of type 'special', started before the head started") !=
+        std::string::npos);
+  // Idle for 2 s: the new head's autoscaler stops it, as its own.
+  CHECK_MESSAGE(eventually(30s,
+                           [&] {
+                             auto s = c.status();
+                             return s && !find_node(*s, started) && s->launches.empty();
+                           }),
+                nodes[0]->log());
+  CHECK(nodes[0]->log().find("autoscaler: stopping node '" + started + "': idle for") !=
+        std::string::npos);
+  ::kill(node_pid, SIGKILL); // if it outlived a failed check: no child of this test
 }

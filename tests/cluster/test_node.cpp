@@ -1,5 +1,6 @@
 // A node process for the multi-node tests: `swarm_test_node --config FILE --node NAME`,
 // or one joining by the head's address: `--address HOST:PORT --secret S --node NAME`
+// (`--resource R`, `--node-type T`)
 // (the secret from SWARM_SECRET without `--secret`).
 
 #include <chrono>
@@ -56,7 +57,7 @@ int client_idle() {
 int main(int argc, char** argv) {
   if (argc == 2 && std::string{argv[1]} == "--client-job") return client_job();
   if (argc == 2 && std::string{argv[1]} == "--client-idle") return client_idle();
-  std::string config, node, address, secret, resource;
+  std::string config, node, address, secret, resource, node_type;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--config") config = argv[i + 1];
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
     if (flag == "--address") address = argv[i + 1];
     if (flag == "--secret") secret = argv[i + 1];
     if (flag == "--resource") resource = argv[i + 1];
+    if (flag == "--node-type") node_type = argv[i + 1];
   }
   swarm::application app;
   swarm::cluster_test::register_all(app);
@@ -82,6 +84,7 @@ int main(int argc, char** argv) {
     swarm::join_options j{*head, {}};
     j.node.cpus = 1;
     if (!resource.empty()) j.node.resources.set(resource, 1);
+    j.node.node_type = node_type;
     auto cfg = swarm::join_cluster(j);
     if (!cfg) {
       std::fprintf(stderr, "swarm: %s\n", cfg.err().message.c_str());
@@ -90,9 +93,10 @@ int main(int argc, char** argv) {
     return swarm::serve(app, *cfg, cfg->nodes.back().name);
   }
   if (config.empty() || node.empty()) {
-    std::fprintf(stderr, "usage: swarm_test_node --config FILE --node NAME\n"
-                         "       swarm_test_node --address HOST:PORT --secret S --node NAME "
-                         "[--resource R]\n");
+    std::fprintf(stderr,
+                 "usage: swarm_test_node --config FILE --node NAME\n"
+                 "       swarm_test_node --address HOST:PORT --secret S --node NAME "
+                 "[--resource R] [--node-type T]\n");
     return 2;
   }
   auto cfg = swarm::load_cluster_config(config);

@@ -70,7 +70,7 @@ public:
           delayed_send(this, setup_.tick, tick_atom::value);
           send(runner_, ended_atom::value);
           request(setup_.global, setup_.tick, waiting_atom::value)
-              .then([this](std::vector<resource_set>& waiting) { step(waiting); },
+              .then([this](std::vector<waiting_demand>& waiting) { step(waiting); },
                     [](caf::error&) {});
         },
         [this](launched_atom, const std::string& name, const std::string& failure) {
@@ -168,7 +168,7 @@ private:
   }
 
   // Follows its nodes in the node table, then acts on the plan.
-  void step(const std::vector<resource_set>& waiting) {
+  void step(const std::vector<waiting_demand>& waiting) {
     auto now = steady::now();
     auto table = setup_.members->get();
     adopt(*table, now);

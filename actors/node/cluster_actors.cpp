@@ -176,10 +176,14 @@ void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec
     at = std::make_pair(created->node, created->actor_id);
   }
   if (!at && at.err().code == errc::node_unreachable && attempt < max_placements) {
-    link_.local->log().warn("restarting actor '" + m.type_name + "': node '" + target +
-                            "' is unreachable (" + at.err().message +
-                            "); placing it again (" + std::to_string(attempt + 1) +
-                            " of " + std::to_string(max_placements) + ")");
+    // Asked of the head, which places it: the head, or the node it chose, is the
+    // unreachable one, and the error names which.
+    auto where = m.placed ? "node '" + target + "' is unreachable"
+                          : std::string{"the head, or the node it chose, is unreachable"};
+    link_.local->log().warn("restarting actor '" + m.type_name + "': " + where + " (" +
+                            at.err().message + "); placing it again (" +
+                            std::to_string(attempt + 1) + " of " +
+                            std::to_string(max_placements) + ")");
     // On a timer: the agent goes on with other work meanwhile.
     link_.post_after(std::chrono::milliseconds(200),
                      [this, rec, m, attempt] { place_again(rec, m, attempt + 1); });

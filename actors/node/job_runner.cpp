@@ -77,9 +77,8 @@ private:
     return std::string{token.empty() ? "no job token was given"
                                      : "the job token is wrong"} +
            ": jobs of cluster '" + cfg_.cluster +
-           "' need the [jobs] token of the head's file (or SWARM_JOB_TOKEN), not only "
-           "the "
-           "cluster's secret";
+           "' need the [jobs] token of the head's file (or SWARM_JOB_TOKEN), not "
+           "only the cluster's secret";
   }
 
   static wire_msg::job_answer refused(uint64_t request_id, std::string why) {

@@ -1,6 +1,7 @@
 #include "actors/scheduling/autoscale_plan.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace swarm::actors {
 
@@ -16,14 +17,19 @@ std::string seconds_text(std::chrono::steady_clock::duration d) {
 autoscale_plan::autoscale_plan(autoscaler_config cfg)
     : cfg_(std::move(cfg)), types_(cfg_.node_types.size()) {}
 
-std::vector<scale_action> autoscale_plan::decide(const std::vector<resource_set>& waiting,
-                                                 const std::vector<scaled_node>& nodes,
-                                                 time_point now) {
+std::vector<scale_action>
+autoscale_plan::decide(const std::vector<waiting_demand>& waiting,
+                       const std::vector<scaled_node>& nodes, time_point now) {
   using phase = scaled_node::phase;
   std::vector<scale_action> out;
   std::vector<size_t> count(types_.size());
   size_t launching = 0;
-  std::vector<resource_set> room; // of the nodes still starting
+  // What a node still starting has left, and the strict_spread groups it holds one of.
+  struct room_left {
+    resource_set free;
+    std::set<uint64_t> groups;
+  };
+  std::vector<room_left> room;
   for (auto& n : nodes) {
     if (n.type >= types_.size() || n.state == phase::stopping) continue;
     if (n.state == phase::launching && now - n.since >= cfg_.launch_timeout) {
@@ -34,7 +40,7 @@ std::vector<scale_action> autoscale_plan::decide(const std::vector<resource_set>
     ++count[n.type];
     if (n.state == phase::launching) {
       ++launching;
-      room.push_back(cfg_.node_types[n.type].total());
+      room.push_back({cfg_.node_types[n.type].total(), {}});
     }
   }
   auto can_launch = [&](size_t t) {
@@ -45,22 +51,27 @@ std::vector<scale_action> autoscale_plan::decide(const std::vector<resource_set>
     out.push_back({scale_action::kind::launch, t, {}, std::move(why)});
     ++count[t];
     ++launching;
-    room.push_back(cfg_.node_types[t].total());
+    room.push_back({cfg_.node_types[t].total(), {}});
+  };
+  auto take = [](room_left& r, const waiting_demand& w) {
+    r.free -= w.demand;
+    if (w.apart) r.groups.insert(*w.apart);
   };
   for (size_t t = 0; t < types_.size(); ++t)
     while (count[t] < cfg_.node_types[t].min && can_launch(t))
       launch(t, "its type keeps " + std::to_string(cfg_.node_types[t].min) + " running");
-  for (auto& demand : waiting) {
-    auto fits = std::find_if(room.begin(), room.end(),
-                             [&](const resource_set& r) { return demand.fits_in(r); });
+  for (auto& w : waiting) {
+    auto fits = std::find_if(room.begin(), room.end(), [&](const room_left& r) {
+      return w.demand.fits_in(r.free) && !(w.apart && r.groups.count(*w.apart));
+    });
     if (fits != room.end()) {
-      *fits -= demand;
+      take(*fits, w);
       continue;
     }
     for (size_t t = 0; t < types_.size(); ++t)
-      if (demand.fits_in(cfg_.node_types[t].total()) && can_launch(t)) {
-        launch(t, "work demanding " + demand.to_string() + " fits no live node");
-        room.back() -= demand;
+      if (w.demand.fits_in(cfg_.node_types[t].total()) && can_launch(t)) {
+        launch(t, "work demanding " + w.demand.to_string() + " fits no live node");
+        take(room.back(), w);
         break;
       }
   }
@@ -68,8 +79,9 @@ std::vector<scale_action> autoscale_plan::decide(const std::vector<resource_set>
     if (n.type >= types_.size() || n.state != phase::up || !n.idle_since) continue;
     auto& type = cfg_.node_types[n.type];
     auto total = type.total();
-    bool wanted = std::any_of(waiting.begin(), waiting.end(),
-                              [&](const resource_set& d) { return d.fits_in(total); });
+    bool wanted =
+        std::any_of(waiting.begin(), waiting.end(),
+                    [&](const waiting_demand& w) { return w.demand.fits_in(total); });
     if (now - *n.idle_since < type.idle_timeout || count[n.type] <= type.min || wanted)
       continue;
     out.push_back({scale_action::kind::stop, n.type, n.name,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/scheduling/waiting_demand.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/resources.hpp"
 
@@ -42,8 +43,9 @@ struct scale_action {
 /// caller passes the time.
 ///
 /// Each tick: a launch not joined within `launch_timeout` fails; each type is kept at its
-/// `min`; each waiting demand is packed into the room of the nodes still starting, else
-/// starts a node of the first type that fits it; a node idle past its type's
+/// `min`; each waiting demand is packed into the room of the nodes still starting (never
+/// beside a bundle of its own strict_spread group), else starts a node of the first type
+/// that fits it; a node idle past its type's
 /// `idle_timeout` stops, never below `min` and never while waiting work would fit it.
 /// Never more than `max` nodes of a type, nor `max_launching` starting at once; a type
 /// whose launch failed is not tried again before its back-off (`retry_after`, doubling
@@ -54,7 +56,7 @@ public:
 
   explicit autoscale_plan(autoscaler_config cfg);
 
-  std::vector<scale_action> decide(const std::vector<resource_set>& waiting,
+  std::vector<scale_action> decide(const std::vector<waiting_demand>& waiting,
                                    const std::vector<scaled_node>& nodes, time_point now);
 
   /// A launch of `type` failed at `now` (its command failed, or it did not join).

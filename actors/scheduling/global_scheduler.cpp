@@ -135,9 +135,9 @@ public:
           place_waiting();
         },
         [this](waiting_atom) {
-          std::vector<resource_set> out;
+          std::vector<waiting_demand> out;
           for (auto& r : state_.waiting)
-            out.push_back(r.demand);
+            out.emplace_back(r.demand);
           auto bundles = state_.groups.waiting_bundles();
           out.insert(out.end(), bundles.begin(), bundles.end());
           return out;

@@ -73,7 +73,7 @@ struct placement_request {
 ///   (place_atom, placement_request)             picks a node and calls `then`
 ///   (scalable_atom, vector<resource_set>, why)  the autoscaler's node types it may
 ///                                               still start (why the others are not)
-///   (waiting_atom) -> vector<resource_set>      the demands of the work that waits,
+///   (waiting_atom) -> vector<waiting_demand>    the demands of the work that waits,
 ///                                               then the bundles of unplaced groups
 ///   (group_atom, group_request)                 makes, waits for or removes a
 ///                                               placement group (see `group_table`)

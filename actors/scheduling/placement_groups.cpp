@@ -140,11 +140,27 @@ bool group_table::fits_somewhere(const resource_set& r, const node_totals& nodes
                      [&](const resource_set& t) { return r.fits_in(t); });
 }
 
-std::vector<resource_set> group_table::waiting_bundles() const {
-  std::vector<resource_set> out;
-  for (auto& [id, g] : groups_)
-    if (g.nodes.empty())
-      out.insert(out.end(), g.options.bundles.begin(), g.options.bundles.end());
+std::vector<waiting_demand> group_table::waiting_bundles() const {
+  std::vector<waiting_demand> out;
+  for (auto& [id, g] : groups_) {
+    if (!g.nodes.empty()) continue;
+    auto& bundles = g.options.bundles;
+    switch (g.options.strategy) {
+    case placement_strategy::strict_pack: {
+      resource_set all;
+      for (auto& b : bundles)
+        all += b;
+      out.emplace_back(std::move(all));
+      break;
+    }
+    case placement_strategy::strict_spread:
+      for (auto& b : bundles)
+        out.emplace_back(b, id);
+      break;
+    default:
+      out.insert(out.end(), bundles.begin(), bundles.end());
+    }
+  }
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/scheduling/waiting_demand.hpp"
 #include "base/result.hpp"
 #include "framework/detail/core.hpp"
 #include "framework/options.hpp"
@@ -55,8 +56,9 @@ public:
   /// The totals of the node types an autoscaler may still start: a group whose bundles
   /// fit one of them (but no node) waits for it instead of being refused.
   void set_scalable(std::vector<resource_set> totals) { scalable_ = std::move(totals); }
-  /// The bundles of the groups that wait to be placed, oldest first.
-  std::vector<resource_set> waiting_bundles() const;
+  /// The bundles of the groups that wait to be placed, oldest first: a strict_pack
+  /// group's summed into one demand, a strict_spread group's kept apart.
+  std::vector<waiting_demand> waiting_bundles() const;
 
 private:
   struct group {

@@ -59,7 +59,7 @@ TEST_CASE("waiting work starts the first node type that fits it, packed into the
   a = plan.decide({demand(1), demand(1)}, {{"small-a", 0, phase::launching, t0, {}}}, t0);
   CHECK(launches_of(a, 0) == 1);
   // A demand for "special" fits only the second type: at most 2 start, however many wait.
-  std::vector<resource_set> many(5, demand(2, 1));
+  std::vector<waiting_demand> many(5, demand(2, 1));
   a = plan.decide(many, {}, t0);
   CHECK(launches_of(a, 1) == 2);
   CHECK(launches_of(a, 0) == 0);
@@ -124,4 +124,28 @@ TEST_CASE("a launch that does not join in time fails, and a failed type waits a 
   plan.launch_joined(0);
   CHECK(plan.failures(0) == 0);
   CHECK(launches_of(plan.decide({demand(1)}, {}, t0 + 1s), 0) == 1);
+}
+
+TEST_CASE("the bundles of a strict_spread group waiting for nodes start one node each, "
+          "while other work still shares a node's room") {
+  auto cfg = two_types();
+  cfg.node_types[1].cpus = 4; // "special" has room for more than one bundle
+  cfg.node_types[1].max = 4;
+  cfg.max_launching = 4;
+  autoscale_plan plan{cfg};
+  // Three bundles of group 7, apart; a plain demand packs beside them.
+  auto a = plan.decide(
+      {{demand(1, 0.1), 7}, {demand(1, 0.1), 7}, {demand(1, 0.1), 7}, demand(1, 0.1)}, {},
+      t0);
+  CHECK(launches_of(a, 1) == 3);
+  // Without the group they share one node.
+  a = plan.decide({demand(1, 0.1), demand(1, 0.1), demand(1, 0.1)}, {}, t0);
+  CHECK(launches_of(a, 1) == 1);
+  // Bundles of two groups may share a node: one of each.
+  a = plan.decide({{demand(1, 0.1), 7},
+                   {demand(1, 0.1), 7},
+                   {demand(1, 0.1), 8},
+                   {demand(1, 0.1), 8}},
+                  {}, t0);
+  CHECK(launches_of(a, 1) == 2);
 }

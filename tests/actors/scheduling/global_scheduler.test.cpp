@@ -193,12 +193,12 @@ TEST_CASE_FIXTURE(fixture, "work that fits only a node type the autoscaler may s
   ask(64); // fits no type either: fails at once
   REQUIRE(got.size() == 1);
   CHECK(got[0].err().code == errc::infeasible);
-  std::vector<resource_set> waiting;
+  std::vector<waiting_demand> waiting;
   self->send(g, waiting_atom::value);
   sched.run();
-  self->receive([&](std::vector<resource_set>& w) { waiting = std::move(w); },
+  self->receive([&](std::vector<waiting_demand>& w) { waiting = std::move(w); },
                 caf::after(std::chrono::seconds(5)) >> [] {});
-  CHECK(waiting == std::vector<resource_set>{cpus(4), cpus(6)});
+  CHECK(waiting == std::vector<waiting_demand>{cpus(4), cpus(6)});
   node("big-1", cpus(8), 0); // joins: both go there
   REQUIRE(got.size() == 3);
   CHECK(got[1].value() == "big-1");

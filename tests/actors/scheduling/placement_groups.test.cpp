@@ -10,6 +10,7 @@ using swarm::resource_set;
 using swarm::actors::group_request;
 using swarm::actors::group_table;
 using swarm::actors::place_bundles;
+using swarm::actors::waiting_demand;
 
 namespace {
 
@@ -141,7 +142,19 @@ TEST_CASE("a group whose bundle fits only a node type the autoscaler may start w
   CHECK(accepted[0]);
   t.handle(ask(group_request::kind::wait, 2, placed), nodes);
   CHECK(placed.empty());
-  CHECK(t.waiting_bundles() == std::vector<resource_set>{cpus(8), cpus(1)});
+  CHECK(t.waiting_bundles() == std::vector<waiting_demand>{cpus(8), cpus(1)});
+  // A strict_spread group's bundles wait apart; a strict_pack group's as one.
+  t.handle(ask(group_request::kind::create, 3, accepted, {cpus(4), cpus(4)},
+               placement_strategy::strict_spread),
+           nodes);
+  t.handle(ask(group_request::kind::create, 4, accepted, {cpus(3), cpus(2)},
+               placement_strategy::strict_pack),
+           nodes);
+  CHECK(
+      t.waiting_bundles() ==
+      std::vector<waiting_demand>{cpus(8), cpus(1), {cpus(4), 3}, {cpus(4), 3}, cpus(5)});
+  t.handle(ask(group_request::kind::remove, 3, accepted), nodes);
+  t.handle(ask(group_request::kind::remove, 4, accepted), nodes);
   nodes["big"] = {cpus(8), true};
   t.nodes_changed(nodes);
   REQUIRE(placed.size() == 1);

@@ -380,6 +380,9 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
     out.jobs.token =
         read_token(c, *jobs, "jobs", "every node and job holds the secret", out.secret);
     out.jobs.run_as = c.string(*jobs, "jobs", "run_as", false).value_or("");
+    if (!out.jobs.token.empty() && out.jobs.token == out.http.token)
+      c.fail(jobs->get("token")->source(), "jobs.token",
+             "must differ from http.token (whoever scrapes the metrics holds that)");
   }
   if (auto* lim = table_at(c, root, "limits")) {
     c.only(*lim, "limits",

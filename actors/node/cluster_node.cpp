@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "framework/detail/wire_convert.hpp"
 
@@ -651,14 +650,14 @@ void cluster_node::join_head() {
   // The head may start after this node: retry for a while, then give up loudly.
   auto deadline = steady::now() + 30s;
   result<void> ok = error{errc::node_unreachable, "not tried"};
-  while (steady::now() < deadline) {
-    if (wait_for_stop(std::chrono::milliseconds(0)))
+  // Tried again every 100 ms until the head listens; a stop ends the wait at once.
+  for (auto wait = 0ms; steady::now() < deadline; wait = 100ms) {
+    if (wait_for_stop(wait))
       throw failure{
           {errc::runtime_stopped,
            "node '" + link_.self.name + "' was stopped before it joined the head"}};
     ok = link_.connect_to(head_name());
     if (ok || ok.err().message.find("secret") != std::string::npos) break;
-    std::this_thread::sleep_for(100ms);
   }
   if (!ok)
     throw failure{{errc::node_unreachable, "node '" + link_.self.name +

@@ -213,6 +213,19 @@ TEST_CASE("[http] sets the token, threads and request timeout of the metrics and
   CHECK(error_of(with("request_timeout_ms = 5\n")).find("http.request_timeout_ms") !=
         std::string::npos);
   CHECK(error_of(with("tokens = \"x\"\n")).find("unknown key") != std::string::npos);
+  // The job token is a permission of its own: not the scrapers' token either.
+  CHECK(error_of(with("token = \"scrape-9f86d081884c7d65\"\n[jobs]\n"
+                      "token = \"scrape-9f86d081884c7d65\"\n"))
+            .find("jobs.token") != std::string::npos);
+  auto jobs = swarm::parse_cluster_config(
+                  with("token = \"scrape-9f86d081884c7d65\"\n[jobs]\ntoken = "
+                       "\"jobs-0b1c2d3e4f5a6978\"\nrun_as = \"nobody\"\n"),
+                  "cluster.toml")
+                  .value();
+  CHECK(jobs.jobs.token == "jobs-0b1c2d3e4f5a6978");
+  CHECK(jobs.jobs.run_as == "nobody");
+  CHECK(error_of(std::string{valid} + "\n[jobs]\nrun_as = \"nobody\"\n")
+            .find("jobs.token") != std::string::npos);
 }
 
 TEST_CASE("a placeholder secret or one of little entropy is named weak, a random one "

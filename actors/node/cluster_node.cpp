@@ -282,11 +282,7 @@ void cluster_node::start_actors() {
     auto i = members->find(peer);
     return i != members->end() && i->second.info.alive;
   };
-  wc.incarnation = [this](const std::string& peer) -> uint64_t {
-    auto members = link_.members.get();
-    auto i = members->find(peer);
-    return i != members->end() ? i->second.info.incarnation : 0;
-  };
+  wc.incarnation = [this](const std::string& peer) { return link_.incarnation_of(peer); };
   wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
     tasks_->pull_result(std::move(t), where);
   };

@@ -224,11 +224,10 @@ void cluster_node::add_routes() {
     routes_.in_place<client_ask>([this](const std::string& peer, client_ask&& m) {
       client_welcome no;
       no.request_id = m.request_id;
+      auto& head = link_.cfg.head();
       no.error = "node '" + link_.self.name +
-                 "' is not the head: join by the head's "
-                 "address (" +
-                 link_.cfg.head().address + ":" + std::to_string(link_.cfg.head().port) +
-                 ")";
+                 "' is not the head: join by the head's address (" + head.address + ":" +
+                 std::to_string(head.port) + ")";
       link_.send_to(peer, std::move(no));
     });
     return;

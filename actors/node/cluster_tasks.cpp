@@ -358,14 +358,10 @@ void cluster_tasks::place_and_forward(wire_msg::task_submit m) {
         if (*where == link_.self.name) return run_task_here(std::move(m));
         // Its owner follows it there: the loss of that node (this life of it) runs it
         // again.
-        if (m.owner_node != *where) {
-          auto members = link_.members.get();
-          auto at = members->find(*where);
-          link_.send_to(m.owner_node,
-                        wire_msg::task_placed{
-                            m.result, *where,
-                            at != members->end() ? at->second.info.incarnation : 0});
-        }
+        if (m.owner_node != *where)
+          link_.send_to(
+              m.owner_node,
+              wire_msg::task_placed{m.result, *where, link_.incarnation_of(*where)});
         link_.send_to(*where, std::move(m));
       },
       std::move(avoid));

@@ -18,6 +18,12 @@ namespace swarm::actors {
 
 namespace {
 
+// A client, or a node that joined by the head's address (the head gave it an owner
+// index): no row of the file.
+bool outside_file(const wire_msg::node_info& info) {
+  return info.client || info.owner_index != 0;
+}
+
 struct membership_state {
   membership_config cfg;
   membership_port* port = nullptr;
@@ -339,8 +345,7 @@ struct membership_state {
     // Nodes outside the file that left, dropped by the head after it reported them
     // dead: those a whole table no longer lists, or a change removes.
     auto gone = [&](const std::string& name, const peer_view& p) {
-      bool outside = p.info.client || p.info.owner_index != 0;
-      return name != me() && (whole_table ? outside && !listed.count(name)
+      return name != me() && (whole_table ? outside_file(p.info) && !listed.count(name)
                                           : std::find(t.removed.begin(), t.removed.end(),
                                                       name) != t.removed.end());
     };
@@ -466,8 +471,7 @@ struct membership_state {
     update_chain(); // also brings back a node that joined again
     send_tables(now);
     for (auto& [name, p] : peers)
-      if ((p.info.client || p.info.owner_index != 0) && !p.info.alive)
-        gone_nodes.push_back(name);
+      if (outside_file(p.info) && !p.info.alive) gone_nodes.push_back(name);
   }
 };
 

@@ -157,6 +157,12 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
   });
 }
 
+uint64_t node_link::incarnation_of(const std::string& node) const {
+  auto peers = members.get();
+  auto i = peers->find(node);
+  return i != peers->end() ? i->second.info.incarnation : 0;
+}
+
 bool node_link::gone(const std::string& node) const {
   auto peers = members.get();
   auto i = peers->find(node);

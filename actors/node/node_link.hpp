@@ -111,6 +111,9 @@ public:
   /// Where `node` listens: its row of the file, else that of the node table (a node
   /// that joined by the head's address); an error for a client or a name neither has.
   result<std::pair<std::string, uint16_t>> address_of(const std::string& node) const;
+  /// The life of `node` the membership shows (when its process started); 0 when it does
+  /// not list it.
+  uint64_t incarnation_of(const std::string& node) const;
   /// Runs `f` on the node's agent, which may block (connects, lookups).
   void post(std::function<void()> f);
   /// Runs `f` on the agent once `delay` has passed.

@@ -17,6 +17,7 @@ set(allowed_actors "base;transport;framework;gpu;actors")
 set(allowed_runtime "base;transport;framework;gpu;actors;runtime")
 set(allowed_tools "base;transport;framework;gpu;actors;runtime;tools")
 set(allowed_examples "base;framework")
+set(allowed_python "base;transport;framework;python")
 
 if(EXISTS "${ROOT}/actors/subsystems.cmake")
   include("${ROOT}/actors/subsystems.cmake")
@@ -56,7 +57,7 @@ function(check source layer subsystem extra)
   set(broken "${broken}" PARENT_SCOPE)
 endfunction()
 
-foreach(layer base transport framework gpu actors runtime tools examples)
+foreach(layer base transport framework gpu actors runtime tools examples python)
   foreach(top "${layer}" "tests/${layer}")
     file(GLOB_RECURSE sources RELATIVE "${ROOT}"
          "${ROOT}/${top}/*.hpp" "${ROOT}/${top}/*.cpp" "${ROOT}/${top}/*.h"

@@ -389,6 +389,7 @@ public:
 
 private:
   template <class T> friend class stream_writer;
+  friend class dynamic_calls;
 
   // Writes item `seq` of the streaming task this context runs.
   template <class T> result<void> write_item(uint64_t seq, T&& item) {

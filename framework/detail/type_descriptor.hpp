@@ -1,11 +1,15 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <exception>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
+#include <unordered_map>
 #include <vector>
 
 #include "transport/codec.hpp"
@@ -55,6 +59,8 @@ struct type_descriptor {
       codec_context* ctx);
   /// Deletes a value made with `new`.
   void (*destroy)(void* value);
+  /// How the value is encoded, for drivers in other languages (see `shape_of`).
+  std::string shape;
 };
 
 /// Whether two descriptors describe the same type.
@@ -154,6 +160,69 @@ std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h
   return x;
 }
 
+template <class T> struct shape_trait;
+
+/// The shape of `T`'s encoding, written so that a driver in another language can encode
+/// and decode values of it without the C++ type: `?` bool, `i1`..`i8` and `u1`..`u8`
+/// integers of that many bytes, `f4` `f8` floating point, `s` string, `v<E>` vector,
+/// `a<N;E>` array of N, `m<K,V>` map, `o<T>` optional, `t<A,B,...>` tuple or pair,
+/// `r<T>` object ref, `n` nothing (a void result), `x` a user type (opaque).
+template <class T> std::string shape_of() {
+  return shape_trait<std::remove_cv_t<T>>::get();
+}
+
+template <class T> struct shape_trait {
+  static std::string get() {
+    if constexpr (std::is_same_v<T, bool>)
+      return "?";
+    else if constexpr (std::is_enum_v<T>)
+      return shape_of<std::underlying_type_t<T>>();
+    else if constexpr (std::is_integral_v<T>)
+      return (std::is_signed_v<T> ? "i" : "u") + std::to_string(sizeof(T));
+    else if constexpr (std::is_floating_point_v<T>)
+      return sizeof(T) == 4 || sizeof(T) == 8 ? "f" + std::to_string(sizeof(T)) : "x";
+    else if constexpr (std::is_same_v<T, std::string>)
+      return "s";
+    else
+      return "x";
+  }
+};
+template <> struct shape_trait<unit> {
+  static std::string get() { return "n"; }
+};
+template <class E, class A> struct shape_trait<std::vector<E, A>> {
+  static std::string get() { return "v<" + shape_of<E>() + ">"; }
+};
+template <class E, size_t N> struct shape_trait<std::array<E, N>> {
+  static std::string get() {
+    return "a<" + std::to_string(N) + ";" + shape_of<E>() + ">";
+  }
+};
+template <class E> struct shape_trait<std::optional<E>> {
+  static std::string get() { return "o<" + shape_of<E>() + ">"; }
+};
+template <class K, class V, class C, class A> struct shape_trait<std::map<K, V, C, A>> {
+  static std::string get() { return "m<" + shape_of<K>() + "," + shape_of<V>() + ">"; }
+};
+template <class K, class V, class H, class E, class A>
+struct shape_trait<std::unordered_map<K, V, H, E, A>> {
+  static std::string get() { return "m<" + shape_of<K>() + "," + shape_of<V>() + ">"; }
+};
+template <class A, class B> struct shape_trait<std::pair<A, B>> {
+  static std::string get() { return "t<" + shape_of<A>() + "," + shape_of<B>() + ">"; }
+};
+template <class... Ts> struct shape_trait<std::tuple<Ts...>> {
+  static std::string get() {
+    std::string out = "t<";
+    ((out += shape_of<Ts>() + ","), ...);
+    if (out.back() == ',') out.pop_back();
+    return out + ">";
+  }
+};
+template <class T> struct shape_trait<object_ref<T>> {
+  static std::string get() { return "r<" + shape_of<stored_t<T>>() + ">"; }
+};
+
 template <class T> void destroy_of(void* p) {
   delete static_cast<T*>(p);
 }
@@ -170,7 +239,8 @@ template <class T> const type_descriptor& type_of() {
                                         &decode_from<T>,
                                         &lay_out_of<T>,
                                         &decode_skeleton_of<T>,
-                                        &destroy_of<T>};
+                                        &destroy_of<T>,
+                                        shape_of<T>()};
   return instance;
 }
 

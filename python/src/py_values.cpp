@@ -1,0 +1,610 @@
+#include "python/src/py_values.hpp"
+
+#include <nanobind/ndarray.h>
+
+#include <cstring>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace swarm::python {
+
+namespace {
+
+// -- shapes in words -------------------------------------------------------------------
+
+std::string described(const shape& s) {
+  switch (s.kind) {
+  case '?':
+    return "a bool";
+  case 'i':
+  case 'u':
+    return "an int";
+  case 'f':
+    return "a float";
+  case 's':
+    return "a str or bytes";
+  case 'v':
+    return s.number_vector() ? "a 1-D NumPy array or a list of numbers"
+                             : "a list of " + described(s.items[0]);
+  case 'a':
+    return "a sequence of " + std::to_string(s.count);
+  case 'm':
+    return "a dict";
+  case 'o':
+    return "None or " + described(s.items[0]);
+  case 't':
+    return "a tuple of " + std::to_string(s.items.size());
+  case 'n':
+    return "None";
+  default:
+    return "a value Python cannot make";
+  }
+}
+
+std::string py_type(nb::handle o) {
+  return Py_TYPE(o.ptr())->tp_name;
+}
+
+[[noreturn]] void mismatch(const std::string& what, const detail::type_descriptor& t,
+                           const shape& s, nb::handle o) {
+  throw nb::type_error(
+      (what + " (" + t.name + "): expected " + described(s) + ", got " + py_type(o))
+          .c_str());
+}
+
+// -- Python to a value -----------------------------------------------------------------
+
+// A NumPy array's (or any buffer's) memory, held while the value is made.
+class buffer_view {
+public:
+  buffer_view() = default;
+  buffer_view(const buffer_view&) = delete;
+  buffer_view& operator=(const buffer_view&) = delete;
+  ~buffer_view() {
+    if (held_) PyBuffer_Release(&view_);
+  }
+  // Takes `o`'s buffer, C-contiguous with its format; false (no error set) when it has
+  // none.
+  bool take(nb::handle o) {
+    if (!PyObject_CheckBuffer(o.ptr())) return false;
+    if (PyObject_GetBuffer(o.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+      PyErr_Clear();
+      return false;
+    }
+    held_ = true;
+    return true;
+  }
+  const Py_buffer& view() const { return view_; }
+
+private:
+  Py_buffer view_{};
+  bool held_ = false;
+};
+
+// The element kind ('i', 'u', 'f', '?') of a buffer format, or 0.
+char format_kind(const char* format) {
+  if (format == nullptr) return 'u'; // plain bytes
+  while (*format == '@' || *format == '=' || *format == '<')
+    ++format;
+  if (format[0] == 0 || format[1] != 0) return 0;
+  switch (format[0]) {
+  case 'b':
+  case 'h':
+  case 'i':
+  case 'l':
+  case 'q':
+    return 'i';
+  case 'B':
+  case 'H':
+  case 'I':
+  case 'L':
+  case 'Q':
+    return 'u';
+  case 'e':
+  case 'f':
+  case 'd':
+    return 'f';
+  case '?':
+    return '?';
+  default:
+    return 0;
+  }
+}
+
+// The encoding of a value written the way `basic_writer` writes it, laid out as
+// `segment_sink` lays it out: small writes copied, large ones viewed where they are.
+class layout_writer {
+public:
+  void raw(const void* p, size_t n) {
+    auto* b = static_cast<const uint8_t*>(p);
+    if (n >= bulk_block_min)
+      blocks.emplace_back(b, n);
+    else
+      skeleton.insert(skeleton.end(), b, b + n);
+  }
+  void count(size_t n) {
+    auto v = static_cast<uint64_t>(n);
+    raw(&v, sizeof v);
+  }
+  // Keeps bytes made here (a list's numbers) until the value is made.
+  std::vector<uint8_t>& scratch() { return scratch_.emplace_back(); }
+  buffer_view& view() { return *views_.emplace_back(std::make_unique<buffer_view>()); }
+
+  std::vector<uint8_t> skeleton;
+  std::vector<std::pair<const uint8_t*, size_t>> blocks;
+
+private:
+  std::vector<std::vector<uint8_t>> scratch_;
+  std::vector<std::unique_ptr<buffer_view>> views_;
+};
+
+struct encoder {
+  const detail::type_descriptor& type;
+  const std::string& what;
+  layout_writer& w;
+
+  [[noreturn]] void fail(const shape& s, nb::handle o, const std::string& where) const {
+    mismatch(what + where, type, s, o);
+  }
+
+  // The number `o` as `s` (its bytes appended to `out`).
+  void number(const shape& s, nb::handle o, std::vector<uint8_t>& out,
+              const std::string& where) const {
+    auto put = [&out](const auto& v) {
+      auto* b = reinterpret_cast<const uint8_t*>(&v);
+      out.insert(out.end(), b, b + sizeof v);
+    };
+    PyObject* p = o.ptr();
+    if (s.kind == 'f') {
+      if (!PyFloat_Check(p) && !PyLong_Check(p) &&
+          !(Py_TYPE(p)->tp_as_number && Py_TYPE(p)->tp_as_number->nb_float))
+        fail(s, o, where);
+      double d = PyFloat_AsDouble(p);
+      if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      if (s.bytes == 4)
+        put(static_cast<float>(d));
+      else
+        put(d);
+      return;
+    }
+    if (!PyIndex_Check(p)) fail(s, o, where);
+    nb::object index = nb::steal(PyNumber_Index(p));
+    if (!index) throw nb::python_error();
+    auto range = [&](const char* limits) {
+      PyErr_Format(PyExc_OverflowError, "%s (%s): %R is out of the range of %s",
+                   (what + where).c_str(), type.name.c_str(), p, limits);
+      throw nb::python_error();
+    };
+    if (s.kind == 'i') {
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+      if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+      long long lo = s.bytes >= 8 ? std::numeric_limits<long long>::min()
+                                  : -(1LL << (8 * s.bytes - 1));
+      long long hi = s.bytes >= 8 ? std::numeric_limits<long long>::max()
+                                  : (1LL << (8 * s.bytes - 1)) - 1;
+      if (overflow != 0 || v < lo || v > hi)
+        range(("a signed " + std::to_string(8 * s.bytes) + "-bit int").c_str());
+      auto* b = reinterpret_cast<const uint8_t*>(&v); // little-endian: low bytes first
+      out.insert(out.end(), b, b + s.bytes);
+    } else {
+      unsigned long long v = PyLong_AsUnsignedLongLong(index.ptr());
+      bool bad = v == static_cast<unsigned long long>(-1) && PyErr_Occurred();
+      if (bad) PyErr_Clear();
+      if (bad || (s.bytes < 8 && v >= (1ULL << (8 * s.bytes))))
+        range(("an unsigned " + std::to_string(8 * s.bytes) + "-bit int").c_str());
+      auto* b = reinterpret_cast<const uint8_t*>(&v);
+      out.insert(out.end(), b, b + s.bytes);
+    }
+  }
+
+  void number_vector(const shape& s, nb::handle o, const std::string& where) const {
+    auto& e = s.items[0];
+    PyObject* p = o.ptr();
+    if (!PyUnicode_Check(p) && !PyList_Check(p) && !PyTuple_Check(p)) {
+      auto& v = w.view();
+      if (!v.take(o)) fail(s, o, where);
+      auto& b = v.view();
+      if (b.ndim > 1)
+        throw nb::type_error((what + where + " (" + type.name +
+                              "): expected a 1-D array, got " + std::to_string(b.ndim) +
+                              " dimensions (pass a.ravel())")
+                                 .c_str());
+      char kind = format_kind(b.format);
+      if (kind != e.kind || static_cast<size_t>(b.itemsize) != e.bytes)
+        throw nb::type_error((what + where + " (" + type.name + "): expected " +
+                              (e.kind == 'f'   ? "float"
+                               : e.kind == 'i' ? "int"
+                                               : "uint") +
+                              std::to_string(8 * e.bytes) + " data, got buffer format '" +
+                              (b.format ? b.format : "B") + "' of " +
+                              std::to_string(b.itemsize) + " bytes (convert with astype)")
+                                 .c_str());
+      w.count(static_cast<size_t>(b.len) / e.bytes);
+      w.raw(b.buf, static_cast<size_t>(b.len));
+      return;
+    }
+    if (PyUnicode_Check(p)) fail(s, o, where);
+    nb::sequence seq = nb::borrow<nb::sequence>(o);
+    size_t n = nb::len(seq);
+    auto& bytes = w.scratch();
+    bytes.reserve(n * e.bytes);
+    for (size_t i = 0; i < n; ++i)
+      number(e, seq[i], bytes, where + ", element " + std::to_string(i));
+    w.count(n);
+    w.raw(bytes.data(), bytes.size());
+  }
+
+  void encode(const shape& s, nb::handle o, const std::string& where) const {
+    PyObject* p = o.ptr();
+    switch (s.kind) {
+    case '?': {
+      if (!PyBool_Check(p) &&
+          std::string{Py_TYPE(p)->tp_name}.rfind("numpy.bool", 0) != 0)
+        fail(s, o, where);
+      uint8_t b = PyObject_IsTrue(p) ? 1 : 0;
+      w.raw(&b, 1);
+      return;
+    }
+    case 'i':
+    case 'u':
+    case 'f': {
+      std::vector<uint8_t> bytes;
+      number(s, o, bytes, where);
+      w.raw(bytes.data(), bytes.size());
+      return;
+    }
+    case 's': {
+      const char* data = nullptr;
+      Py_ssize_t n = 0;
+      if (PyUnicode_Check(p)) {
+        data = PyUnicode_AsUTF8AndSize(p, &n);
+        if (data == nullptr) throw nb::python_error();
+      } else if (PyBytes_Check(p)) {
+        data = PyBytes_AS_STRING(p);
+        n = PyBytes_GET_SIZE(p);
+      } else {
+        auto& v = w.view();
+        if (!v.take(o) || v.view().itemsize != 1) fail(s, o, where);
+        data = static_cast<const char*>(v.view().buf);
+        n = v.view().len;
+      }
+      w.count(static_cast<size_t>(n));
+      w.raw(data, static_cast<size_t>(n));
+      return;
+    }
+    case 'v': {
+      if (s.number_vector()) return number_vector(s, o, where);
+      if (!PyList_Check(p) && !PyTuple_Check(p)) fail(s, o, where);
+      nb::sequence seq = nb::borrow<nb::sequence>(o);
+      size_t n = nb::len(seq);
+      w.count(n);
+      for (size_t i = 0; i < n; ++i)
+        encode(s.items[0], seq[i], where + ", element " + std::to_string(i));
+      return;
+    }
+    case 'a':
+    case 't': {
+      if (!PyList_Check(p) && !PyTuple_Check(p)) fail(s, o, where);
+      nb::sequence seq = nb::borrow<nb::sequence>(o);
+      size_t n = nb::len(seq), want = s.kind == 'a' ? s.count : s.items.size();
+      if (n != want) fail(s, o, where + " (of length " + std::to_string(n) + ")");
+      for (size_t i = 0; i < n; ++i)
+        encode(s.kind == 'a' ? s.items[0] : s.items[i], seq[i],
+               where + ", element " + std::to_string(i));
+      return;
+    }
+    case 'm': {
+      if (!PyDict_Check(p)) fail(s, o, where);
+      nb::dict d = nb::borrow<nb::dict>(o);
+      w.count(d.size());
+      for (auto [k, v] : d) {
+        encode(s.items[0], k, where + ", a key");
+        encode(s.items[1], v, where + ", the value of a key");
+      }
+      return;
+    }
+    case 'o': {
+      uint8_t has = o.is_none() ? 0 : 1;
+      w.raw(&has, 1);
+      if (has) encode(s.items[0], o, where);
+      return;
+    }
+    case 'n':
+      if (!o.is_none()) fail(s, o, where);
+      return;
+    default:
+      throw nb::type_error((what + where + ": " + type.name +
+                            " cannot be made in Python (a user type with its own "
+                            "inspect, or an object ref inside a value)")
+                               .c_str());
+    }
+  }
+};
+
+// -- a value to Python -----------------------------------------------------------------
+
+// Reads a bulk layout (`type_descriptor::lay_out`) the way `binary_reader` reads one.
+class layout_reader {
+public:
+  layout_reader(const bulk_layout& l, std::shared_ptr<const void> value)
+      : blocks_(l.blocks), value_(std::move(value)) {
+    uint64_t skeleton = 0, count = 0;
+    std::memcpy(&skeleton, l.head.data(), 8);
+    std::memcpy(&count, l.head.data() + 8, 8);
+    pos_ = l.head.data() + 16 + 8 * count;
+    end_ = pos_ + skeleton;
+  }
+
+  // `n` bytes; `block` says whether they are a bulk block (the value's own memory).
+  const uint8_t* raw(size_t n, bool& block) {
+    block = n >= bulk_block_min;
+    if (block) {
+      if (next_ >= blocks_.size() || blocks_[next_].second != n)
+        throw std::runtime_error("a value's layout does not match its shape");
+      return blocks_[next_++].first;
+    }
+    if (static_cast<size_t>(end_ - pos_) < n)
+      throw std::runtime_error("a value's layout is shorter than its shape");
+    auto* p = pos_;
+    pos_ += n;
+    return p;
+  }
+  uint64_t count() {
+    bool block = false;
+    uint64_t v = 0;
+    std::memcpy(&v, raw(8, block), 8);
+    return v;
+  }
+  // An owner that keeps the value alive for arrays that view it.
+  nb::capsule owner() const {
+    return nb::capsule(new std::shared_ptr<const void>(value_), [](void* p) noexcept {
+      delete static_cast<std::shared_ptr<const void>*>(p);
+    });
+  }
+
+private:
+  const std::vector<std::pair<const uint8_t*, size_t>>& blocks_;
+  std::shared_ptr<const void> value_;
+  const uint8_t* pos_;
+  const uint8_t* end_;
+  size_t next_ = 0;
+};
+
+template <class E>
+nb::object numpy_array(const uint8_t* p, size_t n, bool view, const layout_reader& r) {
+  if (view)
+    return nb::ndarray<nb::numpy, const E, nb::ndim<1>>(reinterpret_cast<const E*>(p),
+                                                        {n}, r.owner())
+        .cast();
+  auto* copy = new E[n > 0 ? n : 1];
+  if (n > 0) std::memcpy(copy, p, n * sizeof(E));
+  nb::capsule owner(copy, [](void* q) noexcept { delete[] static_cast<E*>(q); });
+  return nb::ndarray<nb::numpy, const E, nb::ndim<1>>(copy, {n}, owner).cast();
+}
+
+template <class E> E read_number(layout_reader& r) {
+  bool block = false;
+  E v{};
+  std::memcpy(&v, r.raw(sizeof(E), block), sizeof(E));
+  return v;
+}
+
+// Calls `f(E{})` with the C++ number type of `s`.
+template <class F> nb::object with_number(const shape& s, F&& f) {
+  switch (s.kind * 16 + static_cast<int>(s.bytes)) {
+  case 'i' * 16 + 1:
+    return f(int8_t{});
+  case 'i' * 16 + 2:
+    return f(int16_t{});
+  case 'i' * 16 + 4:
+    return f(int32_t{});
+  case 'i' * 16 + 8:
+    return f(int64_t{});
+  case 'u' * 16 + 1:
+    return f(uint8_t{});
+  case 'u' * 16 + 2:
+    return f(uint16_t{});
+  case 'u' * 16 + 4:
+    return f(uint32_t{});
+  case 'u' * 16 + 8:
+    return f(uint64_t{});
+  case 'f' * 16 + 4:
+    return f(float{});
+  case 'f' * 16 + 8:
+    return f(double{});
+  default:
+    throw std::runtime_error("a number of an unknown size");
+  }
+}
+
+nb::object decode(const shape& s, layout_reader& r) {
+  switch (s.kind) {
+  case '?':
+    return nb::bool_(read_number<uint8_t>(r) != 0);
+  case 'i':
+  case 'u':
+  case 'f':
+    return with_number(s, [&r](auto e) -> nb::object {
+      using E = decltype(e);
+      return nb::cast(read_number<E>(r));
+    });
+  case 's': {
+    auto n = r.count();
+    bool block = false;
+    auto* p = reinterpret_cast<const char*>(r.raw(n, block));
+    PyObject* str = PyUnicode_DecodeUTF8(p, static_cast<Py_ssize_t>(n), nullptr);
+    if (str != nullptr) return nb::steal(str);
+    PyErr_Clear(); // not text: the bytes as they are
+    return nb::steal(PyBytes_FromStringAndSize(p, static_cast<Py_ssize_t>(n)));
+  }
+  case 'v': {
+    auto n = r.count();
+    if (s.number_vector())
+      return with_number(s.items[0], [&](auto e) -> nb::object {
+        using E = decltype(e);
+        bool block = false;
+        auto* p = r.raw(n * sizeof(E), block);
+        return numpy_array<E>(p, n, block, r);
+      });
+    nb::list out;
+    for (uint64_t i = 0; i < n; ++i)
+      out.append(decode(s.items[0], r));
+    return std::move(out);
+  }
+  case 'a': {
+    nb::list out;
+    for (size_t i = 0; i < s.count; ++i)
+      out.append(decode(s.items[0], r));
+    return std::move(out);
+  }
+  case 't': {
+    nb::list out;
+    for (auto& item : s.items)
+      out.append(decode(item, r));
+    return nb::steal(PySequence_Tuple(out.ptr()));
+  }
+  case 'm': {
+    auto n = r.count();
+    nb::dict out;
+    for (uint64_t i = 0; i < n; ++i) {
+      auto k = decode(s.items[0], r);
+      out[k] = decode(s.items[1], r);
+    }
+    return std::move(out);
+  }
+  case 'o':
+    if (read_number<uint8_t>(r) == 0) return nb::none();
+    return decode(s.items[0], r);
+  case 'n':
+    return nb::none();
+  default:
+    throw std::runtime_error("a value Python cannot read");
+  }
+}
+
+} // namespace
+
+const shape& shape_cache::of(const detail::type_descriptor& t) {
+  auto i = shapes_.find(&t);
+  if (i != shapes_.end()) return i->second;
+  try {
+    return shapes_.emplace(&t, parse_shape(t.shape)).first->second;
+  } catch (const std::invalid_argument& e) {
+    throw nb::type_error((t.name + ": " + e.what()).c_str());
+  }
+}
+
+detail::boxed_value to_value(nb::handle o, const detail::type_descriptor& t,
+                             const shape& s, const std::string& what) {
+  layout_writer w;
+  encoder{t, what, w}.encode(s, o, "");
+  bulk_head h;
+  h.head_size = h.skeleton_size = w.skeleton.size();
+  for (auto& b : w.blocks)
+    h.blocks.push_back(b.second);
+  std::vector<std::pair<uint8_t*, size_t>> dests;
+  std::string why;
+  auto value = t.decode_skeleton(w.skeleton.data(), h, dests, why, nullptr, nullptr);
+  if (!value || dests.size() != w.blocks.size())
+    throw nb::type_error((what + " (" + t.name +
+                          "): " + (why.empty() ? "its bulk buffers do not match" : why))
+                             .c_str());
+  {
+    nb::gil_scoped_release unlocked;
+    for (size_t i = 0; i < dests.size(); ++i)
+      std::memcpy(dests[i].first, w.blocks[i].first, dests[i].second);
+  }
+  return {std::move(value), &t};
+}
+
+nb::object to_python(std::shared_ptr<const void> value, const detail::type_descriptor& t,
+                     const shape& s) {
+  if (!s.convertible())
+    throw nb::type_error((t.name + " cannot be read in Python: a user type with its own "
+                                   "inspect, or an object ref inside a value")
+                             .c_str());
+  auto layout = t.lay_out(value.get(), nullptr);
+  layout_reader r{layout, std::move(value)};
+  try {
+    return decode(s, r);
+  } catch (const std::runtime_error& e) {
+    throw nb::type_error((t.name + ": " + e.what()).c_str());
+  }
+}
+
+const detail::type_descriptor& put_type(nb::handle o) {
+  using detail::type_of;
+  PyObject* p = o.ptr();
+  if (PyBool_Check(p)) return type_of<bool>();
+  if (PyLong_Check(p)) return type_of<int64_t>();
+  if (PyFloat_Check(p)) return type_of<double>();
+  if (PyUnicode_Check(p) || PyBytes_Check(p)) return type_of<std::string>();
+  auto all = [&](auto check) {
+    nb::sequence seq = nb::borrow<nb::sequence>(o);
+    for (auto item : seq)
+      if (!check(item.ptr())) return false;
+    return true;
+  };
+  if (PyList_Check(p) && PyList_GET_SIZE(p) > 0) {
+    if (all([](PyObject* x) { return PyLong_Check(x) && !PyBool_Check(x); }))
+      return type_of<std::vector<int64_t>>();
+    if (all([](PyObject* x) { return PyFloat_Check(x) || PyLong_Check(x); }))
+      return type_of<std::vector<double>>();
+    if (all([](PyObject* x) { return PyUnicode_Check(x); }))
+      return type_of<std::vector<std::string>>();
+  }
+  if (PyDict_Check(p) && PyDict_Size(p) > 0) {
+    nb::dict d = nb::borrow<nb::dict>(o);
+    bool keys = true, ints = true, floats = true, strs = true;
+    for (auto [k, v] : d) {
+      keys = keys && PyUnicode_Check(k.ptr());
+      ints = ints && PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr());
+      floats = floats && (PyFloat_Check(v.ptr()) || PyLong_Check(v.ptr()));
+      strs = strs && PyUnicode_Check(v.ptr());
+    }
+    if (keys && ints) return type_of<std::map<std::string, int64_t>>();
+    if (keys && floats) return type_of<std::map<std::string, double>>();
+    if (keys && strs) return type_of<std::map<std::string, std::string>>();
+  }
+  buffer_view v;
+  if (!PyUnicode_Check(p) && v.take(o) && v.view().ndim == 1) {
+    auto kind = format_kind(v.view().format);
+    switch (kind * 16 + static_cast<int>(v.view().itemsize)) {
+    case 'i' * 16 + 1:
+      return type_of<std::vector<int8_t>>();
+    case 'i' * 16 + 2:
+      return type_of<std::vector<int16_t>>();
+    case 'i' * 16 + 4:
+      return type_of<std::vector<int32_t>>();
+    case 'i' * 16 + 8:
+      return type_of<std::vector<int64_t>>();
+    case 'u' * 16 + 1:
+      return type_of<std::vector<uint8_t>>();
+    case 'u' * 16 + 2:
+      return type_of<std::vector<uint16_t>>();
+    case 'u' * 16 + 4:
+      return type_of<std::vector<uint32_t>>();
+    case 'u' * 16 + 8:
+      return type_of<std::vector<uint64_t>>();
+    case 'f' * 16 + 4:
+      return type_of<std::vector<float>>();
+    case 'f' * 16 + 8:
+      return type_of<std::vector<double>>();
+    default:
+      break;
+    }
+  }
+  throw nb::type_error(
+      ("put cannot store a " + py_type(o) +
+       ": it stores a bool, int, float, str, bytes, a 1-D NumPy array of "
+       "numbers, a non-empty list of ints, floats or strs, or a non-empty "
+       "dict of str to int, float or str; pass other values to a function "
+       "whose parameter gives their type")
+          .c_str());
+}
+
+} // namespace swarm::python

@@ -2,6 +2,8 @@
 
 #include <nanobind/ndarray.h>
 
+#include "base/ready_memory.hpp"
+
 #include <cstring>
 #include <limits>
 #include <map>
@@ -140,6 +142,79 @@ private:
   std::vector<std::vector<uint8_t>> scratch_;
   std::vector<std::unique_ptr<buffer_view>> views_;
 };
+
+// Calls `f(E{})` with the C++ number type of `s`.
+template <class R = nb::object, class F> R with_number(const shape& s, F&& f) {
+  switch (s.kind * 16 + static_cast<int>(s.bytes)) {
+  case 'i' * 16 + 1:
+    return f(int8_t{});
+  case 'i' * 16 + 2:
+    return f(int16_t{});
+  case 'i' * 16 + 4:
+    return f(int32_t{});
+  case 'i' * 16 + 8:
+    return f(int64_t{});
+  case 'u' * 16 + 1:
+    return f(uint8_t{});
+  case 'u' * 16 + 2:
+    return f(uint16_t{});
+  case 'u' * 16 + 4:
+    return f(uint32_t{});
+  case 'u' * 16 + 8:
+    return f(uint64_t{});
+  case 'f' * 16 + 4:
+    return f(float{});
+  case 'f' * 16 + 8:
+    return f(double{});
+  default:
+    throw std::runtime_error("a number of an unknown size");
+  }
+}
+
+// Throws `nb::type_error` naming `what` and `t` unless `b` is a 1-D buffer of `e`s.
+void check_numbers(const Py_buffer& b, const shape& e, const std::string& what,
+                   const detail::type_descriptor& t) {
+  if (b.ndim > 1)
+    throw nb::type_error((what + " (" + t.name + "): expected a 1-D array, got " +
+                          std::to_string(b.ndim) + " dimensions (pass a.ravel())")
+                             .c_str());
+  char kind = format_kind(b.format);
+  if (kind != e.kind || static_cast<size_t>(b.itemsize) != e.bytes)
+    throw nb::type_error((what + " (" + t.name + "): expected " +
+                          (e.kind == 'f'   ? "float"
+                           : e.kind == 'i' ? "int"
+                                           : "uint") +
+                          std::to_string(8 * e.bytes) + " data, got buffer format '" +
+                          (b.format ? b.format : "B") + "' of " +
+                          std::to_string(b.itemsize) + " bytes (convert with astype)")
+                             .c_str());
+}
+
+// A vector of numbers made straight from `o`'s buffer when `t` is a plain
+// `std::vector<E>`: one pass over the data, without the GIL (decoding would zero the
+// vector first). Null when `o` has no buffer or `t` is another vector type.
+std::shared_ptr<const void> vector_from_buffer(nb::handle o,
+                                               const detail::type_descriptor& t,
+                                               const shape& s, const std::string& what) {
+  PyObject* p = o.ptr();
+  if (PyUnicode_Check(p) || PyList_Check(p) || PyTuple_Check(p)) return nullptr;
+  return with_number<std::shared_ptr<const void>>(
+      s.items[0], [&](auto e) -> std::shared_ptr<const void> {
+        using E = decltype(e);
+        if (!detail::same_type(t, detail::type_of<std::vector<E>>())) return nullptr;
+        buffer_view v;
+        if (!v.take(o)) return nullptr;
+        check_numbers(v.view(), s.items[0], what, t);
+        auto out = std::make_shared<std::vector<E>>();
+        auto* first = static_cast<const E*>(v.view().buf);
+        auto n = static_cast<size_t>(v.view().len) / sizeof(E);
+        nb::gil_scoped_release unlocked;
+        out->reserve(n);
+        if (n * sizeof(E) >= ready_memory_min) ready_memory(out->data(), n * sizeof(E));
+        out->assign(first, first + n);
+        return out;
+      });
+}
 
 struct encoder {
   const detail::type_descriptor& type;
@@ -393,34 +468,6 @@ template <class E> E read_number(layout_reader& r) {
   return v;
 }
 
-// Calls `f(E{})` with the C++ number type of `s`.
-template <class F> nb::object with_number(const shape& s, F&& f) {
-  switch (s.kind * 16 + static_cast<int>(s.bytes)) {
-  case 'i' * 16 + 1:
-    return f(int8_t{});
-  case 'i' * 16 + 2:
-    return f(int16_t{});
-  case 'i' * 16 + 4:
-    return f(int32_t{});
-  case 'i' * 16 + 8:
-    return f(int64_t{});
-  case 'u' * 16 + 1:
-    return f(uint8_t{});
-  case 'u' * 16 + 2:
-    return f(uint16_t{});
-  case 'u' * 16 + 4:
-    return f(uint32_t{});
-  case 'u' * 16 + 8:
-    return f(uint64_t{});
-  case 'f' * 16 + 4:
-    return f(float{});
-  case 'f' * 16 + 8:
-    return f(double{});
-  default:
-    throw std::runtime_error("a number of an unknown size");
-  }
-}
-
 nb::object decode(const shape& s, layout_reader& r) {
   switch (s.kind) {
   case '?':
@@ -500,6 +547,8 @@ const shape& shape_cache::of(const detail::type_descriptor& t) {
 
 detail::boxed_value to_value(nb::handle o, const detail::type_descriptor& t,
                              const shape& s, const std::string& what) {
+  if (s.number_vector())
+    if (auto v = vector_from_buffer(o, t, s, what)) return {std::move(v), &t};
   layout_writer w;
   encoder{t, what, w}.encode(s, o, "");
   bulk_head h;

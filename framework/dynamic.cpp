@@ -35,6 +35,24 @@ dynamic_ref::get(std::chrono::milliseconds timeout) const {
   return detail::read_slot(*slot_, *type_, timeout);
 }
 
+result<std::optional<dynamic_ref>>
+dynamic_stream::next(std::chrono::milliseconds timeout) {
+  if (!reader_) return error{errc::invalid_argument, "next on an empty stream"};
+  auto slot = reader_->next(detail::deadline_after(timeout));
+  if (!slot) return slot.err();
+  if (!*slot) return std::optional<dynamic_ref>{};
+  return std::optional<dynamic_ref>{dynamic_ref{std::move(**slot), item_}};
+}
+
+dynamic_ref dynamic_stream::done() const {
+  return reader_ ? dynamic_ref{reader_->task_result, &detail::type_of<uint64_t>()}
+                 : dynamic_ref{};
+}
+
+void dynamic_stream::cancel() {
+  if (reader_) reader_->stop();
+}
+
 bool dynamic_actor::alive() const {
   return record_ && !record_->dead();
 }
@@ -67,6 +85,28 @@ result<dynamic_ref> dynamic_calls::submit(const detail::function_entry& f,
   auto checked = checked_args("task", f.name, f.params, std::move(args));
   if (!checked) return checked.err();
   return dynamic_ref{ctx_->submit_erased(f, opts, std::move(*checked)), f.result};
+}
+
+std::shared_ptr<detail::stream_channel>
+dynamic_calls::channel(const detail::type_descriptor* item, size_t window) {
+  auto& node = *ctx_->core_;
+  return std::make_shared<detail::stream_channel>(&node, node.new_owner_id(), window,
+                                                  item);
+}
+
+result<dynamic_stream> dynamic_calls::submit_stream(const detail::function_entry& f,
+                                                    const task_options& opts,
+                                                    std::vector<dynamic_arg> args) {
+  if (f.stream_item == nullptr)
+    return error{errc::invalid_argument,
+                 "'" + f.name + "' is no streaming function: call it with submit"};
+  auto checked = checked_args("task", f.name, f.params, std::move(args));
+  if (!checked) return checked.err();
+  auto ch = channel(f.stream_item, opts.stream_window);
+  auto slot = ctx_->submit_erased(f, opts, std::move(*checked), ch);
+  return dynamic_stream{std::make_shared<detail::stream_reader>(
+                            *ctx_->core_, std::move(slot), std::move(ch)),
+                        f.stream_item};
 }
 
 dynamic_ref dynamic_calls::put(detail::boxed_value v) {
@@ -104,28 +144,54 @@ result<dynamic_actor> dynamic_calls::spawn(const detail::actor_type_info& type,
   return dynamic_actor{ctx_->spawn_erased(std::move(spec)), &type};
 }
 
-result<dynamic_ref> dynamic_calls::call(const dynamic_actor& a,
-                                        const detail::method_entry& m,
-                                        std::vector<dynamic_arg> args, int32_t priority) {
-  if (m.stream_item != nullptr)
-    return error{errc::invalid_argument,
-                 "method '" + m.name +
-                     "' streams: drivers in other languages cannot "
-                     "read streams yet"};
-  auto what = a.type().name + "." + m.name;
-  auto checked = checked_args("method", what, m.params, std::move(args));
+result<detail::task_ptr> dynamic_calls::method_call(const dynamic_actor& a,
+                                                    const detail::method_entry& m,
+                                                    std::vector<dynamic_arg> args,
+                                                    int32_t priority) {
+  auto checked =
+      checked_args("method", a.type().name + "." + m.name, m.params, std::move(args));
   if (!checked) return checked.err();
   auto& rec = *a.record();
   auto task = detail::make_task(*ctx_->core_, rec.spec().owner, rec.spec().type_name,
                                 std::move(*checked));
   task->params = m.params;
-  task->result_type = m.result;
   task->options.priority = priority;
   if (!rec.remote_node().empty()) task->method = m.name;
   task->own_fn = m.fn;
   task->fn = &task->own_fn;
-  return dynamic_ref{detail::send_actor_call(*ctx_->core_, rec, std::move(task)),
+  return task;
+}
+
+result<dynamic_ref> dynamic_calls::call(const dynamic_actor& a,
+                                        const detail::method_entry& m,
+                                        std::vector<dynamic_arg> args, int32_t priority) {
+  if (m.stream_item != nullptr)
+    return error{errc::invalid_argument,
+                 "method '" + m.name + "' streams: read it with call_stream"};
+  auto task = method_call(a, m, std::move(args), priority);
+  if (!task) return task.err();
+  (*task)->result_type = m.result;
+  return dynamic_ref{detail::send_actor_call(*ctx_->core_, *a.record(), std::move(*task)),
                      m.result};
+}
+
+result<dynamic_stream> dynamic_calls::call_stream(const dynamic_actor& a,
+                                                  const detail::method_entry& m,
+                                                  std::vector<dynamic_arg> args,
+                                                  uint32_t window, int32_t priority) {
+  if (m.stream_item == nullptr)
+    return error{errc::invalid_argument,
+                 "method '" + m.name + "' does not stream: call it with call"};
+  auto task = method_call(a, m, std::move(args), priority);
+  if (!task) return task.err();
+  auto ch = channel(m.stream_item, window);
+  (*task)->result_type = &detail::type_of<uint64_t>();
+  (*task)->stream = ch;
+  (*task)->reader = ch;
+  auto slot = detail::send_actor_call(*ctx_->core_, *a.record(), std::move(*task));
+  return dynamic_stream{std::make_shared<detail::stream_reader>(
+                            *ctx_->core_, std::move(slot), std::move(ch)),
+                        m.stream_item};
 }
 
 bool dynamic_calls::cancel(const dynamic_ref& ref, bool force) {

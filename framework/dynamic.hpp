@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,29 @@ public:
 private:
   detail::slot_ptr slot_;
   const detail::type_descriptor* type_ = nullptr;
+};
+
+/// The reading end of a streaming task or actor call: its items' futures in the order
+/// they were written. Dropping every copy before the end cancels the task.
+class dynamic_stream {
+public:
+  dynamic_stream() = default;
+  dynamic_stream(std::shared_ptr<detail::stream_reader> reader,
+                 const detail::type_descriptor* item)
+      : reader_(std::move(reader)), item_(item) {}
+
+  /// The next item's future, waiting up to `timeout` for it: nullopt at the end, the
+  /// writer's error after its last item, `timeout` when nothing came in time.
+  result<std::optional<dynamic_ref>> next(std::chrono::milliseconds timeout);
+  /// The task's own future: how many items it wrote, or its error.
+  dynamic_ref done() const;
+  /// Cancels the task: it stops at its next write.
+  void cancel();
+  const detail::type_descriptor& item_type() const { return *item_; }
+
+private:
+  std::shared_ptr<detail::stream_reader> reader_;
+  const detail::type_descriptor* item_ = nullptr;
 };
 
 /// One argument of a dynamic call: a value, or a future whose value is passed.
@@ -84,6 +108,11 @@ public:
   /// Runs `f` with `args` somewhere; the error when the arguments do not suit it.
   result<dynamic_ref> submit(const detail::function_entry& f, const task_options& opts,
                              std::vector<dynamic_arg> args);
+  /// Runs the streaming function `f` with `args` somewhere, at most `opts.stream_window`
+  /// items ahead of the reader; the error when the arguments do not suit it.
+  result<dynamic_stream> submit_stream(const detail::function_entry& f,
+                                       const task_options& opts,
+                                       std::vector<dynamic_arg> args);
   /// Stores a value; throws `failure` (`store_full`) when the store has no room.
   dynamic_ref put(detail::boxed_value v);
   /// Creates an actor of `type` with the constructor whose parameters `args` have; the
@@ -94,6 +123,11 @@ public:
   /// Calls method `m` of `a`; the error when the arguments do not suit it.
   result<dynamic_ref> call(const dynamic_actor& a, const detail::method_entry& m,
                            std::vector<dynamic_arg> args, int32_t priority = 0);
+  /// Calls the streaming method `m` of `a`, at most `window` items ahead of the reader.
+  result<dynamic_stream> call_stream(const dynamic_actor& a,
+                                     const detail::method_entry& m,
+                                     std::vector<dynamic_arg> args, uint32_t window,
+                                     int32_t priority = 0);
   /// Cancels the task of `ref` (see `context::cancel`).
   bool cancel(const dynamic_ref& ref, bool force);
   /// Which of `refs` are ready once `k` are or `timeout` passed.
@@ -103,6 +137,14 @@ public:
   void kill(const dynamic_actor& a, bool restart);
 
 private:
+  // A call of method `m` of `a`, or the error when the arguments do not suit it.
+  result<detail::task_ptr> method_call(const dynamic_actor& a,
+                                       const detail::method_entry& m,
+                                       std::vector<dynamic_arg> args, int32_t priority);
+  // A channel for the items of type `item` of a stream read here.
+  std::shared_ptr<detail::stream_channel> channel(const detail::type_descriptor* item,
+                                                  size_t window);
+
   context* ctx_;
 };
 

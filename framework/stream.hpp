@@ -78,7 +78,8 @@ public:
   /// For the runtime: the stream of the task whose future is `result`.
   stream(detail::core& node, detail::slot_ptr result,
          std::shared_ptr<detail::stream_channel> channel)
-      : state_(std::make_shared<state>(node, std::move(result), std::move(channel))) {}
+      : state_(std::make_shared<detail::stream_reader>(node, std::move(result),
+                                                       std::move(channel))) {}
 
   /// Whether this is a stream at all.
   bool valid() const noexcept { return state_ != nullptr; }
@@ -89,7 +90,7 @@ public:
   /// ready once it arrived.
   result<std::optional<object_ref<T>>> next(std::chrono::milliseconds timeout = forever) {
     if (!state_) return error{errc::invalid_argument, "next on an empty stream"};
-    auto slot = state_->channel->next(state_->result, detail::deadline_after(timeout));
+    auto slot = state_->next(detail::deadline_after(timeout));
     if (!slot) return slot.err();
     if (!*slot) return std::optional<object_ref<T>>{};
     return std::optional<object_ref<T>>{object_ref<T>{std::move(**slot)}};
@@ -112,7 +113,7 @@ public:
 
   /// The task's own future: the number of items it wrote, or its error.
   object_ref<uint64_t> done() const {
-    return state_ ? object_ref<uint64_t>{state_->result} : object_ref<uint64_t>{};
+    return state_ ? object_ref<uint64_t>{state_->task_result} : object_ref<uint64_t>{};
   }
 
   /// Cancels the task (see `context::cancel`): it stops at its next write.
@@ -121,26 +122,7 @@ public:
   }
 
 private:
-  struct state {
-    state(detail::core& n, detail::slot_ptr r, std::shared_ptr<detail::stream_channel> c)
-        : node(&n), result(std::move(r)), channel(std::move(c)) {
-      std::weak_ptr<detail::stream_channel> weak = channel;
-      result->when_done([weak] {
-        if (auto ch = weak.lock()) ch->notify();
-      });
-    }
-    state(const state&) = delete;
-    state& operator=(const state&) = delete;
-    ~state() { stop(); }
-    void stop() {
-      if (!result->done()) detail::cancel_task(*node, result);
-      channel->close();
-    }
-    detail::core* node;
-    detail::slot_ptr result;
-    std::shared_ptr<detail::stream_channel> channel;
-  };
-  std::shared_ptr<state> state_;
+  std::shared_ptr<detail::stream_reader> state_;
 };
 
 } // namespace swarm

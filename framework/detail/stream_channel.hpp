@@ -107,4 +107,33 @@ private:
 /// Cancels the task whose future is `result`, if it still runs or waits.
 void cancel_task(core& node, const slot_ptr& result);
 
+/// The reading end of a streaming task's channel, with the task's future: woken when the
+/// task ends, and cancelling the task when dropped before its end.
+struct stream_reader {
+  stream_reader(core& n, slot_ptr r, std::shared_ptr<stream_channel> c)
+      : node(&n), task_result(std::move(r)), channel(std::move(c)) {
+    std::weak_ptr<stream_channel> weak = channel;
+    task_result->when_done([weak] {
+      if (auto ch = weak.lock()) ch->notify();
+    });
+  }
+  stream_reader(const stream_reader&) = delete;
+  stream_reader& operator=(const stream_reader&) = delete;
+  ~stream_reader() { stop(); }
+
+  /// The next item's slot, waiting up to `deadline`; nullopt at the end.
+  result<std::optional<slot_ptr>> next(object_slot::clock::time_point deadline) {
+    return channel->next(task_result, deadline);
+  }
+  /// Cancels the task (it stops at its next write) and closes the channel.
+  void stop() {
+    if (!task_result->done()) cancel_task(*node, task_result);
+    channel->close();
+  }
+
+  core* node;
+  slot_ptr task_result;
+  std::shared_ptr<stream_channel> channel;
+};
+
 } // namespace swarm::detail

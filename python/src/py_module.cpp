@@ -13,6 +13,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 using swarm::python::py_actor;
 using swarm::python::py_ref;
+using swarm::python::py_stream;
 using swarm::python::session;
 using swarm::python::session_options;
 
@@ -72,6 +73,33 @@ NB_MODULE(_swarm, m) {
       .def("__repr__", [](const py_ref& r) {
         return "ObjectRef(" + r.ref.id().to_string() + ", " + r.ref.type().name + ")";
       });
+
+  nb::class_<py_stream>(
+      m, "ObjectRefStream",
+      "The items of a streaming task or actor call, as ObjectRefs in the "
+      "order they were written; dropping it before the end cancels the "
+      "task.")
+      .def("__iter__", [](nb::handle self) { return self; })
+      .def("__next__", [](py_stream& s) { return s.owner->next_item(s, std::nullopt); })
+      .def(
+          "next",
+          [](py_stream& s, std::optional<double> timeout) {
+            return s.owner->next_item(s, timeout);
+          },
+          "timeout"_a = nb::none(),
+          "The next item's ObjectRef, waiting up to `timeout` seconds; StopIteration at "
+          "the end.")
+      .def(
+          "done",
+          [](const py_stream& s) {
+            return py_ref{s.stream.done(), s.owner};
+          },
+          "An ObjectRef of how many items the task wrote, or its error.")
+      .def(
+          "cancel", [](py_stream& s) { s.stream.cancel(); },
+          "Cancels the task: it stops at its next write.")
+      .def_prop_ro("item_type_name",
+                   [](const py_stream& s) { return s.stream.item_type().name; });
 
   nb::class_<py_actor>(m, "Actor", "An actor created by its type's registered name.")
       .def_prop_ro("type_name", [](const py_actor& a) { return a.actor.type().name; })

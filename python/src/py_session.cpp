@@ -169,7 +169,8 @@ session::arguments(const std::string& what,
   return out;
 }
 
-py_ref session::submit(const std::string& function, nb::tuple args, nb::dict options) {
+nb::object session::submit(const std::string& function, nb::tuple args,
+                           nb::dict options) {
   rt();
   auto f = calls_->function(function);
   if (!f) raise_error(f.err());
@@ -177,7 +178,7 @@ py_ref session::submit(const std::string& function, nb::tuple args, nb::dict opt
   task_options opts;
   read_options(what, options,
                "num_cpus, num_gpus, memory, resources, priority, max_retries, "
-               "retry_exceptions, node",
+               "retry_exceptions, node, stream_window",
                [&](const std::string& key, nb::handle v) {
                  if (set_resources(opts.resources, key, v)) return true;
                  if (key == "priority")
@@ -188,13 +189,21 @@ py_ref session::submit(const std::string& function, nb::tuple args, nb::dict opt
                    opts.retry_exceptions = nb::cast<bool>(v);
                  else if (key == "node")
                    opts.node = nb::cast<std::string>(v);
+                 else if (key == "stream_window")
+                   opts.stream_window = nb::cast<uint32_t>(v);
                  else
                    return false;
                  return true;
                });
-  auto ref = calls_->submit(**f, opts, arguments(what, (*f)->params, args));
+  auto values = arguments(what, (*f)->params, args);
+  if ((*f)->stream_item != nullptr) {
+    auto s = calls_->submit_stream(**f, opts, std::move(values));
+    if (!s) raise_error(s.err());
+    return nb::cast(py_stream{std::move(*s), shared_from_this()});
+  }
+  auto ref = calls_->submit(**f, opts, std::move(values));
   if (!ref) raise_error(ref.err());
-  return {std::move(*ref), shared_from_this()};
+  return nb::cast(py_ref{std::move(*ref), shared_from_this()});
 }
 
 py_ref session::put(nb::handle value) {
@@ -259,8 +268,8 @@ py_actor session::spawn(const std::string& type, nb::tuple args, nb::dict option
   return {std::move(*actor), shared_from_this()};
 }
 
-py_ref session::call(const py_actor& actor, const std::string& method, nb::tuple args,
-                     nb::dict options) {
+nb::object session::call(const py_actor& actor, const std::string& method, nb::tuple args,
+                         nb::dict options) {
   rt();
   if (actor.owner.get() != this)
     raise_error(
@@ -277,14 +286,42 @@ py_ref session::call(const py_actor& actor, const std::string& method, nb::tuple
             .c_str());
   }
   int32_t priority = 0;
-  read_options(what, options, "priority", [&](const std::string& key, nb::handle v) {
-    if (key != "priority") return false;
-    priority = nb::cast<int32_t>(v);
-    return true;
-  });
-  auto ref = calls_->call(actor.actor, *m, arguments(what, m->params, args), priority);
+  uint32_t window = task_options{}.stream_window;
+  read_options(what, options, "priority, stream_window",
+               [&](const std::string& key, nb::handle v) {
+                 if (key == "priority")
+                   priority = nb::cast<int32_t>(v);
+                 else if (key == "stream_window")
+                   window = nb::cast<uint32_t>(v);
+                 else
+                   return false;
+                 return true;
+               });
+  auto values = arguments(what, m->params, args);
+  if (m->stream_item != nullptr) {
+    auto s = calls_->call_stream(actor.actor, *m, std::move(values), window, priority);
+    if (!s) raise_error(s.err());
+    return nb::cast(py_stream{std::move(*s), shared_from_this()});
+  }
+  auto ref = calls_->call(actor.actor, *m, std::move(values), priority);
   if (!ref) raise_error(ref.err());
-  return {std::move(*ref), shared_from_this()};
+  return nb::cast(py_ref{std::move(*ref), shared_from_this()});
+}
+
+py_ref session::next_item(py_stream& s, std::optional<double> timeout) {
+  rt();
+  if (s.owner.get() != this)
+    raise_error(
+        {errc::invalid_argument, "the stream was made by a session that was shut down"});
+  auto t = to_timeout(timeout);
+  result<std::optional<dynamic_ref>> item = error{};
+  {
+    nb::gil_scoped_release unlocked;
+    item = s.stream.next(t);
+  }
+  if (!item) raise_error(item.err());
+  if (!*item) throw nb::stop_iteration();
+  return {std::move(**item), shared_from_this()};
 }
 
 nb::list session::get(const std::vector<const py_ref*>& refs,

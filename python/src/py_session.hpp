@@ -22,6 +22,12 @@ struct py_ref {
   std::shared_ptr<session> owner;
 };
 
+/// A Python `ObjectRefStream`: the items of a streaming task or actor call.
+struct py_stream {
+  dynamic_stream stream;
+  std::shared_ptr<session> owner;
+};
+
 /// A Python `ActorHandle`'s actor, and the session that calls it.
 struct py_actor {
   dynamic_actor actor;
@@ -51,11 +57,16 @@ public:
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
-  py_ref submit(const std::string& function, nb::tuple args, nb::dict options);
+  /// An `ObjectRef`, or an `ObjectRefStream` for a streaming function.
+  nb::object submit(const std::string& function, nb::tuple args, nb::dict options);
   py_ref put(nb::handle value);
   py_actor spawn(const std::string& type, nb::tuple args, nb::dict options);
-  py_ref call(const py_actor& actor, const std::string& method, nb::tuple args,
-              nb::dict options);
+  /// An `ObjectRef`, or an `ObjectRefStream` for a streaming method.
+  nb::object call(const py_actor& actor, const std::string& method, nb::tuple args,
+                  nb::dict options);
+  /// The next item's `ObjectRef` of `s`, waiting up to `timeout` seconds (None: forever);
+  /// raises `StopIteration` at the end and the writer's error after its last item.
+  py_ref next_item(py_stream& s, std::optional<double> timeout);
   /// The values of `refs` in order, waiting up to `timeout` seconds in all (None:
   /// forever).
   nb::list get(const std::vector<const py_ref*>& refs, std::optional<double> timeout);

@@ -621,31 +621,14 @@ const detail::type_descriptor& put_type(nb::handle o) {
   }
   buffer_view v;
   if (!PyUnicode_Check(p) && v.take(o) && v.view().ndim == 1) {
-    auto kind = format_kind(v.view().format);
-    switch (kind * 16 + static_cast<int>(v.view().itemsize)) {
-    case 'i' * 16 + 1:
-      return type_of<std::vector<int8_t>>();
-    case 'i' * 16 + 2:
-      return type_of<std::vector<int16_t>>();
-    case 'i' * 16 + 4:
-      return type_of<std::vector<int32_t>>();
-    case 'i' * 16 + 8:
-      return type_of<std::vector<int64_t>>();
-    case 'u' * 16 + 1:
-      return type_of<std::vector<uint8_t>>();
-    case 'u' * 16 + 2:
-      return type_of<std::vector<uint16_t>>();
-    case 'u' * 16 + 4:
-      return type_of<std::vector<uint32_t>>();
-    case 'u' * 16 + 8:
-      return type_of<std::vector<uint64_t>>();
-    case 'f' * 16 + 4:
-      return type_of<std::vector<float>>();
-    case 'f' * 16 + 8:
-      return type_of<std::vector<double>>();
-    default:
-      break;
-    }
+    shape e;
+    e.kind = format_kind(v.view().format);
+    e.bytes = static_cast<size_t>(v.view().itemsize);
+    if (e.number()) try {
+        return *with_number<const detail::type_descriptor*>(
+            e, [](auto x) { return &type_of<std::vector<decltype(x)>>(); });
+      } catch (const std::runtime_error&) { // a size no C++ number has
+      }
   }
   throw nb::type_error(
       ("put cannot store a " + py_type(o) +

@@ -27,6 +27,7 @@ from ._swarm import (  # noqa: E402
     GetTimeoutError,
     ObjectLostError,
     ObjectRef,
+    ObjectRefStream,
     SwarmError,
     TaskCancelledError,
     TaskError,
@@ -36,7 +37,7 @@ __version__ = _swarm.version
 __all__ = [
     "init", "shutdown", "is_initialized", "function", "actor_type", "put", "get", "wait",
     "cancel", "kill", "functions", "actor_types", "wait_for_nodes", "node_name",
-    "ObjectRef", "ActorHandle", "RemoteFunction", "ActorClass", "SwarmError", "TaskError",
+    "ObjectRef", "ObjectRefStream", "ActorHandle", "RemoteFunction", "ActorClass", "SwarmError", "TaskError",
     "TaskCancelledError", "ActorDiedError", "ObjectLostError", "GetTimeoutError",
 ]
 
@@ -83,16 +84,25 @@ def _current():
     return _session
 
 
-_TASK_OPTIONS = frozenset(["num_cpus", "num_gpus", "memory", "resources", "priority",
-                           "max_retries", "retry_exceptions", "node"])
+class _WithOptions:
+    """Keyword options kept by a copy-on-`options` call target."""
+
+    def __init__(self, options=None):
+        self._options = dict(options or {})
+
+    def _merged(self, options):
+        merged = dict(self._options)
+        merged.update(options)
+        return merged
 
 
-class RemoteFunction:
-    """A registered C++ function: `.remote(*args)` runs it and returns an ObjectRef."""
+class RemoteFunction(_WithOptions):
+    """A registered C++ function: `.remote(*args)` runs it and returns an ObjectRef (an
+    ObjectRefStream of its items for a streaming function)."""
 
     def __init__(self, name, options=None):
+        super().__init__(options)
         self._name = name
-        self._options = dict(options or {})
 
     @property
     def name(self):
@@ -104,37 +114,31 @@ class RemoteFunction:
 
     def options(self, **options):
         """A copy with these options: num_cpus, num_gpus, memory, resources (a dict),
-        priority, max_retries, retry_exceptions, node."""
-        merged = dict(self._options)
-        merged.update(options)
-        return RemoteFunction(self._name, merged)
+        priority, max_retries, retry_exceptions, node, stream_window."""
+        return RemoteFunction(self._name, self._merged(options))
 
     def remote(self, *args, **options):
-        merged = dict(self._options)
-        merged.update(options)
-        return _current().submit(self._name, args, merged)
+        return _current().submit(self._name, args, self._merged(options))
 
     def __repr__(self):
         return f"RemoteFunction({self._name!r})"
 
 
-class ActorMethod:
-    """A method of an actor: `.remote(*args)` calls it and returns an ObjectRef."""
+class ActorMethod(_WithOptions):
+    """A method of an actor: `.remote(*args)` calls it and returns an ObjectRef (an
+    ObjectRefStream for a streaming method); options: priority, stream_window."""
 
     def __init__(self, handle, name, options=None):
+        super().__init__(options)
         self._handle = handle
         self._name = name
-        self._options = dict(options or {})
 
     def options(self, **options):
-        merged = dict(self._options)
-        merged.update(options)
-        return ActorMethod(self._handle, self._name, merged)
+        return ActorMethod(self._handle, self._name, self._merged(options))
 
     def remote(self, *args, **options):
-        merged = dict(self._options)
-        merged.update(options)
-        return self._handle._session.call(self._handle._actor, self._name, args, merged)
+        return self._handle._session.call(self._handle._actor, self._name, args,
+                                          self._merged(options))
 
 
 class ActorHandle:
@@ -172,12 +176,12 @@ class ActorHandle:
         return f"ActorHandle({self._actor.type_name!r}, alive={self._actor.alive})"
 
 
-class ActorClass:
+class ActorClass(_WithOptions):
     """A registered C++ actor type: `.remote(*args)` creates one and returns its handle."""
 
     def __init__(self, name, options=None):
+        super().__init__(options)
         self._name = name
-        self._options = dict(options or {})
 
     @property
     def name(self):
@@ -186,36 +190,31 @@ class ActorClass:
     def options(self, **options):
         """A copy with these options: num_cpus, num_gpus, memory, resources, name,
         max_restarts, max_task_retries, max_concurrency, node."""
-        merged = dict(self._options)
-        merged.update(options)
-        return ActorClass(self._name, merged)
+        return ActorClass(self._name, self._merged(options))
 
     def remote(self, *args, **options):
-        merged = dict(self._options)
-        merged.update(options)
         session = _current()
-        return ActorHandle(session, session.spawn(self._name, args, merged))
+        return ActorHandle(session, session.spawn(self._name, args, self._merged(options)))
 
     def __repr__(self):
         return f"ActorClass({self._name!r})"
 
 
+def _registered(what, name, names):
+    if name not in names:
+        raise SwarmError(f"no {what} {name!r} is registered here: the libraries loaded "
+                         f"register {', '.join(names) or 'none'}")
+    return name
+
+
 def function(name):
     """The registered C++ function `name`, to call with `.remote(*args, **options)`."""
-    session = _current()
-    if name not in session.functions():
-        raise SwarmError(f"no function {name!r} is registered here: the libraries loaded "
-                         f"register {', '.join(session.functions()) or 'none'}")
-    return RemoteFunction(name)
+    return RemoteFunction(_registered("function", name, _current().functions()))
 
 
 def actor_type(name):
     """The registered C++ actor type `name`, to create with `.remote(*args, **options)`."""
-    session = _current()
-    if name not in session.actor_types():
-        raise SwarmError(f"no actor type {name!r} is registered here: the libraries loaded "
-                         f"register {', '.join(session.actor_types()) or 'none'}")
-    return ActorClass(name)
+    return ActorClass(_registered("actor type", name, _current().actor_types()))
 
 
 def put(value):

@@ -53,6 +53,14 @@ def test_a_put_object_is_read_by_a_task_on_a_worker():
     assert swarm.get(total, timeout=60) == pytest.approx(150_000.0)
 
 
+def test_a_stream_written_on_a_worker_is_read_here_item_by_item():
+    stream = swarm.function("squares").options(resources={"worker": 1}, stream_window=4) \
+        .remote(50, 1000)
+    assert [swarm.get(r, timeout=30) for r in stream] == [i * i for i in range(50)]
+    counter = swarm.actor_type("counter").options(resources={"worker": 1}).remote(0)
+    assert [swarm.get(r, timeout=30) for r in counter.count_up.remote(5)] == [1, 2, 3, 4, 5]
+
+
 def test_a_task_that_throws_on_a_worker_raises_task_error_naming_the_node():
     bad = swarm.function("fail").options(resources={"worker": 1}).remote("bad input")
     with pytest.raises(swarm.TaskError, match="bad input") as e:

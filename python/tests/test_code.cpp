@@ -111,6 +111,15 @@ swarm::object_ref<int64_t> forward(swarm::context& ctx, int64_t x) {
   return ctx.call<int64_t>("add", x, x);
 }
 
+// Streams the squares of 0..n-1; fails after `fail_after` items when that is below n.
+void squares(swarm::stream_writer<int64_t>& out, int64_t n, int64_t fail_after) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (i == fail_after)
+      throw std::runtime_error("squares failed after " + std::to_string(i));
+    if (!out.write(i * i)) return;
+  }
+}
+
 void nothing() {}
 
 struct point {
@@ -133,6 +142,11 @@ public:
   int64_t add(int64_t by) { return n_ += by; }
   int64_t value() const { return n_; }
   std::string home() { return actor_context().node_name(); }
+  // Streams the counter's next `k` values, adding one each time.
+  void count_up(swarm::stream_writer<int64_t>& out, int64_t k) {
+    for (int64_t i = 0; i < k; ++i)
+      if (!out.write(++n_)) return;
+  }
 
 private:
   int64_t n_ = 0;
@@ -160,11 +174,13 @@ SWARM_REGISTER(app) {
   app.function("die_once", die_once);
   app.function("nothing", nothing);
   app.function("forward", forward);
+  app.function("squares", squares);
   app.function("origin", origin);
   app.actor_type<counter>("counter")
       .constructor<>()
       .constructor<int64_t>()
       .method("add", &counter::add)
       .method("value", &counter::value)
-      .method("home", &counter::home);
+      .method("home", &counter::home)
+      .method("count_up", &counter::count_up);
 }

@@ -151,3 +151,27 @@ def test_unknown_names_and_options_are_refused_naming_what_there_is():
         swarm.function("add").remote(1, 2, cpus=1)
     assert "add" in swarm.functions() and "counter" in swarm.actor_types()
     assert swarm.function("add").signature == "long(long, long)"
+
+
+def test_a_streaming_function_gives_its_items_as_refs_in_order_and_then_its_error():
+    stream = swarm.function("squares").remote(6, 100)
+    assert isinstance(stream, swarm.ObjectRefStream)
+    assert [swarm.get(r) for r in stream] == [0, 1, 4, 9, 16, 25]
+    assert swarm.get(stream.done()) == 6
+    failing = swarm.function("squares").options(stream_window=2).remote(10, 3)
+    assert swarm.get(failing.next(timeout=30)) == 0
+    assert swarm.get(failing.next(timeout=30)) == 1
+    assert swarm.get(failing.next(timeout=30)) == 4
+    with pytest.raises(swarm.TaskError, match="squares failed after 3"):
+        failing.next(timeout=30)
+
+
+def test_a_streaming_actor_method_streams_and_a_dropped_stream_cancels_its_task():
+    counter = swarm.actor_type("counter").remote(0)
+    assert [swarm.get(r) for r in counter.count_up.remote(3)] == [1, 2, 3]
+    long_stream = swarm.function("squares").options(stream_window=1).remote(1_000_000, 2_000_000)
+    assert swarm.get(long_stream.next(timeout=30)) == 0
+    done = long_stream.done()
+    long_stream.cancel()
+    with pytest.raises(swarm.TaskCancelledError):
+        swarm.get(done, timeout=30)

@@ -76,6 +76,24 @@ def test_a_type_mismatch_and_a_timeout_against_the_cluster():
         swarm.get(slow, timeout=0.1)
 
 
+def test_init_without_an_address_connects_where_swarm_job_points_it(cluster, code_library,
+                                                                 monkeypatch):
+    # `swarm job submit` runs a driver with SWARM_ADDRESS and SWARM_SECRET set.
+    swarm.shutdown()
+    monkeypatch.setenv("SWARM_ADDRESS", cluster.address)
+    monkeypatch.setenv("SWARM_SECRET", cluster.secret)
+    monkeypatch.setenv("SWARM_LIBRARIES", code_library)
+    try:
+        swarm.init()
+        assert swarm.node_name().startswith("client-")
+        where = swarm.function("where").options(resources={"worker": 1})
+        assert swarm.get(where.remote(), timeout=30) in WORKERS
+    finally:
+        swarm.shutdown()
+        monkeypatch.undo()
+        cluster.connect(swarm, libraries=[code_library])
+
+
 def test_the_tasks_of_a_killed_worker_are_retried_on_another(cluster):
     # Runs last: it kills a worker. The first run of die_once kills the node process it
     # runs on; the run again on the other worker finds the marker and returns.

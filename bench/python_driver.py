@@ -11,6 +11,8 @@ connects as a client and measures, each the median of --reps repetitions:
     its own two-node cluster, submitting to the other node);
   - python_actor_calls_sync: calls of an actor on the worker, each read before the next
     (calls/s), beside remote_1_1_actor_calls_sync;
+  - python_put_empty_gigabytes: put of a 100 MB array made by swarm.empty (stored as it
+    is, without a copy);
   - python_put_gigabytes / python_get_gigabytes: put and get of a 100 MB float32 NumPy
     array (GB/s; a get views the stored value), beside a NumPy copy of the same array;
   - python_remote_get_gigabytes: a task on the worker making a 100 MB array, read here
@@ -82,6 +84,13 @@ def swarm_figures(cli, code, reps):
             out["python_put_gigabytes"] = median_of(
                 reps, lambda: gigabytes_per_s(MB100, lambda: refs.append(swarm.put(array))))
             ref = refs[-1]
+            refs.clear()
+
+            def put_lent():
+                filled = swarm.empty(MB100 // 4, np.float32)
+                filled[:] = 1
+                return gigabytes_per_s(MB100, lambda: refs.append(swarm.put(filled)))
+            out["python_put_empty_gigabytes"] = median_of(reps, put_lent)
             refs.clear()
             out["python_get_gigabytes"] = median_of(
                 reps, lambda: gigabytes_per_s(MB100, lambda: swarm.get(ref)))
@@ -172,6 +181,8 @@ def main():
          "remote_1_1_actor_calls_sync", "ray_actor_calls_sync"),
         ("put 100 MB (GB/s)", "python_put_gigabytes", "memcpy_floor_gigabytes",
          "ray_put_gigabytes"),
+        ("put 100 MB made by swarm.empty (GB/s; no copy)", "python_put_empty_gigabytes",
+         "memcpy_floor_gigabytes", None),
         ("get 100 MB (GB/s)", "python_get_gigabytes", "memcpy_floor_gigabytes",
          "ray_get_gigabytes"),
         ("task on the worker making 100 MB, read here (GB/s)", "python_remote_get_gigabytes",

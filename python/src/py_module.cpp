@@ -112,6 +112,7 @@ NB_MODULE(_swarm, m) {
                       "embedded node (made by start).")
       .def("submit", &session::submit, "function"_a, "args"_a, "options"_a)
       .def("put", &session::put, "value"_a)
+      .def("empty", &session::empty, "n"_a, "kind"_a, "itemsize"_a)
       .def("spawn", &session::spawn, "type"_a, "args"_a, "options"_a)
       .def("call", &session::call, "actor"_a, "method"_a, "args"_a, "options"_a)
       .def("get", &session::get, "refs"_a, "timeout"_a = nb::none())

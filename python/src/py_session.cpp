@@ -163,8 +163,9 @@ session::arguments(const std::string& what,
       continue;
     }
     auto& t = *params[i];
-    out.push_back(
-        {to_value(a, t, shapes_.of(t), what + " argument " + std::to_string(i + 1)), {}});
+    out.push_back({to_value(a, t, shapes_.of(t),
+                            what + " argument " + std::to_string(i + 1), &lent_),
+                   {}});
   }
   return out;
 }
@@ -211,12 +212,25 @@ py_ref session::put(nb::handle value) {
   if (nb::isinstance<py_ref>(value))
     throw nb::type_error("put of an ObjectRef: pass the ref itself where it is needed");
   auto& t = put_type(value);
-  auto boxed = to_value(value, t, shapes_.of(t), "put");
+  auto boxed = to_value(value, t, shapes_.of(t), "put", &lent_);
   try {
     return {calls_->put(std::move(boxed)), shared_from_this()};
   } catch (const failure& f) {
     raise_error(f.err());
   }
+}
+
+nb::object session::empty(size_t n, const std::string& kind, size_t itemsize) {
+  shape e;
+  e.kind = kind == "b" ? '?' : kind.empty() ? 'x' : kind[0];
+  e.bytes = itemsize;
+  if (!e.number())
+    throw nb::type_error(
+        ("swarm.empty makes arrays of numbers (int, uint, float), not of "
+         "dtype kind '" +
+         kind + "'")
+            .c_str());
+  return lent_.make(e, n);
 }
 
 py_actor session::spawn(const std::string& type, nb::tuple args, nb::dict options) {

@@ -60,6 +60,10 @@ public:
   /// An `ObjectRef`, or an `ObjectRefStream` for a streaming function.
   nb::object submit(const std::string& function, nb::tuple args, nb::dict options);
   py_ref put(nb::handle value);
+  /// A writable NumPy array of `n` zeros of the number type `kind`/`itemsize` (NumPy's
+  /// dtype.kind and itemsize) in memory the store can keep: passed to `put` or a
+  /// function, it is taken without a copy (and made read-only).
+  nb::object empty(size_t n, const std::string& kind, size_t itemsize);
   py_actor spawn(const std::string& type, nb::tuple args, nb::dict options);
   /// An `ObjectRef`, or an `ObjectRefStream` for a streaming method.
   nb::object call(const py_actor& actor, const std::string& method, nb::tuple args,
@@ -101,6 +105,7 @@ private:
   std::unique_ptr<runtime> rt_;
   std::unique_ptr<dynamic_calls> calls_;
   shape_cache shapes_;
+  lent_vectors lent_;
 };
 
 /// Raises the Python exception of `e`: `TypeError` for a type mismatch, `ValueError`

@@ -65,8 +65,10 @@ public:
   buffer_view() = default;
   buffer_view(const buffer_view&) = delete;
   buffer_view& operator=(const buffer_view&) = delete;
-  ~buffer_view() {
+  ~buffer_view() { release(); }
+  void release() {
     if (held_) PyBuffer_Release(&view_);
+    held_ = false;
   }
   // Takes `o`'s buffer, C-contiguous with its format; false (no error set) when it has
   // none.
@@ -195,7 +197,8 @@ void check_numbers(const Py_buffer& b, const shape& e, const std::string& what,
 // vector first). Null when `o` has no buffer or `t` is another vector type.
 std::shared_ptr<const void> vector_from_buffer(nb::handle o,
                                                const detail::type_descriptor& t,
-                                               const shape& s, const std::string& what) {
+                                               const shape& s, const std::string& what,
+                                               lent_vectors* lent) {
   PyObject* p = o.ptr();
   if (PyUnicode_Check(p) || PyList_Check(p) || PyTuple_Check(p)) return nullptr;
   return with_number<std::shared_ptr<const void>>(
@@ -205,6 +208,16 @@ std::shared_ptr<const void> vector_from_buffer(nb::handle o,
         buffer_view v;
         if (!v.take(o)) return nullptr;
         check_numbers(v.view(), s.items[0], what, t);
+        if (lent)
+          if (auto same =
+                  lent->find(v.view().buf, static_cast<size_t>(v.view().len), t)) {
+            // Stored as it is: it must not change from now on.
+            v.release();
+            if (PyObject_SetAttrString(nb::getattr(o, "flags", nb::none()).ptr(),
+                                       "writeable", Py_False) != 0)
+              PyErr_Clear();
+            return same;
+          }
         auto out = std::make_shared<std::vector<E>>();
         auto* first = static_cast<const E*>(v.view().buf);
         auto n = static_cast<size_t>(v.view().len) / sizeof(E);
@@ -546,9 +559,10 @@ const shape& shape_cache::of(const detail::type_descriptor& t) {
 }
 
 detail::boxed_value to_value(nb::handle o, const detail::type_descriptor& t,
-                             const shape& s, const std::string& what) {
+                             const shape& s, const std::string& what,
+                             lent_vectors* lent) {
   if (s.number_vector())
-    if (auto v = vector_from_buffer(o, t, s, what)) return {std::move(v), &t};
+    if (auto v = vector_from_buffer(o, t, s, what, lent)) return {std::move(v), &t};
   layout_writer w;
   encoder{t, what, w}.encode(s, o, "");
   bulk_head h;
@@ -583,6 +597,35 @@ nb::object to_python(std::shared_ptr<const void> value, const detail::type_descr
   } catch (const std::runtime_error& e) {
     throw nb::type_error((t.name + ": " + e.what()).c_str());
   }
+}
+
+nb::object lent_vectors::make(const shape& e, size_t n) {
+  for (auto i = by_data_.begin(); i != by_data_.end();) // forget those freed
+    i = i->second.value.expired() ? by_data_.erase(i) : std::next(i);
+  return with_number(e, [&](auto x) -> nb::object {
+    using E = decltype(x);
+    auto v = std::make_shared<std::vector<E>>();
+    {
+      nb::gil_scoped_release unlocked;
+      v->reserve(n);
+      if (n * sizeof(E) >= ready_memory_min) ready_memory(v->data(), n * sizeof(E));
+      v->resize(n);
+    }
+    by_data_[v->data()] = {v, &detail::type_of<std::vector<E>>(), n * sizeof(E)};
+    nb::capsule owner(new std::shared_ptr<std::vector<E>>(v), [](void* q) noexcept {
+      delete static_cast<std::shared_ptr<std::vector<E>>*>(q);
+    });
+    return nb::ndarray<nb::numpy, E, nb::ndim<1>>(v->data(), {n}, owner).cast();
+  });
+}
+
+std::shared_ptr<const void> lent_vectors::find(const void* data, size_t bytes,
+                                               const detail::type_descriptor& t) {
+  auto i = by_data_.find(data);
+  if (i == by_data_.end() || i->second.bytes != bytes ||
+      !detail::same_type(*i->second.type, t))
+    return nullptr;
+  return i->second.value.lock();
 }
 
 const detail::type_descriptor& put_type(nb::handle o) {

@@ -35,7 +35,8 @@ from ._swarm import (  # noqa: E402
 
 __version__ = _swarm.version
 __all__ = [
-    "init", "shutdown", "is_initialized", "function", "actor_type", "put", "get", "wait",
+    "init", "shutdown", "is_initialized", "function", "actor_type", "put", "empty", "get",
+    "wait",
     "cancel", "kill", "functions", "actor_types", "wait_for_nodes", "node_name",
     "ObjectRef", "ObjectRefStream", "ActorHandle", "RemoteFunction", "ActorClass", "SwarmError", "TaskError",
     "TaskCancelledError", "ActorDiedError", "ObjectLostError", "GetTimeoutError",
@@ -220,6 +221,16 @@ def actor_type(name):
 def put(value):
     """Stores `value` and returns its ObjectRef (see the package's docs for the types)."""
     return _current().put(value)
+
+
+def empty(n, dtype="float32"):
+    """A writable 1-D NumPy array of `n` zeros in memory Swarm's store can keep. Fill it,
+    then `put` it or pass it to a function that takes a vector of its dtype: it is taken
+    without a copy, and is read-only from then on (do not write it through other views).
+    """
+    import numpy
+    dt = numpy.dtype(dtype)
+    return _current().empty(int(n), dt.kind, dt.itemsize)
 
 
 def get(refs, *, timeout=None):

@@ -84,6 +84,25 @@ def test_put_and_get_keep_values_and_a_large_array_is_read_without_a_copy():
     np.testing.assert_array_equal(first, big)  # the view keeps the value alive
 
 
+def test_an_array_made_by_swarm_empty_makes_a_round_trip_without_any_copy():
+    a = swarm.empty(1 << 20, np.float32)
+    assert a.flags.writeable and a.dtype == np.float32 and not a.any()
+    a[:] = np.arange(1 << 20, dtype=np.float32)
+    ref = swarm.put(a)
+    assert not a.flags.writeable  # stored as it is: it may not change any more
+    back = swarm.get(ref)
+    assert data_pointer(back) == data_pointer(a)  # the same memory: no copy either way
+    np.testing.assert_array_equal(back, np.arange(1 << 20, dtype=np.float32))
+    # Passed to a function, it is taken as it is too; a slice of it is copied.
+    b = swarm.empty(100_000, "float32")
+    b[:] = 2
+    assert call("sum_doubles", swarm.empty(10, np.float64)) == 0.0
+    np.testing.assert_array_equal(call("scale", b, 2.0), np.full(100_000, 4, np.float32))
+    np.testing.assert_array_equal(call("scale", b[:10], 1.0), np.full(10, 2, np.float32))
+    with pytest.raises(TypeError, match="arrays of numbers"):
+        swarm.empty(3, "U4")
+
+
 def test_refs_pass_as_arguments_and_a_ref_of_the_wrong_type_is_refused():
     xs = swarm.put(np.arange(8, dtype=np.float32))
     np.testing.assert_array_equal(call("scale", xs, 3.0), np.arange(8) * 3)

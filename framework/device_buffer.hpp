@@ -126,4 +126,12 @@ template <class Inspector> bool inspect(Inspector& f, device_buffer& b) {
   }
 }
 
+namespace detail {
+/// A device buffer's shape for drivers in other languages (see `shape_of`): `d`, a flag
+/// (0: its bytes follow, as a vector of bytes; 1: lost, why and its size follow).
+template <> struct shape_trait<device_buffer> {
+  static std::string get() { return "d"; }
+};
+} // namespace detail
+
 } // namespace swarm

@@ -166,7 +166,8 @@ template <class T> struct shape_trait;
 /// and decode values of it without the C++ type: `?` bool, `i1`..`i8` and `u1`..`u8`
 /// integers of that many bytes, `f4` `f8` floating point, `s` string, `v<E>` vector,
 /// `a<N;E>` array of N, `m<K,V>` map, `o<T>` optional, `t<A,B,...>` tuple or pair,
-/// `r<T>` object ref, `n` nothing (a void result), `x` a user type (opaque).
+/// `r<T>` object ref, `d` device buffer, `n` nothing (a void result), `x` a user type
+/// (opaque).
 template <class T> std::string shape_of() {
   return shape_trait<std::remove_cv_t<T>>::get();
 }

@@ -39,6 +39,8 @@ std::string described(const shape& s) {
     return "None or " + described(s.items[0]);
   case 't':
     return "a tuple of " + std::to_string(s.items.size());
+  case 'd':
+    return "a buffer (bytes or a NumPy array)";
   case 'n':
     return "None";
   default:
@@ -401,6 +403,15 @@ struct encoder {
       if (has) encode(s.items[0], o, where);
       return;
     }
+    case 'd': { // a device buffer: its bytes, staged to a device where it runs
+      auto& v = w.view();
+      if (PyUnicode_Check(p) || !v.take(o)) fail(s, o, where);
+      uint8_t lost = 0;
+      w.raw(&lost, 1);
+      w.count(static_cast<size_t>(v.view().len));
+      w.raw(v.view().buf, static_cast<size_t>(v.view().len));
+      return;
+    }
     case 'n':
       if (!o.is_none()) fail(s, o, where);
       return;
@@ -539,6 +550,21 @@ nb::object decode(const shape& s, layout_reader& r) {
   case 'o':
     if (read_number<uint8_t>(r) == 0) return nb::none();
     return decode(s.items[0], r);
+  case 'd': {
+    if (read_number<uint8_t>(r) == 0) {
+      auto n = r.count();
+      bool block = false;
+      auto* p = r.raw(n, block);
+      return numpy_array<uint8_t>(p, n, block, r);
+    }
+    auto n = r.count();
+    bool block = false;
+    auto* p = reinterpret_cast<const char*>(r.raw(n, block));
+    std::string why(p, n);
+    nb::object lost = nb::module_::import_("swarm._swarm").attr("ObjectLostError");
+    PyErr_SetString(lost.ptr(), ("the device buffer was lost: " + why).c_str());
+    throw nb::python_error();
+  }
   case 'n':
     return nb::none();
   default:

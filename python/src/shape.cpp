@@ -49,6 +49,7 @@ private:
     case 's':
     case 'n':
     case 'x':
+    case 'd':
       break;
     case 'i':
     case 'u':

@@ -10,7 +10,8 @@ namespace swarm::python {
 /// A parsed type shape (`detail::shape_of`): how a value of a C++ type is encoded.
 struct shape {
   /// `?` bool, `i` `u` `f` numbers of `bytes` bytes, `s` string, `v` vector, `a` array of
-  /// `count`, `m` map, `o` optional, `t` tuple, `r` object ref, `n` nothing, `x` opaque.
+  /// `count`, `m` map, `o` optional, `t` tuple, `r` object ref, `d` device buffer, `n`
+  /// nothing, `x` opaque.
   char kind = 'x';
   size_t bytes = 0;
   size_t count = 0;

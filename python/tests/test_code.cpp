@@ -120,6 +120,15 @@ void squares(swarm::stream_writer<int64_t>& out, int64_t n, int64_t fail_after) 
   }
 }
 
+// Device buffers: a GPU task's input and output; on a node without one, staged bytes.
+int64_t buffer_size(swarm::device_buffer b) {
+  return static_cast<int64_t>(b.size());
+}
+
+swarm::device_buffer make_buffer(int64_t n) {
+  return swarm::device_buffer::staged(std::vector<uint8_t>(static_cast<size_t>(n), 7));
+}
+
 void nothing() {}
 
 struct point {
@@ -173,6 +182,8 @@ SWARM_REGISTER(app) {
   app.function("pid", pid);
   app.function("die_once", die_once);
   app.function("nothing", nothing);
+  app.function("buffer_size", buffer_size);
+  app.function("make_buffer", make_buffer);
   app.function("forward", forward);
   app.function("squares", squares);
   app.function("origin", origin);

@@ -103,6 +103,15 @@ def test_an_array_made_by_swarm_empty_makes_a_round_trip_without_any_copy():
         swarm.empty(3, "U4")
 
 
+def test_device_buffers_take_any_buffer_and_come_back_as_byte_arrays():
+    assert call("buffer_size", np.arange(10, dtype=np.float32)) == 40
+    assert call("buffer_size", b"abc") == 3
+    out = call("make_buffer", 100_000)
+    assert out.dtype == np.uint8 and len(out) == 100_000 and (out == 7).all()
+    with pytest.raises(TypeError, match="expected a buffer"):
+        swarm.function("buffer_size").remote("text")
+
+
 def test_refs_pass_as_arguments_and_a_ref_of_the_wrong_type_is_refused():
     xs = swarm.put(np.arange(8, dtype=np.float32))
     np.testing.assert_array_equal(call("scale", xs, 3.0), np.arange(8) * 3)

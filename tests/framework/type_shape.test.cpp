@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "framework/device_buffer.hpp"
 #include "framework/object_ref.hpp"
 
 using swarm::detail::shape_of;
@@ -47,6 +48,7 @@ TEST_CASE("the shape of a type describes its encoding for drivers in other langu
   CHECK(shape_of<std::tuple<bool, float, std::vector<uint8_t>>>() == "t<?,f4,v<u1>>");
   CHECK(shape_of<swarm::detail::unit>() == "n");
   CHECK(shape_of<swarm::object_ref<int32_t>>() == "r<i4>");
+  CHECK(shape_of<swarm::device_buffer>() == "d");
   CHECK(shape_of<point>() == "x");
   CHECK(shape_of<std::vector<point>>() == "v<x>");
   CHECK(swarm::detail::type_of<std::vector<float>>().shape == "v<f4>");

@@ -86,10 +86,15 @@ def _current():
 
 
 class _WithOptions:
-    """Keyword options kept by a copy-on-`options` call target."""
+    """A named call target with keyword options, copied by `options`."""
 
-    def __init__(self, options=None):
+    def __init__(self, name, options=None):
+        self._name = name
         self._options = dict(options or {})
+
+    @property
+    def name(self):
+        return self._name
 
     def _merged(self, options):
         merged = dict(self._options)
@@ -100,14 +105,6 @@ class _WithOptions:
 class RemoteFunction(_WithOptions):
     """A registered C++ function: `.remote(*args)` runs it and returns an ObjectRef (an
     ObjectRefStream of its items for a streaming function)."""
-
-    def __init__(self, name, options=None):
-        super().__init__(options)
-        self._name = name
-
-    @property
-    def name(self):
-        return self._name
 
     @property
     def signature(self):
@@ -130,9 +127,8 @@ class ActorMethod(_WithOptions):
     ObjectRefStream for a streaming method); options: priority, stream_window."""
 
     def __init__(self, handle, name, options=None):
-        super().__init__(options)
+        super().__init__(name, options)
         self._handle = handle
-        self._name = name
 
     def options(self, **options):
         return ActorMethod(self._handle, self._name, self._merged(options))
@@ -179,14 +175,6 @@ class ActorHandle:
 
 class ActorClass(_WithOptions):
     """A registered C++ actor type: `.remote(*args)` creates one and returns its handle."""
-
-    def __init__(self, name, options=None):
-        super().__init__(options)
-        self._name = name
-
-    @property
-    def name(self):
-        return self._name
 
     def options(self, **options):
         """A copy with these options: num_cpus, num_gpus, memory, resources, name,

@@ -10,6 +10,7 @@ library the cluster's nodes load with `swarm start --load`); values convert to a
 their C++ parameter and result types, NumPy arrays to and from vectors of numbers.
 """
 
+import atexit
 import os
 import sys
 
@@ -73,6 +74,10 @@ def shutdown():
     if _session is not None:
         _session.shutdown()
     _session = None
+
+
+# A client leaves its cluster (which frees what it owned there) when the program exits.
+atexit.register(shutdown)
 
 
 def is_initialized():

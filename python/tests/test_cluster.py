@@ -1,6 +1,6 @@
 """The Python driver as a client of a real three-node cluster of `swarm start` processes."""
 
-import os
+import time
 
 import numpy as np
 import pytest
@@ -94,15 +94,14 @@ def test_init_without_an_address_connects_where_swarm_job_points_it(cluster, cod
         cluster.connect(swarm, libraries=[code_library])
 
 
-def test_the_tasks_of_a_killed_worker_are_retried_on_another(cluster):
-    # Runs last: it kills a worker. The first run of die_once kills the node process it
-    # runs on; the run again on the other worker finds the marker and returns.
-    marker = os.path.join(cluster.dir, "died-once")
-    ref = swarm.function("die_once").options(resources={"worker": 1}, max_retries=3) \
-        .remote(marker)
-    assert swarm.get(ref, timeout=60) == 42, cluster.logs()
-    assert os.path.exists(marker)
-    dead = cluster.dead()
-    assert len(dead) == 1 and dead[0] in WORKERS
-    where = swarm.function("where").options(resources={"worker": 1})
-    assert set(swarm.get([where.remote() for _ in range(10)], timeout=60)) == WORKERS - set(dead)
+def test_the_tasks_of_a_killed_worker_are_retried_on_another(cluster, capfd):
+    # Runs last: it kills a worker while tasks run on both workers (each has 2 CPUs).
+    slow = swarm.function("slow_where").options(resources={"worker": 1}, max_retries=3)
+    refs = [slow.remote(2000) for _ in range(8)]
+    time.sleep(0.5)
+    cluster.kill("worker-2")
+    assert swarm.get(refs, timeout=60) == ["worker-1"] * 8, cluster.logs()
+    assert cluster.dead() == ["worker-2"]
+    # This client, their owner, ran those of worker-2 again (and says so).
+    err = capfd.readouterr().err
+    assert "running 'slow_where' again" in err and "node 'worker-2' was lost" in err, err

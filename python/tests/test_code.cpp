@@ -93,17 +93,14 @@ std::string where(swarm::context& ctx) {
   return ctx.node_name();
 }
 
-int64_t pid() {
-  return static_cast<int64_t>(::getpid());
+// Where it ran, after `ms`.
+std::string slow_where(swarm::context& ctx, int64_t ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+  return ctx.node_name();
 }
 
-// Dies the first time it runs in a process, as a worker killed under a task would.
-int64_t die_once(std::string marker) {
-  if (::access(marker.c_str(), F_OK) != 0) {
-    if (FILE* f = ::fopen(marker.c_str(), "w")) ::fclose(f);
-    ::_exit(9);
-  }
-  return 42;
+int64_t pid() {
+  return static_cast<int64_t>(::getpid());
 }
 
 // A ref made in C++: the task it starts, whose value its caller gets.
@@ -179,8 +176,8 @@ SWARM_REGISTER(app) {
   app.function("fail", fail);
   app.function("sleep_ms", sleep_ms);
   app.function("where", where);
+  app.function("slow_where", slow_where);
   app.function("pid", pid);
-  app.function("die_once", die_once);
   app.function("nothing", nothing);
   app.function("buffer_size", buffer_size);
   app.function("make_buffer", make_buffer);

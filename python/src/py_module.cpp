@@ -66,10 +66,20 @@ NB_MODULE(_swarm, m) {
       .def(
           "get",
           [](const py_ref& r, std::optional<double> timeout) {
-            return r.owner->get({&r}, timeout)[0];
+            nb::list values = r.owner->get({&r}, timeout);
+            return nb::object{values[0]};
           },
           "timeout"_a = nb::none(),
           "Waits up to `timeout` seconds (None: forever) and returns the value.")
+      .def("__eq__",
+           [](const py_ref& a, nb::handle b) {
+             return nb::isinstance<py_ref>(b) &&
+                    a.ref.id() == nb::cast<const py_ref&>(b).ref.id();
+           })
+      .def("__hash__",
+           [](const py_ref& r) {
+             return std::hash<std::string>{}(r.ref.id().to_string());
+           })
       .def("__repr__", [](const py_ref& r) {
         return "ObjectRef(" + r.ref.id().to_string() + ", " + r.ref.type().name + ")";
       });

@@ -10,9 +10,12 @@ library the cluster's nodes load with `swarm start --load`); values convert to a
 their C++ parameter and result types, NumPy arrays to and from vectors of numbers.
 """
 
+import asyncio
 import atexit
+import concurrent.futures
 import os
 import sys
+import threading
 
 # A library of user code loaded by the session finds Swarm's symbols in the extension
 # module: import it with RTLD_GLOBAL.
@@ -35,6 +38,28 @@ from ._swarm import (  # noqa: E402
 )
 
 __version__ = _swarm.version
+
+
+def _future(self):
+    """A concurrent.futures.Future of the value, as Ray's ObjectRef.future(): a daemon
+    thread waits for it (get releases the GIL while it waits)."""
+    future = concurrent.futures.Future()
+
+    def wait():
+        try:
+            future.set_result(self.get())
+        except BaseException as e:  # the value's error, raised where it is read
+            future.set_exception(e)
+    threading.Thread(target=wait, name="swarm-wait", daemon=True).start()
+    return future
+
+
+def _await(self):
+    return asyncio.wrap_future(self.future()).__await__()
+
+
+ObjectRef.future = _future
+ObjectRef.__await__ = _await
 __all__ = [
     "init", "shutdown", "is_initialized", "function", "actor_type", "put", "empty", "get",
     "wait",

@@ -1,5 +1,7 @@
 """Values between Python and the registered C++ types, on an embedded node."""
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -203,3 +205,16 @@ def test_a_streaming_actor_method_streams_and_a_dropped_stream_cancels_its_task(
     long_stream.cancel()
     with pytest.raises(swarm.TaskCancelledError):
         swarm.get(done, timeout=30)
+
+
+def test_refs_are_awaitable_have_futures_and_compare_by_object():
+    async def both():
+        return await swarm.function("add").remote(1, 2), await swarm.put("x")
+    assert asyncio.run(both()) == (3, "x")
+    assert swarm.function("half").remote(5).future().result(timeout=30) == 2.5
+    failing = swarm.function("fail").remote("no").future()
+    with pytest.raises(swarm.TaskError, match="no"):
+        failing.result(timeout=30)
+    ref = swarm.put(1)
+    assert ref.get(timeout=30) == 1 and ref.ready()
+    assert ref == ref and ref != swarm.put(1) and len({ref, ref}) == 1

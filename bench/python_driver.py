@@ -60,31 +60,43 @@ def memcpy_floor(reps):
     return median_of(reps, lambda: gigabytes_per_s(MB100, lambda: np.copyto(dst, src)))
 
 
-def swarm_figures(cli, code, reps):
+def driver_figures(prefix, reps, add, add_call, get, put):
+    """The workloads measured alike for Swarm and Ray: `add(a, b)` submits a task and
+    `add_call(by)` calls an actor, each giving a ref; `get` reads a ref or a list of them;
+    `put` stores an array."""
     out = {}
+    get([add(i, i) for i in range(200)])  # warm-up
+    n = 5000
+    out[prefix + "_tasks_async"] = median_of(
+        reps, lambda: rate(n, lambda: get([add(i, 1) for i in range(n)])))
+    get([add_call(1) for _ in range(200)])
+    calls = 2000
+
+    def sync_calls():
+        for _ in range(calls):
+            get(add_call(1))
+    out[prefix + "_actor_calls_sync"] = median_of(reps, lambda: rate(calls, sync_calls))
+    array = np.ones(MB100 // 4, dtype=np.float32)
+    refs = []
+    out[prefix + "_put_gigabytes"] = median_of(
+        reps, lambda: gigabytes_per_s(MB100, lambda: refs.append(put(array))))
+    last = refs[-1]
+    refs.clear()
+    out[prefix + "_get_gigabytes"] = median_of(
+        reps, lambda: gigabytes_per_s(MB100, lambda: get(last)))
+    return out
+
+
+def swarm_figures(cli, code, reps):
     with Cluster(cli, libraries=[code], workers=1) as cluster:
         cluster.connect(swarm, libraries=[code])
         try:
             on_worker = {"node": "worker-1"}
             add = swarm.function("add").options(**on_worker)
-            swarm.get([add.remote(i, i) for i in range(200)])  # warm-up
-            n = 5000
-            out["python_tasks_async"] = median_of(
-                reps, lambda: rate(n, lambda: swarm.get([add.remote(i, 1) for i in range(n)])))
             counter = swarm.actor_type("counter").options(**on_worker).remote(0)
-            swarm.get([counter.add.remote(1) for _ in range(200)])
-            calls = 2000
-
-            def sync_calls():
-                for _ in range(calls):
-                    swarm.get(counter.add.remote(1))
-            out["python_actor_calls_sync"] = median_of(reps, lambda: rate(calls, sync_calls))
-            array = np.ones(MB100 // 4, dtype=np.float32)
+            out = driver_figures("python", reps, add.remote, counter.add.remote, swarm.get,
+                                 swarm.put)
             refs = []
-            out["python_put_gigabytes"] = median_of(
-                reps, lambda: gigabytes_per_s(MB100, lambda: refs.append(swarm.put(array))))
-            ref = refs[-1]
-            refs.clear()
 
             def put_lent():
                 filled = swarm.empty(MB100 // 4, np.float32)
@@ -92,8 +104,6 @@ def swarm_figures(cli, code, reps):
                 return gigabytes_per_s(MB100, lambda: refs.append(swarm.put(filled)))
             out["python_put_empty_gigabytes"] = median_of(reps, put_lent)
             refs.clear()
-            out["python_get_gigabytes"] = median_of(
-                reps, lambda: gigabytes_per_s(MB100, lambda: swarm.get(ref)))
 
             # The task's 100 MB result crosses to this client; the task's own work (filling
             # it) is in the time too.
@@ -137,24 +147,8 @@ def ray_figures(reps):
             def add(self, by):
                 self.n += by
                 return self.n
-        out = {}
-        ray.get([add.remote(i, i) for i in range(200)])
-        n = 5000
-        out["ray_tasks_async"] = median_of(
-            reps, lambda: rate(n, lambda: ray.get([add.remote(i, 1) for i in range(n)])))
-        c = Counter.remote()
-        calls = 2000
-
-        def sync_calls():
-            for _ in range(calls):
-                ray.get(c.add.remote(1))
-        out["ray_actor_calls_sync"] = median_of(reps, lambda: rate(calls, sync_calls))
-        array = np.ones(MB100 // 4, dtype=np.float32)
-        refs = []
-        out["ray_put_gigabytes"] = median_of(
-            reps, lambda: gigabytes_per_s(MB100, lambda: refs.append(ray.put(array))))
-        out["ray_get_gigabytes"] = median_of(
-            reps, lambda: gigabytes_per_s(MB100, lambda: ray.get(refs[-1])))
+        out = driver_figures("ray", reps, add.remote, Counter.remote().add.remote, ray.get,
+                             ray.put)
         out["ray_version"] = ray.__version__
         return out
     finally:

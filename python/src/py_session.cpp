@@ -126,9 +126,16 @@ session::~session() {
 
 void session::check_owner(const py_ref& r) const {
   if (r.owner.get() != this)
-    raise_error({errc::invalid_argument,
-                 "ObjectRef " + r.ref.id().to_string() +
-                     " was made by a session that was shut down: its object is gone"});
+    raise_error({errc::invalid_argument, "ObjectRef " + r.ref.id().to_string() +
+                                             " was made by a session that was shut "
+                                             "down: its object is gone"});
+}
+
+void session::check_owner(const std::shared_ptr<session>& owner, const char* what) const {
+  if (owner.get() != this)
+    raise_error(
+        {errc::invalid_argument,
+         std::string{"the "} + what + " was made by a session that was shut down"});
 }
 
 runtime& session::rt() const {
@@ -285,9 +292,7 @@ py_actor session::spawn(const std::string& type, nb::tuple args, nb::dict option
 nb::object session::call(const py_actor& actor, const std::string& method, nb::tuple args,
                          nb::dict options) {
   rt();
-  if (actor.owner.get() != this)
-    raise_error(
-        {errc::invalid_argument, "the actor was made by a session that was shut down"});
+  check_owner(actor.owner, "actor");
   auto& type = actor.actor.type();
   auto* m = type.find_method(method);
   auto what = "method '" + type.name + "." + method + "'";
@@ -324,9 +329,7 @@ nb::object session::call(const py_actor& actor, const std::string& method, nb::t
 
 py_ref session::next_item(py_stream& s, std::optional<double> timeout) {
   rt();
-  if (s.owner.get() != this)
-    raise_error(
-        {errc::invalid_argument, "the stream was made by a session that was shut down"});
+  check_owner(s.owner, "stream");
   auto t = to_timeout(timeout);
   result<std::optional<dynamic_ref>> item = error{};
   {
@@ -380,9 +383,7 @@ bool session::cancel(const py_ref& ref, bool force) {
 
 void session::kill(const py_actor& actor, bool restart) {
   rt();
-  if (actor.owner.get() != this)
-    raise_error(
-        {errc::invalid_argument, "the actor was made by a session that was shut down"});
+  check_owner(actor.owner, "actor");
   calls_->kill(actor.actor, restart);
 }
 

@@ -95,8 +95,10 @@ public:
 private:
   // The runtime; raises `SwarmError` once shut down.
   runtime& rt() const;
-  // Raises `ValueError` for a ref of another (shut down) session.
+  // Raise `ValueError` for a ref, an actor or a stream (`what`) of another (shut down)
+  // session.
   void check_owner(const py_ref& r) const;
+  void check_owner(const std::shared_ptr<session>& owner, const char* what) const;
   std::vector<dynamic_arg>
   arguments(const std::string& what,
             const std::vector<const detail::type_descriptor*>& params, nb::tuple args);

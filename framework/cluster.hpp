@@ -101,7 +101,8 @@ struct client_options {
   uint16_t port = 0;
   /// The cluster's secret: the head refuses a client that cannot prove it.
   std::string secret;
-  /// Its name in the cluster; empty: "client-HOST-PID". Must differ from every node's.
+  /// Its name in the cluster; empty: "client-HOST-PID-" and 8 random hex digits, so a
+  /// process connecting again is another client. Must differ from every node's.
   std::string name;
   /// How long to wait for the head's answer.
   std::chrono::milliseconds timeout{10'000};

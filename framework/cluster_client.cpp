@@ -22,6 +22,14 @@ namespace swarm {
 
 namespace {
 
+// "-" and 8 random hex digits: names a process's connections apart.
+std::string unique_suffix() {
+  std::random_device rd;
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "-%08x", rd());
+  return suffix;
+}
+
 /// A short-lived client connection to one node of a cluster: authenticates with the
 /// cluster secret, sends one message and waits for one answer.
 class cluster_client {
@@ -33,10 +41,7 @@ public:
     wire_msg::endpoint_config ec;
     // Its own name: another query of this process (a status poll, the dashboard) may
     // still be connected, and the answers to that one are not this one's.
-    std::random_device rd;
-    char suffix[16];
-    std::snprintf(suffix, sizeof suffix, "-%08x", rd());
-    ec.name = "swarm-client-" + std::to_string(::getpid()) + suffix;
+    ec.name = "swarm-client-" + std::to_string(::getpid()) + unique_suffix();
     ec.secret = secret;
     ec.listen = false;
     // Status and stop requests move no objects.
@@ -212,7 +217,10 @@ ask_to_join(const client_options& o, const std::string& name, bool worker) {
 } // namespace
 
 result<cluster_config> client_cluster(const client_options& o) {
-  auto name = o.name.empty() ? "client-" + host_name() + "-" + std::to_string(::getpid())
+  // A process that connects again (a driver's second session) is another client: the
+  // cluster may still hold the first, leaving, under its name.
+  auto name = o.name.empty() ? "client-" + host_name() + "-" +
+                                   std::to_string(::getpid()) + unique_suffix()
                              : o.name;
   auto joined = ask_to_join(o, name, false);
   if (!joined) return joined.err();

@@ -42,6 +42,8 @@ const char* to_string(errc code) {
     return "device_out_of_memory";
   case errc::device_failed:
     return "device_failed";
+  case errc::device_error:
+    return "device_error";
   }
   return "unknown";
 }

@@ -26,10 +26,11 @@ enum class errc {
   io_error,             ///< a file could not be read or written; the message names it
   device_out_of_memory, ///< a GPU had no room for an allocation within its wait
   device_failed,        ///< a GPU failed (a kernel faulted); its worker was restarted
+  device_error,         ///< a GPU refused a call (a bad argument or launch); it goes on
 };
 
 /// The last `errc`; codes past it from another build read as application errors.
-inline constexpr errc last_errc = errc::device_failed;
+inline constexpr errc last_errc = errc::device_error;
 
 /// Returns the name of `code`, e.g. "timeout".
 const char* to_string(errc code);

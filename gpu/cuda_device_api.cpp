@@ -35,10 +35,11 @@ bool sticky(cudaError_t e) {
   }
 }
 
+// A sticky error fails the device; any other is a call it refused, and it goes on.
 result<void> check(int device, const char* what, cudaError_t e) {
   if (e == cudaSuccess) return {};
-  return cuda_error(sticky(e) ? errc::device_failed : errc::application_error, device,
-                    what, e);
+  return cuda_error(sticky(e) ? errc::device_failed : errc::device_error, device, what,
+                    e);
 }
 
 class cuda_device_api final : public device_api {

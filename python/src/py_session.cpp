@@ -78,6 +78,7 @@ void raise_error(const error& e) {
   case errc::worker_died:
   case errc::dependency_failed:
   case errc::device_failed:
+  case errc::device_error:
   case errc::device_out_of_memory:
     cls = "TaskError";
     break;

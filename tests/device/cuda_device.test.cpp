@@ -93,7 +93,8 @@ TEST_CASE("bytes sent to the device come back bit for bit, from one byte to 64 M
       });
   swarm::runtime rt{app, cuda_node()};
   std::mt19937 gen{7};
-  for (size_t n : {size_t{1}, size_t{4099}, size_t{1} << 20, size_t{64} << 20}) {
+  constexpr size_t mib = size_t{1} << 20;
+  for (size_t n : {size_t{1}, size_t{4099}, mib, 8 * mib + 1, 64 * mib}) {
     CAPTURE(n);
     std::vector<uint8_t> bytes(n);
     for (auto& b : bytes)
@@ -104,6 +105,55 @@ TEST_CASE("bytes sent to the device come back bit for bit, from one byte to 64 M
     CHECK(buf.on_device());
     CHECK(buf.to_host().value() == bytes);
   }
+}
+
+TEST_CASE("sixteen tasks at once take their bytes to the device and back bit for bit") {
+  swarm::application app;
+  auto round_trip =
+      app.function("round_trip", [](swarm::context& ctx, uint32_t seed, uint64_t n) {
+        std::vector<uint8_t> bytes(n);
+        std::mt19937 gen{seed};
+        for (auto& b : bytes)
+          b = static_cast<uint8_t>(gen());
+        return ctx.to_device(bytes).value().to_host().value() == bytes;
+      });
+  swarm::runtime rt{app, cuda_node()};
+  std::vector<swarm::object_ref<bool>> all;
+  for (uint32_t i = 0; i < 16; ++i)
+    all.push_back(
+        rt.submit(gpu(0.0625), round_trip, i, uint64_t{(size_t{12} << 20) + i}));
+  for (uint32_t i = 0; i < 16; ++i) {
+    CAPTURE(i);
+    auto r = all[i].get(120s);
+    INFO((r ? std::string{"ok"} : r.err().to_string()));
+    CHECK((r.has_value() && r.value()));
+  }
+}
+
+TEST_CASE("a launch error the task left unchecked fails it with device_error when its "
+          "stream is waited for, not retried, and the device goes on") {
+  static std::atomic<int> runs{0};
+  swarm::application app;
+  auto unchecked = app.function("unchecked", [](swarm::context& ctx) {
+    ++runs;
+    swarm::gpu_test::launch_bad_configuration_unchecked(ctx.gpu_stream());
+    return 0;
+  });
+  auto fine = app.function("fine", [](swarm::context& ctx) {
+    auto b = ctx.device_alloc(4096).value();
+    must_launch(launch_fill(b.data_as<uint32_t>(), 1024, 3, 0, ctx.gpu_stream()));
+    return wrong_words(b.to_host_as<uint32_t>().value(), 3);
+  });
+  swarm::runtime rt{app, cuda_node()};
+  swarm::task_options retried = gpu(1);
+  retried.max_retries = 3;
+  retried.retry_exceptions = true;
+  auto r = rt.submit(retried, unchecked).get(30s);
+  REQUIRE_FALSE(r.has_value());
+  INFO(r.err().to_string());
+  CHECK(r.err().code == swarm::errc::device_error);
+  CHECK(runs == 1);
+  CHECK(rt.submit(gpu(1), fine).get(30s).value() == 0);
 }
 
 TEST_CASE("a kernel's output passes from task to task on the device and reads right "

@@ -21,6 +21,9 @@ std::string launch_illegal_address(void* stream);
 /// with no harm to the context.
 std::string launch_bad_configuration(void* stream);
 
+/// The same launch, its error left for whoever asks the runtime next.
+void launch_bad_configuration_unchecked(void* stream);
+
 /// Waits for the work on `stream`; the error's name, or empty.
 std::string wait_stream(void* stream);
 

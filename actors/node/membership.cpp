@@ -319,10 +319,12 @@ struct membership_state {
     for (auto& n : t.nodes) {
       listed.insert(n.name);
       if (n.name == me()) continue;
+      auto known = peers.find(n.name);
+      bool known_dead = known != peers.end() && !known->second.info.alive;
       auto& p = peers[n.name];
       p.info = n;
       p.last_seen = now - std::chrono::milliseconds(n.last_seen_ms);
-      if (!n.alive) dead.push_back(n.name);
+      if (!n.alive && !known_dead) dead.push_back(n.name);
     }
     for (auto& c : t.changes) {
       if (c.name == me()) continue;
@@ -332,6 +334,7 @@ struct membership_state {
         continue;
       }
       auto& p = i->second;
+      bool known_dead = !p.info.alive;
       p.info.alive = c.alive;
       p.last_seen = now - std::chrono::milliseconds(c.last_seen_ms);
       p.info.available = c.available;
@@ -340,7 +343,7 @@ struct membership_state {
       p.info.by_priority = c.by_priority;
       p.info.store = c.store;
       p.info.leaving = c.leaving;
-      if (!c.alive) dead.push_back(c.name);
+      if (!c.alive && !known_dead) dead.push_back(c.name);
     }
     // Nodes outside the file that left, dropped by the head after it reported them
     // dead: those a whole table no longer lists, or a change removes.
@@ -366,10 +369,20 @@ struct membership_state {
       publish();
     else
       view_dirty = true;
-    // The head's verdict stands for everyone: work and pulls in flight there fail over.
+    // The head's verdict stands for everyone.
     for (auto& n : dead)
-      if (port->connected(n)) port->disconnect(n, "the head found node '" + n + "' dead");
+      fail_over(n, "the head found node '" + n + "' dead");
     dial_peers();
+  }
+
+  // `n` is dead: work and pulls in flight there fail over, when its connection closes,
+  // or at once where there is none (never made, or still in its handshake: a task the
+  // head placed there is lost all the same).
+  void fail_over(const std::string& n, const std::string& why) {
+    if (port->connected(n))
+      port->disconnect(n, why);
+    else
+      port->lost(n, why);
   }
 
   // Peers dial each other once (the smaller name dials), so calls between workers do
@@ -466,8 +479,8 @@ struct membership_state {
     // A frozen node (stopped, or its network cut) keeps its connection open: closing it
     // fails over what was in flight there, as a crash would.
     for (auto& n : silent_peers)
-      port->disconnect(n, "no heartbeat for " + std::to_string(cfg.node_timeout.count()) +
-                              " ms");
+      fail_over(n,
+                "no heartbeat for " + std::to_string(cfg.node_timeout.count()) + " ms");
     update_chain(); // also brings back a node that joined again
     send_tables(now);
     for (auto& [name, p] : peers)

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -99,6 +100,16 @@ std::string slow_where(swarm::context& ctx, int64_t ms) {
   return ctx.node_name();
 }
 
+// Kills its node process the first time it runs (no marker file yet); returns 42 once
+// the marker exists.
+int64_t die_once(std::string marker) {
+  if (access(marker.c_str(), F_OK) != 0) {
+    if (FILE* f = fopen(marker.c_str(), "w")) fclose(f);
+    _exit(9);
+  }
+  return 42;
+}
+
 int64_t pid() {
   return static_cast<int64_t>(::getpid());
 }
@@ -178,6 +189,7 @@ SWARM_REGISTER(app) {
   app.function("where", where);
   app.function("slow_where", slow_where);
   app.function("pid", pid);
+  app.function("die_once", die_once);
   app.function("nothing", nothing);
   app.function("buffer_size", buffer_size);
   app.function("make_buffer", make_buffer);

@@ -441,6 +441,59 @@ TEST_CASE_FIXTURE(fixture, "a worker takes the head's table: it dials live nodes
   CHECK(alive("w3"));
 }
 
+TEST_CASE_FIXTURE(fixture,
+                  "a client fails over work on a node the head finds dead that it "
+                  "never connected to, once per death") {
+  // A task the head placed on w1 for this client, while the client still dialled it:
+  // no connection closes to tell the client that w1 died.
+  start("client-a", {"head", "w1", "w2"});
+  port.open = {"head", "w2"};
+  wire_msg::node_table whole;
+  whole.version = 3;
+  whole.nodes = {node("head"), node("w1"), node("w2")};
+  caf::anon_send(m, table_atom::value, whole);
+  sched.run();
+  wire_msg::node_table change;
+  change.base = 3;
+  change.version = 4;
+  change.changes = {wire_msg::node_change{"w1", false, 1500}};
+  caf::anon_send(m, table_atom::value, change);
+  sched.run();
+  CHECK(port.has("lost w1"));
+  CHECK_FALSE(port.has("disconnect w1: the head found node 'w1' dead"));
+  // The same death again, whole or as a change, is not a second loss.
+  port.events.clear();
+  whole.version = 5;
+  whole.nodes[1].alive = false;
+  caf::anon_send(m, table_atom::value, whole);
+  change.base = 5;
+  change.version = 6;
+  caf::anon_send(m, table_atom::value, change);
+  sched.run();
+  CHECK_FALSE(port.has("lost w1"));
+  // Back, then dead again: a loss again.
+  whole.version = 7;
+  whole.nodes[1].alive = true;
+  caf::anon_send(m, table_atom::value, whole);
+  change.base = 7;
+  change.version = 8;
+  caf::anon_send(m, table_atom::value, change);
+  sched.run();
+  CHECK(port.has("lost w1"));
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "the head fails over work on a silent node it has no connection "
+                  "to") {
+  start("head", {"head", "w1"});
+  join("w1");
+  port.open.erase("w1"); // its connection went; it rejoins, but says nothing meanwhile
+  port.events.clear();
+  pass(2500ms);
+  CHECK_FALSE(alive("w1"));
+  CHECK(port.has("lost w1"));
+}
+
 TEST_CASE_FIXTURE(fixture, "a worker fails over work on a lost peer without judging it") {
   start("w1", {"head", "w1", "w2"});
   caf::anon_send(m, down_atom::value, std::string{"w2"}, std::string{"reset"});

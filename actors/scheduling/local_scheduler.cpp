@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -66,6 +67,8 @@ struct scheduler_state {
   // Whether tasks of more than one job came (then each queue is served by job shares),
   // and the job of the last one.
   bool many_jobs = false;
+  std::map<std::string, double> job_pass; // see `pass_of`
+  double served_pass = 0;
   std::optional<std::string> last_job;
   // By the function's invoker, stable while the node runs: no string per task.
   std::unordered_map<const void*, std::pair<std::string, function_counts>> counts;
@@ -74,6 +77,9 @@ struct scheduler_state {
   caf::event_based_actor* self = nullptr;
   // Tasks that ended since memory was last given back, and whether a trim is due.
   uint64_t ended_since_trim = 0;
+  // Each function's mean run time (microseconds, a moving average), from the tasks that
+  // ended here: only short ones are pipelined.
+  std::unordered_map<const void*, double> mean_run_us;
   bool trim_due = false;
 
   bool idle() const {
@@ -152,17 +158,38 @@ struct scheduler_state {
     gpus.give(shares);
   }
 
-  // Picks a worker for a task of demand `d`: an idle one first (spreading load), then the
-  // least loaded worker already leased for that shape, then a new worker.
-  std::optional<size_t> pick(const resource_set& d) {
+  // Whether `t` may wait at a busy worker behind its running task: when its function's
+  // runs have been short. A task whose length is not known yet waits here, where the
+  // first worker free takes it: a short task is never stuck behind a long one, and
+  // short ones (once known) keep their workers busy without a round trip each.
+  bool pipelines(const detail::task_spec& t) const {
+    auto i = mean_run_us.find(t.fn);
+    return i != mean_run_us.end() &&
+           i->second < static_cast<double>(config.pipeline_below.count());
+  }
+
+  // Notes how long `t`, which ended, ran.
+  void learn_run_time(const detail::task_spec& t) {
+    if (t.started_us == 0 || t.ended_us < t.started_us) return;
+    auto took = static_cast<double>(t.ended_us - t.started_us);
+    auto [i, first] = mean_run_us.try_emplace(t.fn, took);
+    if (!first) i->second += 0.25 * (took - i->second);
+  }
+
+  // Picks a worker for task `t`: an idle one first (spreading load), then (for a short
+  // task) the least loaded worker already leased for its shape, then a new worker.
+  std::optional<size_t> pick(const detail::task_spec& t) {
+    auto& d = t.options.resources;
     bool fits = fits_now(d);
+    bool may_pipeline = pipelines(t);
     std::optional<size_t> pipelined;
     for (size_t i = 0; i < workers.size(); ++i) {
       auto& w = workers[i];
       if (w.blocked) continue;
       if (!w.leased) {
         if (fits) return i;
-      } else if (w.lease == d && w.inflight.size() <= config.pipeline_depth &&
+      } else if (may_pipeline && w.lease == d &&
+                 w.inflight.size() <= config.pipeline_depth &&
                  (!pipelined ||
                   w.inflight.size() < workers[*pipelined].inflight.size())) {
         pipelined = i;
@@ -246,31 +273,43 @@ struct scheduler_state {
     }
   }
 
-  // Where in `q` the next task to start is: the first of the job furthest below its
-  // share of this node's workers (tasks handed to them, over its `job_share`); the front
-  // while one job ever came. Looks at most this far into the queue.
+  // Where in `q` the next task to start is: the first of the job whose turn it is (the
+  // lowest pass, see `pass_of`); the front while one job ever came. Looks at most this
+  // far into the queue.
   static constexpr size_t fair_scan = 1024;
   size_t next_index(const std::deque<task_ptr>& q) const {
     if (!many_jobs || q.size() < 2) return 0;
-    std::map<std::string_view, double> handed;
-    for (auto& w : workers)
-      for (auto& x : w.inflight)
-        if (x->phase() != task_phase::finished) handed[x->options.job] += 1;
-    std::map<std::string_view, bool> looked;
+    std::set<std::string_view> looked;
     size_t best = 0;
-    double best_load = std::numeric_limits<double>::max();
+    double best_pass = std::numeric_limits<double>::max();
     for (size_t i = 0; i < q.size() && i < fair_scan; ++i) {
       auto& t = *q[i];
-      if (t.phase() != task_phase::queued || !looked.emplace(t.options.job, true).second)
+      if (t.phase() != task_phase::queued || !looked.insert(t.options.job).second)
         continue;
-      auto h = handed.find(t.options.job);
-      double load = (h == handed.end() ? 0.0 : h->second) / t.options.job_share;
-      if (load < best_load) {
+      if (auto pass = pass_of(t.options.job); pass < best_pass) {
         best = i;
-        best_load = load;
+        best_pass = pass;
       }
     }
     return best;
+  }
+
+  // Stride scheduling between jobs: each task handed to a worker advances its job's
+  // pass by 1 / job_share, and the job of the lowest pass goes next. A job that waited
+  // (or is new) starts from the pass of the last job served: it neither starves the
+  // others with a backlog of turns nor waits behind theirs.
+  double pass_of(const std::string& job) const {
+    auto i = job_pass.find(job);
+    return i == job_pass.end() ? served_pass : std::max(i->second, served_pass);
+  }
+
+  void served(const detail::task_spec& t) {
+    if (!many_jobs) return;
+    served_pass = pass_of(t.options.job);
+    job_pass[t.options.job] = served_pass + 1 / t.options.job_share;
+    if (job_pass.size() > 64)
+      for (auto i = job_pass.begin(); i != job_pass.end();)
+        i = i->second <= served_pass ? job_pass.erase(i) : std::next(i);
   }
 
   scheduler_load load() const {
@@ -348,13 +387,13 @@ struct scheduler_state {
         }
         auto at = q.begin() + static_cast<std::ptrdiff_t>(next_index(q));
         auto& t = *at;
-        auto w = pick(t->options.resources);
+        auto w = pick(*t);
         // It would wait behind others: lower ones that have not started go after it.
         if ((!w || !workers[*w].inflight.empty()) && t->options.priority > lowest_seen) {
           if (auto taken = preempt_for(*t, !w))
             w = taken;
           else if (!w)
-            w = pick(t->options.resources); // a lease given back may fit it now
+            w = pick(*t); // a lease given back may fit it now
         }
         if (!w) return; // keep priority order: nothing lower runs before this one
         auto& slot = workers[*w];
@@ -365,6 +404,7 @@ struct scheduler_state {
         }
         self->send(slot.handle, run_atom::value,
                    dispatch{t, t->epoch(), device_ids(slot.gpus)});
+        served(*t);
         slot.inflight.push_back(std::move(t));
         q.erase(at);
       }
@@ -382,6 +422,7 @@ struct scheduler_state {
 
   void count_end(const task_ptr& t, size_t worker) {
     if (t->phase() != task_phase::finished) return; // queued again to retry, or cancelled
+    learn_run_time(*t);
     auto& c = count_of(t);
     bool failed = t->result->current() == detail::object_slot::state::failed;
     ++(failed ? c.failed : c.finished);
@@ -409,7 +450,37 @@ struct scheduler_state {
     if (i != w.inflight.end()) w.inflight.erase(i);
     release_if_idle(w);
     dispatch_ready();
+    if (!w.leased && !w.blocked) steal();
     trim_when_idle();
+  }
+
+  // A worker fell idle with nothing ready that fits: the oldest task that has waited
+  // `steal_after`, not started, behind a running one on the busiest other worker comes
+  // back to run here (its dispatch there is stale from now on): a task pipelined behind
+  // one that runs long does not wait for it while a worker idles.
+  void steal() {
+    worker_slot* from = nullptr;
+    task_ptr oldest;
+    size_t most = 0;
+    auto waited_since = now_us() - config.steal_after.count();
+    for (auto& w : workers) {
+      if (w.blocked || w.inflight.size() < 2) continue;
+      auto waiting = std::find_if(w.inflight.begin() + 1, w.inflight.end(), [&](auto& x) {
+        return x->phase() == task_phase::queued && x->queued_us <= waited_since;
+      });
+      if (waiting == w.inflight.end() || !fits_now((*waiting)->options.resources))
+        continue;
+      auto count = static_cast<size_t>(w.inflight.end() - waiting);
+      if (count > most) {
+        most = count;
+        from = &w;
+        oldest = *waiting;
+      }
+    }
+    if (!from || !oldest->requeue()) return;
+    from->inflight.erase(std::find(from->inflight.begin(), from->inflight.end(), oldest));
+    ready[oldest->options.priority].push_front(std::move(oldest));
+    dispatch_ready();
   }
 
   void on_blocked(size_t index) {

@@ -35,6 +35,13 @@ struct scheduler_config {
   size_t max_workers = 4;
   /// Tasks queued at one worker beyond the one it runs.
   size_t pipeline_depth = 16;
+  /// Only tasks of functions whose runs on this node took less than this, on average,
+  /// are pipelined; others wait for a free worker, so that a short task never waits
+  /// behind a long one while another worker frees up.
+  std::chrono::microseconds pipeline_below{1000};
+  /// A worker fallen idle takes a task pipelined to another that has waited this long
+  /// (one that waits less will soon run where it is).
+  std::chrono::microseconds steal_after{1000};
   /// Tasks that ended kept for the timeline (a ring; 0 keeps none).
   size_t timeline_events = 10000;
   detail::core* node = nullptr;

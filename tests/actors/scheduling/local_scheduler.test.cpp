@@ -56,6 +56,7 @@ struct fixture : scheduler_parts, test_coordinator_fixture<> {
     sc.initial_workers = initial_workers;
     sc.max_workers = max_workers;
     sc.pipeline_depth = depth;
+    sc.steal_after = std::chrono::microseconds{0}; // a task waiting at all is taken
     sc.inbox = &inbox;
     sc.trim_after = std::chrono::milliseconds(1000);
     sc.trim = [this] { ++trims; };
@@ -95,6 +96,23 @@ struct fixture : scheduler_parts, test_coordinator_fixture<> {
     caf::anon_send(sched_actor, done_atom::value, worker, t);
     sched.run();
   }
+
+  // As a worker that ran `t` for `us` microseconds reports it.
+  void ran(size_t worker, const detail::task_ptr& t, int64_t us) {
+    REQUIRE(t->try_claim(t->epoch(), detail::task_phase::running));
+    t->started_us = 1000;
+    t->ended_us = 1000 + us;
+    done(worker, t);
+  }
+
+  // The scheduler learns that the tasks (one function, in these tests) run short, as it
+  // does from the first that end: from then on they are pipelined to busy workers.
+  void known_short() {
+    auto first = task("first run");
+    submit(first);
+    ran(0, first, 10);
+    runs.clear();
+  }
 };
 
 } // namespace
@@ -132,6 +150,7 @@ TEST_CASE_FIXTURE(fixture,
                   "a higher-priority task takes back the lower ones pipelined to "
                   "a busy worker that have not started, and runs before them") {
   start(1, 1, 1); // one CPU, pipelining 16 deep
+  known_short();
   auto first = task("first"), low1 = task("low1"), low2 = task("low2");
   submit(first);
   submit(low1);
@@ -149,10 +168,86 @@ TEST_CASE_FIXTURE(fixture,
   CHECK(high->epoch() == 0);
 }
 
+TEST_CASE_FIXTURE(fixture, "tasks not known to run short wait for a free worker, not "
+                           "behind a running one, and start in the order they came") {
+  start(2, 2, 2); // two CPUs, pipelining 16 deep for short tasks
+  auto a = task("a"), b = task("b"), c = task("c"), d = task("d");
+  for (auto& t : {a, b, c, d})
+    submit(t);
+  CHECK(runs == std::vector<std::string>{"0: a", "1: b"}); // c and d wait here
+  REQUIRE(a->try_claim(0, detail::task_phase::running));   // a long task
+  ran(1, b, 10'000);                                       // 10 ms: not short
+  CHECK(runs == std::vector<std::string>{"0: a", "1: b", "1: c"});
+  ran(1, c, 20'000);
+  CHECK(runs == std::vector<std::string>{"0: a", "1: b", "1: c", "1: d"});
+}
+
+TEST_CASE_FIXTURE(fixture, "jobs take turns at a worker in proportion to their shares, "
+                           "a job that comes later from the turn it came at") {
+  start(1, 1, 1); // one CPU; the tasks' length is not known, so none is pipelined
+  std::vector<detail::task_ptr> all;
+  auto add = [&](const std::string& name, const std::string& job, double share) {
+    auto t = task(name);
+    t->options.job = job;
+    t->options.job_share = share;
+    all.push_back(t);
+    submit(t);
+  };
+  for (int i = 0; i < 6; ++i)
+    add("b" + std::to_string(i), "batch", 1);
+  for (int i = 0; i < 2; ++i)
+    add("i" + std::to_string(i), "interactive", 1);
+  for (int i = 0; i < 2; ++i)
+    add("u" + std::to_string(i), "urgent", 2); // twice the share
+  // Each task ends in turn, as a worker reports it.
+  for (size_t k = 0; k < all.size(); ++k) {
+    REQUIRE(k < runs.size());
+    auto name = runs[k].substr(3);
+    auto t =
+        *std::find_if(all.begin(), all.end(), [&](auto& x) { return x->name == name; });
+    ran(0, t, 5000);
+  }
+  // b0 started before any other job came; then batch, interactive and urgent each have
+  // a turn, urgent's worth half of the others' (two tasks for one), until interactive
+  // and urgent ran out.
+  CHECK(runs == std::vector<std::string>{"0: b0", "0: b1", "0: i0", "0: u0", "0: u1",
+                                         "0: b2", "0: i1", "0: b3", "0: b4", "0: b5"});
+}
+
+TEST_CASE_FIXTURE(fixture, "a worker that falls idle takes the oldest task waiting, not "
+                           "started, behind a running one on the busiest other worker") {
+  start(2, 2, 2); // two CPUs, pipelining 16 deep
+  known_short();
+  auto a = task("a"), b = task("b"), c = task("c"), d = task("d"), e = task("e");
+  for (auto& t : {a, b, c, d, e})
+    submit(t);
+  // An idle worker each for a and b; c, d and e pipelined behind them.
+  CHECK(runs == std::vector<std::string>{"0: a", "1: b", "0: c", "1: d", "0: e"});
+  REQUIRE(a->try_claim(0, detail::task_phase::running)); // a long task
+  REQUIRE(b->try_claim(0, detail::task_phase::running));
+  done(1, b);
+  REQUIRE(d->try_claim(0, detail::task_phase::running));
+  CHECK(runs.size() == 5); // worker 1 goes on with d: nothing to take
+  done(1, d);
+  // Worker 1 is idle while c and e wait behind a: it takes c, the older; its dispatch to
+  // worker 0 is stale from now on (worker 0 skips it).
+  CHECK(runs.back() == "1: c");
+  CHECK(c->epoch() == 1);
+  CHECK(e->epoch() == 0);
+  REQUIRE(c->try_claim(1, detail::task_phase::running));
+  done(1, c);
+  CHECK(runs.back() == "1: e");
+  // Nothing waits any more: an idle worker takes nothing.
+  REQUIRE(e->try_claim(1, detail::task_phase::running));
+  done(1, e);
+  CHECK(runs.size() == 7);
+}
+
 TEST_CASE_FIXTURE(fixture, "a higher-priority task of another resource shape takes back "
                            "the lower ones that have not started and runs on the first "
                            "lease that ends") {
   start(1, 1, 1); // one CPU, one worker, pipelining 16 deep
+  known_short();
   auto first = task("first"), low1 = task("low1"), low2 = task("low2");
   submit(first);
   submit(low1);
@@ -198,6 +293,7 @@ TEST_CASE_FIXTURE(fixture, "the local scheduler hands each GPU task its devices:
 TEST_CASE_FIXTURE(fixture,
                   "the local scheduler pipelines no deeper than its depth, then waits") {
   start(1, 1, 1, 1);
+  known_short();
   auto a = task("a"), b = task("b"), c = task("c");
   submit(a);
   submit(b);
@@ -210,6 +306,7 @@ TEST_CASE_FIXTURE(fixture,
 TEST_CASE_FIXTURE(fixture, "a blocked worker lends its resources to a new worker and "
                            "gets back what waited behind it") {
   start(1, 1, 2);
+  known_short();
   auto a = task("a"), b = task("b");
   submit(a);
   submit(b); // pipelined behind a on worker 0

@@ -164,8 +164,15 @@ owner_actor spawn_owner(caf::actor_system& sys, owner_config cfg);
 
 /// The owner as its node's threads reach it: a message runs the owner on the sending
 /// thread when it is idle (no thread handoff on the remote-call path), else it is queued
-/// for the thread running it. Messages keep their order per sender.
+/// for the thread running it. Messages keep their order per sender, but for those of
+/// latency-critical children, which go ahead.
 class owner_ref {
+  static bool urgent(const wire_msg::message& m) {
+    if (auto* c = std::get_if<wire_msg::actor_call>(&m)) return c->latency_critical;
+    if (auto* t = std::get_if<wire_msg::task_submit>(&m)) return t->latency_critical;
+    return false;
+  }
+
 public:
   owner_ref() = default;
   explicit owner_ref(owner_actor a);
@@ -179,10 +186,18 @@ public:
         unit->send(stream_atom::value, k, taken);
       });
     }
-    unit_->send(track_atom::value, std::move(call), node, std::move(m));
+    // A latency-critical child, and its result, go ahead of the others waiting for the
+    // owner (a flood of calls sent just before it, their results).
+    if (urgent(m))
+      unit_->send_urgent(track_atom::value, std::move(call), node, std::move(m));
+    else
+      unit_->send(track_atom::value, std::move(call), node, std::move(m));
   }
   void result(const std::string& from, wire_msg::task_result r) const {
-    unit_->send(result_atom::value, from, std::move(r));
+    if (r.latency_critical)
+      unit_->send_urgent(result_atom::value, from, std::move(r));
+    else
+      unit_->send(result_atom::value, from, std::move(r));
   }
   void lost(const std::string& node, const std::string& why) const {
     unit_->send(lost_atom::value, node, why);

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -448,6 +449,49 @@ TEST_CASE("a message to an idle owner runs on the sending thread, and threads ra
       REQUIRE(ts[i]->result->wait_until(clock_type::now() + 10s));
       CHECK(value_of(ts[i]) == std::to_string(i));
     }
+  caf::anon_send_exit(owner.handle(), caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a latency-critical child goes ahead of the children waiting for the owner") {
+  owner_parts parts;
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto c = config(parts);
+  std::mutex mtx;
+  std::vector<std::string> order; // the children's functions, as sent
+  owner_ref* owner_of_test = nullptr;
+  std::vector<detail::task_ptr> tasks;
+  auto submit = [&](const std::string& fn, uint64_t seq, bool urgent) {
+    auto t = task(fn, seq);
+    tasks.push_back(t);
+    wire_msg::task_submit m;
+    m.function = fn;
+    m.latency_critical = urgent;
+    owner_of_test->track({t, "w1", {}, nullptr}, "w1", std::move(m));
+  };
+  c.send = [&](const std::string&, wire_msg::message m) {
+    std::lock_guard<std::mutex> guard{mtx};
+    order.push_back(std::get<wire_msg::task_submit>(m).function);
+    if (order.size() > 1) return;
+    // While the owner sends the first: three ordinary children wait for it, then a
+    // latency-critical one.
+    for (uint64_t i = 0; i < 3; ++i)
+      submit("flood", 10 + i, false);
+    submit("ping", 20, true);
+  };
+  owner_ref owner{spawn_owner(sys, std::move(c))};
+  owner_of_test = &owner;
+  submit("first", 1, false);
+  auto until = clock_type::now() + 10s;
+  while (clock_type::now() < until) {
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      if (order.size() == 5) break;
+    }
+    std::this_thread::yield();
+  }
+  std::lock_guard<std::mutex> guard{mtx};
+  CHECK(order == std::vector<std::string>{"first", "ping", "flood", "flood", "flood"});
   caf::anon_send_exit(owner.handle(), caf::exit_reason::user_shutdown);
 }
 

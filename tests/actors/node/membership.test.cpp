@@ -461,24 +461,22 @@ TEST_CASE_FIXTURE(fixture,
   sched.run();
   CHECK(port.has("lost w1"));
   CHECK_FALSE(port.has("disconnect w1: the head found node 'w1' dead"));
+  // Sends the whole table (w1 `alive` or not), then the change that w1 died.
+  auto whole_then_death = [&](uint64_t version, bool alive) {
+    whole.version = version;
+    whole.nodes[1].alive = alive;
+    caf::anon_send(m, table_atom::value, whole);
+    change.base = version;
+    change.version = version + 1;
+    caf::anon_send(m, table_atom::value, change);
+    sched.run();
+  };
   // The same death again, whole or as a change, is not a second loss.
   port.events.clear();
-  whole.version = 5;
-  whole.nodes[1].alive = false;
-  caf::anon_send(m, table_atom::value, whole);
-  change.base = 5;
-  change.version = 6;
-  caf::anon_send(m, table_atom::value, change);
-  sched.run();
+  whole_then_death(5, false);
   CHECK_FALSE(port.has("lost w1"));
   // Back, then dead again: a loss again.
-  whole.version = 7;
-  whole.nodes[1].alive = true;
-  caf::anon_send(m, table_atom::value, whole);
-  change.base = 7;
-  change.version = 8;
-  caf::anon_send(m, table_atom::value, change);
-  sched.run();
+  whole_then_death(7, true);
   CHECK(port.has("lost w1"));
 }
 

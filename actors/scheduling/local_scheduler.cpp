@@ -449,8 +449,8 @@ struct scheduler_state {
     auto i = std::find(w.inflight.begin(), w.inflight.end(), t);
     if (i != w.inflight.end()) w.inflight.erase(i);
     release_if_idle(w);
-    dispatch_ready();
-    if (!w.leased && !w.blocked) steal();
+    dispatch_ready(); // may start a worker: `w` may have moved
+    if (auto& now = workers[index]; !now.leased && !now.blocked) steal();
     trim_when_idle();
   }
 

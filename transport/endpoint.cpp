@@ -19,6 +19,7 @@
 
 #include "transport/endpoint_connection.hpp"
 #include "transport/handshake.hpp"
+#include "transport/traffic_class.hpp"
 #include "transport/wire_codec.hpp"
 
 namespace swarm::wire_msg {
@@ -589,6 +590,7 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     spare = !(bulk ? bulk_by_name_ : by_name_).emplace(c->peer, c).second;
   }
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
+  mark(c->fd, bulk ? traffic_class::bulk : traffic_class::control);
   if (handlers_.land)
     c->decoder.set_lander([land = handlers_.land,
                            peer = c->peer](const object_chunk& header, uint64_t size) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -13,12 +14,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "transport/endpoint.hpp"
 #include "transport/handshake.hpp"
+#include "transport/traffic_class.hpp"
 #include "transport/wire_codec.hpp"
 
 using namespace swarm::wire_msg;
@@ -199,6 +202,49 @@ TEST_CASE("two endpoints authenticate over TCP and exchange messages both ways")
   REQUIRE(b->send("a", heartbeat{7, 0, {}, 0, {}}));
   REQUIRE(in_a.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK(std::get<heartbeat>(in_a.got[0].second).sent_ns == 7);
+}
+
+namespace {
+
+// The DSCP mark and priority of each of this process's TCP sockets connected to `port`.
+std::multiset<std::pair<int, int>> marks_towards(uint16_t port) {
+  std::multiset<std::pair<int, int>> out;
+  for (auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    int fd = std::atoi(entry.path().filename().c_str());
+    sockaddr_in peer{};
+    socklen_t len = sizeof(peer);
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0 ||
+        peer.sin_family != AF_INET || ntohs(peer.sin_port) != port)
+      continue;
+    int tos = 0, priority = 0;
+    socklen_t n = sizeof(int);
+    ::getsockopt(fd, IPPROTO_IP, IP_TOS, &tos, &n);
+    n = sizeof(int);
+    ::getsockopt(fd, SOL_SOCKET, SO_PRIORITY, &priority, &n);
+    out.emplace(tos >> 2, priority);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a node's connections carry their class's DSCP mark and priority: control "
+          "above bulk") {
+  inbox in_a, in_b;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
+  // The dialling side's control and bulk connections, each marked once proven.
+  const std::multiset<std::pair<int, int>> both{
+      {swarm::dscp_of(swarm::traffic_class::control), 6},
+      {swarm::dscp_of(swarm::traffic_class::bulk), 2}};
+  auto until = std::chrono::steady_clock::now() + 5s;
+  while (marks_towards(b->port()) != both && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(1ms);
+  CHECK(marks_towards(b->port()) == both);
+  CHECK(swarm::dscp_of(swarm::traffic_class::control) == 34); // AF41
+  CHECK(swarm::dscp_of(swarm::traffic_class::bulk) == 10);    // AF11
 }
 
 TEST_CASE("a peer without the cluster secret is refused before any message arrives") {

@@ -70,7 +70,7 @@ struct scheduler_state {
   std::map<std::string, double> job_pass; // see `pass_of`
   double served_pass = 0;
   std::optional<std::string> last_job;
-  // By the function's invoker, stable while the node runs: no string per task.
+  // By `function_of` its tasks, stable while the node runs: no string per task.
   std::unordered_map<const void*, std::pair<std::string, function_counts>> counts;
   std::deque<task_event> timeline; // the last tasks that ended, oldest first
   std::deque<task_event> failures; // the last tasks that failed, oldest first
@@ -163,7 +163,7 @@ struct scheduler_state {
   // first worker free takes it: a short task is never stuck behind a long one, and
   // short ones (once known) keep their workers busy without a round trip each.
   bool pipelines(const detail::task_spec& t) const {
-    auto i = mean_run_us.find(t.fn);
+    auto i = mean_run_us.find(function_of(t));
     return i != mean_run_us.end() &&
            i->second < static_cast<double>(config.pipeline_below.count());
   }
@@ -172,7 +172,7 @@ struct scheduler_state {
   void learn_run_time(const detail::task_spec& t) {
     if (t.started_us == 0 || t.ended_us < t.started_us) return;
     auto took = static_cast<double>(t.ended_us - t.started_us);
-    auto [i, first] = mean_run_us.try_emplace(t.fn, took);
+    auto [i, first] = mean_run_us.try_emplace(function_of(t), took);
     if (!first) i->second += 0.25 * (took - i->second);
   }
 
@@ -605,9 +605,17 @@ struct scheduler_state {
     return out;
   }
 
+  // What a task's counts and run times are kept under: its function's invoker, or, for
+  // continuations (each with an invoker of its own), one key for all of them.
+  static bool continuation(const detail::task_spec& t) { return t.fn == &t.own_fn; }
+  static const void* function_of(const detail::task_spec& t) {
+    static const char continuations = 0;
+    return continuation(t) ? &continuations : static_cast<const void*>(t.fn);
+  }
+
   function_counts& count_of(const task_ptr& t) {
-    auto& entry = counts[t->fn];
-    if (entry.first.empty()) entry.first = t->name;
+    auto& entry = counts[function_of(*t)];
+    if (entry.first.empty()) entry.first = continuation(*t) ? "(continuations)" : t->name;
     return entry.second;
   }
 

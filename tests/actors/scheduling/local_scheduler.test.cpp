@@ -214,6 +214,25 @@ TEST_CASE_FIXTURE(fixture, "jobs take turns at a worker in proportion to their s
                                          "0: b2", "0: i1", "0: b3", "0: b4", "0: b5"});
 }
 
+TEST_CASE_FIXTURE(fixture, "continuations, each with an invoker of its own, are counted "
+                           "under one name, not one each") {
+  start(1, 1, 1);
+  for (uint64_t i = 0; i < 3; ++i) {
+    auto t = task("then obj-" + std::to_string(i));
+    t->fn = &t->own_fn; // as `then` makes them
+    submit(t);
+    ran(0, t, 10);
+  }
+  self->send(sched_actor, stats_atom::value, by_function_atom::value);
+  sched.run();
+  counts_by_function counts;
+  self->receive([&](counts_by_function& c) { counts = std::move(c); },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  REQUIRE(counts.size() == 1);
+  CHECK(counts.begin()->first == "(continuations)");
+  CHECK(counts.begin()->second.finished == 3);
+}
+
 TEST_CASE_FIXTURE(fixture, "a worker that falls idle takes the oldest task waiting, not "
                            "started, behind a running one on the busiest other worker") {
   start(2, 2, 2); // two CPUs, pipelining 16 deep

@@ -240,12 +240,16 @@ result<wire_msg::message> node_link::request(const std::string& node,
 
 void node_link::request_then(const std::string& node, wire_msg::message m,
                              std::function<void(result<wire_msg::message>)> then) {
-  local->system().spawn([this, node, m = std::move(m),
-                         then = std::move(then)](caf::event_based_actor* asker) mutable {
-    asker->request(control, request_backstop, request_atom::value, node, std::move(m))
-        .then([then](wire_msg::message& a) { then(std::move(a)); },
-              [this, then, node](caf::error& e) { then(no_answer(self.name, node, e)); });
-  });
+  // The node's name as an argument: CAF 0.17 binds a null tuple for a function actor
+  // spawned with none (UBSan).
+  local->system().spawn(
+      [this, m = std::move(m), then = std::move(then)](caf::event_based_actor* asker,
+                                                       const std::string& to) mutable {
+        asker->request(control, request_backstop, request_atom::value, to, std::move(m))
+            .then([then](wire_msg::message& a) { then(std::move(a)); },
+                  [this, then, to](caf::error& e) { then(no_answer(self.name, to, e)); });
+      },
+      node);
 }
 
 void node_link::place(const resource_set& demand, work_needs needs,

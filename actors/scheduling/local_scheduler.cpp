@@ -70,16 +70,21 @@ struct scheduler_state {
   std::map<std::string, double> job_pass; // see `pass_of`
   double served_pass = 0;
   std::optional<std::string> last_job;
-  // By `function_of` its tasks, stable while the node runs: no string per task.
-  std::unordered_map<const void*, std::pair<std::string, function_counts>> counts;
+  // What is known of each function's tasks here, by `function_of` them (stable while the
+  // node runs: no string per task): their name, counts, and mean run time
+  // (microseconds, a moving average, from those that ended; only short ones are
+  // pipelined).
+  struct function_entry {
+    std::string name;
+    function_counts counts;
+    std::optional<double> mean_run_us;
+  };
+  std::unordered_map<const void*, function_entry> functions;
   std::deque<task_event> timeline; // the last tasks that ended, oldest first
   std::deque<task_event> failures; // the last tasks that failed, oldest first
   caf::event_based_actor* self = nullptr;
   // Tasks that ended since memory was last given back, and whether a trim is due.
   uint64_t ended_since_trim = 0;
-  // Each function's mean run time (microseconds, a moving average), from the tasks that
-  // ended here: only short ones are pipelined.
-  std::unordered_map<const void*, double> mean_run_us;
   bool trim_due = false;
 
   bool idle() const {
@@ -163,17 +168,19 @@ struct scheduler_state {
   // first worker free takes it: a short task is never stuck behind a long one, and
   // short ones (once known) keep their workers busy without a round trip each.
   bool pipelines(const detail::task_spec& t) const {
-    auto i = mean_run_us.find(function_of(t));
-    return i != mean_run_us.end() &&
-           i->second < static_cast<double>(config.pipeline_below.count());
+    auto i = functions.find(function_of(t));
+    return i != functions.end() && i->second.mean_run_us &&
+           *i->second.mean_run_us < static_cast<double>(config.pipeline_below.count());
   }
 
-  // Notes how long `t`, which ended, ran.
-  void learn_run_time(const detail::task_spec& t) {
+  // Notes in `f` how long `t`, which ended, ran.
+  static void learn_run_time(function_entry& f, const detail::task_spec& t) {
     if (t.started_us == 0 || t.ended_us < t.started_us) return;
     auto took = static_cast<double>(t.ended_us - t.started_us);
-    auto [i, first] = mean_run_us.try_emplace(function_of(t), took);
-    if (!first) i->second += 0.25 * (took - i->second);
+    if (!f.mean_run_us)
+      f.mean_run_us = took;
+    else
+      *f.mean_run_us += 0.25 * (took - *f.mean_run_us);
   }
 
   // Picks a worker for task `t`: an idle one first (spreading load), then (for a short
@@ -422,8 +429,9 @@ struct scheduler_state {
 
   void count_end(const task_ptr& t, size_t worker) {
     if (t->phase() != task_phase::finished) return; // queued again to retry, or cancelled
-    learn_run_time(*t);
-    auto& c = count_of(t);
+    auto& f = function_entry_of(t);
+    learn_run_time(f, *t);
+    auto& c = f.counts;
     bool failed = t->result->current() == detail::object_slot::state::failed;
     ++(failed ? c.failed : c.finished);
     bool timed = config.timeline_events > 0 && t->started_us != 0;
@@ -613,19 +621,21 @@ struct scheduler_state {
     return continuation(t) ? &continuations : static_cast<const void*>(t.fn);
   }
 
-  function_counts& count_of(const task_ptr& t) {
-    auto& entry = counts[function_of(*t)];
-    if (entry.first.empty()) entry.first = continuation(*t) ? "(continuations)" : t->name;
-    return entry.second;
+  function_entry& function_entry_of(const task_ptr& t) {
+    auto& entry = functions[function_of(*t)];
+    if (entry.name.empty()) entry.name = continuation(*t) ? "(continuations)" : t->name;
+    return entry;
   }
+
+  function_counts& count_of(const task_ptr& t) { return function_entry_of(t).counts; }
 
   counts_by_function counts_now() const {
     counts_by_function out;
-    for (auto& [fn, entry] : counts) {
-      auto& c = out[entry.first];
-      c.submitted += entry.second.submitted;
-      c.finished += entry.second.finished;
-      c.failed += entry.second.failed;
+    for (auto& [fn, entry] : functions) {
+      auto& c = out[entry.name];
+      c.submitted += entry.counts.submitted;
+      c.finished += entry.counts.finished;
+      c.failed += entry.counts.failed;
     }
     for (auto& w : workers)
       for (auto& t : w.inflight)

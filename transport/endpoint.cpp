@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string_view>
 #include <thread>
+#include <tuple>
 
 #include "transport/endpoint_connection.hpp"
 #include "transport/handshake.hpp"
@@ -91,6 +92,22 @@ ssize_t send_from(int fd, const frame_parts& f, size_t off) {
   m.msg_iov = iov;
   m.msg_iovlen = static_cast<size_t>(n);
   return ::sendmsg(fd, &m, MSG_NOSIGNAL);
+}
+
+// A non-blocking socket connecting to `address:port`, and whether its connect ended
+// already (it may on loopback).
+result<std::pair<int, bool>> start_connect(const std::string& address, uint16_t port) {
+  auto addr = make_address(address, port);
+  if (!addr) return addr.err();
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return error{errc::node_unreachable, sys_error("socket")};
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) == 0)
+    return std::pair{fd, true};
+  if (errno == EINPROGRESS) return std::pair{fd, false};
+  auto why =
+      sys_error(("cannot connect to " + address + ":" + std::to_string(port)).c_str());
+  ::close(fd);
+  return error{errc::node_unreachable, why};
 }
 
 // The host of an "address:port".
@@ -173,8 +190,15 @@ void endpoint::wake(const connection& c) {
 }
 
 endpoint::counters endpoint::stats() const {
-  std::lock_guard<std::mutex> guard{stats_mtx_};
-  return stats_;
+  counters out;
+  {
+    std::lock_guard<std::mutex> guard{stats_mtx_};
+    out = stats_;
+  }
+  std::lock_guard<std::mutex> guard{mtx_};
+  out.connections = conns_.size();
+  out.peers = by_name_.size();
+  return out;
 }
 
 bool endpoint::connected(const std::string& peer) const {
@@ -217,6 +241,7 @@ void endpoint::disconnect(const std::string& peer, const std::string& why) {
 }
 
 bool endpoint::flush_locked(connection& c) {
+  if (c.connecting) return true;
   while (true) {
     if (c.current.size() == 0) {
       auto next = std::find_if(c.queued.begin(), c.queued.end(),
@@ -277,7 +302,12 @@ result<void> endpoint::send(const std::string& peer, const message& m) {
     std::lock_guard<std::mutex> guard{mtx_};
     c = connection_to_locked(peer, l);
   }
-  if (!c) return error{errc::node_unreachable, "no connection to node '" + peer + "'"};
+  if (!c) {
+    auto held = dial_and_hold(peer, m);
+    if (!held) return held.err();
+    if (!*held) return {};
+    c = std::move(*held);
+  }
   enqueue(*c, encode_frame_parts(m), l);
   std::lock_guard<std::mutex> guard{c->send_mtx};
   if (c->broken)
@@ -300,6 +330,11 @@ std::vector<std::string> endpoint::send_all(const std::vector<std::string>& peer
       else
         missed.push_back(p);
   }
+  // Those not connected are dialled where they can be.
+  missed.erase(
+      std::remove_if(missed.begin(), missed.end(),
+                     [&](const std::string& p) { return send(p, m).has_value(); }),
+      missed.end());
   auto frame = encode_frame_parts(m);
   for (auto& [peer, c] : to) {
     enqueue(*c, frame, l);
@@ -312,36 +347,164 @@ std::vector<std::string> endpoint::send_all(const std::vector<std::string>& peer
 result<endpoint::conn_ptr> endpoint::open(const std::string& address, uint16_t port,
                                           clock_type::time_point deadline, bool bulk) {
   auto where = address + ":" + std::to_string(port);
-  auto addr = make_address(address, port);
-  if (!addr) return addr.err();
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return error{errc::node_unreachable, sys_error("socket")};
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) != 0 &&
-      errno != EINPROGRESS) {
-    auto why = sys_error(("cannot connect to " + where).c_str());
-    ::close(fd);
-    return error{errc::node_unreachable, why};
-  }
-  pollfd p{fd, POLLOUT, 0};
-  auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
-  int soerr = 0;
-  socklen_t len = sizeof(soerr);
-  if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, ms.count()))) != 1 ||
-      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
-    ::close(fd);
-    return error{errc::node_unreachable,
-                 "cannot connect to " + where + ": " +
-                     (soerr != 0 ? std::strerror(soerr) : "timed out")};
+  auto started = start_connect(address, port);
+  if (!started) return started.err();
+  auto [fd, done] = *started;
+  if (!done) {
+    pollfd p{fd, POLLOUT, 0};
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                    clock_type::now());
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+    if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, ms.count()))) != 1 ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0 || soerr != 0) {
+      ::close(fd);
+      return error{errc::node_unreachable,
+                   "cannot connect to " + where + ": " +
+                       (soerr != 0 ? std::strerror(soerr) : "timed out")};
+    }
   }
   tune(fd);
+  return add_dialled(fd, where, bulk, "", false);
+}
+
+result<endpoint::conn_ptr> endpoint::open_async(const std::string& address, uint16_t port,
+                                                bool bulk,
+                                                const std::string& dialled_for) {
+  auto started = start_connect(address, port);
+  if (!started) return started.err();
+  auto [fd, done] = *started;
+  if (done) tune(fd);
+  return add_dialled(fd, address + ":" + std::to_string(port), bulk, dialled_for, !done);
+}
+
+endpoint::conn_ptr endpoint::add_dialled(int fd, const std::string& where, bool bulk,
+                                         const std::string& dialled_for,
+                                         bool connecting) {
   auto c = std::make_shared<connection>(fd, where, handshake::role::initiator, where,
                                         cfg_, bulk);
+  c->dialled_for = dialled_for;
+  c->connecting = connecting;
   enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);
   std::lock_guard<std::mutex> guard{mtx_};
   conns_.push_back(c);
   wake(false);
   return c;
+}
+
+result<endpoint::conn_ptr> endpoint::dial_and_hold(const std::string& peer,
+                                                   const message& m) {
+  auto hold = [&]() -> conn_ptr {
+    if (auto c = connection_to_locked(peer, lane_of(m))) return c;
+    dials_.at(peer).held.push_back(m);
+    return nullptr;
+  };
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (dials_.count(peer)) return hold();
+  }
+  std::optional<std::pair<std::string, uint16_t>> where;
+  if (handlers_.resolve) where = handlers_.resolve(peer);
+  if (!where)
+    return error{errc::node_unreachable, "no connection to node '" + peer + "'"};
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (auto c = connection_to_locked(peer, lane_of(m))) return c;
+  if (auto [d, fresh] = dials_.try_emplace(peer); fresh) {
+    {
+      std::lock_guard<std::mutex> stats_guard{stats_mtx_};
+      ++stats_.dials;
+    }
+    auto now = clock_type::now();
+    d->second.address = where->first;
+    d->second.port = where->second;
+    d->second.deadline = now + cfg_.handshake_timeout;
+    d->second.not_before = now;
+    wake(false);
+  }
+  return hold();
+}
+
+std::chrono::milliseconds endpoint::start_dials() {
+  auto now = clock_type::now();
+  auto next = std::chrono::milliseconds{200};
+  std::vector<std::tuple<std::string, std::string, uint16_t>> due;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& [peer, d] : dials_) {
+      if (d.conn) continue;
+      if (d.not_before <= now) {
+        due.emplace_back(peer, d.address, d.port);
+        ++d.attempt;
+      } else {
+        next = std::min(next,
+                        std::chrono::ceil<std::chrono::milliseconds>(d.not_before - now));
+      }
+    }
+  }
+  for (auto& [peer, address, port] : due) {
+    auto c = open_async(address, port, false, peer);
+    if (!c) {
+      dial_failed(peer, nullptr, c.err().message);
+      continue;
+    }
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (auto d = dials_.find(peer); d != dials_.end() && !d->second.conn)
+      d->second.conn = *c;
+  }
+  return next;
+}
+
+void endpoint::on_connected(const conn_ptr& c) {
+  int soerr = 0;
+  socklen_t len = sizeof(soerr);
+  if (::getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) soerr = errno;
+  if (soerr != 0)
+    return close(c, "cannot connect to " + c->remote + ": " + std::strerror(soerr));
+  tune(c->fd);
+  std::lock_guard<std::mutex> guard{c->send_mtx};
+  c->connecting = false;
+  if (!c->broken) flush_locked(*c);
+}
+
+void endpoint::release_held_locked(const std::string& peer, connection& c) {
+  auto d = dials_.find(peer);
+  if (d == dials_.end()) return;
+  for (auto& m : d->second.held)
+    enqueue(c, encode_frame_parts(m), lane_of(m));
+  dials_.erase(d);
+}
+
+void endpoint::dial_failed(const std::string& peer, const conn_ptr& c,
+                           const std::string& why, bool may_retry) {
+  constexpr int attempts = 3;
+  std::vector<message> held;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto d = dials_.find(peer);
+    if (d == dials_.end() || d->second.conn != c) return;
+    d->second.conn = nullptr;
+    auto now = clock_type::now();
+    // A node under a flood of idle connections may have closed this one to make room
+    // before it could speak: tried again a few times, a little apart, within the dial's
+    // time. Another secret is answered the same each time.
+    if (may_retry && d->second.attempt < attempts && now < d->second.deadline) {
+      auto jitter = std::uniform_int_distribution<int>{0, 9}(jitter_);
+      d->second.not_before =
+          now + std::chrono::milliseconds(5 * d->second.attempt + jitter);
+      wake(false);
+      return;
+    }
+    held = std::move(d->second.held);
+    dials_.erase(d);
+  }
+  {
+    std::lock_guard<std::mutex> guard{stats_mtx_};
+    stats_.undelivered += held.size();
+  }
+  log(log_level::warn, "cannot reach node '" + peer + "': " + why + "; " +
+                           std::to_string(held.size()) +
+                           " message(s) sent to it are not delivered");
+  if (handlers_.on_undelivered) handlers_.on_undelivered(peer, std::move(held), why);
 }
 
 result<std::string> endpoint::connect(const std::string& address, uint16_t port,
@@ -488,6 +651,8 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
     ::close(c->fd);
   }
   auth_cv_.notify_all();
+  if (!was_up && !c->dialled_for.empty())
+    dial_failed(c->dialled_for, c, why, !c->hs.awaiting_peer_proof());
   if (!was_up) {
     bool crowded = reason.rfind(crowded_out, 0) == 0 || reason.rfind(make_room, 0) == 0;
     size_t crowded_before = 0;
@@ -583,11 +748,28 @@ void endpoint::on_readable(const conn_ptr& c) {
 void endpoint::on_authenticated(const conn_ptr& c) {
   bool spare = false;
   bool bulk = c->hs.bulk();
+  if (!c->dialled_for.empty() && c->hs.peer_name() != c->dialled_for) {
+    auto why =
+        c->remote + " is node '" + c->hs.peer_name() + "', not '" + c->dialled_for + "'";
+    dial_failed(c->dialled_for, c, why, false);
+    return close(c, why);
+  }
   {
     std::lock_guard<std::mutex> guard{mtx_};
     c->state = connection::phase::up;
     c->peer = c->hs.peer_name();
     spare = !(bulk ? bulk_by_name_ : by_name_).emplace(c->peer, c).second;
+    // What was sent while dialling goes first, on the connection in use (this one, or
+    // one the peer dialled meanwhile).
+    if (!bulk) release_held_locked(c->peer, *by_name_.at(c->peer));
+  }
+  // A peer dialled for a send gets its bulk connection as `connect` gives one.
+  if (!bulk && !spare && !c->dialled_for.empty() && cfg_.bulk_connection) {
+    auto colon = c->remote.rfind(':');
+    auto port = static_cast<uint16_t>(std::stoi(c->remote.substr(colon + 1)));
+    if (auto b = open_async(c->remote.substr(0, colon), port, true, ""); !b)
+      log(log_level::warn,
+          "no bulk connection to node '" + c->peer + "': " + b.err().message);
   }
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
   mark(c->fd, bulk ? traffic_class::bulk : traffic_class::control);
@@ -618,6 +800,7 @@ void endpoint::run(bool bulk) {
   auto wake_fd = bulk ? bulk_wake_fd_ : wake_fd_;
   auto listen_fd = bulk ? -1 : listen_fd_;
   while (!stop_) {
+    auto wait = bulk ? std::chrono::milliseconds{200} : start_dials();
     fds.clear();
     polled.clear();
     fds.push_back({wake_fd, POLLIN, 0});
@@ -661,7 +844,8 @@ void endpoint::run(bool bulk) {
     for (auto& [c, why] : to_close)
       close(c, why);
     if (!to_close.empty()) continue;
-    if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) {
+    if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count())) < 0 &&
+        errno != EINTR) {
       log(log_level::error, sys_error("poll failed"));
       continue;
     }
@@ -675,6 +859,15 @@ void endpoint::run(bool bulk) {
     for (size_t i = 0; i < polled.size(); ++i) {
       auto& c = polled[i];
       auto rev = fds[i + 2].revents;
+      bool connecting = false;
+      if (rev) {
+        std::lock_guard<std::mutex> guard{c->send_mtx};
+        connecting = c->connecting;
+      }
+      if (connecting) {
+        on_connected(c);
+        continue;
+      }
       if (rev & POLLOUT) {
         std::lock_guard<std::mutex> guard{c->send_mtx};
         if (!c->broken) flush_locked(*c);

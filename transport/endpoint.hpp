@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,6 +99,27 @@ private:
   // Connects a socket to `address:port` and starts the handshake; the I/O thread ends it.
   result<conn_ptr> open(const std::string& address, uint16_t port,
                         clock_type::time_point deadline, bool bulk);
+  // Starts connecting a socket to `address:port` without waiting: the I/O thread sees
+  // the connect end, then the handshake. `dialled_for`: the peer expected there.
+  result<conn_ptr> open_async(const std::string& address, uint16_t port, bool bulk,
+                              const std::string& dialled_for);
+  // The connection `c` was made for, with its hello queued, joins the I/O loop.
+  conn_ptr add_dialled(int fd, const std::string& where, bool bulk,
+                       const std::string& dialled_for, bool connecting);
+  // Holds `m` for `peer` until a connection to it is up, dialling it: null when held,
+  // the connection when one came up meanwhile, an error when `peer` cannot be dialled.
+  result<conn_ptr> dial_and_hold(const std::string& peer, const message& m);
+  // The I/O thread: starts the dials whose time came; how long until the next one may.
+  std::chrono::milliseconds start_dials();
+  // `c`'s connect ended (I/O thread): on to the handshake, or closed.
+  void on_connected(const conn_ptr& c);
+  // What the dial of `peer` held, sent ahead of anything else on `c` (which is up and
+  // now in use for it). Caller holds mtx_.
+  void release_held_locked(const std::string& peer, connection& c);
+  // The dial of `peer` on `c` (null: its socket could not even start) failed: tried
+  // again or given up, its messages reported undelivered.
+  void dial_failed(const std::string& peer, const conn_ptr& c, const std::string& why,
+                   bool may_retry = true);
   void accept_all();
   // The connection that carries `l` to `peer` (its bulk one for bulk, when up); null
   // when none is up. Caller holds mtx_.
@@ -126,6 +148,18 @@ private:
   std::vector<conn_ptr> conns_;
   std::map<std::string, conn_ptr> by_name_;
   std::map<std::string, conn_ptr> bulk_by_name_;
+  // A peer being dialled because something was sent to it, and what was sent meanwhile.
+  struct dial {
+    std::string address;
+    uint16_t port = 0;
+    int attempt = 0;
+    clock_type::time_point deadline;
+    clock_type::time_point not_before;
+    std::vector<message> held;
+    conn_ptr conn; // null between attempts
+  };
+  std::map<std::string, dial> dials_;
+  std::minstd_rand jitter_{std::random_device{}()}; // guarded by mtx_
   // I/O thread only.
   // Guarded by stats_mtx_: connections closed for the cap since the last line said so.
   size_t crowded_closed_ = 0;

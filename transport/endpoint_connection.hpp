@@ -32,6 +32,8 @@ struct endpoint::connection {
   int fd;
   std::string remote;
   bool accepted;
+  // The peer a dial on a send expects here; empty for accepted and waited-for ones.
+  std::string dialled_for;
   handshake hs;          // I/O thread only
   frame_decoder decoder; // I/O thread only
   clock_type::time_point opened;
@@ -51,12 +53,13 @@ struct endpoint::connection {
   std::array<std::deque<frame_parts>, 3> queued;
   frame_parts current; // being written when its size is not 0
   size_t current_off = 0;
+  bool connecting = false; // its non-blocking connect has not ended: nothing written
   bool broken = false;
   std::string broken_because;
 
   bool pending_locked() const {
-    return current.size() != 0 || !queued[0].empty() || !queued[1].empty() ||
-           !queued[2].empty();
+    return connecting || current.size() != 0 || !queued[0].empty() ||
+           !queued[1].empty() || !queued[2].empty();
   }
 };
 

@@ -8,7 +8,10 @@ namespace swarm::wire_msg {
 /// A node's transport on the fake network.
 class fake_network::view final : public transport {
 public:
-  view(fake_network& net, std::string name) : net_(net), name_(std::move(name)) {}
+  view(fake_network& net, std::string name,
+       std::function<std::optional<std::pair<std::string, uint16_t>>(const std::string&)>
+           resolve)
+      : net_(net), name_(std::move(name)), resolve_(std::move(resolve)) {}
   ~view() override { net_.remove(name_); }
 
   result<std::string> connect(const std::string& name, const std::string&, uint16_t,
@@ -16,7 +19,11 @@ public:
     if (auto ok = net_.connect(name_, name); !ok) return ok.err();
     return name;
   }
+  // A peer not connected is dialled, as the endpoint does, where `resolve` knows it;
+  // here the dial ends at once.
   result<void> send(const std::string& peer, const message& m) override {
+    if (!net_.connected(name_, peer) && resolve_ && resolve_(peer))
+      if (auto ok = net_.connect(name_, peer); !ok) return ok.err();
     return net_.send(name_, peer, m);
   }
   bool connected(const std::string& peer) const override {
@@ -29,6 +36,8 @@ public:
 private:
   fake_network& net_;
   std::string name_;
+  std::function<std::optional<std::pair<std::string, uint16_t>>(const std::string&)>
+      resolve_;
 };
 
 result<void> fake_network::add(const std::string& name, const std::string& secret,
@@ -54,8 +63,9 @@ result<void> fake_network::add_node(const std::string& name, const std::string& 
 
 result<std::unique_ptr<transport>> fake_network::attach(const endpoint_config& cfg,
                                                         endpoint_handlers h) {
+  auto resolve = h.resolve;
   if (auto ok = add(cfg.name, cfg.secret, std::move(h)); !ok) return ok.err();
-  return std::unique_ptr<transport>{std::make_unique<view>(*this, cfg.name)};
+  return std::unique_ptr<transport>{std::make_unique<view>(*this, cfg.name, resolve)};
 }
 
 transport_factory fake_network::factory() {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/node_log.hpp"
@@ -61,6 +62,17 @@ struct endpoint_handlers {
   std::function<std::optional<landing>(const std::string& peer,
                                        const object_chunk& header, uint64_t size)>
       land;
+  /// Where the peer `peer` listens, for a message to it when no connection is up: the
+  /// transport then dials it (off the sender's thread) and holds what is sent to it
+  /// meanwhile, in order. Empty (or no function): the send fails at once, as for a
+  /// client, which nobody dials, or a node known to be gone.
+  std::function<std::optional<std::pair<std::string, uint16_t>>(const std::string& peer)>
+      resolve;
+  /// Messages held for a dial that failed (refused, timed out, another node or another
+  /// secret at the address), in the order they were sent, with the reason.
+  std::function<void(const std::string& peer, std::vector<message>&& held,
+                     const std::string& why)>
+      on_undelivered;
   /// A line worth logging at `level`: connections opened and closed (debug), refused
   /// or broken ones and bad frames (warn).
   std::function<void(log_level level, const std::string& line)> log;
@@ -73,6 +85,13 @@ struct traffic_counters {
   std::array<uint64_t, 3> bytes_sent{};
   std::array<uint64_t, 3> frames_received{};
   uint64_t refused = 0;
+  /// Sockets open now (handshaking, control and bulk), and peers with a connection up.
+  uint64_t connections = 0;
+  uint64_t peers = 0;
+  /// Peers dialled because something was sent to them; messages such dials could not
+  /// deliver.
+  uint64_t dials = 0;
+  uint64_t undelivered = 0;
 };
 
 /// What a node needs from the network: authenticated connections to named peers that
@@ -88,7 +107,9 @@ public:
                                       uint16_t port,
                                       std::chrono::milliseconds timeout) = 0;
 
-  /// Sends `m` to the authenticated peer `peer`; an error when none is connected.
+  /// Sends `m` to the authenticated peer `peer`. With none connected, dials it when
+  /// `endpoint_handlers::resolve` knows where (what is sent meanwhile is held, in order,
+  /// and reported to `on_undelivered` if the dial fails); an error when it does not.
   virtual result<void> send(const std::string& peer, const message& m) = 0;
 
   /// Sends `m` to each of `peers` (encoded once where the transport can); the peers it

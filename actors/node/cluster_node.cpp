@@ -106,6 +106,14 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
         caf::anon_send(link_.membership, down_atom::value, peer, why);
       },
       ignored);
+  h.resolve = [this](const std::string& peer) { return link_.resolve(peer); };
+  h.on_undelivered = gated(
+      [this](const std::string& peer, std::vector<wire_msg::message>&& held,
+             const std::string& why) {
+        for (auto& m : held)
+          link_.undelivered(peer, m, why);
+      },
+      ignored);
   h.land = [landings = landings_](const std::string& peer,
                                   const wire_msg::object_chunk& header, uint64_t size) {
     return landings->claim(peer, header.id, header.offset, size);
@@ -520,6 +528,16 @@ void cluster_node::collect(metric_set& out) {
   out.counter("swarm_connections_refused_total",
               "Connections refused (no proof of the secret, too many handshaking)",
               static_cast<double>(t.refused));
+  out.gauge("swarm_connections", "Sockets open to other nodes (control and bulk)",
+            static_cast<double>(t.connections));
+  out.gauge("swarm_peers_connected", "Nodes this node has a connection up with",
+            static_cast<double>(t.peers));
+  out.counter("swarm_dials_total",
+              "Nodes dialled because something was sent to them (connections on demand)",
+              static_cast<double>(t.dials));
+  out.counter("swarm_messages_undelivered_total",
+              "Messages whose node could not be dialled (failed back to their owners)",
+              static_cast<double>(t.undelivered));
   size_t alive = 0, known = 0;
   for (auto& [name, p] : *link_.members.get()) {
     ++known;

@@ -120,7 +120,7 @@ void cluster_node::on_group_ask(const std::string& peer, const wire_msg::group_a
 void cluster_node::output(const detail::task_spec* task, std::string_view text) {
   // Printed here when the caller is here, or its node is gone.
   if (!task || task->origin.empty() || task->origin == link_.self.name ||
-      !link_.net->connected(task->origin))
+      !link_.reachable(task->origin))
     return core::output(task, text);
   log().debug("output of '" + detail::output_label(*task) + "' for node '" +
               task->origin + "': " + std::string{text});

@@ -148,9 +148,8 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
   auto& demand = task.options.resources;
   auto peers = link_.members.get();
   auto marks = marks_for(peers);
-  // What could run it, as this node last heard; only over a connection that is up (one
-  // that would have to be dialled first, or cannot be, is the head's to judge).
-  size_t unconnected = 0; // nodes that could run it, but not over a connection up
+  // What could run it, as this node last heard; one not connected yet is dialled by the
+  // send.
   auto weigh = [&](const std::string& name,
                    const peer_view& p) -> std::optional<spill_candidate> {
     if (name == link_.self.name || !p.info.alive || p.info.leaving || p.info.client ||
@@ -158,10 +157,6 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
       return std::nullopt;
     auto total = from_list(p.info.total);
     if (!total || !demand.fits_in(*total)) return std::nullopt;
-    if (!link_.net->connected(name)) {
-      ++unconnected;
-      return std::nullopt;
-    }
     spill_candidate c;
     c.name = name;
     auto available = from_list(p.info.available);
@@ -207,7 +202,7 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
        i != live.size() && drawn < spill_sample && probes < spill_probes;
        i = draw.next(), ++probes)
     if (weigh_once(live[i]->first, live[i]->second)) ++drawn;
-  bool saw_all = i == live.size() && unconnected == 0;
+  bool saw_all = i == live.size();
   // Straight to a node with room; with none, to the least busy of those weighed only when
   // they are all that could run it. Otherwise the head's scheduler, which sees every
   // node's load as it places, decides where the work waits.

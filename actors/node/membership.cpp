@@ -385,13 +385,14 @@ struct membership_state {
       port->lost(n, why);
   }
 
-  // Peers dial each other once (the smaller name dials), so calls between workers do
-  // not wait for a connection; nobody dials a client, a client dials every node. Tried
-  // again each tick while a live peer is not connected.
+  // Nodes of the cluster dial each other on demand: the transport dials a peer the
+  // first time something goes to it. Nobody dials a client, so a client dials every
+  // node, where a result for it may be made; tried again each tick while a live node is
+  // not connected.
   void dial_peers() {
+    if (!client()) return;
     for (auto& [name, p] : peers)
-      if (name != me() && p.info.alive && !p.info.client && (client() || name > me()) &&
-          !port->connected(name))
+      if (name != me() && p.info.alive && !p.info.client && !port->connected(name))
         port->dial(name);
   }
 

@@ -131,8 +131,9 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
     deliver_here(node, std::move(m));
     return;
   }
-  if (net->send(node, m)) return;
-  post([this, node, m = std::move(m)]() mutable {
+  auto sent = net->send(node, m);
+  if (sent) return;
+  post([this, node, m = std::move(m), why = sent.err().message]() mutable {
     // A client is not dialed back: one of the cluster waits here until it connects, and
     // so does one this node's table does not list yet (the head's row of it may still be
     // on its way, behind the work whose answer this is); one the table shows gone left.
@@ -143,18 +144,32 @@ void node_link::send_to(const std::string& node, wire_msg::message m) {
         local->log().debug("an answer to client '" + node + "' is dropped: it left");
       return;
     }
-    if (auto ok = connect_to(node); !ok) {
-      local->log().warn(ok.err().message);
-      // A task or call that cannot be delivered fails its owner.
-      const wire_msg::object_ref_id* id = nullptr;
-      if (auto* t = std::get_if<wire_msg::task_submit>(&m)) id = &t->result;
-      if (auto* c = std::get_if<wire_msg::actor_call>(&m)) id = &c->result;
-      if (id)
-        owner.result({}, {*id, to_wire(error{errc::node_unreachable, ok.err().message})});
-      return;
-    }
-    (void)net->send(node, m);
+    undelivered(node, m, why);
   });
+}
+
+std::optional<std::pair<std::string, uint16_t>>
+node_link::resolve(const std::string& node) const {
+  if (gone(node)) return std::nullopt;
+  auto where = address_of(node);
+  if (!where) return std::nullopt;
+  return *where;
+}
+
+bool node_link::reachable(const std::string& node) const {
+  return net->connected(node) || resolve(node).has_value();
+}
+
+void node_link::undelivered(const std::string& node, const wire_msg::message& m,
+                            const std::string& why) {
+  const wire_msg::object_ref_id* id = nullptr;
+  if (auto* t = std::get_if<wire_msg::task_submit>(&m)) id = &t->result;
+  if (auto* c = std::get_if<wire_msg::actor_call>(&m)) id = &c->result;
+  if (id)
+    owner.result({}, {*id, to_wire(error{errc::node_unreachable,
+                                         "cannot reach node '" + node + "': " + why})});
+  else
+    local->log().debug("a message for node '" + node + "' is dropped: " + why);
 }
 
 uint64_t node_link::incarnation_of(const std::string& node) const {
@@ -284,8 +299,9 @@ wire_msg::arg node_link::export_arg(const detail::task_arg& a,
   detail::boxed_value v = a.value;
   object_id id{new_owner_id(), 0};
   if (a.ref)
-    // A holder this node lost touch with is not named: its own copy is shipped.
-    if (auto where = a.ref->primary_copy(); where && net->connected(where->node)) {
+    // A holder this node cannot reach is not named: its own copy is shipped.
+    if (auto where = a.ref->primary_copy();
+        where && where->node != self.name && reachable(where->node)) {
       wire_msg::remote_ref r{to_wire(a.ref->id()), where->node, where->size,
                              where->replicas};
       // This node's copy serves readers too once it is in.
@@ -341,7 +357,7 @@ std::shared_ptr<detail::stream_sink> node_link::stream_to(const std::string& rea
   };
   route.connected = [this, reader] {
     std::shared_lock<std::shared_mutex> alive{alive_mtx};
-    return !closing && net->connected(reader);
+    return !closing && reachable(reader);
   };
   route.travel = [this](const object_id& id, const detail::boxed_value& v) {
     return travel(id, v);

@@ -99,9 +99,18 @@ public:
   bool closing = false;
 
   // -- reaching other nodes -------------------------------------------------------------
-  /// Sends at once when connected; otherwise connects on the agent first. A task or
-  /// call that cannot be delivered fails its owner.
+  /// Sends at once: the transport dials a node not connected yet and holds what goes to
+  /// it meanwhile (see `resolve`). What waits for a client goes when it connects. A task
+  /// or call that cannot be delivered fails its owner.
   void send_to(const std::string& node, wire_msg::message m);
+  /// Where the transport dials `node` for a send: its address, unless it is a client or
+  /// known to be gone.
+  std::optional<std::pair<std::string, uint16_t>> resolve(const std::string& node) const;
+  /// Whether a message to `node` can go: connected, or to be dialled.
+  bool reachable(const std::string& node) const;
+  /// `m` could not be delivered to `node`: a task or call fails its owner, saying `why`.
+  void undelivered(const std::string& node, const wire_msg::message& m,
+                   const std::string& why);
   /// `send_to`, unless the node is stopping (for callbacks that may run late).
   void send_while_open(const std::string& node, wire_msg::message m);
   /// A peer's connection came up: what was held for it (a client that had not dialled
@@ -111,6 +120,9 @@ public:
   /// Where `node` listens: its row of the file, else that of the node table (a node
   /// that joined by the head's address); an error for a client or a name neither has.
   result<std::pair<std::string, uint16_t>> address_of(const std::string& node) const;
+  /// Whether the membership shows `node` dead (a name it does not list may be a node or
+  /// client whose row is on its way).
+  bool gone(const std::string& node) const;
   /// The life of `node` the membership shows (when its process started); 0 when it does
   /// not list it.
   uint64_t incarnation_of(const std::string& node) const;
@@ -187,9 +199,6 @@ private:
     std::chrono::steady_clock::time_point until;
   };
   std::map<std::string, held_messages> held_;
-  // On the agent: whether the membership shows `node` dead (a name it does not list may
-  // be a node or client whose row is on its way).
-  bool gone(const std::string& node) const;
   // On the agent: holds `m` for the client `node`, unless it can go now.
   void hold_for(const std::string& node, wire_msg::message m);
   // On the agent: sends what is held for `node`; drops what waited too long.

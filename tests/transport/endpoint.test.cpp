@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include <atomic>
@@ -41,6 +42,10 @@ struct inbox {
   bool hold =
       false; // a slow receiver: the first message stalls its reader until released
   bool hold_bulk_only = false; // ... the first bulk one only
+  // Where peers listen, for sends that dial; and what such dials could not deliver.
+  std::map<std::string, std::pair<std::string, uint16_t>> where;
+  std::vector<std::pair<std::string, std::vector<message>>> undelivered;
+  std::vector<std::string> undelivered_why;
 
   void release() {
     std::lock_guard<std::mutex> g{mtx};
@@ -60,6 +65,20 @@ struct inbox {
     h.on_peer_down = [this](const std::string& peer, const std::string&) {
       std::lock_guard<std::mutex> g{mtx};
       down.push_back(peer);
+      cv.notify_all();
+    };
+    h.resolve =
+        [this](
+            const std::string& peer) -> std::optional<std::pair<std::string, uint16_t>> {
+      std::lock_guard<std::mutex> g{mtx};
+      if (auto i = where.find(peer); i != where.end()) return i->second;
+      return std::nullopt;
+    };
+    h.on_undelivered = [this](const std::string& peer, std::vector<message>&& held,
+                              const std::string& why) {
+      std::lock_guard<std::mutex> g{mtx};
+      undelivered.emplace_back(peer, std::move(held));
+      undelivered_why.push_back(why);
       cv.notify_all();
     };
     h.log = [this](swarm::log_level, const std::string& line) {
@@ -374,6 +393,76 @@ TEST_CASE("a closed peer is reported down and sends to it fail with node_unreach
   inbox in_c;
   auto c = start("c", in_c);
   CHECK_FALSE(c->connect("127.0.0.1", 1, 2s));
+}
+
+TEST_CASE("messages to a peer not yet connected dial it and arrive in the order each "
+          "sender sent them") {
+  inbox in_a, in_b;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b);
+  in_a.where["b"] = {"127.0.0.1", b->port()};
+  CHECK_FALSE(a->connected("b"));
+  // Four threads send at once while the dial is in flight, and after it is up.
+  constexpr uint64_t each = 200;
+  std::vector<std::thread> senders;
+  for (uint64_t t = 0; t < 4; ++t)
+    senders.emplace_back([&, t] {
+      for (uint64_t i = 0; i < each; ++i)
+        CHECK(a->send("b", heartbeat{t * 1000 + i, 0, {}, 0, {}}));
+    });
+  for (auto& t : senders)
+    t.join();
+  REQUIRE(in_b.wait([&](inbox& i) { return i.got.size() == 4 * each; }));
+  std::map<uint64_t, uint64_t> next; // by sender
+  for (auto& [from, m] : in_b.got) {
+    CHECK(from == "a");
+    auto n = std::get<heartbeat>(m).sent_ns;
+    CHECK(n % 1000 == next[n / 1000]++);
+  }
+  CHECK(a->connected("b"));
+  // One connection (and its bulk one), however many sends found none.
+  auto bulk_up = [&] {
+    for (int i = 0; i < 100 && !a->bulk_connected("b"); ++i)
+      std::this_thread::sleep_for(20ms);
+    return a->bulk_connected("b");
+  };
+  CHECK(bulk_up());
+  CHECK(in_a.undelivered.empty());
+  // b answers over the connection a opened, without an address for a.
+  REQUIRE(b->send("a", heartbeat{7, 0, {}, 0, {}}));
+  REQUIRE(in_a.wait([](inbox& i) { return !i.got.empty(); }));
+}
+
+TEST_CASE("what was sent to a peer that cannot be dialled is reported undelivered, in "
+          "order, saying why") {
+  inbox in_a, in_c;
+  auto a = start("a", in_a);
+  auto c = start("c", in_c);
+  SUBCASE("nothing listens at its address") {
+    uint16_t port = 0;
+    ::close(raw_listen(port));
+    in_a.where["b"] = {"127.0.0.1", port};
+  }
+  SUBCASE("another node listens there") {
+    in_a.where["b"] = {"127.0.0.1", c->port()};
+  }
+  for (uint64_t i = 0; i < 3; ++i)
+    REQUIRE(a->send("b", heartbeat{i, 0, {}, 0, {}}));
+  REQUIRE(in_a.wait([](inbox& i) { return !i.undelivered.empty(); }));
+  REQUIRE(in_a.undelivered.size() == 1);
+  CHECK(in_a.undelivered[0].first == "b");
+  REQUIRE(in_a.undelivered[0].second.size() == 3);
+  for (uint64_t i = 0; i < 3; ++i)
+    CHECK(std::get<heartbeat>(in_a.undelivered[0].second[i]).sent_ns == i);
+  auto& why = in_a.undelivered_why[0];
+  CHECK((why.find("Connection refused") != std::string::npos ||
+         why.find("is node 'c', not 'b'") != std::string::npos));
+  CHECK_FALSE(a->connected("b"));
+  CHECK(in_c.got.empty());
+  // A peer whose address nobody knows is an error at once.
+  auto unknown = a->send("x", heartbeat{1, 0, {}, 0, {}});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.err().code == swarm::errc::node_unreachable);
 }
 
 TEST_CASE("a node's proof cannot be reflected back to it over TCP") {

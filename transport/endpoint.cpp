@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -152,6 +153,19 @@ result<std::unique_ptr<endpoint>> endpoint::start(endpoint_config cfg,
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
     ep->port_ = ntohs(bound.sin_port);
   }
+  for (bool bulk : {false, true}) {
+    auto& efd = ep->epoll_fds_[bulk];
+    efd = ::epoll_create1(EPOLL_CLOEXEC);
+    if (efd < 0) return error{errc::invalid_argument, sys_error("epoll_create1")};
+    for (int fd : {bulk ? ep->bulk_wake_fd_ : ep->wake_fd_, bulk ? -1 : ep->listen_fd_}) {
+      if (fd < 0) continue;
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      if (::epoll_ctl(efd, EPOLL_CTL_ADD, fd, &ev) != 0)
+        return error{errc::invalid_argument, sys_error("epoll_ctl")};
+    }
+  }
   ep->io_ = std::thread{[raw = ep.get()] { raw->run(false); }};
   ep->bulk_io_ = std::thread{[raw = ep.get()] { raw->run(true); }};
   return ep;
@@ -174,6 +188,8 @@ endpoint::~endpoint() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
   if (bulk_wake_fd_ >= 0) ::close(bulk_wake_fd_);
+  for (int fd : epoll_fds_)
+    if (fd >= 0) ::close(fd);
 }
 
 void endpoint::log(log_level level, const std::string& line) const {
@@ -185,8 +201,13 @@ void endpoint::wake(bool bulk) {
   [[maybe_unused]] auto n = ::write(bulk ? bulk_wake_fd_ : wake_fd_, &one, sizeof(one));
 }
 
-void endpoint::wake(const connection& c) {
-  wake(c.on_bulk_loop.load());
+void endpoint::attend(connection& c) {
+  bool bulk = c.on_bulk_loop.load();
+  {
+    std::lock_guard<std::mutex> guard{attention_mtx_};
+    attention_[bulk].push_back(c.shared_from_this());
+  }
+  wake(bulk);
 }
 
 endpoint::counters endpoint::stats() const {
@@ -229,15 +250,19 @@ endpoint::quiet_for(const std::string& peer) const {
 }
 
 void endpoint::disconnect(const std::string& peer, const std::string& why) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  for (auto& c : conns_) {
-    if (c->peer != peer) continue;
-    std::lock_guard<std::mutex> send_guard{c->send_mtx};
-    c->broken = true;
-    c->broken_because = why;
+  std::vector<conn_ptr> cut;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& c : conns_) {
+      if (c->peer != peer) continue;
+      std::lock_guard<std::mutex> send_guard{c->send_mtx};
+      c->broken = true;
+      c->broken_because = why;
+      cut.push_back(c);
+    }
   }
-  wake(false);
-  wake(true);
+  for (auto& c : cut)
+    attend(*c);
 }
 
 bool endpoint::flush_locked(connection& c) {
@@ -285,7 +310,7 @@ void endpoint::enqueue(connection& c, frame_parts frame, lane l) {
     if (!c.pending_locked() && !c.broken) return;
   }
   guard.unlock();
-  wake(c);
+  attend(c);
 }
 
 endpoint::conn_ptr endpoint::connection_to_locked(const std::string& peer, lane l) const {
@@ -386,9 +411,11 @@ endpoint::conn_ptr endpoint::add_dialled(int fd, const std::string& where, bool 
   c->dialled_for = dialled_for;
   c->connecting = connecting;
   enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);
-  std::lock_guard<std::mutex> guard{mtx_};
-  conns_.push_back(c);
-  wake(false);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    conns_.push_back(c);
+  }
+  attend(*c);
   return c;
 }
 
@@ -461,9 +488,12 @@ void endpoint::on_connected(const conn_ptr& c) {
   if (soerr != 0)
     return close(c, "cannot connect to " + c->remote + ": " + std::strerror(soerr));
   tune(c->fd);
-  std::lock_guard<std::mutex> guard{c->send_mtx};
-  c->connecting = false;
-  if (!c->broken) flush_locked(*c);
+  {
+    std::lock_guard<std::mutex> guard{c->send_mtx};
+    c->connecting = false;
+    if (!c->broken) flush_locked(*c);
+  }
+  attend(*c); // its events change: no longer waiting to be writable, unless queued
 }
 
 void endpoint::release_held_locked(const std::string& peer, connection& c) {
@@ -527,7 +557,8 @@ result<std::string> endpoint::connect(const std::string& address, uint16_t port,
       std::lock_guard<std::mutex> send_guard{c->send_mtx};
       c->broken = true;
       c->broken_because = "handshake timed out";
-      wake(false);
+      guard.unlock();
+      attend(*c);
       return error{errc::node_unreachable, "no handshake with " + where + " within " +
                                                std::to_string(timeout.count()) + " ms"};
     }
@@ -569,8 +600,11 @@ void endpoint::accept_all() {
     auto c = std::make_shared<connection>(fd, remote, handshake::role::acceptor,
                                           local_address(fd), cfg_);
     enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);
-    std::lock_guard<std::mutex> guard{mtx_};
-    conns_.push_back(std::move(c));
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      conns_.push_back(c);
+    }
+    attend(*c);
   }
 }
 
@@ -609,6 +643,7 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
   bool was_in_use = false;
   bool promoted = false;
   bool bulk = c->hs.bulk();
+  std::vector<conn_ptr> cut; // the peer's other connections, when its bulk one was in use
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (c->state == connection::phase::closed) return;
@@ -630,6 +665,7 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
           std::lock_guard<std::mutex> send_guard{other->send_mtx};
           other->broken = true;
           other->broken_because = "its bulk connection closed: " + why;
+          cut.push_back(other);
         }
       }
     } else if (was_up) {
@@ -648,8 +684,11 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
     }
     std::lock_guard<std::mutex> send_guard{c->send_mtx};
     c->broken = true;
+    unwatch(c->on_bulk_loop, c);
     ::close(c->fd);
   }
+  for (auto& other : cut)
+    attend(*other);
   auth_cv_.notify_all();
   if (!was_up && !c->dialled_for.empty())
     dial_failed(c->dialled_for, c, why, !c->hs.awaiting_peer_proof());
@@ -685,10 +724,6 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
   log(level, "closed " + std::string{was_in_use ? "" : "a spare "} +
                  (bulk ? "bulk connection" : "connection") + " with node '" + peer +
                  "' (" + c->remote + "): " + why);
-  if (bulk && was_in_use) {
-    wake(false);
-    wake(true);
-  }
   // Only the connection in use speaks for the peer: closing a spare reports nothing.
   if (!was_in_use || bulk) return;
   if (handlers_.on_peer_down) handlers_.on_peer_down(peer, why);
@@ -737,8 +772,9 @@ void endpoint::on_readable(const conn_ptr& c) {
     if (!ok) return close(c, std::string{bad_frame} + ok.err().message);
     if (c->hs.bulk() && c->hs.authenticated() && !c->on_bulk_loop) {
       // From here on the bulk I/O thread reads it; this one no longer touches it.
+      unwatch(false, c);
       c->on_bulk_loop = true;
-      wake(true);
+      attend(*c);
       return;
     }
     if (static_cast<size_t>(n) < cap) return;
@@ -794,43 +830,92 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     handlers_.on_peer_up(c->peer);
 }
 
+void endpoint::watch(bool bulk, const conn_ptr& c,
+                     std::vector<std::pair<conn_ptr, std::string>>& to_close) {
+  // Handed to the bulk loop after whoever attended to it here read where it was.
+  if (c->on_bulk_loop != bulk) {
+    if (!bulk) attend(*c);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (c->state == connection::phase::closed) return;
+  }
+  uint32_t want = EPOLLIN;
+  {
+    std::lock_guard<std::mutex> guard{c->send_mtx};
+    if (c->broken) {
+      to_close.emplace_back(c, c->broken_because);
+      return;
+    }
+    if (c->pending_locked()) want |= EPOLLOUT;
+  }
+  auto& regs = registered_[bulk];
+  epoll_event ev{};
+  ev.events = want;
+  ev.data.fd = c->fd;
+  auto r = regs.find(c->fd);
+  if (r == regs.end() || r->second.conn != c) {
+    // (An entry of another connection is stale: its fd was closed and taken again.)
+    if (::epoll_ctl(epoll_fds_[bulk], EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+      to_close.emplace_back(c, sys_error("epoll_ctl"));
+      return;
+    }
+    regs[c->fd] = {c, want};
+    if (!c->hs.authenticated()) unproven_[bulk].push_back(c);
+  } else if (r->second.events != want) {
+    ::epoll_ctl(epoll_fds_[bulk], EPOLL_CTL_MOD, c->fd, &ev);
+    r->second.events = want;
+  }
+}
+
+void endpoint::unwatch(bool bulk, const conn_ptr& c) {
+  auto& regs = registered_[bulk];
+  auto r = regs.find(c->fd);
+  if (r == regs.end() || r->second.conn != c) return;
+  ::epoll_ctl(epoll_fds_[bulk], EPOLL_CTL_DEL, c->fd, nullptr);
+  regs.erase(r);
+}
+
 void endpoint::run(bool bulk) {
-  std::vector<pollfd> fds;
-  std::vector<conn_ptr> polled;
+  std::vector<epoll_event> events(256);
   auto wake_fd = bulk ? bulk_wake_fd_ : wake_fd_;
-  auto listen_fd = bulk ? -1 : listen_fd_;
+  auto& regs = registered_[bulk];
+  auto& unproven = unproven_[bulk];
+  std::vector<conn_ptr> todo;
   while (!stop_) {
     auto wait = bulk ? std::chrono::milliseconds{200} : start_dials();
-    fds.clear();
-    polled.clear();
-    fds.push_back({wake_fd, POLLIN, 0});
-    fds.push_back({listen_fd, static_cast<short>(listen_fd >= 0 ? POLLIN : 0), 0});
     std::vector<std::pair<conn_ptr, std::string>> to_close;
-    auto now = clock_type::now();
-    size_t unproven = 0;
+    // What other threads changed: new connections, frames queued, broken ones. Only
+    // these are looked at, not every connection.
     {
-      std::lock_guard<std::mutex> guard{mtx_};
-      for (auto& c : conns_) {
-        if (c->on_bulk_loop == bulk) polled.push_back(c);
-        if (c->accepted && c->state == connection::phase::handshaking) ++unproven;
-      }
+      std::lock_guard<std::mutex> guard{attention_mtx_};
+      todo.swap(attention_[bulk]);
     }
+    for (auto& c : todo)
+      watch(bulk, c, to_close);
+    todo.clear();
+    // Those not proven yet are timed (a bounded few: the handshaking cap).
+    unproven.erase(std::remove_if(unproven.begin(), unproven.end(),
+                                  [&](const conn_ptr& c) {
+                                    auto r = regs.find(c->fd);
+                                    return c->hs.authenticated() || r == regs.end() ||
+                                           r->second.conn != c;
+                                  }),
+                   unproven.end());
+    auto accepted = static_cast<size_t>(std::count_if(
+        unproven.begin(), unproven.end(), [](const conn_ptr& c) { return c->accepted; }));
     // Under pressure (half the cap handshaking), a connection that sent nothing gets a
     // fifth of the time to start.
-    bool pressed = unproven >= std::max<size_t>(cfg_.max_handshaking / 2, 1);
+    bool pressed = accepted >= std::max<size_t>(cfg_.max_handshaking / 2, 1);
     auto idle_limit = pressed ? cfg_.handshake_timeout / 5 : cfg_.handshake_timeout;
-    for (auto& c : polled) {
-      short events = POLLIN;
-      {
-        std::lock_guard<std::mutex> guard{c->send_mtx};
-        if (c->broken) to_close.emplace_back(c, c->broken_because);
-        if (c->pending_locked()) events |= POLLOUT;
-      }
-      if (!c->hs.authenticated() && now - c->opened > cfg_.handshake_timeout)
+    auto now = clock_type::now();
+    for (auto& c : unproven) {
+      if (now - c->opened > cfg_.handshake_timeout)
         to_close.emplace_back(c, "no handshake within " +
                                      std::to_string(cfg_.handshake_timeout.count()) +
                                      " ms");
-      else if (!c->hs.authenticated() && c->accepted && now - c->opened > idle_limit &&
+      else if (c->accepted && now - c->opened > idle_limit &&
                silent(c->fd, c->last_received.load(),
                       c->opened.time_since_epoch().count()))
         to_close.emplace_back(
@@ -839,40 +924,63 @@ void endpoint::run(bool bulk) {
                        std::chrono::duration_cast<std::chrono::milliseconds>(idle_limit)
                            .count()) +
                    " ms while many connections were handshaking");
-      fds.push_back({c->fd, events, 0});
     }
     for (auto& [c, why] : to_close)
       close(c, why);
     if (!to_close.empty()) continue;
-    if (::poll(fds.data(), fds.size(), static_cast<int>(wait.count())) < 0 &&
-        errno != EINTR) {
-      log(log_level::error, sys_error("poll failed"));
+    // Woken at least every 200 ms for the timeouts above.
+    auto n =
+        ::epoll_wait(epoll_fds_[bulk], events.data(), static_cast<int>(events.size()),
+                     static_cast<int>(wait.count()));
+    if (n < 0) {
+      if (errno != EINTR) log(log_level::error, sys_error("epoll_wait failed"));
       continue;
     }
-    for (auto& c : polled)
+    for (auto& c : unproven)
       c->polled = true;
-    if (fds[0].revents & POLLIN) {
-      uint64_t v;
-      [[maybe_unused]] auto n = ::read(wake_fd, &v, sizeof(v));
-    }
-    if (fds[1].revents & POLLIN) accept_all();
-    for (size_t i = 0; i < polled.size(); ++i) {
-      auto& c = polled[i];
-      auto rev = fds[i + 2].revents;
-      bool connecting = false;
-      if (rev) {
+    for (int i = 0; i < n; ++i) {
+      auto fd = events[static_cast<size_t>(i)].data.fd;
+      auto got = events[static_cast<size_t>(i)].events;
+      if (fd == wake_fd) {
+        uint64_t v;
+        [[maybe_unused]] auto r = ::read(wake_fd, &v, sizeof(v));
+        continue;
+      }
+      if (!bulk && fd == listen_fd_) {
+        accept_all();
+        continue;
+      }
+      auto r = regs.find(fd);
+      if (r == regs.end()) continue; // closed by an earlier event of this round
+      auto c = r->second.conn;
+      bool connecting = false, pending = false, broken = false;
+      std::string why;
+      {
         std::lock_guard<std::mutex> guard{c->send_mtx};
         connecting = c->connecting;
+        if (!connecting && (got & EPOLLOUT) && !c->broken) flush_locked(*c);
+        pending = c->pending_locked();
+        broken = c->broken;
+        if (broken) why = c->broken_because;
       }
       if (connecting) {
         on_connected(c);
         continue;
       }
-      if (rev & POLLOUT) {
-        std::lock_guard<std::mutex> guard{c->send_mtx};
-        if (!c->broken) flush_locked(*c);
+      if (broken) {
+        close(c, why);
+        continue;
       }
-      if (rev & (POLLIN | POLLHUP | POLLERR)) on_readable(c);
+      // All written: only reads are waited for again (a sender that queues more
+      // attends to it).
+      if ((got & EPOLLOUT) && !pending) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.fd = fd;
+        ::epoll_ctl(epoll_fds_[bulk], EPOLL_CTL_MOD, fd, &ev);
+        r->second.events = EPOLLIN;
+      }
+      if (got & (EPOLLIN | EPOLLHUP | EPOLLERR)) on_readable(c);
     }
   }
 }

@@ -13,6 +13,8 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -95,7 +97,13 @@ private:
   // One I/O loop: the main one (accepts, handshakes, control and calls) or the bulk one.
   void run(bool bulk);
   void wake(bool bulk = false);
-  void wake(const connection& c);
+  // `c` changed (new, frames queued, broken): its I/O loop looks at it again.
+  void attend(connection& c);
+  // The loop `bulk`: registers `c` for the events it needs now, or closes it if broken.
+  void watch(bool bulk, const conn_ptr& c,
+             std::vector<std::pair<conn_ptr, std::string>>& to_close);
+  // The loop `bulk`: forgets `c`, before its socket is closed or handed over.
+  void unwatch(bool bulk, const conn_ptr& c);
   // Connects a socket to `address:port` and starts the handshake; the I/O thread ends it.
   result<conn_ptr> open(const std::string& address, uint16_t port,
                         clock_type::time_point deadline, bool bulk);
@@ -160,7 +168,18 @@ private:
   };
   std::map<std::string, dial> dials_;
   std::minstd_rand jitter_{std::random_device{}()}; // guarded by mtx_
-  // I/O thread only.
+  // Each I/O loop's epoll set (main, bulk), and what changed for it, from any thread.
+  std::array<int, 2> epoll_fds_{-1, -1};
+  std::mutex attention_mtx_;
+  std::array<std::vector<conn_ptr>, 2> attention_;
+  // Each loop's own: its registered connections by fd, with their events, and those of
+  // them not proven yet (timed).
+  struct registration {
+    conn_ptr conn;
+    uint32_t events = 0;
+  };
+  std::array<std::unordered_map<int, registration>, 2> registered_;
+  std::array<std::vector<conn_ptr>, 2> unproven_;
   // Guarded by stats_mtx_: connections closed for the cap since the last line said so.
   size_t crowded_closed_ = 0;
   std::chrono::steady_clock::time_point last_crowded_log_{};

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -16,7 +17,7 @@
 
 namespace swarm::wire_msg {
 
-struct endpoint::connection {
+struct endpoint::connection : std::enable_shared_from_this<endpoint::connection> {
   enum class phase { handshaking, up, closed };
 
   // `acceptor_address`: what the initiator dialled; the accepted socket's own address.

@@ -433,6 +433,44 @@ TEST_CASE("messages to a peer not yet connected dial it and arrive in the order 
   REQUIRE(in_a.wait([](inbox& i) { return !i.got.empty(); }));
 }
 
+TEST_CASE("one node serves sixty peers that dial it at once, each exchange arriving, "
+          "and keeps serving as half of them leave") {
+  inbox in_hub;
+  auto hub = start("hub", in_hub);
+  constexpr size_t peers = 60;
+  std::vector<std::unique_ptr<inbox>> ins;
+  std::vector<std::unique_ptr<endpoint>> eps;
+  for (size_t i = 0; i < peers; ++i) {
+    ins.push_back(std::make_unique<inbox>());
+    ins.back()->where["hub"] = {"127.0.0.1", hub->port()};
+    eps.push_back(start("p" + std::to_string(i), *ins.back()));
+  }
+  // Every peer sends at once: each send dials.
+  for (size_t i = 0; i < peers; ++i)
+    REQUIRE(eps[i]->send("hub", heartbeat{i, 0, {}, 0, {}}));
+  REQUIRE(in_hub.wait([&](inbox& i) { return i.got.size() == peers; }, 10s));
+  // The hub answers each over the connection the peer opened.
+  for (size_t i = 0; i < peers; ++i)
+    REQUIRE(hub->send("p" + std::to_string(i), heartbeat{1000 + i, 0, {}, 0, {}}));
+  for (size_t i = 0; i < peers; ++i) {
+    REQUIRE(ins[i]->wait([](inbox& in) { return !in.got.empty(); }));
+    CHECK(std::get<heartbeat>(ins[i]->got[0].second).sent_ns == 1000 + i);
+  }
+  // Half leave (their sockets close, their numbers free for others); the rest go on.
+  for (size_t i = 0; i < peers; i += 2)
+    eps[i].reset();
+  REQUIRE(in_hub.wait([&](inbox& i) { return i.down.size() == peers / 2; }, 10s));
+  inbox in_late;
+  in_late.where["hub"] = {"127.0.0.1", hub->port()};
+  auto late = start("late", in_late);
+  REQUIRE(late->send("hub", heartbeat{7, 0, {}, 0, {}}));
+  for (size_t i = 1; i < peers; i += 2)
+    REQUIRE(eps[i]->send("hub", heartbeat{2000 + i, 0, {}, 0, {}}));
+  REQUIRE(
+      in_hub.wait([&](inbox& i) { return i.got.size() == peers + 1 + peers / 2; }, 10s));
+  CHECK(hub->stats().peers == peers / 2 + 1);
+}
+
 TEST_CASE("what was sent to a peer that cannot be dialled is reported undelivered, in "
           "order, saying why") {
   inbox in_a, in_c;

@@ -2,7 +2,9 @@
 # What membership costs an idle cluster of N real node processes on 127.0.0.1: the time
 # until all joined, the head's CPU (cores, from /proc) and its control-lane bytes out per
 # second over S seconds (node tables and everything else the head sends; from its metrics),
-# and those bytes per node.
+# and those bytes per node; the sockets the head and a median worker hold (from /proc,
+# listening ones included), and the connections refused before authentication (from the
+# logs).
 #   bench/membership_traffic.sh [--nodes N] [--seconds S] [--swarm PATH]
 # Prints one line of key=value. Each node runs `swarm start` with 1 CPU and a 32 MiB store.
 set -euo pipefail
@@ -64,9 +66,16 @@ sleep 2 # the joins' tables go out
 before=$(sent) cpu_before=$(ticks)
 sleep "$seconds"
 after=$(sent) cpu_after=$(ticks)
+sockets() { find "/proc/$1/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
+head_sockets=$(sockets "${pids[0]}")
+worker_sockets=$(for p in "${pids[@]:1}"; do sockets "$p"; done | sort -n |
+  awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+refused=$(cat "$dir"/*.log | grep -c "before authentication" || true)
 awk -v n="$nodes" -v j="$joined" -v a="$before" -v b="$after" -v s="$seconds" \
-    -v c0="$cpu_before" -v c1="$cpu_after" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+    -v c0="$cpu_before" -v c1="$cpu_after" -v hz="$(getconf CLK_TCK)" \
+    -v hs="$head_sockets" -v ws="$worker_sockets" -v r="$refused" 'BEGIN {
   printf "nodes=%d join_s=%.2f head_idle_cpu_cores=%.3f head_control_bytes_per_s=%.0f " \
-         "per_node_bytes_per_s=%.0f\n",
-         n, j, (c1 - c0) / hz / s, (b - a) / s, (b - a) / s / (n - 1)
+         "per_node_bytes_per_s=%.0f head_sockets=%d worker_sockets_median=%d " \
+         "refused_before_authentication=%d\n",
+         n, j, (c1 - c0) / hz / s, (b - a) / s, (b - a) / s / (n - 1), hs, ws, r
 }'

@@ -323,10 +323,17 @@ endpoint::conn_ptr endpoint::connection_to_locked(const std::string& peer, lane 
 result<void> endpoint::send(const std::string& peer, const message& m) {
   conn_ptr c;
   auto l = lane_of(m);
+  std::optional<std::string> bulk_to; // where to open the bulk connection, when first
   {
     std::lock_guard<std::mutex> guard{mtx_};
     c = connection_to_locked(peer, l);
+    // The first bulk frame for a peer opens its bulk connection; it and those that
+    // follow until that is up share the first.
+    if (c && l == lane::bulk && cfg_.bulk_connection && !c->hs.bulk() &&
+        bulk_dials_.insert(peer).second)
+      bulk_to = c->accepted ? std::string{} : c->remote;
   }
+  if (bulk_to) open_bulk(peer, *bulk_to);
   if (!c) {
     auto held = dial_and_hold(peer, m);
     if (!held) return held.err();
@@ -496,6 +503,22 @@ void endpoint::on_connected(const conn_ptr& c) {
   attend(*c); // its events change: no longer waiting to be writable, unless queued
 }
 
+void endpoint::open_bulk(const std::string& peer, const std::string& dialled) {
+  std::string address;
+  uint16_t port = 0;
+  if (!dialled.empty()) {
+    auto colon = dialled.rfind(':');
+    address = dialled.substr(0, colon);
+    port = static_cast<uint16_t>(std::stoi(dialled.substr(colon + 1)));
+  } else if (auto where = handlers_.resolve ? handlers_.resolve(peer) : std::nullopt) {
+    std::tie(address, port) = *where;
+  } else {
+    return; // a peer nobody dials (a client): its bulk frames share the first
+  }
+  if (auto b = open_async(address, port, true, ""); !b)
+    log(log_level::warn, "no bulk connection to node '" + peer + "': " + b.err().message);
+}
+
 void endpoint::release_held_locked(const std::string& peer, connection& c) {
   auto d = dials_.find(peer);
   if (d == dials_.end()) return;
@@ -573,11 +596,6 @@ result<std::string> endpoint::connect(const std::string& address, uint16_t port,
     guard.unlock();
     std::this_thread::sleep_for(std::chrono::milliseconds(5 * attempt));
   }
-  // Until the bulk connection is up (or if it cannot be had), bulk frames share this one.
-  if (cfg_.bulk_connection)
-    if (auto bulk = open(address, port, deadline, true); !bulk)
-      log(log_level::warn,
-          "no bulk connection to node '" + peer + "': " + bulk.err().message);
   return peer;
 }
 
@@ -657,6 +675,7 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
       if (i != bulk_by_name_.end() && i->second == c) {
         was_in_use = true;
         bulk_by_name_.erase(i);
+        bulk_dials_.erase(peer);
         // Its pulls in flight are lost with it: the peer's connections go down too, so
         // they fail (and are made again) instead of waiting. Not those opened after it:
         // they are a later incarnation of the peer's, with a bulk connection of its own.
@@ -673,6 +692,7 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
       if (i != by_name_.end() && i->second == c) {
         was_in_use = true;
         by_name_.erase(i);
+        bulk_dials_.erase(peer);
         for (auto& other : conns_)
           if (other->state == connection::phase::up && other->peer == peer &&
               !other->hs.bulk()) {
@@ -798,14 +818,6 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     // What was sent while dialling goes first, on the connection in use (this one, or
     // one the peer dialled meanwhile).
     if (!bulk) release_held_locked(c->peer, *by_name_.at(c->peer));
-  }
-  // A peer dialled for a send gets its bulk connection as `connect` gives one.
-  if (!bulk && !spare && !c->dialled_for.empty() && cfg_.bulk_connection) {
-    auto colon = c->remote.rfind(':');
-    auto port = static_cast<uint16_t>(std::stoi(c->remote.substr(colon + 1)));
-    if (auto b = open_async(c->remote.substr(0, colon), port, true, ""); !b)
-      log(log_level::warn,
-          "no bulk connection to node '" + c->peer + "': " + b.err().message);
   }
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
   mark(c->fd, bulk ? traffic_class::bulk : traffic_class::control);

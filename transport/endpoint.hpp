@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -33,8 +34,9 @@ namespace swarm::wire_msg {
 /// hand-off on the latency path); what cannot be written at once is queued per lane and
 /// the I/O thread sends control and call frames before bulk ones.
 ///
-/// Bulk traffic has its own path: `connect` opens a second, separately authenticated
-/// connection for it (`endpoint_config::bulk_connection`), read and written by a second
+/// Bulk traffic has its own path: the first bulk frame for a peer opens a second,
+/// separately authenticated connection for it (`endpoint_config::bulk_connection`),
+/// read and written by a second
 /// I/O thread, so a heartbeat or a call never waits behind a chunk in a socket buffer or
 /// behind the copying of one. A chunk is sent from the value's memory (scatter-gather,
 /// no copy into a frame) and read in the buffer it arrived in. The bulk connection does
@@ -117,6 +119,10 @@ private:
   // Holds `m` for `peer` until a connection to it is up, dialling it: null when held,
   // the connection when one came up meanwhile, an error when `peer` cannot be dialled.
   result<conn_ptr> dial_and_hold(const std::string& peer, const message& m);
+  // Opens a bulk connection to `peer`: to `dialled` ("address:port") when this side
+  // dialled its first connection, else where `resolve` says; none for a peer nobody
+  // dials.
+  void open_bulk(const std::string& peer, const std::string& dialled);
   // The I/O thread: starts the dials whose time came; how long until the next one may.
   std::chrono::milliseconds start_dials();
   // `c`'s connect ended (I/O thread): on to the handshake, or closed.
@@ -167,6 +173,9 @@ private:
     conn_ptr conn; // null between attempts
   };
   std::map<std::string, dial> dials_;
+  // Peers whose bulk connection was asked for (by a first bulk frame) while their first
+  // connection is up.
+  std::set<std::string> bulk_dials_;
   std::minstd_rand jitter_{std::random_device{}()}; // guarded by mtx_
   // Each I/O loop's epoll set (main, bulk), and what changed for it, from any thread.
   std::array<int, 2> epoll_fds_{-1, -1};

@@ -39,9 +39,10 @@ struct endpoint_config {
   size_t max_handshaking = 64;
   /// A connection that has not proved the secret by then is closed.
   std::chrono::milliseconds handshake_timeout{5000};
-  /// Whether `connect` also opens a second connection for bulk traffic (object pulls and
-  /// chunks), served by a thread of its own, so control messages and calls never wait
-  /// behind a chunk. Without one, bulk frames queue behind the others on one connection.
+  /// Whether the first bulk frame for a peer (object pulls and chunks) opens a second
+  /// connection for bulk traffic, served by a thread of its own, so control messages and
+  /// calls never wait behind a chunk. Without one, bulk frames queue behind the others
+  /// on one connection.
   bool bulk_connection = true;
 };
 

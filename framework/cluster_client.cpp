@@ -191,6 +191,7 @@ ask_to_join(const client_options& o, const std::string& name, bool worker) {
   cfg.secret = o.secret;
   cfg.heartbeat_interval = std::chrono::milliseconds(w->heartbeat_ms);
   cfg.node_timeout = std::chrono::milliseconds(w->node_timeout_ms);
+  cfg.idle_connection = std::chrono::milliseconds(w->idle_connection_ms);
   cfg.join_wait = std::chrono::milliseconds(w->join_wait_ms);
   cfg.gcs_shards = w->gcs_shards;
   cfg.gcs_replication = w->gcs_replication;

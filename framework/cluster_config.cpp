@@ -310,7 +310,7 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
   }
   c.only(*cl, "cluster",
          {"name", "secret", "gcs_shards", "gcs_replication", "gcs_dir", "heartbeat_ms",
-          "node_timeout_ms", "join_wait_ms", "stop_timeout_ms"});
+          "node_timeout_ms", "idle_connection_ms", "join_wait_ms", "stop_timeout_ms"});
   out.name = c.string(*cl, "cluster", "name", false).value_or("swarm");
   if (auto s = c.string(*cl, "cluster", "secret", true)) {
     if (s->size() < 16)
@@ -337,6 +337,16 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
   if (out.node_timeout <= out.heartbeat_interval)
     c.fail(cl->source(), "cluster.node_timeout_ms",
            "must be longer than cluster.heartbeat_ms");
+  // A node's connection to the head carries its heartbeats: never idle that long.
+  auto idle_default = std::max<int64_t>(60000, 8 * out.heartbeat_interval.count());
+  out.idle_connection = std::chrono::milliseconds{
+      c.integer(*cl, "cluster", "idle_connection_ms", 0, 86400000, false)
+          .value_or(idle_default)};
+  if (auto* idle = cl->get("idle_connection_ms");
+      idle && out.idle_connection.count() != 0 &&
+      out.idle_connection <= 4 * out.heartbeat_interval)
+    c.fail(idle->source(), "cluster.idle_connection_ms",
+           "must be 0 (never close) or longer than four times cluster.heartbeat_ms");
   if (auto* code = table_at(c, root, "code")) {
     c.only(*code, "code", {"libraries"});
     if (auto* libs = code->get("libraries")) {

@@ -117,6 +117,9 @@ struct cluster_config {
   std::string gcs_dir;
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds node_timeout{2000};
+  /// A connection between two nodes idle both ways this long is closed (the next message
+  /// dials again); 0: never. A client's connections stay open.
+  std::chrono::milliseconds idle_connection{60000};
   /// How long work pinned to a node of the file that has not joined yet waits for it.
   std::chrono::milliseconds join_wait{30000};
   /// How long a node process's stop may take; past it, the process logs the step it hangs

@@ -292,25 +292,29 @@ bool endpoint::flush_locked(connection& c) {
   }
 }
 
-void endpoint::enqueue(connection& c, frame_parts frame, lane l) {
+bool endpoint::enqueue(connection& c, frame_parts&& frame, lane l) {
+  std::unique_lock<std::mutex> guard{c.send_mtx};
+  if (c.retiring) return false;
   {
-    std::lock_guard<std::mutex> guard{stats_mtx_};
+    std::lock_guard<std::mutex> stats_guard{stats_mtx_};
     auto i = static_cast<size_t>(l);
     ++stats_.frames_sent[i];
     stats_.bytes_sent[i] += frame.size();
   }
-  std::unique_lock<std::mutex> guard{c.send_mtx};
-  if (c.broken) return;
+  if (c.broken) return true;
+  c.last_sent.store(clock_type::now().time_since_epoch().count(),
+                    std::memory_order_relaxed);
   if (c.pending_locked()) {
     c.queued[static_cast<size_t>(l)].push_back(std::move(frame));
   } else {
     c.current = std::move(frame);
     c.current_off = 0;
     flush_locked(c);
-    if (!c.pending_locked() && !c.broken) return;
+    if (!c.pending_locked() && !c.broken) return true;
   }
   guard.unlock();
   attend(c);
+  return true;
 }
 
 endpoint::conn_ptr endpoint::connection_to_locked(const std::string& peer, lane l) const {
@@ -323,24 +327,32 @@ endpoint::conn_ptr endpoint::connection_to_locked(const std::string& peer, lane 
 result<void> endpoint::send(const std::string& peer, const message& m) {
   conn_ptr c;
   auto l = lane_of(m);
-  std::optional<std::string> bulk_to; // where to open the bulk connection, when first
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    c = connection_to_locked(peer, l);
-    // The first bulk frame for a peer opens its bulk connection; it and those that
-    // follow until that is up share the first.
-    if (c && l == lane::bulk && cfg_.bulk_connection && !c->hs.bulk() &&
-        bulk_dials_.insert(peer).second)
-      bulk_to = c->accepted ? std::string{} : c->remote;
+  auto frame = encode_frame_parts(m);
+  // A connection found retiring (idle, closing) between the look-up and the send is out
+  // of use by then: looked up again, it is another one or a dial.
+  for (int tries = 1;; ++tries) {
+    std::optional<std::string> bulk_to; // where to open the bulk connection, when first
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      c = connection_to_locked(peer, l);
+      // The first bulk frame for a peer opens its bulk connection; it and those that
+      // follow until that is up share the first.
+      if (c && l == lane::bulk && cfg_.bulk_connection && !c->hs.bulk() &&
+          bulk_dials_.insert(peer).second)
+        bulk_to = c->accepted ? std::string{} : c->remote;
+    }
+    if (bulk_to) open_bulk(peer, *bulk_to);
+    if (!c) {
+      auto held = dial_and_hold(peer, m);
+      if (!held) return held.err();
+      if (!*held) return {};
+      c = std::move(*held);
+    }
+    if (enqueue(*c, std::move(frame), l)) break;
+    if (tries == 8)
+      return error{errc::node_unreachable,
+                   "the connections to node '" + peer + "' kept closing as idle"};
   }
-  if (bulk_to) open_bulk(peer, *bulk_to);
-  if (!c) {
-    auto held = dial_and_hold(peer, m);
-    if (!held) return held.err();
-    if (!*held) return {};
-    c = std::move(*held);
-  }
-  enqueue(*c, encode_frame_parts(m), l);
   std::lock_guard<std::mutex> guard{c->send_mtx};
   if (c->broken)
     return error{errc::node_unreachable,
@@ -369,7 +381,10 @@ std::vector<std::string> endpoint::send_all(const std::vector<std::string>& peer
       missed.end());
   auto frame = encode_frame_parts(m);
   for (auto& [peer, c] : to) {
-    enqueue(*c, frame, l);
+    if (!enqueue(*c, frame_parts{frame}, l)) { // retiring: another connection, or a dial
+      if (!send(*peer, m)) missed.push_back(*peer);
+      continue;
+    }
     std::lock_guard<std::mutex> guard{c->send_mtx};
     if (c->broken) missed.push_back(*peer);
   }
@@ -693,13 +708,10 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
         was_in_use = true;
         by_name_.erase(i);
         bulk_dials_.erase(peer);
-        for (auto& other : conns_)
-          if (other->state == connection::phase::up && other->peer == peer &&
-              !other->hs.bulk()) {
-            by_name_[peer] = other;
-            promoted = true;
-            break;
-          }
+        if (auto other = spare_locked(peer, c)) {
+          by_name_[peer] = other;
+          promoted = true;
+        }
       }
     }
     std::lock_guard<std::mutex> send_guard{c->send_mtx};
@@ -741,7 +753,16 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
   auto level = reason == peer_closed             ? log_level::debug
                : reason.rfind(bad_frame, 0) == 0 ? log_level::warn
                                                  : log_level::info;
-  log(level, "closed " + std::string{was_in_use ? "" : "a spare "} +
+  bool idle = false;
+  {
+    std::lock_guard<std::mutex> guard{c->send_mtx};
+    idle = c->retiring;
+  }
+  if (idle) level = log_level::debug;
+  log(level, "closed " +
+                 std::string{idle         ? "an idle "
+                             : was_in_use ? ""
+                                          : "a spare "} +
                  (bulk ? "bulk connection" : "connection") + " with node '" + peer +
                  "' (" + c->remote + "): " + why);
   // Only the connection in use speaks for the peer: closing a spare reports nothing.
@@ -760,7 +781,19 @@ void endpoint::on_readable(const conn_ptr& c) {
     if (n > 0)
       c->last_received.store(clock_type::now().time_since_epoch().count(),
                              std::memory_order_relaxed);
-    if (n == 0) return close(c, std::string{peer_closed});
+    if (n == 0) {
+      // A retiring connection whose peer shut its side first still writes out what it
+      // holds, then closes.
+      bool draining = false;
+      {
+        std::lock_guard<std::mutex> guard{c->send_mtx};
+        draining = c->retiring && !c->broken && c->pending_locked();
+        c->peer_shut = draining;
+      }
+      if (!draining) return close(c, std::string{peer_closed});
+      attend(*c);
+      return;
+    }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
@@ -780,6 +813,10 @@ void endpoint::on_readable(const conn_ptr& c) {
           enqueue(*c, encode_frame_parts(r), lane::control);
         if (!was_up && c->hs.authenticated()) on_authenticated(c);
         if (!*for_app) continue;
+        if (std::holds_alternative<goodbye>(m)) {
+          retire(c, false);
+          continue;
+        }
         {
           std::lock_guard<std::mutex> guard{stats_mtx_};
           ++stats_.frames_received[static_cast<size_t>(lane_of(m))];
@@ -842,6 +879,95 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     handlers_.on_peer_up(c->peer);
 }
 
+endpoint::conn_ptr endpoint::spare_locked(const std::string& peer,
+                                          const conn_ptr& not_this) const {
+  for (auto& other : conns_) {
+    if (other == not_this || other->state != connection::phase::up ||
+        other->peer != peer || other->hs.bulk())
+      continue;
+    std::lock_guard<std::mutex> guard{other->send_mtx};
+    if (!other->retiring) return other;
+  }
+  return nullptr;
+}
+
+void endpoint::retire_idle() {
+  auto now = clock_type::now();
+  auto idle_since = (now - cfg_.idle_close).time_since_epoch().count();
+  std::map<std::string, std::vector<conn_ptr>> of_peer;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& c : conns_)
+      if (c->state == connection::phase::up && !dials_.count(c->peer))
+        of_peer[c->peer].push_back(c);
+  }
+  for (auto& [peer, conns] : of_peer) {
+    // Every connection with the peer idle both ways, nothing queued; one retiring too
+    // long (its peer never closed its side) is cut.
+    bool idle = true;
+    std::vector<conn_ptr> going;
+    for (auto& c : conns) {
+      std::unique_lock<std::mutex> guard{c->send_mtx};
+      if (c->retiring) {
+        if (now - c->retired_at > cfg_.handshake_timeout && !c->broken) {
+          c->broken = true;
+          c->broken_because = "idle, and the peer did not close its side within " +
+                              std::to_string(cfg_.handshake_timeout.count()) + " ms";
+          guard.unlock();
+          attend(*c);
+        }
+        continue;
+      }
+      if (c->pending_locked() ||
+          c->last_sent.load(std::memory_order_relaxed) > idle_since ||
+          c->last_received.load(std::memory_order_relaxed) > idle_since)
+        idle = false;
+      going.push_back(c);
+    }
+    // Only a peer that can be dialled again: a client (nobody dials it) keeps its own.
+    if (!idle || going.empty() || !handlers_.resolve || !handlers_.resolve(peer))
+      continue;
+    for (auto& c : going)
+      retire(c, true);
+  }
+}
+
+void endpoint::retire(const conn_ptr& c, bool initiator) {
+  bool bulk = c->hs.bulk();
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    // Out of use: what goes to the peer from now on takes another connection, or dials.
+    auto& in_use = bulk ? bulk_by_name_ : by_name_;
+    if (auto i = in_use.find(c->peer); i != in_use.end() && i->second == c) {
+      in_use.erase(i);
+      bulk_dials_.erase(c->peer);
+      if (!bulk)
+        if (auto other = spare_locked(c->peer, c)) in_use[c->peer] = other;
+    }
+    std::lock_guard<std::mutex> send_guard{c->send_mtx};
+    if (c->retiring) return;
+    c->retiring = true;
+    c->retired_at = clock_type::now();
+    // The goodbye goes last on it: the peer reads all that was sent before.
+    if (initiator)
+      c->queued[static_cast<size_t>(lane::control)].push_back(encode_frame_parts(
+          goodbye{"idle for " + std::to_string(cfg_.idle_close.count()) + " ms"}));
+  }
+  {
+    std::lock_guard<std::mutex> guard{stats_mtx_};
+    ++stats_.idle_closed;
+  }
+  attend(*c);
+}
+
+void endpoint::shut_if_done_locked(connection& c) {
+  // Retiring and all sent: this side is done (the peer reads to the end, then closes
+  // its side, which this one reads as the end).
+  if (!c.retiring || c.shut || c.broken || c.pending_locked()) return;
+  ::shutdown(c.fd, SHUT_WR);
+  c.shut = true;
+}
+
 void endpoint::watch(bool bulk, const conn_ptr& c,
                      std::vector<std::pair<conn_ptr, std::string>>& to_close) {
   // Handed to the bulk loop after whoever attended to it here read where it was.
@@ -860,7 +986,15 @@ void endpoint::watch(bool bulk, const conn_ptr& c,
       to_close.emplace_back(c, c->broken_because);
       return;
     }
+    if (c->peer_shut) {
+      if (!c->pending_locked()) {
+        to_close.emplace_back(c, "idle, closed at both ends");
+        return;
+      }
+      want = 0; // nothing more to read
+    }
     if (c->pending_locked()) want |= EPOLLOUT;
+    shut_if_done_locked(*c);
   }
   auto& regs = registered_[bulk];
   epoll_event ev{};
@@ -895,8 +1029,16 @@ void endpoint::run(bool bulk) {
   auto& regs = registered_[bulk];
   auto& unproven = unproven_[bulk];
   std::vector<conn_ptr> todo;
+  auto idle_checked = clock_type::now();
   while (!stop_) {
     auto wait = bulk ? std::chrono::milliseconds{200} : start_dials();
+    if (!bulk && cfg_.idle_close.count() > 0 &&
+        clock_type::now() - idle_checked >=
+            std::min<clock_type::duration>(std::chrono::seconds(1),
+                                           cfg_.idle_close / 4)) {
+      idle_checked = clock_type::now();
+      retire_idle();
+    }
     std::vector<std::pair<conn_ptr, std::string>> to_close;
     // What other threads changed: new connections, frames queued, broken ones. Only
     // these are looked at, not every connection.
@@ -972,8 +1114,13 @@ void endpoint::run(bool bulk) {
         connecting = c->connecting;
         if (!connecting && (got & EPOLLOUT) && !c->broken) flush_locked(*c);
         pending = c->pending_locked();
+        shut_if_done_locked(*c);
         broken = c->broken;
         if (broken) why = c->broken_because;
+        if (!broken && c->peer_shut && !pending) {
+          broken = true;
+          why = "idle, closed at both ends";
+        }
       }
       if (connecting) {
         on_connected(c);

@@ -144,7 +144,20 @@ private:
   // while under the cap.
   conn_ptr handshake_to_drop(const std::string& remote) const;
   void close(const conn_ptr& c, const std::string& reason);
-  void enqueue(connection& c, frame_parts frame, lane l);
+  // Queues (or writes) `frame` on `c`; false, and `frame` untouched, when `c` retires.
+  bool enqueue(connection& c, frame_parts&& frame, lane l);
+  // An up, non-bulk, non-retiring connection to `peer` other than `not_this`, to take
+  // over. Caller holds mtx_.
+  conn_ptr spare_locked(const std::string& peer, const conn_ptr& not_this) const;
+  // The main I/O loop: retires the connections of each peer idle both ways for
+  // `idle_close` (one that can be dialled again).
+  void retire_idle();
+  // Takes `c` out of use without reporting its peer down; `initiator`: this side
+  // decided, and says goodbye on it; otherwise the peer did.
+  void retire(const conn_ptr& c, bool initiator);
+  // A retiring connection with nothing left to send shuts its writing side. Caller holds
+  // c's send mutex.
+  void shut_if_done_locked(connection& c);
   // Writes what `c` has queued; false on a broken socket. Caller holds c's send mutex.
   bool flush_locked(connection& c);
   void log(log_level level, const std::string& line) const;

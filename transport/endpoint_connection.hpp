@@ -40,6 +40,8 @@ struct endpoint::connection : std::enable_shared_from_this<endpoint::connection>
   clock_type::time_point opened;
   // When bytes last arrived (steady clock ticks); written by the I/O thread.
   std::atomic<clock_type::rep> last_received{opened.time_since_epoch().count()};
+  // When a frame was last queued or written to it (steady clock ticks).
+  std::atomic<clock_type::rep> last_sent{opened.time_since_epoch().count()};
   // Set by the main I/O thread once a bulk connection is authenticated and handed over:
   // from then on only the bulk I/O thread reads it.
   std::atomic<bool> on_bulk_loop{false};
@@ -56,6 +58,12 @@ struct endpoint::connection : std::enable_shared_from_this<endpoint::connection>
   size_t current_off = 0;
   bool connecting = false; // its non-blocking connect has not ended: nothing written
   bool broken = false;
+  // Out of use as idle (`endpoint::retire`): takes no more frames; once what it holds is
+  // written, its writing side is shut.
+  bool retiring = false;
+  bool shut = false;
+  bool peer_shut = false; // the peer shut its side while this one still had frames
+  clock_type::time_point retired_at;
   std::string broken_because;
 
   bool pending_locked() const {

@@ -44,6 +44,10 @@ struct endpoint_config {
   /// calls never wait behind a chunk. Without one, bulk frames queue behind the others
   /// on one connection.
   bool bulk_connection = true;
+  /// A peer's connections idle both ways this long are closed, without reporting the
+  /// peer down (the next message dials again); 0: never. Only peers `resolve` knows are
+  /// closed by this side.
+  std::chrono::milliseconds idle_close{0};
 };
 
 /// What a transport tells its owner. Every callback runs on the transport's delivery
@@ -93,6 +97,8 @@ struct traffic_counters {
   /// deliver.
   uint64_t dials = 0;
   uint64_t undelivered = 0;
+  /// Connections closed as idle (by either side; none reports its peer down).
+  uint64_t idle_closed = 0;
 };
 
 /// What a node needs from the network: authenticated connections to named peers that

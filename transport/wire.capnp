@@ -46,6 +46,13 @@ struct Proof {
   mac @0 :Data;
 }
 
+struct Goodbye {
+  # The sender closes this connection, idle on its side: the receiver stops sending on it
+  # (what it sends next dials again) and closes its side once its queue is out. Not a
+  # node's loss: neither side reports the peer down.
+  reason @0 :Text;
+}
+
 struct StoreUsage {
   bytes @0 :UInt64;
   capacity @1 :UInt64;
@@ -503,6 +510,7 @@ struct Envelope $Cxx.variant("message") {
     jobAsk @42 :JobAsk;
     jobAnswer @43 :JobAnswer;
     taskPlaced @44 :TaskPlaced;
+    goodbye @45 :Goodbye;
   }
 }
 
@@ -567,4 +575,5 @@ struct ClientWelcome {
   gcsReplication @10 :UInt32;
   inlineThreshold @11 :UInt64;
   maxMessageBytes @12 :UInt64;
+  idleConnectionMs @13 :UInt64; # a connection idle this long closes; 0: never
 }

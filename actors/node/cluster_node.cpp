@@ -68,6 +68,8 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   ec.max_frame_bytes = link_.cfg.max_message_bytes + (1 << 20);
   // Every node of the file may (re)connect at once, with its bulk connection.
   ec.max_handshaking = std::max<size_t>(64, 2 * link_.cfg.nodes.size());
+  // A client keeps its connections: nobody could dial it back.
+  if (!link_.self.client) ec.idle_close = link_.cfg.idle_connection;
   wire_msg::endpoint_handlers h;
   // What the endpoint reports runs once the node is built and while it is not closing.
   // The endpoint's threads outlive the actor system (they stop last): what they run
@@ -535,6 +537,9 @@ void cluster_node::collect(metric_set& out) {
   out.counter("swarm_dials_total",
               "Nodes dialled because something was sent to them (connections on demand)",
               static_cast<double>(t.dials));
+  out.counter("swarm_connections_idle_closed_total",
+              "Connections closed as idle, by either side (the next message dials again)",
+              static_cast<double>(t.idle_closed));
   out.counter("swarm_messages_undelivered_total",
               "Messages whose node could not be dialled (failed back to their owners)",
               static_cast<double>(t.undelivered));

@@ -301,6 +301,7 @@ wire_msg::client_welcome cluster_node::welcome_client(const wire_msg::client_ask
   while (taken.count(w.owner_index));
   w.heartbeat_ms = static_cast<uint64_t>(cfg.heartbeat_interval.count());
   w.node_timeout_ms = static_cast<uint64_t>(cfg.node_timeout.count());
+  w.idle_connection_ms = static_cast<uint64_t>(cfg.idle_connection.count());
   w.join_wait_ms = static_cast<uint64_t>(cfg.join_wait.count());
   w.gcs_shards = static_cast<uint32_t>(cfg.gcs_shards);
   w.gcs_replication = static_cast<uint32_t>(cfg.gcs_replication);

@@ -106,6 +106,28 @@ TEST_CASE("a node's stop deadline defaults to 20 s and stop_timeout_ms sets it w
   CHECK(msg.find("between 100 and 3600000") != std::string::npos);
 }
 
+TEST_CASE("idle connections close after a minute by default, idle_connection_ms sets "
+          "it, 0 never, and a time the heartbeats would never reach is refused") {
+  using std::chrono::milliseconds;
+  CHECK(swarm::parse_cluster_config(valid, "cluster.toml")->idle_connection ==
+        milliseconds{60000});
+  auto with = [&](const std::string& lines) {
+    return replace(valid, "gcs_shards = 2", "gcs_shards = 2\n" + lines);
+  };
+  CHECK(swarm::parse_cluster_config(with("idle_connection_ms = 0"), "cluster.toml")
+            ->idle_connection == milliseconds{0});
+  CHECK(swarm::parse_cluster_config(with("idle_connection_ms = 5000"), "cluster.toml")
+            ->idle_connection == milliseconds{5000});
+  // Slow heartbeats move the default past them.
+  CHECK(swarm::parse_cluster_config(with("heartbeat_ms = 20000\nnode_timeout_ms = 60000"),
+                                    "cluster.toml")
+            ->idle_connection == milliseconds{160000});
+  auto msg = error_of(with("idle_connection_ms = 1000"));
+  CHECK(msg.find("cluster.toml:5:") != std::string::npos);
+  CHECK(msg.find("cluster.idle_connection_ms") != std::string::npos);
+  CHECK(msg.find("longer than four times cluster.heartbeat_ms") != std::string::npos);
+}
+
 TEST_CASE("a max_message smaller than the inline threshold is a contradiction") {
   auto msg = error_of(replace(valid, "gcs_shards = 2",
                               "gcs_shards = 2\n[limits]\ninline_threshold = \"8MiB\"\n"

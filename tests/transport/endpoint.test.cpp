@@ -110,6 +110,19 @@ std::unique_ptr<endpoint> start(const std::string& name, inbox& in,
   return std::move(*ep);
 }
 
+// An endpoint that closes connections idle for `idle` (both ways).
+std::unique_ptr<endpoint> start_idle(const std::string& name, inbox& in,
+                                     std::chrono::milliseconds idle) {
+  endpoint_config cfg;
+  cfg.name = name;
+  cfg.secret = secret;
+  cfg.handshake_timeout = 1000ms;
+  cfg.idle_close = idle;
+  auto ep = endpoint::start(cfg, in.handlers());
+  REQUIRE(ep);
+  return std::move(*ep);
+}
+
 int raw_connect(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -473,6 +486,75 @@ TEST_CASE("one node serves sixty peers that dial it at once, each exchange arriv
   REQUIRE(
       in_hub.wait([&](inbox& i) { return i.got.size() == peers + 1 + peers / 2; }, 10s));
   CHECK(hub->stats().peers == peers / 2 + 1);
+}
+
+TEST_CASE("connections idle both ways close at both ends without a down report, and the "
+          "next message dials again") {
+  inbox in_a, in_b;
+  auto a = start_idle("a", in_a, 300ms);
+  auto b = start_idle("b", in_b, 300ms);
+  in_a.where["b"] = {"127.0.0.1", b->port()};
+  REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
+  REQUIRE(a->send("b", object_chunk{{std::vector<uint8_t>(16, 7)}, {1, 1}, 0, 16}));
+  REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 2; }));
+  REQUIRE(b->send("a", heartbeat{2, 0, {}, 0, {}}));
+  REQUIRE(in_a.wait([](inbox& i) { return i.got.size() == 1; }));
+  // Bounded: idle for 300 ms, checked every 75 ms, then a goodbye and both ends closing.
+  auto closed = [&] {
+    return !a->connected("b") && !b->connected("a") && a->stats().connections == 0 &&
+           b->stats().connections == 0;
+  };
+  for (int i = 0; i < 250 && !closed(); ++i)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE(closed());
+  CHECK(a->stats().idle_closed >= 1);
+  CHECK(b->stats().idle_closed >= 1);
+  CHECK(in_a.down.empty());
+  CHECK(in_b.down.empty());
+  // b cannot dial a (it knows no address): a client's case. a dials b again.
+  CHECK_FALSE(b->send("a", heartbeat{9, 0, {}, 0, {}}));
+  REQUIRE(a->send("b", heartbeat{3, 0, {}, 0, {}}));
+  REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 3; }));
+  CHECK(std::get<heartbeat>(in_b.got[2].second).sent_ns == 3);
+  CHECK(a->stats().dials == 2);
+}
+
+TEST_CASE("under traffic with pauses, connections closing as idle and opening again lose "
+          "nothing and keep each sender's order") {
+  inbox in_a, in_b;
+  auto a = start_idle("a", in_a, 100ms);
+  auto b = start_idle("b", in_b, 100ms);
+  in_a.where["b"] = {"127.0.0.1", b->port()};
+  in_b.where["a"] = {"127.0.0.1", a->port()};
+  constexpr uint64_t bursts = 8, each = 40;
+  // Two senders on a, one on b; bursts apart by more than the idle time, or not.
+  auto sender = [&](endpoint& from, const std::string& to, uint64_t id) {
+    return std::thread{[&from, to, id] {
+      for (uint64_t burst = 0; burst < bursts; ++burst) {
+        for (uint64_t i = 0; i < each; ++i)
+          CHECK(from.send(to, heartbeat{id * 100000 + burst * each + i, 0, {}, 0, {}}));
+        std::this_thread::sleep_for(burst % 2 ? 10ms : 280ms);
+      }
+    }};
+  };
+  std::vector<std::thread> senders;
+  senders.push_back(sender(*a, "b", 1));
+  senders.push_back(sender(*a, "b", 2));
+  senders.push_back(sender(*b, "a", 3));
+  for (auto& t : senders)
+    t.join();
+  REQUIRE(in_b.wait([&](inbox& i) { return i.got.size() == 2 * bursts * each; }, 10s));
+  REQUIRE(in_a.wait([&](inbox& i) { return i.got.size() == bursts * each; }, 10s));
+  for (auto* in : {&in_a, &in_b}) {
+    std::map<uint64_t, uint64_t> next; // by sender
+    for (auto& [from, m] : in->got) {
+      auto n = std::get<heartbeat>(m).sent_ns;
+      CHECK(n % 100000 == next[n / 100000]++);
+    }
+    CHECK(in->down.empty());
+  }
+  CHECK(a->stats().idle_closed + b->stats().idle_closed >= 2);
+  CHECK(a->stats().undelivered + b->stats().undelivered == 0);
 }
 
 TEST_CASE("what was sent to a peer that cannot be dialled is reported undelivered, in "

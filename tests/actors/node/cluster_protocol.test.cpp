@@ -312,11 +312,12 @@ TEST_CASE("every message kind that travels between nodes has a route on the head
   using actors::delivery;
   for (size_t i = 0; i < std::variant_size_v<wire_msg::message>; ++i) {
     std::string kind = wire_msg::message_names[i];
-    // The handshake's messages end at the endpoint; a key-value row is only a record of
-    // the control store's log; these answers go to tools and clients, never to nodes.
-    bool never_routed = kind == "hello" || kind == "proof" || kind == "kv_entry" ||
-                        kind == "list_reply" || kind == "client_welcome" ||
-                        kind == "job_answer";
+    // The handshake's messages and a connection's goodbye end at the endpoint; a
+    // key-value row is only a record of the control store's log; these answers go to
+    // tools and clients, never to nodes.
+    bool never_routed = kind == "hello" || kind == "proof" || kind == "goodbye" ||
+                        kind == "kv_entry" || kind == "list_reply" ||
+                        kind == "client_welcome" || kind == "job_answer";
     CHECK_MESSAGE((c.head->routes().route_of(i) == delivery::none) == never_routed, kind);
     // A worker answers a join asked of it by refusing it, naming the head's address.
     bool heads_own = kind == "group_ask";

@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 
+#include "base/fd_limit.hpp"
 #include "framework/detail/wire_convert.hpp"
 
 namespace swarm::actors {
@@ -68,6 +69,17 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   ec.max_frame_bytes = link_.cfg.max_message_bytes + (1 << 20);
   // Every node of the file may (re)connect at once, with its bulk connection.
   ec.max_handshaking = std::max<size_t>(64, 2 * link_.cfg.nodes.size());
+  // A socket per peer (two while large values cross); the head holds one per node.
+  if (!link_.self.client) {
+    auto open_files = raise_fd_limit();
+    auto wanted = 2 * link_.cfg.nodes.size() + 256;
+    if (open_files < wanted)
+      local_->log().warn("node '" + link_.self.name + "' may open " +
+                         std::to_string(open_files) +
+                         " files (its hard limit, ulimit -Hn); a cluster of " +
+                         std::to_string(link_.cfg.nodes.size()) + " nodes may need " +
+                         std::to_string(wanted) + ": raise it");
+  }
   // A client keeps its connections: nobody could dial it back.
   if (!link_.self.client) ec.idle_close = link_.cfg.idle_connection;
   wire_msg::endpoint_handlers h;

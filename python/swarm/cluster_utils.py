@@ -2,6 +2,7 @@
 Ray's ray.cluster_utils.Cluster): a head and workers, each loading the libraries given."""
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -9,10 +10,21 @@ import tempfile
 import time
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_port(taken=()):
+    # Below the kernel's ephemeral range (32768 up), where the nodes' own outgoing
+    # connections could take it before the node listens; clear of the ports the nodes of
+    # `taken` serve their metrics (port + 1000) and dashboard (port + 2000) on.
+    for _ in range(1000):
+        port = random.randrange(20000, 30000)
+        if any(abs(port - t) in (0, 1000, 2000) for t in taken):
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise OSError("no free port between 20000 and 32000")
 
 
 class Cluster:
@@ -26,7 +38,9 @@ class Cluster:
                  worker_resources=None):
         self.dir = tempfile.mkdtemp(prefix="swarm-python-")
         names = ["head"] + [f"worker-{i}" for i in range(1, workers + 1)]
-        self.ports = {name: _free_port() for name in names}
+        self.ports = {}
+        for name in names:
+            self.ports[name] = _free_port(self.ports.values())
         resources = worker_resources if worker_resources is not None else {"worker": 8}
         rows = []
         for name, port in self.ports.items():

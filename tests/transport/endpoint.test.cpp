@@ -98,13 +98,15 @@ struct inbox {
 std::unique_ptr<endpoint> start(const std::string& name, inbox& in,
                                 const std::string& key = secret,
                                 size_t max_handshaking = 64,
-                                bool bulk_connection = true) {
+                                bool bulk_connection = true,
+                                std::chrono::milliseconds idle_close = 0ms) {
   endpoint_config cfg;
   cfg.bulk_connection = bulk_connection;
   cfg.name = name;
   cfg.secret = key;
   cfg.handshake_timeout = 1000ms;
   cfg.max_handshaking = max_handshaking;
+  cfg.idle_close = idle_close;
   auto ep = endpoint::start(cfg, in.handlers());
   REQUIRE(ep);
   return std::move(*ep);
@@ -113,14 +115,7 @@ std::unique_ptr<endpoint> start(const std::string& name, inbox& in,
 // An endpoint that closes connections idle for `idle` (both ways).
 std::unique_ptr<endpoint> start_idle(const std::string& name, inbox& in,
                                      std::chrono::milliseconds idle) {
-  endpoint_config cfg;
-  cfg.name = name;
-  cfg.secret = secret;
-  cfg.handshake_timeout = 1000ms;
-  cfg.idle_close = idle;
-  auto ep = endpoint::start(cfg, in.handlers());
-  REQUIRE(ep);
-  return std::move(*ep);
+  return start(name, in, secret, 64, true, idle);
 }
 
 int raw_connect(uint16_t port) {

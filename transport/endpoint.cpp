@@ -392,7 +392,7 @@ std::vector<std::string> endpoint::send_all(const std::vector<std::string>& peer
 }
 
 result<endpoint::conn_ptr> endpoint::open(const std::string& address, uint16_t port,
-                                          clock_type::time_point deadline, bool bulk) {
+                                          clock_type::time_point deadline) {
   auto where = address + ":" + std::to_string(port);
   auto started = start_connect(address, port);
   if (!started) return started.err();
@@ -412,7 +412,7 @@ result<endpoint::conn_ptr> endpoint::open(const std::string& address, uint16_t p
     }
   }
   tune(fd);
-  return add_dialled(fd, where, bulk, "", false);
+  return add_dialled(fd, where, false, "", false);
 }
 
 result<endpoint::conn_ptr> endpoint::open_async(const std::string& address, uint16_t port,
@@ -585,7 +585,7 @@ result<std::string> endpoint::connect(const std::string& address, uint16_t port,
   constexpr int attempts = 3;
   std::string peer;
   for (int attempt = 1;; ++attempt) {
-    auto opened = open(address, port, deadline, false);
+    auto opened = open(address, port, deadline);
     if (!opened) return opened.err();
     auto c = *opened;
     std::unique_lock<std::mutex> guard{mtx_};

@@ -25,7 +25,7 @@
 
 namespace swarm::wire_msg {
 
-/// A node's TCP connections to its peers: an I/O thread polls the sockets, decodes
+/// A node's TCP connections to its peers: an I/O thread waits on the sockets, decodes
 /// frames and runs the handshake (transport/handshake.hpp); nothing reaches `on_message`
 /// before the peer proved the cluster secret. Until then a peer may send only small
 /// frames, and only `max_handshaking` accepted connections may be handshaking at once. A
@@ -34,15 +34,22 @@ namespace swarm::wire_msg {
 /// hand-off on the latency path); what cannot be written at once is queued per lane and
 /// the I/O thread sends control and call frames before bulk ones.
 ///
+/// Connections are made on demand: a send to a peer with no connection dials it where
+/// `endpoint_handlers::resolve` says, without blocking the sender, and holds what is sent
+/// meanwhile, in order; connections idle both ways for `endpoint_config::idle_close`
+/// close at both ends (a goodbye, then each side writes out and shuts its own), with no
+/// down report. Each I/O thread keeps its sockets registered with epoll and looks only
+/// at the connections that changed.
+///
 /// Bulk traffic has its own path: the first bulk frame for a peer opens a second,
-/// separately authenticated connection for it (`endpoint_config::bulk_connection`),
-/// read and written by a second
-/// I/O thread, so a heartbeat or a call never waits behind a chunk in a socket buffer or
-/// behind the copying of one. A chunk is sent from the value's memory (scatter-gather,
-/// no copy into a frame) and read in the buffer it arrived in. The bulk connection does
-/// not speak for the peer: the peer is up and down with its first connection, and a bulk
-/// connection in use that closes takes the peer's other connections down with it (its
-/// pulls in flight are lost with it, and must fail rather than wait).
+/// separately authenticated connection for it (`endpoint_config::bulk_connection`), read
+/// and written by a second I/O thread, so a heartbeat or a call never waits behind a
+/// chunk in a socket buffer or behind the copying of one. A chunk is sent from the
+/// value's memory (scatter-gather, no copy into a frame) and read in the buffer it
+/// arrived in. The bulk connection does not speak for the peer: the peer is up and down
+/// with its first connection, and a bulk connection in use that closes takes the peer's
+/// other connections down with it (its pulls in flight are lost with it, and must fail
+/// rather than wait).
 class endpoint final : public transport {
 public:
   /// Bytes and frames that crossed, by lane, and connections refused.
@@ -106,9 +113,10 @@ private:
              std::vector<std::pair<conn_ptr, std::string>>& to_close);
   // The loop `bulk`: forgets `c`, before its socket is closed or handed over.
   void unwatch(bool bulk, const conn_ptr& c);
-  // Connects a socket to `address:port` and starts the handshake; the I/O thread ends it.
+  // Connects a socket to `address:port` (waiting until `deadline`) and starts the
+  // handshake; the I/O thread ends it.
   result<conn_ptr> open(const std::string& address, uint16_t port,
-                        clock_type::time_point deadline, bool bulk);
+                        clock_type::time_point deadline);
   // Starts connecting a socket to `address:port` without waiting: the I/O thread sees
   // the connect end, then the handshake. `dialled_for`: the peer expected there.
   result<conn_ptr> open_async(const std::string& address, uint16_t port, bool bulk,

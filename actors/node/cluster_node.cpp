@@ -69,8 +69,10 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   ec.max_frame_bytes = link_.cfg.max_message_bytes + (1 << 20);
   // Every node of the file may (re)connect at once, with its bulk connection.
   ec.max_handshaking = std::max<size_t>(64, 2 * link_.cfg.nodes.size());
-  // A socket per peer (two while large values cross); the head holds one per node.
   if (!link_.self.client) {
+    // A client keeps its connections: nobody could dial it back.
+    ec.idle_close = link_.cfg.idle_connection;
+    // A socket per peer (two while large values cross); the head holds one per node.
     auto open_files = raise_fd_limit();
     auto wanted = 2 * link_.cfg.nodes.size() + 256;
     if (open_files < wanted)
@@ -80,8 +82,6 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
                          std::to_string(link_.cfg.nodes.size()) + " nodes may need " +
                          std::to_string(wanted) + ": raise it");
   }
-  // A client keeps its connections: nobody could dial it back.
-  if (!link_.self.client) ec.idle_close = link_.cfg.idle_connection;
   wire_msg::endpoint_handlers h;
   // What the endpoint reports runs once the node is built and while it is not closing.
   // The endpoint's threads outlive the actor system (they stop last): what they run

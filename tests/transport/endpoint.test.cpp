@@ -118,6 +118,11 @@ std::unique_ptr<endpoint> start_idle(const std::string& name, inbox& in,
   return start(name, in, secret, 64, true, idle);
 }
 
+// A bulk frame small enough to go at once: a peer's first opens its bulk connection.
+object_chunk tiny_chunk() {
+  return object_chunk{{std::vector<uint8_t>(16, 7)}, {1, 1}, 0, 16};
+}
+
 int raw_connect(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -262,7 +267,7 @@ TEST_CASE("a node's connections carry their class's DSCP mark and priority: cont
   auto b = start("b", in_b);
   REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
   REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
-  REQUIRE(a->send("b", object_chunk{{std::vector<uint8_t>(16, 7)}, {1, 1}, 0, 16}));
+  REQUIRE(a->send("b", tiny_chunk()));
   // The dialling side's control and bulk connections, each marked once proven.
   const std::multiset<std::pair<int, int>> both{
       {swarm::dscp_of(swarm::traffic_class::control), 6},
@@ -361,7 +366,7 @@ TEST_CASE("bulk frames take a connection of their own, opened by the first of th
   REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK_FALSE(a->bulk_connected("b"));
   CHECK(a->stats().connections == 1);
-  REQUIRE(a->send("b", object_chunk{{std::vector<uint8_t>(16, 7)}, {1, 1}, 0, 16}));
+  REQUIRE(a->send("b", tiny_chunk()));
   REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 2; }));
   in_b.got.clear();
   for (int i = 0; i < 250 && !(a->bulk_connected("b") && b->bulk_connected("a")); ++i)
@@ -490,7 +495,7 @@ TEST_CASE("connections idle both ways close at both ends without a down report, 
   auto b = start_idle("b", in_b, 300ms);
   in_a.where["b"] = {"127.0.0.1", b->port()};
   REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
-  REQUIRE(a->send("b", object_chunk{{std::vector<uint8_t>(16, 7)}, {1, 1}, 0, 16}));
+  REQUIRE(a->send("b", tiny_chunk()));
   REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 2; }));
   REQUIRE(b->send("a", heartbeat{2, 0, {}, 0, {}}));
   REQUIRE(in_a.wait([](inbox& i) { return i.got.size() == 1; }));

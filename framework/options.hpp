@@ -99,6 +99,11 @@ struct actor_options {
   /// Creates the actor on this node of the cluster; empty: on this node, or wherever
   /// `resources` fit when they do not fit here.
   std::string node;
+  /// With `node`: when that node is lost, a restart (within `max_restarts`) goes
+  /// wherever `resources` fit, at once. Otherwise the actor waits for its node to come
+  /// back (up to the cluster's `join_wait`), restarts there, or dies saying so: a pinned
+  /// actor never moves silently.
+  bool move_if_node_lost = false;
   /// What the actor holds while it lives (used to place it in a cluster); none by
   /// default.
   resource_set resources;

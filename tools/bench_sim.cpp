@@ -81,6 +81,12 @@ public:
   uint32_t queued() override;
   wire_msg::store_usage store() override { return {}; }
   caf::actor scheduler() override { return {}; }
+  // A node the head found dead (a frozen simulation) joins again as the new life.
+  void fenced(uint64_t life, const std::string&) override {
+    life_ = life;
+    joined_ = false;
+    rejoin();
+  }
 
   /// CPU time of the thread that runs this node's membership (the head's: detached).
   double thread_cpu_seconds() const;
@@ -92,6 +98,7 @@ private:
   std::string name_;
   size_t index_;
   std::atomic<bool> joined_{false};
+  std::atomic<uint64_t> life_{0};
   std::atomic<bool> has_clock_{false};
   clockid_t clock_{};
   uint32_t ticks_ = 0;
@@ -253,6 +260,7 @@ void sim_port::rejoin() {
   if (!c_.is_open() || joined_.exchange(true)) return;
   wire_msg::join j;
   j.node = row_of(name_, false);
+  j.node.incarnation = life_;
   c_.bytes_to_head += wire_msg::encode_frame(j).size();
   c_.deliver(c_.head_name(), c_.as_message(name_, j));
 }

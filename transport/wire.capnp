@@ -77,6 +77,7 @@ struct Heartbeat {
   byPriority @6 :List(PriorityCount);
   needsTable @7 :Bool;   # its node table missed a change: the head sends it whole
   leaving @8 :Bool;      # it is stopping: the head places no more work there
+  incarnation @9 :UInt64; # the life of the node that sends it (NodeInfo.incarnation)
 }
 
 struct PriorityCount $Cxx.pairList("priority_counts") {
@@ -129,6 +130,7 @@ struct TaskResult $Cxx.unionField("outcome") $Cxx.lane(call) {
     stored @3 :StoredAt;
   }
   latencyCritical @4 :Bool $Cxx.controlWhenSet; # the result of a latency-critical task or call: control lane
+  actorId @5 :UInt64;  # an actor call's: the instance that ran it (0: a task's result)
 }
 
 struct ObjectPull $Cxx.lane(bulk) {
@@ -297,6 +299,13 @@ struct ListReply {
   node @1 :Text;
   rows @2 :List(ListRow);
   total @3 :UInt64;   # rows there were before the limit
+}
+
+struct NodeFenced {
+  # The head found this life of the node dead: others took over its work and restarted
+  # the actors it hosted for them. It stops those instances and joins as a new life.
+  incarnation @0 :UInt64;  # the life found dead
+  reason @1 :Text;
 }
 
 struct StopRequest {
@@ -511,6 +520,7 @@ struct Envelope $Cxx.variant("message") {
     jobAnswer @43 :JobAnswer;
     taskPlaced @44 :TaskPlaced;
     goodbye @45 :Goodbye;
+    nodeFenced @46 :NodeFenced;
   }
 }
 

@@ -136,45 +136,102 @@ void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& r
   if (!rec->owned())
     return follow_actor(rec, rec->remote_node(), rec->id(),
                         std::chrono::steady_clock::now() + follow_timeout());
-  place_again(rec, rec->recreate(), 1);
+  auto& o = rec->spec().options;
+  if (o.node.empty()) return place_again(rec, rec->recreate(), 1);
+  if (o.move_if_node_lost) {
+    link_.local->log().warn("actor '" + rec->spec().type_name + "' leaves node '" +
+                            o.node +
+                            "', where it was pinned: that node is lost, and "
+                            "actor_options::move_if_node_lost lets it move");
+    return place_again(rec, rec->recreate(), 1);
+  }
+  link_.local->log().warn("actor '" + rec->spec().type_name + "' waits for node '" +
+                          o.node + "', where it is pinned, to come back (up to " +
+                          std::to_string(link_.cfg.join_wait.count()) +
+                          " ms); its calls wait with it");
+  restart_pinned(rec, rec->recreate(),
+                 std::chrono::steady_clock::now() + link_.cfg.join_wait);
+}
+
+namespace {
+
+// A restart that failed: the actor is dead, and the calls that waited for it fail.
+void give_up(remote_actor_record& rec, const std::string& type, const error& e) {
+  for (auto& c :
+       rec.abandon("actor of type '" + type + "' could not be restarted: " + e.message))
+    c->result->set_error({errc::actor_died, rec.death_reason()});
+}
+
+} // namespace
+
+result<std::pair<std::string, uint64_t>>
+cluster_actors::create_on(const std::string& target, const wire_msg::actor_create& m) {
+  if (target == link_.self.name) {
+    auto id = host_actor(m);
+    if (!id) return id.err();
+    return std::make_pair(link_.self.name, *id);
+  }
+  auto a = link_.request(target, m);
+  if (!a) return a.err();
+  auto* created = std::get_if<wire_msg::actor_created>(&*a);
+  if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
+  if (!created->ok) return from_wire(created->error);
+  return std::make_pair(created->node, created->actor_id);
+}
+
+void cluster_actors::restarted(const std::shared_ptr<remote_actor_record>& rec,
+                               const std::pair<std::string, uint64_t>& at) {
+  auto held = rec->relocate(at.first, at.second);
+  if (!link_.is_head())
+    if (auto ok = register_name(rec); !ok)
+      link_.local->log().warn(
+          "actor '" + rec->spec().options.name + "' restarted on node '" + at.first +
+          "', but its name still points to where it was: " + ok.err().message);
+  for (auto& c : held)
+    call(*rec, std::move(c));
+}
+
+void cluster_actors::restart_pinned(const std::shared_ptr<remote_actor_record>& rec,
+                                    wire_msg::actor_create m,
+                                    std::chrono::steady_clock::time_point until) {
+  auto& node = rec->spec().options.node;
+  m.placed = true;
+  // Back once the membership shows it alive again: a new life of it.
+  result<std::pair<std::string, uint64_t>> at =
+      error{errc::node_unreachable, "not back yet"};
+  if (!link_.gone(node) && link_.reachable(node)) at = create_on(node, m);
+  if (at) return restarted(rec, *at);
+  if (at.err().code != errc::node_unreachable)
+    return give_up(*rec, m.type_name, at.err());
+  if (std::chrono::steady_clock::now() < until) {
+    link_.post_after(std::chrono::milliseconds(200),
+                     [this, rec, m, until] { restart_pinned(rec, m, until); });
+    return;
+  }
+  give_up(*rec, m.type_name,
+          error{errc::node_unreachable,
+                "it is pinned to node '" + node +
+                    "' (actor_options::node), which did not come back within " +
+                    std::to_string(link_.cfg.join_wait.count()) +
+                    " ms (join_wait_ms); actor_options::move_if_node_lost lets it move"});
 }
 
 void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec,
                                  wire_msg::actor_create m, int attempt) {
-  auto give_up = [&](const error& e) {
-    for (auto& c : rec->abandon("actor of type '" + m.type_name +
-                                "' could not be restarted: " + e.message))
-      c->result->set_error({errc::actor_died, rec->death_reason()});
-  };
-  // Wherever its resources fit now: the node it was made for, if named, is gone. A node
-  // chosen just as it died too refuses the connection before its loss is known: the
-  // actor is placed again, a few times, once that loss has had time to be seen.
-  result<std::pair<std::string, uint64_t>> at = error{errc::actor_died, ""};
+  // Wherever its resources fit now. A node chosen just as it died too refuses the
+  // connection before its loss is known: the actor is placed again, a few times, once
+  // that loss has had time to be seen.
   std::string target = link_.head_name();
   m.placed = false;
   if (link_.is_head()) {
     auto demand = from_list(m.resources);
     auto where = demand ? link_.place_now(*demand, work_needs::actor_type(m.type_name))
                         : result<std::string>{demand.err()};
-    if (!where) return give_up(where.err());
+    if (!where) return give_up(*rec, m.type_name, where.err());
     target = *where;
     m.placed = true;
   }
-  if (target == link_.self.name) {
-    auto id = host_actor(m);
-    if (id)
-      at = std::make_pair(link_.self.name, *id);
-    else
-      at = id.err();
-  } else if (auto a = link_.request(target, m); !a) {
-    at = a.err();
-  } else if (auto* created = std::get_if<wire_msg::actor_created>(&*a); !created) {
-    at = error{errc::invalid_argument, "unexpected answer to actor_create"};
-  } else if (!created->ok) {
-    at = from_wire(created->error);
-  } else {
-    at = std::make_pair(created->node, created->actor_id);
-  }
+  auto at = create_on(target, m);
   if (!at && at.err().code == errc::node_unreachable && attempt < max_placements) {
     // Asked of the head, which places it: the head, or the node it chose, is the
     // unreachable one, and the error names which.
@@ -189,16 +246,8 @@ void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec
                      [this, rec, m, attempt] { place_again(rec, m, attempt + 1); });
     return;
   }
-  if (!at) return give_up(at.err());
-  auto held = rec->relocate(at->first, at->second);
-  if (!link_.is_head())
-    if (auto ok = register_name(rec); !ok)
-      link_.local->log().warn("actor '" + rec->spec().options.name +
-                              "' restarted on node '" + at->first +
-                              "', but its name still points to where it was: " +
-                              ok.err().message);
-  for (auto& c : held)
-    call(*rec, std::move(c));
+  if (!at) return give_up(*rec, m.type_name, at.err());
+  restarted(rec, *at);
 }
 
 void cluster_actors::create_actor_here(wire_msg::actor_create m) {
@@ -268,6 +317,7 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
   spec.options.max_restarts = static_cast<uint32_t>(std::max(0, m.max_restarts));
   // Its owner registers the name, and moves it when it restarts the actor elsewhere.
   spec.cluster_name = m.name;
+  if (m.owner_node != link_.self.name) spec.owner_node = m.owner_node;
   if (auto r = from_list(m.resources)) spec.options.resources = *r;
   spec.options.node = link_.self.name;
   spec.options.checkpoint_every = m.checkpoint_every;
@@ -526,8 +576,9 @@ void cluster_actors::send_call(const std::shared_ptr<remote_actor_record>& rec,
   std::vector<object_key> exported;
   for (auto& a : call->args)
     m.args.push_back(link_.export_arg(a, exported));
-  link_.owner.track({std::move(call), node, std::move(exported), rec}, node,
-                    std::move(m));
+  pending_call sent{std::move(call), node, std::move(exported), rec};
+  sent.actor_id = m.actor_id;
+  link_.owner.track(std::move(sent), node, std::move(m));
 }
 
 void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
@@ -563,12 +614,13 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
   auto window = m.stream_window;
   auto urgent = m.latency_critical;
   auto priority = m.priority;
+  auto instance = m.actor_id;
   link_.gather_args(m.args, method->params,
                     [this, rec, method, id, caller, stream_owner, window, urgent,
-                     priority](result<std::vector<detail::boxed_value>> args) {
+                     priority, instance](result<std::vector<detail::boxed_value>> args) {
                       auto t = link_.incoming(rec->spec().type_name, &method->fn,
                                               method->params, method->result, id, caller,
-                                              args, 1, urgent);
+                                              args, 1, urgent, instance);
                       if (!t) return;
                       if (stream_owner != 0)
                         t->stream = link_.stream_to(caller, id, stream_owner, window);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "actors/node/node_link.hpp"
 
@@ -46,6 +47,18 @@ private:
   // chosen node turns out unreachable.
   void place_again(const std::shared_ptr<remote_actor_record>& rec,
                    wire_msg::actor_create m, int attempt);
+  // Creates a restarting actor pinned to its node there once the node is back (a new
+  // life), tried on a timer until `until`; then it dies saying so.
+  void restart_pinned(const std::shared_ptr<remote_actor_record>& rec,
+                      wire_msg::actor_create m,
+                      std::chrono::steady_clock::time_point until);
+  // Creates `m` on `target` (this node, or asked of it): where it lives, and its id.
+  result<std::pair<std::string, uint64_t>> create_on(const std::string& target,
+                                                     const wire_msg::actor_create& m);
+  // A restart succeeded: the actor lives `at`; its name follows, and the calls that
+  // waited go there.
+  void restarted(const std::shared_ptr<remote_actor_record>& rec,
+                 const std::pair<std::string, uint64_t>& at);
   // How often a handle found by name looks its lost actor up again, and for how long.
   static constexpr std::chrono::milliseconds follow_every{200};
   std::chrono::milliseconds follow_timeout() const;

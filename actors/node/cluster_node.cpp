@@ -555,6 +555,10 @@ void cluster_node::collect(metric_set& out) {
   out.counter("swarm_messages_undelivered_total",
               "Messages whose node could not be dialled (failed back to their owners)",
               static_cast<double>(t.undelivered));
+  out.counter("swarm_node_fenced_total",
+              "Times the head found this node dead while it ran (a freeze, a partition): "
+              "it stopped the actors it hosted for others and joined as a new life",
+              static_cast<double>(fenced_.load()));
   size_t alive = 0, known = 0;
   for (auto& [name, p] : *link_.members.get()) {
     ++known;
@@ -728,6 +732,29 @@ void cluster_node::rejoin() {
     if (link_.connect_to(head_name()))
       (void)net_->send(head_name(), wire_msg::join{self_info()});
     rejoining_ = false;
+  });
+}
+
+void cluster_node::fenced(uint64_t life, const std::string& why) {
+  incarnation_ = life;
+  ++fenced_;
+  // The agent stops the stale actors (the directory's, asked and waited for), then joins
+  // as the new life: no join of it goes out while they still serve.
+  link_.post([this, why] {
+    uint64_t stopped = 0;
+    caf::scoped_actor self{link_.local->system()};
+    self->request(link_.directory, std::chrono::seconds(10), fence_atom::value, why)
+        .receive([&](uint64_t n) { stopped = n; },
+                 [&](caf::error& e) {
+                   log().warn("node '" + link_.self.name +
+                              "' could not stop the actors it hosted for other nodes: " +
+                              caf::to_string(e));
+                 });
+    log().warn(
+        "node '" + link_.self.name + "' stopped " + std::to_string(stopped) +
+        " actor(s) it hosted for other nodes, restarted elsewhere; it joins again");
+    if (link_.connect_to(head_name()))
+      (void)net_->send(head_name(), wire_msg::join{self_info()});
   });
 }
 

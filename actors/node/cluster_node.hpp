@@ -175,6 +175,8 @@ private:
   uint32_t queued() override { return tasks_->queued(); }
   wire_msg::store_usage store() override;
   caf::actor scheduler() override { return local_->scheduler(); }
+  // The head found this life dead: what it hosted for others stops, and it joins again.
+  void fenced(uint64_t life, const std::string& why) override;
 
   // -- life cycle and dispatch
   // ---------------------------------------------------------------------------
@@ -227,8 +229,10 @@ private:
   caf::actor jobs_; // the head's job runner
   caf::actor autoscaler_;               // the head's, with an [autoscaler] in the file
   std::vector<std::string> file_nodes_; // the file's nodes, by owner index - 1
-  // When this process's node started (ms since the epoch): its rows' incarnation.
-  uint64_t incarnation_ = wall_ms();
+  // Which life of the node this is: when its process started (ms since the epoch), or
+  // when the head fenced the life before; its rows' incarnation.
+  std::atomic<uint64_t> incarnation_{wall_ms()};
+  std::atomic<uint64_t> fenced_{0}; // lives of this node the head found dead
   std::unique_ptr<dashboard> dashboard_;
   std::unique_ptr<cluster_store> store_;
   std::unique_ptr<cluster_tasks> tasks_;

@@ -167,6 +167,10 @@ void cluster_node::add_routes() {
     if (peer == head_name())
       caf::anon_send(link_.membership, table_atom::value, std::move(m));
   });
+  routes_.in_place<node_fenced>([this](const std::string& peer, node_fenced&& m) {
+    if (peer == head_name())
+      caf::anon_send(link_.membership, fenced_atom::value, std::move(m));
+  });
   // The control store's rows and chains.
   routes_.in_place<job_info>(
       [this](const std::string&, job_info&& m) { store_->on_row(m); });

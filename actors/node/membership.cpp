@@ -11,6 +11,7 @@
 #include <set>
 
 #include "actors/common/protocol.hpp"
+#include "actors/common/wall_clock.hpp"
 #include "actors/scheduling/local_scheduler.hpp"
 #include "framework/detail/wire_convert.hpp"
 
@@ -56,6 +57,16 @@ struct membership_state {
   bool view_dirty = false;
   // The head: nodes that heartbeat without having joined, since when.
   std::map<std::string, caf::actor_clock::time_point> unjoined;
+  // The head: the lives of nodes it found dead (clients excepted), and why. Their work
+  // went to others and their actors restarted elsewhere, so such a life never comes
+  // back: its heartbeats and joins are answered with `node_fenced`, and the node joins
+  // again as a new life once it has stopped what it ran for others.
+  struct fence_row {
+    uint64_t life = 0;
+    std::string why;
+    bool logged = false;
+  };
+  std::map<std::string, fence_row> fenced;
   // Those told of each view published (threads waiting for nodes).
   std::vector<caf::actor> watchers;
   // The head: the rows of nodes that joined go out shortly (`joined_atom`), together.
@@ -203,6 +214,10 @@ struct membership_state {
     }
     auto name = info.name;
     unjoined.erase(name);
+    if (auto f = fenced.find(name); f != fenced.end()) {
+      if (f->second.life == info.incarnation) return fence(name, f->second);
+      fenced.erase(f); // a new life
+    }
     // The head's welcome refuses a name in use; a join under it that raced the welcome
     // (another owner index: another process) takes nothing from the live node.
     if (auto i = peers.find(name); i != peers.end() && i->second.info.alive &&
@@ -252,23 +267,41 @@ struct membership_state {
     return full;
   }
 
+  // Tells `peer` that the life `f` is fenced (logged once).
+  void fence(const std::string& peer, fence_row& f) {
+    if (!f.logged)
+      cfg.log.warn("node '" + peer + "' is back after the head found it dead (" + f.why +
+                   "): it stops what it ran for others and joins again as a new life");
+    f.logged = true;
+    port->send(peer, wire_msg::node_fenced{f.life, "the head found node '" + peer +
+                                                       "' dead: " + f.why});
+  }
+
+  // A heartbeat from a node that has not joined (or, after its death, not joined as a
+  // new life). Its join may be on its way; but one lost (sent on a connection to a head
+  // that had died, while this head's took over as its spare) never comes: past
+  // node_timeout the node is cut off, and joins again.
+  void not_joined(const std::string& peer, caf::actor_clock::time_point now) {
+    auto first = unjoined.emplace(peer, now).first->second;
+    if (now - first < cfg.node_timeout) return;
+    unjoined.erase(peer);
+    port->disconnect(peer, "node '" + peer + "' sent heartbeats for " +
+                               std::to_string(cfg.node_timeout.count()) +
+                               " ms but has not joined this head: join again");
+  }
+
   void on_heartbeat(const std::string& peer, const wire_msg::heartbeat& hb,
                     caf::actor_clock::time_point now) {
-    auto i = peers.find(peer);
     if (!is_head()) return;
-    if (i == peers.end()) {
-      // Not joined. Its join may be on its way; but one lost (sent on a connection to a
-      // head that had died, while this head's took over as its spare) never comes: past
-      // node_timeout the node is cut off, and joins again.
-      auto first = unjoined.emplace(peer, now).first->second;
-      if (now - first >= cfg.node_timeout) {
-        unjoined.erase(peer);
-        port->disconnect(peer, "node '" + peer + "' sent heartbeats for " +
-                                   std::to_string(cfg.node_timeout.count()) +
-                                   " ms but has not joined this head: join again");
-      }
-      return;
-    }
+    auto i = peers.find(peer);
+    bool dead = i == peers.end() || !i->second.info.alive;
+    if (auto f = fenced.find(peer);
+        dead && f != fenced.end() && f->second.life == hb.incarnation)
+      return fence(peer, f->second);
+    // A heartbeat of a dead row's own life brings it back: it came on a connection that
+    // took over. Another life's (the process restarted) waits for its join.
+    if (i == peers.end() || (dead && hb.incarnation != i->second.info.incarnation))
+      return not_joined(peer, now);
     auto& p = i->second;
     if (hb.leaving && !p.info.leaving) {
       // Alive until it goes (its answers still come), but no work is placed there: by
@@ -301,6 +334,22 @@ struct membership_state {
     // The view goes out with the next tick, or now when the node is back: work may go
     // there again.
     if (back) publish();
+  }
+
+  // Another node: the head found this life of it dead. What it hosted for others runs
+  // elsewhere now: the node stops it, then joins again as a new life.
+  void on_fenced(const wire_msg::node_fenced& m) {
+    auto& self = peers[me()].info;
+    if (is_head() || m.incarnation != self.incarnation) return; // an earlier life's
+    auto life = std::max(wall_ms(), self.incarnation + 1);
+    cfg.log.warn(m.reason + ": node '" + me() +
+                 "' stops the actors it hosted for other "
+                 "nodes and joins again as a new life");
+    self.incarnation = life;
+    cfg.self.incarnation = life;
+    needs_table = true;
+    view_dirty = true;
+    port->fenced(life, m.reason);
   }
 
   // Another node: takes the head's table, whole or a change of the version it holds. A
@@ -396,10 +445,12 @@ struct membership_state {
         port->dial(name);
   }
 
-  // The head's verdict: `name` is dead. What it ran, queued and stored went with it: its
-  // row keeps only what it is (its resources, what it registered).
-  void mark_dead(const std::string& name, peer_view& p) {
+  // The head's verdict: `name` is dead, `why`. What it ran, queued and stored went with
+  // it: its row keeps only what it is (its resources, what it registered), and that
+  // life of it is fenced.
+  void mark_dead(const std::string& name, peer_view& p, const std::string& why) {
     p.info.alive = false;
+    if (!p.info.client) fenced[name] = {p.info.incarnation, why};
     p.info.queued = 0;
     p.info.running = 0;
     p.info.by_priority = {};
@@ -417,7 +468,7 @@ struct membership_state {
     auto i = peers.find(peer);
     bool verdict = is_head() && i != peers.end() && i->second.info.alive;
     if (verdict) {
-      mark_dead(peer, i->second);
+      mark_dead(peer, i->second, why);
       update_chain();
     }
     port->lost(peer, why);
@@ -449,6 +500,7 @@ struct membership_state {
       hb.store = self.info.store;
       hb.load = static_cast<double>(hb.queued);
       hb.needs_table = needs_table;
+      hb.incarnation = self.info.incarnation;
       port->send(cfg.head, hb);
       return;
     }
@@ -471,17 +523,17 @@ struct membership_state {
     if (!gone_nodes.empty()) view_dirty = true;
     gone_nodes.clear();
     std::vector<std::string> silent_peers;
+    auto silence = "no heartbeat for " + std::to_string(cfg.node_timeout.count()) + " ms";
     for (auto& [name, p] : peers) {
       if (name == me() || !p.info.alive || !silent(name, p, now)) continue;
-      mark_dead(name, p);
+      mark_dead(name, p, silence);
       silent_peers.push_back(name);
     }
     publish_if_changed();
     // A frozen node (stopped, or its network cut) keeps its connection open: closing it
     // fails over what was in flight there, as a crash would.
     for (auto& n : silent_peers)
-      fail_over(n,
-                "no heartbeat for " + std::to_string(cfg.node_timeout.count()) + " ms");
+      fail_over(n, silence);
     update_chain(); // also brings back a node that joined again
     send_tables(now);
     for (auto& [name, p] : peers)
@@ -546,6 +598,7 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
       [=](table_atom, const wire_msg::node_table& t) {
         self->state.on_table(t, self->clock().now());
       },
+      [=](fenced_atom, const wire_msg::node_fenced& m) { self->state.on_fenced(m); },
       [=](down_atom, const std::string& peer, const std::string& why) {
         self->state.on_down(peer, why);
       },

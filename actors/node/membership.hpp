@@ -121,6 +121,10 @@ public:
   /// This node's local scheduler, asked for the resources not held by running work
   /// (its stats); invalid when there is none to ask.
   virtual caf::actor scheduler() = 0;
+  /// Another node: the head found this life of it dead, `why`; it is the life
+  /// `incarnation` now. Stops what it hosted for other nodes (restarted elsewhere), then
+  /// joins again, off the membership's thread.
+  virtual void fenced(uint64_t incarnation, const std::string& why) = 0;
 };
 
 /// The node's membership in its cluster: joins, heartbeats, the peer table and failure
@@ -135,10 +139,14 @@ public:
 /// once a tick, and only when something changed. On another node it heartbeats the head
 /// each `heartbeat_interval`, joins again when the head's connection is gone, and takes
 /// the head's table as the truth: it dials the live nodes whose names sort after its own
-/// and closes its connections to dead ones.
+/// and closes its connections to dead ones. A life of a node the head found dead is
+/// fenced for good: its heartbeats and joins are answered with `node_fenced`, and the
+/// node joins again as a new life (a later incarnation) once it has stopped the actors it
+/// hosted for others, which their owners restarted elsewhere.
 ///   (join_atom, node_info)              the head: a node joins (again)
 ///   (heartbeat_atom, peer, heartbeat)   the head: a node's heartbeat
 ///   (table_atom, node_table)            a worker: the head's table
+///   (fenced_atom, node_fenced)          a worker: the head found this life dead
 ///   (down_atom, peer, why)              a connection closed
 ///   (tick_atom)                         the timer; the actor sends it to itself
 ///   (joined_atom)                       the head: sends the rows of the nodes that
@@ -148,6 +156,7 @@ using membership_actor =
     caf::typed_actor<caf::reacts_to<join_atom, wire_msg::node_info>,
                      caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
                      caf::reacts_to<table_atom, wire_msg::node_table>,
+                     caf::reacts_to<fenced_atom, wire_msg::node_fenced>,
                      caf::reacts_to<down_atom, std::string, std::string>,
                      caf::reacts_to<tick_atom>, caf::reacts_to<joined_atom>,
                      caf::reacts_to<watch_atom, caf::actor, bool>>;
@@ -165,3 +174,4 @@ membership_actor spawn_membership(caf::actor_system& sys, membership_config cfg,
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::heartbeat)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_table)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_fenced)

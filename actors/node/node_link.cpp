@@ -458,7 +458,7 @@ node_link::incoming(std::string name, const detail::invoker* fn,
                     const detail::type_descriptor* result_type, const object_id& id,
                     const std::string& reply_to,
                     result<std::vector<detail::boxed_value>>& args, uint32_t replicas,
-                    bool latency_critical) {
+                    bool latency_critical, uint64_t actor_id) {
   auto t = std::make_shared<detail::task_spec>();
   t->name = std::move(name);
   t->fn = fn;
@@ -467,7 +467,7 @@ node_link::incoming(std::string name, const detail::invoker* fn,
   t->owner = id.owner;
   t->origin = reply_to;
   t->result = std::make_shared<detail::object_slot>(id);
-  reply_when_done(t->result, reply_to, replicas, latency_critical);
+  reply_when_done(t->result, reply_to, replicas, latency_critical, actor_id);
   if (!args) {
     t->result->set_error(args.err());
     return nullptr;
@@ -484,14 +484,16 @@ error node_link::named_here(error e) const {
 }
 
 void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string& to,
-                                uint32_t replicas, bool latency_critical) {
+                                uint32_t replicas, bool latency_critical,
+                                uint64_t actor_id) {
   std::weak_ptr<detail::object_slot> weak = slot;
-  slot->when_done([this, weak, to, replicas, latency_critical] {
+  slot->when_done([this, weak, to, replicas, latency_critical, actor_id] {
     auto s = weak.lock();
     if (!s) return;
     wire_msg::task_result r;
     r.result = to_wire(s->id());
     r.latency_critical = latency_critical;
+    r.actor_id = actor_id;
     auto v = s->read();
     if (!v) {
       r.outcome = to_wire(named_here(v.err()));

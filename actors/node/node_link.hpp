@@ -162,13 +162,15 @@ public:
   void fetch(const wire_msg::remote_ref& ref, const detail::type_descriptor* type,
              value_cb done);
   /// A task or call that came from another node, keeping the owner's result id; its
-  /// outcome goes back to `reply_to`. Null (the error already sent) when `args` failed.
+  /// outcome goes back to `reply_to` (for a call, naming the actor instance `actor_id`
+  /// that ran it). Null (the error already sent) when `args` failed.
   detail::task_ptr incoming(std::string name, const detail::invoker* fn,
                             const std::vector<const detail::type_descriptor*>& params,
                             const detail::type_descriptor* result_type,
                             const object_id& id, const std::string& reply_to,
                             result<std::vector<detail::boxed_value>>& args,
-                            uint32_t replicas = 1, bool latency_critical = false);
+                            uint32_t replicas = 1, bool latency_critical = false,
+                            uint64_t actor_id = 0);
   /// Where a streaming task or call run here for `reader` writes its items (those of
   /// the stream whose task's result is `result`, owned by `items_owner` there).
   std::shared_ptr<detail::stream_sink> stream_to(const std::string& reader,
@@ -204,10 +206,11 @@ private:
   // On the agent: sends what is held for `node`; drops what waited too long.
   void flush_held(const std::string& node);
 
-  // Sends the outcome of `slot` to `to` once it is done; a large value stays here, and
-  // on `replicas - 1` other nodes before `to` hears of it.
+  // Sends the outcome of `slot` to `to` once it is done (an actor call's naming the
+  // instance `actor_id`); a large value stays here, and on `replicas - 1` other nodes
+  // before `to` hears of it.
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to,
-                       uint32_t replicas, bool latency_critical);
+                       uint32_t replicas, bool latency_critical, uint64_t actor_id);
   // Whether `v` is small enough to travel inline (every reader gets its own copy).
   bool travels_inline(const detail::boxed_value& v) const;
   // `v` encoded, when it is small enough to travel inline (and, unless `refs_allowed`,

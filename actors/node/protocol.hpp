@@ -12,6 +12,8 @@ using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using table_atom = caf::atom_constant<caf::atom("table")>;
 using down_atom = caf::atom_constant<caf::atom("down")>;
 using joined_atom = caf::atom_constant<caf::atom("joined")>;
+/// Membership: the head found this life of the node dead (`node_fenced`).
+using fenced_atom = caf::atom_constant<caf::atom("fenced")>;
 /// (watch_atom, who, true): `who` gets (view_atom) each time the view is published;
 /// false: no more.
 using watch_atom = caf::atom_constant<caf::atom("watch")>;

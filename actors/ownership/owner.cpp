@@ -130,11 +130,15 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
   // Answered already, or cancelled.
   if (i == st.children.end()) return drop_late_copy(st, k, from, m);
   if (!i->second.copies.empty() && copy_answered(st, k, i->second, from, &m)) return;
-  // An actor call answers from its actor's node. Another node's answer comes from an
-  // instance given up for dead (a frozen node, back again) whose state the restarted
-  // actor does not have: the call the restarted one runs answers instead. A task's
-  // answer is good from wherever it ran.
-  if (i->second.actor && !from.empty() && from != i->second.node) return;
+  // An actor call answers from the instance it was sent to. Another's answer (another
+  // node's, or an earlier instance's on the same node) comes from an instance given up
+  // for dead (a frozen node, back again) whose state the restarted actor does not have:
+  // the call the restarted one runs answers instead. A task's answer is good from
+  // wherever it ran.
+  if (auto& c = i->second; c.actor && !from.empty() &&
+                           (from != c.node || (m.actor_id != 0 && c.actor_id != 0 &&
+                                               m.actor_id != c.actor_id)))
+    return;
   auto p = std::move(i->second);
   st.children.erase(i);
   if (!p.exported.empty()) st.cfg.release(std::move(p.exported));

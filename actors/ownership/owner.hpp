@@ -55,6 +55,9 @@ struct pending_call {
   /// For a streaming task: the node its items came from last (the reader's progress
   /// goes there); empty before the first.
   std::string streaming_on = {};
+  /// The instance of that actor it was sent to (ids are per node: one restarted on the
+  /// same node has another).
+  uint64_t actor_id = 0;
 };
 
 /// What the owner needs of its node. Every function is called on whatever thread runs the

@@ -87,6 +87,18 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
       [=](unhost_atom, const detail::actor_record_ptr& rec) {
         self->state.cfg.hosted->erase(rec.get());
       },
+      [=](fence_atom, const std::string& why) {
+        auto& st = self->state;
+        auto stale = st.cfg.hosted->erase_if(
+            [](const detail::actor_record& r) { return !r.spec().owner_node.empty(); });
+        for (auto& rec : stale) {
+          rec->mark_dead("actor of type '" + rec->spec().type_name + "' on node '" +
+                         st.cfg.node + "' was stopped: " + why + "; node '" +
+                         rec->spec().owner_node + "' restarted it elsewhere");
+          st.cfg.kill(rec);
+        }
+        return static_cast<uint64_t>(stale.size());
+      },
       [=](count_atom) {
         auto& rs = self->state.records;
         return static_cast<uint64_t>(

@@ -55,6 +55,9 @@ struct actor_directory_config {
 ///                                            published, so calls to it find it
 ///   (unhost_atom, id)                        its owner killed it: it stops
 ///   (unhost_atom, record)                    it was killed here
+///   (fence_atom, why) -> uint64_t            the head found this node dead, `why`: the
+///                                            actors hosted for other nodes (restarted
+///                                            elsewhere by them) stop; how many did
 ///   (count_atom) -> uint64_t                 records of actors elsewhere kept
 using actor_directory_actor = caf::typed_actor<
     caf::reacts_to<track_atom, std::shared_ptr<remote_actor_record>>,
@@ -63,6 +66,7 @@ using actor_directory_actor = caf::typed_actor<
     caf::replies_to<host_atom, uint64_t, detail::actor_record_ptr>::with<bool>,
     caf::reacts_to<unhost_atom, uint64_t>,
     caf::reacts_to<unhost_atom, detail::actor_record_ptr>,
+    caf::replies_to<fence_atom, std::string>::with<uint64_t>,
     caf::replies_to<count_atom>::with<uint64_t>>;
 
 /// Spawns the directory; `detached`: on a thread of its own (tests run it on the test

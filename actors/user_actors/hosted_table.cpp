@@ -71,6 +71,19 @@ void hosted_table::erase(const detail::actor_record* rec) {
   if (auto i = ids_.find(rec); i != ids_.end()) erase_locked(i->second);
 }
 
+std::vector<detail::actor_record_ptr>
+hosted_table::erase_if(const std::function<bool(const detail::actor_record&)>& pred) {
+  std::lock_guard<std::mutex> guard{write_};
+  std::vector<uint64_t> ids;
+  for (size_t k = 0; k < shards; ++k)
+    for (auto& [id, rec] : *get(k))
+      if (pred(*rec)) ids.push_back(id);
+  std::vector<detail::actor_record_ptr> out;
+  for (auto id : ids)
+    out.push_back(erase_locked(id));
+  return out;
+}
+
 void hosted_table::clear() {
   std::lock_guard<std::mutex> guard{write_};
   ids_.clear();

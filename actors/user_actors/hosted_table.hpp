@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "framework/detail/actor_record.hpp"
 
@@ -34,6 +35,9 @@ public:
   void put(uint64_t id, detail::actor_record_ptr rec);
   detail::actor_record_ptr erase(uint64_t id);
   void erase(const detail::actor_record* rec);
+  /// Takes out the actors `pred` selects; returns them.
+  std::vector<detail::actor_record_ptr>
+  erase_if(const std::function<bool(const detail::actor_record&)>& pred);
   void clear();
 
 private:

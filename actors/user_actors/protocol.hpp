@@ -17,5 +17,6 @@ using track_atom = caf::atom_constant<caf::atom("track")>;
 using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
 using host_atom = caf::atom_constant<caf::atom("host")>;
 using unhost_atom = caf::atom_constant<caf::atom("unhost")>;
+using fence_atom = caf::atom_constant<caf::atom("fence")>;
 
 } // namespace swarm::actors

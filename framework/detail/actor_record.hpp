@@ -28,6 +28,9 @@ struct actor_spec {
   /// rather than in this node's.
   std::string cluster_name;
   uint64_t owner = 0;
+  /// The node that created it, when it is hosted here for another: that node restarts
+  /// it elsewhere when this node is found dead.
+  std::string owner_node;
   /// A state to restore the first instance from (an actor restarted on another node).
   std::vector<uint8_t> checkpoint;
   /// Also told each state saved (the owner on another node keeps it); may be empty.

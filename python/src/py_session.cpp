@@ -249,7 +249,7 @@ py_actor session::spawn(const std::string& type, nb::tuple args, nb::dict option
   actor_options opts;
   read_options(what, options,
                "num_cpus, num_gpus, memory, resources, name, max_restarts, "
-               "max_task_retries, max_concurrency, node",
+               "max_task_retries, max_concurrency, node, move_if_node_lost",
                [&](const std::string& key, nb::handle v) {
                  if (set_resources(opts.resources, key, v)) return true;
                  if (key == "name")
@@ -262,6 +262,8 @@ py_actor session::spawn(const std::string& type, nb::tuple args, nb::dict option
                    opts.max_concurrency = nb::cast<uint32_t>(v);
                  else if (key == "node")
                    opts.node = nb::cast<std::string>(v);
+                 else if (key == "move_if_node_lost")
+                   opts.move_if_node_lost = nb::cast<bool>(v);
                  else
                    return false;
                  return true;

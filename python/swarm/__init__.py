@@ -208,7 +208,8 @@ class ActorClass(_WithOptions):
 
     def options(self, **options):
         """A copy with these options: num_cpus, num_gpus, memory, resources, name,
-        max_restarts, max_task_retries, max_concurrency, node."""
+        max_restarts, max_task_retries, max_concurrency, node, move_if_node_lost (a
+        pinned actor whose node is lost restarts elsewhere instead of waiting for it)."""
         return ActorClass(self._name, self._merged(options))
 
     def remote(self, *args, **options):

@@ -563,6 +563,7 @@ TEST_CASE("an actor whose node is killed is restarted on another with its saved 
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
   swarm::actor_options o;
   o.node = "worker-1";
+  o.move_if_node_lost = true; // else it would wait for worker-1 to come back
   o.max_restarts = 1;
   o.checkpoint_every = 1;
   o.max_task_retries = 1; // a call racing the node's death is sent again

@@ -227,6 +227,94 @@ TEST_CASE("a frozen node is found dead by its silence and its task runs elsewher
       fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
 }
 
+// Worker-1's row in the head's control store.
+wire_msg::node_info worker_1_row(fake_cluster& c) {
+  for (auto& row : c.head->control_table("node").value())
+    if (auto* n = std::get_if<wire_msg::node_info>(&row); n && n->name == "worker-1")
+      return *n;
+  return {};
+}
+
+TEST_CASE(
+    "a node back after the head found it dead stops the actors restarted elsewhere, "
+    "and joins again as a new life") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  actor_options o;
+  o.resources.set("slot", 1); // on a worker: worker-1 first
+  o.max_restarts = 2;
+  o.checkpoint_every = 1;
+  o.max_task_retries = 2;
+  auto a = c.driver->spawn(o, counter_t, 100);
+  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
+  CHECK(a.call(&counter::add, 12).get(10s).value() == 112);
+  auto stale = c.head->address_of(a.record());
+  REQUIRE(stale.node == "worker-1");
+  auto first_life = worker_1_row(c).incarnation;
+  // Frozen (or cut off): what worker-1 sends, and what is sent to it, waits.
+  std::atomic<bool> frozen{true};
+  c.net.hold_if([&](auto& from, auto& to, auto&) {
+    return frozen && (from == "worker-1" || to == "worker-1");
+  });
+  auto call = a.call(&counter::add, 1);
+  // Found dead by its silence: the actor is restarted on worker-2 from 112.
+  CHECK(call.get(10s).value() == 113);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
+  // Thawed: its late messages arrive (the held call runs on the stale instance, whose
+  // answer does not count), and the head tells it that life is over.
+  frozen = false;
+  c.net.release_held();
+  CHECK(fake_cluster::eventually(
+      [&] {
+        auto row = worker_1_row(c);
+        return row.alive && row.incarnation > first_life;
+      },
+      10s));
+  CHECK(c.head->wait_for_nodes(3, 5s) == 3);
+  // The stale instance is gone: a call sent to it straight is refused.
+  auto rec = c.w2->actor_at(stale);
+  REQUIRE(rec);
+  actor_handle<counter> old{*c.w2, *rec};
+  auto refused = old.call(&counter::add, 1).get(10s);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.err().code == errc::actor_died);
+  // The live one went on from its own state.
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 114);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
+}
+
+TEST_CASE("an actor pinned to a lost node waits for it and restarts there, and dies "
+          "naming its pin when the node stays away past join_wait") {
+  fake_cluster c{0, [](cluster_config& cfg) { cfg.join_wait = 1500ms; }};
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  actor_options o;
+  o.node = "worker-1";
+  o.max_restarts = 2;
+  o.checkpoint_every = 1;
+  o.max_task_retries = 2;
+  auto a = c.driver->spawn(o, counter_t, 100);
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 101);
+  std::atomic<bool> frozen{true};
+  c.net.hold_if([&](auto& from, auto& to, auto&) {
+    return frozen && (from == "worker-1" || to == "worker-1");
+  });
+  REQUIRE(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 2; }));
+  auto waiting = a.call(&counter::add, 1);
+  CHECK_FALSE(waiting.get(300ms)); // not moved to worker-2: it waits
+  frozen = false;
+  c.net.release_held();
+  CHECK(waiting.get(10s).value() == 102);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-1");
+  // Away for longer than join_wait: the actor dies, and says why.
+  frozen = true;
+  auto r = a.call(&counter::add, 1).get(15s);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().code == errc::actor_died);
+  CHECK(r.err().message.find("pinned to node 'worker-1'") != std::string::npos);
+  frozen = false;
+  c.net.release_held();
+}
+
 TEST_CASE(
     "a large result whose node dies before its owner has it is remade by its task") {
   fake_cluster c;

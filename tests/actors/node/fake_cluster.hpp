@@ -68,9 +68,12 @@ struct fake_cluster : pumped_network {
   std::unique_ptr<actors::cluster_node> head, w1, w2;
   std::unique_ptr<context> driver;
 
-  explicit fake_cluster(size_t store_bytes = 0) {
+  /// `tune` changes the configuration before the nodes start.
+  explicit fake_cluster(size_t store_bytes = 0,
+                        const std::function<void(cluster_config&)>& tune = {}) {
     if (store_bytes > 0) cfg.object_store_bytes = store_bytes;
     cfg.spill = false; // a full store refuses: what these tests check
+    if (tune) tune(cfg);
     register_all(app);
     head = std::make_unique<actors::cluster_node>(app, cfg, "head", net.factory());
     w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());

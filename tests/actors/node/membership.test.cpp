@@ -64,6 +64,9 @@ struct recording_port final : membership_port {
   uint32_t queued() override { return queued_now; }
   swarm::wire_msg::store_usage store() override { return {}; }
   caf::actor scheduler() override { return {}; }
+  void fenced(uint64_t life, const std::string& why) override {
+    events.push_back("fenced as life " + std::to_string(life) + ": " + why);
+  }
 
   // How many messages of type T went to `peer`.
   template <class T> size_t sent_to(const std::string& peer) const {
@@ -123,8 +126,11 @@ struct fixture : membership_parts, test_coordinator_fixture<> {
     sched.run();
   }
 
-  void heartbeat(const std::string& name) {
-    caf::anon_send(m, heartbeat_atom::value, name, swarm::wire_msg::heartbeat{});
+  // A heartbeat of `name`'s life `life`.
+  void heartbeat(const std::string& name, uint64_t life = 0) {
+    swarm::wire_msg::heartbeat hb;
+    hb.incarnation = life;
+    caf::anon_send(m, heartbeat_atom::value, name, std::move(hb));
     sched.run();
   }
 
@@ -174,6 +180,7 @@ TEST_CASE_FIXTURE(fixture, "a node that joined by address keeps its row against 
     auto n = node("j1");
     n.owner_index = owner_index;
     n.address = address;
+    n.incarnation = owner_index; // each a process of its own: a life of its own
     return n;
   };
   port.open.insert("j1");
@@ -355,19 +362,95 @@ TEST_CASE_FIXTURE(fixture, "a node whose bytes keep arriving is not found dead t
   CHECK_FALSE(alive("w1"));
 }
 
-TEST_CASE_FIXTURE(
-    fixture,
-    "a node found dead comes back with a heartbeat on a connection that took over") {
+TEST_CASE_FIXTURE(fixture, "a client found dead comes back with a heartbeat on a "
+                           "connection that took over") {
+  start("head", {"head", "w1"});
+  port.open.insert("client-1");
+  auto c = node("client-1");
+  c.client = true;
+  caf::anon_send(m, join_atom::value, c);
+  sched.run();
+  caf::anon_send(m, down_atom::value, std::string{"client-1"}, std::string{"reset"});
+  sched.run();
+  REQUIRE_FALSE(alive("client-1"));
+  heartbeat("client-1"); // it reconnected before its old connection's close was seen
+  CHECK(alive("client-1"));
+  CHECK(port.sent_to<wire_msg::node_fenced>("client-1") == 0);
+}
+
+TEST_CASE_FIXTURE(fixture, "the life of a node the head found dead is fenced: its "
+                           "heartbeats and joins are answered so, and it comes back only "
+                           "as a new life") {
   start("head", {"head", "w1"}, 2);
-  join("w1");
+  join("w1"); // life 0
   caf::anon_send(m, down_atom::value, std::string{"w1"}, std::string{"reset"});
   sched.run();
   REQUIRE_FALSE(alive("w1"));
   CHECK(port.has("chain head"));
-  heartbeat("w1"); // a restarted w1 connected before its old connection's close was seen
+  heartbeat("w1"); // thawed, or its network back: its work runs elsewhere now
+  CHECK_FALSE(alive("w1"));
+  REQUIRE(port.sent_to<wire_msg::node_fenced>("w1") == 1);
+  auto told = std::get<wire_msg::node_fenced>(port.sent.back().second);
+  CHECK(told.incarnation == 0);
+  CHECK(told.reason == "the head found node 'w1' dead: reset");
+  caf::anon_send(m, join_atom::value, node("w1")); // the same life joins again
+  sched.run();
+  CHECK_FALSE(alive("w1"));
+  CHECK(port.sent_to<wire_msg::node_fenced>("w1") == 2);
+  heartbeat("w1", 7); // the new life's heartbeat may come before its join
+  CHECK_FALSE(alive("w1"));
+  auto next = node("w1");
+  next.incarnation = 7;
+  caf::anon_send(m, join_atom::value, next);
+  sched.run();
   CHECK(alive("w1"));
+  CHECK(view.get()->at("w1").info.incarnation == 7);
+  heartbeat("w1", 7);
   pass(500ms); // the next tick puts it back in the chain
-  CHECK(port.events.back() == "chain head,w1");
+  CHECK(port.has("chain head,w1"));
+  CHECK(alive("w1"));
+  CHECK(port.sent_to<wire_msg::node_fenced>("w1") == 2);
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "a node silent past node_timeout is fenced too, and a restarted "
+                  "process's heartbeat waits for its join") {
+  start("head", {"head", "w1"});
+  join("w1");
+  pass(2500ms);
+  REQUIRE_FALSE(alive("w1"));
+  heartbeat("w1");
+  REQUIRE(port.sent_to<wire_msg::node_fenced>("w1") == 1);
+  CHECK(std::get<wire_msg::node_fenced>(port.sent.back().second).reason ==
+        "the head found node 'w1' dead: no heartbeat for 2000 ms");
+  heartbeat("w1", 9); // another process under the name, not joined yet
+  CHECK_FALSE(alive("w1"));
+  CHECK(port.sent_to<wire_msg::node_fenced>("w1") == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "a worker the head fenced becomes a new life, and heartbeats "
+                           "as it asking for the table whole") {
+  start("w1", {"head", "w1"});
+  port.open.insert("head");
+  pass(500ms);
+  port.events.clear();
+  caf::anon_send(m, fenced_atom::value,
+                 wire_msg::node_fenced{5, "the head found node 'w1' dead: old"});
+  sched.run();
+  CHECK(port.events.empty()); // of another life
+  caf::anon_send(m, fenced_atom::value,
+                 wire_msg::node_fenced{0, "the head found node 'w1' dead: reset"});
+  sched.run();
+  REQUIRE(port.events.size() == 1);
+  CHECK(port.events[0].rfind("fenced as life ", 0) == 0);
+  auto life = std::stoull(port.events[0].substr(15));
+  CHECK(life > 0);
+  CHECK(port.events[0].find(": the head found node 'w1' dead: reset") !=
+        std::string::npos);
+  pass(500ms);
+  auto hb = std::get<wire_msg::heartbeat>(port.sent.back().second);
+  CHECK(hb.incarnation == life);
+  CHECK(hb.needs_table);
 }
 
 TEST_CASE_FIXTURE(fixture, "a heartbeat from a node that never joined is ignored, and "

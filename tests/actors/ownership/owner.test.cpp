@@ -311,6 +311,26 @@ TEST_CASE_FIXTURE(
   CHECK(value_of(call) == "restarted state");
 }
 
+TEST_CASE_FIXTURE(fixture, "an actor call's answer counts only from the instance it was "
+                           "sent to, though an earlier one lived on the same node") {
+  // The actor was restarted on w1 itself (its new life) as instance 8; instance 7, of
+  // the life the head found dead, answers late.
+  auto [call, rec] = actor_call(1, "w1");
+  pending_call to_8{call, "w1", {}, rec};
+  to_8.actor_id = 8;
+  wire_msg::actor_call m;
+  m.actor_id = 8;
+  tell(track_atom::value, std::move(to_8), std::string{"w1"}, wire_msg::message{m});
+  auto stale = answer(call, "stale state");
+  stale.actor_id = 7;
+  result("w1", stale);
+  CHECK(!call->result->done());
+  auto fresh = answer(call, "restarted state");
+  fresh.actor_id = 8;
+  result("w1", fresh);
+  CHECK(value_of(call) == "restarted state");
+}
+
 TEST_CASE_FIXTURE(fixture, "a result stored on its node is pulled, and one lost there "
                            "makes its task run again") {
   auto t = task("f", 1, 1);

@@ -165,6 +165,10 @@ def test_actors_are_created_by_type_name_and_their_methods_called():
     assert swarm.get(counter.value.remote()) == 8
     zero = swarm.actor_type("counter").remote()
     assert swarm.get(zero.value.remote()) == 0
+    moving = swarm.actor_type("counter").options(move_if_node_lost=True).remote(1)
+    assert swarm.get(moving.add.remote(1)) == 2
+    with pytest.raises(TypeError, match="option move_if_node_lost has the wrong type"):
+        swarm.actor_type("counter").remote(1, move_if_node_lost="yes")
     with pytest.raises(AttributeError, match="has no registered method 'nope'"):
         counter.nope
     with pytest.raises(TypeError, match="no constructor taking 2"):

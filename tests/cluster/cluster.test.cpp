@@ -531,6 +531,53 @@ TEST_CASE("a frozen node is found dead within node_timeout and its task runs els
   CHECK(c.alive() == 3);
 }
 
+TEST_CASE("named actors of a frozen worker restart elsewhere, and once thawed it stops "
+          "its stale instances before it joins again: one live instance per name") {
+  three_nodes c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  swarm::actor_options o;
+  o.node = "worker-1";
+  o.move_if_node_lost = true;
+  o.max_restarts = 2;
+  o.checkpoint_every = 1;
+  o.max_task_retries = 2;
+  std::vector<swarm::actor_handle<counter>> accounts;
+  for (int i = 0; i < 3; ++i) {
+    o.name = "account-" + std::to_string(i);
+    accounts.push_back(c.rt->spawn(o, counter_t, 100 * i));
+    CHECK(accounts.back().call(&counter::add, 1).get(10s).value() == 100 * i + 1);
+  }
+  auto* core = accounts[0].node();
+  auto stale = core->address_of(accounts[0].record());
+  REQUIRE(stale.node == "worker-1");
+  c.w1->freeze();
+  for (int i = 0; i < 150 && c.alive() == 3; ++i)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE(c.alive() == 2);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(accounts[static_cast<size_t>(i)].call(&counter::add, 1).get(20s).value() ==
+          100 * i + 2);
+    CHECK(accounts[static_cast<size_t>(i)].call(&counter::where).get(10s).value() !=
+          c.w1->pid());
+  }
+  c.w1->thaw();
+  for (int i = 0; i < 200 && c.alive() < 3; ++i)
+    std::this_thread::sleep_for(25ms);
+  INFO(c.w1->log());
+  REQUIRE(c.alive() == 3);
+  CHECK(c.w1->log().find("stopped 3 actor(s) it hosted for other nodes") !=
+        std::string::npos);
+  // A call sent to a stale instance straight is refused; the names find the live ones.
+  auto rec = core->actor_at(stale);
+  REQUIRE(rec);
+  swarm::actor_handle<counter> old{*core, *rec};
+  auto refused = old.call(&counter::add, 1).get(10s);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.err().code == swarm::errc::actor_died);
+  auto found = c.rt->find_actor(counter_t, "account-0").value();
+  CHECK(found.call(&counter::add, 1).get(10s).value() == 3);
+}
+
 TEST_CASE("a worker node killed mid-DAG still gives the right answer") {
   three_nodes c;
   auto blob = c.app.find_function<std::vector<uint8_t>(int)>("blob").value();

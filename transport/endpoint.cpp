@@ -286,7 +286,7 @@ void endpoint::accept_all() {
       close(victim, std::string{make_room} + remote + ": " +
                         std::to_string(cfg_.max_handshaking) +
                         " connections were handshaking");
-    tune(fd);
+    tune(fd, cfg_.unacked_timeout);
     auto c = std::make_shared<connection>(fd, remote, handshake::role::acceptor,
                                           local_address(fd), cfg_);
     enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);

@@ -39,7 +39,7 @@ result<endpoint::conn_ptr> endpoint::open(const std::string& address, uint16_t p
                        (soerr != 0 ? std::strerror(soerr) : "timed out")};
     }
   }
-  tune(fd);
+  tune(fd, cfg_.unacked_timeout);
   return add_dialled(fd, where, false, "", false);
 }
 
@@ -49,7 +49,7 @@ result<endpoint::conn_ptr> endpoint::open_async(const std::string& address, uint
   auto started = start_connect(address, port);
   if (!started) return started.err();
   auto [fd, done] = *started;
-  if (done) tune(fd);
+  if (done) tune(fd, cfg_.unacked_timeout);
   return add_dialled(fd, address + ":" + std::to_string(port), bulk, dialled_for, !done);
 }
 
@@ -137,7 +137,7 @@ void endpoint::on_connected(const conn_ptr& c) {
   if (::getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) soerr = errno;
   if (soerr != 0)
     return close(c, "cannot connect to " + c->remote + ": " + std::strerror(soerr));
-  tune(c->fd);
+  tune(c->fd, cfg_.unacked_timeout);
   {
     std::lock_guard<std::mutex> guard{c->send_mtx};
     c->connecting = false;

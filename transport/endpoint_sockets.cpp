@@ -16,9 +16,12 @@ std::string sys_error(const char* what) {
   return std::string{what} + ": " + std::strerror(errno);
 }
 
-void tune(int fd) {
+void tune(int fd, std::chrono::milliseconds unacked) {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (unacked.count() <= 0) return;
+  auto ms = static_cast<unsigned int>(unacked.count());
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 }
 
 std::string peer_address(const sockaddr_in& a) {

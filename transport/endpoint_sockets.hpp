@@ -34,8 +34,9 @@ inline constexpr std::string_view make_room =
 // `what`, then errno's text.
 std::string sys_error(const char* what);
 
-// Sets the options every connection has (no Nagle).
-void tune(int fd);
+// Sets the options every connection has: no Nagle, and (`unacked` > 0) closed by the
+// kernel once what it sent stays unacknowledged that long.
+void tune(int fd, std::chrono::milliseconds unacked);
 
 std::string peer_address(const sockaddr_in& a);
 

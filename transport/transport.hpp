@@ -48,6 +48,11 @@ struct endpoint_config {
   /// peer down (the next message dials again); 0: never. Only peers `resolve` knows are
   /// closed by this side.
   std::chrono::milliseconds idle_close{0};
+  /// A connection whose sent bytes stay unacknowledged this long is closed (the kernel's
+  /// TCP_USER_TIMEOUT), and its peer reported down: a peer that receives nothing from
+  /// this node (a one-way partition) is found, as silence finds one that sends nothing;
+  /// 0: the system's default (about 15 minutes).
+  std::chrono::milliseconds unacked_timeout{0};
 };
 
 /// What a transport tells its owner. Every callback runs on the transport's delivery

@@ -69,6 +69,10 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   ec.max_frame_bytes = link_.cfg.max_message_bytes + (1 << 20);
   // Every node of the file may (re)connect at once, with its bulk connection.
   ec.max_handshaking = std::max<size_t>(64, 2 * link_.cfg.nodes.size());
+  // A peer that stopped acknowledging (what this node sends no longer reaches it) is
+  // down after twice the silence that finds a node dead: a frozen process's kernel still
+  // acknowledges, so only a cut network trips it.
+  ec.unacked_timeout = 2 * link_.cfg.node_timeout;
   if (!link_.self.client) {
     // A client keeps its connections: nobody could dial it back.
     ec.idle_close = link_.cfg.idle_connection;

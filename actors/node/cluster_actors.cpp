@@ -496,10 +496,13 @@ result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& n
 }
 
 detail::actor_address cluster_actors::address_of(const detail::actor_record_ptr& target) {
+  auto& spec = target->spec();
   if (auto* r = dynamic_cast<remote_actor_record*>(target.get()))
-    return {r->remote_node(), r->id(), r->spec().type_name};
+    return {r->remote_node(), r->id(), spec.type_name, spec.name(),
+            spec.options.max_task_retries};
   auto id = link_.hosted.share(target, [this] { return next_actor_++; });
-  return {link_.self.name, id, target->spec().type_name};
+  return {link_.self.name, id, spec.type_name, spec.name(),
+          spec.options.max_task_retries};
 }
 
 result<detail::actor_record_ptr>
@@ -510,10 +513,12 @@ cluster_actors::actor_at(const detail::actor_address& addr) {
                                        addr.type_name + "' on node '" + addr.node +
                                        "' is gone (killed)"};
   }
-  // Calls through it go straight to the actor's node; an actor its owner restarts
-  // elsewhere is not followed.
+  // Calls through it go straight to the actor's node. A named actor its owner restarts
+  // elsewhere is followed by its name, as from `find_actor`; an unnamed one is not.
   detail::actor_spec spec;
   spec.type_name = addr.type_name;
+  spec.options.name = addr.name;
+  spec.options.max_task_retries = addr.max_task_retries;
   return detail::actor_record_ptr{track(std::move(spec), addr.node, addr.id)};
 }
 

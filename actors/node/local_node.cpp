@@ -477,7 +477,8 @@ result<void> local_node::remove_group(uint64_t id) {
 
 detail::actor_address local_node::address_of(const detail::actor_record_ptr& target) {
   auto id = shared_.share(target, [this] { return next_shared_++; });
-  return {node_name(), id, target->spec().type_name};
+  auto& spec = target->spec();
+  return {node_name(), id, spec.type_name, spec.name(), spec.options.max_task_retries};
 }
 
 result<detail::actor_record_ptr> local_node::actor_at(const detail::actor_address& addr) {

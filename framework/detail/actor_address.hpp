@@ -14,10 +14,15 @@ struct actor_address {
   uint64_t id = 0;
   /// Its registered type name.
   std::string type_name;
+  /// Its name in the cluster, when it has one: a handle made from the address follows
+  /// the actor by it when its node is lost, as one found by name does.
+  std::string name;
+  /// How often a call lost with the actor's node is sent again (its options').
+  uint32_t max_task_retries = 0;
 };
 
 template <class Inspector> bool inspect(Inspector& f, actor_address& x) {
-  return f(x.node, x.id, x.type_name);
+  return f(x.node, x.id, x.type_name, x.name, x.max_task_retries);
 }
 
 } // namespace swarm::detail

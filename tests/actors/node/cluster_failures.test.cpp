@@ -271,6 +271,7 @@ TEST_CASE(
       },
       10s));
   CHECK(c.head->wait_for_nodes(3, 5s) == 3);
+  CHECK(c.w2->wait_for_nodes(3, 5s) == 3); // worker-2 sees the new life too
   // The stale instance is gone: a call sent to it straight is refused.
   auto rec = c.w2->actor_at(stale);
   REQUIRE(rec);
@@ -402,8 +403,10 @@ TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint")
   CHECK(r.err().code == errc::actor_died);
 }
 
-TEST_CASE("a handle found by name on another node follows its actor to where its owner "
-          "restarted it, and its calls are retried as the creator's are") {
+TEST_CASE(
+    "a handle found by name, or passed in a value, on another node follows its actor "
+    "to where its owner restarted it, and its calls are retried as the creator's "
+    "are") {
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
   actor_options o;
@@ -419,6 +422,11 @@ TEST_CASE("a handle found by name on another node follows its actor to where its
   auto found = there.find_actor(counter_t, "account").value();
   CHECK(found.call(&counter::add, 5).get(10s).value() == 105);
   auto found_by_driver = c.driver->find_actor(counter_t, "account").value();
+  // Passed in a value: what a handle becomes on the wire, read on worker-2.
+  auto address = c.head->address_of(created.record());
+  CHECK(address.name == "account");
+  actor_handle<counter> passed{*c.w2, c.w2->actor_at(address).value()};
+  CHECK(passed.call(&counter::add, 0).get(10s).value() == 105);
   // worker-1 dies; the head (the owner) restarts the actor on worker-2 from 105.
   c.net.drop_if(
       [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
@@ -431,6 +439,7 @@ TEST_CASE("a handle found by name on another node follows its actor to where its
   CHECK(found.call(&counter::node).get(10s).value() == "worker-2");
   CHECK(found_by_driver.call(&counter::add, 1).get(20s).value() == 107);
   CHECK(created.call(&counter::add, 1).get(10s).value() == 108);
+  CHECK(passed.call(&counter::add, 1).get(20s).value() == 109);
 }
 
 TEST_CASE("calls to an actor on another node wait for their future arguments, in order") {

@@ -98,6 +98,45 @@ struct workload_size {
   int actors;
 };
 
+/// When each task and call of the workload finished: the longest gap between two is the
+/// longest time the workload made no progress.
+class progress_log {
+public:
+  template <class T> void track(const swarm::object_ref<T>& r) {
+    r.slot()->when_done([t = times_] {
+      std::lock_guard<std::mutex> g{t->mtx};
+      t->at.push_back(clock_type::now());
+    });
+  }
+
+  /// The longest gap between two completions after `from`, in ms.
+  double longest_stall_ms(clock_type::time_point from) {
+    std::vector<clock_type::time_point> at;
+    {
+      std::lock_guard<std::mutex> g{times_->mtx};
+      at = times_->at;
+    }
+    std::sort(at.begin(), at.end());
+    double worst = 0;
+    auto last = from;
+    for (auto& x : at) {
+      if (x < from) continue;
+      worst =
+          std::max(worst, std::chrono::duration<double, std::milli>(x - last).count());
+      last = x;
+    }
+    return worst;
+  }
+
+private:
+  // Shared with the callbacks: a slot may finish after the log is gone.
+  struct times {
+    std::mutex mtx;
+    std::vector<clock_type::time_point> at;
+  };
+  std::shared_ptr<times> times_ = std::make_shared<times>();
+};
+
 struct outcome {
   std::vector<uint64_t> values; // each lane's last value, then each ledger's two totals
   size_t lost = 0;              // futures that ended in an error
@@ -111,7 +150,8 @@ bool big_round(int r) {
   return r % 5 == 4;
 }
 
-outcome run_workload(swarm::runtime& rt, const swarm::application& app, workload_size n) {
+outcome run_workload(swarm::runtime& rt, const swarm::application& app, workload_size n,
+                     progress_log& progress) {
   auto step_fn = app.find_function<uint64_t(uint64_t, int, int)>("step").value();
   auto expand_fn = app.find_function<std::vector<uint8_t>(uint64_t)>("expand").value();
   auto fold_fn =
@@ -137,15 +177,19 @@ outcome run_workload(swarm::runtime& rt, const swarm::application& app, workload
   for (int r = 0; r < n.rounds; ++r) {
     for (int l = 0; l < n.lanes; ++l) {
       x[l] = rt.submit(on_workers, step_fn, x[l], l, r);
+      progress.track(x[l]);
       ++out.tasks;
       if (!big_round(r)) continue;
       auto big = rt.submit(on_workers, expand_fn, x[l]);
+      progress.track(big);
       x[l] = rt.submit(on_workers, fold_fn, big, x[l]);
+      progress.track(x[l]);
       out.tasks += 2;
       auto key = static_cast<uint64_t>(r) * static_cast<uint64_t>(n.lanes) +
                  static_cast<uint64_t>(l);
       recorded.push_back(
           ledgers[static_cast<size_t>(l % n.actors)].call(&ledger::record, key, x[l]));
+      progress.track(recorded.back());
     }
   }
   for (auto& v : x) {
@@ -367,8 +411,10 @@ int run(bool quick, unsigned seed, workload_size size) {
   // The probe runs through the fault-free run too: its longest write there is the floor
   // the stalls after faults compare with (the machine is busy with the workload).
   gcs_probe probe{rt};
+  progress_log progress;
   auto calm_start = clock_type::now();
-  auto calm = run_workload(rt, app, size);
+  auto calm = run_workload(rt, app, size, progress);
+  auto calm_progress_stall = progress.longest_stall_ms(calm_start);
   auto calm_stall =
       probe.stall_ms({calm_start}, std::chrono::duration_cast<std::chrono::milliseconds>(
                                        clock_type::now() - calm_start));
@@ -417,9 +463,10 @@ int run(bool quick, unsigned seed, workload_size size) {
   size_t lost = calm.lost, wrong = differences(calm.values, want, size.lanes), runs = 0,
          tasks = 0;
   double seconds = 0, stall = 0, freeze_stall = 0;
+  auto stormy_start = clock_type::now();
   {
     do {
-      auto stormy = run_workload(rt, app, size);
+      auto stormy = run_workload(rt, app, size, progress);
       lost += stormy.lost;
       wrong += differences(stormy.values, want, size.lanes);
       seconds += stormy.seconds;
@@ -445,9 +492,15 @@ int run(bool quick, unsigned seed, workload_size size) {
       "chaos: %d kills and %d freezes of worker nodes during %zu runs, %zu tasks "
       "in %.2f s\n",
       kills.load(), freezes.load(), runs, tasks, seconds);
-  std::printf("chaos: kills=%d lost=%zu wrong=%zu time_ratio=%.2f gcs_stall_ms=%.1f\n",
+  auto progress_stall = progress.longest_stall_ms(stormy_start);
+  std::fprintf(stderr,
+               "chaos: longest time no task or call finished: %.0f ms under faults, %.0f "
+               "ms in the fault-free run\n",
+               progress_stall, calm_progress_stall);
+  std::printf("chaos: kills=%d lost=%zu wrong=%zu time_ratio=%.2f gcs_stall_ms=%.1f "
+              "progress_stall_ms=%.0f\n",
               kills.load() + freezes.load(), lost, wrong,
-              seconds / static_cast<double>(runs) / calm.seconds, stall);
+              seconds / static_cast<double>(runs) / calm.seconds, stall, progress_stall);
   std::fflush(stdout);
   return lost == 0 && wrong == 0 ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The chaos check: a 4-node cluster on 127.0.0.1 runs at least 10,000 dependent tasks and
 # stateful actors while worker nodes are killed and frozen; prints
-#   chaos: kills=N lost=L wrong=W time_ratio=R gcs_stall_ms=S
+#   chaos: kills=N lost=L wrong=W time_ratio=R gcs_stall_ms=S progress_stall_ms=P
 # and exits non-zero unless lost=0 and wrong=0. --quick finishes within 50 s.
 # Usage: tests/chaos/run.sh [--quick] [--seed N]
 set -euo pipefail

@@ -328,6 +328,8 @@ struct ActorCreate {
   durableCheckpoints @10 :Bool;  # each state saved also goes to the control store
   maxConcurrency @11 :UInt32;    # calls that returned futures waiting at once
   maxTaskRetries @12 :UInt32;    # a call lost with its node is sent again this often
+  life @13 :UInt64;  # the life (incarnation) of the node it is meant for, as the sender
+                     # saw it: a later life refuses it (0: any)
 }
 
 struct ActorCreated {

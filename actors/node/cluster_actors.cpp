@@ -77,6 +77,7 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   m.durable_checkpoints = spec.options.durable_checkpoints;
   m.max_concurrency = spec.options.max_concurrency;
   m.max_task_retries = spec.options.max_task_retries;
+  if (placed) m.life = link_.incarnation_of(target);
   auto a = link_.request(target, m);
   if (!a) return a.err();
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
@@ -171,7 +172,9 @@ cluster_actors::create_on(const std::string& target, const wire_msg::actor_creat
     if (!id) return id.err();
     return std::make_pair(link_.self.name, *id);
   }
-  auto a = link_.request(target, m);
+  auto sent = m;
+  if (m.placed) sent.life = link_.incarnation_of(target);
+  auto a = link_.request(target, sent);
   if (!a) return a.err();
   auto* created = std::get_if<wire_msg::actor_created>(&*a);
   if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
@@ -273,9 +276,17 @@ void cluster_actors::create_actor_here(wire_msg::actor_create m) {
                          }
                          if (*where == link_.self.name)
                            return link_.post([this, m] { create_actor_here(m); });
+                         m.life = link_.incarnation_of(*where);
                          link_.send_to(*where, std::move(m));
                        });
   }
+  // Meant for an earlier life of this node (held while it was cut off): the owner
+  // restarted the actor elsewhere meanwhile, or places it again.
+  if (m.life != 0 && m.life != link_.life)
+    return fail({errc::node_unreachable,
+                 "node '" + link_.self.name +
+                     "' was asked to create an actor for its earlier life, which the "
+                     "head found dead"});
   auto id = host_actor(m);
   if (!id) return fail(id.err());
   out.actor_id = *id;

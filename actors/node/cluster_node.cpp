@@ -472,7 +472,7 @@ wire_msg::node_info cluster_node::self_info() const {
   me.head = is_head();
   me.client = link_.self.client;
   me.owner_index = link_.self.owner_index;
-  me.incarnation = incarnation_;
+  me.incarnation = link_.life;
   me.node_type = link_.self.node_type;
   me.total = to_list(local_->total_resources());
   me.available = me.total;
@@ -740,7 +740,7 @@ void cluster_node::rejoin() {
 }
 
 void cluster_node::fenced(uint64_t life, const std::string& why) {
-  incarnation_ = life;
+  link_.life = life;
   ++fenced_;
   // The agent stops the stale actors (the directory's, asked and waited for), then joins
   // as the new life: no join of it goes out while they still serve.
@@ -757,6 +757,12 @@ void cluster_node::fenced(uint64_t life, const std::string& why) {
     log().warn(
         "node '" + link_.self.name + "' stopped " + std::to_string(stopped) +
         " actor(s) it hosted for other nodes, restarted elsewhere; it joins again");
+    // The old life's connections go too: a peer may have closed its end while the
+    // network was cut, and not know this end is still open; this life's messages must
+    // not go on it.
+    for (auto& [name, p] : *link_.members.get())
+      if (name != link_.self.name && name != head_name() && net_->connected(name))
+        net_->disconnect(name, "node '" + link_.self.name + "' begins a new life");
     if (link_.connect_to(head_name()))
       (void)net_->send(head_name(), wire_msg::join{self_info()});
   });

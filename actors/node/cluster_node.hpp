@@ -102,6 +102,11 @@ public:
   void job_event(uint64_t id, bool running) override { store_->job_event(id, running); }
   void output(const detail::task_spec* task, std::string_view text) override;
 
+  /// What `swarm list WHAT` shows of this node (tasks, actors, objects, ...).
+  result<std::vector<wire_msg::list_row>> list(const std::string& what) {
+    return local_->list(what);
+  }
+
   /// The rows of the control-store table `table` ("node", "job", "object"); only the
   /// head holds the control store.
   result<std::vector<table_row>> control_table(const std::string& table) {
@@ -229,9 +234,6 @@ private:
   caf::actor jobs_; // the head's job runner
   caf::actor autoscaler_;               // the head's, with an [autoscaler] in the file
   std::vector<std::string> file_nodes_; // the file's nodes, by owner index - 1
-  // Which life of the node this is: when its process started (ms since the epoch), or
-  // when the head fenced the life before; its rows' incarnation.
-  std::atomic<uint64_t> incarnation_{wall_ms()};
   std::atomic<uint64_t> fenced_{0}; // lives of this node the head found dead
   std::unique_ptr<dashboard> dashboard_;
   std::unique_ptr<cluster_store> store_;

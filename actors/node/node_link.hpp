@@ -16,6 +16,7 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/common/wall_clock.hpp"
 #include "actors/control_store/control_client.hpp"
 #include "actors/node/local_node.hpp"
 #include "actors/node/membership.hpp"
@@ -67,6 +68,9 @@ public:
   cluster_config cfg;
   node_spec self;
   uint64_t index = 0;
+  /// Which life of the node this is (its incarnation): when its process started, or
+  /// when the head fenced the life before (ms since the epoch).
+  std::atomic<uint64_t> life{wall_ms()};
   bool is_head() const { return self.role == node_spec::role_type::head; }
   const std::string& head_name() const { return cfg.head().name; }
   /// Owner ids carry the node's index above bit 40, so ids are unique cluster-wide.

@@ -227,6 +227,24 @@ TEST_CASE("a frozen node is found dead by its silence and its task runs elsewher
       fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 5s));
 }
 
+// A checkpointed actor on a worker (worker-1 first), restarted and its calls retried
+// this often.
+actor_options checkpointed_on_workers(uint32_t restarts, uint32_t retries) {
+  actor_options o;
+  o.resources.set("slot", 1);
+  o.max_restarts = restarts;
+  o.checkpoint_every = 1;
+  o.max_task_retries = retries;
+  return o;
+}
+
+// Holds what worker-1 sends, and what is sent to it, while `frozen` (frozen, or cut off).
+void hold_worker_1(fake_cluster& c, std::atomic<bool>& frozen) {
+  c.net.hold_if([&frozen](auto& from, auto& to, auto&) {
+    return frozen && (from == "worker-1" || to == "worker-1");
+  });
+}
+
 // Worker-1's row in the head's control store.
 wire_msg::node_info worker_1_row(fake_cluster& c) {
   for (auto& row : c.head->control_table("node").value())
@@ -240,22 +258,14 @@ TEST_CASE(
     "and joins again as a new life") {
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  actor_options o;
-  o.resources.set("slot", 1); // on a worker: worker-1 first
-  o.max_restarts = 2;
-  o.checkpoint_every = 1;
-  o.max_task_retries = 2;
-  auto a = c.driver->spawn(o, counter_t, 100);
+  auto a = c.driver->spawn(checkpointed_on_workers(2, 2), counter_t, 100);
   REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
   CHECK(a.call(&counter::add, 12).get(10s).value() == 112);
   auto stale = c.head->address_of(a.record());
   REQUIRE(stale.node == "worker-1");
   auto first_life = worker_1_row(c).incarnation;
-  // Frozen (or cut off): what worker-1 sends, and what is sent to it, waits.
   std::atomic<bool> frozen{true};
-  c.net.hold_if([&](auto& from, auto& to, auto&) {
-    return frozen && (from == "worker-1" || to == "worker-1");
-  });
+  hold_worker_1(c, frozen);
   auto call = a.call(&counter::add, 1);
   // Found dead by its silence: the actor is restarted on worker-2 from 112.
   CHECK(call.get(10s).value() == 113);
@@ -288,17 +298,12 @@ TEST_CASE("an actor pinned to a lost node waits for it and restarts there, and d
           "naming its pin when the node stays away past join_wait") {
   fake_cluster c{0, [](cluster_config& cfg) { cfg.join_wait = 1500ms; }};
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  actor_options o;
+  auto o = checkpointed_on_workers(2, 2);
   o.node = "worker-1";
-  o.max_restarts = 2;
-  o.checkpoint_every = 1;
-  o.max_task_retries = 2;
   auto a = c.driver->spawn(o, counter_t, 100);
   CHECK(a.call(&counter::add, 1).get(10s).value() == 101);
   std::atomic<bool> frozen{true};
-  c.net.hold_if([&](auto& from, auto& to, auto&) {
-    return frozen && (from == "worker-1" || to == "worker-1");
-  });
+  hold_worker_1(c, frozen);
   REQUIRE(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 2; }));
   auto waiting = a.call(&counter::add, 1);
   CHECK_FALSE(waiting.get(300ms)); // not moved to worker-2: it waits
@@ -364,12 +369,7 @@ TEST_CASE("an input whose holder died is shipped from its owner's copy") {
 TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint") {
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  actor_options o;
-  o.resources.set("slot", 1); // on a worker: worker-1 first
-  o.max_restarts = 1;
-  o.checkpoint_every = 1;
-  o.max_task_retries = 1;
-  auto a = c.driver->spawn(o, counter_t, 100);
+  auto a = c.driver->spawn(checkpointed_on_workers(1, 1), counter_t, 100);
   CHECK(a.call(&counter::node).get(10s).value() == "worker-1");
   CHECK(a.call(&counter::add, 12).get(10s).value() == 112); // saved with the owner
   // A call in flight when the node goes is sent again to the restarted actor, which
@@ -409,12 +409,8 @@ TEST_CASE(
     "are") {
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  actor_options o;
+  auto o = checkpointed_on_workers(1, 2);
   o.name = "account";
-  o.resources.set("slot", 1); // on a worker: worker-1 first
-  o.max_restarts = 1;
-  o.checkpoint_every = 1;
-  o.max_task_retries = 2;
   auto created = c.driver->spawn(o, counter_t, 100);
   CHECK(created.call(&counter::node).get(10s).value() == "worker-1");
   // Found by name from worker-2: a handle that did not create the actor.

@@ -1,22 +1,16 @@
 #pragma once
 
-// Three cluster nodes in this process on the fake network, every message really encoded
-// and decoded, and the test choosing what is delivered, dropped or held back: the
-// fixture of the cluster protocol's tests.
+// The cluster of the protocol's tests: three nodes on the fake network (fake_nodes.hpp),
+// the test choosing what is delivered, dropped or held back.
 
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
+#include <string>
 
-#include "actors/node/cluster_node.hpp"
-#include "tests/cluster/test_app.hpp"
-#include "transport/fake_network.hpp"
+#include "tests/actors/node/fake_nodes.hpp"
 
 namespace swarm::fake_test {
 
@@ -24,69 +18,13 @@ using namespace std::chrono_literals;
 using namespace swarm::cluster_test;
 using swarm::wire_msg::fake_network;
 
-inline cluster_config three_node_config() {
-  cluster_config cfg;
-  cfg.name = "fake";
-  cfg.secret = "the-fake-network-secret";
-  cfg.gcs_shards = 2;
-  cfg.heartbeat_interval = 50ms;
-  cfg.node_timeout = 400ms;
-  cfg.inline_threshold = 64 * 1024;
-  for (auto name : {"head", "worker-1", "worker-2"}) {
-    node_spec n;
-    n.name = name;
-    n.address = "fake";
-    n.role = n.name == "head" ? node_spec::role_type::head : node_spec::role_type::worker;
-    n.cpus = 1;
-    if (n.name == "worker-2") n.resources.set("special", 1);
-    if (n.name != "head") n.resources.set("slot", 1); // work only the workers can run
-    cfg.nodes.push_back(n);
-  }
-  return cfg;
-}
-
-/// A fake network and a pump thread that delivers what is queued (tests that need a fixed
-/// order stop it and call `deliver` themselves). As a base, it outlives the nodes on it.
-struct pumped_network {
-  fake_network net;
-  std::atomic<bool> pumping{true};
-  std::thread pump{[this] {
-    while (pumping)
-      if (net.deliver() == 0) std::this_thread::sleep_for(200us);
-  }};
-
-  ~pumped_network() {
-    pumping = false;
-    pump.join();
-  }
-};
-
-/// A head and two workers on one fake network.
-struct fake_cluster : pumped_network {
-  application app;
-  cluster_config cfg = three_node_config();
-  std::unique_ptr<actors::cluster_node> head, w1, w2;
-  std::unique_ptr<context> driver;
-
+/// The protocol tests' cluster: fails the test when the three nodes do not form.
+struct fake_cluster : fake_nodes {
   /// `tune` changes the configuration before the nodes start.
   explicit fake_cluster(size_t store_bytes = 0,
-                        const std::function<void(cluster_config&)>& tune = {}) {
-    if (store_bytes > 0) cfg.object_store_bytes = store_bytes;
-    cfg.spill = false; // a full store refuses: what these tests check
-    if (tune) tune(cfg);
-    register_all(app);
-    head = std::make_unique<actors::cluster_node>(app, cfg, "head", net.factory());
-    w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());
-    w2 = std::make_unique<actors::cluster_node>(app, cfg, "worker-2", net.factory());
-    REQUIRE(head->wait_for_nodes(3, 10s) == 3);
-    driver = std::make_unique<context>(*head, head->new_owner_id());
-  }
-
-  ~fake_cluster() {
-    driver.reset();
-    w1.reset();
-    w2.reset();
-    head.reset();
+                        const std::function<void(cluster_config&)>& tune = {})
+      : fake_nodes(store_bytes, tune) {
+    REQUIRE(formed);
   }
 
   static task_options on(const std::string& node) {
@@ -103,17 +41,6 @@ struct fake_cluster : pumped_network {
       return false;
     });
     return n;
-  }
-
-  /// Waits (bounded) until `pred` holds.
-  static bool eventually(const std::function<bool()>& pred,
-                         std::chrono::milliseconds timeout = 5s) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!pred()) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(5ms);
-    }
-    return true;
   }
 };
 

@@ -1,0 +1,333 @@
+// The fault simulation: the cluster protocol (a head and two workers, real cluster nodes
+// on the fake network) runs a bank under a schedule of faults drawn from a seed: freezes
+// and partitions (both ways and one way), delays, and connection resets. Checkers assert
+// the invariants afterwards:
+//   - every future ends (a value or an error) within its deadline;
+//   - every acknowledged operation is in its account's state (exactly-once on state);
+//   - money is conserved, through creator handles and looked-up handles alike: a transfer
+//     that moved money out of one account and not into the other reported an error;
+//   - at most one live instance per actor name, once the faults heal.
+// The seed fixes the fault schedule; the threads' interleaving is the machine's, so a
+// failing seed reproduces the same faults at the same times, not the same run.
+//
+// Usage: swarm_sim [--seeds N] [--seed S]   (N seeds from S; exit 1 on a violation)
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/actors/node/fake_nodes.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using namespace swarm;
+using swarm::fake_test::fake_nodes;
+using clock_type = std::chrono::steady_clock;
+
+constexpr int accounts = 4;
+constexpr int64_t opening = 1000;
+constexpr int transfers = 48;
+constexpr auto deadline = 30s; // for any one future
+
+/// An account that applies each operation once, by key, and saves its state each call.
+class account : public swarm::actor {
+public:
+  account() = default;
+  explicit account(int64_t balance) : balance_(balance) {}
+  int64_t apply(uint64_t key, int64_t delta) {
+    if (applied_.insert(key).second) balance_ += delta;
+    return balance_;
+  }
+  std::vector<int64_t> balance_and_keys() const {
+    std::vector<int64_t> out{balance_};
+    for (auto k : applied_)
+      out.push_back(static_cast<int64_t>(k));
+    return out;
+  }
+  std::vector<uint8_t> on_checkpoint() override {
+    return swarm::encode(balance_and_keys());
+  }
+  void on_restore(const std::vector<uint8_t>& state) override {
+    std::vector<int64_t> s;
+    std::string why;
+    if (!swarm::decode(state.data(), state.size(), s, why) || s.empty())
+      throw std::runtime_error("bad checkpoint: " + why);
+    balance_ = s.front();
+    applied_.clear();
+    for (size_t i = 1; i < s.size(); ++i)
+      applied_.insert(static_cast<uint64_t>(s[i]));
+  }
+
+private:
+  int64_t balance_ = 0;
+  std::set<uint64_t> applied_;
+};
+
+void register_bank(application& app) {
+  app.actor_type<account>("account")
+      .constructor<int64_t>()
+      .method("apply", &account::apply)
+      .method("balance_and_keys", &account::balance_and_keys);
+}
+
+/// One fault, as drawn: what, on which worker, for how long.
+struct fault {
+  enum class kind { freeze, cut_outgoing, cut_incoming, delay, reset } what;
+  std::string node;
+  std::chrono::milliseconds length;
+  std::string describe() const {
+    static const char* names[] = {"freeze", "cut-out", "cut-in", "delay", "reset"};
+    return std::string{names[static_cast<int>(what)]} + " " + node + " " +
+           std::to_string(length.count()) + "ms";
+  }
+};
+
+std::vector<fault> draw_faults(std::mt19937& rng, int n) {
+  std::vector<fault> out;
+  for (int i = 0; i < n; ++i) {
+    fault f;
+    f.what = static_cast<fault::kind>(rng() % 5);
+    f.node = rng() % 2 == 0 ? "worker-1" : "worker-2";
+    // Shorter and longer than node_timeout (400 ms): some are found dead, some not.
+    f.length = std::chrono::milliseconds(100 + rng() % 800);
+    out.push_back(f);
+  }
+  return out;
+}
+
+/// Applies `f` to the network and undoes it after its length.
+void inflict(fake_nodes& c, const fault& f) {
+  auto on = std::make_shared<std::atomic<bool>>(true);
+  auto node = f.node;
+  switch (f.what) {
+  case fault::kind::freeze:
+    c.net.hold_if([on, node](auto& from, auto& to, auto&) {
+      return *on && (from == node || to == node);
+    });
+    break;
+  case fault::kind::cut_outgoing:
+    c.net.hold_if([on, node](auto& from, auto&, auto&) { return *on && from == node; });
+    break;
+  case fault::kind::cut_incoming:
+    c.net.hold_if([on, node](auto&, auto& to, auto&) { return *on && to == node; });
+    break;
+  case fault::kind::delay: // what the node sends arrives late, in order
+    c.net.hold_if([on, node](auto& from, auto&, auto& m) {
+      return *on && from == node && !std::holds_alternative<wire_msg::heartbeat>(m);
+    });
+    break;
+  case fault::kind::reset:
+    c.net.disconnect("head", node, "reset by the simulation");
+    return;
+  }
+  std::this_thread::sleep_for(f.length);
+  *on = false;
+  c.net.hold_if(nullptr);
+  c.net.release_held();
+}
+
+struct seed_result {
+  std::vector<std::string> violations;
+  std::vector<fault> faults;
+  double seconds = 0;
+};
+
+// One transfer as the driver saw it.
+struct transfer {
+  int from = 0, to = 0;
+  int64_t amount = 0;
+  uint64_t out_key = 0, in_key = 0;
+  bool out_acked = false, in_acked = false, errored = false;
+};
+
+seed_result run_seed(unsigned seed) {
+  seed_result r;
+  auto started = clock_type::now();
+  std::mt19937 rng{seed};
+  fake_nodes c{0, [](cluster_config& cfg) { cfg.join_wait = 3000ms; }, register_bank};
+  if (!c.formed) {
+    r.violations.push_back("the cluster did not form");
+    return r;
+  }
+  auto account_t = c.app.find_actor_type<account>("account").value();
+  std::vector<actor_handle<account>> created, found;
+  context on_worker{*c.w2, c.w2->new_owner_id()}; // looks the accounts up by name
+  for (int a = 0; a < accounts; ++a) {
+    actor_options o;
+    o.name = "acct-" + std::to_string(a);
+    o.resources.set("slot", 1);
+    o.checkpoint_every = 1;
+    o.max_restarts = 100;
+    o.max_task_retries = 100;
+    created.push_back(c.driver->spawn(o, account_t, opening));
+  }
+  for (int a = 0; a < accounts; ++a) {
+    auto h = on_worker.find_actor(account_t, "acct-" + std::to_string(a));
+    if (!h) {
+      r.violations.push_back("acct-" + std::to_string(a) +
+                             " not found by name: " + h.err().to_string());
+      return r;
+    }
+    found.push_back(*h);
+  }
+  r.faults = draw_faults(rng, 6);
+  std::atomic<bool> storming{true};
+  std::thread storm{[&] {
+    for (auto& f : r.faults) {
+      std::this_thread::sleep_for(150ms);
+      inflict(c, f);
+    }
+    storming = false;
+  }};
+  std::vector<transfer> done;
+  auto check_ended = [&](const error& e, const std::string& what) {
+    if (e.code == errc::timeout)
+      r.violations.push_back(what + " still pending after " +
+                             std::to_string(deadline.count()) + " s");
+  };
+  for (int t = 0; t < transfers; ++t) {
+    transfer x;
+    x.from = static_cast<int>(rng() % accounts);
+    x.to = (x.from + 1 + static_cast<int>(rng() % (accounts - 1))) % accounts;
+    x.amount = 1 + static_cast<int64_t>(rng() % 50);
+    x.out_key = 2 * static_cast<uint64_t>(t);
+    x.in_key = x.out_key + 1;
+    // Even transfers through the creator's handles, odd ones through looked-up ones.
+    auto& hs = t % 2 == 0 ? created : found;
+    auto out = hs[static_cast<size_t>(x.from)]
+                   .call(&account::apply, x.out_key, -x.amount)
+                   .get(deadline);
+    x.out_acked = static_cast<bool>(out);
+    if (!out) {
+      x.errored = true;
+      check_ended(out.err(), "transfer " + std::to_string(t) + "'s withdrawal");
+    } else {
+      auto in = hs[static_cast<size_t>(x.to)]
+                    .call(&account::apply, x.in_key, x.amount)
+                    .get(deadline);
+      x.in_acked = static_cast<bool>(in);
+      if (!in) {
+        x.errored = true;
+        check_ended(in.err(), "transfer " + std::to_string(t) + "'s deposit");
+      }
+    }
+    done.push_back(x);
+  }
+  storm.join();
+  c.net.hold_if(nullptr);
+  c.net.release_held();
+  if (!fake_nodes::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 20s))
+    r.violations.push_back("the workers did not all come back");
+  // The accounts as they are now, each through its creator's handle.
+  std::map<uint64_t, int> applied_in; // key -> account
+  int64_t total = 0;
+  for (int a = 0; a < accounts; ++a) {
+    auto s =
+        created[static_cast<size_t>(a)].call(&account::balance_and_keys).get(deadline);
+    if (!s) {
+      r.violations.push_back("acct-" + std::to_string(a) +
+                             " cannot be read: " + s.err().to_string());
+      continue;
+    }
+    total += s->front();
+    int64_t from_keys = opening;
+    for (size_t i = 1; i < s->size(); ++i) {
+      auto key = static_cast<uint64_t>((*s)[i]);
+      applied_in[key] = a;
+      auto& x = done[key / 2];
+      from_keys += key % 2 == 0 ? -x.amount : x.amount;
+    }
+    if (from_keys != s->front())
+      r.violations.push_back("acct-" + std::to_string(a) + " holds " +
+                             std::to_string(s->front()) + " but its operations sum to " +
+                             std::to_string(from_keys));
+  }
+  int64_t lost_reported = 0;
+  for (size_t t = 0; t < done.size(); ++t) {
+    auto& x = done[t];
+    bool out_in = applied_in.count(x.out_key) > 0, in_in = applied_in.count(x.in_key) > 0;
+    if ((x.out_acked && !out_in) || (x.in_acked && !in_in))
+      r.violations.push_back("transfer " + std::to_string(t) +
+                             ": an acknowledged operation is not in its account's state");
+    if (out_in && !in_in) {
+      if (!x.errored)
+        r.violations.push_back("transfer " + std::to_string(t) +
+                               " lost its money without an error");
+      lost_reported += x.amount;
+    }
+  }
+  if (total != accounts * opening - lost_reported)
+    r.violations.push_back("money: " + std::to_string(total) + " in the accounts, " +
+                           std::to_string(accounts * opening - lost_reported) +
+                           " expected (" + std::to_string(lost_reported) +
+                           " lost with an error)");
+  // At most one live instance per name, once fenced nodes stopped theirs.
+  auto live_instances = [&] {
+    std::map<std::string, int> alive;
+    for (auto* n : {c.head.get(), c.w1.get(), c.w2.get()})
+      if (auto rows = n->list("actors"))
+        for (auto& row : *rows)
+          if (row.state == "alive" && row.id.rfind("acct-", 0) == 0) ++alive[row.id];
+    return alive;
+  };
+  if (!fake_nodes::eventually(
+          [&] {
+            auto alive = live_instances();
+            return std::all_of(alive.begin(), alive.end(),
+                               [](auto& kv) { return kv.second <= 1; });
+          },
+          10s))
+    for (auto& [name, n] : live_instances())
+      if (n > 1)
+        r.violations.push_back(name + " has " + std::to_string(n) + " live instances");
+  r.seconds = std::chrono::duration<double>(clock_type::now() - started).count();
+  return r;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  unsigned first = 1, seeds = 10;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--seeds" && i + 1 < argc) {
+      seeds = static_cast<unsigned>(std::stoul(argv[++i]));
+    } else if (a == "--seed" && i + 1 < argc) {
+      first = static_cast<unsigned>(std::stoul(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: swarm_sim [--seeds N] [--seed FIRST]\n");
+      return 2;
+    }
+  }
+  unsigned clean = 0;
+  size_t faults = 0;
+  double seconds = 0;
+  for (unsigned s = first; s < first + seeds; ++s) {
+    auto r = run_seed(s);
+    faults += r.faults.size();
+    seconds += r.seconds;
+    if (r.violations.empty()) {
+      ++clean;
+      continue;
+    }
+    std::string drawn;
+    for (auto& f : r.faults)
+      drawn += (drawn.empty() ? "" : ", ") + f.describe();
+    std::fprintf(stderr, "swarm_sim: seed %u broke an invariant (faults: %s):\n", s,
+                 drawn.c_str());
+    for (auto& v : r.violations)
+      std::fprintf(stderr, "  %s\n", v.c_str());
+  }
+  std::printf("swarm_sim: seeds=%u clean=%u faults=%zu seconds=%.1f\n", seeds, clean,
+              faults, seconds);
+  return clean == seeds ? 0 : 1;
+}

@@ -157,7 +157,9 @@ void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& r
 namespace {
 
 // A restart that failed: the actor is dead, and the calls that waited for it fail.
-void give_up(remote_actor_record& rec, const std::string& type, const error& e) {
+void give_up(const node_log& log, remote_actor_record& rec, const std::string& type,
+             const error& e) {
+  log.warn("actor of type '" + type + "' could not be restarted: " + e.to_string());
   for (auto& c :
        rec.abandon("actor of type '" + type + "' could not be restarted: " + e.message))
     c->result->set_error({errc::actor_died, rec.death_reason()});
@@ -205,13 +207,13 @@ void cluster_actors::restart_pinned(const std::shared_ptr<remote_actor_record>& 
   if (!link_.gone(node) && link_.reachable(node)) at = create_on(node, m);
   if (at) return restarted(rec, *at);
   if (at.err().code != errc::node_unreachable)
-    return give_up(*rec, m.type_name, at.err());
+    return give_up(link_.local->log(), *rec, m.type_name, at.err());
   if (std::chrono::steady_clock::now() < until) {
     link_.post_after(std::chrono::milliseconds(200),
                      [this, rec, m, until] { restart_pinned(rec, m, until); });
     return;
   }
-  give_up(*rec, m.type_name,
+  give_up(link_.local->log(), *rec, m.type_name,
           error{errc::node_unreachable,
                 "it is pinned to node '" + node +
                     "' (actor_options::node), which did not come back within " +
@@ -226,11 +228,12 @@ void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec
   // that loss has had time to be seen.
   std::string target = link_.head_name();
   m.placed = false;
+  m.life = 0; // the life of the node it goes to, once chosen
   if (link_.is_head()) {
     auto demand = from_list(m.resources);
     auto where = demand ? link_.place_now(*demand, work_needs::actor_type(m.type_name))
                         : result<std::string>{demand.err()};
-    if (!where) return give_up(*rec, m.type_name, where.err());
+    if (!where) return give_up(link_.local->log(), *rec, m.type_name, where.err());
     target = *where;
     m.placed = true;
   }
@@ -249,7 +252,7 @@ void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec
                      [this, rec, m, attempt] { place_again(rec, m, attempt + 1); });
     return;
   }
-  if (!at) return give_up(*rec, m.type_name, at.err());
+  if (!at) return give_up(link_.local->log(), *rec, m.type_name, at.err());
   restarted(rec, *at);
 }
 
@@ -274,9 +277,9 @@ void cluster_actors::create_actor_here(wire_msg::actor_create m) {
                                                       to_wire(where.err()), false};
                            return link_.send_to(m.owner_node, no);
                          }
+                         m.life = link_.incarnation_of(*where);
                          if (*where == link_.self.name)
                            return link_.post([this, m] { create_actor_here(m); });
-                         m.life = link_.incarnation_of(*where);
                          link_.send_to(*where, std::move(m));
                        });
   }

@@ -12,8 +12,10 @@ namespace swarm::wire_msg {
 /// The protocol version a hello carries; peers must agree. 4: a chunk's payload is a
 /// raw tail after its message. 5: the head's node table is versioned, sent whole once
 /// and then as changes. 6: the messages' defaults are the schema's. 7: nodes join by the
-/// head's address, with an owner index the head gives them.
-inline constexpr uint32_t protocol_version = 7;
+/// head's address, with an owner index the head gives them. 8: idle connections close
+/// with a goodbye; a life of a node the head found dead is fenced (heartbeats and actor
+/// creations name a life), and a call's result names the instance that ran it.
+inline constexpr uint32_t protocol_version = 8;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

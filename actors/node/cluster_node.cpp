@@ -160,6 +160,10 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
     link_.releases->net = net_.get();
+    link_.releases->self = link_.self.name;
+    link_.releases->here = [this](const wire_msg::message& m) {
+      link_.deliver_here(link_.self.name, wire_msg::message{m});
+    };
     link_.releases->forget = [this](const object_id& id) {
       caf::anon_send(link_.objects, forget_atom::value, key_of(id));
     };
@@ -432,6 +436,7 @@ cluster_node::~cluster_node() {
   {
     std::lock_guard<std::mutex> guard{link_.releases->mtx};
     link_.releases->net = nullptr;
+    link_.releases->here = nullptr;
     link_.releases->forget = nullptr;
     link_.releases->freed = nullptr;
     link_.releases->unborrow = nullptr;

@@ -50,7 +50,11 @@ caf::behavior agent_behavior(caf::event_based_actor*, node_link*) {
 
 void release_sink::send(const std::string& node, const wire_msg::message& m) {
   std::lock_guard<std::mutex> guard{mtx};
-  if (net) (void)net->send(node, m);
+  if (node == self) {
+    if (here) here(m);
+  } else if (net) {
+    (void)net->send(node, m);
+  }
 }
 
 void release_sink::free_remote(const std::string& node, const object_id& id) {

@@ -38,6 +38,10 @@ struct release_sink {
   std::function<void(const object_id&)> forget;
   std::function<void(const object_id&)> freed;
   std::function<void(const object_key&)> unborrow;
+  /// This node's name, and what handles a message for this node itself (an actor
+  /// restarted onto its owner's node is released here, not over the network).
+  std::string self;
+  std::function<void(const wire_msg::message&)> here;
 
   /// Sends `m` to `node` unless this node stopped.
   void send(const std::string& node, const wire_msg::message& m);

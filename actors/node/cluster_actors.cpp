@@ -77,15 +77,11 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   m.durable_checkpoints = spec.options.durable_checkpoints;
   m.max_concurrency = spec.options.max_concurrency;
   m.max_task_retries = spec.options.max_task_retries;
-  if (placed) m.life = link_.incarnation_of(target);
-  auto a = link_.request(target, m);
-  if (!a) return a.err();
-  auto* created = std::get_if<wire_msg::actor_created>(&*a);
-  if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
-  if (!created->ok) return from_wire(created->error);
-  auto rec = track(std::move(spec), created->node, created->actor_id, std::move(m));
+  auto at = create_on(target, m);
+  if (!at) return at.err();
+  auto rec = track(std::move(spec), at->first, at->second, std::move(m));
   if (auto ok = register_name(rec); !ok) {
-    link_.send_to(created->node, wire_msg::actor_kill{created->actor_id});
+    link_.send_to(at->first, wire_msg::actor_kill{at->second});
     rec->mark_dead(ok.err().message);
     return ok.err();
   }
@@ -228,7 +224,6 @@ void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec
   // that loss has had time to be seen.
   std::string target = link_.head_name();
   m.placed = false;
-  m.life = 0; // the life of the node it goes to, once chosen
   if (link_.is_head()) {
     auto demand = from_list(m.resources);
     auto where = demand ? link_.place_now(*demand, work_needs::actor_type(m.type_name))

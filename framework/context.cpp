@@ -141,7 +141,7 @@ slot_ptr send_actor_call(core& c, actor_record& target, task_ptr call) {
     slot->set_error(ok.err());
     return slot;
   }
-  if (target.dead()) {
+  if (target.dead() && !target.moved()) {
     slot->set_error({errc::actor_died, target.death_reason()});
     return slot;
   }

@@ -344,6 +344,16 @@ struct ActorCheckpoint {
   # A state an actor saved, sent by its node to its owner.
   actorId @0 :UInt64;
   state @1 :Data;
+  seq @2 :UInt64;  # not 0: the owner answers ActorCheckpointTaken with it
+}
+
+struct ActorCheckpointTaken {
+  # The owner's answer to a numbered ActorCheckpoint: it keeps the state (`taken`), or it
+  # does not, as the instance that sent it was replaced (its owner restarted it
+  # elsewhere). The answer to a caller other than the owner waits for it.
+  actorId @0 :UInt64;
+  seq @1 :UInt64;
+  taken @2 :Bool;
 }
 
 struct ActorCall $Cxx.lane(call) {
@@ -523,6 +533,7 @@ struct Envelope $Cxx.variant("message") {
     taskPlaced @44 :TaskPlaced;
     goodbye @45 :Goodbye;
     nodeFenced @46 :NodeFenced;
+    actorCheckpointTaken @47 :ActorCheckpointTaken;
   }
 }
 

@@ -2,7 +2,7 @@
 
 #include <caf/all.hpp>
 
-
+#include "actors/user_actors/actor_host.hpp"
 #include "actors/user_actors/remote_actor_record.hpp"
 #include "framework/detail/wire_convert.hpp"
 
@@ -336,10 +336,17 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
   spec.checkpoint = m.checkpoint;
   auto id = next_actor_++;
   // Saved states go to the owner, which restarts the actor if this node dies.
-  if (m.checkpoint_every > 0 && m.owner_node != link_.self.name)
-    spec.on_checkpoint = [this, owner = m.owner_node, id](const std::vector<uint8_t>& s) {
-      link_.send_to(owner, wire_msg::actor_checkpoint{id, s});
+  if (m.checkpoint_every > 0 && m.owner_node != link_.self.name) {
+    spec.on_checkpoint = [this, owner = m.owner_node, id](const std::vector<uint8_t>& s,
+                                                          uint64_t seq) {
+      auto members = link_.members.get();
+      if (auto i = members->find(owner); i != members->end() && !i->second.info.alive)
+        return false;
+      link_.send_to(owner, wire_msg::actor_checkpoint{id, s, seq});
+      return true;
     };
+    spec.checkpoint_resend = link_.cfg.node_timeout;
+  }
   auto rec = spawn(std::move(spec));
   if (!rec) return rec.err();
   host(id, *rec);
@@ -455,9 +462,15 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
                               const result<wire_msg::actor_location>& at) {
   if (rec->dead() || !rec->restarting()) return;
   auto& name = rec->spec().options.name;
-  if (at && at->found && !(at->node == lost_node && at->actor_id == lost_id)) {
-    link_.local->log().info("actor '" + name + "' is on node '" + at->node +
-                            "' now: the calls that waited for it go there");
+  bool moved = at && at->found && !(at->node == lost_node && at->actor_id == lost_id);
+  // Still where it was, on a node the head finds alive: only the connection there was
+  // lost (a node that began a new life closes its old ones), not the actor.
+  bool stayed =
+      at && at->found && !moved && lost_node != link_.self.name && alive(lost_node);
+  if (moved || stayed) {
+    if (moved)
+      link_.local->log().info("actor '" + name + "' is on node '" + at->node +
+                              "' now: the calls that waited for it go there");
     for (auto& c : rec->relocate(at->node, at->actor_id))
       call(*rec, std::move(c));
     return;
@@ -476,6 +489,24 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
   link_.post_after(follow_every, [this, rec, lost_node, lost_id, until] {
     follow_actor(rec, lost_node, lost_id, until);
   });
+}
+
+detail::actor_record_ptr cluster_actors::follower(host_record& moved) {
+  if (auto f = moved.forward()) return f;
+  detail::actor_spec spec;
+  spec.type_name = moved.spec().type_name;
+  spec.options.name = moved.spec().name();
+  spec.options.max_task_retries = moved.spec().options.max_task_retries;
+  auto rec = track(std::move(spec), link_.self.name, 0);
+  auto set = moved.set_forward(rec);
+  if (set == rec && rec->begin_follow()) restart_actor(rec);
+  return set;
+}
+
+bool cluster_actors::alive(const std::string& node) const {
+  auto members = link_.members.get();
+  auto i = members->find(node);
+  return i != members->end() && i->second.info.alive;
 }
 
 std::chrono::milliseconds cluster_actors::follow_timeout() const {
@@ -533,7 +564,14 @@ cluster_actors::actor_at(const detail::actor_address& addr) {
 
 void cluster_actors::call(detail::actor_record& target, detail::task_ptr call) {
   auto* remote = dynamic_cast<remote_actor_record*>(&target);
-  if (!remote) return link_.local->call(target, std::move(call));
+  if (!remote) {
+    // A named actor stopped here as its owner restarted it elsewhere: its handles here
+    // follow it there, like those of actors on other nodes.
+    if (auto* h = dynamic_cast<host_record*>(&target);
+        h && h->moved() && !target.spec().name().empty())
+      return this->call(*follower(*h), std::move(call));
+    return link_.local->call(target, std::move(call));
+  }
   if (call->method.empty()) {
     call->result->set_error(
         {errc::unregistered,
@@ -601,6 +639,11 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
     link_.send_to(m.caller_node, wire_msg::task_result{
                                      m.result, to_wire(link_.named_here(std::move(e)))});
   };
+  if (!rec && link_.hosted.moved(m.actor_id))
+    return fail({errc::node_unreachable,
+                 "actor " + std::to_string(m.actor_id) + " on node '" + link_.self.name +
+                     "' was stopped when the head found the node dead: its owner "
+                     "restarted it elsewhere"});
   if (!rec)
     return fail({errc::actor_died, "node '" + link_.self.name + "' hosts no actor " +
                                        std::to_string(m.actor_id) + " (killed or gone)"});
@@ -642,7 +685,10 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
                       t->actor_call = true;
                       t->options.priority = priority;
                       if (rec->dead()) {
-                        t->result->set_error({errc::actor_died, rec->death_reason()});
+                        t->result->set_error({link_.hosted.moved(instance)
+                                                  ? errc::node_unreachable
+                                                  : errc::actor_died,
+                                              rec->death_reason()});
                         return;
                       }
                       link_.local->call(*rec, std::move(t));

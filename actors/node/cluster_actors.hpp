@@ -12,6 +12,7 @@
 
 namespace swarm::actors {
 
+class host_record;
 class remote_actor_record;
 
 /// A cluster node's actors: creation on a chosen node or where resources fit,
@@ -85,6 +86,11 @@ private:
   result<uint64_t> host_actor(const wire_msg::actor_create& m);
   // Hosts `rec` as `id` for other nodes; returns once calls to it find it.
   void host(uint64_t id, detail::actor_record_ptr rec);
+  // The record the calls through `moved`'s handles go to: one that follows the actor,
+  // by its name, to where its owner restarted it.
+  detail::actor_record_ptr follower(host_record& moved);
+  // Whether this node's view shows `node` alive.
+  bool alive(const std::string& node) const;
   // A record of an actor on another node, remembered so its node's death reaches it.
   std::shared_ptr<remote_actor_record>
   track(detail::actor_spec spec, const std::string& node, uint64_t id,

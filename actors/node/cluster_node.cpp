@@ -366,6 +366,7 @@ void cluster_node::start_actors() {
     link_.owner.lost(peer, why);
   };
   dc.kill = [this](detail::actor_record_ptr rec) { local_->kill(*rec, false); };
+  dc.send = send;
   dc.hosted = &link_.hosted;
   link_.directory = spawn_actor_directory(sys, std::move(dc));
 }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "actors/user_actors/actor_host.hpp"
+
 namespace swarm::actors {
 
 namespace {
@@ -51,12 +53,28 @@ struct actor_directory_state {
     cfg.then_lost(peer, why);
   }
 
+  // Kept only from the instance the record shows, and not once its restart began (the
+  // restart may have taken the state before): an earlier instance's (its node found
+  // dead, the actor restarted elsewhere) is refused, and told so when it asks.
   void checkpoint(const std::string& peer, wire_msg::actor_checkpoint& m) {
+    bool taken = false;
     for (auto& w : records)
-      if (auto r = w.lock(); r && r->owned() && r->is_at(peer, m.actor_id)) {
+      if (auto r = w.lock();
+          r && r->owned() && !r->restarting() && r->is_at(peer, m.actor_id)) {
         r->save_checkpoint(std::move(m.state));
-        return;
+        taken = true;
+        break;
       }
+    if (m.seq != 0 && cfg.send)
+      cfg.send(peer, wire_msg::actor_checkpoint_taken{m.actor_id, m.seq, taken});
+  }
+
+  // The owner's answer goes to the host of the actor, if it is still here.
+  void taken(const wire_msg::actor_checkpoint_taken& m) const {
+    if (auto rec = cfg.hosted->find(m.actor_id))
+      if (auto* h = dynamic_cast<host_record*>(rec.get()))
+        if (auto host = h->host())
+          caf::anon_send(host, taken_atom::value, m.seq, m.taken);
   }
 };
 
@@ -76,6 +94,9 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
       [=](checkpoint_atom, const std::string& peer, wire_msg::actor_checkpoint& m) {
         self->state.checkpoint(peer, m);
       },
+      [=](taken_atom, const wire_msg::actor_checkpoint_taken& m) {
+        self->state.taken(m);
+      },
       [=](host_atom, uint64_t id, detail::actor_record_ptr& rec) {
         self->state.cfg.hosted->put(id, std::move(rec));
         return true;
@@ -89,12 +110,18 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
       },
       [=](fence_atom, const std::string& why) {
         auto& st = self->state;
-        auto stale = st.cfg.hosted->erase_if(
+        auto stale = st.cfg.hosted->move_out_if(
             [](const detail::actor_record& r) { return !r.spec().owner_node.empty(); });
         for (auto& rec : stale) {
-          rec->mark_dead("actor of type '" + rec->spec().type_name + "' on node '" +
+          auto stopped = "actor of type '" + rec->spec().type_name + "' on node '" +
                          st.cfg.node + "' was stopped: " + why + "; node '" +
-                         rec->spec().owner_node + "' restarted it elsewhere");
+                         rec->spec().owner_node + "' restarted it elsewhere";
+          rec->mark_dead(stopped);
+          // Its host redirects the calls it holds; the kill behind changes nothing more.
+          if (auto* h = dynamic_cast<host_record*>(rec.get())) {
+            h->mark_moved();
+            if (auto host = h->host()) caf::anon_send(host, fence_atom::value, stopped);
+          }
           st.cfg.kill(rec);
         }
         return static_cast<uint64_t>(stale.size());
@@ -130,6 +157,10 @@ void add_directory_routes(wire_routes& routes, const actor_directory_actor& dire
   routes.mailbox<wire_msg::actor_checkpoint>(
       directory, [](const std::string& peer, wire_msg::actor_checkpoint&& m) {
         return std::make_tuple(checkpoint_atom::value, peer, std::move(m));
+      });
+  routes.mailbox<wire_msg::actor_checkpoint_taken>(
+      directory, [](const std::string&, wire_msg::actor_checkpoint_taken&& m) {
+        return std::make_tuple(taken_atom::value, std::move(m));
       });
   routes.mailbox<wire_msg::actor_kill>(
       directory, [](const std::string&, wire_msg::actor_kill&& m) {

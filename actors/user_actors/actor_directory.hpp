@@ -37,6 +37,8 @@ struct actor_directory_config {
   /// Fails over what else was in flight on a lost node; runs once the actors lost with
   /// it restart or are dead, so calls to a restarting actor wait for it.
   std::function<void(const std::string& peer, const std::string& why)> then_lost;
+  /// Sends to another node (the owner's answers to numbered saved states).
+  std::function<void(const std::string& peer, wire_msg::message)> send;
   /// Stops an actor hosted here that its owner killed.
   std::function<void(detail::actor_record_ptr)> kill;
   /// Where the hosted actors are published; must outlive the directory.
@@ -50,7 +52,11 @@ struct actor_directory_config {
 /// handle does. Of actors hosted here for other nodes: it publishes them in `hosted`.
 ///   (track_atom, record)                     a handle here to an actor elsewhere
 ///   (lost_atom, peer, why)                   the connection to `peer` closed
-///   (checkpoint_atom, peer, checkpoint)      an actor this node created saved its state
+///   (checkpoint_atom, peer, checkpoint)      an actor this node created saved its state;
+///                                            a numbered one is answered, taken or not
+///                                            (not: that instance was replaced)
+///   (taken_atom, answer)                     an owner's answer to a numbered state of
+///                                            an actor hosted here: to its host
 ///   (host_atom, id, record) -> bool          hosts `record` as `id`; answered once
 ///                                            published, so calls to it find it
 ///   (unhost_atom, id)                        its owner killed it: it stops
@@ -63,6 +69,7 @@ using actor_directory_actor = caf::typed_actor<
     caf::reacts_to<track_atom, std::shared_ptr<remote_actor_record>>,
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<checkpoint_atom, std::string, wire_msg::actor_checkpoint>,
+    caf::reacts_to<taken_atom, wire_msg::actor_checkpoint_taken>,
     caf::replies_to<host_atom, uint64_t, detail::actor_record_ptr>::with<bool>,
     caf::reacts_to<unhost_atom, uint64_t>,
     caf::reacts_to<unhost_atom, detail::actor_record_ptr>,
@@ -76,10 +83,11 @@ actor_directory_actor spawn_actor_directory(caf::actor_system& sys,
                                             bool detached = true);
 
 /// Routes what the directory handles into its mailbox: states saved by actors this
-/// node owns, and kills of actors hosted here.
+/// node owns, the owners' answers to them, and kills of actors hosted here.
 void add_directory_routes(wire_routes& routes, const actor_directory_actor& directory);
 
 } // namespace swarm::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<swarm::actors::remote_actor_record>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::actor_checkpoint)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::actor_checkpoint_taken)

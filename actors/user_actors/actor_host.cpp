@@ -108,6 +108,17 @@ bool host_record::wait_for_host(std::chrono::steady_clock::time_point deadline) 
   return host_set_.wait_until(guard, deadline, [this] { return host_ != nullptr; });
 }
 
+detail::actor_record_ptr host_record::forward() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return forward_;
+}
+
+detail::actor_record_ptr host_record::set_forward(detail::actor_record_ptr to) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!forward_) forward_ = std::move(to);
+  return forward_;
+}
+
 void host_record::detach() {
   caf::actor dropped;
   std::lock_guard<std::mutex> guard{mtx_};
@@ -137,6 +148,7 @@ struct host_state {
     // Killed outright by its supervisor: calls wait for what it decides.
     if (supervised && death.empty()) hand_over(why);
     fail_pending(why);
+    refuse_held(why);
   }
 
   detail::core& node;
@@ -157,6 +169,7 @@ struct host_state {
   std::unique_ptr<actor> instance;
   std::deque<detail::task_ptr> pending;
   std::string death; // why the actor died for good; empty while alive
+  bool moved = false; // stopped as its owner restarted it elsewhere
   bool waiting = false;
   // Once a call of a priority other than 0 came, `pending` is kept highest first and
   // each call runs from its own `next_atom`, sent behind what reached the mailbox: the
@@ -165,6 +178,17 @@ struct host_state {
   bool next_sent = false;
   uint32_t in_flight = 0;                 // calls that returned futures not yet done
   uint64_t calls = 0;                     // since the last checkpoint
+  // Answers to callers other than the owner, held until the owner keeps the state
+  // numbered `seq` (or a later one); the last numbered state, sent again while any wait.
+  struct held_answer {
+    uint64_t seq;
+    detail::task_ptr call;
+    call_outcome outcome;
+  };
+  std::deque<held_answer> held;
+  uint64_t checkpoint_seq = 0;
+  std::vector<uint8_t> unanswered;
+  bool resend_due = false;
   std::shared_ptr<call_histogram> timing; // the record's
   // The last calls that ended: a ring, filled up to `calls_kept`, `next` the oldest
   // once full (entries are overwritten in place: no allocation per call).
@@ -219,10 +243,28 @@ struct host_state {
     pending.insert(at, std::move(call));
   }
 
+  // The held answers whose states the owner did not keep: the calls' effects are not in
+  // the actor's state (its owner restarted it elsewhere). A caller on another node runs
+  // the call again where the actor is now (as when a node is lost: `node_unreachable`).
+  void refuse_held(const std::string& why, uint64_t up_to = UINT64_MAX) {
+    while (!held.empty() && held.front().seq <= up_to) {
+      auto& c = *held.front().call;
+      c.result->set_error({c.origin.empty() ? errc::actor_died : errc::node_unreachable,
+                           "'" + c.name + "' ran on an instance of actor type '" +
+                               spec.type_name + "' on node '" + node.node_name() +
+                               "' that its owner replaced: " + why});
+      held.pop_front();
+    }
+  }
+
+  // Fails the calls not run. Those of an instance its owner replaced (`moved`) that came
+  // from other nodes go where the actor is now, as `refuse_held`'s do.
   void fail_pending(const std::string& why) {
     for (auto& t : pending)
       if (t->try_claim(0, detail::task_phase::cancelled))
-        t->result->set_error({errc::actor_died, why});
+        t->result->set_error(
+            {moved && !t->origin.empty() ? errc::node_unreachable : errc::actor_died,
+             why});
     pending.clear();
   }
 
@@ -235,6 +277,7 @@ struct host_state {
     }
     if (auto r = record.lock()) r->mark_dead(why);
     fail_pending(why);
+    refuse_held(why);
   }
 
   // Calls from now on wait at the record for the supervisor's decision, and those not
@@ -279,9 +322,18 @@ struct host_state {
     }
   }
 
+  // Whether the answer to `call` waits for the owner to keep the state with its effect:
+  // the owner is on another node, and the caller is not the owner (whose answer goes on
+  // the owner's connection behind the state, so it never sees one without the other).
+  bool answer_waits(const detail::task_spec& call) const {
+    return spec.on_checkpoint && !spec.owner_node.empty() &&
+           call.origin != spec.owner_node;
+  }
+
   // Saves the state every `checkpoint_every` calls; false (and `failure` set) when the
-  // hook threw.
-  bool checkpoint(error& failure) {
+  // hook threw. `numbered`: an owner's answer is asked for, and `*numbered` is the
+  // state's number then (0 when none was saved or no answer will come).
+  bool checkpoint(error& failure, uint64_t* numbered = nullptr) {
     auto every = spec.options.checkpoint_every;
     if (every == 0 || ++calls < every) return true;
     calls = 0;
@@ -296,7 +348,15 @@ struct host_state {
           node.warn("actor '" + name + "': its checkpoint is not in the control store: " +
                     ok.err().to_string());
       }
-      if (spec.on_checkpoint) spec.on_checkpoint(state);
+      if (numbered) {
+        *numbered = ++checkpoint_seq;
+        if (spec.on_checkpoint(state, *numbered))
+          unanswered = state;
+        else
+          *numbered = 0;
+      } else if (spec.on_checkpoint) {
+        spec.on_checkpoint(state, 0);
+      }
       if (auto r = record.lock()) r->save_checkpoint(std::move(state));
       return true;
     } catch (const std::exception& e) {
@@ -345,6 +405,55 @@ void run_next_later(host_actor* self) {
   self->send(self, next_atom::value);
 }
 
+// The call's result goes out.
+void answer(host_actor* self, detail::task_ptr task, call_outcome outcome) {
+  auto& st = *self->state;
+  publish(st.node, *task, std::move(outcome));
+  if (task->forwarded) {
+    ++st.in_flight;
+    task->result->when_done([addr = self->address()] {
+      if (auto h = caf::actor_cast<caf::actor>(addr)) caf::anon_send(h, done_atom::value);
+    });
+  }
+}
+
+// The call's result waits for the owner to keep state `seq`; while any waits, the last
+// numbered state goes to the owner again each `checkpoint_resend`.
+void hold(host_actor* self, detail::task_ptr task, call_outcome outcome, uint64_t seq) {
+  auto& st = *self->state;
+  st.held.push_back({seq, std::move(task), std::move(outcome)});
+  if (st.resend_due) return;
+  st.resend_due = true;
+  self->delayed_send(self, st.spec.checkpoint_resend, resend_atom::value);
+}
+
+// The owner kept state `seq` (`taken`), or refused it: the answers held for it and the
+// states before it go out, or are refused.
+void settle(host_actor* self, uint64_t seq, bool taken) {
+  auto& st = *self->state;
+  if (!taken)
+    return st.refuse_held("node '" + st.spec.owner_node +
+                              "' restarted it elsewhere, without this call's effect",
+                          seq);
+  while (!st.held.empty() && st.held.front().seq <= seq) {
+    auto h = std::move(st.held.front());
+    st.held.pop_front();
+    answer(self, std::move(h.call), std::move(h.outcome));
+  }
+}
+
+void resend(host_actor* self) {
+  auto& st = *self->state;
+  st.resend_due = false;
+  if (st.held.empty()) return;
+  // No answer will come from an owner the head found dead: the state here is the
+  // actor's only one.
+  if (!st.spec.on_checkpoint(st.unanswered, st.checkpoint_seq))
+    return settle(self, UINT64_MAX, true);
+  st.resend_due = true;
+  self->delayed_send(self, st.spec.checkpoint_resend, resend_atom::value);
+}
+
 void drain(host_actor* self) {
   auto& st = *self->state;
   auto most = std::max<uint32_t>(1, st.spec.options.max_concurrency);
@@ -383,16 +492,15 @@ void drain(host_actor* self) {
     bool crashed = outcome.what == call_outcome::kind::crash;
     if (crashed) cause = outcome.err;
     // Saved before the result goes out: whoever sees the result finds its effect in
-    // the state a restart restores.
-    if (!crashed) crashed = !st.checkpoint(cause);
-    publish(st.node, *task, std::move(outcome));
-    if (task->forwarded) {
-      ++st.in_flight;
-      task->result->when_done([addr = self->address()] {
-        if (auto h = caf::actor_cast<caf::actor>(addr))
-          caf::anon_send(h, done_atom::value);
-      });
-    }
+    // the state a restart restores. The owner's own answer travels behind the state;
+    // another caller's waits until the owner says it keeps it.
+    uint64_t numbered = 0;
+    if (!crashed)
+      crashed = !st.checkpoint(cause, st.answer_waits(*task) ? &numbered : nullptr);
+    if (numbered != 0)
+      hold(self, std::move(task), std::move(outcome), numbered);
+    else
+      answer(self, std::move(task), std::move(outcome));
     if (crashed) {
       st.crash(cause);
       if (st.supervised) {
@@ -492,6 +600,19 @@ caf::behavior actor_host(host_actor* self, detail::core* node,
         if (!st.ending) drain(self);
       },
       [self](end_atom) { self->quit(self->state->end_reason); },
+      [self](taken_atom, uint64_t seq, bool taken) { settle(self, seq, taken); },
+      [self](fence_atom, const std::string& why) {
+        auto& st = *self->state;
+        if (!st.death.empty() || st.ending) return;
+        st.moved = true;
+        st.stop_instance();
+        st.die(why);
+        if (st.supervised)
+          end(self, caf::exit_reason::user_shutdown);
+        else
+          self->quit(caf::exit_reason::user_shutdown);
+      },
+      [self](resend_atom) { resend(self); },
       [self](stats_atom, timeline_atom) { return self->state->recent_in_order(); },
       [self](kill_atom, bool restart) {
         auto& st = *self->state;

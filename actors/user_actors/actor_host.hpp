@@ -4,6 +4,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/fwd.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -84,6 +85,15 @@ public:
 
   bool supervised() const noexcept { return supervised_; }
 
+  /// Its owner restarted it on another node (this node was found dead, and stopped it):
+  /// calls through its handles here go to a record that follows it there by name.
+  void mark_moved() noexcept { moved_.store(true, std::memory_order_release); }
+  bool moved() const noexcept override { return moved_.load(std::memory_order_acquire); }
+  /// The record calls go to since it moved; null until `set_forward`.
+  detail::actor_record_ptr forward() const;
+  /// Sets the record calls go to since it moved, unless one is set; returns the one set.
+  detail::actor_record_ptr set_forward(detail::actor_record_ptr to);
+
   /// How long its calls took to run, across restarts.
   const std::shared_ptr<call_histogram>& timing() const noexcept { return timing_; }
 
@@ -98,6 +108,8 @@ private:
   std::string restart_cause_;
   std::deque<detail::task_ptr> held_;
   size_t unrun_ = 0; // how many of held_'s first calls came from the ended host
+  std::atomic<bool> moved_{false};
+  detail::actor_record_ptr forward_; // under mtx_
 };
 
 /// Spawns the CAF actor hosting a user actor: it constructs the instance, runs calls one

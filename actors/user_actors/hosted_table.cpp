@@ -72,16 +72,29 @@ void hosted_table::erase(const detail::actor_record* rec) {
 }
 
 std::vector<detail::actor_record_ptr>
-hosted_table::erase_if(const std::function<bool(const detail::actor_record&)>& pred) {
+hosted_table::move_out_if(const std::function<bool(const detail::actor_record&)>& pred) {
   std::lock_guard<std::mutex> guard{write_};
-  std::vector<uint64_t> ids;
-  for (size_t k = 0; k < shards; ++k)
+  std::vector<detail::actor_record_ptr> out;
+  for (size_t k = 0; k < shards; ++k) {
+    std::vector<uint64_t> ids;
     for (auto& [id, rec] : *get(k))
       if (pred(*rec)) ids.push_back(id);
-  std::vector<detail::actor_record_ptr> out;
-  for (auto id : ids)
-    out.push_back(erase_locked(id));
+    for (auto id : ids) {
+      out.push_back(erase_locked(id));
+      if (!moved_.insert(id).second) continue;
+      moved_order_.push_back(id);
+      if (moved_order_.size() > moved_kept) {
+        moved_.erase(moved_order_.front());
+        moved_order_.pop_front();
+      }
+    }
+  }
   return out;
+}
+
+bool hosted_table::moved(uint64_t id) const {
+  std::lock_guard<std::mutex> guard{write_};
+  return moved_.count(id) > 0;
 }
 
 void hosted_table::clear() {

@@ -2,11 +2,13 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "framework/detail/actor_record.hpp"
@@ -35,10 +37,16 @@ public:
   void put(uint64_t id, detail::actor_record_ptr rec);
   detail::actor_record_ptr erase(uint64_t id);
   void erase(const detail::actor_record* rec);
-  /// Takes out the actors `pred` selects; returns them.
+  /// Takes out the actors `pred` selects, whose owners restarted them elsewhere; returns
+  /// them. Their ids are remembered (the latest `moved_kept`): a call that still comes
+  /// is redirected.
   std::vector<detail::actor_record_ptr>
-  erase_if(const std::function<bool(const detail::actor_record&)>& pred);
+  move_out_if(const std::function<bool(const detail::actor_record&)>& pred);
+  /// Whether the actor hosted as `id` was taken out by `move_out_if`.
+  bool moved(uint64_t id) const;
   void clear();
+
+  static constexpr size_t moved_kept = 4096;
 
 private:
   using shard = std::map<uint64_t, detail::actor_record_ptr>;
@@ -50,6 +58,8 @@ private:
   std::array<std::shared_ptr<const shard>, shards> shards_;
   mutable std::mutex write_;
   std::map<const detail::actor_record*, uint64_t> ids_; // under `write_`
+  std::set<uint64_t> moved_;                            // under `write_`
+  std::deque<uint64_t> moved_order_;                    // under `write_`, oldest first
 };
 
 } // namespace swarm::actors

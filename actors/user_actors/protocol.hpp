@@ -12,6 +12,10 @@ using call_atom = caf::atom_constant<caf::atom("call")>;
 using resume_atom = caf::atom_constant<caf::atom("resume")>;
 using next_atom = caf::atom_constant<caf::atom("next")>;
 using end_atom = caf::atom_constant<caf::atom("hostend")>;
+/// The owner's answer to a numbered saved state (`actor_spec::on_checkpoint`), and the
+/// host's turn to send an unanswered one again.
+using taken_atom = caf::atom_constant<caf::atom("cptaken")>;
+using resend_atom = caf::atom_constant<caf::atom("cpresend")>;
 
 using track_atom = caf::atom_constant<caf::atom("track")>;
 using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -34,7 +35,15 @@ struct actor_spec {
   /// A state to restore the first instance from (an actor restarted on another node).
   std::vector<uint8_t> checkpoint;
   /// Also told each state saved (the owner on another node keeps it); may be empty.
-  std::function<void(const std::vector<uint8_t>&)> on_checkpoint;
+  /// `seq`, when not 0, numbers a state whose owner's answer the host waits for
+  /// (`checkpoint_taken_atom` to the host): it holds the answer to a caller other than
+  /// the owner until the owner keeps the state with the call's effect.
+  /// False when no answer will come (the head found the owner dead): the state here is
+  /// the actor's only one, and the host answers at once.
+  std::function<bool(const std::vector<uint8_t>& state, uint64_t seq)> on_checkpoint;
+  /// How long a host waits for the owner's answer to a numbered state before it sends
+  /// the state again (the first may have gone down with its connection).
+  std::chrono::milliseconds checkpoint_resend{1000};
 
   /// The actor's name, in this node's registry or (moved there) in the cluster's; empty
   /// when it has none.
@@ -83,6 +92,10 @@ public:
 
   /// Whether the actor died for good; calls then fail with `actor_died`.
   bool dead() const noexcept { return dead_.load(std::memory_order_acquire); }
+
+  /// Whether the actor, stopped here, lives on elsewhere (its owner restarted it on
+  /// another node): calls through this record, dead or not, are redirected there.
+  virtual bool moved() const noexcept { return false; }
 
   /// Why the actor died; empty while it lives.
   std::string death_reason() const {

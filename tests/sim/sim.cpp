@@ -1,7 +1,9 @@
 // The fault simulation: the cluster protocol (a head and two workers, real cluster nodes
-// on the fake network) runs a bank under a schedule of faults drawn from a seed: freezes
-// and partitions (both ways and one way), delays, and connection resets. Checkers assert
-// the invariants afterwards:
+// on the fake network) runs a bank under a schedule of faults drawn from a seed: freezes,
+// partitions (both ways, one way, and between the head and one worker only), delays, and
+// connection resets. Four threads transfer money while the faults last, through the
+// creator's handles (on the head) and handles looked up by name on worker-2. Checkers
+// assert the invariants afterwards:
 //   - every future ends (a value or an error) within its deadline;
 //   - every acknowledged operation is in its account's state (exactly-once on state);
 //   - money is conserved, through creator handles and looked-up handles alike: a transfer
@@ -11,9 +13,11 @@
 // failing seed reproduces the same faults at the same times, not the same run.
 //
 // Usage: swarm_sim [--seeds N] [--seed S]   (N seeds from S; exit 1 on a violation)
+// It prints a line per seed, the errors calls reported by kind, and the violations last.
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -35,7 +39,9 @@ using clock_type = std::chrono::steady_clock;
 
 constexpr int accounts = 4;
 constexpr int64_t opening = 1000;
-constexpr int transfers = 48;
+constexpr int drivers = 4;          // threads calling at once
+constexpr size_t min_transfers = 8; // by each driver, faults or not
+constexpr auto pace = 10ms;         // between a driver's transfers
 constexpr auto deadline = 30s; // for any one future
 
 /// An account that applies each operation once, by key, and saves its state each call.
@@ -81,11 +87,19 @@ void register_bank(application& app) {
 
 /// One fault, as drawn: what, on which worker, for how long.
 struct fault {
-  enum class kind { freeze, cut_outgoing, cut_incoming, delay, reset } what;
+  enum class kind {
+    freeze,
+    cut_outgoing,
+    cut_incoming,
+    delay,
+    reset,
+    cut_from_head
+  } what;
   std::string node;
   std::chrono::milliseconds length;
   std::string describe() const {
-    static const char* names[] = {"freeze", "cut-out", "cut-in", "delay", "reset"};
+    static const char* names[] = {"freeze", "cut-out", "cut-in",
+                                  "delay",  "reset",   "cut-from-head"};
     return std::string{names[static_cast<int>(what)]} + " " + node + " " +
            std::to_string(length.count()) + "ms";
   }
@@ -95,7 +109,7 @@ std::vector<fault> draw_faults(std::mt19937& rng, int n) {
   std::vector<fault> out;
   for (int i = 0; i < n; ++i) {
     fault f;
-    f.what = static_cast<fault::kind>(rng() % 5);
+    f.what = static_cast<fault::kind>(rng() % 6);
     f.node = rng() % 2 == 0 ? "worker-1" : "worker-2";
     // Shorter and longer than node_timeout (400 ms): some are found dead, some not.
     f.length = std::chrono::milliseconds(100 + rng() % 800);
@@ -125,6 +139,12 @@ void inflict(fake_nodes& c, const fault& f) {
       return *on && from == node && !std::holds_alternative<wire_msg::heartbeat>(m);
     });
     break;
+  case fault::kind::cut_from_head: // the node and the head lose each other; the rest
+                                   // of the network still reaches both
+    c.net.hold_if([on, node](auto& from, auto& to, auto&) {
+      return *on && ((from == node && to == "head") || (from == "head" && to == node));
+    });
+    break;
   case fault::kind::reset:
     c.net.disconnect("head", node, "reset by the simulation");
     return;
@@ -139,7 +159,18 @@ struct seed_result {
   std::vector<std::string> violations;
   std::vector<fault> faults;
   double seconds = 0;
+  size_t transfers = 0, errored = 0; // transfers made, and those that reported an error
+  std::map<std::string, size_t> errors; // the errors reported, by kind
 };
+
+// An error's kind: its text with the numbers in it left out.
+std::string kind_of(const error& e) {
+  std::string out;
+  for (char ch : e.to_string())
+    if (!std::isdigit(static_cast<unsigned char>(ch)) || out.empty() || out.back() != '#')
+      out += std::isdigit(static_cast<unsigned char>(ch)) ? '#' : ch;
+  return out;
+}
 
 // One transfer as the driver saw it.
 struct transfer {
@@ -188,40 +219,66 @@ seed_result run_seed(unsigned seed) {
     }
     storming = false;
   }};
-  std::vector<transfer> done;
+  // Transfers run from `drivers` threads at once, paced, for as long as the faults
+  // last, so calls are in flight whenever a fault strikes. Transfer t is driver
+  // t % drivers's; its keys are 2t (withdrawal) and 2t + 1 (deposit).
+  std::vector<std::vector<transfer>> by_driver(drivers);
+  std::mutex results_mtx; // r's violations and errors, written by the drivers
   auto check_ended = [&](const error& e, const std::string& what) {
-    if (e.code == errc::timeout)
-      r.violations.push_back(what + " still pending after " +
-                             std::to_string(deadline.count()) + " s");
+    if (e.code != errc::timeout) return;
+    std::lock_guard<std::mutex> lock{results_mtx};
+    r.violations.push_back(what + " still pending after " +
+                           std::to_string(deadline.count()) + " s");
   };
-  for (int t = 0; t < transfers; ++t) {
-    transfer x;
-    x.from = static_cast<int>(rng() % accounts);
-    x.to = (x.from + 1 + static_cast<int>(rng() % (accounts - 1))) % accounts;
-    x.amount = 1 + static_cast<int64_t>(rng() % 50);
-    x.out_key = 2 * static_cast<uint64_t>(t);
-    x.in_key = x.out_key + 1;
-    // Even transfers through the creator's handles, odd ones through looked-up ones.
-    auto& hs = t % 2 == 0 ? created : found;
-    auto out = hs[static_cast<size_t>(x.from)]
-                   .call(&account::apply, x.out_key, -x.amount)
-                   .get(deadline);
-    x.out_acked = static_cast<bool>(out);
-    if (!out) {
-      x.errored = true;
-      check_ended(out.err(), "transfer " + std::to_string(t) + "'s withdrawal");
-    } else {
-      auto in = hs[static_cast<size_t>(x.to)]
-                    .call(&account::apply, x.in_key, x.amount)
-                    .get(deadline);
-      x.in_acked = static_cast<bool>(in);
-      if (!in) {
+  auto note_error = [&](const error& e) {
+    std::lock_guard<std::mutex> lock{results_mtx};
+    ++r.errors[kind_of(e)];
+  };
+  auto drive = [&](int d) {
+    std::mt19937 draw{seed * 7919u + static_cast<unsigned>(d)};
+    auto& mine = by_driver[static_cast<size_t>(d)];
+    while (storming || mine.size() < min_transfers) {
+      auto t = static_cast<int>(mine.size()) * drivers + d;
+      transfer x;
+      x.from = static_cast<int>(draw() % accounts);
+      x.to = (x.from + 1 + static_cast<int>(draw() % (accounts - 1))) % accounts;
+      x.amount = 1 + static_cast<int64_t>(draw() % 50);
+      x.out_key = 2 * static_cast<uint64_t>(t);
+      x.in_key = x.out_key + 1;
+      // Even transfers through the creator's handles, odd ones through looked-up ones.
+      auto& hs = t % 2 == 0 ? created : found;
+      auto out = hs[static_cast<size_t>(x.from)]
+                     .call(&account::apply, x.out_key, -x.amount)
+                     .get(deadline);
+      x.out_acked = static_cast<bool>(out);
+      if (!out) {
         x.errored = true;
-        check_ended(in.err(), "transfer " + std::to_string(t) + "'s deposit");
+        note_error(out.err());
+        check_ended(out.err(), "transfer " + std::to_string(t) + "'s withdrawal");
+      } else {
+        auto in = hs[static_cast<size_t>(x.to)]
+                      .call(&account::apply, x.in_key, x.amount)
+                      .get(deadline);
+        x.in_acked = static_cast<bool>(in);
+        if (!in) {
+          x.errored = true;
+          note_error(in.err());
+          check_ended(in.err(), "transfer " + std::to_string(t) + "'s deposit");
+        }
       }
+      mine.push_back(x);
+      std::this_thread::sleep_for(pace);
     }
-    done.push_back(x);
-  }
+  };
+  std::vector<std::thread> driving;
+  for (int d = 0; d < drivers; ++d)
+    driving.emplace_back(drive, d);
+  for (auto& d : driving)
+    d.join();
+  auto transfer_of = [&](uint64_t key) -> const transfer& {
+    auto t = static_cast<size_t>(key / 2);
+    return by_driver[t % drivers][t / drivers];
+  };
   storm.join();
   c.net.hold_if(nullptr);
   c.net.release_held();
@@ -243,7 +300,7 @@ seed_result run_seed(unsigned seed) {
     for (size_t i = 1; i < s->size(); ++i) {
       auto key = static_cast<uint64_t>((*s)[i]);
       applied_in[key] = a;
-      auto& x = done[key / 2];
+      auto& x = transfer_of(key);
       from_keys += key % 2 == 0 ? -x.amount : x.amount;
     }
     if (from_keys != s->front())
@@ -252,19 +309,23 @@ seed_result run_seed(unsigned seed) {
                              std::to_string(from_keys));
   }
   int64_t lost_reported = 0;
-  for (size_t t = 0; t < done.size(); ++t) {
-    auto& x = done[t];
-    bool out_in = applied_in.count(x.out_key) > 0, in_in = applied_in.count(x.in_key) > 0;
-    if ((x.out_acked && !out_in) || (x.in_acked && !in_in))
-      r.violations.push_back("transfer " + std::to_string(t) +
-                             ": an acknowledged operation is not in its account's state");
-    if (out_in && !in_in) {
-      if (!x.errored)
-        r.violations.push_back("transfer " + std::to_string(t) +
-                               " lost its money without an error");
-      lost_reported += x.amount;
+  for (auto& mine : by_driver)
+    for (auto& x : mine) {
+      ++r.transfers;
+      r.errored += x.errored ? 1 : 0;
+      auto t = std::to_string(x.out_key / 2);
+      bool out_in = applied_in.count(x.out_key) > 0;
+      bool in_in = applied_in.count(x.in_key) > 0;
+      if ((x.out_acked && !out_in) || (x.in_acked && !in_in))
+        r.violations.push_back(
+            "transfer " + t +
+            ": an acknowledged operation is not in its account's state");
+      if (out_in && !in_in) {
+        if (!x.errored)
+          r.violations.push_back("transfer " + t + " lost its money without an error");
+        lost_reported += x.amount;
+      }
     }
-  }
   if (total != accounts * opening - lost_reported)
     r.violations.push_back("money: " + std::to_string(total) + " in the accounts, " +
                            std::to_string(accounts * opening - lost_reported) +
@@ -309,12 +370,22 @@ int main(int argc, char** argv) {
     }
   }
   unsigned clean = 0;
-  size_t faults = 0;
+  size_t faults = 0, transfers = 0, errored = 0;
+  std::map<std::string, size_t> errors;
   double seconds = 0;
+  std::string broken; // printed last, below the nodes' logs
   for (unsigned s = first; s < first + seeds; ++s) {
     auto r = run_seed(s);
     faults += r.faults.size();
+    transfers += r.transfers;
+    errored += r.errored;
+    for (auto& [kind, n] : r.errors)
+      errors[kind] += n;
     seconds += r.seconds;
+    std::printf("swarm_sim: seed %u: %zu transfers (%zu reported an error), %.1f s, %s\n",
+                s, r.transfers, r.errored, r.seconds,
+                r.violations.empty() ? "clean" : "BROKEN");
+    std::fflush(stdout);
     if (r.violations.empty()) {
       ++clean;
       continue;
@@ -322,12 +393,24 @@ int main(int argc, char** argv) {
     std::string drawn;
     for (auto& f : r.faults)
       drawn += (drawn.empty() ? "" : ", ") + f.describe();
-    std::fprintf(stderr, "swarm_sim: seed %u broke an invariant (faults: %s):\n", s,
-                 drawn.c_str());
-    for (auto& v : r.violations)
-      std::fprintf(stderr, "  %s\n", v.c_str());
+    broken +=
+        "seed " + std::to_string(s) + " broke an invariant (faults: " + drawn + "):\n";
+    constexpr size_t shown = 5;
+    for (size_t i = 0; i < std::min(shown, r.violations.size()); ++i)
+      broken += "  " + r.violations[i] + "\n";
+    if (r.violations.size() > shown)
+      broken += "  and " + std::to_string(r.violations.size() - shown) + " more\n";
   }
-  std::printf("swarm_sim: seeds=%u clean=%u faults=%zu seconds=%.1f\n", seeds, clean,
-              faults, seconds);
+  std::fflush(stderr);
+  std::vector<std::pair<size_t, std::string>> kinds;
+  for (auto& [kind, n] : errors)
+    kinds.emplace_back(n, kind);
+  std::sort(kinds.rbegin(), kinds.rend());
+  for (size_t i = 0; i < std::min<size_t>(3, kinds.size()); ++i)
+    std::printf("swarm_sim: %zu call(s) failed with: %s\n", kinds[i].first,
+                kinds[i].second.c_str());
+  std::printf("%sswarm_sim: seeds=%u clean=%u faults=%zu transfers=%zu errored=%zu "
+              "seconds=%.1f\n",
+              broken.c_str(), seeds, clean, faults, transfers, errored, seconds);
   return clean == seeds ? 0 : 1;
 }

@@ -282,13 +282,16 @@ TEST_CASE(
       10s));
   CHECK(c.head->wait_for_nodes(3, 5s) == 3);
   CHECK(c.w2->wait_for_nodes(3, 5s) == 3); // worker-2 sees the new life too
-  // The stale instance is gone: a call sent to it straight is refused.
+  // The stale instance is gone: a call sent to it straight is refused, saying where the
+  // actor went (an unnamed actor's handle cannot follow it there).
   auto rec = c.w2->actor_at(stale);
   REQUIRE(rec);
   actor_handle<counter> old{*c.w2, *rec};
   auto refused = old.call(&counter::add, 1).get(10s);
   REQUIRE_FALSE(refused);
-  CHECK(refused.err().code == errc::actor_died);
+  CHECK(refused.err().code == errc::node_unreachable);
+  CHECK(refused.err().message.find("its owner restarted it elsewhere") !=
+        std::string::npos);
   // The live one went on from its own state.
   CHECK(a.call(&counter::add, 1).get(10s).value() == 114);
   CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
@@ -556,4 +559,63 @@ TEST_CASE("work pinned to a node of the file that has not joined waits for it, a
     REQUIRE_FALSE(nobody);
     CHECK(nobody.err().message.find("worker-9") != std::string::npos);
   }
+}
+
+TEST_CASE("a call from a node other than the actor's owner is answered once the owner "
+          "keeps the state with its effect, and runs again where the owner restarted "
+          "the actor when the owner never got that state") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto o = checkpointed_on_workers(2, 2);
+  o.name = "tally";
+  auto a = c.driver->spawn(o, counter_t, 100);
+  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
+  context on_w2{*c.w2, c.w2->new_owner_id()};
+  auto b = on_w2.find_actor(counter_t, "tally");
+  REQUIRE(b);
+  // The owner's answers to worker-1's saved states held back: worker-2's call runs, and
+  // its answer waits for the owner's.
+  std::atomic<bool> holding{true};
+  c.net.hold_if([&holding](auto& from, auto& to, auto& m) {
+    return holding && from == "head" && to == "worker-1" &&
+           is<wire_msg::actor_checkpoint_taken>(m);
+  });
+  auto call = b->call(&counter::add, 5);
+  CHECK(call.get(300ms).err().code == errc::timeout);
+  // The owner's own call does not wait: its answer comes behind the state.
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 106);
+  holding = false;
+  c.net.hold_if(nullptr);
+  c.net.release_held();
+  CHECK(call.get(10s).value() == 105);
+  // Worker-1 cut off from the head only: worker-2's call runs there, but the state with
+  // its effect never reaches the owner, which finds worker-1 dead and restarts the actor
+  // on worker-2 from 106. The call runs again there, once.
+  std::atomic<bool> cut{true};
+  c.net.hold_if([&cut](auto& from, auto& to, auto&) {
+    return cut &&
+           ((from == "worker-1" && to == "head") || (from == "head" && to == "worker-1"));
+  });
+  auto stale = c.head->address_of(a.record());
+  auto first_life = worker_1_row(c).incarnation;
+  auto again = b->call(&counter::add, 10);
+  CHECK(again.get(10s).value() == 116);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
+  cut = false;
+  c.net.hold_if(nullptr);
+  c.net.release_held();
+  CHECK(a.call(&counter::add, 0).get(10s).value() == 116);
+  CHECK(b->call(&counter::add, 0).get(10s).value() == 116);
+  // Worker-1, back, stopped its instance: a call that still reaches it is redirected to
+  // where the actor is now.
+  REQUIRE(fake_cluster::eventually(
+      [&] {
+        auto row = worker_1_row(c);
+        return row.alive && row.incarnation > first_life;
+      },
+      10s));
+  auto rec = c.w2->actor_at(stale);
+  REQUIRE(rec);
+  actor_handle<counter> old{*c.w2, *rec};
+  CHECK(old.call(&counter::add, 1).get(10s).value() == 117);
 }

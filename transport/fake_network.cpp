@@ -339,6 +339,16 @@ void fake_network::deliver_one(const std::string& from, const std::string& to,
 
 size_t fake_network::release_held() {
   guard g{mtx_};
+  return release_locked(g);
+}
+
+size_t fake_network::heal() {
+  guard g{mtx_};
+  hold_ = nullptr;
+  return release_locked(g);
+}
+
+size_t fake_network::release_locked(guard& g) {
   pending calls;
   auto held = std::move(held_);
   held_.clear();
@@ -347,20 +357,25 @@ size_t fake_network::release_held() {
       if (n.handlers.on_message) n.handlers.on_message(from, std::move(m));
     });
   auto n = calls.size();
+  // Run without the lock: `deliver` holds back meanwhile, so what was queued after the
+  // held messages does not overtake them.
+  releasing_ = true;
   run(g, calls);
+  releasing_ = false;
   return n;
 }
 
 size_t fake_network::deliver(size_t max) {
   guard g{mtx_};
+  if (releasing_) return 0;
   size_t delivered = 0;
   bool progress = true;
-  while (progress && delivered < max) {
+  while (progress && delivered < max && !releasing_) {
     progress = false;
     // One frame per connection per round, so no connection starves the others. Handlers
     // run without the lock and may send, connect or disconnect: links are found afresh.
     std::optional<key> cursor;
-    while (delivered < max) {
+    while (delivered < max && !releasing_) {
       auto it = cursor ? links_.upper_bound(*cursor) : links_.begin();
       size_t lane_index = 0;
       for (; it != links_.end(); ++it) {

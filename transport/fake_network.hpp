@@ -113,8 +113,13 @@ public:
   void refuse_connections_if(
       std::function<bool(const std::string& a, const std::string& b)> pred);
 
-  /// Delivers the held messages, in the order they were held; returns how many.
+  /// Delivers the held messages, in the order they were held, before any message
+  /// queued after them; returns how many.
   size_t release_held();
+
+  /// Ends a fault: holds nothing more and delivers what was held, at once, so no message
+  /// sent after a held one on its connection arrives before it (as on TCP).
+  size_t heal();
 
   /// Cuts the connection between `a` and `b` (both directions), dropping what is queued;
   /// both sides' transports report the peer down, saying `why`.
@@ -166,6 +171,7 @@ private:
            pending& out);
   // Runs the handlers in `calls` without the lock, keeping their nodes alive meanwhile.
   void run(guard& g, pending& calls);
+  size_t release_locked(guard& g);
   // Drops, holds or queues `m` for its handler; the caller holds the lock.
   void deliver_one(const std::string& from, const std::string& to, message&& m,
                    pending& calls);
@@ -179,6 +185,7 @@ private:
   predicate hold_;
   std::function<bool(const std::string&, const std::string&)> refuse_;
   std::vector<std::tuple<std::string, std::string, message>> held_;
+  bool releasing_ = false; // held messages are being delivered: `deliver` waits its turn
   std::map<raw_id, raw_link> raws_;
   raw_id next_raw_ = 1;
   counters stats_;

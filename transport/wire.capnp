@@ -131,6 +131,7 @@ struct TaskResult $Cxx.unionField("outcome") $Cxx.lane(call) {
   }
   latencyCritical @4 :Bool $Cxx.controlWhenSet; # the result of a latency-critical task or call: control lane
   actorId @5 :UInt64;  # an actor call's: the instance that ran it (0: a task's result)
+  life @6 :UInt64;     # the life (incarnation) of the node that ran it; 0: not said
 }
 
 struct ObjectPull $Cxx.lane(bulk) {
@@ -344,13 +345,15 @@ struct ActorCheckpoint {
   # A state an actor saved, sent by its node to its owner.
   actorId @0 :UInt64;
   state @1 :Data;
-  seq @2 :UInt64;  # not 0: the owner answers ActorCheckpointTaken with it
+  seq @2 :UInt64;    # its number: each instance numbers its states 1, 2, ...
+  answer @3 :Bool;   # the owner answers with ActorCheckpointTaken
 }
 
 struct ActorCheckpointTaken {
-  # The owner's answer to a numbered ActorCheckpoint: it keeps the state (`taken`), or it
-  # does not, as the instance that sent it was replaced (its owner restarted it
-  # elsewhere). The answer to a caller other than the owner waits for it.
+  # The owner's answer to an ActorCheckpoint that asked for one: it holds that state or a
+  # later one (`taken`), or it does not, as the instance that sent it was replaced (its
+  # owner restarted it elsewhere). The answer to a caller other than the owner waits
+  # for it.
   actorId @0 :UInt64;
   seq @1 :UInt64;
   taken @2 :Bool;
@@ -418,7 +421,7 @@ struct KvEntry {
 struct GroupAsk {
   # A placement-group request for the head's global scheduler.
   requestId @0 :UInt64;
-  kind @1 :UInt8 = 1 $Cxx.enumeration(["create", "query", "remove"]);
+  kind @1 :UInt8 = 1 $Cxx.enumeration(["create", "query", "remove", "wait"]);  # wait: answered once placed
   id @2 :UInt64;
   bundles @3 :List(List(Resource)); # create
   strategy @4 :UInt8;              # create: 0 pack, 1 spread, 2 strict_pack, 3 strict_spread

@@ -154,7 +154,9 @@ private:
 
   bool is_head() const { return link_.is_head(); }
   // Sends a placement-group request to the head and waits for its answer.
-  result<detail::group_placement> ask_head(wire_msg::group_ask m);
+  // `wait`: how long the head may hold its answer (a wait until placed).
+  result<detail::group_placement> ask_head(wire_msg::group_ask m,
+                                           std::chrono::milliseconds wait = {});
   // The head answers another node's placement-group request.
   void on_group_ask(const std::string& peer, const wire_msg::group_ask& m);
   const std::string& head_name() const { return link_.head_name(); }

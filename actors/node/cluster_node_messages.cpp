@@ -23,8 +23,10 @@ namespace swarm::actors {
 using namespace std::chrono_literals;
 using detail::key_of;
 
-result<detail::group_placement> cluster_node::ask_head(wire_msg::group_ask m) {
-  auto a = link_.request(head_name(), std::move(m));
+result<detail::group_placement> cluster_node::ask_head(wire_msg::group_ask m,
+                                                       std::chrono::milliseconds wait) {
+  auto a = wait.count() > 0 ? link_.request(head_name(), std::move(m), wait)
+                            : link_.request(head_name(), std::move(m));
   if (!a) return a.err();
   auto* g = std::get_if<wire_msg::group_answer>(&*a);
   if (!g) return error{errc::invalid_argument, "unexpected answer to a placement group"};
@@ -54,17 +56,23 @@ result<void> cluster_node::create_group(uint64_t id, const placement_group_optio
 result<detail::group_placement>
 cluster_node::wait_group(uint64_t id, std::chrono::milliseconds timeout) {
   if (is_head()) return wait_group_at(link_.global, id, timeout);
-  // Asked again until it is placed: the head answers each ask at once.
-  auto deadline = detail::deadline_after(timeout);
+  wire_msg::group_ask m;
+  m.id = id;
+  m.kind = wire_msg::group_ask::kind_type::query;
+  if (timeout.count() <= 0) return ask_head(std::move(m));
+  // The head answers a wait once the group is placed: asked in rounds of at most 8 s (a
+  // request's own limit is 10 s) until `timeout`.
+  m.kind = wire_msg::group_ask::kind_type::wait;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    wire_msg::group_ask m;
-    m.kind = wire_msg::group_ask::kind_type::query;
-    m.id = id;
-    auto a = ask_head(std::move(m));
-    if (a || a.err().code != errc::timeout || timeout.count() <= 0 ||
-        detail::object_slot::clock::now() >= deadline)
-      return a;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return error{errc::timeout, "placement group " + std::to_string(id) +
+                                      " not placed after " +
+                                      std::to_string(timeout.count()) + " ms"};
+    auto a = ask_head(m, std::min<std::chrono::milliseconds>(left, 8s));
+    if (a || a.err().code != errc::timeout) return a;
   }
 }
 
@@ -108,8 +116,9 @@ void cluster_node::on_group_ask(const std::string& peer, const wire_msg::group_a
       r.options.bundles.push_back(*rs);
     }
   } else {
-    r.what =
-        m.kind == kind::query ? group_request::kind::query : group_request::kind::remove;
+    r.what = m.kind == kind::query  ? group_request::kind::query
+             : m.kind == kind::wait ? group_request::kind::wait
+                                    : group_request::kind::remove;
   }
   caf::anon_send(link_.global, group_atom::value, std::move(r));
 }

@@ -247,13 +247,27 @@ void node_link::post_after(std::chrono::milliseconds delay, std::function<void()
 
 result<wire_msg::message> node_link::request(const std::string& node,
                                              wire_msg::message m) {
+  auto out = request(node, std::move(m), request_backstop);
+  if (!out && out.err().code == errc::timeout)
+    return no_answer(self.name, node, caf::sec::request_timeout);
+  return out;
+}
+
+result<wire_msg::message> node_link::request(const std::string& node, wire_msg::message m,
+                                             std::chrono::milliseconds wait) {
   if (node != self.name)
     if (auto ok = connect_to(node); !ok) return ok.err();
   result<wire_msg::message> out = error{errc::runtime_stopped, ""};
   caf::scoped_actor asker{local->system()};
-  asker->request(control, request_backstop, request_atom::value, node, std::move(m))
+  asker->request(control, wait, request_atom::value, node, std::move(m))
       .receive([&](wire_msg::message& a) { out = std::move(a); },
-               [&](caf::error& e) { out = no_answer(self.name, node, e); });
+               [&](caf::error& e) {
+                 out = e == caf::sec::request_timeout
+                           ? error{errc::timeout,
+                                   "no answer from node '" + node + "' within " +
+                                       std::to_string(wait.count()) + " ms"}
+                           : no_answer(self.name, node, e);
+               });
   return out;
 }
 
@@ -491,13 +505,16 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
                                 uint32_t replicas, bool latency_critical,
                                 uint64_t actor_id) {
   std::weak_ptr<detail::object_slot> weak = slot;
-  slot->when_done([this, weak, to, replicas, latency_critical, actor_id] {
+  // The life the work came to: a run the head found dead with it does not count.
+  slot->when_done([this, weak, to, replicas, latency_critical, actor_id,
+                   came_to = life.load()] {
     auto s = weak.lock();
     if (!s) return;
     wire_msg::task_result r;
     r.result = to_wire(s->id());
     r.latency_critical = latency_critical;
     r.actor_id = actor_id;
+    r.life = came_to;
     auto v = s->read();
     if (!v) {
       r.outcome = to_wire(named_here(v.err()));

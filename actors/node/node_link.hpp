@@ -146,6 +146,10 @@ public:
                     std::function<void(result<wire_msg::message>)> then);
   /// Sends `m` to `node` with a fresh request id and waits for its answer.
   result<wire_msg::message> request(const std::string& node, wire_msg::message m);
+  /// As `request`, waiting at most `wait` (under 10 s) for an answer the other node may
+  /// hold back (a long poll); none within it is `errc::timeout`.
+  result<wire_msg::message> request(const std::string& node, wire_msg::message m,
+                                    std::chrono::milliseconds wait);
   /// Asks the head's global scheduler for a node for work of `priority`; `then` runs on
   /// the scheduler. The nodes in `avoid` are chosen only when no other can take it.
   void place(const resource_set& demand, work_needs needs,

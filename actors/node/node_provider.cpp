@@ -1,15 +1,17 @@
 #include "actors/node/node_provider.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 extern char** environ;
 
@@ -42,17 +44,32 @@ std::string resources_text(const resource_set& r) {
   return out;
 }
 
-// Waits up to `limit` for `pid` to end; its status, or -1 when it runs on.
+// Waits up to `limit` for `pid` to end; its status, or -1 when it runs on. It sleeps on
+// the process's descriptor (pidfd), woken when the process ends.
 int wait_for(pid_t pid, std::chrono::milliseconds limit) {
+  auto reap = [pid](int& status) {
+    auto r = ::waitpid(pid, &status, WNOHANG);
+    return r == pid || r < 0; // ended, or not ours any more (status 0)
+  };
+  int status = 0;
+  if (reap(status)) return status;
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0 && errno == ESRCH) return reap(status) ? status : 0; // gone meanwhile
   auto deadline = std::chrono::steady_clock::now() + limit;
   for (;;) {
-    int status = 0;
-    auto r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) return status;
-    if (r < 0) return 0; // not ours any more
-    if (std::chrono::steady_clock::now() >= deadline) return -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    // Without pidfds (a kernel before 5.3; poll ignores fd -1) it looks every 10 ms.
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() > 0) ::poll(&p, 1, fd < 0 ? 10 : static_cast<int>(left.count()));
+    if (reap(status)) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      status = -1;
+      break;
+    }
   }
+  if (fd >= 0) ::close(fd);
+  return status;
 }
 
 } // namespace

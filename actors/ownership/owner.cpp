@@ -123,10 +123,27 @@ void set_decoded(owner_state& st, detail::object_slot& slot, const wire_msg::val
     slot.set_error(d.err());
 }
 
+// Whether `m` comes from an earlier life of `from` than this node's view shows: the
+// head found that life dead (a frozen or cut-off node, back as a new life), so the
+// tasks it ran were lost with it and run again.
+bool from_earlier_life(const owner_state& st, const std::string& from,
+                       const wire_msg::task_result& m) {
+  if (m.life == 0 || !st.cfg.incarnation) return false;
+  auto now = st.cfg.incarnation(from);
+  return now != 0 && m.life < now;
+}
+
 void on_result(owner_state& st, const std::string& from, wire_msg::task_result& m) {
-  st.lost_at.erase(from); // it answers: back, if it was lost
   auto k = key_of(from_wire(m.result));
   auto i = st.children.find(k);
+  // A task's answer from a life found dead does not count: the task runs again (or
+  // did), and that run answers.
+  if (i != st.children.end() && !i->second.actor && from_earlier_life(st, from, m)) {
+    if (std::holds_alternative<wire_msg::stored_at>(m.outcome))
+      st.cfg.send(from, wire_msg::object_free{m.result});
+    return;
+  }
+  st.lost_at.erase(from); // it answers: back, if it was lost
   // Answered already, or cancelled.
   if (i == st.children.end()) return drop_late_copy(st, k, from, m);
   if (!i->second.copies.empty() && copy_answered(st, k, i->second, from, &m)) return;

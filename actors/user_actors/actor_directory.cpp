@@ -56,16 +56,18 @@ struct actor_directory_state {
   // Kept only from the instance the record shows, and not once its restart began (the
   // restart may have taken the state before): an earlier instance's (its node found
   // dead, the actor restarted elsewhere) is refused, and told so when it asks.
+  // States are numbered by their instance: one older than the state kept (sent again,
+  // or overtaken on another connection) is not kept, and is taken all the same.
   void checkpoint(const std::string& peer, wire_msg::actor_checkpoint& m) {
     bool taken = false;
     for (auto& w : records)
       if (auto r = w.lock();
           r && r->owned() && !r->restarting() && r->is_at(peer, m.actor_id)) {
-        r->save_checkpoint(std::move(m.state));
+        if (r->newer_state(m.seq)) r->save_checkpoint(std::move(m.state));
         taken = true;
         break;
       }
-    if (m.seq != 0 && cfg.send)
+    if (m.answer && cfg.send)
       cfg.send(peer, wire_msg::actor_checkpoint_taken{m.actor_id, m.seq, taken});
   }
 

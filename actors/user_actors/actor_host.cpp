@@ -348,14 +348,13 @@ struct host_state {
           node.warn("actor '" + name + "': its checkpoint is not in the control store: " +
                     ok.err().to_string());
       }
-      if (numbered) {
-        *numbered = ++checkpoint_seq;
-        if (spec.on_checkpoint(state, *numbered))
-          unanswered = state;
-        else
-          *numbered = 0;
-      } else if (spec.on_checkpoint) {
-        spec.on_checkpoint(state, 0);
+      if (spec.on_checkpoint) {
+        auto seq = ++checkpoint_seq;
+        bool answer = numbered != nullptr;
+        if (!spec.on_checkpoint(state, seq, answer)) answer = false;
+        // While answers wait, the latest state is the one sent again.
+        if (answer || !held.empty()) unanswered = state;
+        if (numbered) *numbered = answer ? seq : 0;
       }
       if (auto r = record.lock()) r->save_checkpoint(std::move(state));
       return true;
@@ -448,7 +447,7 @@ void resend(host_actor* self) {
   if (st.held.empty()) return;
   // No answer will come from an owner the head found dead: the state here is the
   // actor's only one.
-  if (!st.spec.on_checkpoint(st.unanswered, st.checkpoint_seq))
+  if (!st.spec.on_checkpoint(st.unanswered, st.checkpoint_seq, true))
     return settle(self, UINT64_MAX, true);
   st.resend_due = true;
   self->delayed_send(self, st.spec.checkpoint_resend, resend_atom::value);

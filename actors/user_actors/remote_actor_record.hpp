@@ -139,7 +139,17 @@ public:
     std::lock_guard<std::mutex> guard{mtx_};
     node_ = std::move(node);
     id_ = id;
+    state_seq_ = 0; // the new instance numbers its states afresh
     return end_restart();
+  }
+
+  /// Whether the state numbered `seq` by the current instance is newer than the one
+  /// kept; if so it is the one kept from now on (states may arrive out of order).
+  bool newer_state(uint64_t seq) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (seq != 0 && seq <= state_seq_) return false;
+    state_seq_ = seq;
+    return true;
   }
 
   /// The restart failed; returns the calls kept for it (the actor is dead).
@@ -162,6 +172,7 @@ private:
   std::optional<wire_msg::actor_create> create_;
   release_fn release_;
   uint32_t restarts_ = 0;
+  uint64_t state_seq_ = 0; // the number of the state kept, as its instance numbered it
   bool restarting_ = false;
   std::deque<detail::task_ptr> held_;
   size_t first_held_ = 0;

@@ -35,12 +35,13 @@ struct actor_spec {
   /// A state to restore the first instance from (an actor restarted on another node).
   std::vector<uint8_t> checkpoint;
   /// Also told each state saved (the owner on another node keeps it); may be empty.
-  /// `seq`, when not 0, numbers a state whose owner's answer the host waits for
-  /// (`checkpoint_taken_atom` to the host): it holds the answer to a caller other than
-  /// the owner until the owner keeps the state with the call's effect.
-  /// False when no answer will come (the head found the owner dead): the state here is
-  /// the actor's only one, and the host answers at once.
-  std::function<bool(const std::vector<uint8_t>& state, uint64_t seq)> on_checkpoint;
+  /// `seq` numbers the instance's states 1, 2, ... With `answer`, the host waits for
+  /// the owner's answer (`taken_atom`): it holds the answer to a caller other than the
+  /// owner until the owner keeps the state with the call's effect. False when no
+  /// answer will come (the head found the owner dead): the state here is the actor's
+  /// only one, and the host answers at once.
+  std::function<bool(const std::vector<uint8_t>& state, uint64_t seq, bool answer)>
+      on_checkpoint;
   /// How long a host waits for the owner's answer to a numbered state before it sends
   /// the state again (the first may have gone down with its connection).
   std::chrono::milliseconds checkpoint_resend{1000};

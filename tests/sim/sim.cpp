@@ -150,9 +150,8 @@ void inflict(fake_nodes& c, const fault& f) {
     return;
   }
   std::this_thread::sleep_for(f.length);
+  c.net.heal();
   *on = false;
-  c.net.hold_if(nullptr);
-  c.net.release_held();
 }
 
 struct seed_result {
@@ -280,8 +279,7 @@ seed_result run_seed(unsigned seed) {
     return by_driver[t % drivers][t / drivers];
   };
   storm.join();
-  c.net.hold_if(nullptr);
-  c.net.release_held();
+  c.net.heal();
   if (!fake_nodes::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 3; }, 20s))
     r.violations.push_back("the workers did not all come back");
   // The accounts as they are now, each through its creator's handle.

@@ -71,7 +71,7 @@ std::vector<message> samples() {
       job_info{8, "worker-1", 99, false, 5, 6},
       object_location{{3, 12}, "worker-2", 1 << 24, true},
       actor_create{3, "ledger", {}, "", {}, 2, "head", true, {1, 2, 3}, 5, false, 0, 4},
-      actor_checkpoint{6, {9, 8, 7}, 4},
+      actor_checkpoint{6, {9, 8, 7}, 4, true},
       gcs_chain{3, gcs_chain::kind_type::ack, 77, 12, {"head", "worker-1"}, {1, 2}},
       kv_entry{"k", {5}},
       kv_request{4, kv_request::op_type::put, "key", {1, 2, 3}},
@@ -294,6 +294,7 @@ TEST_CASE("every message kind round-trips through a frame") {
   CHECK(std::get<stored_at>(item.item.outcome).size == 1 << 22);
   CHECK(std::get<stream_ack>(back[33]).taken == 8);
   CHECK(std::get<actor_checkpoint>(back[15]).seq == 4);
+  CHECK(std::get<actor_checkpoint>(back[15]).answer);
   CHECK(std::get<actor_checkpoint_taken>(back[34]) == actor_checkpoint_taken{6, 4, true});
 }
 

@@ -577,3 +577,23 @@ TEST_CASE_FIXTURE(fixture,
   result("w2", failure(u, errc::application_error, "second"));
   CHECK(error_of(u).message.find("second") != std::string::npos);
 }
+
+TEST_CASE_FIXTURE(fixture, "a task's answer from a life of its node the head found dead "
+                           "does not count: the run again answers") {
+  auto t = task("f", 1, 1);
+  incarnations["w1"] = 7;
+  track(t, "w1");
+  tell(lost_atom::value, std::string{"w1"}, std::string{"no heartbeat"});
+  REQUIRE(resubmitted.size() == 1);
+  incarnations["w1"] = 9; // back as a new life, and the run again placed there
+  track(t, "w1");
+  // The first run, finished on the old life, fails: its error does not end the task.
+  auto stale = failure(t, errc::object_lost, "an input went with the old life");
+  stale.life = 7;
+  result("w1", stale);
+  CHECK_FALSE(t->result->done());
+  auto fresh = answer(t, "done");
+  fresh.life = 9;
+  result("w1", fresh);
+  CHECK(value_of(t) == "done");
+}

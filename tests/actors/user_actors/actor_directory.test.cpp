@@ -48,6 +48,11 @@ struct fixture : directory_parts, test_coordinator_fixture<> {
     dc.kill = [this](detail::actor_record_ptr r) {
       events.push_back("kill " + r->spec().type_name);
     };
+    dc.send = [this](const std::string& peer, wire_msg::message m) {
+      if (auto* t = std::get_if<wire_msg::actor_checkpoint_taken>(&m))
+        events.push_back("taken " + peer + " " + std::to_string(t->seq) + " " +
+                         (t->taken ? "yes" : "no"));
+    };
     dc.hosted = &hosted;
     d = spawn_actor_directory(sys, std::move(dc), false);
   }
@@ -113,6 +118,31 @@ TEST_CASE_FIXTURE(fixture, "a checkpoint reaches the record of the actor that sa
   // From another node under the same id: not this actor.
   tell(checkpoint_atom::value, std::string{"w2"}, wire_msg::actor_checkpoint{1, {9}});
   CHECK(a->recreate().checkpoint.empty());
+}
+
+TEST_CASE_FIXTURE(fixture, "a checkpoint older than the one kept is not kept, a replaced "
+                           "instance's is refused, and each that asks is answered") {
+  auto a = record("w1", 1, true, 1);
+  tell(track_atom::value, a);
+  tell(checkpoint_atom::value, std::string{"w1"},
+       wire_msg::actor_checkpoint{1, {2}, 2, false});
+  // Number 1, overtaken by number 2 (or sent again): taken, but 2 stays.
+  tell(checkpoint_atom::value, std::string{"w1"},
+       wire_msg::actor_checkpoint{1, {1}, 1, true});
+  CHECK(a->recreate().checkpoint == std::vector<uint8_t>{2});
+  CHECK(events == std::vector<std::string>{"taken w1 1 yes"});
+  // Lost with its node: its restart began, and the old instance's states are refused.
+  tell(lost_atom::value, std::string{"w1"}, std::string{"no heartbeat"});
+  tell(checkpoint_atom::value, std::string{"w1"},
+       wire_msg::actor_checkpoint{1, {3}, 3, true});
+  CHECK(a->recreate().checkpoint == std::vector<uint8_t>{2});
+  CHECK(events.back() == "taken w1 3 no");
+  // Restarted on w2: its new instance numbers its states from 1 again.
+  a->relocate("w2", 4);
+  tell(checkpoint_atom::value, std::string{"w2"},
+       wire_msg::actor_checkpoint{4, {4}, 1, true});
+  CHECK(a->recreate().checkpoint == std::vector<uint8_t>{4});
+  CHECK(events.back() == "taken w2 1 yes");
 }
 
 TEST_CASE_FIXTURE(fixture, "records go with their last handle") {

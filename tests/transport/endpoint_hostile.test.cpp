@@ -1,0 +1,176 @@
+// The endpoint against hostile or careless peers: reflected proofs, oversized headers,
+// connections that never finish the handshake, floods of idle connections.
+
+#include "tests/transport/endpoint_peers.hpp"
+
+using namespace swarm::wire_msg;
+using namespace swarm::endpoint_test;
+using namespace std::chrono_literals;
+
+TEST_CASE("a node's proof cannot be reflected back to it over TCP") {
+  inbox in_head;
+  auto head = start("head", in_head);
+  // Two connections to the head: the head's hello on the first gives the nonce that
+  // the second's hello echoes, asking the head to sign over its own nonce. It signs
+  // nothing before the peer proved the secret, and a made-up proof closes the socket.
+  raw_peer first{raw_connect(head->port())}, second{raw_connect(head->port())};
+  auto nonce_one = hello_of(first.next()).nonce;
+  (void)hello_of(second.next());
+  second.send(hello{"worker-1", nonce_one, protocol_version});
+  CHECK_FALSE(second.next(300ms));
+  second.send(proof{std::vector<uint8_t>(32, 1)});
+  CHECK(second.closed_by_node());
+  // Claiming the head's own name on the first is refused outright.
+  first.send(hello{"head", std::vector<uint8_t>(32, 2), protocol_version});
+  CHECK(first.closed_by_node());
+  CHECK(logged(in_head, "own name 'head'"));
+  CHECK_FALSE(head->connected("worker-1"));
+  CHECK_FALSE(head->connected("head"));
+  CHECK(in_head.got.empty());
+  CHECK(in_head.down.empty());
+}
+
+TEST_CASE(
+    "a worker's proof relayed by a man in the middle does not open the head over TCP") {
+  inbox in_head, in_worker;
+  auto head = start("head", in_head);
+  auto worker = start("worker-1", in_worker);
+  uint16_t trap_port = 0;
+  int trap = raw_listen(trap_port);
+  // The worker dials the attacker, believing it is the head.
+  std::thread dial{[&] { (void)worker->connect("127.0.0.1", trap_port, 3s); }};
+  raw_peer to_worker{::accept(trap, nullptr, nullptr)};
+  auto worker_hello = hello_of(to_worker.next());
+  raw_peer to_head{raw_connect(head->port())};
+  to_head.send(worker_hello);
+  auto head_hello = hello_of(to_head.next());
+  to_worker.send(head_hello);
+  auto worker_proof = to_worker.next();
+  REQUIRE(worker_proof);
+  REQUIRE(std::holds_alternative<proof>(*worker_proof));
+  to_head.send(*worker_proof);
+  // The proof names the address the worker dialled, not the head's: refused, and what the
+  // attacker sends next never reaches the head.
+  to_head.send(stop_request{});
+  CHECK(to_head.closed_by_node());
+  CHECK(logged(in_head, "'worker-1' does not hold the cluster secret"));
+  CHECK_FALSE(head->connected("worker-1"));
+  CHECK(in_head.got.empty());
+  dial.join();
+  ::close(trap);
+}
+
+TEST_CASE(
+    "a second connection under a connected name neither replaces nor downs the first") {
+  inbox in_a, in_b, in_twin;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  {
+    auto twin = start("a", in_twin);
+    REQUIRE(twin->connect("127.0.0.1", b->port(), 5s));
+    CHECK(logged(in_b, "kept as a spare"));
+  }
+  CHECK(logged(in_b, "closed a spare connection with node 'a'"));
+  CHECK(in_b.down.empty());
+  CHECK(b->connected("a"));
+  REQUIRE(b->send("a", heartbeat{5, 0, {}, 0, {}}));
+  REQUIRE(in_a.wait([](inbox& i) { return !i.got.empty(); }));
+  CHECK(std::get<heartbeat>(in_a.got[0].second).sent_ns == 5);
+  CHECK(in_twin.got.empty());
+}
+
+TEST_CASE("large frame headers from unproven peers are refused and hold no memory") {
+  inbox in_a, in_b;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  auto before = rss_bytes();
+  // Each claims a frame just under the 64 MiB limit for proven peers and sends 1 MiB of
+  // it.
+  std::vector<std::unique_ptr<raw_peer>> flood;
+  std::vector<uint8_t> body(1 << 20, 0);
+  uint32_t claim = (60u << 20);
+  for (int i = 0; i < 4; ++i)
+    body[static_cast<size_t>(i)] = static_cast<uint8_t>(claim >> (8 * i));
+  for (int i = 0; i < 32; ++i) {
+    flood.push_back(std::make_unique<raw_peer>(raw_connect(b->port())));
+    (void)::send(flood.back()->fd, body.data(), body.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  for (auto& p : flood)
+    CHECK(p->closed_by_node());
+  CHECK(logged(in_b, "exceeds the limit of 4096"));
+  CHECK(rss_bytes() < before + (64u << 20));
+  // Proven traffic kept flowing.
+  REQUIRE(a->send("b", heartbeat{3, 0, {}, 0, {}}));
+  REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
+  CHECK(std::get<heartbeat>(in_b.got[0].second).sent_ns == 3);
+}
+
+TEST_CASE("silent connections past the handshaking cap make room for new ones and are "
+          "closed sooner under pressure, and proven peers go on") {
+  inbox in_a, in_b;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b, secret, 8);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  std::vector<std::unique_ptr<raw_peer>> silent;
+  for (int i = 0; i < 40; ++i)
+    silent.push_back(std::make_unique<raw_peer>(raw_connect(b->port())));
+  // Closed to make room, or sooner for the pressure (one line a second says either).
+  CHECK(logged(in_b, "connections were handshaking"));
+  // A peer holding the secret gets in while they hold the slots.
+  inbox in_c;
+  auto c = start("c", in_c);
+  CHECK(c->connect("127.0.0.1", b->port(), 5s));
+  REQUIRE(a->send("b", heartbeat{4, 0, {}, 0, {}}));
+  REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
+  size_t closed = 0;
+  for (auto& p : silent)
+    if (p->closed_by_node(2s)) ++closed;
+  CHECK(closed == silent.size());
+  CHECK(a->connected("b"));
+  CHECK(c->connected("b"));
+}
+
+TEST_CASE("a flood of idle connections, reopened as they close, does not lock out peers "
+          "that hold the secret") {
+  inbox in_b;
+  auto b = start("b", in_b, secret, 8);
+  // The attack (slowloris): 40 connections that send nothing, each reopened at once when
+  // the node closes it, for as long as the peers below connect.
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> reopened{0};
+  std::thread attacker{[&] {
+    std::vector<int> fds;
+    for (int i = 0; i < 40; ++i)
+      fds.push_back(raw_connect(b->port()));
+    while (!stop) {
+      for (auto& fd : fds) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 0) != 1) continue;
+        uint8_t buf[512];
+        if (::recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0) continue; // its hello
+        ::close(fd);
+        fd = raw_connect(b->port());
+        ++reopened;
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+    for (auto fd : fds)
+      ::close(fd);
+  }};
+  size_t connected = 0;
+  for (int i = 0; i < 8; ++i) {
+    inbox in_c;
+    auto c = start("c" + std::to_string(i), in_c);
+    auto r = c->connect("127.0.0.1", b->port(), 5s);
+    if (r)
+      ++connected;
+    else
+      MESSAGE("connect " << i << ": " << r.err().message);
+  }
+  stop = true;
+  attacker.join();
+  CHECK(reopened > 0); // the attack ran: the node kept closing idle connections
+  CHECK(connected == 8);
+}

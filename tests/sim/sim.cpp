@@ -246,25 +246,18 @@ seed_result run_seed(unsigned seed) {
       x.in_key = x.out_key + 1;
       // Even transfers through the creator's handles, odd ones through looked-up ones.
       auto& hs = t % 2 == 0 ? created : found;
-      auto out = hs[static_cast<size_t>(x.from)]
-                     .call(&account::apply, x.out_key, -x.amount)
-                     .get(deadline);
-      x.out_acked = static_cast<bool>(out);
-      if (!out) {
+      // Applies `delta` to account `a` under `key`: whether it was acknowledged.
+      auto apply = [&](int a, uint64_t key, int64_t delta, const char* what) {
+        auto got =
+            hs[static_cast<size_t>(a)].call(&account::apply, key, delta).get(deadline);
+        if (got) return true;
         x.errored = true;
-        note_error(out.err());
-        check_ended(out.err(), "transfer " + std::to_string(t) + "'s withdrawal");
-      } else {
-        auto in = hs[static_cast<size_t>(x.to)]
-                      .call(&account::apply, x.in_key, x.amount)
-                      .get(deadline);
-        x.in_acked = static_cast<bool>(in);
-        if (!in) {
-          x.errored = true;
-          note_error(in.err());
-          check_ended(in.err(), "transfer " + std::to_string(t) + "'s deposit");
-        }
-      }
+        note_error(got.err());
+        check_ended(got.err(), "transfer " + std::to_string(t) + "'s " + what);
+        return false;
+      };
+      x.out_acked = apply(x.from, x.out_key, -x.amount, "withdrawal");
+      if (x.out_acked) x.in_acked = apply(x.to, x.in_key, x.amount, "deposit");
       mine.push_back(x);
       std::this_thread::sleep_for(pace);
     }

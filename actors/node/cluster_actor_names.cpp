@@ -111,7 +111,7 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
   // Still where it was, on a node the head finds alive: only the connection there was
   // lost (a node that began a new life closes its old ones), not the actor.
   bool stayed =
-      at && at->found && !moved && lost_node != link_.self.name && alive(lost_node);
+      at && at->found && !moved && lost_node != link_.self.name && link_.alive(lost_node);
   if (moved || stayed) {
     if (moved)
       link_.local->log().info("actor '" + name + "' is on node '" + at->node +
@@ -146,12 +146,6 @@ detail::actor_record_ptr cluster_actors::follower(host_record& moved) {
   auto set = moved.set_forward(rec);
   if (set == rec && rec->begin_follow()) restart_actor(rec);
   return set;
-}
-
-bool cluster_actors::alive(const std::string& node) const {
-  auto members = link_.members.get();
-  auto i = members->find(node);
-  return i != members->end() && i->second.info.alive;
 }
 
 std::chrono::milliseconds cluster_actors::follow_timeout() const {

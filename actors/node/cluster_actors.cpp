@@ -339,11 +339,7 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
   if (m.checkpoint_every > 0 && m.owner_node != link_.self.name) {
     spec.on_checkpoint = [this, owner = m.owner_node, id](const std::vector<uint8_t>& s,
                                                           uint64_t seq, bool answer) {
-      if (answer) {
-        auto members = link_.members.get();
-        if (auto i = members->find(owner); i != members->end() && !i->second.info.alive)
-          return false;
-      }
+      if (answer && link_.gone(owner)) return false;
       link_.send_to(owner, wire_msg::actor_checkpoint{id, s, seq, answer});
       return true;
     };

@@ -89,8 +89,6 @@ private:
   // The record the calls through `moved`'s handles go to: one that follows the actor,
   // by its name, to where its owner restarted it.
   detail::actor_record_ptr follower(host_record& moved);
-  // Whether this node's view shows `node` alive.
-  bool alive(const std::string& node) const;
   // A record of an actor on another node, remembered so its node's death reaches it.
   std::shared_ptr<remote_actor_record>
   track(detail::actor_spec spec, const std::string& node, uint64_t id,

@@ -307,11 +307,7 @@ void cluster_node::start_actors() {
     return link_.members.get()->count(peer) > 0;
   };
   wc.join_wait = link_.cfg.join_wait;
-  wc.alive = [this](const std::string& peer) {
-    auto members = link_.members.get();
-    auto i = members->find(peer);
-    return i != members->end() && i->second.info.alive;
-  };
+  wc.alive = [this](const std::string& peer) { return link_.alive(peer); };
   wc.incarnation = [this](const std::string& peer) { return link_.incarnation_of(peer); };
   wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
     tasks_->pull_result(std::move(t), where);

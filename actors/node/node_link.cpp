@@ -188,6 +188,12 @@ bool node_link::gone(const std::string& node) const {
   return i != peers->end() && !i->second.info.alive;
 }
 
+bool node_link::alive(const std::string& node) const {
+  auto peers = members.get();
+  auto i = peers->find(node);
+  return i != peers->end() && i->second.info.alive;
+}
+
 void node_link::hold_for(const std::string& node, wire_msg::message m) {
   constexpr size_t most = 1 << 16;
   flush_held(node); // in order, and what waited too long goes

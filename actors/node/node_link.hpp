@@ -131,6 +131,8 @@ public:
   /// Whether the membership shows `node` dead (a name it does not list may be a node or
   /// client whose row is on its way).
   bool gone(const std::string& node) const;
+  /// Whether the membership shows `node` alive.
+  bool alive(const std::string& node) const;
   /// The life of `node` the membership shows (when its process started); 0 when it does
   /// not list it.
   uint64_t incarnation_of(const std::string& node) const;

@@ -169,7 +169,6 @@ struct host_state {
   std::unique_ptr<actor> instance;
   std::deque<detail::task_ptr> pending;
   std::string death; // why the actor died for good; empty while alive
-  bool moved = false; // stopped as its owner restarted it elsewhere
   bool waiting = false;
   // Once a call of a priority other than 0 came, `pending` is kept highest first and
   // each call runs from its own `next_atom`, sent behind what reached the mailbox: the
@@ -257,9 +256,11 @@ struct host_state {
     }
   }
 
-  // Fails the calls not run. Those of an instance its owner replaced (`moved`) that came
-  // from other nodes go where the actor is now, as `refuse_held`'s do.
+  // Fails the calls not run. Those of an instance its owner replaced (its record
+  // `moved`) that came from other nodes go where the actor is now, as `refuse_held`'s do.
   void fail_pending(const std::string& why) {
+    auto r = record.lock();
+    bool moved = r && r->moved();
     for (auto& t : pending)
       if (t->try_claim(0, detail::task_phase::cancelled))
         t->result->set_error(
@@ -393,6 +394,17 @@ void end(host_actor* self, caf::error reason) {
   st.ending = true;
   st.end_reason = std::move(reason);
   self->send(self, end_atom::value);
+}
+
+// The actor stops for good, `why`: killed, or stopped where its owner replaced it.
+void stop(host_actor* self, const std::string& why) {
+  auto& st = *self->state;
+  st.stop_instance();
+  st.die(why);
+  if (st.supervised)
+    end(self, caf::exit_reason::user_shutdown);
+  else
+    self->quit(caf::exit_reason::user_shutdown);
 }
 
 // Runs the next call from its own message, once those in the mailbox ahead of it are
@@ -603,13 +615,7 @@ caf::behavior actor_host(host_actor* self, detail::core* node,
       [self](fence_atom, const std::string& why) {
         auto& st = *self->state;
         if (!st.death.empty() || st.ending) return;
-        st.moved = true;
-        st.stop_instance();
-        st.die(why);
-        if (st.supervised)
-          end(self, caf::exit_reason::user_shutdown);
-        else
-          self->quit(caf::exit_reason::user_shutdown);
+        stop(self, why);
       },
       [self](resend_atom) { resend(self); },
       [self](stats_atom, timeline_atom) { return self->state->recent_in_order(); },
@@ -626,12 +632,7 @@ caf::behavior actor_host(host_actor* self, detail::core* node,
             drain(self);
           return;
         }
-        st.stop_instance();
-        st.die("actor of type '" + st.spec.type_name + "' was killed");
-        if (st.supervised)
-          end(self, caf::exit_reason::user_shutdown);
-        else
-          self->quit(caf::exit_reason::user_shutdown);
+        stop(self, "actor of type '" + st.spec.type_name + "' was killed");
       },
   };
 }

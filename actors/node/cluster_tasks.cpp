@@ -121,19 +121,31 @@ void cluster_tasks::submit(detail::task_ptr task) {
     // On the head, a run again after a node loss goes where its global scheduler places
     // it: the lost node's tasks come back all at once, and would all queue here.
     bool again = task->attempts > 0 && link_.is_head();
-    if (!fits_here || inputs_elsewhere || busy || again)
-      return link_.is_head() ? send_task(std::move(task), {}, false)
-                             : spill(std::move(task));
+    if (!fits_here || inputs_elsewhere || busy || again) {
+      if (link_.is_head()) return send_task(std::move(task), {}, false);
+      std::optional<spill_candidate> here;
+      if (fits_here) {
+        here.emplace();
+        here->name = link_.self.name;
+        here->ahead = local_inflight_.load(std::memory_order_relaxed);
+        here->room = here->ahead < spill_threshold_;
+      }
+      return spill(std::move(task), std::move(here));
+    }
   }
   run_locally(std::move(task));
 }
 
-void cluster_tasks::spill(detail::task_ptr task) {
+void cluster_tasks::spill(detail::task_ptr task, std::optional<spill_candidate> here) {
   std::vector<object_key> exported;
   auto m = submit_message(*task, true, exported);
   // A run again (its node was lost, or gave it back as it stopped) is the head's to
   // place: only its table knows which nodes are leaving.
-  auto to = task->attempts > 0 ? std::string{} : spill_target(*task, m.args);
+  auto to = task->attempts > 0 ? std::string{} : spill_target(*task, m.args, here);
+  if (here && to == here->name) {
+    link_.release_exports(exported);
+    return run_locally(std::move(task));
+  }
   // None this node knows of: the head's scheduler, which knows every node, decides.
   if (to.empty()) {
     m.placed = false;
@@ -143,7 +155,8 @@ void cluster_tasks::spill(detail::task_ptr task) {
 }
 
 std::string cluster_tasks::spill_target(const detail::task_spec& task,
-                                        const std::vector<wire_msg::arg>& args) {
+                                        const std::vector<wire_msg::arg>& args,
+                                        const std::optional<spill_candidate>& here) {
   auto needs = work_needs::function(task.name);
   auto& demand = task.options.resources;
   auto peers = link_.members.get();
@@ -177,40 +190,34 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
     return c;
   };
   std::vector<spill_candidate> weighed;
+  if (here) weighed.push_back(*here);
   std::vector<std::string> seen; // each node weighed once
-  auto weigh_once = [&](const std::string& name, const peer_view& p) {
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) return false;
+  auto weigh_once = [&](const std::string& name,
+                        const peer_view& p) -> std::optional<spill_candidate> {
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) return std::nullopt;
     seen.push_back(name);
-    auto c = weigh(name, p);
-    if (c) weighed.push_back(std::move(*c));
-    return c.has_value();
+    return weigh(name, p);
   };
-  // The nodes holding its inputs, then a few drawn at random: the cost of a spill does
-  // not grow with the cluster.
+  // The nodes holding its inputs, then a few drawn at random, and more (up to
+  // `spill_probes`) while none of them has room: the cost of a spill does not grow with
+  // the cluster.
   for (auto& a : args)
     if (auto* r = std::get_if<wire_msg::remote_ref>(&a))
       if (auto i = peers->find(r->node); i != peers->end())
-        weigh_once(i->first, i->second);
+        if (auto c = weigh_once(i->first, i->second)) weighed.push_back(std::move(*c));
   std::vector<const peer_table::value_type*> live;
   live.reserve(peers->size());
   for (auto& row : *peers)
     if (row.second.info.alive && !row.second.info.client) live.push_back(&row);
-  spill_draw draw{live.size(), spill_draws_.fetch_add(1, std::memory_order_relaxed)};
-  size_t drawn = 0;
-  size_t i = draw.next();
-  for (size_t probes = 0;
-       i != live.size() && drawn < spill_sample && probes < spill_probes;
-       i = draw.next(), ++probes)
-    if (weigh_once(live[i]->first, live[i]->second)) ++drawn;
-  bool saw_all = i == live.size();
-  // Straight to a node with room; with none, to the least busy of those weighed only when
-  // they are all that could run it. Otherwise the head's scheduler, which sees every
-  // node's load as it places, decides where the work waits.
-  auto with_room = weighed;
-  with_room.erase(std::remove_if(with_room.begin(), with_room.end(),
-                                 [](const spill_candidate& c) { return !c.room; }),
-                  with_room.end());
-  auto to = best_spill_target(with_room.empty() && saw_all ? weighed : with_room);
+  draw_spill_candidates(
+      spill_draw{live.size(), spill_draws_.fetch_add(1, std::memory_order_relaxed)},
+      spill_sample, spill_probes, weighed,
+      [&](size_t i) { return weigh_once(live[i]->first, live[i]->second); });
+  // A node with room, else (the cluster is full as far as this node sees) the least busy
+  // of those weighed, this one included when the task fits here: the work waits there
+  // (Ray's hybrid policy). The head's scheduler decides only when none weighed could run
+  // it: work few nodes can run, which the draws missed.
+  auto to = best_spill_target(weighed);
   if (!to.empty())
     if (auto s = marks->sent.find(to); s != marks->sent.end())
       s->second.fetch_add(1, std::memory_order_relaxed);

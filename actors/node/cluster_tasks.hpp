@@ -6,17 +6,20 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "actors/node/node_link.hpp"
+#include "actors/scheduling/spill_policy.hpp"
 
 namespace swarm::actors {
 
 /// A cluster node's tasks. Bottom-up scheduling: work runs here when this node can hold
-/// it and its large inputs are here; otherwise it is spilled straight to a connected node
-/// chosen from this node's view of the cluster (`choose_spill_target`), or, when that
-/// view lists none that could run it, to the head's global scheduler, which knows every
-/// node and picks by feasible resources, then bytes of inputs already there, then load.
+/// it and its large inputs are here; otherwise it is spilled straight to a node chosen
+/// from this node's view of the cluster (`spill_target`: a few nodes sampled, one with
+/// room first, else the least busy, where it waits), or, when the sample holds none that
+/// could run it, to the head's global scheduler, which knows every node and picks by
+/// feasible resources, then bytes of inputs already there, then load.
 /// The head's own spilled work goes to its global scheduler. A task sent elsewhere
 /// becomes a child of the node's owner. Results small enough travel inline to their
 /// owner; larger ones stay on the node that made them and are pulled in chunks by whoever
@@ -56,12 +59,15 @@ private:
   wire_msg::task_submit submit_message(const detail::task_spec& task, bool placed,
                                        std::vector<key>& exported);
   void send_task(detail::task_ptr task, const std::string& to, bool placed);
-  // Sends `task` to the node `spill_target` picks, else to the head to be placed.
-  void spill(detail::task_ptr task);
-  // A node this node's view shows has room for `task` (with `args` as sent), counting
-  // what this node spilled there since; empty when none has.
+  // Sends `task` to the node `spill_target` picks (runs it here when that is `here`, this
+  // node as a candidate when the task fits it), else to the head to be placed.
+  void spill(detail::task_ptr task, std::optional<spill_candidate> here);
+  // The node `task` (with `args` as sent) goes to, of `here` and the nodes this node's
+  // view shows could run it, counting what this node spilled there since: one with room
+  // first, else the least busy. Empty when none could run it.
   std::string spill_target(const detail::task_spec& task,
-                           const std::vector<wire_msg::arg>& args);
+                           const std::vector<wire_msg::arg>& args,
+                           const std::optional<spill_candidate>& here);
   // Up to `n` other alive nodes that can run `task`, least busy first.
   std::vector<std::string> nodes_for(const detail::task_spec& task, size_t n) const;
   // Sends a copy of `task` to each of `nodes`; the first result wins.
@@ -77,8 +83,8 @@ private:
   std::atomic<size_t> local_inflight_{0};
   size_t spill_threshold_ = 1;
   // Nodes that could run it weighed for each spill, besides those holding its inputs,
-  // found in at most `spill_probes` draws (work few nodes can run is the head's to
-  // place when the draws miss them).
+  // found in at most `spill_probes` draws, which go on past `spill_sample` while none
+  // has room (work few nodes can run is the head's to place when the draws miss them).
   static constexpr size_t spill_sample = 3;
   static constexpr size_t spill_probes = 16;
   std::atomic<uint64_t> spill_draws_;

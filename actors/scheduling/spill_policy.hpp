@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ public:
 
   /// The next index; `n` once every index was given.
   size_t next();
+  size_t size() const { return n_; }
 
 private:
   size_t n_;
@@ -42,5 +44,25 @@ private:
   size_t stride_ = 1;
   size_t given_ = 0;
 };
+
+/// Adds to `weighed` the nodes `weigh(i)` makes candidates of, i in `draw`'s order, until
+/// it has `sample` of them and one of `weighed` has room, or after `probes` draws;
+/// `weigh` gives none for a node that could not run the task or was weighed already. A
+/// full cluster costs a spill `probes` looks, a cluster with room about `sample`.
+template <class Weigh>
+void draw_spill_candidates(spill_draw draw, size_t sample, size_t probes,
+                           std::vector<spill_candidate>& weighed, Weigh&& weigh) {
+  bool room = false;
+  for (auto& c : weighed)
+    room |= c.room;
+  size_t drawn = 0;
+  for (size_t i = draw.next(), k = 0;
+       i != draw.size() && k < probes && (drawn < sample || !room); i = draw.next(), ++k)
+    if (std::optional<spill_candidate> c = weigh(i)) {
+      room |= c->room;
+      weighed.push_back(std::move(*c));
+      ++drawn;
+    }
+}
 
 } // namespace swarm::actors

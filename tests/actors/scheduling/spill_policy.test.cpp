@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -77,4 +79,51 @@ TEST_CASE("a burst of spills from one stale view spreads over the nodes it shows
   CHECK(picked.size() == 8);
   for (auto& [name, n] : picked)
     CHECK(n > 40); // 100 each on average
+}
+
+TEST_CASE("a spill weighs a few nodes when one of them has room, and more, up to its "
+          "probes, when none has: on a full cluster it takes the least busy it saw") {
+  using swarm::actors::draw_spill_candidates;
+  // 64 nodes; node i has (i % 7) tasks ahead; those in `roomy` have room.
+  auto run = [](const std::set<size_t>& roomy, std::vector<spill_candidate> weighed) {
+    std::vector<size_t> looked;
+    draw_spill_candidates(spill_draw{64, 99}, 3, 16, weighed, [&](size_t i) {
+      looked.push_back(i);
+      return std::optional<spill_candidate>{
+          node("n" + std::to_string(i), roomy.count(i) > 0, i % 7)};
+    });
+    return std::make_pair(looked, weighed);
+  };
+  std::set<size_t> every;
+  for (size_t i = 0; i < 64; ++i)
+    every.insert(i);
+  auto [some, with_room] = run(every, {});
+  CHECK(some.size() == 3);
+  CHECK(with_room.size() == 3);
+
+  auto [all, full] = run({}, {});
+  CHECK(all.size() == 16);
+  auto least = *std::min_element(all.begin(), all.end(),
+                                 [](size_t a, size_t b) { return a % 7 < b % 7; });
+  CHECK(best_spill_target(full) == "n" + std::to_string(least));
+
+  // The first with room ends the search once three are weighed.
+  auto [looked, _] = run({all[9]}, {});
+  CHECK(looked.size() == 10);
+  CHECK(best_spill_target(run({all[9]}, {}).second) == "n" + std::to_string(all[9]));
+
+  // A candidate weighed before (this node, or one holding the inputs) with room counts.
+  auto [after_here, weighed] = run({}, {node("here", true, 0)});
+  CHECK(after_here.size() == 3);
+  CHECK(best_spill_target(weighed) == "here");
+
+  // Nodes that cannot run it are not counted: every draw is looked at, up to the probes.
+  std::vector<size_t> looked_at;
+  std::vector<spill_candidate> none;
+  draw_spill_candidates(spill_draw{5, 1}, 3, 16, none, [&](size_t i) {
+    looked_at.push_back(i);
+    return std::optional<spill_candidate>{};
+  });
+  CHECK(looked_at.size() == 5);
+  CHECK(best_spill_target(none).empty());
 }

@@ -68,9 +68,7 @@ public:
   std::vector<std::string> send_all(const std::vector<std::string>& peers,
                                     const wire_msg::message& m) override;
   bool connected(const std::string& peer) override;
-  std::optional<std::chrono::milliseconds> quiet_for(const std::string&) override {
-    return std::nullopt; // heartbeats alone tell
-  }
+  std::optional<std::chrono::milliseconds> quiet_for(const std::string& peer) override;
   void disconnect(const std::string&, const std::string&) override {}
   void dial(const std::string&) override {}
   void rejoin() override;
@@ -107,11 +105,13 @@ private:
 // The nodes of one simulated cluster: the head is node 0.
 class sim_cluster {
 public:
-  explicit sim_cluster(size_t workers) : n_(workers + 1) {
+  explicit sim_cluster(size_t workers)
+      : n_(workers + 1), sent_to_head_(new std::atomic<sim_clock::rep>[workers + 1]) {
     names_.push_back("head");
     for (size_t i = 1; i < n_; ++i)
       names_.push_back("node-" + std::to_string(i));
     for (size_t i = 0; i < n_; ++i) {
+      sent_to_head_[i] = 0;
       index_.emplace(names_[i], i);
       ports_.push_back(std::make_unique<sim_port>(*this, names_[i], i));
       views_.push_back(std::make_unique<actors::membership_view>());
@@ -173,6 +173,23 @@ public:
     return {};
   }
 
+  /// How long since `from` last sent the head anything, as a node's transport tells
+  /// from the bytes it read (a head whose membership is behind, as when a thousand
+  /// nodes join at once, does not find the nodes waiting in its mailbox silent).
+  std::optional<std::chrono::milliseconds> quiet_for(const std::string& from) const {
+    auto i = index_.find(from);
+    if (i == index_.end()) return std::nullopt;
+    auto last = sent_to_head_[i->second].load(std::memory_order_relaxed);
+    if (last == 0) return std::nullopt;
+    auto now = sim_clock::now().time_since_epoch().count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        sim_clock::duration{now - last});
+  }
+  void sent_to_head(size_t from) {
+    sent_to_head_[from].store(sim_clock::now().time_since_epoch().count(),
+                              std::memory_order_relaxed);
+  }
+
   /// Hands `msg` to `to`'s membership.
   void deliver(const std::string& to, const caf::message& msg) {
     auto i = index_.find(to);
@@ -211,7 +228,11 @@ public:
   sim_port& head_port() { return *ports_[0]; }
   const std::string& head_name() const { return names_[0]; }
 
-  /// Load changes at a tenth of the nodes each tick: the table carries changes.
+  /// Node `i` reads its view's loads, as a node placing work does.
+  void read_loads(size_t i) { views_[i]->loads(); }
+
+  /// Load changes at a tenth of the nodes each tick (the table carries changes), and
+  /// another tenth reading them.
   std::atomic<bool> churn{false};
   std::atomic<uint64_t> heartbeats{0};
   std::atomic<uint64_t> bytes_to_nodes{0}; // node tables, and whatever else goes out
@@ -223,6 +244,7 @@ private:
   std::unordered_map<std::string, size_t> index_;
   std::vector<std::unique_ptr<sim_port>> ports_;
   std::vector<std::unique_ptr<actors::membership_view>> views_;
+  std::unique_ptr<std::atomic<sim_clock::rep>[]> sent_to_head_;
   std::vector<actors::membership_actor> members_; // the main thread's
   std::vector<caf::actor_addr> addresses_;        // any thread's, fixed once spawned
   caf::actor global_;
@@ -234,6 +256,7 @@ bool sim_port::send(const std::string& peer, const wire_msg::message& m) {
   if (!c_.is_open()) return false;
   auto bytes = wire_msg::encode_frame(m).size();
   (peer == c_.head_name() ? c_.bytes_to_head : c_.bytes_to_nodes) += bytes;
+  if (peer == c_.head_name()) c_.sent_to_head(index_);
   c_.deliver(peer, c_.as_message(name_, m));
   return true;
 }
@@ -250,6 +273,10 @@ std::vector<std::string> sim_port::send_all(const std::vector<std::string>& peer
   return {};
 }
 
+std::optional<std::chrono::milliseconds> sim_port::quiet_for(const std::string& peer) {
+  return c_.quiet_for(peer);
+}
+
 bool sim_port::connected(const std::string& peer) {
   // The head's connection is up once joined; the mesh between the others is not
   // simulated (the data plane's connections are the transport's).
@@ -262,6 +289,7 @@ void sim_port::rejoin() {
   j.node = row_of(name_, false);
   j.node.incarnation = life_;
   c_.bytes_to_head += wire_msg::encode_frame(j).size();
+  c_.sent_to_head(index_);
   c_.deliver(c_.head_name(), c_.as_message(name_, j));
 }
 
@@ -272,7 +300,10 @@ void sim_port::record(const wire_msg::node_info& info) {
 
 uint32_t sim_port::queued() {
   ++ticks_;
-  if (!c_.churn || index_ % 10 != 0) return 0;
+  if (!c_.churn) return 0;
+  // Another tenth places work by the nodes' loads: they get the loads' changes.
+  if (index_ % 10 == 5) c_.read_loads(index_);
+  if (index_ % 10 != 0) return 0;
   return ticks_ % 7; // a tenth of the nodes: a different load each tick
 }
 

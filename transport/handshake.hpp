@@ -14,8 +14,9 @@ namespace swarm::wire_msg {
 /// and then as changes. 6: the messages' defaults are the schema's. 7: nodes join by the
 /// head's address, with an owner index the head gives them. 8: idle connections close
 /// with a goodbye; a life of a node the head found dead is fenced (heartbeats and actor
-/// creations name a life), and a call's result names the instance that ran it.
-inline constexpr uint32_t protocol_version = 8;
+/// creations name a life), and a call's result names the instance that ran it. 9: the
+/// head sends the nodes' load changes only to nodes whose heartbeats ask for them.
+inline constexpr uint32_t protocol_version = 9;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

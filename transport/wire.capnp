@@ -78,6 +78,8 @@ struct Heartbeat {
   needsTable @7 :Bool;   # its node table missed a change: the head sends it whole
   leaving @8 :Bool;      # it is stopping: the head places no more work there
   incarnation @9 :UInt64; # the life of the node that sends it (NodeInfo.incarnation)
+  wantsLoad @10 :Bool;   # it places work by the nodes' loads: the head sends it their
+                         # changes (else only changes of state: joins, deaths, leaving)
 }
 
 struct PriorityCount $Cxx.pairList("priority_counts") {

@@ -272,11 +272,11 @@ void cluster_node::start_actors() {
   };
   oc.pick = [members = &link_.members,
              me = link_.self.name](size_t n, const std::set<std::string>& exclude) {
-    return least_busy(*members->get(), me, n,
+    return least_busy(*members->loads(), me, n,
                       [&](const peer_view& p) { return !exclude.count(p.info.name); });
   };
   oc.load = [members = &link_.members](const std::string& node) {
-    auto table = members->get();
+    auto table = members->loads();
     auto i = table->find(node);
     return i == table->end()
                ? 0.0

@@ -159,7 +159,7 @@ std::string cluster_tasks::spill_target(const detail::task_spec& task,
                                         const std::optional<spill_candidate>& here) {
   auto needs = work_needs::function(task.name);
   auto& demand = task.options.resources;
-  auto peers = link_.members.get();
+  auto peers = link_.members.loads();
   auto marks = marks_for(peers);
   // What could run it, as this node last heard; one not connected yet is dialled by the
   // send.
@@ -253,7 +253,7 @@ void cluster_tasks::count_until_done(detail::object_slot& result) {
 }
 
 bool cluster_tasks::idle_elsewhere() const {
-  auto peers = link_.members.get();
+  auto peers = link_.members.loads();
   for (auto& [name, p] : *peers) {
     if (name == link_.self.name || !p.info.alive) continue;
     double cpus = 0;
@@ -319,7 +319,7 @@ void cluster_tasks::send_task(detail::task_ptr task, const std::string& to, bool
 std::vector<std::string> cluster_tasks::nodes_for(const detail::task_spec& task,
                                                   size_t n) const {
   auto needs = work_needs::function(task.name);
-  return least_busy(*link_.members.get(), link_.self.name, n, [&](const peer_view& p) {
+  return least_busy(*link_.members.loads(), link_.self.name, n, [&](const peer_view& p) {
     auto total = from_list(p.info.total);
     return registered(p.info, needs) && total && task.options.resources.fits_in(*total);
   });

@@ -1,5 +1,6 @@
 #include "actors/node/membership.hpp"
 #include "actors/node/signature_index.hpp"
+#include "actors/node/table_feed.hpp"
 
 #include <caf/all.hpp>
 
@@ -36,16 +37,9 @@ struct membership_state {
   std::vector<std::string> gone_nodes;
   signature_index signatures;            // the head: what every node registered
 
-  // The head: the table's version, what changed in it since the version sent last (rows
-  // to send whole, rows whose state or load changed, rows that left), the version each
-  // peer was sent last (absent: it gets the table whole), and its own row as sent and as
-  // recorded last. Versions start from the wall clock: a restarted head's never continue
-  // the old head's.
-  uint64_t version = 1;
-  std::set<std::string> whole;
-  std::set<std::string> changed;
-  std::vector<std::string> removed;
-  std::map<std::string, uint64_t> sent_version;
+  // The head: the node table as it goes out, and its own row as sent and as recorded
+  // last.
+  table_feed feed{1};
   std::optional<wire_msg::node_change> self_sent;
   std::optional<wire_msg::node_change> self_recorded;
 
@@ -53,6 +47,10 @@ struct membership_state {
   // change (its next heartbeat asks for the table whole).
   uint64_t table_version = 0;
   bool needs_table = true;
+  // Another node: ticks since this node last placed work by the others' loads (its
+  // heartbeat asks for their changes while under `load_read_ticks`).
+  uint64_t ticks_since_load_read = load_read_ticks_never;
+  static constexpr uint64_t load_read_ticks_never = ~uint64_t{0} / 2;
   // Something in `peers` changed since the view was last published.
   bool view_dirty = false;
   // The head: nodes that heartbeat without having joined, since when.
@@ -129,79 +127,23 @@ struct membership_state {
     port->set_chain(std::move(members));
   }
 
-  static wire_msg::node_change change_of(const std::string& name, const peer_view& p,
-                                         caf::actor_clock::time_point now) {
-    wire_msg::node_change c;
-    c.name = name;
-    c.alive = p.info.alive;
-    c.last_seen_ms = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_seen).count());
-    c.available = p.info.available;
-    c.queued = p.info.queued;
-    c.running = p.info.running;
-    c.by_priority = p.info.by_priority;
-    c.store = p.info.store;
-    c.leaving = p.info.leaving;
-    return c;
-  }
-
-  static bool same_state(const wire_msg::node_change& a, const wire_msg::node_change& b) {
-    return a.alive == b.alive && a.available == b.available && a.queued == b.queued &&
-           a.running == b.running && a.by_priority == b.by_priority &&
-           a.store == b.store && a.leaving == b.leaving;
-  }
-
-  // The head: sends each live peer what changed since the last tick, encoded once for
-  // all that hold the version before, and the whole table to those that hold another
-  // (a node that joined, missed a change, or was cut off).
+  // The head: sends each live peer what changed in the table (see `table_feed`).
   void send_tables(caf::actor_clock::time_point now) {
     if (auto mine = change_of(me(), peers[me()], now);
         !self_sent || !same_state(*self_sent, mine)) {
-      changed.insert(me());
+      feed.changed(me(), !self_sent || state_differs(*self_sent, mine));
       self_sent = std::move(mine);
     }
-    std::optional<wire_msg::node_table> delta;
-    if (!whole.empty() || !changed.empty() || !removed.empty()) {
-      delta.emplace();
-      delta->base = version;
-      delta->version = ++version;
-      for (auto& name : whole)
-        if (auto i = peers.find(name); i != peers.end()) {
-          auto info = without_signatures(i->second.info);
-          info.last_seen_ms = change_of(name, i->second, now).last_seen_ms;
-          delta->nodes.push_back(std::move(info));
-        }
-      for (auto& name : changed)
-        if (auto i = peers.find(name); i != peers.end() && !whole.count(name))
-          delta->changes.push_back(change_of(name, i->second, now));
-      delta->removed = std::move(removed);
-      whole.clear();
-      changed.clear();
-      removed.clear();
-    }
-    std::vector<std::string> current, whole_to;
-    for (auto& n : alive_peers()) {
-      auto s = sent_version.find(n);
-      if (s != sent_version.end() && s->second == version) continue; // nothing new
-      if (delta && s != sent_version.end() && s->second == delta->base)
-        current.push_back(n);
-      else
-        whole_to.push_back(n);
-    }
-    // The table whole, made and encoded once for all that need it (those that missed a
-    // change, or were cut off).
-    if (!whole_to.empty()) send_to_all(whole_to, whole_table(now));
-    if (delta) send_to_all(current, *delta);
+    feed.send(peers, alive_peers(), now, *port);
   }
 
-  // Sends `table` to each of `to`, encoded once; what it sent them is their version.
-  void send_to_all(const std::vector<std::string>& to,
-                   const wire_msg::node_table& table) {
-    if (to.empty()) return;
-    for (auto& n : to)
-      sent_version[n] = version;
-    for (auto& n : port->send_all(to, table))
-      sent_version.erase(n);
+  // Another node: whether it placed work by the others' loads lately (for as long as
+  // ten heartbeats, and at least 5 s).
+  bool reads_load() const {
+    auto window = std::max<uint64_t>(
+        10, static_cast<uint64_t>(5000 /
+                                  std::max<int64_t>(1, cfg.heartbeat_interval.count())));
+    return ticks_since_load_read < window;
   }
 
   void on_join(wire_msg::node_info info, caf::actor_clock::time_point now) {
@@ -236,8 +178,7 @@ struct membership_state {
     p.info.leaving = false;
     signatures.add(p.info);
     port->record(p.info);
-    whole.insert(name);
-    sent_version.erase(name); // it gets the table whole
+    feed.joined(name); // it gets the table whole
     update_chain();
     // The head's view and its control store (what `swarm status` shows) have it at once,
     // and so does the node: its table whole.
@@ -249,7 +190,7 @@ struct membership_state {
       send_tables(now);
       return;
     }
-    send_to_all({name}, whole_table(now));
+    feed.send_whole(name, peers, now, *port);
     if (!join_flush_pending && schedule_join_flush) {
       join_flush_pending = true;
       schedule_join_flush();
@@ -259,12 +200,6 @@ struct membership_state {
   void on_joined(caf::actor_clock::time_point now) {
     join_flush_pending = false;
     send_tables(now);
-  }
-
-  wire_msg::node_table whole_table(caf::actor_clock::time_point now) const {
-    auto full = to_node_table(peers, now);
-    full.version = version;
-    return full;
   }
 
   // Tells `peer` that the life `f` is fenced (logged once).
@@ -307,7 +242,7 @@ struct membership_state {
       // Alive until it goes (its answers still come), but no work is placed there: by
       // the head, nor by the nodes that spill work (its table's change tells them).
       p.info.leaving = true;
-      changed.insert(peer);
+      feed.changed(peer, true);
       cfg.log.info("node '" + peer + "' is stopping: no more work is placed there");
       auto placed = p.info;
       placed.alive = false;
@@ -325,9 +260,10 @@ struct membership_state {
     p.info.by_priority = hb.by_priority;
     p.info.store = hb.store;
     if (!hb.available.empty()) p.info.available = hb.available;
-    if (hb.needs_table) sent_version.erase(peer);
+    if (hb.needs_table) feed.resend(peer);
+    feed.set_reader(peer, hb.wants_load);
     if (same_state(before, change_of(peer, p, now))) return;
-    changed.insert(peer);
+    feed.changed(peer, back);
     view_dirty = true;
     if (p.info.leaving) return; // recorded as no place for work; its table row goes on
     port->record(p.info);
@@ -455,7 +391,7 @@ struct membership_state {
     p.info.running = 0;
     p.info.by_priority = {};
     p.info.store = {};
-    changed.insert(name);
+    feed.changed(name, true);
     view_dirty = true;
     port->record(p.info);
   }
@@ -485,6 +421,10 @@ struct membership_state {
     self.info.queued = queued;
     self.info.store = std::move(store);
     if (!is_head()) {
+      if (view->take_load_read())
+        ticks_since_load_read = 0;
+      else if (ticks_since_load_read < load_read_ticks_never)
+        ++ticks_since_load_read;
       publish_if_changed();
       dial_peers();
       if (!port->connected(cfg.head)) {
@@ -500,6 +440,7 @@ struct membership_state {
       hb.store = self.info.store;
       hb.load = static_cast<double>(hb.queued);
       hb.needs_table = needs_table;
+      hb.wants_load = reads_load();
       hb.incarnation = self.info.incarnation;
       port->send(cfg.head, hb);
       return;
@@ -515,10 +456,7 @@ struct membership_state {
       peers.erase(name);
       signatures.remove(name);
       port->forget(name);
-      whole.erase(name);
-      changed.erase(name);
-      sent_version.erase(name);
-      removed.push_back(name);
+      feed.removed(name);
     }
     if (!gone_nodes.empty()) view_dirty = true;
     gone_nodes.clear();
@@ -570,10 +508,12 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   st.cfg = std::move(cfg);
   st.port = port;
   st.view = view;
-  st.version =
+  // Versions start from the wall clock: a restarted head's never continue the old
+  // head's.
+  st.feed = table_feed{
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
-                                .count());
+                                .count())};
   auto& me = st.peers[st.me()];
   me.info = st.cfg.self;
   me.info.alive = true;
@@ -656,6 +596,16 @@ membership_view::membership_view() : table_(std::make_shared<const peer_table>()
 
 std::shared_ptr<const peer_table> membership_view::get() const {
   return std::atomic_load(&table_);
+}
+
+std::shared_ptr<const peer_table> membership_view::loads() const {
+  if (!load_read_.load(std::memory_order_relaxed))
+    load_read_.store(true, std::memory_order_relaxed);
+  return get();
+}
+
+bool membership_view::take_load_read() {
+  return load_read_.exchange(false, std::memory_order_relaxed);
 }
 
 void membership_view::publish(peer_table table) {

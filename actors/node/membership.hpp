@@ -7,6 +7,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -58,12 +59,20 @@ public:
 
   /// The table as of the last change.
   std::shared_ptr<const peer_table> get() const;
+  /// The same, read for the nodes' loads (queued, running, available, store) to place
+  /// work by: a node that reads them gets their changes from the head (its heartbeats
+  /// say so); one that does not gets only changes of state, and its copy of the loads
+  /// ages. Its first reads after a pause see the loads as of its last.
+  std::shared_ptr<const peer_table> loads() const;
+  /// Whether `loads` was called since the last call (membership's tick).
+  bool take_load_read();
 
   /// Replaces the table; only the membership actor calls this.
   void publish(peer_table table);
 
 private:
   std::shared_ptr<const peer_table> table_;
+  mutable std::atomic<bool> load_read_{false};
 };
 
 /// What membership needs to know about the cluster it is part of.
@@ -132,17 +141,20 @@ public:
 /// silence for `node_timeout` (no heartbeat and no bytes) marks it dead and closes its
 /// connection. The table is versioned: a node gets it whole when it joins (or asks, in a
 /// heartbeat, after it missed a change), then each tick only what changed, encoded once
-/// for all (rows new to the table whole, without signatures; the state and load of the
-/// others); the rows of nodes that joined go out within 20 ms, one change for all that
-/// joined meanwhile. A heartbeat costs the head O(1). On every node the view is published
-/// when a reader must see a change at once (a join, a death, a node back), else at most
-/// once a tick, and only when something changed. On another node it heartbeats the head
-/// each `heartbeat_interval`, joins again when the head's connection is gone, and takes
-/// the head's table as the truth: it dials the live nodes whose names sort after its own
-/// and closes its connections to dead ones. A life of a node the head found dead is
-/// fenced for good: its heartbeats and joins are answered with `node_fenced`, and the
-/// node joins again as a new life (a later incarnation) once it has stopped the actors it
-/// hosted for others, which their owners restarted elsewhere.
+/// for all that hold the same version (rows new to the table whole, without signatures;
+/// the state of the others, and their load only to the nodes whose heartbeats ask for it:
+/// see `table_feed`); the rows of nodes that joined go out within 20 ms, one change for
+/// all that joined meanwhile. A heartbeat costs the head O(1). On every node the view is
+/// published when a reader must see a change at once (a join, a death, a node back), else
+/// at most once a tick, and only when something changed. On another node it heartbeats
+/// the head each `heartbeat_interval`, joins again when the head's connection is gone,
+/// and takes the head's table as the truth: it closes its connections to dead nodes (a
+/// client dials every live one), and its heartbeats ask for the nodes' loads while this
+/// node reads them (`membership_view::loads`) and for ten heartbeats (at least 5 s)
+/// after. A life of a node the head found dead is fenced for good: its heartbeats and
+/// joins are answered with `node_fenced`, and the node joins again as a new life (a later
+/// incarnation) once it has stopped the actors it hosted for others, which their owners
+/// restarted elsewhere.
 ///   (join_atom, node_info)              the head: a node joins (again)
 ///   (heartbeat_atom, peer, heartbeat)   the head: a node's heartbeat
 ///   (table_atom, node_table)            a worker: the head's table

@@ -319,6 +319,7 @@ TEST_CASE("a change of the node table carries its versions, the rows new to it, 
   delta.removed = {"client-1"};
   heartbeat hb;
   hb.needs_table = true;
+  hb.wants_load = true;
   auto frames = encode_frame(delta);
   auto more = encode_frame(hb);
   frames.insert(frames.end(), more.begin(), more.end());
@@ -343,6 +344,7 @@ TEST_CASE("a change of the node table carries its versions, the rows new to it, 
   CHECK(d.leaving);
   CHECK(t.removed == std::vector<std::string>{"client-1"});
   CHECK(std::get<heartbeat>(back[1]).needs_table);
+  CHECK(std::get<heartbeat>(back[1]).wants_load);
 }
 
 TEST_CASE("an object chunk's payload follows its message raw, exactly its bytes, padded "

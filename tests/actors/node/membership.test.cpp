@@ -56,9 +56,16 @@ TEST_CASE_FIXTURE(fixture,
   start("head", {"head", "w1", "w2", "w3"});
   join("w1");
   join("w2");
+  // Both place work by the nodes' loads: they get every change (`table_feed`'s tests
+  // show the others).
+  wire_msg::heartbeat reading;
+  reading.wants_load = true;
+  caf::anon_send(m, heartbeat_atom::value, std::string{"w1"}, reading);
+  caf::anon_send(m, heartbeat_atom::value, std::string{"w2"}, reading);
+  sched.run();
   pass(500ms); // their rows go out
   auto version = table_sent(port.sent.size() - 1).version;
-  wire_msg::heartbeat busy;
+  wire_msg::heartbeat busy = reading;
   busy.queued = 4;
   busy.running = 1;
   caf::anon_send(m, heartbeat_atom::value, std::string{"w1"}, busy);

@@ -176,6 +176,20 @@ struct ObjectReplicated {
   error @1 :Text;      # empty: kept
 }
 
+struct ObjectsHandOver $Cxx.lane(call) {
+  # A node that stops, to the owner of results it holds (behind their TaskResults): the
+  # owner's own copies are their primaries now. The owner answers with ObjectsTaken once
+  # it needs none of them from the sender (its pulls of them ended); the node waits for
+  # that, bounded, before it goes.
+  ids @0 :List(ObjectId);
+}
+
+struct ObjectsTaken $Cxx.lane(call) {
+  # The owner's answer to ObjectsHandOver, for those of the objects it needs no more from
+  # the node that stops.
+  ids @0 :List(ObjectId);
+}
+
 struct ObjectFree {
   # The owner dropped its last reference: the holder may free the value.
   id @0 :ObjectId;
@@ -539,6 +553,8 @@ struct Envelope $Cxx.variant("message") {
     goodbye @45 :Goodbye;
     nodeFenced @46 :NodeFenced;
     actorCheckpointTaken @47 :ActorCheckpointTaken;
+    objectsHandOver @48 :ObjectsHandOver;
+    objectsTaken @49 :ObjectsTaken;
   }
 }
 

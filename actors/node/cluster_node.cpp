@@ -275,6 +275,7 @@ void cluster_node::start_actors() {
     return least_busy(*members->loads(), me, n,
                       [&](const peer_view& p) { return !exclude.count(p.info.name); });
   };
+  oc.alive = [this](const std::string& node) { return link_.alive(node); };
   oc.load = [members = &link_.members](const std::string& node) {
     auto table = members->loads();
     auto i = table->find(node);
@@ -311,6 +312,9 @@ void cluster_node::start_actors() {
   wc.incarnation = [this](const std::string& peer) { return link_.incarnation_of(peer); };
   wc.pull = [this](detail::task_ptr t, wire_msg::stored_at where) {
     tasks_->pull_result(std::move(t), where);
+  };
+  wc.handed_over = [this](const std::string& from, wire_msg::objects_hand_over m) {
+    caf::anon_send(link_.objects, hand_over_atom::value, from, std::move(m));
   };
   wc.pull_item = [this](detail::slot_ptr slot, const detail::type_descriptor* type,
                         wire_msg::stored_at where) {
@@ -412,6 +416,31 @@ void cluster_node::stop_actors() {
   link_.agent = nullptr;
 }
 
+void cluster_node::hand_over_results() {
+  if (!link_.objects) return;
+  // Only owners still pulling a result from here keep the node: a fraction of its stop.
+  auto bound = link_.cfg.stop_timeout / 4;
+  auto t0 = std::chrono::steady_clock::now();
+  caf::scoped_actor self{local_->system()};
+  self->request(link_.objects, bound, hand_over_atom::value)
+      .receive(
+          [&](uint64_t handed) {
+            if (handed == 0) return;
+            auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count();
+            log().info("handed " + std::to_string(handed) +
+                       " result(s) over to their owners' copies in " +
+                       std::to_string(ms) + " ms");
+          },
+          [&](caf::error& e) {
+            log().warn(
+                "not every owner of the results this node holds took them within " +
+                std::to_string(bound.count()) + " ms (" + local_->system().render(e) +
+                "): the tasks of those still pulling them run again");
+          });
+}
+
 void cluster_node::drop_handles() {
   autoscaler_ = nullptr;
   link_.membership = nullptr;
@@ -443,6 +472,8 @@ cluster_node::~cluster_node() {
     wire_msg::heartbeat leaving;
     leaving.leaving = true;
     (void)net_->send(head_name(), leaving);
+    step("handing the results it holds over to their owners");
+    hand_over_results();
   }
   // Membership, the agent and the global scheduler call into this node: they go first.
   step("stopping membership, the agent and the global scheduler");

@@ -198,6 +198,9 @@ private:
   void stop_actors();
   // Drops the role actors' handles, which must not outlive the actor system.
   void drop_handles();
+  // The node stops: the results it holds for other nodes go to their owners' copies
+  // (bounded by a quarter of the stop timeout).
+  void hand_over_results();
   // Adds the routes of the messages the node's own parts handle, and those of its
   // subsystems.
   void add_routes();

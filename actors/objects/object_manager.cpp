@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "actors/objects/hand_over_table.hpp"
 #include "actors/objects/pull_state.hpp"
 #include "actors/objects/pulled_copies.hpp"
 #include "actors/objects/replication_table.hpp"
@@ -43,6 +44,9 @@ struct object_manager_state {
   // them when this node's store lets go of it.
   std::map<object_key, std::set<std::string>> copies;
   std::deque<transfer_event> transfers; // the last pulls that ended, oldest first
+  hand_over_table hand_over;
+  // This node stops: answered once every owner took what it held for them.
+  std::optional<caf::typed_response_promise<uint64_t>> handing;
 
   std::string id_of(const object_key& k) const {
     return object_id{k.first, k.second}.to_string();
@@ -401,6 +405,63 @@ struct object_manager_state {
       w(out ? as_type(k, *out, type) : out);
     for (auto& [peer, m] : parked)
       serve(peer, m);
+    // Nodes that stop wait for this pull: with it whole here, this copy is the primary.
+    for (auto& peer : hand_over.pull_ended(k)) {
+      if (auto l = located.find(k); out && l != located.end() && l->second.node == peer)
+        primary_here(l);
+      cfg.send(peer, wire_msg::objects_taken{{{k.first, k.second}}});
+    }
+  }
+
+  // The result `l` names stayed on another node: this node's own copy of it is the
+  // primary now.
+  void primary_here(std::map<object_key, located_object>::iterator l) {
+    if (auto s = l->second.slot.lock()) s->set_location(std::nullopt);
+    cfg.publish(wire_msg::object_location{
+        {l->first.first, l->first.second}, l->second.node, 0, false});
+    located.erase(l);
+  }
+
+  // This node stops: it hands the results it holds for owners elsewhere over to them.
+  void hand_over_held() {
+    std::map<std::string, std::vector<object_key>> by_owner;
+    for (auto& [k, h] : held)
+      if (h.exports == 0)
+        if (auto owner = owner_node_of(k, cfg.nodes, cfg.joined);
+            !owner.empty() && owner != cfg.node && (!cfg.alive || cfg.alive(owner)))
+          by_owner[owner].push_back(k);
+    hand_over.start(by_owner);
+    for (auto& [owner, keys] : by_owner) {
+      wire_msg::objects_hand_over m;
+      for (auto& k : keys)
+        m.ids.push_back({k.first, k.second});
+      cfg.send(owner, std::move(m));
+    }
+  }
+
+  // Node `peer`, which stops, hands over the results it holds for this node: answered
+  // for at once, or once this node's pull of one from there ended.
+  void take_over(const std::string& peer, const wire_msg::objects_hand_over& m) {
+    wire_msg::objects_taken now;
+    for (auto& id : m.ids) {
+      object_key k{id.owner, id.seq};
+      auto l = located.find(k);
+      bool there = l != located.end() && l->second.node == peer;
+      if (there && pulls.count(k)) {
+        hand_over.await_pull(k, peer);
+        continue;
+      }
+      if (there) primary_here(l);
+      now.ids.push_back(id);
+    }
+    if (!now.ids.empty()) cfg.send(peer, std::move(now));
+  }
+
+  void answer_hand_over() {
+    if (handing && hand_over.done()) {
+      handing->deliver(hand_over.handed());
+      handing.reset();
+    }
   }
 
   // Makes the value once the bytes received from offset 0 on hold its whole head; then
@@ -541,15 +602,12 @@ struct object_manager_state {
     // Results owned here that stayed there: this node's own copy is the primary now
     // (or, while it was still being pulled, the pull failed and the task is remade).
     for (auto i = located.begin(); i != located.end();) {
-      if (i->second.node != peer) {
-        ++i;
-        continue;
-      }
-      if (auto s = i->second.slot.lock()) s->set_location(std::nullopt);
-      cfg.publish(
-          wire_msg::object_location{{i->first.first, i->first.second}, peer, 0, false});
-      i = located.erase(i);
+      auto next = std::next(i);
+      if (i->second.node == peer) primary_here(i);
+      i = next;
     }
+    hand_over.lost(peer);
+    answer_hand_over();
     // Results made here for an owner on that node: nobody will read or free them.
     for (auto i = held.begin(); i != held.end();) {
       if (i->second.exports == 0 &&
@@ -634,6 +692,24 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       [=](forget_atom, const object_key& k) { self->state.forget(k); },
       [=](lost_atom, const std::string& peer, const std::string& why) {
         self->state.lost(peer, why);
+      },
+      [=](hand_over_atom) -> caf::result<uint64_t> {
+        auto& st = self->state;
+        st.hand_over_held();
+        if (st.hand_over.done()) return st.hand_over.handed();
+        st.handing = self->make_response_promise<uint64_t>();
+        return *st.handing;
+      },
+      [=](hand_over_atom, const std::string& peer, const wire_msg::objects_hand_over& m) {
+        self->state.take_over(peer, m);
+      },
+      [=](handed_atom, const std::string& peer, const wire_msg::objects_taken& m) {
+        auto& st = self->state;
+        std::vector<object_key> keys;
+        for (auto& id : m.ids)
+          keys.emplace_back(id.owner, id.seq);
+        st.hand_over.taken(peer, keys);
+        st.answer_hand_over();
       },
       [=](count_atom) {
         return static_cast<uint64_t>(self->state.copies_here->remembered_count());

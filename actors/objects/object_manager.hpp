@@ -130,6 +130,9 @@ struct object_manager_config {
   /// replicas go. Empty: no replicas are made.
   std::function<std::vector<std::string>(size_t n, const std::set<std::string>& exclude)>
       pick;
+  /// Whether `node` is alive in this node's view: a node that stops hands the results
+  /// it holds over to the live owners only. Empty: every node is.
+  std::function<bool(const std::string&)> alive;
   /// Counts a read of another node's object: found here, or pulled. May be empty.
   std::function<void(bool hit)> count_lookup;
   /// Where pulled plain buffers (strings, vectors of numbers) get their memory and give
@@ -190,6 +193,12 @@ struct object_manager_config {
 ///   (forget_atom, key)                     that result's owner let it go (its copy
 ///                                          kept here goes too)
 ///   (lost_atom, peer, why)                 the connection to `peer` closed
+///   (hand_over_atom) -> uint64_t           this node stops: hands the results it holds
+///                                          for owners elsewhere over to them (see
+///                                          `hand_over_table`); answers how many were
+///                                          taken once every owner answered
+///   (hand_over_atom, peer, objects_hand_over)  `peer` stops and hands these over
+///   (handed_atom, peer, objects_taken)     an owner's answer to this node's hand-over
 ///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
 ///   (kept_atom) -> uint64_t                bytes of pulled values kept (node_stats)
 ///   (transfers_atom) -> transfer events    the last `transfers_kept` pulls that ended,
@@ -206,6 +215,9 @@ using object_manager_actor = caf::typed_actor<
     caf::reacts_to<fetch_atom, fetch_request>,
     caf::reacts_to<locate_atom, located_object>, caf::reacts_to<forget_atom, object_key>,
     caf::reacts_to<lost_atom, std::string, std::string>,
+    caf::replies_to<hand_over_atom>::with<uint64_t>,
+    caf::reacts_to<hand_over_atom, std::string, wire_msg::objects_hand_over>,
+    caf::reacts_to<handed_atom, std::string, wire_msg::objects_taken>,
     caf::replies_to<count_atom>::with<uint64_t>,
     caf::replies_to<kept_atom>::with<uint64_t>,
     caf::replies_to<transfers_atom>::with<std::vector<transfer_event>>>;
@@ -224,6 +236,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::object_key>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::hold_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::replicate_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_replicate)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::objects_hand_over)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::objects_taken)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_replicated)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::fetch_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::located_object)

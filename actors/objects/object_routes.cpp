@@ -19,6 +19,9 @@ void add_object_routes(wire_routes& routes, const object_manager_actor& objects)
       objects, [](const std::string& peer, object_replicate&& m) {
         return std::make_tuple(replica_atom::value, peer, std::move(m));
       });
+  routes.mailbox<objects_taken>(objects, [](const std::string& peer, objects_taken&& m) {
+    return std::make_tuple(handed_atom::value, peer, std::move(m));
+  });
   routes.mailbox<object_replicated>(
       objects, [](const std::string& peer, object_replicated&& m) {
         return std::make_tuple(replicated_atom::value, peer, std::move(m));

@@ -27,5 +27,7 @@ using transfers_atom = caf::atom_constant<caf::atom("transfers")>;
 using replicate_atom = caf::atom_constant<caf::atom("replicate")>;
 using replica_atom = caf::atom_constant<caf::atom("replica")>;
 using replicated_atom = caf::atom_constant<caf::atom("replicated")>;
+using hand_over_atom = caf::atom_constant<caf::atom("handover")>;
+using handed_atom = caf::atom_constant<caf::atom("handed")>;
 
 } // namespace swarm::actors

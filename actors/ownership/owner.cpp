@@ -387,6 +387,10 @@ owner_actor::behavior_type owner(owner_self self, owner_config cfg) {
       [=](result_atom, const std::string& from, wire_msg::task_result& m) {
         on_result(self->state, from, m);
       },
+      [=](hand_over_atom, const std::string& from, wire_msg::objects_hand_over& m) {
+        // Behind the results `from` sent before: the pulls they started are under way.
+        if (self->state.cfg.handed_over) self->state.cfg.handed_over(from, std::move(m));
+      },
       [=](lost_atom, const std::string& peer, const std::string& why) {
         on_lost(self, peer, why);
       },

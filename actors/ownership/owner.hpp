@@ -81,6 +81,9 @@ struct owner_config {
   /// A result was stored on the node that made it (`where`): pull it into the task's
   /// future. A pull that finds it lost sends (retry_atom) back.
   std::function<void(detail::task_ptr, wire_msg::stored_at)> pull;
+  /// Node `from` stops and hands over the results it holds for this node: passed to the
+  /// object manager after the pulls of those results this owner started. May be empty.
+  std::function<void(const std::string&, wire_msg::objects_hand_over)> handed_over;
   /// An item of a stream read here stayed on the node that wrote it: pull it into
   /// `slot` (of type `type`).
   std::function<void(detail::slot_ptr, const detail::type_descriptor*,
@@ -150,6 +153,7 @@ using owner_actor = caf::typed_actor<
     caf::reacts_to<retry_atom, detail::task_ptr, std::string, error>,
     caf::reacts_to<cancel_atom, object_key>, caf::reacts_to<tick_atom>,
     caf::reacts_to<placed_atom, std::string, wire_msg::task_placed>,
+    caf::reacts_to<hand_over_atom, std::string, wire_msg::objects_hand_over>,
     caf::reacts_to<stream_atom, std::string, wire_msg::stream_item>,
     caf::reacts_to<stream_atom, object_key, uint64_t>,
     caf::replies_to<count_atom>::with<uint64_t>,
@@ -212,6 +216,10 @@ public:
   /// Node `from` (the head) placed a child on another node.
   void placed(const std::string& from, wire_msg::task_placed m) const {
     unit_->send(placed_atom::value, from, std::move(m));
+  }
+  /// Node `from` stops and hands over the results it holds for this node.
+  void handed_over(const std::string& from, wire_msg::objects_hand_over m) const {
+    unit_->send(hand_over_atom::value, from, std::move(m));
   }
   void stream(const std::string& from, wire_msg::stream_item item) const {
     unit_->send(stream_atom::value, from, std::move(item));

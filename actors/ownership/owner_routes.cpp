@@ -13,6 +13,10 @@ void add_owner_routes(wire_routes& routes, const owner_ref& owner,
   routes.in_place<stream_item>([&owner](const std::string& peer, stream_item&& m) {
     owner.stream(peer, std::move(m));
   });
+  routes.in_place<objects_hand_over>(
+      [&owner](const std::string& peer, objects_hand_over&& m) {
+        owner.handed_over(peer, std::move(m));
+      });
   routes.in_place<task_placed>([&owner](const std::string& peer, task_placed&& m) {
     owner.placed(peer, std::move(m));
   });

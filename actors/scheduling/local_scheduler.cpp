@@ -572,12 +572,12 @@ struct scheduler_state {
     dispatch_ready();
   }
 
-  // Cancels the task making `result`: one that has not started (queued here, or at a
-  // worker next) fails with `cancelled`; a running one is asked to stop (it sees it
-  // through its context) and fails so when it returns.
-  void cancel(const object_id& result) {
+  // Cancels the tasks whose results `which` picks: one that has not started (queued
+  // here, or at a worker next) fails with `cancelled`; a running one is asked to stop (it
+  // sees it through its context) and fails so when it returns.
+  template <class Which> void cancel_if(Which which) {
     auto hit = [&](const task_ptr& t) {
-      if (t->result->id() == result) t->cancel();
+      if (which(t->result->id())) t->cancel();
     };
     for (auto& [prio, q] : ready)
       for (auto& t : q)
@@ -681,7 +681,13 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       },
       [self](gpu_unhold_atom, uint64_t actor) { self->state.unhold(actor); },
       [=](cancel_atom, uint64_t owner, uint64_t seq) {
-        self->state.cancel(object_id{owner, seq});
+        self->state.cancel_if([&](const object_id& r) {
+          return r == object_id{owner, seq};
+        });
+      },
+      [=](cancel_atom, others_atom, uint64_t from, uint64_t to) {
+        self->state.cancel_if(
+            [&](const object_id& r) { return r.owner < from || r.owner >= to; });
       },
   };
 }

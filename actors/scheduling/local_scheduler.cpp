@@ -16,11 +16,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/workers/cpu_worker.hpp"
+#include "actors/common/node_stopped.hpp"
 #include "actors/scheduling/gpu_slots.hpp"
 #include "actors/scheduling/protocol.hpp"
-#include "actors/common/node_stopped.hpp"
 #include "actors/scheduling/task_inbox.hpp"
+#include "actors/workers/cpu_worker.hpp"
 #include "framework/detail/core.hpp"
 
 namespace swarm::actors {
@@ -681,9 +681,7 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       },
       [self](gpu_unhold_atom, uint64_t actor) { self->state.unhold(actor); },
       [=](cancel_atom, uint64_t owner, uint64_t seq) {
-        self->state.cancel_if([&](const object_id& r) {
-          return r == object_id{owner, seq};
-        });
+        self->state.cancel_if([id = object_id{owner, seq}](auto& r) { return r == id; });
       },
       [=](cancel_atom, others_atom, uint64_t from, uint64_t to) {
         self->state.cancel_if(

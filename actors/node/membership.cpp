@@ -48,7 +48,7 @@ struct membership_state {
   uint64_t table_version = 0;
   bool needs_table = true;
   // Another node: ticks since this node last placed work by the others' loads (its
-  // heartbeat asks for their changes while under `load_read_ticks`).
+  // heartbeats ask for their changes while `reads_load`).
   uint64_t ticks_since_load_read = load_read_ticks_never;
   static constexpr uint64_t load_read_ticks_never = ~uint64_t{0} / 2;
   // Something in `peers` changed since the view was last published.

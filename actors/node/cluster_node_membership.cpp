@@ -5,7 +5,6 @@
 
 #include <caf/all.hpp>
 
-#include "actors/scheduling/protocol.hpp"
 #include "actors/user_actors/protocol.hpp"
 
 namespace swarm::actors {
@@ -81,14 +80,9 @@ void cluster_node::fenced(uint64_t life, const std::string& why) {
                               "' could not stop the actors it hosted for other nodes: " +
                               caf::to_string(e));
                  });
-    // Their tasks, queued or running here, ran again elsewhere: they stop (what they
-    // would answer no longer counts).
-    caf::anon_send(link_.local->scheduler(), cancel_atom::value, others_atom::value,
-                   (link_.index + 1) << owner_index_shift,
-                   (link_.index + 2) << owner_index_shift);
-    log().warn("node '" + link_.self.name + "' stopped " + std::to_string(stopped) +
-               " actor(s) it hosted for other nodes, restarted elsewhere, and the tasks "
-               "it ran for them; it joins again");
+    log().warn(
+        "node '" + link_.self.name + "' stopped " + std::to_string(stopped) +
+        " actor(s) it hosted for other nodes, restarted elsewhere; it joins again");
     // The old life's connections go too: a peer may have closed its end while the
     // network was cut, and not know this end is still open; this life's messages must
     // not go on it.

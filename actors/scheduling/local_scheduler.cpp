@@ -16,11 +16,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/common/node_stopped.hpp"
+#include "actors/workers/cpu_worker.hpp"
 #include "actors/scheduling/gpu_slots.hpp"
 #include "actors/scheduling/protocol.hpp"
+#include "actors/common/node_stopped.hpp"
 #include "actors/scheduling/task_inbox.hpp"
-#include "actors/workers/cpu_worker.hpp"
 #include "framework/detail/core.hpp"
 
 namespace swarm::actors {
@@ -572,12 +572,12 @@ struct scheduler_state {
     dispatch_ready();
   }
 
-  // Cancels the tasks whose results `which` picks: one that has not started (queued
-  // here, or at a worker next) fails with `cancelled`; a running one is asked to stop (it
-  // sees it through its context) and fails so when it returns.
-  template <class Which> void cancel_if(Which which) {
+  // Cancels the task making `result`: one that has not started (queued here, or at a
+  // worker next) fails with `cancelled`; a running one is asked to stop (it sees it
+  // through its context) and fails so when it returns.
+  void cancel(const object_id& result) {
     auto hit = [&](const task_ptr& t) {
-      if (which(t->result->id())) t->cancel();
+      if (t->result->id() == result) t->cancel();
     };
     for (auto& [prio, q] : ready)
       for (auto& t : q)
@@ -681,11 +681,7 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       },
       [self](gpu_unhold_atom, uint64_t actor) { self->state.unhold(actor); },
       [=](cancel_atom, uint64_t owner, uint64_t seq) {
-        self->state.cancel_if([id = object_id{owner, seq}](auto& r) { return r == id; });
-      },
-      [=](cancel_atom, others_atom, uint64_t from, uint64_t to) {
-        self->state.cancel_if(
-            [&](const object_id& r) { return r.owner < from || r.owner >= to; });
+        self->state.cancel(object_id{owner, seq});
       },
   };
 }

@@ -119,9 +119,6 @@ struct task_row {
 /// std::vector<uint32_t>`: an actor holds GPUs (and device memory) for its life; the
 /// answer, its devices, comes once they are free, ahead of queued tasks;
 /// `(gpu_unhold_atom, uint64_t actor)` gives them back.
-/// `(cancel_atom, owner, seq)` cancels the task making that result;
-/// `(cancel_atom, others_atom, from, to)` every task whose result's owner id is outside
-/// [from, to), the node's own (its life was fenced: their owners ran them elsewhere).
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors

@@ -25,7 +25,6 @@ using blocked_atom = caf::atom_constant<caf::atom("blocked")>;
 using unblocked_atom = caf::atom_constant<caf::atom("unblocked")>;
 using by_function_atom = caf::atom_constant<caf::atom("byfunc")>;
 using failures_atom = caf::atom_constant<caf::atom("failures")>;
-using others_atom = caf::atom_constant<caf::atom("others")>;
 using place_atom = caf::atom_constant<caf::atom("place")>;
 using group_atom = caf::atom_constant<caf::atom("group")>;
 /// The global scheduler: the node types the autoscaler may still start, and the demands

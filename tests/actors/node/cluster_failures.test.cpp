@@ -5,13 +5,8 @@
 
 #include <utility>
 
-#include <stdlib.h>
-
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -300,49 +295,6 @@ TEST_CASE(
   // The live one went on from its own state.
   CHECK(a.call(&counter::add, 1).get(10s).value() == 114);
   CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
-}
-
-TEST_CASE("a node back after the head found it dead cancels the tasks it held for other "
-          "nodes, whose owners counted them lost with it") {
-  fake_cluster c;
-  auto nap =
-      c.app.find_function<int(const std::string&, const std::string&, int)>("mark_nap")
-          .value();
-  char dir[] = "/tmp/swarm-fenced-XXXXXX";
-  REQUIRE(::mkdtemp(dir));
-  auto order = std::string{dir} + "/order";
-  // worker-1 (1 CPU) runs a long task; a second waits behind it.
-  auto first = c.driver->submit(c.on("worker-1"), nap, order, "first", 3000);
-  auto second = c.driver->submit(c.on("worker-1"), nap, order, "second", 0);
-  REQUIRE(fake_cluster::eventually([&] { return std::ifstream{order}.good(); }));
-  std::atomic<bool> frozen{true};
-  hold_worker_1(c, frozen);
-  REQUIRE(fake_cluster::eventually([&] { return c.head->wait_for_nodes(3, 0ms) == 2; }));
-  // Thawed before the first ends: told its life is over, it cancels the second.
-  frozen = false;
-  c.net.release_held();
-  auto cancelled = [&] {
-    auto rows = c.w1->list("failures");
-    return rows && std::any_of(rows->begin(), rows->end(), [](auto& r) {
-             return r.name == "mark_nap" && r.detail.find("cancel") != std::string::npos;
-           });
-  };
-  CHECK(fake_cluster::eventually(cancelled, 5s));
-  CHECK_FALSE(first.get(10s)); // lost with the node's life, pinned there
-  CHECK_FALSE(second.get(10s));
-  // Once the first ended there, nothing else ran.
-  CHECK(fake_cluster::eventually(
-      [&] {
-        auto rows = c.w1->list("tasks");
-        return rows && rows->empty();
-      },
-      10s));
-  std::ifstream in{order};
-  std::string line, lines;
-  while (std::getline(in, line))
-    lines += line + ";";
-  CHECK(lines == "first;");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("an actor pinned to a lost node waits for it and restarts there, and dies "

@@ -41,6 +41,9 @@ struct node_status {
   /// Its tasks queued for or at its workers, not finished, by priority (highest first):
   /// what the global scheduler weighs spilled work of each priority by.
   std::vector<std::pair<int32_t, uint32_t>> by_priority;
+  /// What it said it did as it stopped last (empty: it did not stop since it joined, or
+  /// was killed): the tasks it gave back, the results it handed over.
+  std::string stop_report;
 };
 
 /// One row of the control store's job table: a driver program on some node.
@@ -243,5 +246,12 @@ result<std::vector<node_list>> list_node(const cluster_config& cfg, const node_s
 /// the file does not list is found in the head's table.
 result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
                           std::chrono::milliseconds timeout);
+
+/// Waits, up to `timeout`, until node `node` is no longer alive in the head's table (it
+/// stopped, or left it); returns what it said it did as it stopped (empty when it said
+/// nothing). A `timeout` error when it is still alive then, with what it said so far;
+/// `node_unreachable` when the head's table cannot be read (the head is gone).
+result<std::string> wait_stopped(const cluster_config& cfg, const std::string& node,
+                                 std::chrono::milliseconds timeout);
 
 } // namespace swarm

@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "framework/cluster.hpp"
 #include "framework/detail/wire_convert.hpp"
@@ -298,6 +299,7 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     s.cache_misses = n.store.misses;
     s.evictions = n.store.evictions;
     s.by_priority = n.by_priority;
+    s.stop_report = n.stop_report;
     out.nodes.push_back(std::move(s));
   }
   return out;
@@ -523,6 +525,30 @@ result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
     return error{sent.err().code,
                  sent.err().message + "; no other node of the file answered"};
   return {};
+}
+
+result<std::string> wait_stopped(const cluster_config& cfg, const std::string& node,
+                                 std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    auto state = cluster_status(cfg, std::max(left, std::chrono::milliseconds{500}));
+    if (!state)
+      return error{errc::node_unreachable,
+                   "the head's table cannot be read: " + state.err().message};
+    auto row = std::find_if(state->nodes.begin(), state->nodes.end(),
+                            [&](const node_status& n) { return n.name == node; });
+    if (row == state->nodes.end() || !row->alive)
+      return row == state->nodes.end() ? std::string{} : row->stop_report;
+    if (std::chrono::steady_clock::now() + std::chrono::milliseconds{100} > deadline)
+      return error{errc::timeout, "node '" + node + "' is still alive after " +
+                                      std::to_string(timeout.count()) + " ms" +
+                                      (row->stop_report.empty()
+                                           ? std::string{}
+                                           : " (it stops: " + row->stop_report + ")")};
+    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  }
 }
 
 } // namespace swarm

@@ -218,6 +218,10 @@ int run_status(const status_options& opts) {
           (line.empty() ? "" : ", ") + std::to_string(tasks) + " at " + std::to_string(p);
     std::printf("%s: tasks by priority: %s\n", n.name.c_str(), line.c_str());
   }
+  // What stopped nodes said they did with their work.
+  for (auto& n : *nodes)
+    if (!n.stop_report.empty())
+      std::printf("%s: stopped: %s\n", n.name.c_str(), n.stop_report.c_str());
   // Nodes of the file the head has never heard of.
   std::string absent;
   for (auto& spec : cfg->nodes) {
@@ -316,8 +320,23 @@ int run_stop(const stop_options& opts) {
     std::fprintf(stderr, "swarm stop: %s\n", ok.err().message.c_str());
     return 1;
   }
-  std::printf("asked %s to stop\n",
-              node.empty() ? "every node" : ("node '" + node + "'").c_str());
+  if (node.empty()) {
+    std::printf("asked every node to stop\n");
+    return 0;
+  }
+  // One node: waited for, within its stop's deadline, and what it did said.
+  auto report = wait_stopped(*cfg, node, cfg->stop_timeout + 5s);
+  if (!report && report.err().code != errc::timeout) {
+    std::printf("asked node '%s' to stop; not waited for: %s\n", node.c_str(),
+                report.err().message.c_str());
+    return 0;
+  }
+  if (!report) {
+    std::fprintf(stderr, "swarm stop: %s\n", report.err().message.c_str());
+    return 1;
+  }
+  std::printf("node '%s' stopped%s%s\n", node.c_str(), report->empty() ? "" : ": ",
+              report->c_str());
   return 0;
 }
 

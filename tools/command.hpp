@@ -115,7 +115,8 @@ struct logs_options {
 };
 int run_logs(const logs_options& opts);
 
-/// `swarm stop`: stops one node, or all of them (`node` empty).
+/// `swarm stop`: stops one node, waits for it and prints what it did with its work, or
+/// asks all of them to stop (`node` empty).
 struct stop_options {
   std::string config;
   std::string node;

@@ -150,7 +150,9 @@ int main(int argc, char** argv) {
   stop_options stop;
   auto* sp = app.add_subcommand("stop", "stop one node, or all of them");
   sp->add_option("--config", stop.config, "the cluster file")->required();
-  sp->add_option("--node", stop.node, "the node to stop (default: every node)");
+  sp->add_option("--node", stop.node,
+                 "the node to stop (default: every node); waited for, up to the "
+                 "file's stop_timeout_ms, and what it did with its work is printed");
 
   job_options job;
   auto* jb = app.add_subcommand("job", "run a program on the head as a job of the "

@@ -216,6 +216,7 @@ struct NodeInfo {
   incarnation @17 :UInt64; # when its process started (ms since the epoch): a node back
                            # under its name is a new incarnation
   nodeType @18 :Text;      # the autoscaler's node type it was started as (empty: none)
+  stopReport @19 :Text;    # what it said it did as it stopped last (NodeStopped)
 }
 
 struct Capability {
@@ -263,6 +264,12 @@ struct NodeChange {
   byPriority @6 :List(PriorityCount);
   store @7 :StoreUsage;
   leaving @8 :Bool;
+}
+
+struct NodeStopped {
+  # A node that stops, to the head, before its connections close: what it does with what
+  # it held (the head keeps it in the node's row for `swarm stop` and `swarm status`).
+  report @0 :Text;
 }
 
 struct JobInfo {
@@ -555,6 +562,7 @@ struct Envelope $Cxx.variant("message") {
     actorCheckpointTaken @47 :ActorCheckpointTaken;
     objectsHandOver @48 :ObjectsHandOver;
     objectsTaken @49 :ObjectsTaken;
+    nodeStopped @50 :NodeStopped;
   }
 }
 

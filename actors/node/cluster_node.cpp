@@ -416,29 +416,31 @@ void cluster_node::stop_actors() {
   link_.agent = nullptr;
 }
 
-void cluster_node::hand_over_results() {
-  if (!link_.objects) return;
+std::string cluster_node::hand_over_results() {
+  if (!link_.objects) return "held no results";
   // Only owners still pulling a result from here keep the node: a fraction of its stop.
   auto bound = link_.cfg.stop_timeout / 4;
   auto t0 = std::chrono::steady_clock::now();
   caf::scoped_actor self{local_->system()};
+  std::string what;
   self->request(link_.objects, bound, hand_over_atom::value)
       .receive(
           [&](uint64_t handed) {
-            if (handed == 0) return;
             auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now() - t0)
                           .count();
-            log().info("handed " + std::to_string(handed) +
-                       " result(s) over to their owners' copies in " +
-                       std::to_string(ms) + " ms");
+            what = "handed " + std::to_string(handed) +
+                   " result(s) over to their owners' copies in " + std::to_string(ms) +
+                   " ms";
+            if (handed > 0) log().info(what);
           },
           [&](caf::error& e) {
-            log().warn(
-                "not every owner of the results this node holds took them within " +
-                std::to_string(bound.count()) + " ms (" + local_->system().render(e) +
-                "): the tasks of those still pulling them run again");
+            what = "not every owner of the results it held took them within " +
+                   std::to_string(bound.count()) + " ms (" + local_->system().render(e) +
+                   "): the tasks of those still pulling them run again";
+            log().warn(what);
           });
+  return what;
 }
 
 void cluster_node::drop_handles() {
@@ -473,7 +475,14 @@ cluster_node::~cluster_node() {
     leaving.leaving = true;
     (void)net_->send(head_name(), leaving);
     step("handing the results it holds over to their owners");
-    hand_over_results();
+    auto handed = hand_over_results();
+    // What it does, for `swarm stop` and `swarm status` (the head keeps it in its row).
+    (void)net_->send(
+        head_name(),
+        wire_msg::node_stopped{"gives back " + std::to_string(tasks_->queued()) +
+                               " task(s) queued or running here to their owners, to run "
+                               "elsewhere; " +
+                               handed});
   }
   // Membership, the agent and the global scheduler call into this node: they go first.
   step("stopping membership, the agent and the global scheduler");

@@ -199,8 +199,8 @@ private:
   // Drops the role actors' handles, which must not outlive the actor system.
   void drop_handles();
   // The node stops: the results it holds for other nodes go to their owners' copies
-  // (bounded by a quarter of the stop timeout).
-  void hand_over_results();
+  // (bounded by a quarter of the stop timeout). Says what it did.
+  std::string hand_over_results();
   // Adds the routes of the messages the node's own parts handle, and those of its
   // subsystems.
   void add_routes();

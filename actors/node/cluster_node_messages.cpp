@@ -166,6 +166,10 @@ void cluster_node::add_routes() {
       link_.membership, [](const std::string& peer, heartbeat&& m) {
         return std::make_tuple(heartbeat_atom::value, peer, std::move(m));
       });
+  routes_.mailbox<node_stopped>(
+      link_.membership, [](const std::string& peer, node_stopped&& m) {
+        return std::make_tuple(stopped_atom::value, peer, std::move(m.report));
+      });
   routes_.in_place<join>([this](const std::string& peer, join&& m) {
     if (m.node.name == peer)
       caf::anon_send(link_.membership, join_atom::value, std::move(m.node));

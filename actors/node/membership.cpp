@@ -396,6 +396,17 @@ struct membership_state {
     port->record(p.info);
   }
 
+  // The head: `peer` stops, and says what it does with what it held.
+  void on_stopped(const std::string& peer, const std::string& report) {
+    auto i = peers.find(peer);
+    if (!is_head() || i == peers.end()) return;
+    cfg.log.info("node '" + peer + "' stops: " + report);
+    i->second.info.stop_report = report;
+    auto row = i->second.info;
+    if (row.leaving) row.alive = false; // no place for work, as `on_heartbeat` records it
+    port->record(row);
+  }
+
   void on_down(const std::string& peer, const std::string& why) {
     // The transport never connects a peer under this node's own name; no report may make
     // the node mark itself dead.
@@ -541,6 +552,9 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
       [=](fenced_atom, const wire_msg::node_fenced& m) { self->state.on_fenced(m); },
       [=](down_atom, const std::string& peer, const std::string& why) {
         self->state.on_down(peer, why);
+      },
+      [=](stopped_atom, const std::string& peer, const std::string& report) {
+        self->state.on_stopped(peer, report);
       },
       [=](joined_atom) { self->state.on_joined(self->clock().now()); },
       [=](watch_atom, const caf::actor& who, bool on) {

@@ -160,6 +160,8 @@ public:
 ///   (table_atom, node_table)            a worker: the head's table
 ///   (fenced_atom, node_fenced)          a worker: the head found this life dead
 ///   (down_atom, peer, why)              a connection closed
+///   (stopped_atom, peer, report)        the head: a node that stops says what it does
+///                                       (kept in its row, `stop_report`)
 ///   (tick_atom)                         the timer; the actor sends it to itself
 ///   (joined_atom)                       the head: sends the rows of the nodes that
 ///                                       joined in the last few ms; sent to itself
@@ -170,6 +172,7 @@ using membership_actor =
                      caf::reacts_to<table_atom, wire_msg::node_table>,
                      caf::reacts_to<fenced_atom, wire_msg::node_fenced>,
                      caf::reacts_to<down_atom, std::string, std::string>,
+                     caf::reacts_to<stopped_atom, std::string, std::string>,
                      caf::reacts_to<tick_atom>, caf::reacts_to<joined_atom>,
                      caf::reacts_to<watch_atom, caf::actor, bool>>;
 

@@ -14,6 +14,7 @@ using down_atom = caf::atom_constant<caf::atom("down")>;
 using joined_atom = caf::atom_constant<caf::atom("joined")>;
 /// Membership: the head found this life of the node dead (`node_fenced`).
 using fenced_atom = caf::atom_constant<caf::atom("fenced")>;
+using stopped_atom = caf::atom_constant<caf::atom("stopped")>;
 /// (watch_atom, who, true): `who` gets (view_atom) each time the view is published;
 /// false: no more.
 using watch_atom = caf::atom_constant<caf::atom("watch")>;

@@ -94,6 +94,12 @@ TEST_CASE("a node stopped with work queued gives that work back: its owner place
   };
   REQUIRE(eventually(10s, started));
   REQUIRE(swarm::stop_cluster(c.cfg, "worker-1", 5s));
+  // What it did is in its row: `swarm stop --node` prints it.
+  auto report = swarm::wait_stopped(c.cfg, "worker-1", 20s);
+  REQUIRE_MESSAGE(report, report.err().message);
+  CHECK(report->find("gives back") != std::string::npos);
+  CHECK(report->find("task(s) queued or running here") != std::string::npos);
+  CHECK(report->find("result(s) over to their owners' copies") != std::string::npos);
   CHECK(w1->wait_exit(20s) == 0);
   CHECK(process_cluster::succeeded(refs) == 15);
 }

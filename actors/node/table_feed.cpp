@@ -46,22 +46,19 @@ table_feed::table_feed(uint64_t first) : version_(first), log_floor_(first) {}
 
 void table_feed::joined(const std::string& name) {
   whole_.insert(name);
-  states_.whole.insert(name);
   sent_version_.erase(name);
 }
 
 void table_feed::changed(const std::string& name, bool state) {
   changed_.insert(name);
-  if (state) states_.changed.insert(name);
+  if (state) state_changed_.insert(name);
 }
 
 void table_feed::removed(const std::string& name) {
   whole_.erase(name);
   changed_.erase(name);
   removed_.push_back(name);
-  states_.whole.erase(name);
-  states_.changed.erase(name);
-  states_.removed.push_back(name);
+  state_changed_.erase(name);
   sent_version_.erase(name);
   readers_.erase(name);
 }
@@ -92,14 +89,14 @@ void table_feed::send(const peer_table& peers, const std::vector<std::string>& t
     for (auto& name : changed_)
       if (!whole_.count(name)) add_row(*delta, name, false, peers, now);
     delta->removed = std::move(removed_);
+    // Rows new or gone are changes of state too.
+    if (!whole_.empty() || !state_changed_.empty() || !delta->removed.empty())
+      log_.push_back(
+          {version_, std::move(whole_), std::move(state_changed_), delta->removed});
     whole_.clear();
     changed_.clear();
     removed_.clear();
-    if (!states_.whole.empty() || !states_.changed.empty() || !states_.removed.empty()) {
-      states_.version = version_;
-      log_.push_back(std::move(states_));
-    }
-    states_ = {};
+    state_changed_.clear();
   }
   // Readers that hold the version before get the change; those that read no loads,
   // by the version they hold, what changed in state since; the rest the table whole.

@@ -93,10 +93,9 @@ private:
 
   uint64_t version_;
   // Since the last send: rows to send whole, rows whose state or load changed, rows
-  // that left; and which of them changed in state.
-  std::set<std::string> whole_, changed_;
+  // that left; and which changed in state.
+  std::set<std::string> whole_, changed_, state_changed_;
   std::vector<std::string> removed_;
-  state_change states_;
   // The version each peer was sent last (absent: it gets the table whole).
   std::map<std::string, uint64_t> sent_version_;
   std::set<std::string> readers_;

@@ -153,8 +153,8 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
     auto& t = *entry.as_table();
     auto prefix = "node[" + std::to_string(index++) + "]";
     c.only(t, prefix,
-           {"name", "address", "port", "role", "cpus", "gpus", "gpu_backend", "resources",
-            "metrics_port", "dashboard_port"});
+           {"name", "address", "port", "role", "cpus", "gpus", "gpu_backend",
+            "gpu_sharing", "resources", "metrics_port", "dashboard_port"});
     node_spec spec;
     spec.name = c.string(t, prefix, "name", true).value_or("");
     if (!spec.name.empty())
@@ -223,6 +223,7 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
     else if (spec.gpu_backend == "host" && (!spec.gpus || *spec.gpus == 0))
       c.fail(t.get("gpu_backend")->source(), prefix + ".gpu_backend",
              "\"host\" simulates the node's `gpus`: give their number");
+    if (auto v = c.boolean(t, prefix, "gpu_sharing")) spec.gpu_sharing = *v;
     spec.resources = c.resources(t, prefix);
     out.nodes.push_back(std::move(spec));
   }
@@ -425,6 +426,7 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   cfg.gpu_backend = n.gpu_backend;
   // `gpus = 0` (and a client): none used, even where devices are found.
   if (n.gpus && *n.gpus == 0 && n.gpu_backend.empty()) cfg.gpu_backend = "none";
+  cfg.gpu_sharing = n.gpu_sharing;
   if (object_store_bytes > 0) cfg.object_store_bytes = object_store_bytes;
   cfg.object_pool_bytes = object_pool_bytes;
   cfg.inline_threshold = inline_threshold;

@@ -29,6 +29,9 @@ struct node_spec {
   /// What runs them: empty (CUDA where found), "cuda" or "host" (see
   /// `runtime_config::gpu_backend`).
   std::string gpu_backend;
+  /// Whether device buffers pass to and from other node processes of its host by
+  /// mapping (see `runtime_config::gpu_sharing`).
+  bool gpu_sharing = true;
   /// Custom resources, e.g. {"TPU": 2}.
   resource_set resources;
   /// Where the node serves its Prometheus metrics (on its address); empty: off in a

@@ -51,6 +51,32 @@ result<std::shared_ptr<const std::vector<uint8_t>>> device_buffer::host_bytes() 
   return block_->host;
 }
 
+bool device_buffer::reads_when_sent() const {
+  if (!block_ || !lost_.empty() || size_ < bulk_block_min) return false;
+  std::lock_guard<std::mutex> guard{block_->host_mtx};
+  return !block_->host;
+}
+
+const uint8_t* device_buffer::mirror() const {
+  std::lock_guard<std::mutex> guard{block_->host_mtx};
+  // Not value-initialised: its pages are touched only if it is read in.
+  if (!block_->mirror) block_->mirror.reset(new uint8_t[size_]);
+  return block_->mirror.get();
+}
+
+bool device_buffer::read_mirror(std::string& why) const {
+  std::lock_guard<std::mutex> guard{block_->host_mtx};
+  if (block_->mirror_read) return true;
+  auto ok =
+      block_->memory->to_host(block_->mirror.get(), *block_, detail::thread_gpu_slot());
+  if (!ok) {
+    why = "device buffer: " + ok.err().message;
+    return false;
+  }
+  block_->mirror_read = true;
+  return true;
+}
+
 result<void> device_buffer::copy_to(void* dst) const {
   if (!lost_.empty()) return error{errc::object_lost, "device buffer: " + lost_};
   if (block_) {

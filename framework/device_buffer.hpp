@@ -74,6 +74,15 @@ public:
   /// For the runtime: a buffer whose bytes were lost, and why.
   static device_buffer lost(std::string why, size_t size);
 
+  /// For the runtime: whether a bulk layout of it reads its bytes from the device only
+  /// when they are sent (a large buffer on a device, not read to the host yet).
+  bool reads_when_sent() const;
+  /// For the runtime: host memory its bytes are read into when first sent
+  /// (`read_mirror`).
+  const uint8_t* mirror() const;
+  /// Reads its bytes into `mirror()`, once; false, with why, when they cannot be.
+  bool read_mirror(std::string& why) const;
+
   /// The block it is on a device in; null when it is not.
   const std::shared_ptr<detail::device_block>& block() const noexcept { return block_; }
 
@@ -115,6 +124,15 @@ template <class Inspector> bool inspect(Inspector& f, device_buffer& b) {
     f.sink().append(nullptr, b.size());
     return true;
   } else {
+    if constexpr (std::is_same_v<Inspector, basic_writer<detail::segment_sink>>)
+      if (b.reads_when_sent()) {
+        // Laid out for the bulk path: its bytes leave the device only if it is sent.
+        uint64_t size = b.size();
+        f(lost, size);
+        f.sink().blocks.emplace_back(b.mirror(), b.size());
+        f.sink().fills.push_back([b](std::string& why) { return b.read_mirror(why); });
+        return true;
+      }
     auto host = b.host_bytes();
     if (!host) {
       lost = 1;

@@ -36,6 +36,10 @@ struct runtime_config {
   /// nodes, memory limits and waits behave as on a GPU, to run and test GPU pipelines on
   /// a machine without one.
   std::string gpu_backend;
+  /// Whether a device buffer read by a node process of the same host (same backend) is
+  /// mapped there (CUDA IPC: no copy through host memory), and one held there is mapped
+  /// here. Off: its bytes go through the host and the bulk path, as between hosts.
+  bool gpu_sharing = true;
   /// Streams each device's worker starts with. A running GPU task has one of its own;
   /// the pool grows when more run at once.
   size_t gpu_streams = 4;

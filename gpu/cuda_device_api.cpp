@@ -1,5 +1,7 @@
 #include "gpu/device_api.hpp"
 
+#include <cstring>
+
 #ifdef SWARM_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -177,6 +179,46 @@ public:
   void destroy_event(int device, event_handle e) noexcept override {
     if (cudaSetDevice(device) == cudaSuccess)
       cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  }
+
+  std::string sharing_host() const override {
+    auto id = boot_id();
+    return id.empty() ? id : "cuda:" + id;
+  }
+
+  result<std::string> share(int device, void* p) override {
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
+      return ok.err();
+    cudaIpcMemHandle_t h;
+    if (auto ok = check(device, "cudaIpcGetMemHandle", cudaIpcGetMemHandle(&h, p)); !ok)
+      return ok.err();
+    return std::string(h.reserved, sizeof h.reserved);
+  }
+
+  result<void*> open_shared(int device, const std::string& handle, size_t) override {
+    cudaIpcMemHandle_t h;
+    if (handle.size() != sizeof h.reserved)
+      return error{errc::invalid_argument,
+                   "CUDA device " + std::to_string(device) + ": a CUDA IPC handle has " +
+                       std::to_string(sizeof h.reserved) + " bytes, not " +
+                       std::to_string(handle.size())};
+    std::memcpy(h.reserved, handle.data(), sizeof h.reserved);
+    if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
+      return ok.err();
+    void* p = nullptr;
+    auto e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess) {
+      // Not a fault of this process's context (the sharer's memory, or a handle of this
+      // very process): the reader pulls the bytes instead.
+      cudaGetLastError();
+      return cuda_error(errc::device_error, device, "cudaIpcOpenMemHandle", e);
+    }
+    return p;
+  }
+
+  void close_shared(int device, void* p) noexcept override {
+    if (cudaSetDevice(device) == cudaSuccess && cudaIpcCloseMemHandle(p) != cudaSuccess)
+      cudaGetLastError();
   }
 
 private:

@@ -74,6 +74,21 @@ public:
   /// Waits until `e` is done (or the device failed).
   virtual void wait(int device, event_handle e) noexcept = 0;
   virtual void destroy_event(int device, event_handle e) noexcept = 0;
+
+  // -- sharing between processes of one host (CUDA IPC) ---------------------------------
+
+  /// Names this host for sharing device memory between its processes: the same in every
+  /// process of one boot of the machine using this backend; empty when it cannot share.
+  virtual std::string sharing_host() const = 0;
+  /// A handle by which another process of this host maps `p`, an allocation of
+  /// `allocate` on `device` (`cudaIpcGetMemHandle`).
+  virtual result<std::string> share(int device, void* p) = 0;
+  /// Maps, on `device`, the `bytes` another process shared as `handle`
+  /// (`cudaIpcOpenMemHandle`): device memory of this process until `close_shared`. The
+  /// sharer must keep it allocated until then.
+  virtual result<void*> open_shared(int device, const std::string& handle,
+                                    size_t bytes) = 0;
+  virtual void close_shared(int device, void* p) noexcept = 0;
 };
 
 /// The CUDA runtime's devices; nullptr when Swarm was built without CUDA, or there is
@@ -108,6 +123,13 @@ public:
   bool done(int device, event_handle e) noexcept override;
   void wait(int device, event_handle e) noexcept override;
   void destroy_event(int device, event_handle e) noexcept override;
+  /// Its allocations are memory files: another process of the host maps one by its
+  /// handle (the sharer's pid and the file's descriptor, opened through /proc), as
+  /// CUDA IPC maps device memory.
+  std::string sharing_host() const override;
+  result<std::string> share(int device, void* p) override;
+  result<void*> open_shared(int device, const std::string& handle, size_t bytes) override;
+  void close_shared(int device, void* p) noexcept override;
 
   /// Makes `device` fail as a sticky CUDA error does: until the process ends.
   void fail(int device, std::string why);

@@ -1,5 +1,7 @@
 #include "gpu/gpu_devices.hpp"
 
+#include <fstream>
+
 #ifdef SWARM_WITH_CUDA
 #include <cuda_runtime_api.h>
 #include <hwloc.h>
@@ -63,6 +65,13 @@ std::vector<device_info> list_devices() {
   if (topo) hwloc_topology_destroy(topo);
 #endif
   return out;
+}
+
+std::string boot_id() {
+  std::ifstream in{"/proc/sys/kernel/random/boot_id"};
+  std::string id;
+  std::getline(in, id);
+  return id;
 }
 
 bool built_with_cuda() {

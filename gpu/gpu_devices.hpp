@@ -22,6 +22,9 @@ struct device_info {
 /// a driver, or without devices (the CUDA runtime's error then means "none").
 std::vector<device_info> list_devices();
 
+/// This boot of this machine (the kernel's boot id): the same for every process on it.
+std::string boot_id();
+
 /// Whether this build can drive GPUs at all.
 bool built_with_cuda();
 

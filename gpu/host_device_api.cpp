@@ -1,5 +1,10 @@
 #include "gpu/device_api.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -10,7 +15,24 @@ namespace swarm::gpu {
 
 namespace {
 
-constexpr size_t alignment = 256; // as cudaMalloc's
+// A block of simulated device memory: a memory file mapped here, which another process
+// of the host maps too when it is shared (page-aligned, like cudaMalloc's 256 bytes and
+// more).
+struct host_block {
+  size_t bytes = 0;  // asked for
+  size_t mapped = 0; // rounded up to pages
+  int fd = -1;
+};
+
+size_t page_rounded(size_t n) {
+  static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return (std::max<size_t>(n, 1) + page - 1) / page * page;
+}
+
+void unmap(void* p, const host_block& b) {
+  ::munmap(p, b.mapped);
+  if (b.fd >= 0) ::close(b.fd);
+}
 
 } // namespace
 
@@ -18,7 +40,8 @@ constexpr size_t alignment = 256; // as cudaMalloc's
 // the CUDA runtime's are.
 struct host_device_api::state {
   struct device {
-    std::map<void*, size_t> blocks;
+    std::map<void*, host_block> blocks;
+    std::map<void*, host_block> opened; // shared by other processes, mapped here
     std::set<int*> streams;
     size_t used = 0;
     std::string failed;
@@ -37,8 +60,10 @@ host_device_api::host_device_api(const std::vector<size_t>& memory_bytes)
 
 host_device_api::~host_device_api() {
   for (auto& d : state_->devs) {
-    for (auto& [p, n] : d.blocks)
-      std::free(p);
+    for (auto& [p, b] : d.blocks)
+      unmap(p, b);
+    for (auto& [p, b] : d.opened)
+      unmap(p, b);
     for (auto* s : d.streams)
       delete s;
   }
@@ -71,11 +96,14 @@ result<void> host_device_api::open(int device, bool reset) {
   // As under CUDA, a fault poisons the context for as long as the process runs: a reset
   // frees what it held, and opening it again fails.
   if (reset) {
-    for (auto& [p, n] : dev.blocks)
-      std::free(p);
+    for (auto& [p, b] : dev.blocks)
+      unmap(p, b);
+    for (auto& [p, b] : dev.opened)
+      unmap(p, b);
     for (auto* s : dev.streams)
       delete s;
     dev.blocks.clear();
+    dev.opened.clear();
     dev.streams.clear();
     dev.used = 0;
   }
@@ -99,12 +127,19 @@ result<void*> host_device_api::allocate(int device, size_t bytes) {
                  "host device " + std::to_string(device) +
                      " is out of memory: " + std::to_string(bytes) + " bytes asked, " +
                      std::to_string(capacity - dev.used) + " free"};
-  auto rounded = (std::max<size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
-  void* p = std::aligned_alloc(alignment, rounded);
-  if (!p)
-    return error{errc::device_out_of_memory,
-                 "host memory for a simulated device ran out"};
-  dev.blocks.emplace(p, bytes);
+  host_block b{bytes, page_rounded(bytes),
+               ::memfd_create("swarm-host-device", MFD_CLOEXEC)};
+  void* p = MAP_FAILED;
+  if (b.fd >= 0 && ::ftruncate(b.fd, static_cast<off_t>(b.mapped)) == 0)
+    p = ::mmap(nullptr, b.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, b.fd, 0);
+  if (p == MAP_FAILED) {
+    auto why = std::strerror(errno);
+    if (b.fd >= 0) ::close(b.fd);
+    return error{errc::device_out_of_memory, "host memory for simulated device " +
+                                                 std::to_string(device) +
+                                                 " ran out: " + why};
+  }
+  dev.blocks.emplace(p, b);
   dev.used += bytes;
   return p;
 }
@@ -118,8 +153,8 @@ result<void> host_device_api::release(int device, void* p) noexcept {
   if (i == dev.blocks.end())
     return error{errc::invalid_argument, "host device " + std::to_string(device) +
                                              " holds no block at that address"};
-  dev.used -= i->second;
-  std::free(p);
+  dev.used -= i->second.bytes;
+  unmap(p, i->second);
   dev.blocks.erase(i);
   return {};
 }
@@ -176,6 +211,50 @@ void host_device_api::wait(int, event_handle) noexcept {}
 
 void host_device_api::destroy_event(int, event_handle e) noexcept {
   delete static_cast<int*>(e);
+}
+
+std::string host_device_api::sharing_host() const {
+  auto id = boot_id();
+  return id.empty() ? id : "host:" + id;
+}
+
+result<std::string> host_device_api::share(int device, void* p) {
+  SWARM_HOST_DEVICE(device)
+  auto i = dev.blocks.find(p);
+  if (i == dev.blocks.end())
+    return error{errc::invalid_argument, "host device " + std::to_string(device) +
+                                             " made no block at that address to share"};
+  return std::to_string(::getpid()) + "/" + std::to_string(i->second.fd);
+}
+
+result<void*> host_device_api::open_shared(int device, const std::string& handle,
+                                           size_t bytes) {
+  SWARM_HOST_DEVICE(device)
+  auto slash = handle.find('/');
+  auto path = "/proc/" + handle.substr(0, slash) + "/fd/" +
+              (slash == std::string::npos ? "" : handle.substr(slash + 1));
+  host_block b{bytes, page_rounded(bytes), -1};
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  void* p = fd < 0 ? MAP_FAILED
+                   : ::mmap(nullptr, b.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  auto why = std::strerror(errno);
+  if (fd >= 0) ::close(fd);
+  if (p == MAP_FAILED)
+    return error{errc::device_error, "host device " + std::to_string(device) +
+                                         ": cannot map the memory shared as '" + handle +
+                                         "' (" + path + "): " + why};
+  dev.opened.emplace(p, b);
+  return p;
+}
+
+void host_device_api::close_shared(int device, void* p) noexcept {
+  if (device < 0 || static_cast<size_t>(device) >= state_->devs.size()) return;
+  std::lock_guard<std::mutex> guard{state_->mtx};
+  auto& dev = state_->devs[static_cast<size_t>(device)];
+  if (auto i = dev.opened.find(p); i != dev.opened.end()) {
+    unmap(p, i->second);
+    dev.opened.erase(i);
+  }
 }
 
 void host_device_api::fail(int device, std::string why) {

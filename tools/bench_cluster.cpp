@@ -15,7 +15,7 @@ namespace swarm::tools {
 
 using namespace std::chrono_literals;
 
-cluster_nodes::cluster_nodes(const std::string& dir, int n)
+cluster_nodes::cluster_nodes(const std::string& dir, int n, const std::string& node_keys)
     : fns{register_bench(app)}, file_{dir + "/cluster.toml"}, nodes_{n} {
   auto& file = file_;
   std::random_device rd;
@@ -30,7 +30,8 @@ cluster_nodes::cluster_nodes(const std::string& dir, int n)
       out << "[[node]]\nname = \"" << name_of(i)
           << "\"\naddress = \"127.0.0.1\"\nport = " << ports[static_cast<size_t>(i)]
           << (i == 0 ? "\nrole = \"head\"\n"
-                     : "\nresources = { spare = 1, at_" + name_of(i) + " = 1 }\n");
+                     : "\nresources = { spare = 1, at_" + name_of(i) + " = 1 }\n" +
+                           node_keys);
     out << "[autoscaler]\n[[autoscaler.node_type]]\nname = \"scaled\"\ncpus = 1\n"
            "resources = { scaled = 1 }\nmax = 1\nidle_timeout_ms = 500\n";
   }

@@ -108,7 +108,14 @@ bench_fns register_bench(application& app) {
           app.function("bench.nap", nap),
           echo,
           app.function("bench.count", count),
-          app.function("bench.fan_out", fan_out)};
+          app.function("bench.fan_out", fan_out),
+          app.function("bench.gpu_make",
+                       [](context& ctx, uint64_t bytes) {
+                         return ctx.device_alloc(bytes).value();
+                       }),
+          app.function("bench.gpu_take", [](context& ctx, device_buffer b, int device) {
+            return reinterpret_cast<uint64_t>(ctx.on_device(b, device).value().data());
+          })};
 }
 
 } // namespace swarm::tools

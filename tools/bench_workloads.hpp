@@ -9,6 +9,7 @@
 
 #include "framework/actor.hpp"
 #include "framework/application.hpp"
+#include "framework/device_buffer.hpp"
 #include "framework/object_ref.hpp"
 
 namespace swarm::tools {
@@ -49,6 +50,10 @@ struct bench_fns {
   /// demanding `at_<node>` (which only that node has: the tasks are spilled there); the
   /// microseconds they took.
   task_fn<int64_t(int, std::string, bool)> fan_out;
+  /// A device buffer of its argument's bytes on the task's first GPU (not written).
+  task_fn<device_buffer(uint64_t)> gpu_make;
+  /// `on_device(b, device)` of its first argument; the address it is at there.
+  task_fn<uint64_t(device_buffer, int)> gpu_take;
 };
 
 /// A "Vm..." line of this process's /proc/self/status ("VmRSS", "VmHWM") in bytes; -1

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -161,6 +162,8 @@ public:
   void append(const void* p, size_t n);
   std::vector<uint8_t> skeleton;
   std::vector<std::pair<const uint8_t*, size_t>> blocks;
+  /// Blocks whose bytes are read in only when first sent (see `bulk_layout::fill`).
+  std::vector<std::function<bool(std::string& why)>> fills;
 };
 
 } // namespace detail
@@ -176,6 +179,18 @@ inline constexpr size_t bulk_block_min = 64 << 10;
 struct bulk_layout {
   std::vector<uint8_t> head;
   std::vector<std::pair<const uint8_t*, size_t>> blocks;
+  /// Read in the blocks that are not yet where they point (a device buffer's bytes, read
+  /// from the device into host memory the first time they are sent, not when the value
+  /// is laid out): each returns true once its block holds its bytes, false with why when
+  /// it cannot.
+  std::vector<std::function<bool(std::string& why)>> fills;
+
+  /// Runs `fills`: the blocks hold the value's bytes once it returns true.
+  bool fill(std::string& why) const {
+    for (auto& f : fills)
+      if (!f(why)) return false;
+    return true;
+  }
 
   /// Bytes of the whole layout: head and blocks.
   uint64_t size() const {
@@ -532,6 +547,7 @@ template <class T> bulk_layout lay_out(const T& x, codec_context* ctx = nullptr)
     put(b.second);
   out.head.insert(out.head.end(), sink.skeleton.begin(), sink.skeleton.end());
   out.blocks = std::move(sink.blocks);
+  out.fills = std::move(sink.fills);
   return out;
 }
 

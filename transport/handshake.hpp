@@ -15,8 +15,9 @@ namespace swarm::wire_msg {
 /// head's address, with an owner index the head gives them. 8: idle connections close
 /// with a goodbye; a life of a node the head found dead is fenced (heartbeats and actor
 /// creations name a life), and a call's result names the instance that ran it. 9: the
-/// head sends the nodes' load changes only to nodes whose heartbeats ask for them.
-inline constexpr uint32_t protocol_version = 9;
+/// head sends the nodes' load changes only to nodes whose heartbeats ask for them. 10:
+/// node processes of one host lend each other device buffers by mapping (DeviceShare).
+inline constexpr uint32_t protocol_version = 10;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

@@ -140,6 +140,26 @@ struct ObjectPull $Cxx.lane(bulk) {
   id @0 :ObjectId;
   offset @1 :UInt64;
   length @2 :UInt64;
+  readerHost @3 :Text; # non-empty: the reader is a node process of the host this names
+                       # and maps device memory shared with it: a device buffer held on a
+                       # device is answered with DeviceShare, not bytes
+}
+
+struct DeviceShare $Cxx.lane(bulk) {
+  # The answer to an ObjectPull with readerHost, for a device buffer: a handle the reader
+  # maps the holder's device memory by (CUDA IPC), or why there is none (the reader then
+  # pulls its bytes). The holder keeps the memory until the reader sends DeviceReleased,
+  # or its connection closes.
+  id @0 :ObjectId;
+  device @1 :Text;     # the device's UUID
+  handle @2 :Data;     # empty: not shared, see refused
+  size @3 :UInt64;
+  refused @4 :Text;
+}
+
+struct DeviceReleased $Cxx.lane(bulk) {
+  # The reader unmapped the device memory a DeviceShare lent it.
+  id @0 :ObjectId;
 }
 
 struct ObjectChunk $Cxx.lane(bulk) {
@@ -563,6 +583,8 @@ struct Envelope $Cxx.variant("message") {
     objectsHandOver @48 :ObjectsHandOver;
     objectsTaken @49 :ObjectsTaken;
     nodeStopped @50 :NodeStopped;
+    deviceShare @51 :DeviceShare;
+    deviceReleased @52 :DeviceReleased;
   }
 }
 

@@ -260,6 +260,7 @@ void cluster_node::start_actors() {
   oc.pool = local_->pool();
   oc.landings = landings_;
   oc.values = this;
+  if (local_->config().gpu_sharing) oc.devices = local_->devices();
   oc.warn = [log = local_->log()](const std::string& line) { log.warn(line); };
   oc.reserve = [local = local_.get()](const object_key& k, uint64_t bytes) {
     return local->admit_secondary({k.first, k.second}, bytes);

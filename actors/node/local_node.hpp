@@ -55,6 +55,7 @@ public:
   admit(const object_id& id, const detail::boxed_value& v) override;
   detail::value_pool* pool() override { return &store_->pool(); }
   std::shared_ptr<detail::device_memory> devices() override { return devices_; }
+  const runtime_config& config() const noexcept { return config_; }
   /// Counts a copy pulled from another node against this node's store (see
   /// `store_table::admit_secondary`).
   result<std::unique_ptr<detail::store_lease>> admit_secondary(const object_id& id,

@@ -139,12 +139,14 @@ void object_manager_state::forget(const object_key& k) {
 
 void object_manager_state::lost(const std::string& peer, const std::string& why) {
   replicas->lost(peer);
+  lending->lost(peer);
   for (auto i = copies.begin(); i != copies.end();) {
     i->second.erase(peer);
     i = i->second.empty() ? copies.erase(i) : std::next(i);
   }
   for (auto i = pulls.begin(); i != pulls.end();) {
     auto next = std::next(i);
+    if (i->second.sharing == peer) i->second.sharing.clear();
     auto& parked = i->second.parked;
     parked.erase(std::remove_if(parked.begin(), parked.end(),
                                 [&](auto& x) { return x.first == peer; }),
@@ -184,6 +186,9 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       self->state.cfg.node, self->state.cfg.pick, self->state.cfg.send});
   self->state.copies_here = std::make_unique<pulled_copies>(
       self->state.cfg.keep_pulled_bytes, self->state.cfg.cache);
+  self->state.lending =
+      std::make_unique<device_lending>(self->state.cfg.node, self->state.cfg.devices);
+  self->state.self = caf::actor_cast<caf::weak_actor_ptr>(self);
   // Stopping fails every pull in flight: its readers learn why instead of waiting.
   self->set_exit_handler([=](const caf::exit_msg& x) {
     auto& st = self->state;
@@ -267,6 +272,16 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
         st.hand_over.taken(peer, keys);
         st.answer_hand_over();
       },
+      [=](share_atom, const std::string& peer, const wire_msg::device_share& m) {
+        self->state.on_share(peer, m);
+      },
+      [=](unmapped_atom, const std::string& peer, const wire_msg::device_released& m) {
+        self->state.lending->released(peer, {m.id.owner, m.id.seq});
+      },
+      [=](unmapped_atom, const std::string& peer, const object_key& k) {
+        self->state.cfg.send(peer, wire_msg::device_released{{k.first, k.second}});
+      },
+      [=](share_atom) { return static_cast<uint64_t>(self->state.lending->lent()); },
       [=](count_atom) {
         return static_cast<uint64_t>(self->state.copies_here->remembered_count());
       },

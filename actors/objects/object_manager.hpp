@@ -18,6 +18,7 @@
 #include "actors/objects/cached_copy.hpp"
 #include "actors/objects/protocol.hpp"
 #include "base/result.hpp"
+#include "framework/detail/device_memory.hpp"
 #include "framework/detail/object_slot.hpp"
 #include "framework/detail/type_descriptor.hpp"
 #include "transport/landing_table.hpp"
@@ -147,6 +148,9 @@ struct object_manager_config {
   std::function<void(const std::string&)> warn;
   /// The node that reads pulled values (the actor handles in them); may be null.
   codec_context* values = nullptr;
+  /// This node's GPUs when device buffers pass to and from other node processes of its
+  /// host by mapping (see `device_lending`); null: they travel as bytes.
+  std::shared_ptr<detail::device_memory> devices;
 };
 
 /// The node's object manager: the values it holds for other nodes, the pulls it runs
@@ -171,6 +175,12 @@ struct object_manager_config {
 /// count as gone from there, and results held here for owners there are dropped.
 /// Stopping fails every pull in flight. Freeing an object here tells the nodes this
 /// node sent parts of it to drop their copies.
+///
+/// Device buffers: between node processes of one host (and backend), a pull of a device
+/// buffer first asks its holder to share it; one held on a device there is mapped here
+/// (see `device_lending`), and only a refusal (another host, the buffer in host memory)
+/// or a mapping that fails pulls its bytes. A bulk layout reads a device buffer's bytes
+/// from its device when they are first sent, not when it is held.
 ///
 /// Replicas: a node holding an object asks the least busy other nodes to keep whole
 /// copies; each pulls it as bytes (no value is made until a reader there asks for one)
@@ -199,6 +209,10 @@ struct object_manager_config {
 ///                                          taken once every owner answered
 ///   (hand_over_atom, peer, objects_hand_over)  `peer` stops and hands these over
 ///   (handed_atom, peer, objects_taken)     an owner's answer to this node's hand-over
+///   (share_atom, peer, device_share)       `peer`'s answer to an ask to share
+///   (unmapped_atom, peer, device_released) `peer` unmapped a buffer lent it
+///   (unmapped_atom, peer, key)             a buffer `peer` lent was unmapped here
+///   (share_atom) -> uint64_t               device buffers lent out now
 ///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
 ///   (kept_atom) -> uint64_t                bytes of pulled values kept (node_stats)
 ///   (transfers_atom) -> transfer events    the last `transfers_kept` pulls that ended,
@@ -218,6 +232,10 @@ using object_manager_actor = caf::typed_actor<
     caf::replies_to<hand_over_atom>::with<uint64_t>,
     caf::reacts_to<hand_over_atom, std::string, wire_msg::objects_hand_over>,
     caf::reacts_to<handed_atom, std::string, wire_msg::objects_taken>,
+    caf::reacts_to<share_atom, std::string, wire_msg::device_share>,
+    caf::reacts_to<unmapped_atom, std::string, wire_msg::device_released>,
+    caf::reacts_to<unmapped_atom, std::string, object_key>,
+    caf::replies_to<share_atom>::with<uint64_t>,
     caf::replies_to<count_atom>::with<uint64_t>,
     caf::replies_to<kept_atom>::with<uint64_t>,
     caf::replies_to<transfers_atom>::with<std::vector<transfer_event>>>;
@@ -239,6 +257,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_replicate)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::objects_hand_over)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::objects_taken)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::object_replicated)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::device_share)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::device_released)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::fetch_request)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::located_object)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<swarm::actors::transfer_event>)

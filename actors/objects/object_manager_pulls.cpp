@@ -1,5 +1,7 @@
 #include "actors/objects/object_manager_state.hpp"
 
+#include <caf/all.hpp>
+
 #include <algorithm>
 #include <tuple>
 
@@ -18,9 +20,22 @@ object_manager_state::copy_layout(const object_key& k) const {
   return lay_out(std::move(c.value), c.type, cfg.values);
 }
 
+std::optional<detail::boxed_value>
+object_manager_state::value_here(const object_key& k) const {
+  if (auto i = held.find(k); i != held.end()) return i->second.value;
+  auto c = copies_here->kept(k);
+  if (!c.value) c = copies_here->remembered(k);
+  if (!c.value) return std::nullopt;
+  return detail::boxed_value{std::move(c.value), c.type};
+}
+
 void object_manager_state::serve(const std::string& peer,
                                  const wire_msg::object_pull& m) {
   object_key k{m.id.owner, m.id.seq};
+  if (!m.reader_host.empty()) {
+    auto v = value_here(k);
+    return cfg.send(peer, lending->lend(peer, k, v ? &*v : nullptr, m.reader_host));
+  }
   wire_msg::object_chunk c;
   c.id = m.id;
   c.offset = m.offset;
@@ -48,9 +63,12 @@ void object_manager_state::serve(const std::string& peer,
     l = &p.serving->layout;
     keep = p.serving;
   }
+  std::string unread;
   if (!l) {
     c.missing =
         "node '" + cfg.node + "' holds no object " + id_of(k) + " (freed, or never here)";
+  } else if (!l->fill(unread)) {
+    c.missing = "node '" + cfg.node + "' cannot send " + id_of(k) + ": " + unread;
   } else if (m.offset > l->size()) {
     c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";
   } else {
@@ -127,6 +145,7 @@ void object_manager_state::await_landing(const object_key& k, pull_state& p,
 }
 
 void object_manager_state::request_chunks(const object_key& k, pull_state& p) {
+  if (!p.sharing.empty()) return; // asked to share first
   auto window = cfg.pull_window * std::min<size_t>(p.sources.size(), max_striped);
   while (p.in_flight < window && p.next_offset < p.total) {
     auto len = std::min(cfg.chunk_bytes, p.total - p.next_offset);
@@ -251,6 +270,43 @@ void object_manager_state::fetch(fetch_request& r) {
     p.dests = {{bytes->data(), bytes->size()}};
     p.value = bytes;
     p.serving = lay_out(bytes, nullptr, nullptr);
+  }
+  if (lending->asks_share(p.type)) {
+    p.sharing = p.sources.front().node;
+    return cfg.send(p.sharing,
+                    wire_msg::object_pull{{k.first, k.second}, 0, 0, lending->host()});
+  }
+  request_chunks(k, p);
+}
+
+void object_manager_state::on_share(const std::string& peer,
+                                    const wire_msg::device_share& m) {
+  object_key k{m.id.owner, m.id.seq};
+  auto i = pulls.find(k);
+  auto unmapped = [&] { cfg.send(peer, wire_msg::device_released{m.id}); };
+  if (i == pulls.end() || i->second.sharing != peer) {
+    if (!m.handle.empty()) unmapped(); // failed over, or stopped meanwhile
+    return;
+  }
+  auto& p = i->second;
+  p.sharing.clear();
+  if (!m.handle.empty()) {
+    auto v = lending->map(m, [me = self, peer, k] {
+      if (auto h = caf::actor_cast<object_manager_actor>(me))
+        caf::anon_send(h, unmapped_atom::value, peer, k);
+    });
+    if (v) {
+      // No host memory is taken: the store counts nothing for it.
+      p.lease.reset();
+      p.bytes_from.try_emplace(peer, 0);
+      copies_here->remember(k, v->ptr, p.type);
+      return finish(i, *v);
+    }
+    unmapped();
+    if (cfg.warn)
+      cfg.warn("node '" + cfg.node + "' could not map the device buffer " + id_of(k) +
+               " node '" + peer + "' shared: " + v.err().message +
+               "; it pulls its bytes instead");
   }
   request_chunks(k, p);
 }

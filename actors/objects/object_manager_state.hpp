@@ -4,7 +4,9 @@
 // other nodes, the pulls it runs (object_manager_pulls.cpp), the results located
 // elsewhere, replicas and hand-overs. Only the object manager's sources include this.
 
+#include <caf/actor_control_block.hpp>
 #include <caf/typed_response_promise.hpp>
+#include <caf/weak_intrusive_ptr.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/objects/device_lending.hpp"
 #include "actors/objects/hand_over_table.hpp"
 #include "actors/objects/object_manager.hpp"
 #include "actors/objects/pull_state.hpp"
@@ -51,6 +54,9 @@ struct object_manager_state {
   std::map<object_key, std::set<std::string>> copies;
   std::deque<transfer_event> transfers; // the last pulls that ended, oldest first
   hand_over_table hand_over;
+  std::unique_ptr<device_lending> lending; // made with `cfg`
+  // The manager itself: a buffer mapped here tells it when it goes, whenever that is.
+  caf::weak_actor_ptr self;
   // This node stops: answered once every owner took what it held for them.
   std::optional<caf::typed_response_promise<uint64_t>> handing;
 
@@ -73,6 +79,13 @@ struct object_manager_state {
   // whole copy, and otherwise sends the reader elsewhere. The chunk at offset 0 names the
   // other nodes this one sent parts of the object to, which the reader may ask as well.
   void serve(const std::string& peer, const wire_msg::object_pull& m);
+
+  // The value of object `k` this node holds, or a pulled copy alive here; null when none.
+  std::optional<detail::boxed_value> value_here(const object_key& k) const;
+
+  // `peer` answered this node's ask to share a device buffer: mapped here, or its bytes
+  // pulled.
+  void on_share(const std::string& peer, const wire_msg::device_share& m);
 
   // Serves the asks kept for bytes of `p` that came since.
   void serve_parked(pull_state& p);

@@ -22,6 +22,13 @@ void add_object_routes(wire_routes& routes, const object_manager_actor& objects)
   routes.mailbox<objects_taken>(objects, [](const std::string& peer, objects_taken&& m) {
     return std::make_tuple(handed_atom::value, peer, std::move(m));
   });
+  routes.mailbox<device_share>(objects, [](const std::string& peer, device_share&& m) {
+    return std::make_tuple(share_atom::value, peer, std::move(m));
+  });
+  routes.mailbox<device_released>(
+      objects, [](const std::string& peer, device_released&& m) {
+        return std::make_tuple(unmapped_atom::value, peer, std::move(m));
+      });
   routes.mailbox<object_replicated>(
       objects, [](const std::string& peer, object_replicated&& m) {
         return std::make_tuple(replicated_atom::value, peer, std::move(m));

@@ -29,5 +29,7 @@ using replica_atom = caf::atom_constant<caf::atom("replica")>;
 using replicated_atom = caf::atom_constant<caf::atom("replicated")>;
 using hand_over_atom = caf::atom_constant<caf::atom("handover")>;
 using handed_atom = caf::atom_constant<caf::atom("handed")>;
+using share_atom = caf::atom_constant<caf::atom("share")>;
+using unmapped_atom = caf::atom_constant<caf::atom("unmapped")>;
 
 } // namespace swarm::actors

@@ -57,6 +57,9 @@ struct pull_state {
   std::map<uint64_t, asked_chunk> asked; // chunks asked for and not yet in, by offset
   std::map<uint64_t, uint64_t> have;     // bytes received: start -> end, merged
   bool freed = false;                    // its owner freed it meanwhile: not to be kept
+  // The node asked to share it (a device buffer mapped, see `device_lending`): no bytes
+  // are asked for until it answered.
+  std::string sharing;
   // Each reader, and the type it reads as (null: the layout's bytes, for a replica).
   std::vector<std::pair<const detail::type_descriptor*, value_cb>> waiters;
   // Chunks other readers asked this node for before they came here, and the layout

@@ -152,6 +152,9 @@ result<void> spill_files::write(const object_id& id, const detail::boxed_value& 
     return error{errc::store_full, "object " + id.to_string() + " holds " +
                                        std::to_string(refs.count()) +
                                        " object ref(s) and is not spilled"};
+  if (std::string why; !layout.fill(why))
+    return error{errc::store_full,
+                 "object " + id.to_string() + " is not spilled: " + why};
   file_header header;
   header.total = layout.size();
   header.owner = id.owner;

@@ -2,6 +2,8 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
+
 namespace swarm::actors {
 
 namespace {
@@ -82,6 +84,7 @@ node_devices::allocate(uint32_t device, size_t bytes, std::chrono::milliseconds 
 }
 
 void node_devices::release(detail::device_block& b) noexcept {
+  if (b.unmap) return b.unmap();
   if (auto v = board_->get(b.device); v && v->epoch == b.epoch)
     caf::anon_send(v->worker, dev_free_atom::value, reinterpret_cast<uint64_t>(b.ptr),
                    b.epoch);
@@ -138,6 +141,45 @@ result<void> node_devices::from_host(const detail::device_block& dst, const void
       !ok)
     return failed(**v, ok.err());
   return {};
+}
+
+result<detail::shared_block> node_devices::share(const detail::device_block& b) {
+  if (b.unmap)
+    return error{
+        errc::invalid_argument,
+        "a device buffer node '" + node_ +
+            "' maps from another process is not shared on (it is read as bytes)"};
+  auto v = live(b);
+  if (!v) return v.err();
+  auto handle = api_->share(static_cast<int>(b.device), b.ptr);
+  if (!handle) return handle.err();
+  return detail::shared_block{api_->devices().at(b.device).uuid, std::move(*handle)};
+}
+
+result<std::shared_ptr<detail::device_block>>
+node_devices::map_shared(const detail::shared_block& s, size_t bytes,
+                         std::function<void()> released) {
+  auto& devs = api_->devices();
+  auto d = std::find_if(devs.begin(), devs.end(),
+                        [&](const gpu::device_info& i) { return i.uuid == s.device; });
+  if (d == devs.end())
+    return error{errc::invalid_argument, "node '" + node_ + "' has no GPU " + s.device +
+                                             " to map a shared device buffer on"};
+  auto device = static_cast<uint32_t>(d - devs.begin());
+  auto v = running(device);
+  if (!v) return v.err();
+  auto p = api_->open_shared(static_cast<int>(device), s.handle, bytes);
+  if (!p) return p.err();
+  auto b = std::make_shared<detail::device_block>(shared_from_this(), device, (*v)->epoch,
+                                                  *p, bytes);
+  // A restarted device's context took the mapping with it: only the sharer is told.
+  b->unmap = [board = board_, api = api_, device, epoch = (*v)->epoch, p = *p,
+              released = std::move(released)] {
+    if (auto now = board->get(device); now && now->epoch == epoch)
+      api->close_shared(static_cast<int>(device), p);
+    released();
+  };
+  return b;
 }
 
 std::vector<node_devices::usage> node_devices::usages(std::chrono::milliseconds timeout) {

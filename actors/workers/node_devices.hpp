@@ -38,6 +38,11 @@ public:
     api_->make_current(static_cast<int>(device));
   }
   void* stream(uint32_t device, uint64_t slot) override;
+  std::string sharing_host() const override { return api_->sharing_host(); }
+  result<detail::shared_block> share(const detail::device_block& b) override;
+  result<std::shared_ptr<detail::device_block>>
+  map_shared(const detail::shared_block& s, size_t bytes,
+             std::function<void()> released) override;
   std::string lost() const override;
   result<void> finish(uint32_t device, uint64_t slot) override;
 

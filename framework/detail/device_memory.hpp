@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,21 @@ struct device_block {
   /// block lives: a bulk send reads them in place).
   std::mutex host_mtx;
   std::shared_ptr<const std::vector<uint8_t>> host;
+  /// Where the bulk path sends its bytes from: allocated, untouched, when the value is
+  /// laid out, and read in from the device only when first sent (`mirror_read`).
+  std::unique_ptr<uint8_t[]> mirror;
+  bool mirror_read = false;
+
+  /// Set on memory another node process of this host shared, mapped here: what runs
+  /// when it goes (unmapping it, telling the sharer), instead of giving it back to the
+  /// device's worker.
+  std::function<void()> unmap;
+};
+
+/// What another node process of this host maps a block by (see `device_memory::share`).
+struct shared_block {
+  std::string device; ///< the device's UUID
+  std::string handle; ///< the backend's (a CUDA IPC handle)
 };
 
 /// The GPUs of a node as the framework uses them; the node implements it with one GPU
@@ -74,6 +90,17 @@ public:
   /// restarts on a fresh context, or, where CUDA cannot give one to this process, the
   /// device is `lost` to it.
   virtual result<void> finish(uint32_t device, uint64_t slot) = 0;
+
+  /// Names this node's host for sharing device memory between node processes (equal
+  /// for those of one host, backend and boot); empty when its backend cannot.
+  virtual std::string sharing_host() const = 0;
+  /// What another node process of this host maps `b` by: an error when `b` cannot be
+  /// shared (it is itself mapped from elsewhere, or its device failed).
+  virtual result<shared_block> share(const device_block& b) = 0;
+  /// The `bytes` another node process of this host shared as `s`, mapped on this node's
+  /// device of the same UUID; `released` runs once the block goes.
+  virtual result<std::shared_ptr<device_block>>
+  map_shared(const shared_block& s, size_t bytes, std::function<void()> released) = 0;
 
   /// Why devices of this node are lost to this process (a fault took their context,
   /// which CUDA cannot open again while the process runs); empty while none is.

@@ -11,38 +11,88 @@
 using namespace std::chrono_literals;
 using swarm::cluster_test::three_nodes;
 
-TEST_CASE("a device buffer made on one node's GPU reaches a task on another node's GPU "
-          "through the bulk path, and the driver reads it on the host") {
-  three_nodes c{"", "", "gpus = 1\ngpu_backend = \"host\"\n"};
+namespace {
+
+const std::string host_gpu = "gpus = 1\ngpu_backend = \"host\"\n";
+
+swarm::task_options on(three_nodes& c, const std::string& node) {
+  auto o = c.on(node);
+  o.resources.set("GPU", 1);
+  return o;
+}
+
+std::vector<int> counting(int n) {
+  std::vector<int> out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    out[static_cast<size_t>(i)] = i + 1;
+  return out;
+}
+
+} // namespace
+
+TEST_CASE(
+    "a device buffer made on one node's GPU is mapped by a GPU task of another node "
+    "process of the host, and the driver without a GPU reads its bytes") {
+  three_nodes c{"", "", host_gpu};
   auto fill = c.app.find_function<swarm::device_buffer(int)>("device_fill").value();
   auto read = c.app
                   .find_function<swarm::cluster_test::device_seen(swarm::device_buffer)>(
                       "device_read")
                   .value();
-  auto on = [&](const std::string& node) {
-    auto o = c.on(node);
-    o.resources.set("GPU", 1);
-    return o;
-  };
   const int n = 100000; // 400 KB: above the inline threshold, an object of the store
-  std::vector<int> expected(n);
-  for (int i = 0; i < n; ++i)
-    expected[static_cast<size_t>(i)] = i + 1;
-
-  auto buf = c.rt->submit(on("worker-1"), fill, n);
-  auto there = c.rt->submit(on("worker-2"), read, buf).get(30s).value();
+  auto expected = counting(n);
+  auto buf = c.rt->submit(on(c, "worker-1"), fill, n);
+  auto there = c.rt->submit(on(c, "worker-2"), read, buf).get(30s).value();
   CHECK(there.node == "worker-2");
-  CHECK_FALSE(there.arrived_on_device); // it came as bytes, and went to the device there
+  CHECK(there.arrived_on_device); // mapped from worker-1's device, not sent as bytes
   CHECK(there.values == expected);
-  auto same = c.rt->submit(on("worker-1"), read, buf).get(30s).value();
+  auto same = c.rt->submit(on(c, "worker-1"), read, buf).get(30s).value();
   CHECK(same.arrived_on_device); // on its own node it never left the device
   CHECK(same.values == expected);
-
+  // The head has no GPU: its bytes are read from worker-1's device when first sent.
   auto at_driver = buf.get(30s).value();
   CHECK_FALSE(at_driver.on_device());
   CHECK(at_driver.to_host_as<int>().value() == expected);
   // The head has no GPU: a task there asking for one is refused at once.
-  auto nowhere = c.rt->submit(on("head"), read, buf).get(30s);
+  auto nowhere = c.rt->submit(on(c, "head"), read, buf).get(30s);
   REQUIRE_FALSE(nowhere);
   CHECK(nowhere.err().code == swarm::errc::infeasible);
+}
+
+TEST_CASE("device memory lent to another node process goes back once the buffer mapped "
+          "there is dropped, so the device that made it does not fill up") {
+  // Room for two buffers of 400 KB on each worker: a lent buffer never given back would
+  // make the third fill wait, then fail with device_out_of_memory.
+  three_nodes c{"", "", host_gpu, "gpu_memory = 1000000\n"};
+  auto fill = c.app.find_function<swarm::device_buffer(int)>("device_fill").value();
+  auto read = c.app
+                  .find_function<swarm::cluster_test::device_seen(swarm::device_buffer)>(
+                      "device_read")
+                  .value();
+  const int n = 100000;
+  auto expected = counting(n);
+  for (int round = 0; round < 6; ++round) {
+    CAPTURE(round);
+    auto buf = c.rt->submit(on(c, "worker-1"), fill, n);
+    auto there = c.rt->submit(on(c, "worker-2"), read, buf).get(30s);
+    REQUIRE(there);
+    CHECK(there->arrived_on_device);
+    CHECK(there->values == expected);
+  }
+}
+
+TEST_CASE(
+    "with gpu_sharing off a device buffer crosses node processes of one host as "
+    "bytes, through the bulk path, and is written to the device of the task there") {
+  three_nodes c{"", "", host_gpu + "gpu_sharing = false\n"};
+  auto fill = c.app.find_function<swarm::device_buffer(int)>("device_fill").value();
+  auto read = c.app
+                  .find_function<swarm::cluster_test::device_seen(swarm::device_buffer)>(
+                      "device_read")
+                  .value();
+  const int n = 100000;
+  auto buf = c.rt->submit(on(c, "worker-1"), fill, n);
+  auto there = c.rt->submit(on(c, "worker-2"), read, buf).get(30s).value();
+  CHECK_FALSE(there.arrived_on_device); // it came as bytes, and went to the device there
+  CHECK(there.values == counting(n));
 }

@@ -32,17 +32,19 @@ inline std::string make_dir() {
 inline std::string cluster_file(uint16_t head, uint16_t w1, uint16_t w2,
                                 const std::string& key, const std::string& limits = "",
                                 const std::string& head_keys = "",
-                                const std::string& worker_keys = "") {
+                                const std::string& worker_keys = "",
+                                const std::string& worker_resources = "") {
   return "[cluster]\nname = \"test\"\nsecret = \"" + key +
          "\"\ngcs_shards = 2\nheartbeat_ms = 100\nnode_timeout_ms = 1000\n"
          "[limits]\ninline_threshold = \"64KiB\"\n" +
          limits + "[[node]]\nname = \"head\"\naddress = \"127.0.0.1\"\nport = " +
          std::to_string(head) + "\nrole = \"head\"\ncpus = 2\n" + head_keys +
          "[[node]]\nname = \"worker-1\"\naddress = \"127.0.0.1\"\nport = " +
-         std::to_string(w1) + "\ncpus = 1\nresources = { slot = 1 }\n" + worker_keys +
+         std::to_string(w1) + "\ncpus = 1\n" + worker_keys +
+         "[node.resources]\nslot = 1\n" + worker_resources +
          "[[node]]\nname = \"worker-2\"\naddress = \"127.0.0.1\"\nport = " +
-         std::to_string(w2) + "\ncpus = 1\nresources = { special = 1, slot = 1 }\n" +
-         worker_keys;
+         std::to_string(w2) + "\ncpus = 1\n" + worker_keys +
+         "[node.resources]\nspecial = 1\nslot = 1\n" + worker_resources;
 }
 
 inline void write(const std::string& path, const std::string& text) {
@@ -59,11 +61,13 @@ struct three_nodes {
   std::unique_ptr<swarm::runtime> rt;
 
   /// `limits`: more keys of the file's [limits] table; `head_keys`: of the head's
-  /// [[node]]; `worker_keys`: of each worker's.
+  /// [[node]]; `worker_keys`: of each worker's; `worker_resources`: more of each
+  /// worker's resources, as keys.
   explicit three_nodes(const std::string& limits = "", const std::string& head_keys = "",
-                       const std::string& worker_keys = "") {
+                       const std::string& worker_keys = "",
+                       const std::string& worker_resources = "") {
     write(config, cluster_file(free_port(), free_port(), free_port(), secret, limits,
-                               head_keys, worker_keys));
+                               head_keys, worker_keys, worker_resources));
     cfg = swarm::load_cluster_config(config).value();
     register_all(app);
     rt = std::make_unique<swarm::runtime>(app, cfg, "head");

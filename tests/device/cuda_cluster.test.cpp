@@ -41,7 +41,8 @@ struct gpu_cluster {
   swarm::task_fn<swarm::device_buffer(uint64_t, uint32_t)> fill;
   swarm::task_fn<swarm::gpu_test::dev_seen(swarm::device_buffer, uint32_t)> check;
 
-  gpu_cluster() {
+  /// `worker_keys`: more keys of each worker's [[node]] table.
+  explicit gpu_cluster(const std::string& worker_keys = "") {
     char tmpl[] = "/tmp/swarm-gpu-cluster-XXXXXX";
     dir = ::mkdtemp(tmpl);
     config = dir + "/cluster.toml";
@@ -53,8 +54,8 @@ struct gpu_cluster {
                              "secret = \"the-secret-of-the-gpu-device-tests\"\n"
                              "heartbeat_ms = 100\nnode_timeout_ms = 1000\n"
                           << node("head", "role = \"head\"\ngpus = 0\n")
-                          << node("worker-1", "gpu_backend = \"cuda\"\n")
-                          << node("worker-2", "gpu_backend = \"cuda\"\n");
+                          << node("worker-1", "gpu_backend = \"cuda\"\n" + worker_keys)
+                          << node("worker-2", "gpu_backend = \"cuda\"\n" + worker_keys);
     cfg = swarm::load_cluster_config(config).value();
     swarm::gpu_test::register_device_functions(app);
     fill = app.find_function<swarm::device_buffer(uint64_t, uint32_t)>("dev_fill").value();
@@ -107,18 +108,30 @@ struct gpu_cluster {
 
 } // namespace
 
-TEST_CASE("two node processes share one device: a buffer one makes on the GPU is read bit "
-          "for bit by a GPU task of the other, and by the driver") {
+TEST_CASE(
+    "two node processes share one device: a buffer one makes on the GPU is mapped "
+    "by a GPU task of the other (CUDA IPC) and read bit for bit, round after round, "
+    "and the driver reads its bytes") {
   gpu_cluster c;
   auto& fill = c.fill;
   auto& check = c.check;
   constexpr uint64_t words = uint64_t{1} << 22; // 16 MiB
+  // Each round's buffer is a block freed by the round before, mapped again.
+  for (uint32_t round = 0; round < 6; ++round) {
+    CAPTURE(round);
+    auto pattern = 0x5eed0000u + round;
+    auto buf = c.rt->submit(gpu_cluster::on("worker-1"), fill, words, pattern);
+    auto there =
+        c.rt->submit(gpu_cluster::on("worker-2"), check, buf, pattern).get(60s).value();
+    CHECK(there.node == "worker-2");
+    CHECK(there.arrived_on_device); // mapped, not sent through the host
+    CHECK(there.wrong == 0);
+  }
   auto buf = c.rt->submit(gpu_cluster::on("worker-1"), fill, words, 0x5eed0000u);
   auto there = c.rt->submit(gpu_cluster::on("worker-2"), check, buf, 0x5eed0000u)
                    .get(60s)
                    .value();
-  CHECK(there.node == "worker-2");
-  CHECK_FALSE(there.arrived_on_device); // bytes through the host: no CUDA IPC yet
+  CHECK(there.arrived_on_device);
   CHECK(there.wrong == 0);
   auto home = c.rt->submit(gpu_cluster::on("worker-1"), check, buf, 0x5eed0000u)
                   .get(60s)
@@ -128,6 +141,18 @@ TEST_CASE("two node processes share one device: a buffer one makes on the GPU is
   auto at_driver = buf.get(60s).value();
   CHECK(swarm::gpu_test::wrong_words(at_driver.to_host_as<uint32_t>().value(),
                                      0x5eed0000u) == 0);
+}
+
+TEST_CASE("with gpu_sharing off a buffer one node process makes on the GPU reaches a GPU "
+          "task of another on the same device through the host, bit for bit") {
+  gpu_cluster c{"gpu_sharing = false\n"};
+  constexpr uint64_t words = uint64_t{1} << 22;
+  auto buf = c.rt->submit(gpu_cluster::on("worker-1"), c.fill, words, 0x5eed0000u);
+  auto there = c.rt->submit(gpu_cluster::on("worker-2"), c.check, buf, 0x5eed0000u)
+                   .get(60s)
+                   .value();
+  CHECK_FALSE(there.arrived_on_device);
+  CHECK(there.wrong == 0);
 }
 
 TEST_CASE("a node process whose GPU faults fails the task with device_failed and exits "

@@ -266,6 +266,12 @@ public:
   void destroy_event(int, swarm::gpu::event_handle e) noexcept override {
     delete static_cast<bool*>(e);
   }
+  std::string sharing_host() const override { return ""; }
+  swarm::result<std::string> share(int d, void* p) override { return inner_.share(d, p); }
+  swarm::result<void*> open_shared(int d, const std::string& h, size_t n) override {
+    return inner_.open_shared(d, h, n);
+  }
+  void close_shared(int d, void* p) noexcept override { inner_.close_shared(d, p); }
 
   int waits = 0;
 
@@ -359,4 +365,29 @@ TEST_CASE("a GPU worker counts as its memory what the device has free when it st
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   f.sched.run();
   CHECK(api->release(0, other));
+}
+
+TEST_CASE(
+    "simulated device memory shared by its handle is mapped as the same memory, and "
+    "a handle that names nothing is refused, saying which") {
+  swarm::gpu::host_device_api api{{1 << 20}};
+  REQUIRE(api.open(0, false));
+  CHECK_FALSE(api.sharing_host().empty());
+  auto p = api.allocate(0, 100000).value();
+  auto handle = api.share(0, p).value();
+  // Another process opens the same file through /proc; this one can too.
+  auto q = api.open_shared(0, handle, 100000).value();
+  CHECK(q != p);
+  static_cast<uint8_t*>(p)[99999] = 42;
+  CHECK(static_cast<uint8_t*>(q)[99999] == 42);
+  static_cast<uint8_t*>(q)[0] = 7;
+  CHECK(static_cast<uint8_t*>(p)[0] == 7);
+  api.close_shared(0, q);
+  CHECK(api.release(0, p));
+  auto gone = api.open_shared(0, "1/999999", 10);
+  REQUIRE_FALSE(gone);
+  CHECK(gone.err().code == swarm::errc::device_error);
+  CHECK(gone.err().message.find("1/999999") != std::string::npos);
+  int x = 0;
+  CHECK_FALSE(api.share(0, &x));
 }

@@ -591,8 +591,7 @@ result<device_buffer> context::on_device(const device_buffer& b, int device) {
   }
   auto host = b.host_bytes();
   if (!host) return host.err();
-  if (auto ok = mem->from_host(*out->block(), (*host)->data(), owner_); !ok)
-    return ok.err();
+  if (auto ok = mem->from_host(*out->block(), host->get(), owner_); !ok) return ok.err();
   return out;
 }
 

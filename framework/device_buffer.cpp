@@ -1,5 +1,7 @@
 #include "framework/device_buffer.hpp"
 
+#include "framework/detail/core.hpp"
+
 #include <cstring>
 
 namespace swarm {
@@ -22,13 +24,27 @@ gpu_slot_scope::~gpu_slot_scope() {
   current_gpu_slot = before_;
 }
 
+std::shared_ptr<uint8_t> arrival_memory(codec_context* ctx, size_t bytes) {
+  std::shared_ptr<uint8_t> out;
+  if (auto* node = dynamic_cast<core*>(ctx); node && bytes >= bulk_block_min)
+    if (auto mem = node->devices()) out = mem->staging(bytes);
+  if (!out)
+    out = std::shared_ptr<uint8_t>{new uint8_t[bytes], std::default_delete<uint8_t[]>{}};
+  return out;
+}
+
 } // namespace detail
 
-device_buffer device_buffer::staged(std::vector<uint8_t> bytes) {
+device_buffer device_buffer::staged(std::shared_ptr<const uint8_t> bytes, size_t size) {
   device_buffer b;
-  b.size_ = bytes.size();
-  b.host_ = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  b.size_ = size;
+  b.host_ = std::move(bytes);
   return b;
+}
+
+device_buffer device_buffer::staged(std::vector<uint8_t> bytes) {
+  auto v = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  return staged(std::shared_ptr<const uint8_t>{v, v->data()}, v->size());
 }
 
 device_buffer device_buffer::lost(std::string why, size_t size) {
@@ -38,29 +54,28 @@ device_buffer device_buffer::lost(std::string why, size_t size) {
   return b;
 }
 
-result<std::shared_ptr<const std::vector<uint8_t>>> device_buffer::host_bytes() const {
+result<std::shared_ptr<const uint8_t>> device_buffer::host_bytes() const {
   if (host_) return host_;
   if (!lost_.empty()) return error{errc::object_lost, "device buffer: " + lost_};
-  if (!block_) return std::make_shared<const std::vector<uint8_t>>();
-  std::lock_guard<std::mutex> guard{block_->host_mtx};
-  if (!block_->host) {
-    std::vector<uint8_t> bytes(size_);
-    if (auto ok = block_->memory->to_host(bytes.data(), *block_, detail::thread_gpu_slot()); !ok) return ok.err();
-    block_->host = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
-  }
-  return block_->host;
+  if (!block_ || size_ == 0) return std::shared_ptr<const uint8_t>{};
+  mirror();
+  if (std::string why; !read_mirror(why)) return error{errc::object_lost, why};
+  return std::shared_ptr<const uint8_t>{block_->mirror};
 }
 
 bool device_buffer::reads_when_sent() const {
   if (!block_ || !lost_.empty() || size_ < bulk_block_min) return false;
   std::lock_guard<std::mutex> guard{block_->host_mtx};
-  return !block_->host;
+  return !block_->mirror_read;
 }
 
 const uint8_t* device_buffer::mirror() const {
   std::lock_guard<std::mutex> guard{block_->host_mtx};
+  if (!block_->mirror) block_->mirror = block_->memory->staging(size_);
   // Not value-initialised: its pages are touched only if it is read in.
-  if (!block_->mirror) block_->mirror.reset(new uint8_t[size_]);
+  if (!block_->mirror)
+    block_->mirror =
+        std::shared_ptr<uint8_t>{new uint8_t[size_], std::default_delete<uint8_t[]>{}};
   return block_->mirror.get();
 }
 
@@ -79,17 +94,18 @@ bool device_buffer::read_mirror(std::string& why) const {
 
 result<void> device_buffer::copy_to(void* dst) const {
   if (!lost_.empty()) return error{errc::object_lost, "device buffer: " + lost_};
+  if (size_ == 0) return {};
   if (block_) {
     {
       std::lock_guard<std::mutex> guard{block_->host_mtx};
-      if (block_->host) {
-        std::memcpy(dst, block_->host->data(), size_);
+      if (block_->mirror_read) {
+        std::memcpy(dst, block_->mirror.get(), size_);
         return {};
       }
     }
     return block_->memory->to_host(dst, *block_, detail::thread_gpu_slot());
   }
-  if (host_ && size_ > 0) std::memcpy(dst, host_->data(), size_);
+  if (host_) std::memcpy(dst, host_.get(), size_);
   return {};
 }
 

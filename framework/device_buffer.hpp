@@ -66,10 +66,14 @@ public:
     return out;
   }
 
-  /// For the runtime: its bytes on the host, read from the device once and kept with it.
-  result<std::shared_ptr<const std::vector<uint8_t>>> host_bytes() const;
+  /// For the runtime: its `size()` bytes in host memory, read from the device once and
+  /// kept with it (in staging memory, which the device copies at full speed).
+  result<std::shared_ptr<const uint8_t>> host_bytes() const;
 
-  /// For the runtime: a buffer of bytes that came from another node, on no device yet.
+  /// For the runtime: a buffer of bytes that came from another node, on no device yet,
+  /// held in `bytes`.
+  static device_buffer staged(std::shared_ptr<const uint8_t> bytes, size_t size);
+  /// For the runtime: the same, held in a vector.
   static device_buffer staged(std::vector<uint8_t> bytes);
   /// For the runtime: a buffer whose bytes were lost, and why.
   static device_buffer lost(std::string why, size_t size);
@@ -90,12 +94,20 @@ private:
   result<void> copy_to(void* dst) const;
 
   std::shared_ptr<detail::device_block> block_;
-  std::shared_ptr<const std::vector<uint8_t>> host_; // came from another node
+  std::shared_ptr<const uint8_t> host_; // came from another node
   size_t size_ = 0;
   std::string lost_;
 };
 
-/// Sends a buffer as its bytes (read from the device once), or as why they are lost.
+namespace detail {
+/// Host memory for `bytes` bytes of a device buffer arriving at the node `ctx` (may be
+/// null): its devices' staging memory when it has devices and the bytes are many, plain
+/// memory otherwise (not value-initialised).
+std::shared_ptr<uint8_t> arrival_memory(codec_context* ctx, size_t bytes);
+} // namespace detail
+
+/// Sends a buffer as its bytes (read from the device once), or as why they are lost: a
+/// byte count, then the bytes, as a `std::vector<uint8_t>` is sent.
 template <class Inspector> bool inspect(Inspector& f, device_buffer& b) {
   uint8_t lost = 0;
   if constexpr (std::is_same_v<Inspector, binary_reader>) {
@@ -107,12 +119,16 @@ template <class Inspector> bool inspect(Inspector& f, device_buffer& b) {
       b = device_buffer::lost(std::move(why), size);
       return true;
     }
-    std::vector<uint8_t> bytes;
-    if (!f(bytes)) return false;
-    b = device_buffer::staged(std::move(bytes));
+    uint64_t size = 0;
+    std::shared_ptr<uint8_t> bytes;
+    if (!f(size) || !f.read_bytes(size, [&](size_t n) {
+          bytes = detail::arrival_memory(f.context(), n);
+          return bytes.get();
+        }))
+      return false;
+    b = device_buffer::staged(std::move(bytes), static_cast<size_t>(size));
     return true;
-  } else if constexpr (std::is_same_v<Inspector, basic_writer<detail::counting_sink>>) {
-    // Counted as sent (a byte vector), without reading the device.
+  } else {
     if (!b.lost().empty()) {
       auto why = b.lost();
       uint64_t size = b.size();
@@ -120,27 +136,30 @@ template <class Inspector> bool inspect(Inspector& f, device_buffer& b) {
       return f(lost, why, size);
     }
     uint64_t size = b.size();
-    f(lost, size);
-    f.sink().append(nullptr, b.size());
-    return true;
-  } else {
-    if constexpr (std::is_same_v<Inspector, basic_writer<detail::segment_sink>>)
-      if (b.reads_when_sent()) {
-        // Laid out for the bulk path: its bytes leave the device only if it is sent.
-        uint64_t size = b.size();
-        f(lost, size);
-        f.sink().blocks.emplace_back(b.mirror(), b.size());
-        f.sink().fills.push_back([b](std::string& why) { return b.read_mirror(why); });
-        return true;
+    if constexpr (std::is_same_v<Inspector, basic_writer<detail::counting_sink>>) {
+      // Counted as sent, without reading the device.
+      f(lost, size);
+      f.sink().append(nullptr, b.size());
+      return true;
+    } else {
+      if constexpr (std::is_same_v<Inspector, basic_writer<detail::segment_sink>>)
+        if (b.reads_when_sent()) {
+          // Laid out for the bulk path: its bytes leave the device only if it is sent.
+          f(lost, size);
+          f.sink().blocks.emplace_back(b.mirror(), b.size());
+          f.sink().fills.push_back([b](std::string& why) { return b.read_mirror(why); });
+          return true;
+        }
+      auto host = b.host_bytes();
+      if (!host) {
+        lost = 1;
+        auto why = b.lost().empty() ? host.err().message : b.lost();
+        return f(lost, why, size);
       }
-    auto host = b.host_bytes();
-    if (!host) {
-      lost = 1;
-      auto why = b.lost().empty() ? host.err().message : b.lost();
-      uint64_t size = b.size();
-      return f(lost, why, size);
+      f(lost, size);
+      f.sink().append(host->get(), b.size());
+      return true;
     }
-    return f(lost, const_cast<std::vector<uint8_t>&>(**host));
   }
 }
 

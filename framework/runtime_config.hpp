@@ -40,6 +40,9 @@ struct runtime_config {
   /// mapped there (CUDA IPC: no copy through host memory), and one held there is mapped
   /// here. Off: its bytes go through the host and the bulk path, as between hosts.
   bool gpu_sharing = true;
+  /// Pinned host memory kept for reuse, in bytes, by the copies of device buffers to and
+  /// from the host that the bulk path sends from (pinning costs about as much as a copy).
+  size_t gpu_staging_bytes = size_t{1} << 30;
   /// Streams each device's worker starts with. A running GPU task has one of its own;
   /// the pool grows when more run at once.
   size_t gpu_streams = 4;

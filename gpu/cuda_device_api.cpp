@@ -105,6 +105,20 @@ public:
     return check(device, "cudaFree", cudaFree(p));
   }
 
+  result<void*> host_alloc(size_t bytes) override {
+    void* p = nullptr;
+    auto e = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return cuda_error(errc::device_out_of_memory, 0, "cudaHostAlloc", e);
+    }
+    return p;
+  }
+
+  void host_free(void* p) noexcept override {
+    if (cudaFreeHost(p) != cudaSuccess) cudaGetLastError();
+  }
+
   result<stream_handle> make_stream(int device) override {
     if (auto ok = check(device, "cudaSetDevice", cudaSetDevice(device)); !ok)
       return ok.err();

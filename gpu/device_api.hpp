@@ -48,6 +48,11 @@ public:
   /// e.g. a fault of earlier work, for the caller to report.
   virtual result<void> release(int device, void* p) noexcept = 0;
 
+  /// `bytes` of host memory the devices copy to and from at full speed (pinned:
+  /// `cudaHostAlloc`, for every device); plain memory on the host backend.
+  virtual result<void*> host_alloc(size_t bytes) = 0;
+  virtual void host_free(void* p) noexcept = 0;
+
   virtual result<stream_handle> make_stream(int device) = 0;
   virtual void destroy_stream(int device, stream_handle s) noexcept = 0;
 
@@ -110,6 +115,8 @@ public:
   result<size_t> free_memory(int device) override;
   result<void*> allocate(int device, size_t bytes) override;
   result<void> release(int device, void* p) noexcept override;
+  result<void*> host_alloc(size_t bytes) override;
+  void host_free(void* p) noexcept override;
   result<stream_handle> make_stream(int device) override;
   void destroy_stream(int device, stream_handle s) noexcept override;
   result<void> copy(int dst_device, void* dst, int src_device, const void* src, size_t n,

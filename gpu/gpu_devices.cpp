@@ -58,7 +58,14 @@ std::vector<device_info> list_devices() {
   }
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    if (auto e = cudaGetDeviceProperties(&prop, i); e != cudaSuccess) {
+      // Kept in its place, so that a device's index stays its CUDA ordinal: opening it
+      // fails, and its worker reports it lost.
+      cudaGetLastError();
+      out.push_back(
+          {i, std::string{"unreadable device ("} + cudaGetErrorName(e) + ")", 0, -1, ""});
+      continue;
+    }
     out.push_back({i, prop.name, prop.totalGlobalMem, topo ? numa_of(topo, i) : -1,
                    uuid_of(prop.uuid)});
   }

@@ -159,6 +159,19 @@ result<void> host_device_api::release(int device, void* p) noexcept {
   return {};
 }
 
+result<void*> host_device_api::host_alloc(size_t bytes) {
+  static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* p = std::aligned_alloc(page, page_rounded(bytes));
+  if (!p)
+    return error{errc::device_out_of_memory,
+                 "no host memory for " + std::to_string(bytes) + " bytes of staging"};
+  return p;
+}
+
+void host_device_api::host_free(void* p) noexcept {
+  std::free(p);
+}
+
 result<stream_handle> host_device_api::make_stream(int device) {
   SWARM_HOST_DEVICE(device)
   auto* s = new int{device};

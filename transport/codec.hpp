@@ -335,6 +335,17 @@ public:
     return false;
   }
 
+  /// Reads `n` bytes into memory of the caller's, `into(n)` (a `uint8_t*`), asked for
+  /// only once the input is known to hold them; in a bulk layout's skeleton, `n` bytes
+  /// or more are a block, received there later. For `inspect` overloads that keep bytes
+  /// in memory of their own (as a vector of bytes is encoded, less its size).
+  template <class Into> bool read_bytes(uint64_t n, Into&& into) {
+    if (n > remaining()) return fail("size field exceeds remaining input");
+    uint8_t* p = into(static_cast<size_t>(n));
+    if (!p && n > 0) return fail("no memory for " + std::to_string(n) + " bytes");
+    return read_raw(p, static_cast<size_t>(n));
+  }
+
 private:
   size_t remaining() const { return static_cast<size_t>(end_ - pos_) + block_bytes_; }
 

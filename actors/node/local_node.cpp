@@ -187,7 +187,8 @@ local_node::local_node(const application& app, const runtime_config& cfg,
     // One worker per device, restarted alone (a fault on one device loses nothing on
     // another); if they fail too often the node serves on without its GPUs.
     auto board = std::make_shared<device_board>(gpu_api->devices().size());
-    devices_ = std::make_shared<node_devices>(*sys_, gpu_api, board, outer_->node_name());
+    devices_ = std::make_shared<node_devices>(*sys_, gpu_api, board, outer_->node_name(),
+                                              cfg.gpu_staging_bytes);
     detail::supervisor_config gpus;
     gpus.how = strategy::one_for_one;
     gpus.intensity = restart_intensity{5, std::chrono::seconds(10)};

@@ -19,8 +19,10 @@ gpu::stream_handle pick(const device_board::view& v, uint64_t slot) {
 } // namespace
 
 node_devices::node_devices(caf::actor_system& sys, std::shared_ptr<gpu::device_api> api,
-                           std::shared_ptr<device_board> board, std::string node)
-    : sys_(sys), api_(std::move(api)), board_(std::move(board)), node_(std::move(node)) {}
+                           std::shared_ptr<device_board> board, std::string node,
+                           size_t staging_keep)
+    : sys_(sys), api_(std::move(api)), board_(std::move(board)), node_(std::move(node)),
+      staging_(std::make_shared<staging_pool>(api_, staging_keep)) {}
 
 uint32_t node_devices::count() const noexcept {
   return static_cast<uint32_t>(board_->size());

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "actors/workers/gpu_worker.hpp"
+#include "actors/workers/staging_pool.hpp"
 #include "framework/detail/device_memory.hpp"
 #include "gpu/device_api.hpp"
 
@@ -17,8 +18,10 @@ namespace swarm::actors {
 class node_devices final : public detail::device_memory,
                            public std::enable_shared_from_this<node_devices> {
 public:
+  /// `staging_keep`: bytes of staging memory kept for reuse (see `staging_pool`).
   node_devices(caf::actor_system& sys, std::shared_ptr<gpu::device_api> api,
-               std::shared_ptr<device_board> board, std::string node);
+               std::shared_ptr<device_board> board, std::string node,
+               size_t staging_keep);
 
   /// Devices of the node.
   uint32_t count() const noexcept;
@@ -38,6 +41,9 @@ public:
     api_->make_current(static_cast<int>(device));
   }
   void* stream(uint32_t device, uint64_t slot) override;
+  std::shared_ptr<uint8_t> staging(size_t bytes) override {
+    return staging_->take(bytes);
+  }
   std::string sharing_host() const override { return api_->sharing_host(); }
   result<detail::shared_block> share(const detail::device_block& b) override;
   result<std::shared_ptr<detail::device_block>>
@@ -76,6 +82,7 @@ private:
   std::shared_ptr<gpu::device_api> api_;
   std::shared_ptr<device_board> board_;
   std::string node_;
+  std::shared_ptr<staging_pool> staging_;
 };
 
 } // namespace swarm::actors

@@ -33,13 +33,11 @@ struct device_block {
   void* ptr;
   size_t bytes;
 
-  /// Its bytes read to the host, once, when the value leaves the node (kept while the
-  /// block lives: a bulk send reads them in place).
+  /// Its bytes in host memory, where the bulk path sends them from: staging memory
+  /// (`device_memory::staging`) taken when the value is laid out or read on the host,
+  /// and read in from the device once (`mirror_read`); kept while the block lives.
   std::mutex host_mtx;
-  std::shared_ptr<const std::vector<uint8_t>> host;
-  /// Where the bulk path sends its bytes from: allocated, untouched, when the value is
-  /// laid out, and read in from the device only when first sent (`mirror_read`).
-  std::unique_ptr<uint8_t[]> mirror;
+  std::shared_ptr<uint8_t> mirror;
   bool mirror_read = false;
 
   /// Set on memory another node process of this host shared, mapped here: what runs
@@ -90,6 +88,10 @@ public:
   /// restarts on a fresh context, or, where CUDA cannot give one to this process, the
   /// device is `lost` to it.
   virtual result<void> finish(uint32_t device, uint64_t slot) = 0;
+
+  /// At least `bytes` of host memory the devices copy to and from at full speed (pinned),
+  /// reused once let go; null when none can be had.
+  virtual std::shared_ptr<uint8_t> staging(size_t bytes) = 0;
 
   /// Names this node's host for sharing device memory between node processes (equal
   /// for those of one host, backend and boot); empty when its backend cannot.

@@ -231,6 +231,8 @@ public:
   swarm::result<void> release(int d, void* p) noexcept override {
     return inner_.release(d, p);
   }
+  swarm::result<void*> host_alloc(size_t n) override { return inner_.host_alloc(n); }
+  void host_free(void* p) noexcept override { inner_.host_free(p); }
   swarm::result<swarm::gpu::stream_handle> make_stream(int d) override {
     return inner_.make_stream(d);
   }

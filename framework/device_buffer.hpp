@@ -18,9 +18,11 @@ class context;
 
 /// Bytes in the memory of a GPU: what a GPU task returns to leave its output on the
 /// device. Passed to a task on the same device, nothing moves; on another device of the
-/// node, `context::on_device` copies it there (a peer copy); sent to another node, its
-/// bytes are read to the host once and travel by the bulk path, and `on_device` writes
-/// them to the device of the task there. Read on the host only with `to_host`. The
+/// node, `context::on_device` copies it there (a peer copy); read by another node
+/// process of the same host, that one maps the same device memory (CUDA IPC); sent to
+/// another host, its bytes are read to the host once and travel by the bulk path, and
+/// `on_device` writes them to the device of the task there. Read on the host only with
+/// `to_host`. The
 /// device memory is freed when the last buffer holding it goes, like any object. Made
 /// by `context::device_alloc` and `context::to_device` inside a GPU task.
 class device_buffer {

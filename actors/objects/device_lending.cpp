@@ -64,11 +64,4 @@ result<detail::boxed_value> device_lending::map(const wire_msg::device_share& m,
                              &detail::type_of<device_buffer>()};
 }
 
-size_t device_lending::lent() const {
-  size_t n = 0;
-  for (auto& [_, values] : lent_)
-    n += values.size();
-  return n;
-}
-
 } // namespace swarm::actors

@@ -49,9 +49,6 @@ public:
   result<detail::boxed_value> map(const wire_msg::device_share& m,
                                   std::function<void()> released);
 
-  /// Buffers lent out now.
-  size_t lent() const;
-
 private:
   std::string node_;
   std::shared_ptr<detail::device_memory> devices_;

@@ -281,7 +281,6 @@ object_manager_actor::behavior_type object_manager(object_manager_self self,
       [=](unmapped_atom, const std::string& peer, const object_key& k) {
         self->state.cfg.send(peer, wire_msg::device_released{{k.first, k.second}});
       },
-      [=](share_atom) { return static_cast<uint64_t>(self->state.lending->lent()); },
       [=](count_atom) {
         return static_cast<uint64_t>(self->state.copies_here->remembered_count());
       },

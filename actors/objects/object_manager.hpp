@@ -212,7 +212,6 @@ struct object_manager_config {
 ///   (share_atom, peer, device_share)       `peer`'s answer to an ask to share
 ///   (unmapped_atom, peer, device_released) `peer` unmapped a buffer lent it
 ///   (unmapped_atom, peer, key)             a buffer `peer` lent was unmapped here
-///   (share_atom) -> uint64_t               device buffers lent out now
 ///   (count_atom) -> uint64_t               pulled values remembered (node_stats)
 ///   (kept_atom) -> uint64_t                bytes of pulled values kept (node_stats)
 ///   (transfers_atom) -> transfer events    the last `transfers_kept` pulls that ended,
@@ -235,7 +234,6 @@ using object_manager_actor = caf::typed_actor<
     caf::reacts_to<share_atom, std::string, wire_msg::device_share>,
     caf::reacts_to<unmapped_atom, std::string, wire_msg::device_released>,
     caf::reacts_to<unmapped_atom, std::string, object_key>,
-    caf::replies_to<share_atom>::with<uint64_t>,
     caf::replies_to<count_atom>::with<uint64_t>,
     caf::replies_to<kept_atom>::with<uint64_t>,
     caf::replies_to<transfers_atom>::with<std::vector<transfer_event>>>;

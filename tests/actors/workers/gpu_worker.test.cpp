@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 #include <caf/test/dsl.hpp>
 
+#include <future>
 #include <memory>
 #include <tuple>
 
@@ -226,6 +227,10 @@ public:
   void make_current(int) noexcept override {}
   swarm::result<size_t> free_memory(int d) override { return inner_.free_memory(d); }
   swarm::result<void*> allocate(int d, size_t n) override {
+    if (gate.valid()) {
+      entered.set_value();
+      gate.wait(); // a cudaMalloc that blocks
+    }
     return inner_.allocate(d, n);
   }
   swarm::result<void> release(int d, void* p) noexcept override {
@@ -276,6 +281,9 @@ public:
   void close_shared(int d, void* p) noexcept override { inner_.close_shared(d, p); }
 
   int waits = 0;
+  // When valid, the next allocation says it began and blocks until it is ready.
+  std::shared_future<void> gate;
+  std::promise<void> entered;
 
 private:
   swarm::gpu::host_device_api inner_;
@@ -392,4 +400,34 @@ TEST_CASE(
   CHECK(gone.err().message.find("1/999999") != std::string::npos);
   int x = 0;
   CHECK_FALSE(api.share(0, &x));
+}
+
+TEST_CASE("a GPU worker makes its blocking device calls on a thread of its own: other "
+          "actors run while an allocation blocks in the device") {
+  // One scheduler thread: a worker blocking on it would hold up every other actor.
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 1);
+  caf::actor_system sys{cfg};
+  auto api = std::make_shared<pending_work>(1000);
+  std::promise<void> open;
+  api->gate = open.get_future().share();
+  auto began = api->entered.get_future();
+  auto board = std::make_shared<device_board>(1);
+  auto g = test_config(api, board);
+  g.own_thread = true;
+  auto w = spawn_gpu_worker(sys, g);
+  caf::scoped_actor self{sys};
+  self->send(w, dev_alloc_atom::value, uint64_t{100}, caf::timespan{0});
+  REQUIRE(began.wait_for(10s) == std::future_status::ready);
+  auto echo = sys.spawn([]() -> caf::behavior { return {[](int x) { return x + 1; }}; });
+  int answer = 0;
+  self->request(echo, 5s, 41).receive([&](int y) { answer = y; }, [](caf::error&) {});
+  CHECK(answer == 42);
+  open.set_value();
+  bool granted = false;
+  self->receive([&](device_grant& grant) { granted = grant.ok(); },
+                caf::after(10s) >> [] {});
+  CHECK(granted);
+  caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
 }

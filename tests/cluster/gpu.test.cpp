@@ -21,6 +21,16 @@ swarm::task_options on(three_nodes& c, const std::string& node) {
   return o;
 }
 
+// The test app's device_fill and device_read.
+auto device_functions(three_nodes& c) {
+  return std::pair{
+      c.app.find_function<swarm::device_buffer(int)>("device_fill").value(),
+      c.app
+          .find_function<swarm::cluster_test::device_seen(swarm::device_buffer)>(
+              "device_read")
+          .value()};
+}
+
 std::vector<int> counting(int n) {
   std::vector<int> out(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i)
@@ -34,11 +44,7 @@ TEST_CASE(
     "a device buffer made on one node's GPU is mapped by a GPU task of another node "
     "process of the host, and the driver without a GPU reads its bytes") {
   three_nodes c{"", "", host_gpu};
-  auto fill = c.app.find_function<swarm::device_buffer(int)>("device_fill").value();
-  auto read = c.app
-                  .find_function<swarm::cluster_test::device_seen(swarm::device_buffer)>(
-                      "device_read")
-                  .value();
+  auto [fill, read] = device_functions(c);
   const int n = 100000; // 400 KB: above the inline threshold, an object of the store
   auto expected = counting(n);
   auto buf = c.rt->submit(on(c, "worker-1"), fill, n);
@@ -64,11 +70,7 @@ TEST_CASE("device memory lent to another node process goes back once the buffer 
   // Room for two buffers of 400 KB on each worker: a lent buffer never given back would
   // make the third fill wait, then fail with device_out_of_memory.
   three_nodes c{"", "", host_gpu, "gpu_memory = 1000000\n"};
-  auto fill = c.app.find_function<swarm::device_buffer(int)>("device_fill").value();
-  auto read = c.app
-                  .find_function<swarm::cluster_test::device_seen(swarm::device_buffer)>(
-                      "device_read")
-                  .value();
+  auto [fill, read] = device_functions(c);
   const int n = 100000;
   auto expected = counting(n);
   for (int round = 0; round < 6; ++round) {
@@ -85,11 +87,7 @@ TEST_CASE(
     "with gpu_sharing off a device buffer crosses node processes of one host as "
     "bytes, through the bulk path, and is written to the device of the task there") {
   three_nodes c{"", "", host_gpu + "gpu_sharing = false\n"};
-  auto fill = c.app.find_function<swarm::device_buffer(int)>("device_fill").value();
-  auto read = c.app
-                  .find_function<swarm::cluster_test::device_seen(swarm::device_buffer)>(
-                      "device_read")
-                  .value();
+  auto [fill, read] = device_functions(c);
   const int n = 100000;
   auto buf = c.rt->submit(on(c, "worker-1"), fill, n);
   auto there = c.rt->submit(on(c, "worker-2"), read, buf).get(30s).value();

@@ -77,6 +77,7 @@ void device_board::close() {
 namespace {
 
 using dev_expire_atom = caf::atom_constant<caf::atom("devexpire")>;
+using dev_poll_atom = caf::atom_constant<caf::atom("devpoll")>;
 
 class gpu_worker final : public caf::event_based_actor {
 public:
@@ -128,6 +129,11 @@ public:
           quit(caf::make_error(caf::sec::runtime_error, where() + " failed: " + why));
         },
         [this](dev_expire_atom, uint64_t id) { expire(id); },
+        [this](dev_unmap_atom, unmap_request& r) { unmap(r); },
+        [this](dev_poll_atom) {
+          polling_ = false;
+          poll_unmaps();
+        },
         [this](dev_stats_atom) {
           return caf::make_message(
               static_cast<uint64_t>(used_), static_cast<uint64_t>(cached_),
@@ -148,6 +154,9 @@ public:
     for (auto& w : waiting_)
       w.rp.deliver(device_grant{0, 0, {errc::device_failed, where() + " stopped"}});
     waiting_.clear();
+    for (auto& u : unmapping_)
+      close(u);
+    unmapping_.clear();
   }
 
 private:
@@ -169,6 +178,8 @@ private:
         [](dev_free_atom, uint64_t, uint64_t) {},
         [](dev_fail_atom, const std::string&) {},
         [](dev_expire_atom, uint64_t) {},
+        [](dev_unmap_atom, unmap_request& r) { r.released(); },
+        [](dev_poll_atom) {},
         [](dev_stats_atom) {
           return caf::make_message(uint64_t{0}, uint64_t{0}, uint64_t{0}, uint64_t{0});
         },
@@ -188,6 +199,60 @@ private:
     void* p;
     std::vector<gpu::event_handle> after;
   };
+
+  // Memory another process shared, let go here: unmapped once the work queued on every
+  // stream when it was let go is done (a kernel of the task that dropped it may still
+  // read it).
+  struct unmapping {
+    void* p;
+    std::vector<gpu::event_handle> after;
+    std::function<void()> released;
+  };
+
+  // Events on every stream now: done once the work queued before them is.
+  std::vector<gpu::event_handle> record_all() {
+    std::vector<gpu::event_handle> out;
+    for (auto stream : streams_->all())
+      if (auto e = cfg_.api->record(static_cast<int>(cfg_.device), stream))
+        out.push_back(*e);
+    return out;
+  }
+
+  bool all_done(const std::vector<gpu::event_handle>& events) {
+    auto dev = static_cast<int>(cfg_.device);
+    return std::all_of(events.begin(), events.end(),
+                       [&](gpu::event_handle e) { return cfg_.api->done(dev, e); });
+  }
+
+  void unmap(unmap_request& r) {
+    if (r.epoch != epoch_) return r.released(); // its context took the mapping
+    unmapping_.push_back(
+        {reinterpret_cast<void*>(r.address), record_all(), std::move(r.released)});
+    poll_unmaps();
+  }
+
+  void poll_unmaps() {
+    for (auto i = unmapping_.begin(); i != unmapping_.end();) {
+      if (!all_done(i->after)) {
+        ++i;
+        continue;
+      }
+      close(*i);
+      i = unmapping_.erase(i);
+    }
+    if (!unmapping_.empty() && !polling_) {
+      polling_ = true;
+      delayed_send(this, std::chrono::milliseconds(1), dev_poll_atom::value);
+    }
+  }
+
+  void close(unmapping& u) {
+    auto dev = static_cast<int>(cfg_.device);
+    for (auto e : u.after)
+      cfg_.api->destroy_event(dev, e);
+    cfg_.api->close_shared(dev, u.p);
+    u.released();
+  }
 
   std::string where() const {
     return "GPU " + std::to_string(cfg_.device) + " of node '" + cfg_.node + "'";
@@ -251,9 +316,7 @@ private:
     if (first == last) return nullptr;
     auto pick = last;
     for (auto i = first; i != last && pick == last; ++i)
-      if (std::all_of(i->second.after.begin(), i->second.after.end(),
-                      [&](gpu::event_handle e) { return cfg_.api->done(dev, e); }))
-        pick = i;
+      if (all_done(i->second.after)) pick = i;
     if (pick == last) {
       if (used_ + cached_ + bytes <= capacity_) return nullptr; // room for a fresh one
       pick = first;
@@ -293,11 +356,7 @@ private:
     if (i == live_.end()) return;
     used_ -= i->second;
     cached_ += i->second;
-    freed f{i->first, {}};
-    for (auto stream : streams_->all())
-      if (auto e = cfg_.api->record(static_cast<int>(cfg_.device), stream))
-        f.after.push_back(*e);
-    cache_.emplace(i->second, std::move(f));
+    cache_.emplace(i->second, freed{i->first, record_all()});
     live_.erase(i);
     // First come, first served: a large request is not passed by smaller ones forever.
     while (!waiting_.empty()) {
@@ -328,6 +387,8 @@ private:
   std::deque<waiter> waiting_;
   uint64_t next_waiter_ = 1;
   bool release_failed_ = false;
+  std::vector<unmapping> unmapping_;
+  bool polling_ = false; // a poll of unmapping_ is due
 };
 
 } // namespace

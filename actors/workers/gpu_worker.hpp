@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,13 +85,23 @@ struct device_grant {
   bool ok() const noexcept { return address != 0; }
 };
 
+/// Memory another process shared, mapped on a device here, to unmap: `released` runs
+/// once it is unmapped (or its context is gone).
+struct unmap_request {
+  uint64_t address = 0;
+  uint64_t epoch = 0;
+  std::function<void()> released;
+};
+
 /// Spawns the GPU worker of one device. It owns the device's context (opened at start,
 /// reset first when it is a restart), a pool of streams (one per running task), and the
 /// memory it hands out:
 /// what fits is granted at once (from blocks freed earlier of the same size once the
 /// work queued before their free is done, or fresh); what does not waits, first come
 /// first served, until frees make room or its wait ends (`device_out_of_memory`). Its
-/// exit frees everything it handed out; its supervisor restarts it after a fault. A
+/// exit frees everything it handed out; its supervisor restarts it after a fault. Memory
+/// another process shared is unmapped as a freed block is reused: once the work queued
+/// before it was let go is done (polled every millisecond meanwhile). A
 /// restart that cannot reopen the device marks it lost and refuses every allocation,
 /// without restarting again.
 caf::actor spawn_gpu_worker(caf::actor_system& sys, gpu_worker_config cfg);
@@ -98,3 +109,4 @@ caf::actor spawn_gpu_worker(caf::actor_system& sys, gpu_worker_config cfg);
 } // namespace swarm::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::device_grant)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::unmap_request)

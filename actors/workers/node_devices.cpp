@@ -174,12 +174,15 @@ node_devices::map_shared(const detail::shared_block& s, size_t bytes,
   if (!p) return p.err();
   auto b = std::make_shared<detail::device_block>(shared_from_this(), device, (*v)->epoch,
                                                   *p, bytes);
-  // A restarted device's context took the mapping with it: only the sharer is told.
-  b->unmap = [board = board_, api = api_, device, epoch = (*v)->epoch, p = *p,
+  // Its worker unmaps it once the device's queued work is done; a restarted device's
+  // context took the mapping with it: only the sharer is told.
+  b->unmap = [board = board_, device, epoch = (*v)->epoch, p = *p,
               released = std::move(released)] {
     if (auto now = board->get(device); now && now->epoch == epoch)
-      api->close_shared(static_cast<int>(device), p);
-    released();
+      caf::anon_send(now->worker, dev_unmap_atom::value,
+                     unmap_request{reinterpret_cast<uint64_t>(p), epoch, released});
+    else
+      released();
   };
   return b;
 }

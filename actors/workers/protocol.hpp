@@ -14,6 +14,9 @@ using dev_free_atom = caf::atom_constant<caf::atom("devfree")>;
 /// on a fresh context, which CUDA cannot give while this process runs: the device is
 /// then lost to it (`device_board::lost`), and the node's process must be replaced.
 using dev_fail_atom = caf::atom_constant<caf::atom("devfail")>;
+/// (dev_unmap_atom, unmap_request): memory another process shared, mapped here, was let
+/// go: unmapped once the work queued on the device's streams before is done.
+using dev_unmap_atom = caf::atom_constant<caf::atom("devunmap")>;
 /// (dev_stats_atom) -> (uint64_t used, uint64_t cached, uint64_t capacity, uint64_t
 /// waiting)
 using dev_stats_atom = caf::atom_constant<caf::atom("devstats")>;

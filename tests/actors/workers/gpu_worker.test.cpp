@@ -10,6 +10,7 @@
 
 #include <future>
 #include <memory>
+#include <set>
 #include <tuple>
 
 using namespace std::chrono_literals;
@@ -261,7 +262,9 @@ public:
   }
   swarm::result<swarm::gpu::event_handle> record(int,
                                                  swarm::gpu::stream_handle) override {
-    return static_cast<swarm::gpu::event_handle>(new bool{false});
+    auto* e = new bool{false};
+    recorded.insert(e);
+    return static_cast<swarm::gpu::event_handle>(e);
   }
   bool done(int, swarm::gpu::event_handle e) noexcept override {
     return *static_cast<bool*>(e);
@@ -271,6 +274,7 @@ public:
     *static_cast<bool*>(e) = true;
   }
   void destroy_event(int, swarm::gpu::event_handle e) noexcept override {
+    recorded.erase(static_cast<bool*>(e));
     delete static_cast<bool*>(e);
   }
   std::string sharing_host() const override { return ""; }
@@ -278,9 +282,20 @@ public:
   swarm::result<void*> open_shared(int d, const std::string& h, size_t n) override {
     return inner_.open_shared(d, h, n);
   }
-  void close_shared(int d, void* p) noexcept override { inner_.close_shared(d, p); }
+  void close_shared(int d, void* p) noexcept override {
+    ++closes;
+    inner_.close_shared(d, p);
+  }
+
+  // The work queued so far is done: every event recorded is.
+  void finish_all() {
+    for (auto* e : recorded)
+      *e = true;
+  }
 
   int waits = 0;
+  int closes = 0;
+  std::set<bool*> recorded;
   // When valid, the next allocation says it began and blocks until it is ready.
   std::shared_future<void> gate;
   std::promise<void> entered;
@@ -430,4 +445,40 @@ TEST_CASE("a GPU worker makes its blocking device calls on a thread of its own: 
   CHECK(granted);
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("memory another process shared, let go here, is unmapped only once the work "
+          "queued on the device before is done, and then its sharer is told") {
+  test_coordinator_fixture<> f;
+  auto api = std::make_shared<pending_work>(1000);
+  auto board = std::make_shared<device_board>(1);
+  auto w = spawn_gpu_worker(f.sys, test_config(api, board));
+  f.sched.run();
+  // Another process's memory: a block of the simulated device, mapped a second time.
+  auto p = api->allocate(0, 100).value();
+  auto q = api->open_shared(0, api->share(0, p).value(), 100).value();
+  bool told = false;
+  f.self->send(w, dev_unmap_atom::value,
+               unmap_request{reinterpret_cast<uint64_t>(q), board->get(0)->epoch,
+                             [&] { told = true; }});
+  f.sched.run();
+  CHECK_FALSE(told); // a kernel queued before may still read it
+  CHECK(api->closes == 0);
+  f.sched.trigger_timeouts();
+  f.sched.run();
+  CHECK_FALSE(told);
+  api->finish_all();
+  f.sched.trigger_timeouts();
+  f.sched.run();
+  CHECK(told);
+  CHECK(api->closes == 1);
+  // Of an incarnation whose context is gone: nothing to unmap, the sharer is told.
+  bool stale = false;
+  f.self->send(w, dev_unmap_atom::value, unmap_request{1, 0, [&] { stale = true; }});
+  f.sched.run();
+  CHECK(stale);
+  CHECK(api->closes == 1);
+  CHECK(api->release(0, p));
+  caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  f.sched.run();
 }

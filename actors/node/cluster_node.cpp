@@ -482,8 +482,9 @@ cluster_node::~cluster_node() {
         head_name(),
         wire_msg::node_stopped{"gives back " + std::to_string(tasks_->queued()) +
                                " task(s) queued or running here to their owners, to run "
-                               "elsewhere; " +
-                               handed});
+                               "elsewhere; stops " +
+                               std::to_string(link_.hosted.size()) +
+                               " actor(s) it hosts for other nodes; " + handed});
   }
   // Membership, the agent and the global scheduler call into this node: they go first.
   step("stopping membership, the agent and the global scheduler");

@@ -97,6 +97,13 @@ bool hosted_table::moved(uint64_t id) const {
   return moved_.count(id) > 0;
 }
 
+size_t hosted_table::size() const {
+  size_t n = 0;
+  for (size_t k = 0; k < shards; ++k)
+    if (auto s = get(k)) n += s->size();
+  return n;
+}
+
 void hosted_table::clear() {
   std::lock_guard<std::mutex> guard{write_};
   ids_.clear();

@@ -45,6 +45,8 @@ public:
   /// Whether the actor hosted as `id` was taken out by `move_out_if`.
   bool moved(uint64_t id) const;
   void clear();
+  /// How many actors are hosted now.
+  size_t size() const;
 
   static constexpr size_t moved_kept = 4096;
 

@@ -83,6 +83,11 @@ TEST_CASE("a node stopped with work queued gives that work back: its owner place
   swarm::application app;
   register_all(app);
   swarm::runtime client{app, client_of(c.cfg, "client-stop-node")};
+  // An actor the client made on worker-1, hosted there for it (it holds no CPU).
+  swarm::actor_options there;
+  there.node = "worker-1";
+  auto a = client.spawn(there, app.find_actor_type<counter>("counter").value(), 1);
+  REQUIRE(a.call(&counter::add, 1).get(10s));
   swarm::task_options retried;
   retried.max_retries = 3;
   // Three nodes of one CPU each: most of the 15 tasks wait in a node's queue.
@@ -99,6 +104,7 @@ TEST_CASE("a node stopped with work queued gives that work back: its owner place
   REQUIRE_MESSAGE(report, report.err().message);
   CHECK(report->find("gives back") != std::string::npos);
   CHECK(report->find("task(s) queued or running here") != std::string::npos);
+  CHECK(report->find("stops 1 actor(s) it hosts for other nodes") != std::string::npos);
   CHECK(report->find("result(s) over to their owners' copies") != std::string::npos);
   CHECK(w1->wait_exit(20s) == 0);
   CHECK(process_cluster::succeeded(refs) == 15);

@@ -304,26 +304,35 @@ private:
   swarm::gpu::host_device_api inner_;
 };
 
+// A worker of a device whose work stays pending until waited for (or finished).
+struct pending_fixture : test_coordinator_fixture<> {
+  std::shared_ptr<pending_work> api = std::make_shared<pending_work>(1000);
+  std::shared_ptr<device_board> board = std::make_shared<device_board>(1);
+  caf::actor w;
+
+  pending_fixture() {
+    w = spawn_gpu_worker(sys, test_config(api, board));
+    sched.run();
+  }
+};
+
 } // namespace
 
-TEST_CASE("a GPU worker reuses a freed block only once the work queued before its free "
-          "is done, and waits for that work only when the device has no other room") {
-  test_coordinator_fixture<> f;
-  auto api = std::make_shared<pending_work>(1000);
-  auto board = std::make_shared<device_board>(1);
-  auto w = spawn_gpu_worker(f.sys, test_config(api, board));
-  f.sched.run();
+TEST_CASE_FIXTURE(
+    pending_fixture,
+    "a GPU worker reuses a freed block only once the work queued before its free "
+    "is done, and waits for that work only when the device has no other room") {
   auto ask = [&](uint64_t bytes) {
-    f.self->send(w, dev_alloc_atom::value, bytes, caf::timespan{0});
-    f.sched.run();
+    self->send(w, dev_alloc_atom::value, bytes, caf::timespan{0});
+    sched.run();
     device_grant out;
-    f.self->receive([&](device_grant& grant) { out = grant; });
+    self->receive([&](device_grant& grant) { out = grant; });
     return out;
   };
   auto a = ask(400);
   REQUIRE(a.ok());
   // A kernel may still write `a`: a request of its size gets fresh memory.
-  f.self->send(w, dev_free_atom::value, a.address, a.epoch);
+  self->send(w, dev_free_atom::value, a.address, a.epoch);
   auto b = ask(400);
   REQUIRE(b.ok());
   CHECK(b.address != a.address);
@@ -334,7 +343,7 @@ TEST_CASE("a GPU worker reuses a freed block only once the work queued before it
   CHECK(c.address == a.address);
   CHECK(api->waits > 0);
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-  f.sched.run();
+  sched.run();
 }
 
 TEST_CASE("a stream pool gives each running task a stream of its own, grows when every "
@@ -447,38 +456,35 @@ TEST_CASE("a GPU worker makes its blocking device calls on a thread of its own: 
   caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("memory another process shared, let go here, is unmapped only once the work "
-          "queued on the device before is done, and then its sharer is told") {
-  test_coordinator_fixture<> f;
-  auto api = std::make_shared<pending_work>(1000);
-  auto board = std::make_shared<device_board>(1);
-  auto w = spawn_gpu_worker(f.sys, test_config(api, board));
-  f.sched.run();
+TEST_CASE_FIXTURE(
+    pending_fixture,
+    "memory another process shared, let go here, is unmapped only once the work "
+    "queued on the device before is done, and then its sharer is told") {
   // Another process's memory: a block of the simulated device, mapped a second time.
   auto p = api->allocate(0, 100).value();
   auto q = api->open_shared(0, api->share(0, p).value(), 100).value();
   bool told = false;
-  f.self->send(w, dev_unmap_atom::value,
-               unmap_request{reinterpret_cast<uint64_t>(q), board->get(0)->epoch,
-                             [&] { told = true; }});
-  f.sched.run();
+  self->send(w, dev_unmap_atom::value,
+             unmap_request{reinterpret_cast<uint64_t>(q), board->get(0)->epoch,
+                           [&] { told = true; }});
+  sched.run();
   CHECK_FALSE(told); // a kernel queued before may still read it
   CHECK(api->closes == 0);
-  f.sched.trigger_timeouts();
-  f.sched.run();
+  sched.trigger_timeouts();
+  sched.run();
   CHECK_FALSE(told);
   api->finish_all();
-  f.sched.trigger_timeouts();
-  f.sched.run();
+  sched.trigger_timeouts();
+  sched.run();
   CHECK(told);
   CHECK(api->closes == 1);
   // Of an incarnation whose context is gone: nothing to unmap, the sharer is told.
   bool stale = false;
-  f.self->send(w, dev_unmap_atom::value, unmap_request{1, 0, [&] { stale = true; }});
-  f.sched.run();
+  self->send(w, dev_unmap_atom::value, unmap_request{1, 0, [&] { stale = true; }});
+  sched.run();
   CHECK(stale);
   CHECK(api->closes == 1);
   CHECK(api->release(0, p));
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-  f.sched.run();
+  sched.run();
 }

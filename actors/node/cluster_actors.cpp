@@ -19,6 +19,9 @@ using detail::to_wire;
 
 // How many nodes a restarted actor is offered to when the chosen ones are unreachable.
 constexpr int max_placements = 5;
+// Tries of a new actor's creation whose node does not answer (each waits for its answer
+// up to the request timeout, 10 s).
+constexpr int initial_placements = 3;
 
 } // namespace
 
@@ -78,6 +81,22 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   m.max_concurrency = spec.options.max_concurrency;
   m.max_task_retries = spec.options.max_task_retries;
   auto at = create_on(target, m);
+  // The node chosen did not answer (it froze or died as the actor was made there): an
+  // actor not pinned to it is placed again, once that loss has had time to be seen.
+  for (int attempt = 1; !at && at.err().code == errc::node_unreachable &&
+                        spec.options.node.empty() && attempt < initial_placements;
+       ++attempt) {
+    link_.local->log().warn("creating actor '" + m.type_name + "': " + at.err().message +
+                            "; placing it again (" + std::to_string(attempt + 1) +
+                            " of " + std::to_string(initial_placements) + ")");
+    if (link_.is_head()) {
+      auto where =
+          link_.place_now(spec.options.resources, work_needs::actor_type(spec.type_name));
+      if (!where) return where.err();
+      target = *where;
+    }
+    at = create_on(target, m);
+  }
   if (!at) return at.err();
   auto rec = track(std::move(spec), at->first, at->second, std::move(m));
   if (auto ok = register_name(rec); !ok) {

@@ -24,13 +24,22 @@ gpu_slot_scope::~gpu_slot_scope() {
   current_gpu_slot = before_;
 }
 
+namespace {
+
+// `mem`'s staging memory for `bytes` when it has some to give (and `mem` is not null),
+// else plain memory, not value-initialised: its pages are touched only when written.
+std::shared_ptr<uint8_t> host_memory(device_memory* mem, size_t bytes) {
+  if (auto out = mem ? mem->staging(bytes) : nullptr) return out;
+  return std::shared_ptr<uint8_t>{new uint8_t[bytes], std::default_delete<uint8_t[]>{}};
+}
+
+} // namespace
+
 std::shared_ptr<uint8_t> arrival_memory(codec_context* ctx, size_t bytes) {
-  std::shared_ptr<uint8_t> out;
+  std::shared_ptr<device_memory> mem;
   if (auto* node = dynamic_cast<core*>(ctx); node && bytes >= bulk_block_min)
-    if (auto mem = node->devices()) out = mem->staging(bytes);
-  if (!out)
-    out = std::shared_ptr<uint8_t>{new uint8_t[bytes], std::default_delete<uint8_t[]>{}};
-  return out;
+    mem = node->devices();
+  return host_memory(mem.get(), bytes);
 }
 
 } // namespace detail
@@ -71,11 +80,7 @@ bool device_buffer::reads_when_sent() const {
 
 const uint8_t* device_buffer::mirror() const {
   std::lock_guard<std::mutex> guard{block_->host_mtx};
-  if (!block_->mirror) block_->mirror = block_->memory->staging(size_);
-  // Not value-initialised: its pages are touched only if it is read in.
-  if (!block_->mirror)
-    block_->mirror =
-        std::shared_ptr<uint8_t>{new uint8_t[size_], std::default_delete<uint8_t[]>{}};
+  if (!block_->mirror) block_->mirror = detail::host_memory(block_->memory.get(), size_);
   return block_->mirror.get();
 }
 

@@ -24,8 +24,13 @@ struct host_block {
   int fd = -1;
 };
 
-size_t page_rounded(size_t n) {
+size_t page_size() {
   static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+size_t page_rounded(size_t n) {
+  auto page = page_size();
   return (std::max<size_t>(n, 1) + page - 1) / page * page;
 }
 
@@ -160,8 +165,7 @@ result<void> host_device_api::release(int device, void* p) noexcept {
 }
 
 result<void*> host_device_api::host_alloc(size_t bytes) {
-  static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  void* p = std::aligned_alloc(page, page_rounded(bytes));
+  void* p = std::aligned_alloc(page_size(), page_rounded(bytes));
   if (!p)
     return error{errc::device_out_of_memory,
                  "no host memory for " + std::to_string(bytes) + " bytes of staging"};

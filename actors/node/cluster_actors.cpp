@@ -28,12 +28,16 @@ constexpr int initial_placements = 3;
 result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) {
   auto target = spec.options.node;
   bool placed = true;
+  // The head's global scheduler chooses a node for it.
+  auto place = [&] {
+    return link_.place_now(spec.options.resources,
+                           work_needs::actor_type(spec.type_name));
+  };
   // A client's actors live on the cluster.
   if (target.empty() && (link_.self.client || !spec.options.resources.fits_in(
                                                   link_.local->total_resources()))) {
     if (link_.is_head()) {
-      auto where =
-          link_.place_now(spec.options.resources, work_needs::actor_type(spec.type_name));
+      auto where = place();
       if (!where) return where.err();
       target = *where;
     } else {
@@ -90,8 +94,7 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
                             "; placing it again (" + std::to_string(attempt + 1) +
                             " of " + std::to_string(initial_placements) + ")");
     if (link_.is_head()) {
-      auto where =
-          link_.place_now(spec.options.resources, work_needs::actor_type(spec.type_name));
+      auto where = place();
       if (!where) return where.err();
       target = *where;
     }

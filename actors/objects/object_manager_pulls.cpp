@@ -12,10 +12,14 @@
 
 namespace swarm::actors {
 
+pulled_copy object_manager_state::copy_here(const object_key& k) const {
+  auto c = copies_here->kept(k);
+  return c.value ? c : copies_here->remembered(k);
+}
+
 std::shared_ptr<served_layout>
 object_manager_state::copy_layout(const object_key& k) const {
-  auto c = copies_here->kept(k);
-  if (!c.value) c = copies_here->remembered(k);
+  auto c = copy_here(k);
   if (!c.value) return nullptr;
   return lay_out(std::move(c.value), c.type, cfg.values);
 }
@@ -23,8 +27,7 @@ object_manager_state::copy_layout(const object_key& k) const {
 std::optional<detail::boxed_value>
 object_manager_state::value_here(const object_key& k) const {
   if (auto i = held.find(k); i != held.end()) return i->second.value;
-  auto c = copies_here->kept(k);
-  if (!c.value) c = copies_here->remembered(k);
+  auto c = copy_here(k);
   if (!c.value) return std::nullopt;
   return detail::boxed_value{std::move(c.value), c.type};
 }

@@ -70,6 +70,9 @@ struct object_manager_state {
 
   void release(const std::vector<object_key>& keys);
 
+  // A pulled copy of `k` still alive here: kept, else remembered; no value when none is.
+  pulled_copy copy_here(const object_key& k) const;
+
   // A pulled copy of `k` still alive here, laid out to be served; null when none is.
   std::shared_ptr<served_layout> copy_layout(const object_key& k) const;
 

@@ -21,7 +21,11 @@ struct has_request_id<T, std::void_t<decltype(std::declval<T&>().request_id)>>
 struct control_client_state {
   control_client_config cfg;
   uint64_t next_id = 1;
-  std::map<uint64_t, caf::typed_response_promise<wire_msg::message>> waiting;
+  struct pending {
+    std::string node; // asked of
+    caf::typed_response_promise<wire_msg::message> rp;
+  };
+  std::map<uint64_t, pending> waiting;
   std::map<uint64_t, uint64_t> jobs_started; // job id: start, wall-clock ms
 };
 
@@ -33,8 +37,8 @@ control_client_actor::behavior_type control_client(control_client_self self,
   if (!self->state.cfg.wall_ms) self->state.cfg.wall_ms = wall_ms;
   // Stopping answers every request in flight, so no caller waits out its timeout.
   self->set_exit_handler([=](const caf::exit_msg& x) {
-    for (auto& [id, rp] : self->state.waiting)
-      rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+    for (auto& [id, p] : self->state.waiting)
+      p.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
     self->state.waiting.clear();
     self->quit(x.reason);
   });
@@ -49,7 +53,7 @@ control_client_actor::behavior_type control_client(control_client_self self,
           return rp;
         }
         *id = st.next_id++;
-        st.waiting.emplace(*id, rp);
+        st.waiting.emplace(*id, control_client_state::pending{node, rp});
         self->delayed_send(self, st.cfg.request_timeout, expire_atom::value, *id);
         st.cfg.send(node, std::move(m));
         return rp;
@@ -58,15 +62,27 @@ control_client_actor::behavior_type control_client(control_client_self self,
         auto& w = self->state.waiting;
         auto i = w.find(id);
         if (i == w.end()) return; // expired, or never asked
-        i->second.deliver(std::move(m));
+        i->second.rp.deliver(std::move(m));
         w.erase(i);
       },
       [=](expire_atom, uint64_t id) {
         auto& w = self->state.waiting;
         auto i = w.find(id);
         if (i == w.end()) return;
-        i->second.deliver(caf::make_error(caf::sec::request_timeout));
+        i->second.rp.deliver(caf::make_error(caf::sec::request_timeout));
         w.erase(i);
+      },
+      [=](lost_atom, const std::string& node) {
+        // No answer will come from a lost node: its requests fail now, not at their
+        // timeout (a restart waiting on a frozen node moves on at once).
+        auto& w = self->state.waiting;
+        for (auto i = w.begin(); i != w.end();)
+          if (i->second.node == node) {
+            i->second.rp.deliver(caf::make_error(caf::sec::no_route_to_receiving_node));
+            i = w.erase(i);
+          } else {
+            ++i;
+          }
       },
       [=](job_atom, uint64_t id, bool running) {
         auto& st = self->state;

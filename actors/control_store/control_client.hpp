@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "actors/common/protocol.hpp"
 #include "actors/common/wire_routes.hpp"
 #include "actors/control_store/protocol.hpp"
 #include "transport/wire_message.hpp"
@@ -45,12 +46,14 @@ struct control_client_config {
 ///   (request_atom, node, message) -> message   sends `message` with a fresh id
 ///   (answer_atom, id, message)                 an answer came from the network
 ///   (expire_atom, id)                          the actor's own timer
+///   (lost_atom, node)                          `node` was found dead: its requests fail
 ///   (job_atom, id, running)                    a driver's job started or ended
 using control_client_actor =
-    caf::typed_actor<caf::replies_to<request_atom, std::string, wire_msg::message>::with<
-                         wire_msg::message>,
+    caf::typed_actor<caf::replies_to<request_atom, std::string,
+                                     wire_msg::message>::with<wire_msg::message>,
                      caf::reacts_to<answer_atom, uint64_t, wire_msg::message>,
                      caf::reacts_to<expire_atom, uint64_t>,
+                     caf::reacts_to<lost_atom, std::string>,
                      caf::reacts_to<job_atom, uint64_t, bool>>;
 
 /// Spawns the control-store client; `detached`: on a thread of its own (tests run it on

@@ -17,8 +17,6 @@ using detail::from_wire;
 using detail::to_list;
 using detail::to_wire;
 
-// How many nodes a restarted actor is offered to when the chosen ones are unreachable.
-constexpr int max_placements = 5;
 // Tries of a new actor's creation whose node does not answer (each waits for its answer
 // up to the request timeout, 10 s).
 constexpr int initial_placements = 3;
@@ -156,13 +154,14 @@ void cluster_actors::restart_actor(const std::shared_ptr<remote_actor_record>& r
     return follow_actor(rec, rec->remote_node(), rec->id(),
                         std::chrono::steady_clock::now() + follow_timeout());
   auto& o = rec->spec().options;
-  if (o.node.empty()) return place_again(rec, rec->recreate(), 1);
+  auto first = restart_try{1, {}, std::chrono::steady_clock::now() + link_.cfg.join_wait};
+  if (o.node.empty()) return place_again(rec, rec->recreate(), first);
   if (o.move_if_node_lost) {
     link_.local->log().warn("actor '" + rec->spec().type_name + "' leaves node '" +
                             o.node +
                             "', where it was pinned: that node is lost, and "
                             "actor_options::move_if_node_lost lets it move");
-    return place_again(rec, rec->recreate(), 1);
+    return place_again(rec, rec->recreate(), first);
   }
   link_.local->log().warn("actor '" + rec->spec().type_name + "' waits for node '" +
                           o.node + "', where it is pinned, to come back (up to " +
@@ -185,6 +184,18 @@ void give_up(const node_log& log, remote_actor_record& rec, const std::string& t
 
 } // namespace
 
+namespace {
+
+result<std::pair<std::string, uint64_t>> created_at(const result<wire_msg::message>& a) {
+  if (!a) return a.err();
+  auto* created = std::get_if<wire_msg::actor_created>(&*a);
+  if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
+  if (!created->ok) return from_wire(created->error);
+  return std::make_pair(created->node, created->actor_id);
+}
+
+} // namespace
+
 result<std::pair<std::string, uint64_t>>
 cluster_actors::create_on(const std::string& target, const wire_msg::actor_create& m) {
   if (target == link_.self.name) {
@@ -194,12 +205,18 @@ cluster_actors::create_on(const std::string& target, const wire_msg::actor_creat
   }
   auto sent = m;
   if (m.placed) sent.life = link_.incarnation_of(target);
-  auto a = link_.request(target, sent);
-  if (!a) return a.err();
-  auto* created = std::get_if<wire_msg::actor_created>(&*a);
-  if (!created) return error{errc::invalid_argument, "unexpected answer to actor_create"};
-  if (!created->ok) return from_wire(created->error);
-  return std::make_pair(created->node, created->actor_id);
+  return created_at(link_.request(target, sent));
+}
+
+void cluster_actors::create_on_then(const std::string& target,
+                                    const wire_msg::actor_create& m, created_fn then) {
+  if (target == link_.self.name) return then(create_on(target, m));
+  auto sent = m;
+  if (m.placed) sent.life = link_.incarnation_of(target);
+  link_.request_then(target, std::move(sent),
+                     [this, then = std::move(then)](result<wire_msg::message> a) {
+                       link_.post([then, at = created_at(a)] { then(at); });
+                     });
 }
 
 void cluster_actors::restarted(const std::shared_ptr<remote_actor_record>& rec,
@@ -220,9 +237,18 @@ void cluster_actors::restart_pinned(const std::shared_ptr<remote_actor_record>& 
   auto& node = rec->spec().options.node;
   m.placed = true;
   // Back once the membership shows it alive again: a new life of it.
-  result<std::pair<std::string, uint64_t>> at =
-      error{errc::node_unreachable, "not back yet"};
-  if (!link_.gone(node) && link_.reachable(node)) at = create_on(node, m);
+  if (!link_.gone(node) && link_.reachable(node))
+    return create_on_then(node, m, [this, rec, m, until](const created& at) {
+      pinned_tried(rec, m, until, at);
+    });
+  pinned_tried(rec, m, until, error{errc::node_unreachable, "not back yet"});
+}
+
+void cluster_actors::pinned_tried(const std::shared_ptr<remote_actor_record>& rec,
+                                  const wire_msg::actor_create& m,
+                                  std::chrono::steady_clock::time_point until,
+                                  const created& at) {
+  auto& node = rec->spec().options.node;
   if (at) return restarted(rec, *at);
   if (at.err().code != errc::node_unreachable)
     return give_up(link_.local->log(), *rec, m.type_name, at.err());
@@ -240,37 +266,51 @@ void cluster_actors::restart_pinned(const std::shared_ptr<remote_actor_record>& 
 }
 
 void cluster_actors::place_again(const std::shared_ptr<remote_actor_record>& rec,
-                                 wire_msg::actor_create m, int attempt) {
-  // Wherever its resources fit now. A node chosen just as it died too refuses the
-  // connection before its loss is known: the actor is placed again, a few times, once
-  // that loss has had time to be seen.
+                                 wire_msg::actor_create m, restart_try t) {
+  // Wherever its resources fit now. A node chosen just as it died refuses the connection
+  // before its loss is known, or one frozen answers nothing until it is found dead; the
+  // nodes that fit may all be dead for now: the actor is placed again on a timer, up to
+  // join_wait, as a pinned one waits for its node.
+  if (rec->dead()) return; // killed meanwhile
   std::string target = link_.head_name();
   m.placed = false;
   if (link_.is_head()) {
     auto demand = from_list(m.resources);
     auto where = demand ? link_.place_now(*demand, work_needs::actor_type(m.type_name))
                         : result<std::string>{demand.err()};
-    if (!where) return give_up(link_.local->log(), *rec, m.type_name, where.err());
+    if (!where) return placed_again(rec, m, std::move(t), target, where.err());
     target = *where;
     m.placed = true;
   }
-  auto at = create_on(target, m);
-  if (!at && at.err().code == errc::node_unreachable && attempt < max_placements) {
-    // Asked of the head, which places it: the head, or the node it chose, is the
-    // unreachable one, and the error names which.
-    auto where = m.placed ? "node '" + target + "' is unreachable"
-                          : std::string{"the head, or the node it chose, is unreachable"};
-    link_.local->log().warn("restarting actor '" + m.type_name + "': " + where + " (" +
-                            at.err().message + "); placing it again (" +
-                            std::to_string(attempt + 1) + " of " +
-                            std::to_string(max_placements) + ")");
-    // On a timer: the agent goes on with other work meanwhile.
-    link_.post_after(std::chrono::milliseconds(200),
-                     [this, rec, m, attempt] { place_again(rec, m, attempt + 1); });
-    return;
-  }
-  if (!at) return give_up(link_.local->log(), *rec, m.type_name, at.err());
-  restarted(rec, *at);
+  // Not waited for here: the agent has other work meanwhile.
+  create_on_then(target, m, [this, rec, m, t, target](const created& at) {
+    placed_again(rec, m, t, target, at);
+  });
+}
+
+void cluster_actors::placed_again(const std::shared_ptr<remote_actor_record>& rec,
+                                  const wire_msg::actor_create& m, restart_try t,
+                                  const std::string& target, const created& at) {
+  if (at) return restarted(rec, *at);
+  auto e = at.err();
+  if (!t.before.empty()) e.message += " (its try before: " + t.before + ")";
+  if (e.code != errc::node_unreachable || std::chrono::steady_clock::now() >= t.until)
+    return give_up(link_.local->log(), *rec, m.type_name, e);
+  // Asked of the head, which places it: the head, or the node it chose, is the
+  // unreachable one, and the error names which.
+  auto where = m.placed ? "node '" + target + "' is unreachable"
+               : link_.is_head()
+                   ? std::string{"no node that fits it is alive"}
+                   : std::string{"the head, or the node it chose, is unreachable"};
+  ++t.attempt;
+  if (t.attempt == 2 || t.attempt % 25 == 0)
+    link_.local->log().warn(
+        "restarting actor '" + m.type_name + "': " + where + " (" + at.err().message +
+        "); placing it again (try " + std::to_string(t.attempt) + ", for up to " +
+        std::to_string(link_.cfg.join_wait.count()) + " ms, join_wait_ms)");
+  t.before = at.err().message;
+  link_.post_after(std::chrono::milliseconds(200),
+                   [this, rec, m, t] { place_again(rec, m, t); });
 }
 
 void cluster_actors::create_actor_here(wire_msg::actor_create m) {

@@ -44,18 +44,38 @@ public:
   void lookup_name(const std::string& peer, const wire_msg::actor_lookup& m);
 
 private:
-  // Places a restarting actor's `m` (attempt `attempt`), again on a timer while the
-  // chosen node turns out unreachable.
+  // One try of placing a restarting actor: its number, why the one before failed, and
+  // until when it is tried again.
+  struct restart_try {
+    int attempt = 1;
+    std::string before;
+    std::chrono::steady_clock::time_point until;
+  };
+  // Places a restarting actor's `m`, again on a timer while no node that fits it is
+  // alive or the chosen one turns out unreachable.
   void place_again(const std::shared_ptr<remote_actor_record>& rec,
-                   wire_msg::actor_create m, int attempt);
+                   wire_msg::actor_create m, restart_try t);
   // Creates a restarting actor pinned to its node there once the node is back (a new
   // life), tried on a timer until `until`; then it dies saying so.
   void restart_pinned(const std::shared_ptr<remote_actor_record>& rec,
                       wire_msg::actor_create m,
                       std::chrono::steady_clock::time_point until);
-  // Creates `m` on `target` (this node, or asked of it): where it lives, and its id.
-  result<std::pair<std::string, uint64_t>> create_on(const std::string& target,
-                                                     const wire_msg::actor_create& m);
+  // Where a created actor lives, and its id.
+  using created = result<std::pair<std::string, uint64_t>>;
+  using created_fn = std::function<void(const created&)>;
+  // Creates `m` on `target` (this node, or asked of it and waited for).
+  created create_on(const std::string& target, const wire_msg::actor_create& m);
+  // The same, not waited for: `then` runs on the agent once `target` answered (or not).
+  void create_on_then(const std::string& target, const wire_msg::actor_create& m,
+                      created_fn then);
+  // The outcome `at` of try `t` of `place_again` on `target`.
+  void placed_again(const std::shared_ptr<remote_actor_record>& rec,
+                    const wire_msg::actor_create& m, restart_try t,
+                    const std::string& target, const created& at);
+  // The outcome `at` of one try of `restart_pinned`.
+  void pinned_tried(const std::shared_ptr<remote_actor_record>& rec,
+                    const wire_msg::actor_create& m,
+                    std::chrono::steady_clock::time_point until, const created& at);
   // A restart succeeded: the actor lives `at`; its name follows, and the calls that
   // waited go there.
   void restarted(const std::shared_ptr<remote_actor_record>& rec,

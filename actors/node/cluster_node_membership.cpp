@@ -105,6 +105,8 @@ void cluster_node::lost(const std::string& peer, const std::string& why) {
   // Actors this node created there restart elsewhere, and calls to them wait for that;
   // then the rest fails over.
   caf::anon_send(link_.directory, lost_atom::value, peer, why);
+  // What this node asked of it and waits for fails now.
+  caf::anon_send(link_.control, lost_atom::value, peer);
 }
 
 } // namespace swarm::actors

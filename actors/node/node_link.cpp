@@ -33,6 +33,9 @@ error no_answer(const std::string& self, const std::string& node, const caf::err
   if (e == caf::sec::request_timeout)
     return {errc::node_unreachable, "node '" + node + "' did not answer within " +
                                         std::to_string(request_timeout.count()) + " s"};
+  if (e == caf::sec::no_route_to_receiving_node)
+    return {errc::node_unreachable,
+            "node '" + node + "' was found dead before it answered node '" + self + "'"};
   return {errc::runtime_stopped,
           "node '" + self + "' stopped while waiting for node '" + node + "'"};
 }

@@ -292,10 +292,17 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
   for (auto& p : lost) {
     if (!p.exported.empty()) st.cfg.release(std::move(p.exported));
     auto& t = p.task;
-    if (restart && p.actor && t->attempts < p.actor->spec().options.max_task_retries &&
-        p.actor->hold(t, true)) {
-      ++t->attempts;
-      continue;
+    if (restart && p.actor && t->attempts < p.actor->spec().options.max_task_retries) {
+      if (p.actor->hold(t, true)) {
+        ++t->attempts;
+        continue;
+      }
+      // Restarted elsewhere before this loss reached the owner: sent there now.
+      if (!p.actor->dead() && p.actor->remote_node() != peer) {
+        ++t->attempts;
+        st.cfg.call(p.actor, t);
+        continue;
+      }
     }
     // Other actor calls fail (their actor was there); a task pinned there too.
     bool call = !t->method.empty();

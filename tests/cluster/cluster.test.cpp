@@ -624,3 +624,30 @@ TEST_CASE("an actor whose node is killed is restarted on another with its saved 
   CHECK(now_at != c.w1->pid());
   CHECK((now_at == c.w2->pid() || now_at == ::getpid()));
 }
+
+TEST_CASE("an actor restarting onto a node frozen as it was chosen moves on once that "
+          "node is found dead, and waits for a node that fits it to come back") {
+  three_nodes c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  swarm::actor_options o;
+  o.node = "worker-1";
+  o.move_if_node_lost = true;
+  o.resources.set("slot", 1); // worker-2 is the only other node with one
+  o.max_restarts = 1;
+  auto a = c.rt->spawn(o, counter_t, 7);
+  REQUIRE(a.call(&counter::add, 1).get(10s).value() == 8);
+  c.w2->freeze();
+  c.w1->kill_now();
+  // Its restart asks worker-2, which answers nothing until it is found dead; then no
+  // node that fits the actor is alive, and it waits (up to join_wait) for one.
+  for (int i = 0; i < 150 && c.alive() > 1; ++i)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE(c.alive() == 1);
+  c.w2->thaw();
+  // Back as a new life, worker-2 takes it, well before the 10 s the first request would
+  // have waited for worker-2's answer.
+  auto r = a.call(&counter::add, 1).get(8s);
+  INFO((r ? std::string{} : r.err().to_string()));
+  CHECK(r.value() == 8);
+  CHECK(a.call(&counter::where).get(10s).value() == c.w2->pid());
+}

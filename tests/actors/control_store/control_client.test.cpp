@@ -109,6 +109,23 @@ TEST_CASE_FIXTURE(fixture, "a request not answered in time fails, and its late a
   CHECK(std::holds_alternative<std::monostate>(reply()));
 }
 
+TEST_CASE_FIXTURE(fixture, "requests to a node found dead fail at once, and those to "
+                           "other nodes still wait for their answers") {
+  ask("worker-2", wire_msg::actor_create{});
+  ask("head", wire_msg::actor_lookup{0, "ledger"});
+  caf::anon_send(c, lost_atom::value, std::string{"worker-2"});
+  sched.run();
+  auto r = reply();
+  REQUIRE(std::holds_alternative<caf::error>(r));
+  CHECK(std::get<caf::error>(r) == caf::sec::no_route_to_receiving_node);
+  CHECK(std::holds_alternative<std::monostate>(reply()));
+  answer(found(sent_id(1), "worker-1"));
+  auto a = reply();
+  REQUIRE(std::holds_alternative<wire_msg::message>(a));
+  CHECK(std::get<wire_msg::actor_location>(std::get<wire_msg::message>(a)).node ==
+        "worker-1");
+}
+
 TEST_CASE_FIXTURE(fixture, "an answer to no request is dropped") {
   answer(found(77, "worker-2"));
   CHECK(std::holds_alternative<std::monostate>(reply()));

@@ -52,12 +52,15 @@ detail::task_ptr task(const std::string& name, uint64_t seq, uint32_t max_retrie
   return t;
 }
 
-// A call of method "add" of an actor at `node` this node created, with `restarts`.
+// A call of method "add" of an actor at `node` this node created, with `restarts` and
+// `call_retries` (max_task_retries).
 std::pair<detail::task_ptr, std::shared_ptr<remote_actor_record>>
-actor_call(uint64_t seq, const std::string& node, uint32_t restarts = 0) {
+actor_call(uint64_t seq, const std::string& node, uint32_t restarts = 0,
+           uint32_t call_retries = 0) {
   detail::actor_spec spec;
   spec.type_name = "counter";
   spec.options.max_restarts = restarts;
+  spec.options.max_task_retries = call_retries;
   auto rec = std::make_shared<remote_actor_record>(std::move(spec), node, 7,
                                                    wire_msg::actor_create{});
   auto t = task("counter", seq);
@@ -596,4 +599,29 @@ TEST_CASE_FIXTURE(fixture, "a task's answer from a life of its node the head fou
   fresh.life = 9;
   result("w1", fresh);
   CHECK(value_of(t) == "done");
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "an actor call lost with its node goes to the restarted actor, "
+                  "whether the restart is under way or already done") {
+  auto [waits, rec] = actor_call(1, "w1", 1, 1);
+  track(waits, "w1", rec);
+  auto [sent_on, rec2] = actor_call(2, "w1", 1, 1);
+  track(sent_on, "w1", rec2);
+  // The first actor's restart is under way: its call waits for it. The second was
+  // restarted on w2 before the loss reached the owner: its call goes there now.
+  REQUIRE(rec->begin_restart());
+  REQUIRE(rec2->begin_restart());
+  rec2->relocate("w2", 8);
+  tell(lost_atom::value, std::string{"w1"},
+       std::string{"the peer closed the connection"});
+  CHECK(!waits->result->done());
+  CHECK(rec->relocate("w2", 9).size() == 1);
+  REQUIRE(rerouted.size() == 1);
+  CHECK(rerouted[0] == sent_on);
+  CHECK(!sent_on->result->done());
+  // Out of retries, a call lost again fails.
+  track(sent_on, "w2", rec2);
+  tell(lost_atom::value, std::string{"w2"}, std::string{"no heartbeat"});
+  CHECK(error_of(sent_on).code == errc::actor_died);
 }

@@ -133,6 +133,16 @@ bool from_earlier_life(const owner_state& st, const std::string& from,
   return now != 0 && m.life < now;
 }
 
+// A call its actor's node did not answer (lost with it) goes to the actor restarted:
+// held while the restart is under way, or sent where it was restarted before the loss
+// reached the owner. False when neither.
+bool to_restarted(owner_state& st, pending_call& p) {
+  if (p.actor->hold(p.task, true)) return true;
+  if (p.actor->dead() || p.actor->remote_node() == p.node) return false;
+  st.cfg.call(p.actor, std::move(p.task));
+  return true;
+}
+
 void on_result(owner_state& st, const std::string& from, wire_msg::task_result& m) {
   auto k = key_of(from_wire(m.result));
   auto i = st.children.find(k);
@@ -166,9 +176,7 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
     // with that node, as when the connection closes, which may be reported only later.
     // The call waits for the actor's restart, or goes to where it was restarted.
     if (err.code == errc::node_unreachable && p.actor) {
-      if (p.actor->hold(p.task, true)) return;
-      if (!p.actor->dead() && p.actor->remote_node() != p.node)
-        return st.cfg.call(p.actor, std::move(p.task));
+      if (to_restarted(st, p)) return;
       if (!p.actor->dead() && (begin_restart(st.cfg.log, *p.actor, p.node, err.message) ||
                                p.actor->begin_follow())) {
         p.actor->hold(p.task, true);
@@ -293,16 +301,9 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
     if (!p.exported.empty()) st.cfg.release(std::move(p.exported));
     auto& t = p.task;
     if (restart && p.actor && t->attempts < p.actor->spec().options.max_task_retries) {
-      if (p.actor->hold(t, true)) {
-        ++t->attempts;
-        continue;
-      }
-      // Restarted elsewhere before this loss reached the owner: sent there now.
-      if (!p.actor->dead() && p.actor->remote_node() != peer) {
-        ++t->attempts;
-        st.cfg.call(p.actor, t);
-        continue;
-      }
+      ++t->attempts;
+      if (to_restarted(st, p)) continue;
+      --t->attempts;
     }
     // Other actor calls fail (their actor was there); a task pinned there too.
     bool call = !t->method.empty();

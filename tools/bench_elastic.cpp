@@ -1,6 +1,7 @@
 // Elastic clusters: from a node's start to the first task run there, for a node of the
 // file (the floor), one joining by the head's address, and one the autoscaler starts.
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,98 @@ double first_task(cluster_nodes& c, size_t n, const task_options& opts, Start st
   return seconds_since(t0);
 }
 
+// The number before `what` in `text` ("gives back 12 task(s)"); -1 when missing.
+double count_before(const std::string& text, const std::string& what) {
+  auto at = text.find(what);
+  if (at == std::string::npos || at < 2) return -1;
+  auto from = text.find_last_of(' ', at - 2);
+  from = from == std::string::npos ? 0 : from + 1;
+  try {
+    return std::stod(text.substr(from, at - 1 - from));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// Waits for `refs` to be done, without pulling their values here.
+template <class T>
+void wait_done(std::vector<object_ref<T>>& refs, const std::string& what) {
+  for (auto deadline = bench_clock::now() + 60s;;) {
+    if (std::all_of(refs.begin(), refs.end(), [](auto& r) { return r.ready(); })) return;
+    if (bench_clock::now() > deadline)
+      throw std::runtime_error(what + ": not done within 60 s");
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+constexpr size_t drain_parts = 16;
+constexpr int drain_nap_ms = 20;
+
+// The drain of a node joined by address that holds `drain_bytes` of primary objects the
+// head owns, with tasks queued: from `swarm stop --node` to its exit, its queued work
+// given back and its objects handed over. The floor: the head pulling as many bytes, in
+// as many objects, from a node of the file (n3).
+void measure_drain(bench_session& s, cluster_nodes& c, int nodes) {
+  auto n = static_cast<size_t>(nodes);
+  auto head = c.cfg.head().address + ":" + std::to_string(c.cfg.head().port);
+  auto part = static_cast<int64_t>(s.plan().drain_bytes / drain_parts);
+  std::vector<double> pulls, drains, given_back;
+  auto make = [&](const task_options& on) {
+    std::vector<object_ref<std::vector<uint8_t>>> refs;
+    for (size_t i = 0; i < drain_parts; ++i)
+      refs.push_back(c.rt->submit(on, c.fns.make_bytes, part));
+    wait_done(refs, "the drained objects");
+    return refs;
+  };
+  auto read_all = [&](std::vector<object_ref<std::vector<uint8_t>>>& refs,
+                      const std::string& what) {
+    for (auto& r : refs)
+      if (r.get(120s).value().size() != static_cast<size_t>(part))
+        throw std::runtime_error(what + ": an object of the wrong size");
+  };
+  for (int r = 0; r < s.plan().reps; ++r) {
+    task_options on_n3;
+    on_n3.node = "n3";
+    auto listed = make(on_n3);
+    auto t0 = bench_clock::now();
+    read_all(listed, "pulled from n3");
+    pulls.push_back(seconds_since(t0));
+    listed.clear();
+
+    auto name = "drained-" + std::to_string(r);
+    auto node = start_self({"start", "--config", c.file(), "--address", head, "--node",
+                            name, "--cpus", "1", "--no-metrics"});
+    wait_alive(c, n + 1, "a node joining to be drained");
+    task_options on_it;
+    on_it.node = name;
+    auto held = make(on_it);
+    // As many naps as fill every node's queue by about 100: the spills queue them at
+    // the least busy nodes, this one among them.
+    task_options retried;
+    retried.max_retries = 3;
+    std::vector<object_ref<int>> naps;
+    for (size_t i = 0; i < 100 * (n + 1); ++i)
+      naps.push_back(c.rt->submit(retried, c.fns.nap, drain_nap_ms));
+    t0 = bench_clock::now();
+    auto stop = stop_cluster(c.cfg, name, 5s);
+    if (!stop) throw std::runtime_error("draining " + name + ": " + stop.err().message);
+    auto report = wait_stopped(c.cfg, name, 120s);
+    if (!report)
+      throw std::runtime_error("draining " + name + ": " + report.err().message);
+    drains.push_back(seconds_since(t0));
+    given_back.push_back(count_before(*report, "task(s) queued or running"));
+    for (auto& t : naps)
+      if (!t.get(120s))
+        throw std::runtime_error("a task queued on the drained node failed");
+    read_all(held, "handed over by the drained node");
+    node.reset();
+    wait_fewer(c, n + 1, "the drained node gone");
+  }
+  auto floor = s.floor("drain_floor_pull_seconds", "s", [&] { return median(pulls); });
+  s.add(versus("drain_seconds", median(drains), "s", "drain_floor_pull_seconds", floor));
+  s.add(floor_row("drain_tasks_given_back", median(given_back), "tasks"));
+}
+
 } // namespace
 
 void measure_elastic(bench_session& s, cluster_nodes& c, int nodes) {
@@ -90,6 +183,7 @@ void measure_elastic(bench_session& s, cluster_nodes& c, int nodes) {
                "listed_node_start_to_first_task_seconds", floor));
   s.add(versus("autoscale_up_seconds", median(scaled), "s",
                "listed_node_start_to_first_task_seconds", floor));
+  measure_drain(s, c, nodes);
 }
 
 } // namespace swarm::tools

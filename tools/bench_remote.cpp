@@ -406,7 +406,8 @@ void measure_remote(bench_session& s, int nodes) {
   bool piped = nodes > 2 && s.wants("remote_pipeline_3_nodes");
   bool streamed = s.wants("remote_stream_items");
   bool urgent = s.wants("remote_latency_critical");
-  bool elastic = nodes > 2 && (s.wants("elastic_join") || s.wants("autoscale_up"));
+  bool elastic = nodes > 2 && (s.wants("elastic_join") || s.wants("autoscale_up") ||
+                               s.wants("drain_seconds"));
   if (!calls && !tasks && !transfer && !during_bulk && !latency && !spread && !rss &&
       !broadcast && !redundant && !piped && !streamed && !urgent && !elastic)
     return;

@@ -25,6 +25,7 @@ bench_plan plan_for(bool quick) {
   p.remote_pipelined = quick ? 20'000 : 50'000;
   p.remote_tasks = quick ? 10'000 : 50'000;
   p.transfers = quick ? 2 : 5;
+  p.drain_bytes = quick ? size_t{64} << 20 : size_t{1} << 30;
   return p;
 }
 

@@ -30,6 +30,7 @@ struct bench_plan {
   size_t remote_pipelined;
   size_t remote_tasks;
   int transfers;
+  size_t drain_bytes; // primary objects on a drained node
 };
 
 /// The plan of a quick (`--quick`) or a full run.

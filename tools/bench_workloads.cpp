@@ -34,6 +34,13 @@ int64_t byte_count(const std::vector<uint8_t>& b) {
   return static_cast<int64_t>(b.size());
 }
 
+std::vector<uint8_t> make_bytes(int64_t n) {
+  std::vector<uint8_t> b(static_cast<size_t>(n));
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<uint8_t>(i);
+  return b;
+}
+
 int64_t reset_peak_rss(int) {
   std::ofstream clear{"/proc/self/clear_refs"};
   clear << "5"; // resets VmHWM to VmRSS (Linux 4.0+)
@@ -106,6 +113,7 @@ bench_fns register_bench(application& app) {
           app.function("bench.reset_peak_rss", reset_peak_rss),
           app.function("bench.peak_rss_with", peak_rss_with),
           app.function("bench.nap", nap),
+          app.function("bench.make_bytes", make_bytes),
           echo,
           app.function("bench.count", count),
           app.function("bench.fan_out", fan_out),

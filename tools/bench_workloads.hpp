@@ -43,6 +43,8 @@ struct bench_fns {
   task_fn<int64_t(const std::vector<uint8_t>&)> peak_rss_with;
   /// Sleeps its argument's milliseconds; returns them.
   task_fn<int(int)> nap;
+  /// Its argument's bytes, each the low byte of its index.
+  task_fn<std::vector<uint8_t>(int64_t)> make_bytes;
   actor_class<bench_echo> echo;
   /// Streams 0 .. n - 1.
   stream_fn<int(int)> count;

@@ -78,13 +78,13 @@ constexpr int drain_nap_ms = 20;
 
 // The drain of a node joined by address that holds `drain_bytes` of primary objects the
 // head owns, with tasks queued: from `swarm stop --node` to its exit, its queued work
-// given back and its objects handed over. The floor: the head pulling as many bytes, in
-// as many objects, from a node of the file (n3).
+// given back and its objects handed over. The floor: the head making as many bytes, in
+// as many objects, on a node of the file (n3) and reading them, submit to last value.
 void measure_drain(bench_session& s, cluster_nodes& c, int nodes) {
   auto n = static_cast<size_t>(nodes);
   auto head = c.cfg.head().address + ":" + std::to_string(c.cfg.head().port);
   auto part = static_cast<int64_t>(s.plan().drain_bytes / drain_parts);
-  std::vector<double> pulls, drains, given_back;
+  std::vector<double> pulls, drains, given_back, handed;
   auto make = [&](const task_options& on) {
     std::vector<object_ref<std::vector<uint8_t>>> refs;
     for (size_t i = 0; i < drain_parts; ++i)
@@ -101,9 +101,9 @@ void measure_drain(bench_session& s, cluster_nodes& c, int nodes) {
   for (int r = 0; r < s.plan().reps; ++r) {
     task_options on_n3;
     on_n3.node = "n3";
-    auto listed = make(on_n3);
     auto t0 = bench_clock::now();
-    read_all(listed, "pulled from n3");
+    auto listed = make(on_n3);
+    read_all(listed, "made on n3");
     pulls.push_back(seconds_since(t0));
     listed.clear();
 
@@ -127,18 +127,24 @@ void measure_drain(bench_session& s, cluster_nodes& c, int nodes) {
     auto report = wait_stopped(c.cfg, name, 120s);
     if (!report)
       throw std::runtime_error("draining " + name + ": " + report.err().message);
+    // Its row goes as it begins to stop; the hand-over ends with its process.
+    for (auto deadline = bench_clock::now() + 120s; !self_exited(node);) {
+      if (bench_clock::now() > deadline)
+        throw std::runtime_error("draining " + name + ": it did not exit within 120 s");
+      std::this_thread::sleep_for(1ms);
+    }
     drains.push_back(seconds_since(t0));
     given_back.push_back(count_before(*report, "task(s) queued or running"));
+    handed.push_back(count_before(*report, "result(s) over"));
     for (auto& t : naps)
       if (!t.get(120s))
         throw std::runtime_error("a task queued on the drained node failed");
     read_all(held, "handed over by the drained node");
-    node.reset();
-    wait_fewer(c, n + 1, "the drained node gone");
   }
   auto floor = s.floor("drain_floor_pull_seconds", "s", [&] { return median(pulls); });
   s.add(versus("drain_seconds", median(drains), "s", "drain_floor_pull_seconds", floor));
   s.add(floor_row("drain_tasks_given_back", median(given_back), "tasks"));
+  s.add(floor_row("drain_objects_handed_over", median(handed), "objects"));
 }
 
 } // namespace

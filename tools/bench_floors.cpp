@@ -608,6 +608,10 @@ std::shared_ptr<void> start_self(const std::vector<std::string>& args) {
   return std::make_shared<peer_process>(args, false);
 }
 
+bool self_exited(const std::shared_ptr<void>& child) {
+  return static_cast<peer_process*>(child.get())->exited();
+}
+
 int run_floor_peer(const std::vector<std::string>& args) {
   // Killed when the thread that started it ends, so even a killed bench leaves no peer.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);

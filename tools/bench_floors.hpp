@@ -48,4 +48,7 @@ std::vector<double> caf_remote_round_trips(size_t n, std::chrono::milliseconds c
 /// the last copy of the returned handle goes.
 std::shared_ptr<void> start_self(const std::vector<std::string>& args);
 
+/// Whether the child `start_self` returned has exited (it is reaped if so).
+bool self_exited(const std::shared_ptr<void>& child);
+
 } // namespace swarm::tools

@@ -201,6 +201,9 @@ private:
   // The node stops: the results it holds for other nodes go to their owners' copies
   // (bounded by a quarter of the stop timeout). Says what it did.
   std::string hand_over_results();
+  // The node stops: each checkpointing actor it hosts for another node sends its owner
+  // its state now (bounded). How many did.
+  size_t save_hosted_states();
   // Adds the routes of the messages the node's own parts handle, and those of its
   // subsystems.
   void add_routes();

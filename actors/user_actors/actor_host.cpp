@@ -337,6 +337,11 @@ struct host_state {
   bool checkpoint(error& failure, uint64_t* numbered = nullptr) {
     auto every = spec.options.checkpoint_every;
     if (every == 0 || ++calls < every) return true;
+    return save_state(failure, numbered);
+  }
+
+  // Saves the state now (see `checkpoint`).
+  bool save_state(error& failure, uint64_t* numbered = nullptr) {
     calls = 0;
     try {
       auto state = instance->on_checkpoint();
@@ -618,6 +623,15 @@ caf::behavior actor_host(host_actor* self, detail::core* node,
         stop(self, why);
       },
       [self](resend_atom) { resend(self); },
+      [self](checkpoint_atom) {
+        // Its node stops: the state of the calls since its last checkpoint goes to its
+        // owner now, and its restart elsewhere starts from it.
+        auto& st = *self->state;
+        error failure;
+        return st.death.empty() && !st.ending && st.instance &&
+               st.spec.options.checkpoint_every > 0 && st.calls > 0 &&
+               st.save_state(failure);
+      },
       [self](stats_atom, timeline_atom) { return self->state->recent_in_order(); },
       [self](kill_atom, bool restart) {
         auto& st = *self->state;

@@ -104,6 +104,15 @@ size_t hosted_table::size() const {
   return n;
 }
 
+std::vector<detail::actor_record_ptr> hosted_table::all() const {
+  std::vector<detail::actor_record_ptr> out;
+  for (size_t k = 0; k < shards; ++k)
+    if (auto s = get(k))
+      for (auto& [id, rec] : *s)
+        out.push_back(rec);
+  return out;
+}
+
 void hosted_table::clear() {
   std::lock_guard<std::mutex> guard{write_};
   ids_.clear();

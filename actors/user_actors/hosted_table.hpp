@@ -47,6 +47,8 @@ public:
   void clear();
   /// How many actors are hosted now.
   size_t size() const;
+  /// Every actor hosted now.
+  std::vector<detail::actor_record_ptr> all() const;
 
   static constexpr size_t moved_kept = 4096;
 

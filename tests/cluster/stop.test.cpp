@@ -109,3 +109,29 @@ TEST_CASE("a node stopped with work queued gives that work back: its owner place
   CHECK(w1->wait_exit(20s) == 0);
   CHECK(process_cluster::succeeded(refs) == 15);
 }
+
+TEST_CASE("an actor on a stopped node sends its owner the state of its calls since its "
+          "last checkpoint first, and goes on from there on another node") {
+  process_cluster c{"", {"worker-1", "worker-2"}};
+  auto nodes = c.start_alive({"head", "worker-1", "worker-2"});
+  swarm::application app;
+  register_all(app);
+  swarm::runtime client{app, client_of(c.cfg, "client-final-checkpoint")};
+  swarm::actor_options o;
+  o.node = "worker-1";
+  o.move_if_node_lost = true;
+  o.max_restarts = 1;
+  o.checkpoint_every = 100; // none of its calls below reaches a checkpoint of its own
+  auto a = client.spawn(o, app.find_actor_type<counter>("counter").value(), 10);
+  for (int i = 1; i <= 3; ++i)
+    REQUIRE(a.call(&counter::add, 1).get(10s).value() == 10 + i);
+  REQUIRE(swarm::stop_cluster(c.cfg, "worker-1", 5s));
+  auto report = swarm::wait_stopped(c.cfg, "worker-1", 20s);
+  REQUIRE_MESSAGE(report, report.err().message);
+  CHECK(report->find("stops 1 actor(s) it hosts for other nodes (1 sent their owners "
+                     "their state first)") != std::string::npos);
+  CHECK(nodes[1]->wait_exit(20s) == 0);
+  // Restarted on worker-2 or the head, from the state of its third call.
+  CHECK(a.call(&counter::add, 1).get(20s).value() == 14);
+  CHECK(a.call(&counter::where).get(10s).value() != nodes[1]->pid());
+}

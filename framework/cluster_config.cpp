@@ -242,7 +242,7 @@ void read_autoscaler(checker& c, const toml::table& root, cluster_config& out) {
   auto& a = out.autoscaler;
   c.only(*as, "autoscaler",
          {"provider", "start_command", "stop_command", "launch_timeout_ms",
-          "max_launching", "retry_after_ms", "node_type"});
+          "max_launching", "upscaling_speed", "retry_after_ms", "node_type"});
   auto provider = c.string(*as, "autoscaler", "provider", false).value_or("local");
   if (provider == "command")
     a.provider = autoscaler_config::provider_type::command;
@@ -260,6 +260,8 @@ void read_autoscaler(checker& c, const toml::table& root, cluster_config& out) {
           .value_or(120000)};
   a.max_launching = static_cast<size_t>(
       c.integer(*as, "autoscaler", "max_launching", 1, 1000, false).value_or(2));
+  a.upscaling_speed =
+      c.number(*as, "autoscaler", "upscaling_speed", 0, 100).value_or(1.0);
   a.retry_after = std::chrono::milliseconds{
       c.integer(*as, "autoscaler", "retry_after_ms", 10, 600000, false).value_or(2000)};
   auto* types = as->get("node_type");
@@ -310,6 +312,12 @@ resource_set node_type::total() const {
   out.set("CPU", cpus);
   if (gpus > 0) out.set("GPU", static_cast<double>(gpus));
   return out;
+}
+
+size_t autoscaler_config::launch_cap(size_t live) const {
+  auto by_size =
+      static_cast<size_t>(std::ceil(upscaling_speed * static_cast<double>(live)));
+  return std::max(max_launching, by_size);
 }
 
 std::optional<size_t> parse_byte_size(std::string_view text) {

@@ -87,8 +87,14 @@ struct autoscaler_config {
   std::vector<node_type> node_types;
   /// A node launched and not joined by then counts as a failed launch.
   std::chrono::milliseconds launch_timeout{120'000};
-  /// Nodes starting at once, at most (launches are rate-limited so).
+  /// Nodes starting at once, at most, in a small cluster (launches are rate-limited so).
   size_t max_launching = 2;
+  /// As the cluster grows, up to this many times its live nodes may start at once, when
+  /// that is more than `max_launching` (Ray's `upscaling_speed`): 1 lets a cluster double
+  /// at a time; 0 keeps `max_launching` whatever the size.
+  double upscaling_speed = 1.0;
+  /// Nodes that may be starting at once in a cluster of `live` nodes.
+  size_t launch_cap(size_t live) const;
   /// The wait before a node type is tried again after a failed launch; doubles with each
   /// failure in a row, up to a minute.
   std::chrono::milliseconds retry_after{2'000};

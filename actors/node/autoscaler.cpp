@@ -210,7 +210,10 @@ private:
       }
       ++i;
     }
-    for (auto& a : plan_.decide(waiting, nodes_, now)) {
+    size_t live = 0;
+    for (auto& [name, row] : *table)
+      live += row.info.alive && !row.info.client;
+    for (auto& a : plan_.decide(waiting, nodes_, now, live)) {
       switch (a.what) {
       case scale_action::kind::launch: {
         auto name = type_name(a.type) + "-" + suffix();

@@ -19,7 +19,8 @@ autoscale_plan::autoscale_plan(autoscaler_config cfg)
 
 std::vector<scale_action>
 autoscale_plan::decide(const std::vector<waiting_demand>& waiting,
-                       const std::vector<scaled_node>& nodes, time_point now) {
+                       const std::vector<scaled_node>& nodes, time_point now,
+                       size_t live) {
   using phase = scaled_node::phase;
   std::vector<scale_action> out;
   std::vector<size_t> count(types_.size());
@@ -43,8 +44,9 @@ autoscale_plan::decide(const std::vector<waiting_demand>& waiting,
       room.push_back({cfg_.node_types[n.type].total(), {}});
     }
   }
+  auto cap = cfg_.launch_cap(live);
   auto can_launch = [&](size_t t) {
-    return count[t] < cfg_.node_types[t].max && launching < cfg_.max_launching &&
+    return count[t] < cfg_.node_types[t].max && launching < cap &&
            now >= types_[t].next_try;
   };
   auto launch = [&](size_t t, std::string why) {

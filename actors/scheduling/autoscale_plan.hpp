@@ -47,7 +47,9 @@ struct scale_action {
 /// beside a bundle of its own strict_spread group), else starts a node of the first type
 /// that fits it; a node idle past its type's
 /// `idle_timeout` stops, never below `min` and never while waiting work would fit it.
-/// Never more than `max` nodes of a type, nor `max_launching` starting at once; a type
+/// Never more than `max` nodes of a type, nor more starting at once than the config's
+/// `launch_cap` of the cluster's `live` nodes (`max_launching`, or `upscaling_speed`
+/// times them); a type
 /// whose launch failed is not tried again before its back-off (`retry_after`, doubling
 /// with each failure in a row, up to a minute).
 class autoscale_plan {
@@ -57,7 +59,8 @@ public:
   explicit autoscale_plan(autoscaler_config cfg);
 
   std::vector<scale_action> decide(const std::vector<waiting_demand>& waiting,
-                                   const std::vector<scaled_node>& nodes, time_point now);
+                                   const std::vector<scaled_node>& nodes, time_point now,
+                                   size_t live = 0);
 
   /// A launch of `type` failed at `now` (its command failed, or it did not join).
   void launch_failed(size_t type, time_point now);

@@ -171,6 +171,24 @@ public:
     return n->value<bool>();
   }
 
+  // A number (integer or not) in [lo, hi].
+  std::optional<double> number(const toml::table& t, const std::string& prefix,
+                               const char* key, double lo, double hi) {
+    auto* n = lookup(t, prefix, key, false);
+    if (!n) return std::nullopt;
+    double v = lo - 1;
+    if (n->is_integer())
+      v = static_cast<double>(*n->value<int64_t>());
+    else if (n->is_floating_point())
+      v = *n->value<double>();
+    if (!(v >= lo && v <= hi)) {
+      fail(n->source(), join(prefix, key),
+           "must be a number between " + number_text(lo) + " and " + number_text(hi));
+      return std::nullopt;
+    }
+    return v;
+  }
+
   // An integer in [lo, hi].
   std::optional<int64_t> integer(const toml::table& t, const std::string& prefix,
                                  const char* key, int64_t lo, int64_t hi, bool required) {

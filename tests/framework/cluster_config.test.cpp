@@ -451,6 +451,7 @@ provider = "command"
 start_command = "gcloud compute instances create $SWARM_NODE_NAME"
 stop_command = "gcloud compute instances delete $SWARM_NODE_NAME"
 max_launching = 3
+upscaling_speed = 0.5
 
 [[autoscaler.node_type]]
 name = "gpu"
@@ -466,6 +467,9 @@ idle_timeout_ms = 30000
   REQUIRE(a.enabled());
   CHECK(a.provider == swarm::autoscaler_config::provider_type::command);
   CHECK(a.max_launching == 3);
+  CHECK(a.upscaling_speed == 0.5);
+  CHECK(a.launch_cap(4) == 3);
+  CHECK(a.launch_cap(9) == 5);
   REQUIRE(a.node_types.size() == 1);
   auto& t = a.node_types[0];
   CHECK(t.min == 1);
@@ -490,4 +494,8 @@ TEST_CASE("an [autoscaler] without node types, with min above max, or a command 
                  "name = \"t\"\n";
   CHECK(error_of(command).find("provider \"command\" needs start_command and "
                                "stop_command") != std::string::npos);
+  auto speed =
+      base + "upscaling_speed = \"fast\"\n[[autoscaler.node_type]]\nname = \"t\"\n";
+  CHECK(error_of(speed).find("autoscaler.upscaling_speed`: must be a number between 0 "
+                             "and 100") != std::string::npos);
 }

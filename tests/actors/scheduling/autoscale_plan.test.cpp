@@ -80,6 +80,20 @@ TEST_CASE("launches are rate-limited: no more than max_launching nodes start at 
   CHECK(launches_of(a, 1) == 1);
 }
 
+TEST_CASE("more nodes start at once as the cluster grows: upscaling_speed times its "
+          "live nodes, never fewer than max_launching") {
+  auto cfg = two_types();
+  cfg.max_launching = 1;
+  cfg.node_types[0].max = 100;
+  cfg.upscaling_speed = 0.5;
+  std::vector<waiting_demand> many(50, demand(1));
+  CHECK(launches_of(autoscale_plan{cfg}.decide(many, {}, t0, 1), 0) == 1);
+  CHECK(launches_of(autoscale_plan{cfg}.decide(many, {}, t0, 20), 0) == 10);
+  CHECK(launches_of(autoscale_plan{cfg}.decide(many, {}, t0, 41), 0) == 21);
+  cfg.upscaling_speed = 0;
+  CHECK(launches_of(autoscale_plan{cfg}.decide(many, {}, t0, 40), 0) == 1);
+}
+
 TEST_CASE("a type is kept at its min, and an idle node stops past its timeout but never "
           "below min nor while waiting work fits it") {
   auto cfg = two_types();

@@ -27,6 +27,19 @@
 using namespace std::chrono_literals;
 using namespace swarm::cluster_test;
 
+namespace {
+
+// An actor made on worker-1 that moves to another node when worker-1 is lost (else it
+// would wait for worker-1 to come back), restarted up to `restarts` times.
+swarm::actor_options on_worker_1_movable(uint32_t restarts) {
+  swarm::actor_options o;
+  o.node = "worker-1";
+  o.move_if_node_lost = true;
+  o.max_restarts = restarts;
+  return o;
+}
+
+} // namespace
 
 TEST_CASE("tasks run on the node they are sent to and their results come back") {
   three_nodes c;
@@ -536,10 +549,7 @@ TEST_CASE("named actors of a frozen worker restart elsewhere, and once thawed it
           "calls to a stale one redirected") {
   three_nodes c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  swarm::actor_options o;
-  o.node = "worker-1";
-  o.move_if_node_lost = true;
-  o.max_restarts = 2;
+  auto o = on_worker_1_movable(2);
   o.checkpoint_every = 1;
   o.max_task_retries = 2;
   std::vector<swarm::actor_handle<counter>> accounts;
@@ -608,10 +618,7 @@ TEST_CASE("a worker node killed mid-DAG still gives the right answer") {
 TEST_CASE("an actor whose node is killed is restarted on another with its saved state") {
   three_nodes c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  swarm::actor_options o;
-  o.node = "worker-1";
-  o.move_if_node_lost = true; // else it would wait for worker-1 to come back
-  o.max_restarts = 1;
+  auto o = on_worker_1_movable(1);
   o.checkpoint_every = 1;
   o.max_task_retries = 1; // a call racing the node's death is sent again
   auto a = c.rt->spawn(o, counter_t, 40);
@@ -629,11 +636,8 @@ TEST_CASE("an actor restarting onto a node frozen as it was chosen moves on once
           "node is found dead, and waits for a node that fits it to come back") {
   three_nodes c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  swarm::actor_options o;
-  o.node = "worker-1";
-  o.move_if_node_lost = true;
+  auto o = on_worker_1_movable(1);
   o.resources.set("slot", 1); // worker-2 is the only other node with one
-  o.max_restarts = 1;
   auto a = c.rt->spawn(o, counter_t, 7);
   REQUIRE(a.call(&counter::add, 1).get(10s).value() == 8);
   c.w2->freeze();

@@ -100,7 +100,9 @@ struct actor_options {
   /// `resources` fit when they do not fit here.
   std::string node;
   /// With `node`: when that node is lost, a restart (within `max_restarts`) goes
-  /// wherever `resources` fit, at once. Otherwise the actor waits for its node to come
+  /// wherever `resources` fit, at once; when every node they fit is dead for now, it
+  /// waits for one (up to the cluster's `join_wait`), as an unpinned actor's does, and
+  /// its calls wait with it. Otherwise the actor waits for its node to come
   /// back (up to the cluster's `join_wait`), restarts there, or dies saying so: a pinned
   /// actor never moves silently.
   bool move_if_node_lost = false;

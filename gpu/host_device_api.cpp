@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -252,6 +253,17 @@ result<void*> host_device_api::open_shared(int device, const std::string& handle
               (slash == std::string::npos ? "" : handle.substr(slash + 1));
   host_block b{bytes, page_rounded(bytes), -1};
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  // Mapped past its end, the memory would fault when read: a sharer that says it holds
+  // more than it does is refused.
+  struct stat st {};
+  if (fd >= 0 && ::fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) < bytes) {
+    ::close(fd);
+    return error{errc::invalid_argument, "host device " + std::to_string(device) +
+                                             ": the memory shared as '" + handle +
+                                             "' holds " + std::to_string(st.st_size) +
+                                             " bytes, fewer than the " +
+                                             std::to_string(bytes) + " its sharer said"};
+  }
   void* p = fd < 0 ? MAP_FAILED
                    : ::mmap(nullptr, b.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   auto why = std::strerror(errno);

@@ -182,10 +182,7 @@ void give_up(const node_log& log, remote_actor_record& rec, const std::string& t
     c->result->set_error({errc::actor_died, rec.death_reason()});
 }
 
-} // namespace
-
-namespace {
-
+// Where the actor an `actor_create` made lives, from the answer `a`.
 result<std::pair<std::string, uint64_t>> created_at(const result<wire_msg::message>& a) {
   if (!a) return a.err();
   auto* created = std::get_if<wire_msg::actor_created>(&*a);

@@ -18,6 +18,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "framework/local_cluster.hpp"
@@ -102,11 +103,27 @@ struct workload_size {
 /// longest time the workload made no progress.
 class progress_log {
 public:
-  template <class T> void track(const swarm::object_ref<T>& r) {
-    r.slot()->when_done([t = times_] {
+  /// `call`: an actor call, else a task.
+  template <class T> void track(const swarm::object_ref<T>& r, bool call = false) {
+    {
+      std::lock_guard<std::mutex> g{times_->mtx};
+      ++times_->pending[call];
+    }
+    r.slot()->when_done([t = times_, call] {
       std::lock_guard<std::mutex> g{t->mtx};
       t->at.push_back(clock_type::now());
+      --t->pending[call];
     });
+  }
+
+  /// When the last task or call finished (`from` if none did since), and how many tasks
+  /// and calls are not done.
+  std::tuple<clock_type::time_point, long, long> state(clock_type::time_point from) {
+    std::lock_guard<std::mutex> g{times_->mtx};
+    auto last = from;
+    for (auto& x : times_->at)
+      last = std::max(last, x);
+    return {last, times_->pending[0], times_->pending[1]};
   }
 
   /// The longest gap between two completions after `from`, in ms.
@@ -133,6 +150,7 @@ private:
   struct times {
     std::mutex mtx;
     std::vector<clock_type::time_point> at;
+    long pending[2] = {0, 0}; // tasks, calls
   };
   std::shared_ptr<times> times_ = std::make_shared<times>();
 };
@@ -189,7 +207,7 @@ outcome run_workload(swarm::runtime& rt, const swarm::application& app, workload
                  static_cast<uint64_t>(l);
       recorded.push_back(
           ledgers[static_cast<size_t>(l % n.actors)].call(&ledger::record, key, x[l]));
-      progress.track(recorded.back());
+      progress.track(recorded.back(), true);
     }
   }
   for (auto& v : x) {
@@ -385,11 +403,14 @@ int run(bool quick, unsigned seed, workload_size size) {
   auto len = ::readlink(self.c_str(), exe, sizeof(exe) - 1);
   std::string binary{exe, len > 0 ? static_cast<size_t>(len) : 0};
   std::vector<std::unique_ptr<swarm::cluster_test::node_process>> workers(3);
+  std::mutex workers_mtx; // the chaos thread replaces a worker as the watchdog reads
   auto start_worker = [&](size_t i) {
     auto name = "worker-" + std::to_string(i + 1);
-    workers[i] = std::make_unique<swarm::cluster_test::node_process>(
+    auto w = std::make_unique<swarm::cluster_test::node_process>(
         binary, std::vector<std::string>{"node", "--config", config, "--node", name},
         dir + "/" + name + ".log");
+    std::lock_guard<std::mutex> g{workers_mtx};
+    workers[i] = std::move(w);
   };
   auto alive = [&] {
     auto s = swarm::cluster_status(*cfg, 2s);
@@ -464,6 +485,32 @@ int run(bool quick, unsigned seed, workload_size size) {
          tasks = 0;
   double seconds = 0, stall = 0, freeze_stall = 0;
   auto stormy_start = clock_type::now();
+  // A run that makes no progress for long says what it waits for, and what the nodes
+  // were doing, before the check's time limit ends it.
+  std::thread watchdog{[&] {
+    bool told = false;
+    while (!finished) {
+      std::this_thread::sleep_for(500ms);
+      auto [last, tasks_left, calls_left] = progress.state(stormy_start);
+      if (told || clock_type::now() - last < 15s) continue;
+      told = true;
+      std::fprintf(stderr,
+                   "chaos: nothing finished for 15 s: %ld task(s) and %ld ledger "
+                   "call(s) not done\n",
+                   tasks_left, calls_left);
+      if (auto st = swarm::cluster_status(*cfg, 2s))
+        for (auto& n : st->nodes)
+          std::fprintf(stderr, "chaos:   node %s: %s, %u queued, %u running\n",
+                       n.name.c_str(), n.alive ? "alive" : "dead", n.queued, n.running);
+      std::lock_guard<std::mutex> g{workers_mtx};
+      for (size_t i = 0; i < workers.size(); ++i) {
+        auto log = workers[i]->log();
+        auto from = log.size() > 3000 ? log.size() - 3000 : 0;
+        std::fprintf(stderr, "chaos:   the end of worker-%zu's log:\n%s\n", i + 1,
+                     log.substr(from).c_str());
+      }
+    }
+  }};
   {
     do {
       auto stormy = run_workload(rt, app, size, progress);
@@ -475,6 +522,7 @@ int run(bool quick, unsigned seed, workload_size size) {
     } while (!done);
     finished = true;
     chaos.join();
+    watchdog.join();
     probe.stop();
     // A killed member is found at once (its connection closes); a frozen one only after
     // node_timeout, which bounds what a write waits then.

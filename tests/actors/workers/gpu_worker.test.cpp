@@ -403,13 +403,20 @@ TEST_CASE("a GPU worker counts as its memory what the device has free when it st
 
 TEST_CASE(
     "simulated device memory shared by its handle is mapped as the same memory, and "
-    "a handle that names nothing is refused, saying which") {
+    "a handle that names nothing, or a size past its end, is refused, saying which") {
   swarm::gpu::host_device_api api{{1 << 20}};
   REQUIRE(api.open(0, false));
   CHECK_FALSE(api.sharing_host().empty());
   auto p = api.allocate(0, 100000).value();
   auto handle = api.share(0, p).value();
   // Another process opens the same file through /proc; this one can too.
+  // A sharer that says it holds more than it does is refused: reading past the end of
+  // the mapping would fault.
+  auto past = api.open_shared(0, handle, size_t{1} << 30);
+  REQUIRE_FALSE(past);
+  CHECK(past.err().code == swarm::errc::invalid_argument);
+  CHECK(past.err().message.find("fewer than the 1073741824 its sharer said") !=
+        std::string::npos);
   auto q = api.open_shared(0, handle, 100000).value();
   CHECK(q != p);
   static_cast<uint8_t*>(p)[99999] = 42;

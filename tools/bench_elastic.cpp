@@ -27,15 +27,25 @@ void wait_alive(cluster_nodes& c, size_t n, const std::string& what) {
                              " nodes were not alive within 30 s");
 }
 
+// Checks `done` every `pause` until it holds; past `limit`, fails with `why`.
+template <class Done>
+void wait_until(std::chrono::milliseconds limit, std::chrono::milliseconds pause,
+                Done done, const std::string& why) {
+  for (auto deadline = bench_clock::now() + limit; !done();) {
+    if (bench_clock::now() > deadline) throw std::runtime_error(why);
+    std::this_thread::sleep_for(pause);
+  }
+}
+
 // Waits (bounded) until fewer than `n` nodes are alive in the head's view.
 void wait_fewer(cluster_nodes& c, size_t n, const std::string& what) {
-  for (auto deadline = bench_clock::now() + 30s;;) {
-    if (auto st = cluster_status(c.cfg, 1s); st && st->alive() < n) return;
-    if (bench_clock::now() > deadline)
-      throw std::runtime_error(what + ": still " + std::to_string(n) +
-                               " nodes alive after 30 s");
-    std::this_thread::sleep_for(20ms);
-  }
+  wait_until(
+      30s, 20ms,
+      [&] {
+        auto st = cluster_status(c.cfg, 1s);
+        return st && st->alive() < n;
+      },
+      what + ": still " + std::to_string(n) + " nodes alive after 30 s");
 }
 
 // Seconds from `start()` to the first task run with `opts`, once `n` nodes are alive.
@@ -65,12 +75,12 @@ double count_before(const std::string& text, const std::string& what) {
 // Waits for `refs` to be done, without pulling their values here.
 template <class T>
 void wait_done(std::vector<object_ref<T>>& refs, const std::string& what) {
-  for (auto deadline = bench_clock::now() + 60s;;) {
-    if (std::all_of(refs.begin(), refs.end(), [](auto& r) { return r.ready(); })) return;
-    if (bench_clock::now() > deadline)
-      throw std::runtime_error(what + ": not done within 60 s");
-    std::this_thread::sleep_for(5ms);
-  }
+  wait_until(
+      60s, 5ms,
+      [&] {
+        return std::all_of(refs.begin(), refs.end(), [](auto& r) { return r.ready(); });
+      },
+      what + ": not done within 60 s");
 }
 
 constexpr size_t drain_parts = 16;
@@ -128,11 +138,9 @@ void measure_drain(bench_session& s, cluster_nodes& c, int nodes) {
     if (!report)
       throw std::runtime_error("draining " + name + ": " + report.err().message);
     // Its row goes as it begins to stop; the hand-over ends with its process.
-    for (auto deadline = bench_clock::now() + 120s; !self_exited(node);) {
-      if (bench_clock::now() > deadline)
-        throw std::runtime_error("draining " + name + ": it did not exit within 120 s");
-      std::this_thread::sleep_for(1ms);
-    }
+    wait_until(
+        120s, 1ms, [&] { return self_exited(node); },
+        "draining " + name + ": it did not exit within 120 s");
     drains.push_back(seconds_since(t0));
     given_back.push_back(count_before(*report, "task(s) queued or running"));
     handed.push_back(count_before(*report, "result(s) over"));

@@ -112,6 +112,7 @@ public:
     r.slot()->when_done([t = times_, call] {
       std::lock_guard<std::mutex> g{t->mtx};
       t->at.push_back(clock_type::now());
+      t->latest = std::max(t->latest, t->at.back());
       --t->pending[call];
     });
   }
@@ -120,10 +121,7 @@ public:
   /// and calls are not done.
   std::tuple<clock_type::time_point, long, long> state(clock_type::time_point from) {
     std::lock_guard<std::mutex> g{times_->mtx};
-    auto last = from;
-    for (auto& x : times_->at)
-      last = std::max(last, x);
-    return {last, times_->pending[0], times_->pending[1]};
+    return {std::max(from, times_->latest), times_->pending[0], times_->pending[1]};
   }
 
   /// The longest gap between two completions after `from`, in ms.
@@ -150,7 +148,8 @@ private:
   struct times {
     std::mutex mtx;
     std::vector<clock_type::time_point> at;
-    long pending[2] = {0, 0}; // tasks, calls
+    clock_type::time_point latest; // the last completion
+    long pending[2] = {0, 0};      // tasks, calls
   };
   std::shared_ptr<times> times_ = std::make_shared<times>();
 };

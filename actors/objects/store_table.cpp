@@ -356,6 +356,9 @@ std::vector<store_table::stored_object> store_table::objects() const {
 
 store_stats store_table::stats() const {
   auto pooled = pool_->stats();
+  // A copy locked here may be the last hold on it (its reader let go meanwhile): it
+  // goes after the lock, as its lease takes it to give its bytes back.
+  std::vector<std::shared_ptr<cached_copy>> copies;
   std::lock_guard<std::mutex> guard{mtx_};
   store_stats s;
   s.objects = objects_.size();
@@ -370,10 +373,14 @@ store_stats store_table::stats() const {
   s.spills = spills_;
   s.restores = restores_;
   if (files_) s.spilled_bytes = files_->bytes();
+  copies.reserve(cached_.size());
   for (auto& weak : cached_)
-    if (auto c = weak.lock(); c && c->peek()) {
-      ++s.cached_objects;
-      s.cached_bytes += c->bytes();
+    if (auto c = weak.lock()) {
+      if (c->peek()) {
+        ++s.cached_objects;
+        s.cached_bytes += c->bytes();
+      }
+      copies.push_back(std::move(c));
     }
   s.cache_hits = hits_.load(std::memory_order_relaxed);
   s.cache_misses = misses_.load(std::memory_order_relaxed);

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -207,6 +210,47 @@ TEST_CASE("cached copies nobody reads are evicted, least recently used first, be
   for (auto& e : std::filesystem::directory_iterator{dir})
     CHECK(e.path().filename().string().rfind("swarm-spill-t-", 0) != 0);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the store's statistics, read while another thread drops cached copies, never "
+          "wait on the store itself") {
+  // The membership reads the statistics each tick while the object manager drops copies:
+  // a copy whose last hold the read took went under the store's lock, and its lease,
+  // giving its bytes back, waited on that lock for ever.
+  auto table = std::make_shared<store_table>(1 << 30, 100);
+  std::atomic<bool> dropping{true};
+  std::atomic<int> finished{0};
+  std::thread reader{[&] {
+    while (dropping)
+      (void)table->stats();
+    ++finished;
+  }};
+  // Copies made in batches and dropped last first, while the reader walks them first
+  // first: the two meet on one copy again and again.
+  std::thread dropper{[&] {
+    std::vector<std::shared_ptr<cached_copy>> batch;
+    for (uint64_t round = 0; round < 200; ++round) {
+      for (uint64_t i = 0; i < 100; ++i)
+        batch.push_back(cached(*table, {round, i}, 1000));
+      while (!batch.empty())
+        batch.pop_back();
+    }
+    dropping = false;
+    ++finished;
+  }};
+  for (int i = 0; i < 600 && finished < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (finished < 2) {
+    // Deadlocked threads cannot be joined: the process ends with the verdict.
+    std::fprintf(stderr, "the store's statistics and a dropped copy deadlocked\n");
+    std::_Exit(1);
+  }
+  reader.join();
+  dropper.join();
+  auto s = table->stats();
+  CHECK(s.bytes == 0);
+  CHECK(s.secondary_bytes == 0);
+  CHECK(s.cached_objects == 0);
 }
 
 TEST_CASE("an object larger than the whole store is refused as such, spilling or not") {

@@ -292,6 +292,13 @@ struct NodeStopped {
   report @0 :Text;
 }
 
+struct ActorsMoving {
+  # A node that stops, to the owner of actors it hosts, before they stop with it: they
+  # move. The owner restarts them elsewhere when its connection closes, and a move uses
+  # none of their `max_restarts` (as a drain in Ray uses none).
+  actorIds @0 :List(UInt64);
+}
+
 struct JobInfo {
   # A driver program's row in the control store's job table.
   id @0 :UInt64;
@@ -585,6 +592,7 @@ struct Envelope $Cxx.variant("message") {
     nodeStopped @50 :NodeStopped;
     deviceShare @51 :DeviceShare;
     deviceReleased @52 :DeviceReleased;
+    actorsMoving @53 :ActorsMoving;
   }
 }
 

@@ -201,6 +201,8 @@ private:
   // The node stops: the results it holds for other nodes go to their owners' copies
   // (bounded by a quarter of the stop timeout). Says what it did.
   std::string hand_over_results();
+  // The node stops: the owners of the actors it hosts learn that they move.
+  void tell_owners_actors_move();
   // The node stops: each checkpointing actor it hosts for another node sends its owner
   // its state now (bounded). How many did.
   size_t save_hosted_states();

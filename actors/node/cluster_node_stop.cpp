@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "actors/user_actors/actor_host.hpp"
 #include "actors/user_actors/protocol.hpp"
@@ -15,6 +17,17 @@
 // state, its results go over to their owners, then its parts stop in order.
 
 namespace swarm::actors {
+
+void cluster_node::tell_owners_actors_move() {
+  // Each owner learns which of its actors hosted here move: their restarts elsewhere,
+  // once this node's connection closes, use none of their `max_restarts`.
+  std::map<std::string, std::vector<uint64_t>> by_owner;
+  for (auto& rec : link_.hosted.all())
+    if (auto id = link_.hosted.id_of(rec.get()); id && !rec->spec().owner_node.empty())
+      by_owner[rec->spec().owner_node].push_back(*id);
+  for (auto& [owner, ids] : by_owner)
+    if (!link_.gone(owner)) link_.send_to(owner, wire_msg::actors_moving{std::move(ids)});
+}
 
 size_t cluster_node::save_hosted_states() {
   // Each checkpointing actor hosted here sends its owner the state of its calls since
@@ -124,6 +137,7 @@ cluster_node::~cluster_node() {
     leaving.leaving = true;
     (void)net_->send(head_name(), leaving);
     step("saving the state of the actors it hosts for other nodes");
+    tell_owners_actors_move();
     auto saved = save_hosted_states();
     step("handing the results it holds over to their owners");
     auto handed = hand_over_results();

@@ -307,6 +307,12 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
     }
     // Other actor calls fail (their actor was there); a task pinned there too.
     bool call = !t->method.empty();
+    if (call && p.actor && p.actor->dead()) {
+      t->result->set_error({errc::actor_died, "'" + t->name + "' was running on node '" +
+                                                  peer +
+                                                  "': " + p.actor->death_reason()});
+      continue;
+    }
     if (!call) t->lost_on.push_back(peer);
     if (!restart || call || t->options.node == peer ||
         !rerun(st, t, "node '" + peer + "' was lost"))

@@ -71,6 +71,14 @@ struct actor_directory_state {
       cfg.send(peer, wire_msg::actor_checkpoint_taken{m.actor_id, m.seq, taken});
   }
 
+  // `peer` stops: the actors this node created there move when it is lost.
+  void moving(const std::string& peer, const std::vector<uint64_t>& ids) {
+    for (auto& w : records)
+      if (auto r = w.lock(); r && !r->dead())
+        for (auto id : ids)
+          if (r->mark_moving(peer, id)) break;
+  }
+
   // The owner's answer goes to the host of the actor, if it is still here.
   void taken(const wire_msg::actor_checkpoint_taken& m) const {
     if (auto rec = cfg.hosted->find(m.actor_id))
@@ -95,6 +103,9 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
       },
       [=](checkpoint_atom, const std::string& peer, wire_msg::actor_checkpoint& m) {
         self->state.checkpoint(peer, m);
+      },
+      [=](moving_atom, const std::string& peer, const std::vector<uint64_t>& ids) {
+        self->state.moving(peer, ids);
       },
       [=](taken_atom, const wire_msg::actor_checkpoint_taken& m) {
         self->state.taken(m);
@@ -140,6 +151,12 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
 
 bool begin_restart(const node_log& log, remote_actor_record& r, const std::string& peer,
                    const std::string& why) {
+  if (r.begin_move()) {
+    log.info("moving actor '" + r.spec().type_name + "' off node '" + peer +
+             "', which stopped: the move uses none of its restarts (max_restarts = " +
+             std::to_string(r.spec().options.max_restarts) + ")");
+    return true;
+  }
   auto used = r.begin_restart();
   if (!used) return false;
   log.warn("restarting actor '" + r.spec().type_name + "' (restart " +
@@ -159,6 +176,10 @@ void add_directory_routes(wire_routes& routes, const actor_directory_actor& dire
   routes.mailbox<wire_msg::actor_checkpoint>(
       directory, [](const std::string& peer, wire_msg::actor_checkpoint&& m) {
         return std::make_tuple(checkpoint_atom::value, peer, std::move(m));
+      });
+  routes.mailbox<wire_msg::actors_moving>(
+      directory, [](const std::string& peer, wire_msg::actors_moving&& m) {
+        return std::make_tuple(moving_atom::value, peer, std::move(m.actor_ids));
       });
   routes.mailbox<wire_msg::actor_checkpoint_taken>(
       directory, [](const std::string&, wire_msg::actor_checkpoint_taken&& m) {

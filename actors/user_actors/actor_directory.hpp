@@ -11,9 +11,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "actors/common/protocol.hpp" // allows actor_record_ptr in messages
-#include "actors/common/protocol.hpp"
 #include "actors/common/wire_routes.hpp"
 #include "actors/user_actors/hosted_table.hpp"
 #include "actors/user_actors/protocol.hpp"
@@ -22,8 +22,9 @@
 
 namespace swarm::actors {
 
-/// Starts restarting `r`, lost with its node `peer`, when restarts remain; logs it in
-/// `log`. False when its restarts are used up (or it is not this node's).
+/// Starts restarting `r`, lost with its node `peer`, when restarts remain, or moving it
+/// when `peer` stopped (a move uses none of them); logs it in `log`. False when its
+/// restarts are used up (or it is not this node's).
 bool begin_restart(const node_log& log, remote_actor_record& r, const std::string& peer,
                    const std::string& why);
 
@@ -55,6 +56,9 @@ struct actor_directory_config {
 ///   (checkpoint_atom, peer, checkpoint)      an actor this node created saved its state;
 ///                                            a numbered one is answered, taken or not
 ///                                            (not: that instance was replaced)
+///   (moving_atom, peer, ids)                 `peer` stops: the actors this node
+///                                            created there as `ids` move, using none
+///                                            of their restarts, once it is lost
 ///   (taken_atom, answer)                     an owner's answer to a numbered state of
 ///                                            an actor hosted here: to its host
 ///   (host_atom, id, record) -> bool          hosts `record` as `id`; answered once
@@ -69,6 +73,7 @@ using actor_directory_actor = caf::typed_actor<
     caf::reacts_to<track_atom, std::shared_ptr<remote_actor_record>>,
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<checkpoint_atom, std::string, wire_msg::actor_checkpoint>,
+    caf::reacts_to<moving_atom, std::string, std::vector<uint64_t>>,
     caf::reacts_to<taken_atom, wire_msg::actor_checkpoint_taken>,
     caf::replies_to<host_atom, uint64_t, detail::actor_record_ptr>::with<bool>,
     caf::reacts_to<unhost_atom, uint64_t>,
@@ -83,7 +88,8 @@ actor_directory_actor spawn_actor_directory(caf::actor_system& sys,
                                             bool detached = true);
 
 /// Routes what the directory handles into its mailbox: states saved by actors this
-/// node owns, the owners' answers to them, and kills of actors hosted here.
+/// node owns, the owners' answers to them, moves of actors this node owns off a node
+/// that stops, and kills of actors hosted here.
 void add_directory_routes(wire_routes& routes, const actor_directory_actor& directory);
 
 } // namespace swarm::actors

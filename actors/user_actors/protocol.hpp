@@ -22,5 +22,6 @@ using checkpoint_atom = caf::atom_constant<caf::atom("checkpoint")>;
 using host_atom = caf::atom_constant<caf::atom("host")>;
 using unhost_atom = caf::atom_constant<caf::atom("unhost")>;
 using fence_atom = caf::atom_constant<caf::atom("fence")>;
+using moving_atom = caf::atom_constant<caf::atom("moving")>;
 
 } // namespace swarm::actors

@@ -71,6 +71,26 @@ public:
     return restarts_++;
   }
 
+  /// Marks it as moving when it lives on `from` as `id`, this node created it and it may
+  /// restart at all (`max_restarts` > 0): `from` stops. Whether it did.
+  bool mark_moving(const std::string& from, uint64_t id) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (!create_ || node_ != from || id_ != id || spec().options.max_restarts == 0)
+      return false;
+    moving_from_ = from;
+    return true;
+  }
+
+  /// Begins a restart that uses none of `max_restarts`, when the node it was marked
+  /// moving off is still where it lives: calls wait until `relocate`.
+  bool begin_move() {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (restarting_ || moving_from_.empty() || moving_from_ != node_) return false;
+    moving_from_.clear();
+    restarting_ = true;
+    return true;
+  }
+
   /// Begins following a named actor this node did not create, lost with its node: calls
   /// wait until `relocate` (a lookup found it restarted) or `abandon`. False when it is
   /// this node's, unnamed, or already restarting.
@@ -174,6 +194,7 @@ private:
   uint32_t restarts_ = 0;
   uint64_t state_seq_ = 0; // the number of the state kept, as its instance numbered it
   bool restarting_ = false;
+  std::string moving_from_; // the node it lives on stops: its restart is a move
   std::deque<detail::task_ptr> held_;
   size_t first_held_ = 0;
   std::deque<detail::task_ptr> outbox_; // waiting for argument futures, in call order

@@ -135,3 +135,52 @@ TEST_CASE("an actor on a stopped node sends its owner the state of its calls sin
   CHECK(a.call(&counter::add, 1).get(20s).value() == 14);
   CHECK(a.call(&counter::where).get(10s).value() != nodes[1]->pid());
 }
+
+TEST_CASE("an actor on a drained node moves there without using one of its restarts: "
+          "when its next node is killed, it restarts once more") {
+  process_cluster c{"", {}};
+  auto head = c.start_alive({"head"});
+  // Three nodes with one "special" each: the actor, which holds one, fits each alone.
+  std::vector<std::unique_ptr<node_process>> movers;
+  for (auto& name : {"mover-1", "mover-2", "mover-3"})
+    movers.push_back(c.join(name, std::string{name} + ".log", "special"));
+  auto alive = [&](const std::string& name) {
+    auto s = c.status();
+    auto* n = s ? find_node(*s, name) : nullptr;
+    return n && n->alive;
+  };
+  for (auto& name : {"mover-1", "mover-2", "mover-3"})
+    REQUIRE(eventually(20s, [&] { return alive(name); }));
+  test_client t{c, "client-drain-move"};
+  swarm::actor_options o;
+  o.resources = swarm::resource_set{};
+  o.resources.set("special", 1);
+  o.max_restarts = 1;
+  o.max_task_retries = 2; // a call sent as its node is killed goes to the next instance
+  auto a = t.rt->spawn(o, t.app.find_actor_type<counter>("counter").value(), 10);
+  auto first = a.call(&counter::node).get(20s).value();
+  REQUIRE(first.rfind("mover-", 0) == 0);
+  REQUIRE(swarm::stop_cluster(c.cfg, first, 5s));
+  auto report = swarm::wait_stopped(c.cfg, first, 20s);
+  REQUIRE_MESSAGE(report, report.err().message);
+  CHECK(report->find("stops 1 actor(s) it hosts for other nodes") != std::string::npos);
+  auto second = a.call(&counter::node).get(20s);
+  REQUIRE_MESSAGE(second, second.err().message);
+  CHECK(*second != first);
+  // Its one restart is still there: before, the drain had used it, and the actor died
+  // with this node.
+  auto& next = movers[static_cast<size_t>(second->back() - '1')];
+  ::kill(next->pid(), SIGKILL);
+  auto third = a.call(&counter::node).get(30s);
+  REQUIRE_MESSAGE(third, third.err().message);
+  CHECK(*third != first);
+  CHECK(*third != *second);
+  // Now its restart is used: one more loss ends it.
+  ::kill(movers[static_cast<size_t>(third->back() - '1')]->pid(), SIGKILL);
+  auto fourth = a.call(&counter::node).get(30s);
+  REQUIRE_FALSE(fourth);
+  CHECK_MESSAGE(fourth.err().message.find("restarts used up (max_restarts = 1)") !=
+                    std::string::npos,
+                fourth.err().message);
+  REQUIRE(swarm::stop_cluster(c.cfg, "", 5s));
+}

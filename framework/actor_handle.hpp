@@ -34,6 +34,7 @@ public:
     return call_impl<R, Args...>(method, std::forward<Xs>(xs)...);
   }
 
+  /// The same, for a const method.
   template <class R, class... Args, class... Xs>
   object_ref<detail::future_value_t<R>> call(R (T::*method)(Args...) const,
                                              Xs&&... xs) const {
@@ -93,6 +94,7 @@ public:
     return h;
   }
 
+  /// Whether it names an actor (a default-made handle does not).
   bool valid() const noexcept { return record_ != nullptr; }
 
   /// Whether the actor died for good (an empty handle counts as dead).
@@ -108,6 +110,7 @@ public:
 
   /// For the runtime.
   const detail::actor_record_ptr& record() const noexcept { return record_; }
+  /// For the runtime: the node the handle calls through.
   detail::core* node() const noexcept { return core_; }
 
 private:

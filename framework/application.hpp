@@ -19,12 +19,16 @@ namespace swarm {
 /// A handle to a registered task function with signature `Sig`; cheap to copy.
 template <class Sig> class task_fn;
 
+/// A task function taking `Args...` and returning `R`.
 template <class R, class... Args> class task_fn<R(Args...)> {
 public:
   task_fn() = default;
+  /// For the runtime: the function registered as `entry`.
   explicit task_fn(const detail::function_entry* entry) : entry_(entry) {}
 
+  /// The name it was registered under.
   const std::string& name() const { return entry_->name; }
+  /// For the runtime.
   const detail::function_entry* entry() const noexcept { return entry_; }
 
 private:
@@ -35,12 +39,16 @@ private:
 /// `stream_writer<T>&`, then taking `Args...`. `submit` gives a `stream<T>`.
 template <class Sig> class stream_fn;
 
+/// A streaming function writing items of `T` and taking `Args...`.
 template <class T, class... Args> class stream_fn<T(Args...)> {
 public:
   stream_fn() = default;
+  /// For the runtime: the function registered as `entry`.
   explicit stream_fn(const detail::function_entry* entry) : entry_(entry) {}
 
+  /// The name it was registered under.
   const std::string& name() const { return entry_->name; }
+  /// For the runtime.
   const detail::function_entry* entry() const noexcept { return entry_; }
 
 private:
@@ -55,8 +63,10 @@ private:
 template <class T> class actor_class {
 public:
   actor_class() = default;
+  /// For the runtime: the type registered as `info`.
   explicit actor_class(detail::actor_type_info* info) : info_(info) {}
 
+  /// The name it was registered under.
   const std::string& name() const { return info_->name; }
 
   /// Lets other nodes call `m` (a member function of `T`) as `method_name`.

@@ -15,19 +15,19 @@ namespace swarm {
 
 /// One row of the head's node table.
 struct node_status {
-  std::string name;
-  std::string address;
-  uint16_t port = 0;
-  bool head = false;
+  std::string name;    ///< its name in the cluster
+  std::string address; ///< where other nodes reach it
+  uint16_t port = 0;   ///< its port there
+  bool head = false;   ///< whether it is the head
   bool client = false; ///< a program connected as a client (`client_options`)
-  bool alive = false;
-  resource_set total;
-  resource_set available;
+  bool alive = false;  ///< whether the head finds it alive
+  resource_set total;  ///< the resources it offers
+  resource_set available;    ///< of `total`, those no running work holds
   uint32_t queued = 0;       ///< tasks waiting for a worker
   uint32_t running = 0;      ///< tasks running on its workers
   uint64_t last_seen_ms = 0; ///< since the head last heard from it
   uint64_t store_bytes = 0;  ///< its object store in use, pulled copies included
-  uint64_t store_capacity = 0;
+  uint64_t store_capacity = 0; ///< its object store's size in memory
   uint64_t pulled_bytes = 0; ///< of `store_bytes`: copies pulled from other nodes
   /// Beside `store_bytes`, within the capacity: memory of freed values kept for new ones.
   uint64_t pooled_bytes = 0;
@@ -48,27 +48,27 @@ struct node_status {
 
 /// One row of the control store's job table: a driver program on some node.
 struct job_status {
-  uint64_t id = 0;
-  std::string driver; ///< the node it runs on
-  uint32_t pid = 0;
-  bool running = false;
+  uint64_t id = 0;         ///< the job's number, unique in the cluster
+  std::string driver;      ///< the node it runs on
+  uint32_t pid = 0;        ///< its driver's process id there
+  bool running = false;    ///< false once its driver ended (or its node died)
   uint64_t started_ms = 0; ///< wall clock, ms since the epoch
   uint64_t ended_ms = 0;   ///< 0 while running
 };
 
-/// What `cluster_status` reports: the head's node and job tables.
 /// A node the head's autoscaler started, or a node type whose launches failed.
 struct launch_status {
-  std::string node; ///< empty for a failed type
-  std::string type;
-  std::string state; ///< starting, up, stopping, failed
-  std::string why;   ///< why it started or stops; how the launches failed
-  uint64_t since_ms = 0;
+  std::string node;      ///< empty for a failed type
+  std::string type;      ///< its `[[autoscaler.node_type]]`
+  std::string state;     ///< starting, up, stopping, failed
+  std::string why;       ///< why it started or stops; how the launches failed
+  uint64_t since_ms = 0; ///< how long it has been in `state`
 };
 
+/// What `cluster_status` reports: the head's node and job tables.
 struct cluster_state {
-  std::vector<node_status> nodes;
-  std::vector<job_status> jobs;
+  std::vector<node_status> nodes; ///< every node and client the head knows, dead or alive
+  std::vector<job_status> jobs;   ///< the drivers' jobs
   /// What the head's autoscaler started and why (empty without one).
   std::vector<launch_status> launches;
 
@@ -82,7 +82,7 @@ struct serve_options {
   /// "[swarm NODE] ready: ..." goes to stdout; when they are not within `wait_timeout`,
   /// the node stops and `serve` returns 1, naming the nodes that are not alive.
   size_t wait_nodes = 0;
-  std::chrono::milliseconds wait_timeout{30'000};
+  std::chrono::milliseconds wait_timeout{30'000}; ///< how long `wait_nodes` may take
 };
 
 /// What `serve` returns when a fault took the CUDA context of one of the node's GPUs:
@@ -101,7 +101,7 @@ int serve(const application& app, const cluster_config& cfg, const std::string& 
 struct client_options {
   /// The head's address and port, as the cluster's nodes reach it.
   std::string address;
-  uint16_t port = 0;
+  uint16_t port = 0; ///< the head's port
   /// The cluster's secret: the head refuses a client that cannot prove it.
   std::string secret;
   /// Its name in the cluster; empty: "client-HOST-PID-" and 8 random hex digits, so a
@@ -145,12 +145,12 @@ result<client_options> head_address(const std::string& text, const std::string& 
 
 /// A program submitted to run on the head as a job of the cluster.
 struct job_state {
-  uint64_t id = 0;
-  std::string command;
-  uint32_t pid = 0;
-  std::string state;     ///< running, succeeded, failed, stopped
-  int32_t exit_code = 0; ///< or the signal that ended it, negated
-  uint64_t started_ms = 0;
+  uint64_t id = 0;         ///< the job's number on the head
+  std::string command;     ///< its command line
+  uint32_t pid = 0;        ///< its process id on the head
+  std::string state;       ///< running, succeeded, failed, stopped
+  int32_t exit_code = 0;   ///< or the signal that ended it, negated
+  uint64_t started_ms = 0; ///< wall clock, ms since the epoch
   uint64_t ended_ms = 0; ///< 0 while running
 };
 
@@ -167,10 +167,12 @@ result<std::vector<job_state>> list_jobs(const cluster_config& cfg, uint64_t id,
 
 /// What job `id` wrote from byte `offset` (at most 1 MiB), where that ends, and the job.
 struct job_output {
-  job_state job;
-  std::string text;
-  uint64_t end = 0;
+  job_state job;    ///< the job as it is now
+  std::string text; ///< what it wrote from the offset asked for
+  uint64_t end = 0; ///< the offset `text` ends at: where the next read starts
 };
+
+/// What job `id` of the head of `cfg` wrote from byte `offset`, at most 1 MiB of it.
 result<job_output> job_output_from(const cluster_config& cfg, uint64_t id,
                                    uint64_t offset, std::chrono::milliseconds timeout);
 
@@ -184,14 +186,14 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
 
 /// What a "timeline" row is, in its `listed::numbers[0]`.
 namespace timeline_kind {
-constexpr int64_t task = 0;
-constexpr int64_t actor_call = 1;
+constexpr int64_t task = 0;       ///< a task run by a worker
+constexpr int64_t actor_call = 1; ///< a call run by an actor
 constexpr int64_t transfer = 2; ///< a pull of an object from another node
 } // namespace timeline_kind
 
 /// One task, actor or object a node reported to `list_cluster`.
 struct listed {
-  std::string node;
+  std::string node;   ///< the node that reported it
   std::string id;     ///< a task's result object, an actor's name, an object's id
   std::string name;   ///< a task's function, an actor's type
   std::string state;  ///< queued, dispatched, running; alive, dead; stored, spilled
@@ -214,13 +216,13 @@ result<std::vector<listed>> list_cluster(const cluster_config& cfg,
 /// One list to ask a node for: `what` as `list_cluster` takes it, at most `limit` rows
 /// (0: all).
 struct list_query {
-  std::string what;
-  uint32_t limit = 0;
+  std::string what;   ///< a list's name, as `list_cluster` takes it
+  uint32_t limit = 0; ///< at most this many rows; 0: all
 };
 
 /// What a node answered to one `list_query`.
 struct node_list {
-  std::vector<listed> rows;
+  std::vector<listed> rows; ///< the rows it answered, at most the query's limit
   uint64_t total = 0; ///< the rows it had before the limit
 };
 

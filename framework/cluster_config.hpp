@@ -16,12 +16,13 @@ namespace swarm {
 
 /// One node of a cluster file.
 struct node_spec {
+  /// The head holds the cluster's control plane; workers join it.
   enum class role_type { head, worker };
 
-  std::string name;
-  std::string address;
-  uint16_t port = 0;
-  role_type role = role_type::worker;
+  std::string name;                   ///< unique in the cluster
+  std::string address;                ///< where other nodes reach it
+  uint16_t port = 0;                  ///< its port there; 0: any free one (a joiner)
+  role_type role = role_type::worker; ///< `role = "head"` or `"worker"` in the file
   /// CPUs to offer; empty means "discover" (hwloc).
   std::optional<double> cpus;
   /// GPUs to offer; empty means "discover" (CUDA).
@@ -53,9 +54,9 @@ struct node_spec {
 /// A kind of node the autoscaler starts (`[[autoscaler.node_type]]`): what one offers,
 /// and how many may run.
 struct node_type {
-  std::string name;
-  double cpus = 1;
-  size_t gpus = 0;
+  std::string name;       ///< the type's name, `swarm start --node-type`
+  double cpus = 1;        ///< CPUs a node of it offers
+  size_t gpus = 0;        ///< GPUs a node of it offers
   resource_set resources; ///< custom resources, e.g. {"TPU": 2}
   size_t min = 0;         ///< kept running even when idle
   size_t max = 1;         ///< never more running or starting
@@ -72,6 +73,7 @@ struct node_type {
 /// SWARM_SECRET, SWARM_NODE_NAME, SWARM_NODE_TYPE, SWARM_NODE_CPUS, SWARM_NODE_GPUS and
 /// SWARM_NODE_RESOURCES ("name=amount,...") in their environment.
 struct autoscaler_config {
+  /// How nodes are started and stopped.
   enum class provider_type {
     /// The head runs `start_command` as a child process that is the node (by default
     /// its own program: `"$SWARM_PROGRAM" start --address ... --node ... --cpus ...
@@ -81,10 +83,10 @@ struct autoscaler_config {
     /// returns; `stop_command` gives it back once the node stopped.
     command,
   };
-  provider_type provider = provider_type::local;
-  std::string start_command;
-  std::string stop_command;
-  std::vector<node_type> node_types;
+  provider_type provider = provider_type::local; ///< how nodes start and stop
+  std::string start_command; ///< starts one node; empty: the program's own `start`
+  std::string stop_command;  ///< gives a node back (`command` providers)
+  std::vector<node_type> node_types; ///< what it may start; none: no autoscaler
   /// A node launched and not joined by then counts as a failed launch.
   std::chrono::milliseconds launch_timeout{120'000};
   /// Nodes starting at once, at most, in a small cluster (launches are rate-limited so).
@@ -99,6 +101,7 @@ struct autoscaler_config {
   /// failure in a row, up to a minute.
   std::chrono::milliseconds retry_after{2'000};
 
+  /// Whether the file has an autoscaler: one node type or more.
   bool enabled() const { return !node_types.empty(); }
 };
 
@@ -106,25 +109,28 @@ struct autoscaler_config {
 /// without a token; with one, only who holds it (not merely the cluster's secret) may
 /// submit, read or stop jobs. Only the head's file needs the table.
 struct jobs_config {
-  std::string token;
+  std::string token; ///< what `swarm job` commands must carry; empty: no jobs
   /// The user jobs run as (the head must be root to switch to it); empty: the head's.
   std::string run_as;
 
+  /// Whether the head runs jobs: it has a token.
   bool enabled() const { return !token.empty(); }
 };
 
 /// A whole cluster as one file describes it: every host runs the same binary with the
 /// same file and its own node name. See examples/cluster.toml for every key.
 struct cluster_config {
-  std::string name;
+  std::string name; ///< the cluster's name: nodes of another refuse each other
   /// Shared by every node; a peer that cannot prove it holds it is dropped.
   std::string secret;
-  size_t gcs_shards = 1;
-  size_t gcs_replication = 1;
+  size_t gcs_shards = 1; ///< control-store shards (keys spread by hash)
+  size_t gcs_replication =
+      1; ///< nodes holding each shard: the head, then the first others
   /// Where the head persists its control store (in `<gcs_dir>/<node name>/`); empty:
   /// in memory only, lost when the head stops.
   std::string gcs_dir;
-  std::chrono::milliseconds heartbeat_interval{500};
+  std::chrono::milliseconds heartbeat_interval{500}; ///< how often nodes tell the head
+  /// A node the head hears nothing from for this long is dead (its work goes elsewhere).
   std::chrono::milliseconds node_timeout{2000};
   /// A connection between two nodes idle both ways this long is closed (the next message
   /// dials again); 0: never. A client's connections stay open.
@@ -137,14 +143,16 @@ struct cluster_config {
   size_t object_store_bytes = 0; ///< 0: a quarter of each node's memory
   /// Freed values' memory each node keeps for new puts; unset: a quarter of its store.
   std::optional<size_t> object_pool_bytes;
+  /// Values up to this size travel inside messages; larger ones through the object
+  /// store.
   size_t inline_threshold = 100 * 1024;
-  size_t max_message_bytes = 64 << 20;
+  size_t max_message_bytes = 64 << 20; ///< larger frames are refused
   /// `[limits] spill`, `spill_dir`, `spill_limit`: as `runtime_config` has them, for
   /// every node (a relative folder starts at the node's working directory).
   bool spill = true;
-  std::string spill_dir;
-  size_t spill_limit_bytes = 0;
-  std::vector<node_spec> nodes;
+  std::string spill_dir;        ///< where they go; empty: the temporary folder
+  size_t spill_limit_bytes = 0; ///< bytes on disk at once, per node; 0: no limit
+  std::vector<node_spec> nodes; ///< the file's `[[node]]`s, the head among them
   /// `[code] libraries`: libraries of user code `swarm start` loads into every node it
   /// starts (framework/plugin.hpp); relative paths are from the cluster file's folder.
   std::vector<std::string> code_libraries;

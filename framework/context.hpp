@@ -27,8 +27,8 @@ namespace swarm {
 
 /// Which of the references given to `wait` are ready.
 template <class T> struct wait_result {
-  std::vector<object_ref<T>> ready;
-  std::vector<object_ref<T>> pending;
+  std::vector<object_ref<T>> ready;   ///< done (a value or an error), in the order given
+  std::vector<object_ref<T>> pending; ///< the others, in the order given
 };
 
 /// Submits tasks, creates actors, puts and waits on objects on behalf of one owner (the

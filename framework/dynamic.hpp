@@ -22,6 +22,7 @@ namespace swarm {
 class dynamic_ref {
 public:
   dynamic_ref() = default;
+  /// For the runtime: the object of `slot`, whose value has type `type`.
   dynamic_ref(detail::slot_ptr slot, const detail::type_descriptor* type)
       : slot_(std::move(slot)), type_(type) {}
 
@@ -30,11 +31,15 @@ public:
     return {ref.slot(), &detail::type_of<detail::stored_t<T>>()};
   }
 
+  /// Whether it names an object at all.
   bool valid() const noexcept { return slot_ != nullptr; }
+  /// Whether the object (or the error that replaced it) exists yet.
   bool ready() const { return slot_ && slot_->done(); }
+  /// The object's cluster-wide id (a valid ref only).
   const object_id& id() const { return slot_->id(); }
   /// The type its value has (a task's result type, a put value's type).
   const detail::type_descriptor& type() const { return *type_; }
+  /// For the runtime.
   const detail::slot_ptr& slot() const noexcept { return slot_; }
 
   /// Waits up to `timeout` for the value and returns it (not a copy: it lives as long as
@@ -51,6 +56,7 @@ private:
 class dynamic_stream {
 public:
   dynamic_stream() = default;
+  /// For the runtime: the items `reader` receives, each of type `item`.
   dynamic_stream(std::shared_ptr<detail::stream_reader> reader,
                  const detail::type_descriptor* item)
       : reader_(std::move(reader)), item_(item) {}
@@ -62,6 +68,7 @@ public:
   dynamic_ref done() const;
   /// Cancels the task: it stops at its next write.
   void cancel();
+  /// The type of its items.
   const detail::type_descriptor& item_type() const { return *item_; }
 
 private:
@@ -71,19 +78,23 @@ private:
 
 /// One argument of a dynamic call: a value, or a future whose value is passed.
 struct dynamic_arg {
-  detail::boxed_value value;
-  dynamic_ref ref;
+  detail::boxed_value value; ///< the value, when `ref` is empty
+  dynamic_ref ref;           ///< the future, when set
 };
 
 /// An actor created by its type's registered name.
 class dynamic_actor {
 public:
   dynamic_actor() = default;
+  /// For the runtime: the actor of `rec`, of type `type`.
   dynamic_actor(detail::actor_record_ptr rec, const detail::actor_type_info* type)
       : record_(std::move(rec)), type_(type) {}
 
+  /// Its registered type: name, methods and their signatures.
   const detail::actor_type_info& type() const { return *type_; }
+  /// For the runtime.
   const detail::actor_record_ptr& record() const noexcept { return record_; }
+  /// Whether it has not died for good.
   bool alive() const;
   /// Why the actor died, or an empty string.
   std::string death_reason() const;
@@ -98,6 +109,7 @@ private:
 /// naming the function or method, the parameter and both types.
 class dynamic_calls {
 public:
+  /// Calls made as `ctx`'s owner.
   explicit dynamic_calls(context& ctx) : ctx_(&ctx) {}
 
   /// The function registered as `name`; `unregistered` when there is none.

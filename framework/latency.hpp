@@ -14,13 +14,13 @@ namespace swarm {
 struct latency_stats {
   /// How many calls were timed.
   size_t count = 0;
-  double p50 = 0;
-  double p90 = 0;
-  double p99 = 0;
+  double p50 = 0; ///< the median
+  double p90 = 0; ///< the 90th percentile
+  double p99 = 0; ///< the 99th percentile
   /// The 99.9th percentile.
   double p999 = 0;
-  double max = 0;
-  double mean = 0;
+  double max = 0;  ///< the slowest call
+  double mean = 0; ///< the average
 };
 
 /// How `measure_latency` times a call.

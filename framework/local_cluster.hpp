@@ -23,10 +23,10 @@ struct local_cluster_config {
   std::optional<double> cpus_per_node;
   /// Further resources each worker node offers (not the head), e.g. {"special": 1}.
   resource_set worker_resources;
-  size_t gcs_shards = 1;
-  std::chrono::milliseconds heartbeat_interval{200};
-  std::chrono::milliseconds node_timeout{2000};
-  size_t inline_threshold = 100 * 1024;
+  size_t gcs_shards = 1;                             ///< as `cluster_config` has it
+  std::chrono::milliseconds heartbeat_interval{200}; ///< as `cluster_config` has it
+  std::chrono::milliseconds node_timeout{2000};      ///< as `cluster_config` has it
+  size_t inline_threshold = 100 * 1024;              ///< as `cluster_config` has it
   /// How long the runtime waits for every worker to join before it gives up.
   std::chrono::milliseconds join_timeout{15000};
 };

@@ -43,7 +43,7 @@ result<std::shared_ptr<const void>> read_slot(const object_slot& slot,
 /// until every borrowed ref of it has gone, cluster-wide.
 template <class T> class object_ref {
 public:
-  using value_type = T;
+  using value_type = T; ///< what the object holds
 
   object_ref() = default;
 
@@ -53,6 +53,7 @@ public:
   /// Whether this refers to an object at all.
   bool valid() const noexcept { return slot_ != nullptr; }
 
+  /// The object's cluster-wide id (a valid ref only).
   const object_id& id() const { return slot_->id(); }
 
   /// Whether the object (or the error that replaced it) exists yet.

@@ -69,8 +69,8 @@ enum class placement_strategy {
 
 /// A gang of resource bundles reserved together, all or none.
 struct placement_group_options {
-  std::vector<resource_set> bundles;
-  placement_strategy strategy = placement_strategy::pack;
+  std::vector<resource_set> bundles;                      ///< what each bundle reserves
+  placement_strategy strategy = placement_strategy::pack; ///< how bundles share nodes
 };
 
 /// How one object is put.

@@ -21,7 +21,7 @@ namespace swarm {
 struct stage_options {
   /// Actors of the stage, each fed its share of the items.
   uint32_t replicas = 1;
-  stage_routing routing = stage_routing::least_loaded;
+  stage_routing routing = stage_routing::least_loaded; ///< which replica takes an item
   /// How each replica is spawned (its node, resources, thread). A replica that crashes
   /// is restarted by its supervisor up to `actor.max_restarts` times (10 here).
   actor_options actor = restarting();
@@ -35,6 +35,7 @@ struct stage_options {
   /// The stage's name in errors; empty: its actor type's.
   std::string name = {};
 
+  /// What a stage's actors default to: restarted up to 10 times.
   static actor_options restarting() {
     actor_options o;
     o.max_restarts = 10;
@@ -50,6 +51,7 @@ template <class In, class Out> class pipeline;
 /// bounded end to end. Dropping it stops the stages' actors once their calls are done.
 template <class In, class Out> class pipeline_run {
 public:
+  /// What an item gives at the end: `Out`, or `bool` (done) for a stage returning void.
   using output_type = std::conditional_t<std::is_void_v<Out>, bool, Out>;
 
   /// Feeds `item`, waiting up to `timeout` for room; `timeout` when none came, an
@@ -114,6 +116,7 @@ public:
   then(const actor_class<A>& cls, R (A::*method)(Arg), stage_options o = {}) const {
     return add<detail::future_value_t<R>, R, Arg>(cls, method, std::move(o), false);
   }
+  /// The same, for a const method.
   template <class A, class R, class Arg>
   pipeline<In, detail::future_value_t<R>>
   then(const actor_class<A>& cls, R (A::*method)(Arg) const, stage_options o = {}) const {
@@ -128,6 +131,7 @@ public:
                         stage_options o = {}) const {
     return add<Out, R, Arg>(cls, method, std::move(o), true);
   }
+  /// The same, for a const method.
   template <class A, class R, class Arg>
   pipeline<In, Out> tee(const actor_class<A>& cls, R (A::*method)(Arg) const,
                         stage_options o = {}) const {

@@ -22,8 +22,11 @@ public:
   placement_group(detail::core& c, uint64_t id, placement_group_options o)
       : core_(&c), id_(id), options_(std::move(o)) {}
 
+  /// Whether it names a group (a default-made one does not).
   bool valid() const noexcept { return core_ != nullptr; }
+  /// The group's id in the cluster.
   uint64_t id() const noexcept { return id_; }
+  /// Its bundles and strategy, as made.
   const placement_group_options& options() const noexcept { return options_; }
 
   /// Waits up to `timeout` until every bundle is reserved; the node holding each, in

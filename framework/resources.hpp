@@ -25,14 +25,17 @@ public:
 
   /// Adds or subtracts every amount of `other`.
   resource_set& operator+=(const resource_set& other);
-  resource_set& operator-=(const resource_set& other);
+  resource_set& operator-=(const resource_set& other); ///< see `operator+=`
 
+  /// Whether it names no resource at all.
   bool empty() const { return amounts_.empty(); }
+  /// Every amount by name.
   const std::map<std::string, double>& amounts() const { return amounts_; }
 
   /// "{CPU: 1, GPU: 0.5}".
   std::string to_string() const;
 
+  /// The same amounts of the same names.
   friend bool operator==(const resource_set& a, const resource_set& b) {
     return a.amounts_ == b.amounts_;
   }

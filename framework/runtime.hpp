@@ -27,6 +27,7 @@ protected:
 /// Destroying it stops the node: work still queued fails with `runtime_stopped`.
 class runtime final : private detail::node_holder, public context {
 public:
+  /// Starts an embedded node running `app`'s functions and actor types, set up by `cfg`.
   explicit runtime(const application& app, const runtime_config& cfg = {});
 
   /// Joins the cluster `cluster` as its node `node` (listening on that node's port):

@@ -16,9 +16,9 @@ namespace swarm {
 /// <token>` is answered (the dashboard's page itself, which holds no data, is open to
 /// all).
 struct http_config {
-  std::string token;
-  size_t threads = 8;
-  std::chrono::milliseconds request_timeout{5000};
+  std::string token;                               ///< empty: no token asked
+  size_t threads = 8;                              ///< requests served side by side
+  std::chrono::milliseconds request_timeout{5000}; ///< to arrive and be answered
 };
 
 /// How an embedded node is set up. Every field has a safe default; unset counts are
@@ -85,7 +85,7 @@ struct runtime_config {
   /// Serves the node's metrics in Prometheus' text format at
   /// `http://metrics_address:metrics_port/metrics` (0: a free port); empty: off.
   std::optional<uint16_t> metrics_port;
-  std::string metrics_address = "127.0.0.1";
+  std::string metrics_address = "127.0.0.1"; ///< where the metrics listen
   /// How the metrics (and a head's dashboard) serve.
   http_config http;
 };

@@ -20,7 +20,7 @@ class context;
 /// `stream_writer<T>&`. The caller reads them as they come (`stream<T>`).
 template <class T> class stream_writer {
 public:
-  using value_type = T;
+  using value_type = T; ///< what an item is
 
   /// For the runtime: a writer for the streaming task `ctx` runs.
   explicit stream_writer(context& ctx) : ctx_(&ctx) {}

@@ -33,8 +33,8 @@ enum class exit_kind {
 /// How many restarts a supervisor may do within a period before it gives up and
 /// escalates.
 struct restart_intensity {
-  size_t max_restarts = 3;
-  std::chrono::milliseconds period{5000};
+  size_t max_restarts = 3;                ///< restarts allowed within `period`
+  std::chrono::milliseconds period{5000}; ///< the sliding window they count in
 };
 
 /// How a supervisor stops a child.
@@ -48,17 +48,18 @@ struct shutdown_policy {
 
 /// The data part of an OTP child spec.
 struct child_policy {
-  std::string id;
-  restart_type restart = restart_type::permanent;
-  shutdown_policy shutdown;
+  std::string id;                                 ///< unique among its siblings
+  restart_type restart = restart_type::permanent; ///< which exits restart it
+  shutdown_policy shutdown;                       ///< how it is stopped
 };
 
 /// Restart intensity bookkeeping: records the time points of restarts and answers whether
 /// one more is allowed. Time is injected; nothing here reads a clock.
 class restart_window {
 public:
-  using time_point = std::chrono::steady_clock::time_point;
+  using time_point = std::chrono::steady_clock::time_point; ///< an injected time
 
+  /// An empty window of `limits`.
   explicit restart_window(restart_intensity limits);
 
   /// Records a restart at `now` and returns true, or returns false (recording nothing)
@@ -69,6 +70,7 @@ public:
   /// Returns how many restarts counted at the last call to `allow`.
   size_t count() const { return restarts_.size(); }
 
+  /// The intensity it enforces.
   const restart_intensity& limits() const { return limits_; }
 
 private:
@@ -80,7 +82,9 @@ private:
 
 /// What a supervisor must do after a child exit.
 struct supervisor_decision {
-  enum class action { none, restart, escalate } what = action::none;
+  /// Nothing to do, restart some children, or give up and escalate.
+  enum class action { none, restart, escalate };
+  action what = action::none; ///< what to do
   /// Indices to stop, in the order to stop them (reverse start order), excluding the
   /// child that exited.
   std::vector<size_t> stop;
@@ -97,7 +101,7 @@ struct supervisor_decision {
 /// `remove` or (on escalation) all children as stopped.
 class supervisor_logic {
 public:
-  using time_point = std::chrono::steady_clock::time_point;
+  using time_point = std::chrono::steady_clock::time_point; ///< an injected time
 
   /// All children count as running (started in the given order).
   /// @throws std::invalid_argument when two children share an id.
@@ -114,18 +118,25 @@ public:
 
   // -- observers --------------------------------------------------------------
 
+  /// How many children it has (removed ones included).
   size_t size() const { return children_.size(); }
+  /// Child `index`'s policy.
   const child_policy& child(size_t index) const { return children_.at(index).policy; }
+  /// Whether child `index` counts as running.
   bool running(size_t index) const {
     return children_.at(index).state == status::running;
   }
+  /// Whether child `index` was dropped for good.
   bool removed(size_t index) const {
     return children_.at(index).state == status::removed;
   }
   /// Returns true once a decision escalated or `shutdown` was called.
   bool terminated() const { return terminated_; }
+  /// The index of the child `id`; empty when there is none.
   std::optional<size_t> index_of(const std::string& id) const;
+  /// Its strategy.
   strategy how() const { return how_; }
+  /// Its restarts so far, within the intensity's period.
   const restart_window& window() const { return window_; }
 
 private:
@@ -148,8 +159,11 @@ private:
   bool terminated_ = false;
 };
 
+/// The name of `x`, as in OTP ("one_for_one").
 const char* to_string(strategy x);
+/// The name of `x` ("permanent", "transient", "temporary").
 const char* to_string(restart_type x);
+/// The name of `x`.
 const char* to_string(exit_kind x);
 
 } // namespace swarm

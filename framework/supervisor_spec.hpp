@@ -38,6 +38,7 @@ struct group_spec {
 /// `context::supervise`; children start in the order added and stop in reverse.
 class supervisor_spec {
 public:
+  /// A supervisor of no children yet, restarting them by `how` within `intensity`.
   explicit supervisor_spec(strategy how = strategy::one_for_one,
                            restart_intensity intensity = {})
       : spec_{how, intensity, {}} {}
@@ -71,6 +72,7 @@ public:
     return *this;
   }
 
+  /// For the runtime: the tree as built.
   const detail::group_spec& spec() const noexcept { return spec_; }
 
 private:

@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(g++ make cmake pkg-config libcaf-dev capnproto libcapnp-dev libhwloc-dev
       doctest-dev libbenchmark-dev libtomlplusplus-dev libssl-dev libcli11-dev
-      libspdlog-dev prometheus-cpp-dev nlohmann-json3-dev libxxhash-dev openssl clang libclang-rt-14-dev python3-dev "$@")
+      libspdlog-dev prometheus-cpp-dev nlohmann-json3-dev libxxhash-dev openssl clang libclang-rt-14-dev python3-dev doxygen "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -212,7 +212,7 @@ TEST_CASE("cached copies nobody reads are evicted, least recently used first, be
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the store's statistics, read while another thread drops cached copies, never "
+TEST_CASE("concurrent reads of the store's statistics and drops of cached copies never "
           "wait on the store itself") {
   // The membership reads the statistics each tick while the object manager drops copies:
   // a copy whose last hold the read took went under the store's lock, and its lease,

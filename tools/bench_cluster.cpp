@@ -37,8 +37,11 @@ cluster_nodes::cluster_nodes(const std::string& dir, int n, const std::string& n
   }
   cfg = load_cluster_config(file).value();
   rt = std::make_unique<runtime>(app, cfg, "head");
+  // Without metrics: a node's default metrics port (its port + 1000) may be another
+  // node's or in use, which stops that node, and the bench reads none.
   for (int i = 1; i < n; ++i)
-    children.push_back(start_self({"start", "--config", file, "--node", name_of(i)}));
+    children.push_back(
+        start_self({"start", "--config", file, "--node", name_of(i), "--no-metrics"}));
   try {
     wait_joined();
   } catch (...) {
@@ -73,7 +76,7 @@ void cluster_nodes::start(const std::string& name) {
   for (int i = 1; i < nodes_; ++i)
     if (name_of(i) == name)
       children[static_cast<size_t>(i - 1)] =
-          start_self({"start", "--config", file_, "--node", name});
+          start_self({"start", "--config", file_, "--node", name, "--no-metrics"});
 }
 
 void cluster_nodes::restart(const std::string& name) {

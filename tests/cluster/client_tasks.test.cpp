@@ -12,7 +12,21 @@
 using namespace std::chrono_literals;
 using namespace swarm::cluster_test;
 
-TEST_CASE("a client's tasks placed by the head on a worker that is killed run again "
+namespace {
+
+// Whether one of the first `n` naps of `c` ran in process `pid` (it wrote its pid).
+bool ran_in(process_cluster& c, int n, int pid) {
+  for (int i = 0; i < n; ++i) {
+    int written = 0;
+    std::ifstream{c.nap_file(i)} >> written;
+    if (written == pid) return true;
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("a client's 200 tasks placed by the head on a worker that is killed run again "
           "elsewhere, and every one completes") {
   process_cluster c{"stop_timeout_ms = 15000\n", {"worker-1", "worker-2"}};
   auto nodes = c.start_alive({"head", "worker-1", "worker-2"});
@@ -20,17 +34,37 @@ TEST_CASE("a client's tasks placed by the head on a worker that is killed run ag
   swarm::application app;
   register_all(app);
   swarm::runtime client{app, client_of(c.cfg, "client-kill")};
-  auto refs = c.naps(client, app, 15, 300);
-  // Bounded: a task runs on worker-1 (it wrote its pid), then worker-1 dies.
-  auto on_w1 = [&] {
-    for (int i = 0; i < 15; ++i) {
-      int pid = 0;
-      std::ifstream{c.nap_file(i)} >> pid;
-      if (pid == w1->pid()) return true;
-    }
-    return false;
-  };
-  REQUIRE(eventually(10s, on_w1));
+  auto refs = c.naps(client, app, 200, 20);
+  // Bounded: a task runs on worker-1, then worker-1 dies.
+  REQUIRE(eventually(10s, [&] { return ran_in(c, 200, w1->pid()); }));
   w1->kill_now();
-  CHECK(process_cluster::succeeded(refs) == 15);
+  CHECK(process_cluster::succeeded(refs) == 200);
+}
+
+TEST_CASE("a client's 200 tasks complete when a worker is frozen past node_timeout: what "
+          "it held runs elsewhere, and thawed it joins again") {
+  process_cluster c{"stop_timeout_ms = 15000\n", {"worker-1", "worker-2"}};
+  auto nodes = c.start_alive({"head", "worker-1", "worker-2"});
+  auto& w1 = nodes[1];
+  swarm::application app;
+  register_all(app);
+  swarm::runtime client{app, client_of(c.cfg, "client-freeze")};
+  auto refs = c.naps(client, app, 200, 20);
+  REQUIRE(eventually(10s, [&] { return ran_in(c, 200, w1->pid()); }));
+  w1->freeze();
+  // Found dead after node_timeout (1000 ms): its tasks run on the others meanwhile.
+  auto dead = [&] {
+    auto s = c.status();
+    auto* n = s ? find_node(*s, "worker-1") : nullptr;
+    return n && !n->alive;
+  };
+  CHECK(eventually(10s, dead));
+  w1->thaw();
+  CHECK(process_cluster::succeeded(refs) == 200);
+  // Fenced as the life found dead, it joins again as a new one.
+  CHECK(eventually(20s, [&] {
+    auto s = c.status();
+    auto* n = s ? find_node(*s, "worker-1") : nullptr;
+    return n && n->alive;
+  }));
 }

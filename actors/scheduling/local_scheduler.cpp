@@ -16,11 +16,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/workers/cpu_worker.hpp"
+#include "actors/common/node_stopped.hpp"
+#include "actors/scheduling/function_stats.hpp"
 #include "actors/scheduling/gpu_slots.hpp"
 #include "actors/scheduling/protocol.hpp"
-#include "actors/common/node_stopped.hpp"
 #include "actors/scheduling/task_inbox.hpp"
+#include "actors/workers/cpu_worker.hpp"
 #include "framework/detail/core.hpp"
 
 namespace swarm::actors {
@@ -70,16 +71,8 @@ struct scheduler_state {
   std::map<std::string, double> job_pass; // see `pass_of`
   double served_pass = 0;
   std::optional<std::string> last_job;
-  // What is known of each function's tasks here, by `function_of` them (stable while the
-  // node runs: no string per task): their name, counts, and mean run time
-  // (microseconds, a moving average, from those that ended; only short ones are
-  // pipelined).
-  struct function_entry {
-    std::string name;
-    function_counts counts;
-    std::optional<double> mean_run_us;
-  };
-  std::unordered_map<const void*, function_entry> functions;
+  // What is known of each function's tasks here (only short ones are pipelined).
+  function_stats functions;
   std::deque<task_event> timeline; // the last tasks that ended, oldest first
   std::deque<task_event> failures; // the last tasks that failed, oldest first
   caf::event_based_actor* self = nullptr;
@@ -168,19 +161,8 @@ struct scheduler_state {
   // first worker free takes it: a short task is never stuck behind a long one, and
   // short ones (once known) keep their workers busy without a round trip each.
   bool pipelines(const detail::task_spec& t) const {
-    auto i = functions.find(function_of(t));
-    return i != functions.end() && i->second.mean_run_us &&
-           *i->second.mean_run_us < static_cast<double>(config.pipeline_below.count());
-  }
-
-  // Notes in `f` how long `t`, which ended, ran.
-  static void learn_run_time(function_entry& f, const detail::task_spec& t) {
-    if (t.started_us == 0 || t.ended_us < t.started_us) return;
-    auto took = static_cast<double>(t.ended_us - t.started_us);
-    if (!f.mean_run_us)
-      f.mean_run_us = took;
-    else
-      *f.mean_run_us += 0.25 * (took - *f.mean_run_us);
+    auto mean = functions.mean_run_us(t);
+    return mean && *mean < static_cast<double>(config.pipeline_below.count());
   }
 
   // Picks a worker for task `t`: an idle one first (spreading load), then (for a short
@@ -429,9 +411,7 @@ struct scheduler_state {
 
   void count_end(const task_ptr& t, size_t worker) {
     if (t->phase() != task_phase::finished) return; // queued again to retry, or cancelled
-    auto& f = function_entry_of(t);
-    learn_run_time(f, *t);
-    auto& c = f.counts;
+    auto& c = functions.ended(*t).counts;
     bool failed = t->result->current() == detail::object_slot::state::failed;
     ++(failed ? c.failed : c.finished);
     bool timed = config.timeline_events > 0 && t->started_us != 0;
@@ -559,84 +539,64 @@ struct scheduler_state {
     }
   }
 
-  void drain_inbox() {
-    for (auto& t : config.inbox->drain())
-      if (t->phase() == task_phase::queued) {
-        if (t->attempts == 0) {
-          ++count_of(t).submitted;
-          t->queued_us = now_us();
-        }
-        arrived(*t);
-        ready[t->options.priority].push_back(std::move(t));
-      }
-    dispatch_ready();
-  }
-
-  // Cancels the task making `result`: one that has not started (queued here, or at a
-  // worker next) fails with `cancelled`; a running one is asked to stop (it sees it
-  // through its context) and fails so when it returns.
-  void cancel(const object_id& result) {
-    auto hit = [&](const task_ptr& t) {
-      if (t->result->id() == result) t->cancel();
-    };
-    for (auto& [prio, q] : ready)
-      for (auto& t : q)
-        hit(t);
-    for (auto& w : workers)
-      for (auto& t : w.inflight)
-        hit(t);
-  }
-
-  void on_submit(task_ptr t) {
-    if (t->phase() != task_phase::queued) return;
+  // Queues `t`, counted as submitted at its first attempt.
+  void enqueue(task_ptr t) {
     if (t->attempts == 0) {
       ++count_of(t).submitted;
       t->queued_us = now_us();
     }
     arrived(*t);
     ready[t->options.priority].push_back(std::move(t));
+  }
+
+  void drain_inbox() {
+    for (auto& t : config.inbox->drain())
+      if (t->phase() == task_phase::queued) enqueue(std::move(t));
     dispatch_ready();
+  }
+
+  void on_submit(task_ptr t) {
+    if (t->phase() != task_phase::queued) return;
+    enqueue(std::move(t));
+    dispatch_ready();
+  }
+
+  // Runs `f(task, at_worker)` on every task held: at a worker (next, or running), then
+  // queued here.
+  template <class F> void each_task(F f) const {
+    for (auto& w : workers)
+      for (auto& t : w.inflight)
+        f(t, true);
+    for (auto& [p, q] : ready)
+      for (auto& t : q)
+        f(t, false);
+  }
+
+  // Cancels the task making `result`: one that has not started (queued here, or at a
+  // worker next) fails with `cancelled`; a running one is asked to stop (it sees it
+  // through its context) and fails so when it returns.
+  void cancel(const object_id& result) {
+    each_task([&](const task_ptr& t, bool) {
+      if (t->result->id() == result) t->cancel();
+    });
   }
 
   std::vector<task_row> rows() const {
     std::vector<task_row> out;
-    auto row = [&](const task_ptr& t, const char* state) {
+    each_task([&](const task_ptr& t, bool at_worker) {
+      auto state = !at_worker                          ? "queued"
+                   : t->phase() == task_phase::running ? "running"
+                                                       : "dispatched";
       out.push_back({t->result->id().to_string(), t->name, state, t->options.priority,
                      t->attempts + 1});
-    };
-    for (auto& w : workers)
-      for (auto& t : w.inflight)
-        row(t, t->phase() == task_phase::running ? "running" : "dispatched");
-    for (auto& [p, q] : ready)
-      for (auto& t : q)
-        row(t, "queued");
+    });
     return out;
   }
 
-  // What a task's counts and run times are kept under: its function's invoker, or, for
-  // continuations (each with an invoker of its own), one key for all of them.
-  static bool continuation(const detail::task_spec& t) { return t.fn == &t.own_fn; }
-  static const void* function_of(const detail::task_spec& t) {
-    static const char continuations = 0;
-    return continuation(t) ? &continuations : static_cast<const void*>(t.fn);
-  }
-
-  function_entry& function_entry_of(const task_ptr& t) {
-    auto& entry = functions[function_of(*t)];
-    if (entry.name.empty()) entry.name = continuation(*t) ? "(continuations)" : t->name;
-    return entry;
-  }
-
-  function_counts& count_of(const task_ptr& t) { return function_entry_of(t).counts; }
+  function_counts& count_of(const task_ptr& t) { return functions.of(*t).counts; }
 
   counts_by_function counts_now() const {
-    counts_by_function out;
-    for (auto& [fn, entry] : functions) {
-      auto& c = out[entry.name];
-      c.submitted += entry.counts.submitted;
-      c.finished += entry.counts.finished;
-      c.failed += entry.counts.failed;
-    }
+    auto out = functions.counts();
     for (auto& w : workers)
       for (auto& t : w.inflight)
         if (t->phase() == task_phase::running) ++out[t->name].running;

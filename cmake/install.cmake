@@ -21,6 +21,10 @@ foreach(dir base transport framework)
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/${dir}/" DESTINATION "${SWARM_INCLUDE_DIR}/${dir}"
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()
+# <swarm/swarm.hpp> and <swarm/plugin.hpp>, beside the folders they include from.
+install(FILES "${PROJECT_SOURCE_DIR}/include/swarm/swarm.hpp"
+              "${PROJECT_SOURCE_DIR}/include/swarm/plugin.hpp"
+        DESTINATION "${SWARM_INCLUDE_DIR}")
 install(FILES "${PROJECT_BINARY_DIR}/generated/framework/version.hpp"
         DESTINATION "${SWARM_INCLUDE_DIR}/framework")
 install(FILES "${PROJECT_BINARY_DIR}/generated/transport/wire_message.hpp"
@@ -29,7 +33,8 @@ install(FILES "${PROJECT_BINARY_DIR}/generated/transport/wire_message.hpp"
 set(SWARM_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Swarm")
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/SwarmConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/SwarmConfig.cmake" INSTALL_DESTINATION "${SWARM_CMAKE_DIR}"
-  PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_BINDIR SWARM_INCLUDE_DIR)
+  PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_BINDIR CMAKE_INSTALL_INCLUDEDIR
+            SWARM_INCLUDE_DIR)
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/SwarmConfigVersion.cmake"
   COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/SwarmConfig.cmake"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "framework/swarm.hpp"
+#include <swarm/swarm.hpp>
 
 namespace consumer {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "code.hpp"
-#include "framework/swarm.hpp"
+#include <swarm/swarm.hpp>
 
 using namespace std::chrono_literals;
 

@@ -32,7 +32,8 @@ using detail::to_list;
 // The nodes in the node table that are not in the file, by owner index.
 joined_names joined_names_of(const membership_view& members) {
   return [&members](uint64_t owner_index) {
-    for (auto& [name, p] : *members.get())
+    auto table = members.get(); // held: a publish may drop the last other hold
+    for (auto& [name, p] : *table)
       if (p.info.owner_index == owner_index) return name;
     return std::string{};
   };

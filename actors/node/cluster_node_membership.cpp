@@ -86,7 +86,10 @@ void cluster_node::fenced(uint64_t life, const std::string& why) {
     // The old life's connections go too: a peer may have closed its end while the
     // network was cut, and not know this end is still open; this life's messages must
     // not go on it.
-    for (auto& [name, p] : *link_.members.get())
+    // The table held while it is read: a publish meanwhile may drop the last other hold
+    // (a temporary in the loop's head would go before the loop runs).
+    auto table = link_.members.get();
+    for (auto& [name, p] : *table)
       if (name != link_.self.name && name != head_name() && net_->connected(name))
         net_->disconnect(name, "node '" + link_.self.name + "' begins a new life");
     if (link_.connect_to(head_name()))

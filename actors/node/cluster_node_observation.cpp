@@ -46,7 +46,8 @@ void cluster_node::collect(metric_set& out) {
               "it stopped the actors it hosted for others and joined as a new life",
               static_cast<double>(fenced_.load()));
   size_t alive = 0, known = 0;
-  for (auto& [name, p] : *link_.members.get()) {
+  auto table = link_.members.get(); // held: a publish may drop the last other hold
+  for (auto& [name, p] : *table) {
     ++known;
     alive += p.info.alive || name == link_.self.name ? 1 : 0;
   }

@@ -77,7 +77,8 @@ hosted_table::move_out_if(const std::function<bool(const detail::actor_record&)>
   std::vector<detail::actor_record_ptr> out;
   for (size_t k = 0; k < shards; ++k) {
     std::vector<uint64_t> ids;
-    for (auto& [id, rec] : *get(k))
+    auto held = get(k);
+    for (auto& [id, rec] : *held)
       if (pred(*rec)) ids.push_back(id);
     for (auto id : ids) {
       out.push_back(erase_locked(id));

@@ -27,8 +27,9 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
     return;
   }
   c.only(*cl, "cluster",
-         {"name", "secret", "gcs_shards", "gcs_replication", "gcs_dir", "heartbeat_ms",
-          "node_timeout_ms", "idle_connection_ms", "join_wait_ms", "stop_timeout_ms"});
+         {"name", "secret", "gcs_shards", "gcs_replication", "gcs_hosts", "gcs_dir",
+          "heartbeat_ms", "node_timeout_ms", "idle_connection_ms", "join_wait_ms",
+          "stop_timeout_ms"});
   out.name = c.string(*cl, "cluster", "name", false).value_or("swarm");
   if (auto s = c.string(*cl, "cluster", "secret", true)) {
     if (s->size() < 16)
@@ -40,6 +41,8 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
       c.integer(*cl, "cluster", "gcs_shards", 1, 1024, false).value_or(1));
   out.gcs_replication = static_cast<size_t>(
       c.integer(*cl, "cluster", "gcs_replication", 1, 16, false).value_or(1));
+  out.gcs_hosts = static_cast<size_t>(
+      c.integer(*cl, "cluster", "gcs_hosts", 1, 1024, false).value_or(1));
   out.gcs_dir = c.string(*cl, "cluster", "gcs_dir", false).value_or("");
   if (out.gcs_dir.find('\0') != std::string::npos)
     c.fail(cl->get("gcs_dir")->source(), "cluster.gcs_dir",
@@ -234,6 +237,22 @@ void read_nodes(checker& c, const toml::table& root, cluster_config& out) {
     c.fail(root.source(), "cluster.gcs_replication",
            "is " + std::to_string(out.gcs_replication) + " but the cluster has only " +
                std::to_string(out.nodes.size()) + " node(s)");
+  if (out.gcs_hosts > 1) {
+    if (out.gcs_hosts > out.nodes.size())
+      c.fail(root.source(), "cluster.gcs_hosts",
+             "is " + std::to_string(out.gcs_hosts) + " but the cluster has only " +
+                 std::to_string(out.nodes.size()) + " node(s)");
+    if (out.gcs_replication < 2)
+      c.fail(root.source(), "cluster.gcs_hosts",
+             "is " + std::to_string(out.gcs_hosts) +
+                 ": shards served by other nodes need gcs_replication >= 2, so that a "
+                 "lost node's shards move to another with their rows");
+    if (!out.gcs_dir.empty())
+      c.fail(root.source(), "cluster.gcs_hosts",
+             "is " + std::to_string(out.gcs_hosts) +
+                 ": the key-value shards it spreads are kept in memory (replicated), "
+                 "not persisted: remove gcs_dir or set gcs_hosts = 1");
+  }
 }
 
 void read_autoscaler(checker& c, const toml::table& root, cluster_config& out) {
@@ -444,6 +463,7 @@ runtime_config cluster_config::runtime_for(const node_spec& n) const {
   // Every node runs every shard: the head's hold the tables, the others' are members of
   // their chains (gcs_replication). Only the head persists them.
   cfg.gcs_shards = gcs_shards;
+  if (!n.client) cfg.gcs_hosts = gcs_hosts;
   cfg.verbosity = verbosity;
   cfg.metrics_port = n.metrics_port;
   cfg.metrics_address = n.address;

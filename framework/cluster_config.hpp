@@ -126,6 +126,11 @@ struct cluster_config {
   size_t gcs_shards = 1; ///< control-store shards (keys spread by hash)
   size_t gcs_replication =
       1; ///< nodes holding each shard: the head, then the first others
+  /// Nodes that serve the key-value table's shards (the head, then the file's next
+  /// nodes), each shard on one of them, replicated along its own chain of
+  /// `gcs_replication` nodes; a lost one's shards move to the next member. 1: the head
+  /// serves them all.
+  size_t gcs_hosts = 1;
   /// Where the head persists its control store (in `<gcs_dir>/<node name>/`); empty:
   /// in memory only, lost when the head stops.
   std::string gcs_dir;

@@ -74,6 +74,9 @@ struct runtime_config {
   size_t worker_pipeline_depth = 16;
   /// Shards of the control store this node runs (a cluster's head runs them all).
   size_t gcs_shards = 1;
+  /// More than 1: the key-value table has shards of its own here, which the head places
+  /// on this many nodes of the cluster (`cluster_config::gcs_hosts`).
+  size_t gcs_hosts = 1;
   /// Where the control store's row tables (node, job, object) persist, one directory
   /// `shard-<i>/` per shard holding a log and a snapshot; a node started again on the
   /// same directory (and `gcs_shards`) finds them. Empty: in memory only.

@@ -24,10 +24,10 @@ int run_check_config(const check_config_options& opts) {
     }
   }
   std::printf(
-      "cluster '%s': %zu node(s), %zu control-store shard(s) x %zu, heartbeat %lld ms, "
-      "node timeout %lld ms\n",
+      "cluster '%s': %zu node(s), %zu control-store shard(s) x %zu (key-value table on "
+      "%zu node(s)), heartbeat %lld ms, node timeout %lld ms\n",
       cfg->name.c_str(), cfg->nodes.size(), cfg->gcs_shards, cfg->gcs_replication,
-      static_cast<long long>(cfg->heartbeat_interval.count()),
+      cfg->gcs_hosts, static_cast<long long>(cfg->heartbeat_interval.count()),
       static_cast<long long>(cfg->node_timeout.count()));
   std::printf("log level %s\n", to_string(cfg->verbosity));
   std::printf("metrics and dashboard: %s, %zu thread(s), %lld ms per request\n",

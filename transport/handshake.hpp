@@ -17,7 +17,9 @@ namespace swarm::wire_msg {
 /// creations name a life), and a call's result names the instance that ran it. 9: the
 /// head sends the nodes' load changes only to nodes whose heartbeats ask for them. 10:
 /// node processes of one host lend each other device buffers by mapping (DeviceShare).
-inline constexpr uint32_t protocol_version = 11;
+/// 11: a stopping node says its hosted actors move (ActorsMoving). 12: the key-value
+/// table's shards may be served by several nodes (KvPlacement).
+inline constexpr uint32_t protocol_version = 12;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

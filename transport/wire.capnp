@@ -80,6 +80,7 @@ struct Heartbeat {
   incarnation @9 :UInt64; # the life of the node that sends it (NodeInfo.incarnation)
   wantsLoad @10 :Bool;   # it places work by the nodes' loads: the head sends it their
                          # changes (else only changes of state: joins, deaths, leaving)
+  kvPlacement @11 :UInt64; # the version of the key-value shards' placement it holds
 }
 
 struct PriorityCount $Cxx.pairList("priority_counts") {
@@ -462,6 +463,19 @@ struct GcsChain {
   records @5 :Data;        # framed control-store records (actors/gcs_record.hpp)
 }
 
+struct ShardChain {
+  # One shard's replication chain: its primary (which takes its reads and writes) first.
+  shard @0 :UInt32;
+  members @1 :List(Text);
+}
+
+struct KvPlacement {
+  # The head: where the key-value table's shards are served (cluster.gcs_hosts > 1). Sent
+  # to a node whose heartbeat names another version.
+  version @0 :UInt64;
+  chains @1 :List(ShardChain);
+}
+
 struct KvEntry {
   # A row of the control store's key-value table.
   key @0 :Text;
@@ -593,6 +607,7 @@ struct Envelope $Cxx.variant("message") {
     deviceShare @51 :DeviceShare;
     deviceReleased @52 :DeviceReleased;
     actorsMoving @53 :ActorsMoving;
+    kvPlacement @54 :KvPlacement;
   }
 }
 

@@ -47,6 +47,7 @@ struct gcs_state {
   bool fresh = true;
   bool recovering = false;
   std::vector<std::string> asked;
+  bool unanswered = false; // a member asked did not answer in time
 
   // As a member further down a chain: the configuration it follows and the last write
   // it applied.
@@ -58,6 +59,14 @@ struct gcs_state {
   }
 
   bool replicating() const { return chain.size() > 1; }
+
+  // Set when it stepped down as a chain's head: the node that heads it now. Writes
+  // here fail (their writers ask that node) until it heads a chain again.
+  std::optional<std::string> moved_to;
+
+  uint32_t chain_id() const {
+    return static_cast<uint32_t>(config.chain_id.value_or(config.index));
+  }
 };
 
 caf::error not_found(const std::string& what) {
@@ -66,8 +75,9 @@ caf::error not_found(const std::string& what) {
 
 // Logs `line` about shard `cfg`.
 void note(const gcs_shard_config& cfg, log_level level, const std::string& line) {
-  cfg.logger.write(level,
-                   "control-store shard " + std::to_string(cfg.index) + ": " + line);
+  bool kv = cfg.chain_id && *cfg.chain_id != cfg.index;
+  cfg.logger.write(level, std::string{kv ? "key-value shard " : "control-store shard "} +
+                              std::to_string(cfg.index) + ": " + line);
 }
 
 // Appends `rec` to the log (when persisting). A refused write is not applied nor sent
@@ -107,12 +117,7 @@ void apply_committed(gcs_state& st, const gcs_record& rec) {
 wire_msg::gcs_chain chain_msg(const gcs_state& st, wire_msg::gcs_chain::kind_type what,
                               uint64_t epoch, uint64_t seq,
                               std::vector<gcs_record> recs = {}) {
-  return {static_cast<uint32_t>(st.config.index),
-          what,
-          epoch,
-          seq,
-          st.chain,
-          encode_records(recs)};
+  return {st.chain_id(), what, epoch, seq, st.chain, encode_records(recs)};
 }
 
 // Answers and applies every pending write up to `seq` (all of them without a chain).
@@ -136,6 +141,10 @@ constexpr auto recovery_timeout = std::chrono::seconds(2);
 // While the shard recovers its rows from the chain, writes wait for that.
 caf::result<void> write(shard_actor self, gcs_record rec) {
   auto& st = self->state;
+  if (st.moved_to)
+    return caf::make_error(caf::sec::runtime_error,
+                           "control-store shard " + std::to_string(st.config.index) +
+                               " is served by node '" + *st.moved_to + "' now");
   if (auto err = persist(st, rec)) return err;
   if (!st.replicating() && !st.recovering) {
     apply_committed(st, rec);
@@ -183,16 +192,48 @@ void ask_next(shard_actor self) {
                        st.asked.size());
     return;
   }
-  note(st.config, log_level::warn,
-       "no chain member had rows to recover: it starts empty");
+  // Members that said they never had a copy: a new shard, nothing lost.
+  note(st.config, st.unanswered ? log_level::warn : log_level::info,
+       !st.tables.empty() ? "no other chain member had a copy: it goes on with its own"
+       : st.unanswered    ? "no chain member had rows to recover: it starts empty"
+                          : "no chain member had a copy: a new shard");
+  st.unanswered = false;
   st.recovering = false;
   resume(st);
 }
 
-// A new chain (this node first). A shard that started with nothing (no disk, or a crash)
-// first recovers the rows the other members kept; the others sync the new chain.
+// Told of a chain another node heads: a head steps down. Its uncommitted writes fail,
+// and its rows stay as a member's copy of its last configuration.
+void step_down(shard_actor self, const std::vector<std::string>& members) {
+  auto& st = self->state;
+  st.moved_to = members.front();
+  if (st.chain.empty()) return;
+  auto why = caf::make_error(caf::sec::runtime_error,
+                             "control-store shard " + std::to_string(st.config.index) +
+                                 " moved to node '" + members.front() +
+                                 "' before the write was committed");
+  for (auto& w : st.pending)
+    w.reply.deliver(why);
+  st.pending.clear();
+  st.member_epoch = st.epoch;
+  st.member_seq = st.committed_seq;
+  st.chain.clear();
+  st.recovering = false;
+  st.asked.clear();
+  // Should it head a chain again, others may have newer rows: it recovers first.
+  st.fresh = !st.log;
+  note(st.config, log_level::info, "now served by node '" + members.front() + "'");
+}
+
+// A new chain (this node first). A shard that started with nothing (no disk, or a crash),
+// or was a member until now, first recovers the rows the other members kept; the others
+// sync the new chain.
 void reconfigure(shard_actor self, std::vector<std::string> members) {
   auto& st = self->state;
+  auto me = st.config.link->self();
+  if (!members.empty() && !me.empty() && members.front() != me)
+    return step_down(self, members);
+  st.moved_to.reset();
   auto now_ms = wall_ms();
   // Later than any configuration before, also those of an earlier run of this head.
   st.epoch = std::max(st.epoch + 1, now_ms << 10);
@@ -210,7 +251,7 @@ void reconfigure(shard_actor self, std::vector<std::string> members) {
 // A member's copy, asked for while recovering: its rows join those written since this
 // shard started (which win), and the chain is synced with the result. Node rows say
 // alive only once their node is heard from again.
-void recover_from(shard_actor self, const std::string& from, uint64_t epoch,
+void recover_from(shard_actor self, const std::string& from, uint64_t epoch, uint64_t seq,
                   std::vector<gcs_record> recs) {
   auto& st = self->state;
   if (std::find(st.asked.begin(), st.asked.end(), from) == st.asked.end()) return;
@@ -219,15 +260,27 @@ void recover_from(shard_actor self, const std::string& from, uint64_t epoch,
     return;
   }
   size_t merged = 0;
-  for (auto& r : recs) {
-    auto& t = st.tables[r.table];
-    if (t.count(r.key) != 0 || !r.row) continue;
-    if (auto* n = std::get_if<wire_msg::node_info>(&*r.row)) n->alive = false;
-    t.emplace(r.key, std::move(*r.row));
-    ++merged;
+  if (st.member_epoch != 0) {
+    // A member until now: the newer of the two copies is the shard.
+    if (std::make_pair(epoch, seq) > std::make_pair(st.member_epoch, st.member_seq)) {
+      st.tables.clear();
+      for (auto& r : recs)
+        apply_record(st.tables, r);
+      merged = recs.size();
+    }
+  } else {
+    for (auto& r : recs) {
+      auto& t = st.tables[r.table];
+      if (t.count(r.key) != 0 || !r.row) continue;
+      if (auto* n = std::get_if<wire_msg::node_info>(&*r.row)) n->alive = false;
+      t.emplace(r.key, std::move(*r.row));
+      ++merged;
+    }
   }
   note(st.config, log_level::info,
-       "recovered " + std::to_string(merged) + " rows from node '" + from + "'");
+       st.member_epoch != 0 && merged == 0
+           ? "its copy is as new as node '" + from + "''s: it goes on with it"
+           : "recovered " + std::to_string(merged) + " rows from node '" + from + "'");
   st.recovering = false;
   reconfigure(self, st.chain);
 }
@@ -241,17 +294,21 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
     if (heads_chain && m.epoch == st.epoch && !st.recovering) commit_up_to(st, m.seq);
     return;
   }
-  if (m.kind == chain_kind::resync && heads_chain) {
+  // A resync naming another head comes from a head recovering (a member's names none).
+  bool from_new_head = !m.members.empty() && m.members.front() != self_name;
+  if (m.kind == chain_kind::resync && !from_new_head) {
     // A member without this configuration's sync.
-    if (m.epoch <= st.epoch && st.replicating() && !st.recovering)
+    if (heads_chain && m.epoch <= st.epoch && st.replicating() && !st.recovering)
       reconfigure(self, st.chain);
     return;
   }
   if (m.kind == chain_kind::resync) {
-    // A restarted head recovering: it gets this member's copy.
-    if (m.members.empty()) return;
-    auto copy = chain_msg(st, chain_kind::sync, st.member_epoch, st.member_seq,
-                          records_of(st.tables));
+    // A head recovering (restarted, or a member promoted): it gets this copy, the
+    // committed rows when this node still heads the chain it takes over.
+    auto copy = heads_chain ? chain_msg(st, chain_kind::sync, st.epoch, st.committed_seq,
+                                        records_of(st.tables))
+                            : chain_msg(st, chain_kind::sync, st.member_epoch,
+                                        st.member_seq, records_of(st.tables));
     copy.members = {m.members.front(), self_name};
     st.config.link->send(m.members.front(), std::move(copy));
     return;
@@ -266,7 +323,7 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
   }
   if (m.members.front() == self_name) {
     if (m.kind == chain_kind::sync && st.recovering && m.members.size() == 2)
-      recover_from(self, m.members[1], m.epoch, std::move(*recs));
+      recover_from(self, m.members[1], m.epoch, m.seq, std::move(*recs));
     return;
   }
   if (m.kind == chain_kind::sync) {
@@ -279,9 +336,11 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
   } else if (m.epoch != st.member_epoch) {
     // A write of a configuration whose sync this member never had (it restarted, or
     // joined late): it cannot apply it, so it asks the head for the whole shard.
-    if (m.epoch > st.member_epoch)
-      st.config.link->send(m.members.front(),
-                           chain_msg(st, chain_kind::resync, m.epoch, st.member_seq));
+    if (m.epoch > st.member_epoch) {
+      auto ask = chain_msg(st, chain_kind::resync, m.epoch, st.member_seq);
+      ask.members.clear();
+      st.config.link->send(m.members.front(), std::move(ask));
+    }
     return;
   } else if (m.seq > st.member_seq) {
     for (auto& r : *recs)
@@ -356,8 +415,10 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
       [self](chain_atom, uint64_t epoch, size_t asked) {
         // The member asked for its copy did not answer in time: the next one is asked.
         auto& st = self->state;
-        if (st.recovering && st.epoch == epoch && st.asked.size() == asked)
+        if (st.recovering && st.epoch == epoch && st.asked.size() == asked) {
+          st.unanswered = true;
           ask_next(self);
+        }
       },
       [self](get_atom, const std::string& table,
              const std::string& key) -> caf::result<table_row> {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct gcs_shard_config {
   node_log logger;
   /// How this shard reaches the other members of its chain (one link per node).
   std::shared_ptr<gcs_chain_link> link = std::make_shared<gcs_chain_link>();
+  /// The shard number its chain messages carry (`gcs_shards` numbers the key-value
+  /// table's own shards after the others); `index` when not set.
+  std::optional<size_t> chain_id;
 };
 
 /// Spawns one shard of the global control store. It holds the function table, the
@@ -57,6 +61,13 @@ struct gcs_shard_config {
 /// once the tail acknowledges it: reads at the head see exactly what the tail has, as
 /// reads at the tail would. A new chain gets the whole shard first (a sync), then the
 /// writes still unacknowledged. A member that misses a sync asks for one (resync).
+///
+/// Any member may become the head (a chain whose first member is this node): it first
+/// recovers, asking the other members one at a time for their copies, and keeps the
+/// newest (its own when it was a member already; a shard that started with nothing
+/// merges them under what it wrote meanwhile). A head told of a chain another node heads
+/// steps down: the writes it had not committed fail (their writers ask the new head),
+/// and it keeps its rows as a member's copy until the new head's sync.
 ///
 /// With `cfg.dir` set, the row tables (node, job, object) are replayed from disk here,
 /// before the shard exists, and every put and erase is on disk before it applies; a

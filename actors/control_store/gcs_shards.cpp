@@ -52,20 +52,29 @@ void kv_once(caf::event_based_actor* self, caf::actor shard, detail::kv_op op,
 
 } // namespace
 
-gcs_shards::gcs_shards(caf::actor_system& sys, size_t count)
-    : sys_(sys), count_(count), shards_(count) {}
+gcs_shards::gcs_shards(caf::actor_system& sys, size_t count, bool spread_kv)
+    : sys_(sys), count_(count), spread_kv_(spread_kv),
+      shards_(spread_kv ? 2 * count : count) {}
 
 caf::actor gcs_shards::for_key(const std::string& key) const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return shards_.empty() ? nullptr : shards_[shard_of(key, shards_.size())];
+  return shards_.empty() ? nullptr : shards_[shard_of(key, count_)];
 }
 
 void gcs_shards::set(size_t index, caf::actor a) {
   std::lock_guard<std::mutex> guard{mtx_};
   if (index >= shards_.size()) return;
   shards_[index] = std::move(a);
-  if (shards_[index] && chain_.size() > 1)
-    caf::anon_send(shards_[index], chain_atom::value, chain_);
+  if (!shards_[index]) return;
+  if (index < count_) {
+    if (chain_.size() > 1) caf::anon_send(shards_[index], chain_atom::value, chain_);
+    return;
+  }
+  // A key-value shard restarted: it heads its chain again when the placement says so.
+  for (auto& c : kv_placement_.chains)
+    if (c.shard + count_ == index && !c.members.empty() &&
+        c.members.front() == chain_link_->self())
+      caf::anon_send(shards_[index], chain_atom::value, c.members);
 }
 
 void gcs_shards::clear() {
@@ -73,16 +82,86 @@ void gcs_shards::clear() {
   shards_.clear();
 }
 
-std::vector<caf::actor> gcs_shards::all() const {
+std::vector<caf::actor> gcs_shards::tables() const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return shards_;
+  return {shards_.begin(), shards_.begin() + static_cast<std::ptrdiff_t>(count_)};
 }
 
 void gcs_shards::set_chain(std::vector<std::string> members) {
   std::lock_guard<std::mutex> guard{mtx_};
   chain_ = std::move(members);
-  for (auto& shard : shards_)
-    if (shard) caf::anon_send(shard, chain_atom::value, chain_);
+  for (size_t i = 0; i < count_ && i < shards_.size(); ++i)
+    if (shards_[i]) caf::anon_send(shards_[i], chain_atom::value, chain_);
+}
+
+void gcs_shards::set_kv_placement(const wire_msg::kv_placement& p) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (p.version <= kv_placement_.version) return;
+    auto self = chain_link_->self();
+    auto front = [](const wire_msg::kv_placement& in, uint32_t shard) {
+      for (auto& c : in.chains)
+        if (c.shard == shard && !c.members.empty()) return c.members;
+      return std::vector<std::string>{};
+    };
+    // A shard this node heads gets its chain; one it headed learns who heads it now.
+    for (auto& c : p.chains) {
+      auto index = count_ + c.shard;
+      if (c.shard >= count_ || index >= shards_.size() || !shards_[index]) continue;
+      auto before = front(kv_placement_, c.shard);
+      bool heads = !c.members.empty() && c.members.front() == self;
+      bool headed = !before.empty() && before.front() == self;
+      if ((heads && before != c.members) || (headed && !heads))
+        caf::anon_send(shards_[index], chain_atom::value, c.members);
+    }
+    kv_placement_ = p;
+  }
+  placed_.notify_all();
+}
+
+uint64_t gcs_shards::kv_placement_version() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return kv_placement_.version;
+}
+
+std::optional<std::string> gcs_shards::kv_node(const std::string& key) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (kv_placement_.version == 0) return std::nullopt;
+  auto shard = shard_of(table_key("kv", key), count_);
+  for (auto& c : kv_placement_.chains)
+    if (c.shard == shard && !c.members.empty()) return c.members.front();
+  return std::string{};
+}
+
+bool gcs_shards::await_kv_placement(uint64_t version, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> guard{mtx_};
+  return placed_.wait_for(guard, timeout,
+                          [&] { return kv_placement_.version > version; });
+}
+
+result<caf::actor> gcs_shards::kv_shard(const std::string& key) const {
+  auto shard = shard_of(table_key("kv", key), count_);
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (kv_placement_.version == 0) {
+    if (shards_.empty() || !shards_[shard])
+      return error{errc::runtime_stopped,
+                   "the control-store shard for key '" + key + "' is restarting"};
+    return shards_[shard];
+  }
+  auto self = chain_link_->self();
+  std::string serving;
+  for (auto& c : kv_placement_.chains)
+    if (c.shard == shard && !c.members.empty()) serving = c.members.front();
+  if (serving != self || count_ + shard >= shards_.size())
+    return error{
+        errc::runtime_stopped,
+        "node '" + self + "' does not serve key '" + key +
+            "' of the key-value table (shard " + std::to_string(shard) + "): " +
+            (serving.empty() ? "no node does yet" : "node '" + serving + "' does")};
+  if (!shards_[count_ + shard])
+    return error{errc::runtime_stopped,
+                 "the key-value shard for key '" + key + "' is restarting"};
+  return shards_[count_ + shard];
 }
 
 bool gcs_shards::chain_message(wire_msg::gcs_chain m) {
@@ -111,7 +190,7 @@ result<std::vector<table_row>> gcs_shards::scan(const std::string& table) {
   caf::scoped_actor self{sys_};
   std::vector<table_row> out;
   result<void> ok;
-  for (auto& shard : all()) {
+  for (auto& shard : tables()) {
     if (!shard)
       return error{errc::runtime_stopped, "a control-store shard is restarting"};
     self->request(shard, request_timeout, scan_atom::value, table)
@@ -145,13 +224,12 @@ result<bool> gcs_shards::register_name(const std::string& name,
 
 void gcs_shards::kv_async(detail::kv_op op, const std::string& key,
                           std::vector<uint8_t> value, kv_done done) {
-  auto shard = for_key(table_key("kv", key));
+  auto shard = kv_shard(key);
   if (!shard) {
-    done(error{errc::runtime_stopped,
-               "the control-store shard for key '" + key + "' is restarting"});
+    done(shard.err());
     return;
   }
-  sys_.spawn(kv_once, shard, op, key, std::move(value), std::move(done));
+  sys_.spawn(kv_once, *shard, op, key, std::move(value), std::move(done));
 }
 
 kv_reply gcs_shards::kv(detail::kv_op op, const std::string& key,
@@ -164,7 +242,12 @@ kv_reply gcs_shards::kv(detail::kv_op op, const std::string& key,
 
 void gcs_shards::add_stats(size_t& named_actors, size_t& rows) {
   caf::scoped_actor self{sys_};
-  for (auto& shard : all())
+  std::vector<caf::actor> all;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    all = shards_;
+  }
+  for (auto& shard : all)
     if (shard)
       self->request(shard, request_timeout, stats_atom::value)
           .receive(

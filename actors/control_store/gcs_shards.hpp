@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -22,14 +24,22 @@ namespace swarm::actors {
 /// and the ways to reach them: rows of the node, job and object tables, the key-value
 /// table, and chain replication. A shard being restarted has no handle: what goes to it
 /// meanwhile is dropped (writes) or fails (reads).
+///
+/// With `spread_kv` (cluster.gcs_hosts > 1) the key-value table has `count` shards of its
+/// own, numbered `count` to `2 count - 1` on the wire, which the head places on several
+/// nodes, each with its own chain (`set_kv_placement`): a key-value request goes to the
+/// node that heads its shard's chain.
 class gcs_shards {
 public:
   using kv_reply = result<std::optional<std::vector<uint8_t>>>;
 
   /// `sys` runs the one-shot actors that wait for answers; `count` shards.
-  gcs_shards(caf::actor_system& sys, size_t count);
+  gcs_shards(caf::actor_system& sys, size_t count, bool spread_kv = false);
 
+  /// Shards of each table (of the node, job and object tables; of the key-value table).
   size_t size() const { return count_; }
+  /// The shard actors this node runs: `size()`, twice that with `spread_kv`.
+  size_t local_count() const { return spread_kv_ ? 2 * count_ : count_; }
 
   /// The shard owning `key`; null while it restarts.
   caf::actor for_key(const std::string& key) const;
@@ -66,14 +76,31 @@ public:
   /// Sums the shards' counts of named actors and rows.
   void add_stats(size_t& named_actors, size_t& rows);
 
+  /// Where the key-value table's shards are served, as the head placed them; shards
+  /// this node heads (or headed) are told their chain. An older version is ignored.
+  void set_kv_placement(const wire_msg::kv_placement& p);
+  /// The version of the placement held (0: none yet).
+  uint64_t kv_placement_version() const;
+  /// The node serving `key` of the key-value table: empty while its shard is unplaced;
+  /// no value while no placement came (the head serves the table, as with one host).
+  std::optional<std::string> kv_node(const std::string& key) const;
+  /// Waits, at most `timeout`, for a placement newer than `version`; whether one came.
+  bool await_kv_placement(uint64_t version, std::chrono::milliseconds timeout);
+
 private:
-  std::vector<caf::actor> all() const;
+  // The shards of the node, job and object tables (names included).
+  std::vector<caf::actor> tables() const;
+  // The actor serving `key` of the key-value table here, or why none does.
+  result<caf::actor> kv_shard(const std::string& key) const;
 
   caf::actor_system& sys_;
   size_t count_;
+  bool spread_kv_;
   mutable std::mutex mtx_;
+  std::condition_variable placed_;
   std::vector<caf::actor> shards_;
   std::vector<std::string> chain_;
+  wire_msg::kv_placement kv_placement_;
   std::shared_ptr<gcs_chain_link> chain_link_ = std::make_shared<gcs_chain_link>();
 };
 

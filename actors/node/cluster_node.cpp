@@ -238,6 +238,8 @@ void cluster_node::start_actors() {
     if (!n.client && n.owner_index == 0) file_nodes_.push_back(n.name);
   mc.nodes = file_nodes_;
   mc.replication = link_.cfg.gcs_replication;
+  mc.gcs_shards = link_.cfg.gcs_shards;
+  mc.gcs_hosts = link_.cfg.gcs_hosts;
   mc.log = local_->log();
   mc.heartbeat_interval = link_.cfg.heartbeat_interval;
   mc.node_timeout = link_.cfg.node_timeout;

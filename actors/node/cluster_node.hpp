@@ -176,6 +176,8 @@ private:
   void record(const wire_msg::node_info& info) override { store_->record_node(info); }
   void forget(const std::string& node) override { store_->forget_node(node); }
   void set_chain(std::vector<std::string> members) override;
+  void set_kv_placement(const wire_msg::kv_placement& p) override;
+  uint64_t kv_placement_version() override;
   // `peer`'s connection closed: its objects and actors fail over, then the owner's
   // children there.
   void lost(const std::string& peer, const std::string& why) override;

@@ -97,6 +97,14 @@ void cluster_node::fenced(uint64_t life, const std::string& why) {
   });
 }
 
+void cluster_node::set_kv_placement(const wire_msg::kv_placement& p) {
+  local_->gcs().set_kv_placement(p);
+}
+
+uint64_t cluster_node::kv_placement_version() {
+  return local_->gcs().kv_placement_version();
+}
+
 void cluster_node::set_chain(std::vector<std::string> members) {
   local_->gcs().set_chain(std::move(members));
 }

@@ -192,6 +192,13 @@ void cluster_node::add_routes() {
   routes_.in_place<kv_request>([this](const std::string& peer, kv_request&& m) {
     store_->on_kv_request(peer, std::move(m));
   });
+  routes_.in_place<kv_placement>([this](const std::string& peer, kv_placement&& m) {
+    if (peer == link_.head_name())
+      local_->gcs().set_kv_placement(m);
+    else
+      log().warn("a key-value placement from node '" + peer +
+                 "' ignored: only the head places shards");
+  });
   routes_.in_place<gcs_chain>([this](const std::string& peer, gcs_chain&& m) {
     auto shard = m.shard;
     if (!local_->gcs().chain_message(std::move(m)))

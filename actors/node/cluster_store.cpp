@@ -145,39 +145,68 @@ cluster_store::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t
                  "a key-value value of " + std::to_string(value.size()) +
                      " bytes is over the cluster's max_message_bytes (" +
                      std::to_string(link_.cfg.max_message_bytes) + ")"};
-  if (link_.is_head()) return link_.local->kv(op, name, std::move(value));
+  auto& gcs = link_.local->gcs();
+  // A spread table's shard that moved (its node lost, or back to its host) is asked
+  // again at the node the head's next placement names, until the deadline.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    auto version = gcs.kv_placement_version();
+    auto node = gcs.kv_node(name);
+    auto r =
+        node ? kv_at(*node, op, name, value) : kv_at(link_.head_name(), op, name, value);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (r || !node || r.err().code == errc::invalid_argument ||
+        left <= std::chrono::milliseconds::zero())
+      return r;
+    gcs.await_kv_placement(version, std::min(left, std::chrono::milliseconds(250)));
+  }
+}
+
+result<std::optional<std::vector<uint8_t>>>
+cluster_store::kv_at(const std::string& node, detail::kv_op op, const std::string& name,
+                     std::vector<uint8_t> value) {
+  if (node.empty())
+    return error{errc::runtime_stopped,
+                 "no node serves key '" + name + "' of the key-value table yet"};
+  if (node == link_.self.name) return link_.local->kv(op, name, std::move(value));
   wire_msg::kv_request m;
   m.op = static_cast<wire_msg::kv_request::op_type>(op);
   m.key = name;
   m.value = std::move(value);
-  auto a = link_.request(link_.head_name(), std::move(m));
+  auto a = link_.request(node, std::move(m));
   if (!a) return a.err();
   auto* r = std::get_if<wire_msg::kv_reply>(&*a);
   if (!r)
-    return error{errc::invalid_argument, "the head answered a key-value request "
-                                         "with another kind of message"};
+    return error{errc::invalid_argument, "node '" + node +
+                                             "' answered a key-value request with "
+                                             "another kind of message"};
   if (r->failed) return detail::from_wire(r->error);
   if (!r->found) return std::optional<std::vector<uint8_t>>{};
   return std::optional<std::vector<uint8_t>>{std::move(r->value)};
 }
 
 void cluster_store::on_kv_request(const std::string& peer, wire_msg::kv_request m) {
-  if (!link_.is_head()) return;
   auto id = m.request_id;
-  link_.local->gcs().kv_async(
-      static_cast<detail::kv_op>(m.op), m.key, std::move(m.value),
-      [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
-        wire_msg::kv_reply out;
-        out.request_id = id;
-        if (!r) {
-          out.failed = true;
-          out.error = detail::to_wire(r.err());
-        } else if (*r) {
-          out.found = true;
-          out.value = std::move(**r);
-        }
-        link_.send_while_open(peer, std::move(out));
-      });
+  auto answer = [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
+    wire_msg::kv_reply out;
+    out.request_id = id;
+    if (!r) {
+      out.failed = true;
+      out.error = detail::to_wire(r.err());
+    } else if (*r) {
+      out.found = true;
+      out.value = std::move(**r);
+    }
+    link_.send_while_open(peer, std::move(out));
+  };
+  // Without a placement only the head serves the table (the others' shards are copies).
+  if (!link_.is_head() && !link_.local->gcs().kv_node(m.key))
+    return answer(error{errc::runtime_stopped,
+                        "node '" + link_.self.name +
+                            "' serves no key-value shard: the head serves them all"});
+  link_.local->gcs().kv_async(static_cast<detail::kv_op>(m.op), m.key, std::move(m.value),
+                              answer);
 }
 
 } // namespace swarm::actors

@@ -34,9 +34,17 @@ public:
   result<wire_msg::node_table> stored_table();
   result<std::optional<std::vector<uint8_t>>>
   kv(detail::kv_op op, const std::string& name, std::vector<uint8_t> value);
+  /// Another node's key-value request: answered when this node serves the key's shard
+  /// (the head, or the node the head's placement names).
   void on_kv_request(const std::string& peer, wire_msg::kv_request m);
 
 private:
+  // One try of `kv` at `node` (this one, or another by a request).
+  result<std::optional<std::vector<uint8_t>>> kv_at(const std::string& node,
+                                                    detail::kv_op op,
+                                                    const std::string& name,
+                                                    std::vector<uint8_t> value);
+
   node_link& link_;
 };
 

@@ -116,7 +116,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   sys_config_.set("scheduler.max-threads", threads);
   sys_ = std::make_unique<caf::actor_system>(sys_config_);
 
-  gcs_ = std::make_unique<gcs_shards>(*sys_, config_.gcs_shards);
+  gcs_ = std::make_unique<gcs_shards>(*sys_, config_.gcs_shards, config_.gcs_hosts > 1);
   scheduler_config sched_cfg;
   sched_cfg.total = total_;
   sched_cfg.initial_workers = initial_workers;
@@ -141,19 +141,24 @@ local_node::local_node(const application& app, const runtime_config& cfg,
     };
     return c;
   };
-  // The control store, sharded by key hash; each shard holds the keys it owns.
+  // The control store, sharded by key hash; each shard holds the keys it owns. The
+  // key-value table's own shards (spread over several nodes) follow, kept in memory.
   std::vector<std::string> ids;
-  for (size_t i = 0; i < gcs_->size(); ++i) {
+  for (size_t i = 0; i < gcs_->local_count(); ++i) {
+    bool kv = i >= gcs_->size();
     gcs_shard_config gcs_cfg;
-    gcs_cfg.index = i;
+    gcs_cfg.index = kv ? i - gcs_->size() : i;
     gcs_cfg.count = gcs_->size();
-    gcs_cfg.dir = cfg.gcs_dir;
+    gcs_cfg.chain_id = i;
+    if (!kv) gcs_cfg.dir = cfg.gcs_dir;
     gcs_cfg.link = gcs_->chain_link();
     gcs_cfg.logger = log_;
     for (auto& name : app.function_names())
-      if (shard_of(name, gcs_cfg.count) == i)
+      if (!kv && shard_of(name, gcs_cfg.count) == i)
         gcs_cfg.functions.emplace(name, (*app.find_entry(name))->signature());
-    ids.push_back(gcs_->size() == 1 ? "gcs_shard" : "gcs_shard-" + std::to_string(i));
+    ids.push_back(kv                  ? "gcs_kv_shard-" + std::to_string(gcs_cfg.index)
+                  : gcs_->size() == 1 ? "gcs_shard"
+                                      : "gcs_shard-" + std::to_string(i));
     sup.children.push_back(child(
         ids.back(), part::gcs,
         [this, gcs_cfg](caf::actor_system& s) -> caf::actor {

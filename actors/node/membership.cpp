@@ -1,4 +1,5 @@
 #include "actors/node/membership.hpp"
+#include "actors/node/kv_placer.hpp"
 #include "actors/node/signature_index.hpp"
 #include "actors/node/table_feed.hpp"
 
@@ -36,6 +37,7 @@ struct membership_state {
   // once in a table as dead, then dropped: a name that joins again is a new node.
   std::vector<std::string> gone_nodes;
   signature_index signatures;            // the head: what every node registered
+  kv_placer placer{kv_placer::config{}}; // the head: the key-value shards' placement
 
   // The head: the node table as it goes out, and its own row as sent and as recorded
   // last.
@@ -108,6 +110,7 @@ struct membership_state {
   // The head: the chain of every control-store shard is the head and the first
   // `replication - 1` live nodes in the file's order.
   void update_chain() {
+    update_kv_placement();
     if (!is_head() || cfg.replication <= 1) return;
     std::vector<std::string> members{me()};
     for (auto& n : cfg.nodes) {
@@ -125,6 +128,21 @@ struct membership_state {
                       : ""));
     chain = members;
     port->set_chain(std::move(members));
+  }
+
+  // The head: places the key-value table's shards again; the nodes get the placement at
+  // once, and again while their heartbeats name another version.
+  void update_kv_placement() {
+    if (!is_head() || !placer.enabled()) return;
+    auto alive = [this](const std::string& n) {
+      auto p = peers.find(n);
+      return p != peers.end() && p->second.info.alive && !p->second.info.leaving;
+    };
+    if (!placer.update(alive, wall_ms())) return;
+    for (auto& line : placer.changes())
+      cfg.log.info("key-value placement: " + line);
+    port->set_kv_placement(placer.placement());
+    port->send_all(alive_peers(), placer.placement());
   }
 
   // The head: sends each live peer what changed in the table (see `table_feed`).
@@ -238,6 +256,8 @@ struct membership_state {
     if (i == peers.end() || (dead && hb.incarnation != i->second.info.incarnation))
       return not_joined(peer, now);
     auto& p = i->second;
+    if (placer.enabled() && hb.kv_placement != placer.placement().version)
+      port->send(peer, placer.placement());
     if (hb.leaving && !p.info.leaving) {
       // Alive until it goes (its answers still come), but no work is placed there: by
       // the head, nor by the nodes that spill work (its table's change tells them).
@@ -247,6 +267,7 @@ struct membership_state {
       auto placed = p.info;
       placed.alive = false;
       port->record(placed);
+      update_kv_placement(); // its shards go to other members
       publish();
     }
     auto before = change_of(peer, p, now);
@@ -453,6 +474,7 @@ struct membership_state {
       hb.needs_table = needs_table;
       hb.wants_load = reads_load();
       hb.incarnation = self.info.incarnation;
+      hb.kv_placement = port->kv_placement_version();
       port->send(cfg.head, hb);
       return;
     }
@@ -531,6 +553,8 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   me.info.head = st.is_head();
   me.last_seen = self->clock().now();
   if (st.is_head()) st.signatures.add(me.info);
+  st.placer = kv_placer{{st.cfg.nodes, st.cfg.head, st.cfg.gcs_hosts, st.cfg.replication,
+                         st.cfg.gcs_shards}};
   // Joins within a twentieth of a heartbeat (at most 20 ms) share one change.
   auto join_batch = std::min<caf::timespan>(std::chrono::milliseconds(20),
                                             st.cfg.heartbeat_interval / 20);
@@ -628,6 +652,12 @@ void membership_view::publish(peer_table table) {
 }
 
 membership_port::~membership_port() = default;
+
+void membership_port::set_kv_placement(const wire_msg::kv_placement&) {}
+
+uint64_t membership_port::kv_placement_version() {
+  return 0;
+}
 
 std::vector<std::string> membership_port::send_all(const std::vector<std::string>& peers,
                                                    const wire_msg::message& m) {

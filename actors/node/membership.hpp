@@ -84,6 +84,10 @@ struct membership_config {
   std::vector<std::string> nodes;
   /// How many nodes hold each control-store shard, the head included.
   size_t replication = 1;
+  /// Shards of each control-store table, and the nodes serving the key-value table's
+  /// (more than 1: the head places them, see `kv_placer`).
+  size_t gcs_shards = 1;
+  size_t gcs_hosts = 1;
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds node_timeout{2000};
   /// The node's log.
@@ -120,6 +124,11 @@ public:
   virtual void forget(const std::string& node) = 0;
   /// The head: the nodes that hold the control store's shards changed.
   virtual void set_chain(std::vector<std::string> members) = 0;
+  /// Where the key-value table's shards are served (the head's placement, applied on
+  /// the head; another node's comes as a message).
+  virtual void set_kv_placement(const wire_msg::kv_placement& p);
+  /// The version of that placement this node holds (its heartbeats say it).
+  virtual uint64_t kv_placement_version();
   /// The connection to `peer` closed: what was in flight there fails over. On the head
   /// this comes after the node is recorded dead, so retries never go back to it.
   virtual void lost(const std::string& peer, const std::string& why) = 0;

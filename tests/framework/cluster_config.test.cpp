@@ -330,6 +330,26 @@ TEST_CASE("gcs replication cannot exceed the number of nodes") {
   CHECK(msg.find("only 2 node(s)") != std::string::npos);
 }
 
+TEST_CASE("gcs_hosts spreads the key-value shards over several nodes, replicated and in "
+          "memory, or is refused saying why") {
+  auto cfg = swarm::parse_cluster_config(
+                 replace(valid, "gcs_shards = 2", "gcs_hosts = 2\ngcs_replication = 2"),
+                 "cluster.toml")
+                 .value();
+  CHECK(cfg.gcs_hosts == 2);
+  CHECK(cfg.runtime_for(cfg.head()).gcs_hosts == 2);
+  auto msg =
+      error_of(replace(valid, "gcs_shards = 2", "gcs_hosts = 3\ngcs_replication = 2"));
+  CHECK(msg.find("cluster.gcs_hosts") != std::string::npos);
+  CHECK(msg.find("only 2 node(s)") != std::string::npos);
+  msg = error_of(replace(valid, "gcs_shards = 2", "gcs_hosts = 2"));
+  CHECK(msg.find("need gcs_replication >= 2") != std::string::npos);
+  msg = error_of(replace(valid, "gcs_shards = 2",
+                         "gcs_hosts = 2\ngcs_replication = 2\ngcs_dir = \"/var/gcs\""));
+  CHECK(msg.find("not persisted: remove gcs_dir or set gcs_hosts = 1") !=
+        std::string::npos);
+}
+
 TEST_CASE("gcs_dir gives the head a control-store directory of its own name") {
   auto none = swarm::parse_cluster_config(valid, "cluster.toml").value();
   CHECK(none.gcs_dir.empty());

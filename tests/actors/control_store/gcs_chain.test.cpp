@@ -57,12 +57,18 @@ public:
 
   // A job row written at the chain's head; true once the head answered it.
   bool put(uint64_t id, std::chrono::milliseconds timeout = 5s) {
+    return put_at("n0", id, timeout);
+  }
+
+  // The same, written at node `name`'s shard.
+  bool put_at(const std::string& name, uint64_t id,
+              std::chrono::milliseconds timeout = 5s) {
     job_info j;
     j.id = id;
     j.driver = "head";
     caf::scoped_actor self{sys_};
     bool ok = false;
-    self->request(shard("n0"), timeout, put_atom::value, std::string{"job"},
+    self->request(shard(name), timeout, put_atom::value, std::string{"job"},
                   std::to_string(id), table_row{j})
         .receive([&] { ok = true; }, [&](caf::error&) {});
     return ok;
@@ -92,7 +98,12 @@ public:
   }
 
   void configure(std::vector<std::string> members) {
-    caf::anon_send(shard("n0"), chain_atom::value, std::move(members));
+    configure_at("n0", std::move(members));
+  }
+
+  // Tells node `name`'s shard of the chain `members` (it heads it, or steps down).
+  void configure_at(const std::string& name, std::vector<std::string> members) {
+    caf::anon_send(shard(name), chain_atom::value, std::move(members));
   }
 
   // Starts `members` (the head, "n0", first), chains them, and writes jobs 1 to `n`.
@@ -199,4 +210,37 @@ TEST_CASE("a head shard that starts again empty recovers its rows from the chain
   REQUIRE(rig.put(11));
   for (auto n : {"n0", "n1", "n2"})
     CHECK(rig.jobs(n) == ids(1, 11));
+}
+
+TEST_CASE("a member made head of the chain keeps every write the lost head committed") {
+  chain_rig rig;
+  rig.chain_with_writes({"n0", "n1", "n2"}, 10);
+  rig.take_down("n0");
+  rig.configure_at("n1", {"n1", "n2"});
+  REQUIRE(rig.put_at("n1", 11));
+  CHECK(rig.jobs("n1") == ids(1, 11));
+  CHECK(rig.jobs("n2") == ids(1, 11));
+}
+
+TEST_CASE(
+    "a head that hands its shard over fails later writes, and the new head has all") {
+  chain_rig rig;
+  rig.chain_with_writes({"n0", "n1", "n2"}, 10);
+  rig.configure_at("n0", {"n1", "n0", "n2"});
+  rig.configure_at("n1", {"n1", "n0", "n2"});
+  // Answered with an error at once, not left to time out: its writer asks the new head.
+  CHECK_FALSE(rig.put_at("n0", 11, 5s));
+  REQUIRE(rig.put_at("n1", 12));
+  auto want = ids(1, 10);
+  want.insert(12);
+  for (auto n : {"n0", "n1", "n2"})
+    CHECK(rig.holds(n, want));
+
+  // Handed back: the old head recovers the write made meanwhile.
+  rig.configure_at("n1", {"n0", "n1", "n2"});
+  rig.configure_at("n0", {"n0", "n1", "n2"});
+  REQUIRE(rig.put_at("n0", 13));
+  want.insert(13);
+  for (auto n : {"n0", "n1", "n2"})
+    CHECK(rig.holds(n, want));
 }

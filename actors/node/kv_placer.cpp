@@ -1,0 +1,79 @@
+#include "actors/node/kv_placer.hpp"
+
+#include <algorithm>
+
+namespace swarm::actors {
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::string names(const std::vector<std::string>& chain) {
+  std::string out;
+  for (auto& m : chain)
+    out += (out.empty() ? "" : " -> ") + m;
+  return out.empty() ? "(none)" : out;
+}
+
+} // namespace
+
+kv_placer::kv_placer(config cfg) : cfg_(std::move(cfg)) {
+  ring_.push_back(cfg_.head);
+  for (auto& n : cfg_.nodes)
+    if (n != cfg_.head) ring_.push_back(n);
+  cfg_.hosts = std::min(std::max<size_t>(cfg_.hosts, 1), ring_.size());
+  cfg_.replication = std::max<size_t>(cfg_.replication, 1);
+  placement_.chains.resize(cfg_.shards);
+  for (uint32_t i = 0; i < cfg_.shards; ++i)
+    placement_.chains[i].shard = i;
+}
+
+bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
+                       uint64_t now_ms) {
+  auto live = [&](const std::string& n) { return n == cfg_.head || alive(n); };
+  changes_.clear();
+  for (size_t i = 0; i < cfg_.shards; ++i) {
+    auto& before = placement_.chains[i].members;
+    std::vector<std::string> chain;
+    for (auto& m : before)
+      if (live(m)) chain.push_back(m);
+    auto& desired = ring_[i % cfg_.hosts];
+    if (chain.empty()) {
+      // Unplaced, or every member lost: the desired host, else the next live one.
+      for (size_t k = 0; k < cfg_.hosts && chain.empty(); ++k)
+        if (live(ring_[(i + k) % cfg_.hosts]))
+          chain.push_back(ring_[(i + k) % cfg_.hosts]);
+    } else if (chain.front() != desired && live(desired)) {
+      // Back to its host: a member since the last placement heads it now; another
+      // becomes a member first.
+      if (auto d = std::find(chain.begin(), chain.end(), desired); d != chain.end()) {
+        chain.erase(d);
+        chain.insert(chain.begin(), desired);
+      } else {
+        chain.push_back(desired);
+      }
+    }
+    auto at = std::find(ring_.begin(), ring_.end(), chain.front()) - ring_.begin();
+    for (size_t k = 1; k < ring_.size() && chain.size() < cfg_.replication; ++k) {
+      auto& n = ring_[(static_cast<size_t>(at) + k) % ring_.size()];
+      if (live(n) && !has(chain, n)) chain.push_back(n);
+    }
+    // Over the replication, the last members go; never the head nor the member after it
+    // (the copy a new head recovers from) nor the host becoming a member.
+    for (size_t k = chain.size(); chain.size() > cfg_.replication && k-- > 2;)
+      if (chain[k] != desired)
+        chain.erase(chain.begin() + static_cast<std::ptrdiff_t>(k));
+    if (chain != before) {
+      changes_.push_back("shard " + std::to_string(i) + ": " + names(before) + " => " +
+                         names(chain));
+      before = std::move(chain);
+    }
+  }
+  if (changes_.empty()) return false;
+  placement_.version = std::max(placement_.version + 1, now_ms);
+  return true;
+}
+
+} // namespace swarm::actors

@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "transport/wire_message.hpp"
+
+namespace swarm::actors {
+
+/// The head's placement of the key-value table's shards on several nodes
+/// (cluster.gcs_hosts > 1). The hosts are the head, then the file's nodes in order: the
+/// first `hosts` serve shards, shard i on host i mod `hosts`, each shard with its own
+/// chain of `replication` nodes (the next live nodes after its primary). A shard stays on
+/// its primary while it lives: a lost (or leaving) primary's shard goes to the next live
+/// member of its chain, which holds its rows. A host that comes back (or joins late)
+/// first becomes a member of its shards' chains, and heads them at the next placement
+/// (the shard moves back to it, its old primary staying a member).
+class kv_placer {
+public:
+  struct config {
+    /// The cluster file's nodes, in its order (clients are not among them).
+    std::vector<std::string> nodes;
+    std::string head;
+    size_t hosts = 1;
+    size_t replication = 1;
+    size_t shards = 1;
+  };
+
+  explicit kv_placer(config cfg);
+
+  /// Whether the key-value table is spread at all (`hosts` > 1).
+  bool enabled() const { return cfg_.hosts > 1; }
+
+  /// Places the shards again, given which nodes are alive (the head always is); whether
+  /// anything moved (the placement then has a later version, later also than any of an
+  /// earlier life of this head: `now_ms` is the wall clock).
+  bool update(const std::function<bool(const std::string&)>& alive, uint64_t now_ms);
+
+  const wire_msg::kv_placement& placement() const { return placement_; }
+
+  /// What the last update changed, one line per shard ("shard 3: worker-1 -> worker-2").
+  const std::vector<std::string>& changes() const { return changes_; }
+
+private:
+  config cfg_;
+  // The head, then the file's other nodes in order.
+  std::vector<std::string> ring_;
+  wire_msg::kv_placement placement_;
+  std::vector<std::string> changes_;
+};
+
+} // namespace swarm::actors

@@ -1,0 +1,88 @@
+// Where the head places the key-value table's shards when several nodes serve them.
+
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/node/kv_placer.hpp"
+
+using namespace swarm::actors;
+
+namespace {
+
+using chain = std::vector<std::string>;
+
+struct rig {
+  std::set<std::string> up{"worker-1", "worker-2", "worker-3"};
+  kv_placer placer{{{"head", "worker-1", "worker-2", "worker-3"}, "head", 3, 2, 4}};
+  uint64_t now = 1000;
+
+  bool update() {
+    return placer.update([this](const std::string& n) { return up.count(n) != 0; },
+                         ++now);
+  }
+
+  chain of(size_t shard) const { return placer.placement().chains.at(shard).members; }
+};
+
+} // namespace
+
+TEST_CASE("each key-value shard is served by its host, with a chain of the next nodes") {
+  rig r;
+  REQUIRE(r.update());
+  CHECK(r.of(0) == chain{"head", "worker-1"});
+  CHECK(r.of(1) == chain{"worker-1", "worker-2"});
+  CHECK(r.of(2) == chain{"worker-2", "worker-3"});
+  CHECK(r.of(3) == chain{"head", "worker-1"});
+  auto v = r.placer.placement().version;
+  CHECK_FALSE(r.update());
+  CHECK(r.placer.placement().version == v);
+}
+
+TEST_CASE("a lost host's shards go to the next member of their chains, which hold them") {
+  rig r;
+  REQUIRE(r.update());
+  auto v = r.placer.placement().version;
+  r.up.erase("worker-1");
+  REQUIRE(r.update());
+  CHECK(r.placer.placement().version > v);
+  CHECK(r.of(1) == chain{"worker-2", "worker-3"});
+  // The head's shards keep their primary and get another member.
+  CHECK(r.of(0) == chain{"head", "worker-2"});
+  CHECK(r.placer.changes().size() == 3);
+}
+
+TEST_CASE("a host that comes back is a member of its shard first, then serves it again") {
+  rig r;
+  REQUIRE(r.update());
+  r.up.erase("worker-1");
+  REQUIRE(r.update());
+  r.up.insert("worker-1");
+  REQUIRE(r.update());
+  CHECK(r.of(1) == chain{"worker-2", "worker-3", "worker-1"});
+  REQUIRE(r.update());
+  // The old primary stays a member: the host recovers the rows from it.
+  CHECK(r.of(1) == chain{"worker-1", "worker-2"});
+  CHECK_FALSE(r.update());
+}
+
+TEST_CASE("a shard whose every member is lost goes to the next live host") {
+  rig r;
+  REQUIRE(r.update());
+  r.up = {"worker-3"};
+  REQUIRE(r.update());
+  CHECK(r.of(2) == chain{"worker-3", "head"});
+  CHECK(r.of(1) == chain{"head", "worker-3"});
+}
+
+TEST_CASE("a restarted head's placement is newer than its earlier life's") {
+  rig before;
+  before.now = 5'000'000;
+  REQUIRE(before.update());
+  rig after; // starts its versions from the wall clock it is given
+  after.now = 6'000'000;
+  REQUIRE(after.update());
+  CHECK(after.placer.placement().version > before.placer.placement().version);
+}

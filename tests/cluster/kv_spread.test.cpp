@@ -1,0 +1,96 @@
+// The key-value table's shards served by several nodes (cluster.gcs_hosts), each with its
+// own chain: a node that serves shards is killed, and nothing written is lost. The head
+// and the workers are node processes; this test process is the driver, a node of its own.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/cluster/process_cluster.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm::cluster_test;
+
+namespace {
+
+// The node serving key-value shard `shard` as the head's log last placed it: the lines
+// read "key-value placement: shard 1: worker-1 -> head => worker-2 -> driver".
+std::string primary_of(const std::string& head_log, int shard) {
+  auto tag = "key-value placement: shard " + std::to_string(shard) + ": ";
+  auto at = head_log.rfind(tag);
+  if (at == std::string::npos) return "";
+  auto line = head_log.substr(at, head_log.find('\n', at) - at);
+  auto to = line.find("=> ");
+  if (to == std::string::npos) return "";
+  auto chain = line.substr(to + 3);
+  return chain.substr(0, chain.find(" -> "));
+}
+
+} // namespace
+
+TEST_CASE("a key-value shard served by a killed worker fails over to its chain's next "
+          "member, and no acknowledged write is lost") {
+  process_cluster c{"gcs_shards = 4\ngcs_replication = 2\ngcs_hosts = 3\n",
+                    {"worker-1", "worker-2", "driver"}};
+  auto head = c.start("head", "head.log");
+  auto w1 = c.start("worker-1", "worker-1.log");
+  auto w2 = c.start("worker-2", "worker-2.log");
+  swarm::application app;
+  register_all(app);
+  auto rt = std::make_unique<swarm::runtime>(app, c.cfg, "driver");
+  REQUIRE(eventually(20s, [&] {
+    auto s = c.status();
+    return s && s->alive() == 4;
+  }));
+  // Shard i is served by host i mod 3: the head, worker-1, worker-2, the head.
+  REQUIRE(eventually(10s, [&] {
+    auto log = head->log();
+    return primary_of(log, 0) == "head" && primary_of(log, 1) == "worker-1" &&
+           primary_of(log, 2) == "worker-2" && primary_of(log, 3) == "head";
+  }));
+  auto value = [](int i) {
+    return std::vector<uint8_t>(50 + i, static_cast<uint8_t>(i));
+  };
+  auto key = [](int i) { return "key-" + std::to_string(i); };
+  for (int i = 0; i < 60; ++i)
+    REQUIRE(rt->kv_put(key(i), value(i)));
+  // The workers' shards took their writes (a shard heading a chain says so as it starts).
+  CHECK(w1->log().find("key-value shard 1:") != std::string::npos);
+  CHECK(w2->log().find("key-value shard 2:") != std::string::npos);
+
+  // worker-1 dies at once after the last answer: shard 1 goes to the next member of its
+  // chain, which holds every write worker-1 acknowledged. Writes made meanwhile wait for
+  // it, then land.
+  w1->kill_now();
+  auto longest = 0us;
+  for (int i = 60; i < 90; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(rt->kv_put(key(i), value(i)));
+    longest = std::max(longest, std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::steady_clock::now() - t0));
+  }
+  MESSAGE("longest write while a shard's node died: " << longest.count() << " us");
+  auto took_over = primary_of(head->log(), 1);
+  CHECK(took_over != "worker-1");
+  CHECK_FALSE(took_over.empty());
+  for (int i = 0; i < 90; ++i)
+    CHECK(rt->kv_get(key(i)).value() == value(i));
+  REQUIRE(rt->kv_erase(key(1)));
+  CHECK_FALSE(rt->kv_get(key(1)).value());
+
+  // worker-1 comes back empty: a member of shard 1's chain first, then its primary
+  // again, recovering the rows from the node that served it meanwhile.
+  w1 = c.start("worker-1", "worker-1-2.log");
+  REQUIRE(eventually(20s, [&] { return primary_of(head->log(), 1) == "worker-1"; }));
+  for (int i = 0; i < 90; ++i)
+    CHECK(rt->kv_get(key(i)).value() ==
+          (i == 1 ? std::nullopt : std::optional{value(i)}));
+  REQUIRE(rt->kv_put(key(90), value(90)));
+  CHECK(rt->kv_get(key(90)).value() == value(90));
+  rt.reset();
+  head->stop();
+}

@@ -149,17 +149,27 @@ cluster_store::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t
   // A spread table's shard that moved (its node lost, or back to its host) is asked
   // again at the node the head's next placement names, until the deadline.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
+  for (int tries = 1;; ++tries) {
     auto version = gcs.kv_placement_version();
     auto node = gcs.kv_node(name);
     auto r =
         node ? kv_at(*node, op, name, value) : kv_at(link_.head_name(), op, name, value);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (r || !node || r.err().code == errc::invalid_argument ||
-        left <= std::chrono::milliseconds::zero())
+    if (r || r.err().code == errc::invalid_argument) return r;
+    auto pause = std::min(left, std::chrono::milliseconds(250));
+    // Without a placement yet: tried again only when one comes (the head spread the
+    // table and this node has not heard yet).
+    if (!node && (r.err().code != errc::runtime_stopped ||
+                  !gcs.await_kv_placement(version, pause)))
       return r;
-    gcs.await_kv_placement(version, std::min(left, std::chrono::milliseconds(250)));
+    if (left <= std::chrono::milliseconds::zero())
+      return error{r.err().code, r.err().message + " (asked " + std::to_string(tries) +
+                                     " times in 10 s, the last at node '" +
+                                     node.value_or(link_.head_name()) +
+                                     "' by the placement of version " +
+                                     std::to_string(version) + ")"};
+    if (node) gcs.await_kv_placement(version, pause);
   }
 }
 

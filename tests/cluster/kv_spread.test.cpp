@@ -56,8 +56,12 @@ TEST_CASE("a key-value shard served by a killed worker fails over to its chain's
     return std::vector<uint8_t>(50 + i, static_cast<uint8_t>(i));
   };
   auto key = [](int i) { return "key-" + std::to_string(i); };
+  auto put = [&](int i) {
+    auto r = rt->kv_put(key(i), value(i));
+    REQUIRE_MESSAGE(r, (r ? "" : r.err().to_string()));
+  };
   for (int i = 0; i < 60; ++i)
-    REQUIRE(rt->kv_put(key(i), value(i)));
+    put(i);
   // The workers' shards took their writes (a shard heading a chain says so as it starts).
   CHECK(w1->log().find("key-value shard 1:") != std::string::npos);
   CHECK(w2->log().find("key-value shard 2:") != std::string::npos);
@@ -69,7 +73,7 @@ TEST_CASE("a key-value shard served by a killed worker fails over to its chain's
   auto longest = 0us;
   for (int i = 60; i < 90; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(rt->kv_put(key(i), value(i)));
+    put(i);
     longest = std::max(longest, std::chrono::duration_cast<std::chrono::microseconds>(
                                     std::chrono::steady_clock::now() - t0));
   }
@@ -89,7 +93,7 @@ TEST_CASE("a key-value shard served by a killed worker fails over to its chain's
   for (int i = 0; i < 90; ++i)
     CHECK(rt->kv_get(key(i)).value() ==
           (i == 1 ? std::nullopt : std::optional{value(i)}));
-  REQUIRE(rt->kv_put(key(90), value(90)));
+  put(90);
   CHECK(rt->kv_get(key(90)).value() == value(90));
   rt.reset();
   head->stop();

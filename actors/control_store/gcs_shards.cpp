@@ -99,7 +99,7 @@ void gcs_shards::set_kv_placement(const wire_msg::kv_placement& p) {
     std::lock_guard<std::mutex> guard{mtx_};
     if (p.version <= kv_placement_.version) return;
     auto self = chain_link_->self();
-    auto front = [](const wire_msg::kv_placement& in, uint32_t shard) {
+    auto chain_of = [](const wire_msg::kv_placement& in, uint32_t shard) {
       for (auto& c : in.chains)
         if (c.shard == shard && !c.members.empty()) return c.members;
       return std::vector<std::string>{};
@@ -108,7 +108,7 @@ void gcs_shards::set_kv_placement(const wire_msg::kv_placement& p) {
     for (auto& c : p.chains) {
       auto index = count_ + c.shard;
       if (c.shard >= count_ || index >= shards_.size() || !shards_[index]) continue;
-      auto before = front(kv_placement_, c.shard);
+      auto before = chain_of(kv_placement_, c.shard);
       bool heads = !c.members.empty() && c.members.front() == self;
       bool headed = !before.empty() && before.front() == self;
       if ((heads && before != c.members) || (headed && !heads))

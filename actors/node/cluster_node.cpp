@@ -306,7 +306,11 @@ void cluster_node::start_actors() {
   auto restart = [this](std::shared_ptr<remote_actor_record> rec) {
     link_.post([this, rec] { actors_->restart_actor(rec); });
   };
-  wc.restart = restart;
+  // Through the directory: the restart takes the actor's state after the states that
+  // arrived before the call that found it lost.
+  wc.restart = [this](std::shared_ptr<remote_actor_record> rec) {
+    caf::anon_send(link_.directory, restart_atom::value, std::move(rec));
+  };
   // Ever joined: work for a node that died is failed over by its loss, not held back.
   wc.joined = [this](const std::string& peer) {
     return link_.members.get()->count(peer) > 0;

@@ -53,16 +53,17 @@ struct actor_directory_state {
     cfg.then_lost(peer, why);
   }
 
-  // Kept only from the instance the record shows, and not once its restart began (the
-  // restart may have taken the state before): an earlier instance's (its node found
-  // dead, the actor restarted elsewhere) is refused, and told so when it asks.
+  // Kept only from the instance the record shows, and not once its restart took the
+  // state: an earlier instance's (its node found dead, the actor restarted elsewhere) is
+  // refused, and told so when it asks. A restart begun meanwhile takes it: the restart
+  // comes through here, after the states that arrived before it.
   // States are numbered by their instance: one older than the state kept (sent again,
   // or overtaken on another connection) is not kept, and is taken all the same.
   void checkpoint(const std::string& peer, wire_msg::actor_checkpoint& m) {
     bool taken = false;
     for (auto& w : records)
       if (auto r = w.lock();
-          r && r->owned() && !r->restarting() && r->is_at(peer, m.actor_id)) {
+          r && r->owned() && !r->state_taken() && r->is_at(peer, m.actor_id)) {
         if (r->newer_state(m.seq)) r->save_checkpoint(std::move(m.state));
         taken = true;
         break;
@@ -106,6 +107,9 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
       },
       [=](moving_atom, const std::string& peer, const std::vector<uint64_t>& ids) {
         self->state.moving(peer, ids);
+      },
+      [=](restart_atom, std::shared_ptr<remote_actor_record>& r) {
+        self->state.cfg.restart(std::move(r));
       },
       [=](taken_atom, const wire_msg::actor_checkpoint_taken& m) {
         self->state.taken(m);

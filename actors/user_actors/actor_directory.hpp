@@ -59,6 +59,9 @@ struct actor_directory_config {
 ///   (moving_atom, peer, ids)                 `peer` stops: the actors this node
 ///                                            created there as `ids` move, using none
 ///                                            of their restarts, once it is lost
+///   (restart_atom, record)                   a restart found by a call that could not
+///                                            reach the actor: it takes the actor's
+///                                            state after the states that came before
 ///   (taken_atom, answer)                     an owner's answer to a numbered state of
 ///                                            an actor hosted here: to its host
 ///   (host_atom, id, record) -> bool          hosts `record` as `id`; answered once
@@ -74,6 +77,7 @@ using actor_directory_actor = caf::typed_actor<
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<checkpoint_atom, std::string, wire_msg::actor_checkpoint>,
     caf::reacts_to<moving_atom, std::string, std::vector<uint64_t>>,
+    caf::reacts_to<restart_atom, std::shared_ptr<remote_actor_record>>,
     caf::reacts_to<taken_atom, wire_msg::actor_checkpoint_taken>,
     caf::replies_to<host_atom, uint64_t, detail::actor_record_ptr>::with<bool>,
     caf::reacts_to<unhost_atom, uint64_t>,

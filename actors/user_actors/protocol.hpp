@@ -23,5 +23,6 @@ using host_atom = caf::atom_constant<caf::atom("host")>;
 using unhost_atom = caf::atom_constant<caf::atom("unhost")>;
 using fence_atom = caf::atom_constant<caf::atom("fence")>;
 using moving_atom = caf::atom_constant<caf::atom("moving")>;
+using restart_atom = caf::atom_constant<caf::atom("restart")>;
 
 } // namespace swarm::actors

@@ -54,11 +54,20 @@ public:
   /// Whether this node created it (and so restarts it).
   bool owned() const noexcept { return create_.has_value(); }
 
-  /// The request that creates it again, carrying the latest saved state.
-  wire_msg::actor_create recreate() const {
+  /// The request that creates it again, carrying the latest saved state: no later one
+  /// is kept until the restart ends.
+  wire_msg::actor_create recreate() {
     auto m = *create_;
     m.checkpoint = checkpoint();
+    std::lock_guard<std::mutex> guard{mtx_};
+    state_taken_ = true;
     return m;
+  }
+
+  /// Whether a restart took the saved state (`recreate`), and has not ended.
+  bool state_taken() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return state_taken_;
   }
 
   /// Begins a restart when restarts remain: calls wait until `relocate`. Returns how
@@ -182,6 +191,7 @@ public:
 private:
   std::deque<detail::task_ptr> end_restart() {
     restarting_ = false;
+    state_taken_ = false;
     first_held_ = 0;
     return std::exchange(held_, {});
   }
@@ -194,6 +204,7 @@ private:
   uint32_t restarts_ = 0;
   uint64_t state_seq_ = 0; // the number of the state kept, as its instance numbered it
   bool restarting_ = false;
+  bool state_taken_ = false;
   std::string moving_from_; // the node it lives on stops: its restart is a move
   std::deque<detail::task_ptr> held_;
   size_t first_held_ = 0;

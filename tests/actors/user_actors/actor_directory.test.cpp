@@ -35,12 +35,15 @@ std::shared_ptr<remote_actor_record> record(const std::string& node, uint64_t id
 
 struct fixture : directory_parts, test_coordinator_fixture<> {
   actor_directory_actor d;
+  std::vector<std::vector<uint8_t>> restarted_with;
 
   fixture() {
     actor_directory_config dc;
     dc.node = "head";
+    // As the node's restart does: it takes the state.
     dc.restart = [this](std::shared_ptr<remote_actor_record> r) {
       events.push_back("restart " + std::to_string(r->id()));
+      if (r->owned()) restarted_with.push_back(r->recreate().checkpoint);
     };
     dc.then_lost = [this](const std::string& peer, const std::string&) {
       events.push_back("then_lost " + peer);
@@ -113,11 +116,11 @@ TEST_CASE_FIXTURE(fixture, "a checkpoint reaches the record of the actor that sa
   tell(track_atom::value, a);
   tell(track_atom::value, b);
   tell(checkpoint_atom::value, std::string{"w1"}, wire_msg::actor_checkpoint{2, {7, 7}});
-  CHECK(b->recreate().checkpoint == std::vector<uint8_t>{7, 7});
-  CHECK(a->recreate().checkpoint.empty());
+  CHECK(b->checkpoint() == std::vector<uint8_t>{7, 7});
+  CHECK(a->checkpoint().empty());
   // From another node under the same id: not this actor.
   tell(checkpoint_atom::value, std::string{"w2"}, wire_msg::actor_checkpoint{1, {9}});
-  CHECK(a->recreate().checkpoint.empty());
+  CHECK(a->checkpoint().empty());
 }
 
 TEST_CASE_FIXTURE(fixture, "a checkpoint older than the one kept is not kept, a replaced "
@@ -129,19 +132,20 @@ TEST_CASE_FIXTURE(fixture, "a checkpoint older than the one kept is not kept, a 
   // Number 1, overtaken by number 2 (or sent again): taken, but 2 stays.
   tell(checkpoint_atom::value, std::string{"w1"},
        wire_msg::actor_checkpoint{1, {1}, 1, true});
-  CHECK(a->recreate().checkpoint == std::vector<uint8_t>{2});
+  CHECK(a->checkpoint() == std::vector<uint8_t>{2});
   CHECK(events == std::vector<std::string>{"taken w1 1 yes"});
-  // Lost with its node: its restart began, and the old instance's states are refused.
+  // Lost with its node: its restart took the state, and the old instance's states are
+  // refused.
   tell(lost_atom::value, std::string{"w1"}, std::string{"no heartbeat"});
   tell(checkpoint_atom::value, std::string{"w1"},
        wire_msg::actor_checkpoint{1, {3}, 3, true});
-  CHECK(a->recreate().checkpoint == std::vector<uint8_t>{2});
+  CHECK(a->checkpoint() == std::vector<uint8_t>{2});
   CHECK(events.back() == "taken w1 3 no");
   // Restarted on w2: its new instance numbers its states from 1 again.
   a->relocate("w2", 4);
   tell(checkpoint_atom::value, std::string{"w2"},
        wire_msg::actor_checkpoint{4, {4}, 1, true});
-  CHECK(a->recreate().checkpoint == std::vector<uint8_t>{4});
+  CHECK(a->checkpoint() == std::vector<uint8_t>{4});
   CHECK(events.back() == "taken w2 1 yes");
 }
 
@@ -184,4 +188,28 @@ TEST_CASE_FIXTURE(fixture, "an actor killed here is no longer hosted") {
   tell(unhost_atom::value, detail::actor_record_ptr{a});
   CHECK_FALSE(hosted.find(8));
   CHECK(events.empty()); // the caller stops it itself
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "a state that arrives after a call began its actor's restart, "
+                  "before the restart took the state, is the one it restarts from") {
+  auto a = record("w1", 1, true, 1);
+  tell(track_atom::value, a);
+  tell(checkpoint_atom::value, std::string{"w1"},
+       wire_msg::actor_checkpoint{1, {2}, 2, true});
+  // A call found w1 unreachable: the owner began the restart and asks for it here, behind
+  // the last state w1 sent before its connection broke.
+  REQUIRE(a->begin_restart());
+  caf::anon_send(d, checkpoint_atom::value, std::string{"w1"},
+                 wire_msg::actor_checkpoint{1, {3}, 3, true});
+  caf::anon_send(d, restart_atom::value, a);
+  sched.run();
+  CHECK(restarted_with == std::vector<std::vector<uint8_t>>{{3}});
+  CHECK(events ==
+        std::vector<std::string>{"taken w1 2 yes", "taken w1 3 yes", "restart 1"});
+  // Taken: what the old instance sends later is refused.
+  tell(checkpoint_atom::value, std::string{"w1"},
+       wire_msg::actor_checkpoint{1, {4}, 4, true});
+  CHECK(a->checkpoint() == std::vector<uint8_t>{3});
+  CHECK(events.back() == "taken w1 4 no");
 }

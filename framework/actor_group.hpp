@@ -11,9 +11,10 @@
 namespace swarm {
 
 /// A running supervision tree over actors. Handles to its children stay valid across
-/// restarts: calls made while a child restarts fail with `actor_died`, later ones reach
-/// the fresh instance. The tree stops (children in reverse start order) when the last
-/// `actor_group` referring to it goes.
+/// restarts: calls made while a child restarts wait for the fresh instance and run on
+/// it in order, or fail with `actor_died` when the supervisor will not restart it. The
+/// tree stops (children in reverse start order) when the last `actor_group` referring to
+/// it goes.
 class actor_group {
 public:
   actor_group() = default;

@@ -18,7 +18,8 @@ namespace swarm::wire_msg {
 /// head sends the nodes' load changes only to nodes whose heartbeats ask for them. 10:
 /// node processes of one host lend each other device buffers by mapping (DeviceShare).
 /// 11: a stopping node says its hosted actors move (ActorsMoving). 12: the key-value
-/// table's shards may be served by several nodes (KvPlacement).
+/// table's shards may be served by several nodes (KvPlacement), and an actor without a
+/// name is looked up at its owner (ActorLookup.actorId).
 inline constexpr uint32_t protocol_version = 12;
 
 /// Longest node name a hello may carry.

@@ -435,6 +435,8 @@ struct ActorRegister {
 struct ActorLookup {
   requestId @0 :UInt64;
   name @1 :Text;
+  actorId @2 :UInt64;  # without a name, asked of its owner: the instance that was
+  node @3 :Text;       # `actorId` on `node`, and where the owner restarted it
 }
 
 struct ActorLocation {

@@ -41,6 +41,10 @@ void cluster_actors::register_remote_name(const std::string& peer,
 
 void cluster_actors::lookup_name(const std::string& peer,
                                  const wire_msg::actor_lookup& m) {
+  // Without a name: an actor this node created, asked after by a handle elsewhere.
+  if (m.name.empty())
+    return caf::anon_send(link_.directory, lookup_atom::value, peer, m.request_id, m.node,
+                          m.actor_id);
   auto out = location_here(m.name);
   out.request_id = m.request_id;
   link_.send_to(peer, out);
@@ -89,9 +93,12 @@ void cluster_actors::follow_actor(std::shared_ptr<remote_actor_record> rec,
     });
   };
   auto& name = rec->spec().options.name;
-  if (link_.is_head()) return then(location_here(name));
+  if (link_.is_head() && !name.empty()) return then(location_here(name));
+  // By its name at the head, or without one at its owner, which restarts it.
   link_.request_then(
-      link_.head_name(), wire_msg::actor_lookup{0, name},
+      name.empty() ? rec->spec().owner_node : link_.head_name(),
+      wire_msg::actor_lookup{0, name, name.empty() ? lost_id : 0,
+                             name.empty() ? lost_node : std::string{}},
       [then](result<wire_msg::message> a) {
         if (!a) return then(a.err());
         auto* loc = std::get_if<wire_msg::actor_location>(&*a);
@@ -106,7 +113,8 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
                               std::chrono::steady_clock::time_point until,
                               const result<wire_msg::actor_location>& at) {
   if (rec->dead() || !rec->restarting()) return;
-  auto& name = rec->spec().options.name;
+  auto name = rec->spec().options.name.empty() ? "of type '" + rec->spec().type_name + "'"
+                                               : "'" + rec->spec().options.name + "'";
   bool moved = at && at->found && !(at->node == lost_node && at->actor_id == lost_id);
   // Still where it was, on a node the head finds alive: only the connection there was
   // lost (a node that began a new life closes its old ones), not the actor.
@@ -114,7 +122,7 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
       at && at->found && !moved && lost_node != link_.self.name && link_.alive(lost_node);
   if (moved || stayed) {
     if (moved)
-      link_.local->log().info("actor '" + name + "' is on node '" + at->node +
+      link_.local->log().info("actor " + name + " is on node '" + at->node +
                               "' now: the calls that waited for it go there");
     for (auto& c : rec->relocate(at->node, at->actor_id))
       call(*rec, std::move(c));
@@ -122,7 +130,7 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
   }
   if (std::chrono::steady_clock::now() >= until) {
     auto why =
-        "actor '" + name + "' died with its node '" + lost_node +
+        "actor " + name + " died with its node '" + lost_node +
         "' and was not seen restarted elsewhere within " +
         std::to_string(follow_timeout().count()) + " ms" +
         (at ? (at->found ? std::string{} : ": " + at->error) : ": " + at.err().message);
@@ -177,11 +185,19 @@ result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& n
 detail::actor_address cluster_actors::address_of(const detail::actor_record_ptr& target) {
   auto& spec = target->spec();
   if (auto* r = dynamic_cast<remote_actor_record*>(target.get()))
-    return {r->remote_node(), r->id(), spec.type_name, spec.name(),
-            spec.options.max_task_retries};
+    return {r->remote_node(),
+            r->id(),
+            spec.type_name,
+            spec.name(),
+            spec.options.max_task_retries,
+            r->owned() ? link_.self.name : spec.owner_node};
   auto id = link_.hosted.share(target, [this] { return next_actor_++; });
-  return {link_.self.name, id, spec.type_name, spec.name(),
-          spec.options.max_task_retries};
+  return {link_.self.name,
+          id,
+          spec.type_name,
+          spec.name(),
+          spec.options.max_task_retries,
+          spec.owner_node.empty() ? link_.self.name : spec.owner_node};
 }
 
 result<detail::actor_record_ptr>
@@ -192,12 +208,13 @@ cluster_actors::actor_at(const detail::actor_address& addr) {
                                        addr.type_name + "' on node '" + addr.node +
                                        "' is gone (killed)"};
   }
-  // Calls through it go straight to the actor's node. A named actor its owner restarts
-  // elsewhere is followed by its name, as from `find_actor`; an unnamed one is not.
+  // Calls through it go straight to the actor's node. One its owner restarts elsewhere
+  // is followed by its name, as from `find_actor`, or without one through its owner.
   detail::actor_spec spec;
   spec.type_name = addr.type_name;
   spec.options.name = addr.name;
   spec.options.max_task_retries = addr.max_task_retries;
+  if (addr.owner != link_.self.name) spec.owner_node = addr.owner;
   return detail::actor_record_ptr{track(std::move(spec), addr.node, addr.id)};
 }
 

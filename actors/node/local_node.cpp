@@ -484,7 +484,8 @@ result<void> local_node::remove_group(uint64_t id) {
 detail::actor_address local_node::address_of(const detail::actor_record_ptr& target) {
   auto id = shared_.share(target, [this] { return next_shared_++; });
   auto& spec = target->spec();
-  return {node_name(), id, spec.type_name, spec.name(), spec.options.max_task_retries};
+  return {node_name(), id, spec.type_name, spec.name(), spec.options.max_task_retries,
+          node_name()};
 }
 
 result<detail::actor_record_ptr> local_node::actor_at(const detail::actor_address& addr) {

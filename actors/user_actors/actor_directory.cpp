@@ -39,8 +39,11 @@ struct actor_directory_state {
         continue;
       }
       if (r->begin_follow()) {
-        cfg.log.info("actor '" + r->spec().options.name + "' was lost with node '" +
-                     peer + "': its calls here wait until its owner restarts it");
+        auto& name = r->spec().options.name;
+        cfg.log.info((name.empty() ? "actor of type '" + r->spec().type_name + "'"
+                                   : "actor '" + name + "'") +
+                     " was lost with node '" + peer +
+                     "': its calls here wait until its owner restarts it");
         cfg.restart(std::move(r));
         continue;
       }
@@ -80,6 +83,28 @@ struct actor_directory_state {
           if (r->mark_moving(peer, id)) break;
   }
 
+  // Where the actor this node created, that was `id` on `node`, lives now.
+  wire_msg::actor_location where_now(const std::string& node, uint64_t id) const {
+    wire_msg::actor_location out;
+    for (auto& w : records) {
+      auto r = w.lock();
+      if (!r || !r->owned() || !r->was_at(node, id)) continue;
+      out.type_name = r->spec().type_name;
+      out.max_task_retries = r->spec().options.max_task_retries;
+      if (r->dead())
+        out.error = r->death_reason();
+      else if (!r->restarting() && !r->is_at(node, id)) {
+        out.found = true;
+        out.node = r->remote_node();
+        out.actor_id = r->id();
+      }
+      return out;
+    }
+    out.error = "node '" + cfg.node + "' created no actor that was " +
+                std::to_string(id) + " on node '" + node + "', or it is gone";
+    return out;
+  }
+
   // The owner's answer goes to the host of the actor, if it is still here.
   void taken(const wire_msg::actor_checkpoint_taken& m) const {
     if (auto rec = cfg.hosted->find(m.actor_id))
@@ -110,6 +135,12 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
       },
       [=](restart_atom, std::shared_ptr<remote_actor_record>& r) {
         self->state.cfg.restart(std::move(r));
+      },
+      [=](lookup_atom, const std::string& peer, uint64_t request, const std::string& node,
+          uint64_t id) {
+        auto out = self->state.where_now(node, id);
+        out.request_id = request;
+        if (self->state.cfg.send) self->state.cfg.send(peer, std::move(out));
       },
       [=](taken_atom, const wire_msg::actor_checkpoint_taken& m) {
         self->state.taken(m);

@@ -62,6 +62,10 @@ struct actor_directory_config {
 ///   (restart_atom, record)                   a restart found by a call that could not
 ///                                            reach the actor: it takes the actor's
 ///                                            state after the states that came before
+///   (lookup_atom, peer, request, node, id)   `peer` asks where the actor this node
+///                                            created, that was `id` on `node`, lives
+///                                            now: answered with an `actor_location`
+///                                            (not found, no error: not restarted yet)
 ///   (taken_atom, answer)                     an owner's answer to a numbered state of
 ///                                            an actor hosted here: to its host
 ///   (host_atom, id, record) -> bool          hosts `record` as `id`; answered once
@@ -78,6 +82,7 @@ using actor_directory_actor = caf::typed_actor<
     caf::reacts_to<checkpoint_atom, std::string, wire_msg::actor_checkpoint>,
     caf::reacts_to<moving_atom, std::string, std::vector<uint64_t>>,
     caf::reacts_to<restart_atom, std::shared_ptr<remote_actor_record>>,
+    caf::reacts_to<lookup_atom, std::string, uint64_t, std::string, uint64_t>,
     caf::reacts_to<taken_atom, wire_msg::actor_checkpoint_taken>,
     caf::replies_to<host_atom, uint64_t, detail::actor_record_ptr>::with<bool>,
     caf::reacts_to<unhost_atom, uint64_t>,

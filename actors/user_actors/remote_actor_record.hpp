@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -51,6 +52,14 @@ public:
     return node_ == node && id_ == id;
   }
 
+  /// Whether the actor lives, or lived before a restart, on `node` as `id`.
+  bool was_at(const std::string& node, uint64_t id) const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return (node_ == node && id_ == id) ||
+           std::find(former_.begin(), former_.end(), std::make_pair(node, id)) !=
+               former_.end();
+  }
+
   /// Whether this node created it (and so restarts it).
   bool owned() const noexcept { return create_.has_value(); }
 
@@ -100,12 +109,15 @@ public:
     return true;
   }
 
-  /// Begins following a named actor this node did not create, lost with its node: calls
-  /// wait until `relocate` (a lookup found it restarted) or `abandon`. False when it is
-  /// this node's, unnamed, or already restarting.
+  /// Begins following an actor this node did not create, lost with its node, by its
+  /// name or through its owner: calls wait until `relocate` (a lookup found it
+  /// restarted) or `abandon`. False when it is this node's, has neither a name nor a
+  /// known owner, or is already restarting.
   bool begin_follow() {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (create_ || restarting_ || spec().options.name.empty()) return false;
+    if (create_ || restarting_ ||
+        (spec().options.name.empty() && spec().owner_node.empty()))
+      return false;
     restarting_ = true;
     return true;
   }
@@ -166,6 +178,7 @@ public:
   /// The restarted actor lives on `node` as `id`; returns the calls kept for it.
   std::deque<detail::task_ptr> relocate(std::string node, uint64_t id) {
     std::lock_guard<std::mutex> guard{mtx_};
+    if (node_ != node || id_ != id) former_.emplace_back(node_, id_);
     node_ = std::move(node);
     id_ = id;
     state_seq_ = 0; // the new instance numbers its states afresh
@@ -209,6 +222,7 @@ private:
   std::deque<detail::task_ptr> held_;
   size_t first_held_ = 0;
   std::deque<detail::task_ptr> outbox_; // waiting for argument futures, in call order
+  std::vector<std::pair<std::string, uint64_t>> former_; // its lives before restarts
   bool sending_ = false;
 };
 

@@ -19,10 +19,14 @@ struct actor_address {
   std::string name;
   /// How often a call lost with the actor's node is sent again (its options').
   uint32_t max_task_retries = 0;
+  /// The node that created it (empty: not known). A handle made from the address of an
+  /// actor without a name follows it by asking that node, which restarts it, where it
+  /// lives now.
+  std::string owner;
 };
 
 template <class Inspector> bool inspect(Inspector& f, actor_address& x) {
-  return f(x.node, x.id, x.type_name, x.name, x.max_task_retries);
+  return f(x.node, x.id, x.type_name, x.name, x.max_task_retries, x.owner);
 }
 
 } // namespace swarm::detail

@@ -282,18 +282,18 @@ TEST_CASE(
       10s));
   CHECK(c.head->wait_for_nodes(3, 5s) == 3);
   CHECK(c.w2->wait_for_nodes(3, 5s) == 3); // worker-2 sees the new life too
-  // The stale instance is gone: a call sent to it straight is refused, saying where the
-  // actor went (an unnamed actor's handle cannot follow it there).
+  // The stale instance is gone: a call sent to it straight is refused there, and the
+  // handle, asking the actor's owner, follows it to where it was restarted.
   auto rec = c.w2->actor_at(stale);
   REQUIRE(rec);
   actor_handle<counter> old{*c.w2, *rec};
-  auto refused = old.call(&counter::add, 1).get(10s);
-  REQUIRE_FALSE(refused);
-  CHECK(refused.err().code == errc::node_unreachable);
-  CHECK(refused.err().message.find("its owner restarted it elsewhere") !=
-        std::string::npos);
+  auto followed = old.call(&counter::add, 1).get(10s);
+  INFO((followed ? std::string{"ok"} : followed.err().to_string()));
+  REQUIRE(followed);
   // The live one went on from its own state.
-  CHECK(a.call(&counter::add, 1).get(10s).value() == 114);
+  CHECK(*followed == 114);
+  CHECK(old.call(&counter::node).get(10s).value() == "worker-2");
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 115);
   CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
 }
 
@@ -439,6 +439,29 @@ TEST_CASE(
   CHECK(found_by_driver.call(&counter::add, 1).get(20s).value() == 107);
   CHECK(created.call(&counter::add, 1).get(10s).value() == 108);
   CHECK(passed.call(&counter::add, 1).get(20s).value() == 109);
+}
+
+TEST_CASE("a handle passed in a value of an actor without a name follows it to where its "
+          "owner restarted it, asking the owner") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto created = c.driver->spawn(checkpointed_on_workers(1, 2), counter_t, 100);
+  CHECK(created.call(&counter::node).get(10s).value() == "worker-1");
+  auto address = c.head->address_of(created.record());
+  CHECK(address.name.empty());
+  CHECK(address.owner == "head");
+  actor_handle<counter> passed{*c.w2, c.w2->actor_at(address).value()};
+  CHECK(passed.call(&counter::add, 5).get(10s).value() == 105);
+  c.net.drop_if(
+      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
+  c.net.disconnect("head", "worker-1", "killed by the test");
+  c.net.disconnect("worker-2", "worker-1", "killed by the test");
+  auto r = passed.call(&counter::add, 1).get(20s);
+  INFO((r ? std::string{"ok"} : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(*r == 106);
+  CHECK(passed.call(&counter::node).get(10s).value() == "worker-2");
+  CHECK(created.call(&counter::add, 1).get(10s).value() == 107);
 }
 
 TEST_CASE("calls to an actor on another node wait for their future arguments, in order") {

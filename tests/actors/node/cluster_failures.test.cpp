@@ -245,6 +245,15 @@ void hold_worker_1(fake_cluster& c, std::atomic<bool>& frozen) {
   });
 }
 
+// Worker-1 dies: nothing more goes to or from it, and its connections to the nodes in
+// `peers` close.
+void kill_worker_1(fake_cluster& c, std::vector<std::string> peers = {"head"}) {
+  c.net.drop_if(
+      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
+  for (auto& p : peers)
+    c.net.disconnect(p, "worker-1", "killed by the test");
+}
+
 // Worker-1's row in the head's control store.
 wire_msg::node_info worker_1_row(fake_cluster& c) {
   for (auto& row : c.head->control_table("node").value())
@@ -356,9 +365,7 @@ TEST_CASE("an input whose holder died is shipped from its owner's copy") {
   auto big = c.driver->submit(c.on("worker-1"), blob_fn, 1 << 20);
   REQUIRE(big.get(10s));
   // worker-1 goes; the object table forgets it held the result.
-  c.net.drop_if(
-      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
-  c.net.disconnect("head", "worker-1", "killed by the test");
+  kill_worker_1(c);
   CHECK(fake_cluster::eventually(
       [&] { return c.head->control_table("object").value().empty(); }));
   auto sum = c.driver->submit(c.on("worker-2"), read, big).get(10s);
@@ -384,9 +391,7 @@ TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint")
   });
   auto in_flight = a.call(&counter::add, 1);
   REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held >= 2; }));
-  c.net.drop_if(
-      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
-  c.net.disconnect("head", "worker-1", "killed by the test");
+  kill_worker_1(c);
   CHECK(in_flight.get(10s).value() == 113);
   CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
   CHECK(a.call(&counter::add, 1).get(10s).value() == 114);
@@ -427,10 +432,7 @@ TEST_CASE(
   actor_handle<counter> passed{*c.w2, c.w2->actor_at(address).value()};
   CHECK(passed.call(&counter::add, 0).get(10s).value() == 105);
   // worker-1 dies; the head (the owner) restarts the actor on worker-2 from 105.
-  c.net.drop_if(
-      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
-  c.net.disconnect("head", "worker-1", "killed by the test");
-  c.net.disconnect("worker-2", "worker-1", "killed by the test");
+  kill_worker_1(c, {"head", "worker-2"});
   auto r = found.call(&counter::add, 1).get(20s);
   INFO((r ? std::string{"ok"} : r.err().to_string()));
   REQUIRE(r);
@@ -452,10 +454,7 @@ TEST_CASE("a handle passed in a value of an actor without a name follows it to w
   CHECK(address.owner == "head");
   actor_handle<counter> passed{*c.w2, c.w2->actor_at(address).value()};
   CHECK(passed.call(&counter::add, 5).get(10s).value() == 105);
-  c.net.drop_if(
-      [](auto& from, auto& to, auto&) { return from == "worker-1" || to == "worker-1"; });
-  c.net.disconnect("head", "worker-1", "killed by the test");
-  c.net.disconnect("worker-2", "worker-1", "killed by the test");
+  kill_worker_1(c, {"head", "worker-2"});
   auto r = passed.call(&counter::add, 1).get(20s);
   INFO((r ? std::string{"ok"} : r.err().to_string()));
   REQUIRE(r);

@@ -98,3 +98,53 @@ TEST_CASE("a key-value shard served by a killed worker fails over to its chain's
   rt.reset();
   head->stop();
 }
+
+TEST_CASE(
+    "a frozen worker's key-value shard fails over once it is found dead, and thawed "
+    "it serves none of it until the head places it there again") {
+  process_cluster c{"gcs_shards = 4\ngcs_replication = 2\ngcs_hosts = 3\n",
+                    {"worker-1", "worker-2", "driver"}};
+  auto head = c.start("head", "head.log");
+  auto w1 = c.start("worker-1", "worker-1.log");
+  auto w2 = c.start("worker-2", "worker-2.log");
+  swarm::application app;
+  register_all(app);
+  auto rt = std::make_unique<swarm::runtime>(app, c.cfg, "driver");
+  REQUIRE(eventually(20s, [&] {
+    auto s = c.status();
+    return s && s->alive() == 4 && primary_of(head->log(), 1) == "worker-1";
+  }));
+  auto value = [](int i) {
+    return std::vector<uint8_t>(10 + i, static_cast<uint8_t>(i));
+  };
+  auto key = [](int i) { return "frozen-" + std::to_string(i); };
+  auto put = [&](int i) {
+    auto r = rt->kv_put(key(i), value(i));
+    REQUIRE_MESSAGE(r, (r ? "" : r.err().to_string()));
+  };
+  for (int i = 0; i < 40; ++i)
+    put(i);
+  // Frozen, its connections stay open: it is found dead by its silence (1 s here).
+  w1->freeze();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 40; i < 60; ++i)
+    put(i);
+  MESSAGE("writes while worker-1 was frozen took "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - t0)
+                 .count()
+          << " ms");
+  CHECK(primary_of(head->log(), 1) != "worker-1");
+  // Thawed, it learns it was found dead and joins again; its old copy answers nothing
+  // until the head makes it a member and then the primary again.
+  w1->thaw();
+  for (int i = 0; i < 60; ++i)
+    CHECK(rt->kv_get(key(i)).value() == value(i));
+  REQUIRE(eventually(30s, [&] { return primary_of(head->log(), 1) == "worker-1"; }));
+  for (int i = 60; i < 70; ++i)
+    put(i);
+  for (int i = 0; i < 70; ++i)
+    CHECK(rt->kv_get(key(i)).value() == value(i));
+  rt.reset();
+  head->stop();
+}

@@ -71,6 +71,9 @@ struct cluster_state {
   std::vector<job_status> jobs;   ///< the drivers' jobs
   /// What the head's autoscaler started and why (empty without one).
   std::vector<launch_status> launches;
+  /// Where each shard of the key-value table is served, its chain in order (the node
+  /// serving it first); empty unless `gcs_hosts` > 1.
+  std::vector<std::vector<std::string>> kv_shards;
 
   /// How many nodes are alive (clients are none).
   size_t alive() const;

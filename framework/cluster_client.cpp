@@ -273,6 +273,10 @@ result<cluster_state> cluster_status(const cluster_config& cfg,
     out.jobs.push_back({j.id, j.driver, j.pid, j.running, j.started_ms, j.ended_ms});
   for (auto& l : table->launches)
     out.launches.push_back({l.name, l.type, l.state, l.why, l.since_ms});
+  for (auto& chain : table->kv_shards) {
+    if (out.kv_shards.size() <= chain.shard) out.kv_shards.resize(chain.shard + 1);
+    out.kv_shards[chain.shard] = chain.members;
+  }
   for (auto& n : table->nodes) {
     node_status s;
     s.name = n.name;

@@ -242,6 +242,15 @@ int run_status(const status_options& opts) {
                   l.node.empty() ? "(no node)" : l.node.c_str(),
                   static_cast<unsigned long long>(l.since_ms), l.why.c_str());
   }
+  if (!state->kv_shards.empty()) {
+    std::printf("\nkey-value shards (served by the first of each chain):\n");
+    for (size_t i = 0; i < state->kv_shards.size(); ++i) {
+      std::string chain;
+      for (auto& m : state->kv_shards[i])
+        chain += (chain.empty() ? "" : " -> ") + m;
+      std::printf("  %-4zu %s\n", i, chain.empty() ? "(not placed)" : chain.c_str());
+    }
+  }
   if (!state->jobs.empty()) {
     std::printf("\n%-20s %-16s %8s %-8s\n", "job", "driver node", "pid", "state");
     for (auto& j : state->jobs)

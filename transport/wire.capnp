@@ -263,6 +263,8 @@ struct NodeTable {
   changes @4 :List(NodeChange);
   removed @5 :List(Text);
   launches @6 :List(NodeLaunch);  # in an answer to `swarm status`: the autoscaler's nodes
+  kvShards @7 :List(ShardChain);  # in an answer to `swarm status`: where the key-value
+                                  # table's shards are served (cluster.gcs_hosts > 1)
 }
 
 struct NodeLaunch {

@@ -119,6 +119,11 @@ void gcs_shards::set_kv_placement(const wire_msg::kv_placement& p) {
   placed_.notify_all();
 }
 
+wire_msg::kv_placement gcs_shards::kv_placement() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return kv_placement_;
+}
+
 uint64_t gcs_shards::kv_placement_version() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return kv_placement_.version;

@@ -81,6 +81,8 @@ public:
   void set_kv_placement(const wire_msg::kv_placement& p);
   /// The version of the placement held (0: none yet).
   uint64_t kv_placement_version() const;
+  /// The placement held.
+  wire_msg::kv_placement kv_placement() const;
   /// The node serving `key` of the key-value table: empty while its shard is unplaced;
   /// no value while no placement came (the head serves the table, as with one host).
   std::optional<std::string> kv_node(const std::string& key) const;

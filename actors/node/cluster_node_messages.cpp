@@ -261,6 +261,7 @@ void cluster_node::add_routes() {
     auto t = store_->stored_table();
     auto out = t ? std::move(*t) : table_snapshot();
     out.launches = autoscaled();
+    out.kv_shards = local_->gcs().kv_placement().chains;
     link_.send_to(peer, std::move(out));
   });
   auto to_jobs = [](const std::string& peer, auto&& m) {

@@ -62,6 +62,11 @@ TEST_CASE("a key-value shard served by a killed worker fails over to its chain's
   };
   for (int i = 0; i < 60; ++i)
     put(i);
+  // `swarm status` shows where they are served.
+  auto placed = c.status().value().kv_shards;
+  REQUIRE(placed.size() == 4);
+  CHECK(placed[1].front() == "worker-1");
+  CHECK(placed[1].size() == 2);
   // The workers' shards took their writes (a shard heading a chain says so as it starts).
   CHECK(w1->log().find("key-value shard 1:") != std::string::npos);
   CHECK(w2->log().find("key-value shard 2:") != std::string::npos);

@@ -16,6 +16,13 @@ constexpr auto request_timeout = std::chrono::seconds(10);
 using kv_reply = gcs_shards::kv_reply;
 using kv_done = std::function<void(kv_reply)>;
 
+// The chain of `shard` in `p`, its serving node first; empty while unplaced.
+std::vector<std::string> chain_of(const wire_msg::kv_placement& p, size_t shard) {
+  for (auto& c : p.chains)
+    if (c.shard == shard && !c.members.empty()) return c.members;
+  return {};
+}
+
 std::string reason_of(const caf::error& e) {
   return e ? caf::to_string(e) : "no reply";
 }
@@ -71,10 +78,9 @@ void gcs_shards::set(size_t index, caf::actor a) {
     return;
   }
   // A key-value shard restarted: it heads its chain again when the placement says so.
-  for (auto& c : kv_placement_.chains)
-    if (c.shard + count_ == index && !c.members.empty() &&
-        c.members.front() == chain_link_->self())
-      caf::anon_send(shards_[index], chain_atom::value, c.members);
+  auto chain = chain_of(kv_placement_, index - count_);
+  if (!chain.empty() && chain.front() == chain_link_->self())
+    caf::anon_send(shards_[index], chain_atom::value, std::move(chain));
 }
 
 void gcs_shards::clear() {
@@ -82,9 +88,10 @@ void gcs_shards::clear() {
   shards_.clear();
 }
 
-std::vector<caf::actor> gcs_shards::tables() const {
+std::vector<caf::actor> gcs_shards::first(size_t n) const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return {shards_.begin(), shards_.begin() + static_cast<std::ptrdiff_t>(count_)};
+  return {shards_.begin(),
+          shards_.begin() + static_cast<std::ptrdiff_t>(std::min(n, shards_.size()))};
 }
 
 void gcs_shards::set_chain(std::vector<std::string> members) {
@@ -99,11 +106,6 @@ void gcs_shards::set_kv_placement(const wire_msg::kv_placement& p) {
     std::lock_guard<std::mutex> guard{mtx_};
     if (p.version <= kv_placement_.version) return;
     auto self = chain_link_->self();
-    auto chain_of = [](const wire_msg::kv_placement& in, uint32_t shard) {
-      for (auto& c : in.chains)
-        if (c.shard == shard && !c.members.empty()) return c.members;
-      return std::vector<std::string>{};
-    };
     // A shard this node heads gets its chain; one it headed learns who heads it now.
     for (auto& c : p.chains) {
       auto index = count_ + c.shard;
@@ -132,10 +134,8 @@ uint64_t gcs_shards::kv_placement_version() const {
 std::optional<std::string> gcs_shards::kv_node(const std::string& key) const {
   std::lock_guard<std::mutex> guard{mtx_};
   if (kv_placement_.version == 0) return std::nullopt;
-  auto shard = shard_of(table_key("kv", key), count_);
-  for (auto& c : kv_placement_.chains)
-    if (c.shard == shard && !c.members.empty()) return c.members.front();
-  return std::string{};
+  auto chain = chain_of(kv_placement_, shard_of(table_key("kv", key), count_));
+  return chain.empty() ? std::string{} : chain.front();
 }
 
 bool gcs_shards::await_kv_placement(uint64_t version, std::chrono::milliseconds timeout) {
@@ -154,9 +154,8 @@ result<caf::actor> gcs_shards::kv_shard(const std::string& key) const {
     return shards_[shard];
   }
   auto self = chain_link_->self();
-  std::string serving;
-  for (auto& c : kv_placement_.chains)
-    if (c.shard == shard && !c.members.empty()) serving = c.members.front();
+  auto chain = chain_of(kv_placement_, shard);
+  auto serving = chain.empty() ? std::string{} : chain.front();
   if (serving != self || count_ + shard >= shards_.size())
     return error{
         errc::runtime_stopped,
@@ -195,7 +194,7 @@ result<std::vector<table_row>> gcs_shards::scan(const std::string& table) {
   caf::scoped_actor self{sys_};
   std::vector<table_row> out;
   result<void> ok;
-  for (auto& shard : tables()) {
+  for (auto& shard : first(count_)) {
     if (!shard)
       return error{errc::runtime_stopped, "a control-store shard is restarting"};
     self->request(shard, request_timeout, scan_atom::value, table)
@@ -247,12 +246,7 @@ kv_reply gcs_shards::kv(detail::kv_op op, const std::string& key,
 
 void gcs_shards::add_stats(size_t& named_actors, size_t& rows) {
   caf::scoped_actor self{sys_};
-  std::vector<caf::actor> all;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    all = shards_;
-  }
-  for (auto& shard : all)
+  for (auto& shard : first(local_count()))
     if (shard)
       self->request(shard, request_timeout, stats_atom::value)
           .receive(

@@ -90,8 +90,9 @@ public:
   bool await_kv_placement(uint64_t version, std::chrono::milliseconds timeout);
 
 private:
-  // The shards of the node, job and object tables (names included).
-  std::vector<caf::actor> tables() const;
+  // The first `n` shard actors (`size()` of them: those of the node, job and object
+  // tables, names included).
+  std::vector<caf::actor> first(size_t n) const;
   // The actor serving `key` of the key-value table here, or why none does.
   result<caf::actor> kv_shard(const std::string& key) const;
 

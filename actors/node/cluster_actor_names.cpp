@@ -92,20 +92,23 @@ void cluster_actors::follow_actor(std::shared_ptr<remote_actor_record> rec,
       followed(rec, lost_node, lost_id, until, at);
     });
   };
-  auto& name = rec->spec().options.name;
-  if (link_.is_head() && !name.empty()) return then(location_here(name));
   // By its name at the head, or without one at its owner, which restarts it.
-  link_.request_then(
-      name.empty() ? rec->spec().owner_node : link_.head_name(),
-      wire_msg::actor_lookup{0, name, name.empty() ? lost_id : 0,
-                             name.empty() ? lost_node : std::string{}},
-      [then](result<wire_msg::message> a) {
-        if (!a) return then(a.err());
-        auto* loc = std::get_if<wire_msg::actor_location>(&*a);
-        if (!loc)
-          return then(error{errc::invalid_argument, "unexpected answer to actor_lookup"});
-        then(*loc);
-      });
+  wire_msg::actor_lookup ask{0, rec->spec().options.name, 0, {}};
+  auto to = link_.head_name();
+  if (ask.name.empty()) {
+    ask.actor_id = lost_id;
+    ask.node = lost_node;
+    to = rec->spec().owner_node;
+  } else if (link_.is_head()) {
+    return then(location_here(ask.name));
+  }
+  link_.request_then(to, std::move(ask), [then](result<wire_msg::message> a) {
+    if (!a) return then(a.err());
+    auto* loc = std::get_if<wire_msg::actor_location>(&*a);
+    if (!loc)
+      return then(error{errc::invalid_argument, "unexpected answer to actor_lookup"});
+    then(*loc);
+  });
 }
 
 void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
@@ -113,8 +116,6 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
                               std::chrono::steady_clock::time_point until,
                               const result<wire_msg::actor_location>& at) {
   if (rec->dead() || !rec->restarting()) return;
-  auto name = rec->spec().options.name.empty() ? "of type '" + rec->spec().type_name + "'"
-                                               : "'" + rec->spec().options.name + "'";
   bool moved = at && at->found && !(at->node == lost_node && at->actor_id == lost_id);
   // Still where it was, on a node the head finds alive: only the connection there was
   // lost (a node that began a new life closes its old ones), not the actor.
@@ -122,7 +123,7 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
       at && at->found && !moved && lost_node != link_.self.name && link_.alive(lost_node);
   if (moved || stayed) {
     if (moved)
-      link_.local->log().info("actor " + name + " is on node '" + at->node +
+      link_.local->log().info(rec->label() + " is on node '" + at->node +
                               "' now: the calls that waited for it go there");
     for (auto& c : rec->relocate(at->node, at->actor_id))
       call(*rec, std::move(c));
@@ -130,7 +131,7 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
   }
   if (std::chrono::steady_clock::now() >= until) {
     auto why =
-        "actor " + name + " died with its node '" + lost_node +
+        rec->label() + " died with its node '" + lost_node +
         "' and was not seen restarted elsewhere within " +
         std::to_string(follow_timeout().count()) + " ms" +
         (at ? (at->found ? std::string{} : ": " + at->error) : ": " + at.err().message);

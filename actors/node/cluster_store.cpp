@@ -154,22 +154,21 @@ cluster_store::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t
     auto node = gcs.kv_node(name);
     auto r =
         node ? kv_at(*node, op, name, value) : kv_at(link_.head_name(), op, name, value);
+    if (r || r.err().code == errc::invalid_argument) return r;
+    // Without a placement: the head serves the table, unless it spread it and this node
+    // has not heard yet (then the head answered that another node serves the key).
+    if (!node && r.err().code != errc::runtime_stopped) return r;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (r || r.err().code == errc::invalid_argument) return r;
-    auto pause = std::min(left, std::chrono::milliseconds(250));
-    // Without a placement yet: tried again only when one comes (the head spread the
-    // table and this node has not heard yet).
-    if (!node && (r.err().code != errc::runtime_stopped ||
-                  !gcs.await_kv_placement(version, pause)))
-      return r;
     if (left <= std::chrono::milliseconds::zero())
       return error{r.err().code, r.err().message + " (asked " + std::to_string(tries) +
                                      " times in 10 s, the last at node '" +
                                      node.value_or(link_.head_name()) +
                                      "' by the placement of version " +
                                      std::to_string(version) + ")"};
-    if (node) gcs.await_kv_placement(version, pause);
+    bool placed =
+        gcs.await_kv_placement(version, std::min(left, std::chrono::milliseconds(250)));
+    if (!node && !placed) return r;
   }
 }
 

@@ -39,10 +39,7 @@ struct actor_directory_state {
         continue;
       }
       if (r->begin_follow()) {
-        auto& name = r->spec().options.name;
-        cfg.log.info((name.empty() ? "actor of type '" + r->spec().type_name + "'"
-                                   : "actor '" + name + "'") +
-                     " was lost with node '" + peer +
+        cfg.log.info(r->label() + " was lost with node '" + peer +
                      "': its calls here wait until its owner restarts it");
         cfg.restart(std::move(r));
         continue;

@@ -63,6 +63,13 @@ public:
   /// Whether this node created it (and so restarts it).
   bool owned() const noexcept { return create_.has_value(); }
 
+  /// "actor 'NAME'", or "actor of type 'TYPE'" for one without a name: for messages.
+  std::string label() const {
+    auto& name = spec().options.name;
+    return name.empty() ? "actor of type '" + spec().type_name + "'"
+                        : "actor '" + name + "'";
+  }
+
   /// The request that creates it again, carrying the latest saved state: no later one
   /// is kept until the restart ends.
   wire_msg::actor_create recreate() {

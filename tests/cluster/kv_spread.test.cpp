@@ -30,40 +30,58 @@ std::string primary_of(const std::string& head_log, int shard) {
   return chain.substr(0, chain.find(" -> "));
 }
 
+// Four key-value shards on three hosts (the head, worker-1, worker-2), each chain of
+// two; this process is the driver, the file's fourth node. Up once all four are alive
+// and worker-1 serves shard 1.
+struct spread_cluster : process_cluster {
+  std::unique_ptr<node_process> head = start("head", "head.log");
+  std::unique_ptr<node_process> w1 = start("worker-1", "worker-1.log");
+  std::unique_ptr<node_process> w2 = start("worker-2", "worker-2.log");
+  swarm::application app;
+  std::unique_ptr<swarm::runtime> rt;
+
+  spread_cluster()
+      : process_cluster("gcs_shards = 4\ngcs_replication = 2\ngcs_hosts = 3\n",
+                        {"worker-1", "worker-2", "driver"}) {
+    register_all(app);
+    rt = std::make_unique<swarm::runtime>(app, cfg, "driver");
+    REQUIRE(eventually(20s, [&] {
+      auto s = status();
+      return s && s->alive() == 4 && primary_of(head->log(), 1) == "worker-1";
+    }));
+  }
+
+  ~spread_cluster() {
+    rt.reset();
+    head->stop();
+  }
+
+  static std::vector<uint8_t> value(int i) {
+    return std::vector<uint8_t>(50 + i, static_cast<uint8_t>(i));
+  }
+  static std::string key(int i) { return "key-" + std::to_string(i); }
+
+  void put(int i) {
+    auto r = rt->kv_put(key(i), value(i));
+    REQUIRE_MESSAGE(r, (r ? "" : r.err().to_string()));
+  }
+};
+
 } // namespace
 
-TEST_CASE("a key-value shard served by a killed worker fails over to its chain's next "
-          "member, and no acknowledged write is lost") {
-  process_cluster c{"gcs_shards = 4\ngcs_replication = 2\ngcs_hosts = 3\n",
-                    {"worker-1", "worker-2", "driver"}};
-  auto head = c.start("head", "head.log");
-  auto w1 = c.start("worker-1", "worker-1.log");
-  auto w2 = c.start("worker-2", "worker-2.log");
-  swarm::application app;
-  register_all(app);
-  auto rt = std::make_unique<swarm::runtime>(app, c.cfg, "driver");
-  REQUIRE(eventually(20s, [&] {
-    auto s = c.status();
-    return s && s->alive() == 4;
-  }));
+TEST_CASE_FIXTURE(spread_cluster,
+                  "a key-value shard served by a killed worker fails over to its chain's "
+                  "next member, and no acknowledged write is lost") {
   // Shard i is served by host i mod 3: the head, worker-1, worker-2, the head.
   REQUIRE(eventually(10s, [&] {
     auto log = head->log();
     return primary_of(log, 0) == "head" && primary_of(log, 1) == "worker-1" &&
            primary_of(log, 2) == "worker-2" && primary_of(log, 3) == "head";
   }));
-  auto value = [](int i) {
-    return std::vector<uint8_t>(50 + i, static_cast<uint8_t>(i));
-  };
-  auto key = [](int i) { return "key-" + std::to_string(i); };
-  auto put = [&](int i) {
-    auto r = rt->kv_put(key(i), value(i));
-    REQUIRE_MESSAGE(r, (r ? "" : r.err().to_string()));
-  };
   for (int i = 0; i < 60; ++i)
     put(i);
   // `swarm status` shows where they are served.
-  auto placed = c.status().value().kv_shards;
+  auto placed = status().value().kv_shards;
   REQUIRE(placed.size() == 4);
   CHECK(placed[1].front() == "worker-1");
   CHECK(placed[1].size() == 2);
@@ -93,40 +111,19 @@ TEST_CASE("a key-value shard served by a killed worker fails over to its chain's
 
   // worker-1 comes back empty: a member of shard 1's chain first, then its primary
   // again, recovering the rows from the node that served it meanwhile.
-  w1 = c.start("worker-1", "worker-1-2.log");
+  w1 = start("worker-1", "worker-1-2.log");
   REQUIRE(eventually(20s, [&] { return primary_of(head->log(), 1) == "worker-1"; }));
   for (int i = 0; i < 90; ++i)
     CHECK(rt->kv_get(key(i)).value() ==
           (i == 1 ? std::nullopt : std::optional{value(i)}));
   put(90);
   CHECK(rt->kv_get(key(90)).value() == value(90));
-  rt.reset();
-  head->stop();
 }
 
-TEST_CASE(
-    "a frozen worker's key-value shard fails over once it is found dead, and thawed "
-    "it serves none of it until the head places it there again") {
-  process_cluster c{"gcs_shards = 4\ngcs_replication = 2\ngcs_hosts = 3\n",
-                    {"worker-1", "worker-2", "driver"}};
-  auto head = c.start("head", "head.log");
-  auto w1 = c.start("worker-1", "worker-1.log");
-  auto w2 = c.start("worker-2", "worker-2.log");
-  swarm::application app;
-  register_all(app);
-  auto rt = std::make_unique<swarm::runtime>(app, c.cfg, "driver");
-  REQUIRE(eventually(20s, [&] {
-    auto s = c.status();
-    return s && s->alive() == 4 && primary_of(head->log(), 1) == "worker-1";
-  }));
-  auto value = [](int i) {
-    return std::vector<uint8_t>(10 + i, static_cast<uint8_t>(i));
-  };
-  auto key = [](int i) { return "frozen-" + std::to_string(i); };
-  auto put = [&](int i) {
-    auto r = rt->kv_put(key(i), value(i));
-    REQUIRE_MESSAGE(r, (r ? "" : r.err().to_string()));
-  };
+TEST_CASE_FIXTURE(
+    spread_cluster,
+    "a frozen worker's key-value shard fails over once it is found dead, and "
+    "thawed it serves none of it until the head places it there again") {
   for (int i = 0; i < 40; ++i)
     put(i);
   // Frozen, its connections stay open: it is found dead by its silence (1 s here).
@@ -150,6 +147,4 @@ TEST_CASE(
     put(i);
   for (int i = 0; i < 70; ++i)
     CHECK(rt->kv_get(key(i)).value() == value(i));
-  rt.reset();
-  head->stop();
 }

@@ -107,6 +107,9 @@ struct client_options {
   uint16_t port = 0; ///< the head's port
   /// The cluster's secret: the head refuses a client that cannot prove it.
   std::string secret;
+  /// Which of its connections are encrypted with TLS 1.3, as the cluster file's `[tls]`
+  /// says: by default those that leave the host, with a key derived from `secret`.
+  wire_msg::tls_options tls;
   /// Its name in the cluster; empty: "client-HOST-PID-" and 8 random hex digits, so a
   /// process connecting again is another client. Must differ from every node's.
   std::string name;

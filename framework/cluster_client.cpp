@@ -17,6 +17,7 @@
 
 #include "framework/cluster.hpp"
 #include "framework/detail/wire_convert.hpp"
+#include "framework/tls_env.hpp"
 #include "transport/endpoint.hpp"
 
 namespace swarm {
@@ -36,14 +37,16 @@ std::string unique_suffix() {
 class cluster_client {
 public:
   explicit cluster_client(const cluster_config& cfg)
-      : cluster_client(cfg.secret, cfg.max_message_bytes) {}
+      : cluster_client(cfg.secret, cfg.max_message_bytes, cfg.tls) {}
 
-  cluster_client(const std::string& secret, size_t max_message_bytes) {
+  cluster_client(const std::string& secret, size_t max_message_bytes,
+                 const wire_msg::tls_options& tls) {
     wire_msg::endpoint_config ec;
     // Its own name: another query of this process (a status poll, the dashboard) may
     // still be connected, and the answers to that one are not this one's.
     ec.name = "swarm-client-" + std::to_string(::getpid()) + unique_suffix();
     ec.secret = secret;
+    ec.tls = tls;
     ec.listen = false;
     // Status and stop requests move no objects.
     ec.bulk_connection = false;
@@ -172,7 +175,7 @@ ask_to_join(const client_options& o, const std::string& name, bool worker) {
     return error{errc::invalid_argument, std::string{worker ? "a node" : "a client"} +
                                              " needs the head's address and port, got '" +
                                              where + "'"};
-  cluster_client c{o.secret, cluster_config{}.max_message_bytes};
+  cluster_client c{o.secret, cluster_config{}.max_message_bytes, o.tls};
   auto head = c.connect(o.address, o.port, o.timeout);
   if (!head) return head.err();
   auto w = c.ask<wire_msg::client_welcome>(*head, wire_msg::client_ask{1, name, worker},
@@ -190,6 +193,7 @@ ask_to_join(const client_options& o, const std::string& name, bool worker) {
   cluster_config cfg;
   cfg.name = w->cluster;
   cfg.secret = o.secret;
+  cfg.tls = o.tls;
   cfg.heartbeat_interval = std::chrono::milliseconds(w->heartbeat_ms);
   cfg.node_timeout = std::chrono::milliseconds(w->node_timeout_ms);
   cfg.idle_connection = std::chrono::milliseconds(w->idle_connection_ms);
@@ -423,6 +427,9 @@ result<client_options> client_options_from_env() {
   auto o = head_address(address, "SWARM_ADDRESS");
   if (!o) return o.err();
   o->secret = secret;
+  auto tls = tls_from_env();
+  if (!tls) return tls.err();
+  o->tls = *tls;
   return o;
 }
 

@@ -18,9 +18,35 @@ namespace {
 
 using namespace detail::config;
 
+void read_tls(checker& c, const toml::table& tls, wire_msg::tls_options& out) {
+  c.only(tls, "tls", {"mode", "cert", "key", "ca"});
+  if (auto m = c.string(tls, "tls", "mode", false)) {
+    if (auto mode = wire_msg::tls_mode_of(*m))
+      out.use = *mode;
+    else
+      c.fail(tls.get("mode")->source(), "tls.mode",
+             "must be \"auto\" (TLS on connections that leave the host), \"on\" or "
+             "\"off\", not '" +
+                 *m + "'");
+  }
+  out.cert = c.string(tls, "tls", "cert", false).value_or("");
+  out.key = c.string(tls, "tls", "key", false).value_or("");
+  out.ca = c.string(tls, "tls", "ca", false).value_or("");
+  auto given = !out.cert.empty() + !out.key.empty() + !out.ca.empty();
+  if (given != 0 && given != 3)
+    c.fail(tls.source(), "tls",
+           "needs cert, key and ca together (this node's certificate, its private key, "
+           "and the authority that signs every node's), or none of them for a key "
+           "derived from cluster.secret");
+  else if (given == 3 && out.use == wire_msg::tls_options::mode::off)
+    c.fail(tls.get("mode")->source(), "tls.mode",
+           "is \"off\", so cert, key and ca would go unused");
+}
+
 void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
-  c.only(root, "",
-         {"autoscaler", "cluster", "code", "http", "jobs", "limits", "log", "node"});
+  c.only(
+      root, "",
+      {"autoscaler", "cluster", "code", "http", "jobs", "limits", "log", "node", "tls"});
   auto* cl = table_at(c, root, "cluster");
   if (!cl) {
     c.fail(root.source(), "cluster", "is required ([cluster] with at least `secret`)");
@@ -115,6 +141,7 @@ void read_cluster(checker& c, const toml::table& root, cluster_config& out) {
       c.fail(jobs->get("token")->source(), "jobs.token",
              "must differ from http.token (whoever scrapes the metrics holds that)");
   }
+  if (auto* tls = table_at(c, root, "tls")) read_tls(c, *tls, out.tls);
   if (auto* lim = table_at(c, root, "limits")) {
     c.only(*lim, "limits",
            {"object_store", "object_pool", "inline_threshold", "max_message", "spill",
@@ -419,12 +446,15 @@ result<cluster_config> load_cluster_config(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   auto cfg = parse_cluster_config(text.str(), path);
-  // Libraries are found from the file's folder.
-  if (cfg)
+  // Libraries and certificates are found from the file's folder.
+  if (cfg) {
+    std::vector<std::string*> paths{&cfg->tls.cert, &cfg->tls.key, &cfg->tls.ca};
     for (auto& lib : cfg->code_libraries)
-      if (std::filesystem::path{lib}.is_relative())
-        lib =
-            (std::filesystem::path{path}.parent_path() / lib).lexically_normal().string();
+      paths.push_back(&lib);
+    for (auto* p : paths)
+      if (!p->empty() && std::filesystem::path{*p}.is_relative())
+        *p = (std::filesystem::path{path}.parent_path() / *p).lexically_normal().string();
+  }
   return cfg;
 }
 

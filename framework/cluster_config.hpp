@@ -11,6 +11,7 @@
 #include "base/result.hpp"
 #include "framework/resources.hpp"
 #include "framework/runtime_config.hpp"
+#include "transport/tls_options.hpp"
 
 namespace swarm {
 
@@ -169,6 +170,11 @@ struct cluster_config {
   http_config http;
   /// `[jobs]`: off when it has no token.
   jobs_config jobs;
+  /// `[tls]`: which connections between nodes and clients are encrypted with TLS 1.3
+  /// (`mode`: "auto", those that leave the host, by default; "on"; "off"), and with what:
+  /// a key derived from `secret`, or certificates (`cert`, `key`, `ca`; relative paths
+  /// from the file's folder).
+  wire_msg::tls_options tls;
 
   /// The node named `name`, or an error listing the names there are.
   result<const node_spec*> find(const std::string& name) const;

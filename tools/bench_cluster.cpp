@@ -15,7 +15,8 @@ namespace swarm::tools {
 
 using namespace std::chrono_literals;
 
-cluster_nodes::cluster_nodes(const std::string& dir, int n, const std::string& node_keys)
+cluster_nodes::cluster_nodes(const std::string& dir, int n, const std::string& node_keys,
+                             const std::string& tables)
     : fns{register_bench(app)}, file_{dir + "/cluster.toml"}, nodes_{n} {
   auto& file = file_;
   std::random_device rd;
@@ -33,7 +34,8 @@ cluster_nodes::cluster_nodes(const std::string& dir, int n, const std::string& n
                      : "\nresources = { spare = 1, at_" + name_of(i) + " = 1 }\n" +
                            node_keys);
     out << "[autoscaler]\n[[autoscaler.node_type]]\nname = \"scaled\"\ncpus = 1\n"
-           "resources = { scaled = 1 }\nmax = 1\nidle_timeout_ms = 500\n";
+           "resources = { scaled = 1 }\nmax = 1\nidle_timeout_ms = 500\n"
+        << tables;
   }
   cfg = load_cluster_config(file).value();
   rt = std::make_unique<runtime>(app, cfg, "head");

@@ -15,9 +15,11 @@ namespace swarm::tools {
 /// The head's autoscaler may start one node of type "scaled" (1 CPU, `scaled = 1`),
 /// stopped once idle for 500 ms.
 /// The cluster file stays in `dir` while the cluster lives; both go with it.
-/// `node_keys`: more keys of each node's but the head's [[node]] table.
+/// `node_keys`: more keys of each node's but the head's [[node]] table; `tables`: more
+/// tables of the file (e.g. "[tls]\nmode = \"on\"\n").
 struct cluster_nodes {
-  cluster_nodes(const std::string& dir, int n, const std::string& node_keys = "");
+  cluster_nodes(const std::string& dir, int n, const std::string& node_keys = "",
+                const std::string& tables = "");
   ~cluster_nodes();
   cluster_nodes(const cluster_nodes&) = delete;
   cluster_nodes& operator=(const cluster_nodes&) = delete;

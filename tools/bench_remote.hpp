@@ -11,6 +11,11 @@ namespace swarm::tools {
 /// adds them to the session (medians of several repetitions).
 void measure_remote(bench_session& s, int nodes);
 
+/// Remote actor calls (p50, pipelined per second) and 100 MB transfers between two node
+/// processes with TLS on every connection, beside the same in the clear: the workload
+/// `tls_remote`.
+void measure_tls(bench_session& s);
+
 struct cluster_nodes;
 /// `elastic_join_seconds` and `autoscale_up_seconds` on cluster `c` of `nodes` nodes:
 /// from a node's start to the first task run there, beside a node of the file started

@@ -65,7 +65,10 @@ int measure(const bench_options& opts, int nodes) {
     measure_sim(s, opts.sim, opts.quick);
   } else {
     measure_local(s);
-    if (nodes >= 2) measure_remote(s, nodes);
+    if (nodes >= 2) {
+      measure_remote(s, nodes);
+      measure_tls(s);
+    }
   }
   for (auto& why : s.skipped())
     std::printf("skipped %s\n", why.c_str());

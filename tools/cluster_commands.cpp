@@ -11,6 +11,7 @@
 
 #include "base/human_bytes.hpp"
 #include "framework/swarm.hpp"
+#include "framework/tls_env.hpp"
 #include "tools/bench_remote.hpp"
 #include "tools/command.hpp"
 
@@ -92,6 +93,9 @@ std::optional<cluster_config> join(const start_options& opts) {
     return fail("--address needs the cluster's secret: give --config with the cluster "
                 "file, or set SWARM_SECRET");
   }
+  auto tls = file ? result<wire_msg::tls_options>{file->tls} : tls_from_env();
+  if (!tls) return fail(tls.err().message);
+  head->tls = *tls;
   head->name = opts.node;
   join_options j{*head, {}};
   j.node.address = opts.advertise;

@@ -27,6 +27,16 @@ result<std::unique_ptr<endpoint>> endpoint::start(endpoint_config cfg,
   ep->bulk_wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (ep->wake_fd_ < 0 || ep->bulk_wake_fd_ < 0)
     return error{errc::invalid_argument, sys_error("eventfd")};
+  if (ep->cfg_.tls.use != tls_options::mode::off) {
+    auto tls = tls_context::make(ep->cfg_.tls, ep->cfg_.secret);
+    if (!tls) return tls.err();
+    ep->tls_ = std::move(*tls);
+  } else if (ep->cfg_.listen && !ep->cfg_.listen_address.empty() &&
+             tls_required(tls_options::mode::automatic, ep->cfg_.listen_address)) {
+    ep->log(log_level::warn, "TLS is off ([tls] mode = \"off\"): frames to and from " +
+                                 ep->cfg_.listen_address +
+                                 " cross the network unencrypted");
+  }
   if (ep->cfg_.listen) {
     auto addr = make_address(ep->cfg_.listen_address, ep->cfg_.listen_port);
     if (!addr) return addr.err();
@@ -146,14 +156,32 @@ void endpoint::disconnect(const std::string& peer, const std::string& why) {
 }
 
 bool endpoint::flush_locked(connection& c) {
-  if (c.connecting) return true;
+  if (c.connecting || c.tls_undecided) return true;
+  if (c.tls) {
+    // The TLS handshake's own bytes go first.
+    auto& out = c.tls->output();
+    while (c.tls_out_off < out.size()) {
+      auto n = ::send(c.fd, out.data() + c.tls_out_off, out.size() - c.tls_out_off,
+                      MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+        if (errno == EINTR) continue;
+        c.broken = true;
+        c.broken_because = sys_error("write failed during the TLS handshake");
+        return false;
+      }
+      c.tls_out_off += static_cast<size_t>(n);
+    }
+    out.clear();
+    c.tls_out_off = 0;
+    if (!c.tls->ready()) return true;
+  }
   while (true) {
     if (c.current.size() == 0) {
       auto next = std::find_if(c.queued.begin(), c.queued.end(),
                                [](auto& q) { return !q.empty(); });
       if (next == c.queued.end()) return true;
-      c.current = std::move(next->front());
-      c.current_off = 0;
+      c.start_locked(std::move(next->front()));
       next->pop_front();
     }
     while (c.current_off < c.current.size()) {
@@ -187,8 +215,7 @@ bool endpoint::enqueue(connection& c, frame_parts&& frame, lane l) {
   if (c.pending_locked()) {
     c.queued[static_cast<size_t>(l)].push_back(std::move(frame));
   } else {
-    c.current = std::move(frame);
-    c.current_off = 0;
+    c.start_locked(std::move(frame));
     flush_locked(c);
     if (!c.pending_locked() && !c.broken) return true;
   }
@@ -289,6 +316,7 @@ void endpoint::accept_all() {
     tune(fd, cfg_.unacked_timeout);
     auto c = std::make_shared<connection>(fd, remote, handshake::role::acceptor,
                                           local_address(fd), cfg_);
+    secure(*c);
     enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);
     {
       std::lock_guard<std::mutex> guard{mtx_};
@@ -429,11 +457,15 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
 }
 
 void endpoint::on_readable(const conn_ptr& c) {
+  if (c->tls_undecided && !decide_tls(c)) return;
+  if (c->tls && !c->tls->ready() && !tls_handshake(c)) return;
   std::vector<message> msgs;
   // Bounded per round so one busy peer cannot starve the others.
   for (int round = 0; round < 8; ++round) {
-    // Straight into the decoder's buffer; a large frame gets room for all of it.
-    auto [room, cap] = c->decoder.prepare(read_chunk);
+    // Straight into the decoder's buffer (a large frame gets room for all of it), or
+    // under TLS into the records' buffer.
+    auto [room, cap] =
+        c->tls ? c->tls->opener().prepare(read_chunk) : c->decoder.prepare(read_chunk);
     auto n = ::recv(c->fd, room, cap, 0);
     if (n > 0)
       c->last_received.store(clock_type::now().time_since_epoch().count(),
@@ -456,34 +488,12 @@ void endpoint::on_readable(const conn_ptr& c) {
       if (errno == EINTR) continue;
       return close(c, sys_error("read failed"));
     }
-    msgs.clear();
-    auto ok = c->decoder.commit(static_cast<size_t>(n), msgs);
-    // Before authentication the decoder hands over one frame at a time: what follows the
-    // proof in the same read is decoded under the limits the proof earned.
-    while (ok && !msgs.empty()) {
-      for (auto& m : msgs) {
-        std::vector<message> reply;
-        auto was_up = c->hs.authenticated();
-        auto for_app = c->hs.accept(m, reply);
-        if (!for_app) return close(c, for_app.err().message);
-        for (auto& r : reply)
-          enqueue(*c, encode_frame_parts(r), lane::control);
-        if (!was_up && c->hs.authenticated()) on_authenticated(c);
-        if (!*for_app) continue;
-        if (std::holds_alternative<goodbye>(m)) {
-          retire(c, false);
-          continue;
-        }
-        {
-          std::lock_guard<std::mutex> guard{stats_mtx_};
-          ++stats_.frames_received[static_cast<size_t>(lane_of(m))];
-        }
-        if (handlers_.on_message) handlers_.on_message(c->peer, std::move(m));
-      }
+    if (c->tls) {
+      if (!open_records(c, static_cast<size_t>(n), msgs)) return;
+    } else {
       msgs.clear();
-      ok = c->decoder.commit(0, msgs);
+      if (!deliver(c, c->decoder.commit(static_cast<size_t>(n), msgs), msgs)) return;
     }
-    if (!ok) return close(c, std::string{bad_frame} + ok.err().message);
     if (c->hs.bulk() && c->hs.authenticated() && !c->on_bulk_loop) {
       // From here on the bulk I/O thread reads it; this one no longer touches it.
       unwatch(false, c);
@@ -493,6 +503,42 @@ void endpoint::on_readable(const conn_ptr& c) {
     }
     if (static_cast<size_t>(n) < cap) return;
   }
+}
+
+bool endpoint::deliver(const conn_ptr& c, result<void> ok, std::vector<message>& msgs) {
+  // Before authentication the decoder hands over one frame at a time: what follows the
+  // proof in the same read is decoded under the limits the proof earned.
+  while (ok && !msgs.empty()) {
+    for (auto& m : msgs) {
+      std::vector<message> reply;
+      auto was_up = c->hs.authenticated();
+      auto for_app = c->hs.accept(m, reply);
+      if (!for_app) {
+        close(c, for_app.err().message);
+        return false;
+      }
+      for (auto& r : reply)
+        enqueue(*c, encode_frame_parts(r), lane::control);
+      if (!was_up && c->hs.authenticated()) on_authenticated(c);
+      if (!*for_app) continue;
+      if (std::holds_alternative<goodbye>(m)) {
+        retire(c, false);
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> guard{stats_mtx_};
+        ++stats_.frames_received[static_cast<size_t>(lane_of(m))];
+      }
+      if (handlers_.on_message) handlers_.on_message(c->peer, std::move(m));
+    }
+    msgs.clear();
+    ok = c->decoder.commit(0, msgs);
+  }
+  if (!ok) {
+    close(c, std::string{bad_frame} + ok.err().message);
+    return false;
+  }
+  return true;
 }
 
 void endpoint::on_authenticated(const conn_ptr& c) {

@@ -25,6 +25,8 @@
 
 namespace swarm::wire_msg {
 
+class tls_context;
+
 /// A node's TCP connections to its peers: an I/O thread waits on the sockets, decodes
 /// frames and runs the handshake (transport/handshake.hpp); nothing reaches `on_message`
 /// before the peer proved the cluster secret. Until then a peer may send only small
@@ -147,6 +149,20 @@ private:
   // when none is up. Caller holds mtx_.
   conn_ptr connection_to_locked(const std::string& peer, lane l) const;
   void on_readable(const conn_ptr& c);
+  // Hands the frames `msgs` (decoded with `ok`), and those the decoder still holds, to
+  // the handshake and the handlers; false when `c` was closed.
+  bool deliver(const conn_ptr& c, result<void> ok, std::vector<message>& msgs);
+  // TLS (endpoint_tls.cpp). Sets up `c`'s TLS as its peer's address and `cfg_.tls` say.
+  void secure(connection& c);
+  // `c`, accepted from a peer that may speak TLS or not, says by its first byte; false
+  // when there is nothing to read yet or `c` closed.
+  bool decide_tls(const conn_ptr& c);
+  // Reads the peer's part of `c`'s TLS handshake; true once it is through and what
+  // followed it was delivered, false while it goes on or when `c` closed.
+  bool tls_handshake(const conn_ptr& c);
+  // Opens the `n` bytes of records just received on `c` and delivers their frames;
+  // false when `c` closed.
+  bool open_records(const conn_ptr& c, size_t n, std::vector<message>& msgs);
   void on_authenticated(const conn_ptr& c);
   // The unproven accepted connection to close so that one from `remote` gets in: none
   // while under the cap.
@@ -172,6 +188,8 @@ private:
 
   endpoint_config cfg_;
   endpoint_handlers handlers_;
+  // For connections under TLS; null when `cfg_.tls` is off.
+  std::shared_ptr<const tls_context> tls_;
   int listen_fd_ = -1;
   int wake_fd_ = -1;
   int bulk_wake_fd_ = -1;

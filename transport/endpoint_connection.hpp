@@ -13,6 +13,7 @@
 
 #include "transport/endpoint.hpp"
 #include "transport/handshake.hpp"
+#include "transport/tls_link.hpp"
 #include "transport/wire_codec.hpp"
 
 namespace swarm::wire_msg {
@@ -65,10 +66,32 @@ struct endpoint::connection : std::enable_shared_from_this<endpoint::connection>
   bool peer_shut = false; // the peer shut its side while this one still had frames
   clock_type::time_point retired_at;
   std::string broken_because;
+  // TLS 1.3 on this connection: its handshake, sealing and output under send_mtx, its
+  // opening on the I/O thread that reads it. Null in the clear.
+  std::unique_ptr<tls_link> tls;
+  size_t tls_out_off = 0; // of tls->output(), written
+  // Accepted from a loopback peer that may speak TLS or not: nothing is written until
+  // its first byte says which.
+  bool tls_undecided = false;
 
+  // Frames cannot be written yet: the socket's connect, or TLS, is not through.
+  bool held_locked() const {
+    return connecting || tls_undecided || (tls && !tls->ready());
+  }
   bool pending_locked() const {
-    return connecting || current.size() != 0 || !queued[0].empty() ||
+    return held_locked() || current.size() != 0 || !queued[0].empty() ||
            !queued[1].empty() || !queued[2].empty();
+  }
+  // Whether the socket's being writable matters now (EPOLLOUT).
+  bool wants_write_locked() const {
+    if (connecting) return true;
+    if (tls && tls_out_off < tls->output().size()) return true;
+    return !held_locked() && pending_locked();
+  }
+  // `f` becomes the frame being written, sealed into records under TLS.
+  void start_locked(frame_parts&& f) {
+    current = tls ? tls->sealer().seal(f) : std::move(f);
+    current_off = 0;
   }
 };
 

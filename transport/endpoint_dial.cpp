@@ -60,6 +60,7 @@ endpoint::conn_ptr endpoint::add_dialled(int fd, const std::string& where, bool 
                                         cfg_, bulk);
   c->dialled_for = dialled_for;
   c->connecting = connecting;
+  secure(*c);
   enqueue(*c, encode_frame_parts(c->hs.own_hello()), lane::control);
   {
     std::lock_guard<std::mutex> guard{mtx_};

@@ -54,7 +54,7 @@ void endpoint::watch(bool bulk, const conn_ptr& c,
       }
       want = 0; // nothing more to read
     }
-    if (c->pending_locked()) want |= EPOLLOUT;
+    if (c->wants_write_locked()) want |= EPOLLOUT;
     shut_if_done_locked(*c);
   }
   auto& regs = registered_[bulk];
@@ -168,13 +168,14 @@ void endpoint::run(bool bulk) {
       auto r = regs.find(fd);
       if (r == regs.end()) continue; // closed by an earlier event of this round
       auto c = r->second.conn;
-      bool connecting = false, pending = false, broken = false;
+      bool connecting = false, pending = false, writing = false, broken = false;
       std::string why;
       {
         std::lock_guard<std::mutex> guard{c->send_mtx};
         connecting = c->connecting;
         if (!connecting && (got & EPOLLOUT) && !c->broken) flush_locked(*c);
         pending = c->pending_locked();
+        writing = c->wants_write_locked();
         shut_if_done_locked(*c);
         broken = c->broken;
         if (broken) why = c->broken_because;
@@ -193,7 +194,7 @@ void endpoint::run(bool bulk) {
       }
       // All written: only reads are waited for again (a sender that queues more
       // attends to it).
-      if ((got & EPOLLOUT) && !pending) {
+      if ((got & EPOLLOUT) && !writing) {
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.fd = fd;

@@ -58,6 +58,7 @@ std::vector<uint8_t> handshake::mac(role signer) const {
   put_field(input, name_i);
   put_field(input, name_a);
   put_field(input, acceptor_address_);
+  if (!binding_.empty()) put_field(input, binding_);
   std::vector<uint8_t> out(EVP_MAX_MD_SIZE);
   unsigned len = 0;
   HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()), input.data(),

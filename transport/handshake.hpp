@@ -30,9 +30,13 @@ inline constexpr size_t max_node_name_bytes = 255;
 /// The side that connects is the *initiator*, the side that accepted is the *acceptor*:
 ///
 ///     initiator -> acceptor   hello(name_i, nonce_i)
-///     acceptor  -> initiator  hello(name_a, nonce_a)       (sent at once, no proof)
+///     acceptor  -> initiator  hello(name_a, nonce_a)       (no proof; sent at once
+///                                                        under TLS, else once the
+///                                                        initiator's first byte showed
+///                                                        it does not begin TLS)
 ///     initiator -> acceptor   proof(mac("initiator"))
-///     acceptor  -> initiator  proof(mac("acceptor"))       (only once the first verified)
+///     acceptor  -> initiator  proof(mac("acceptor"))       (only once the first
+///     verified)
 ///
 /// where mac(role) = HMAC-SHA256(secret, label, role, version, bulk_i, nonce_i, nonce_a,
 /// name_i, name_a, acceptor_address), every variable-length field length-prefixed, and
@@ -44,8 +48,9 @@ inline constexpr size_t max_node_name_bytes = 255;
 ///   that made it (its role and its own nonce would be in the wrong place), nor relayed
 ///   by a man in the middle to a node at another address;
 /// - a peer claiming this node's own name is refused.
-/// What this does not give: secrecy or integrity of later frames against a peer on the
-/// path between the two addresses (that needs TLS).
+/// Under TLS (`bind`) the proofs also cover the TLS session's exporter value, and TLS
+/// gives the later frames secrecy and integrity; in the clear, a peer on the path between
+/// the two addresses can read and change them.
 ///
 /// Until the peer's proof verifies, every other message is refused: the caller closes the
 /// connection on any error, before the message reaches an actor.
@@ -80,6 +85,10 @@ public:
     return role_ == role::initiator ? hello_.bulk : peer_bulk_;
   }
 
+  /// Binds the proofs to the TLS session the connection runs in (`tls_link::binding`),
+  /// before either is made: a proof then fits no other TLS session.
+  void bind(std::vector<uint8_t> binding) { binding_ = std::move(binding); }
+
   /// The name the peer proved, once authenticated.
   const std::string& peer_name() const noexcept { return peer_name_; }
 
@@ -94,6 +103,7 @@ private:
   hello hello_;
   std::string peer_name_;
   std::vector<uint8_t> peer_nonce_;
+  std::vector<uint8_t> binding_;
   bool peer_bulk_ = false;
   bool got_hello_ = false;
   bool authenticated_ = false;

@@ -14,6 +14,7 @@
 #include "base/node_log.hpp"
 #include "base/result.hpp"
 #include "transport/landing_table.hpp"
+#include "transport/tls_options.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::wire_msg {
@@ -53,6 +54,9 @@ struct endpoint_config {
   /// this node (a one-way partition) is found, as silence finds one that sends nothing;
   /// 0: the system's default (about 15 minutes).
   std::chrono::milliseconds unacked_timeout{0};
+  /// Which connections are encrypted with TLS 1.3, and with what key: by default those
+  /// that leave the host, with a key derived from `secret`.
+  tls_options tls;
 };
 
 /// What a transport tells its owner. Every callback runs on the transport's delivery

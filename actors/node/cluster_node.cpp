@@ -64,6 +64,7 @@ cluster_node::cluster_node(const application& app, cluster_config cfg,
   wire_msg::endpoint_config ec;
   ec.name = link_.self.name;
   ec.secret = link_.cfg.secret;
+  ec.tls = link_.cfg.tls;
   ec.listen_address = link_.self.address;
   ec.listen_port = link_.self.port;
   ec.listen = !link_.self.client; // a client dials every node; nobody dials it
@@ -350,6 +351,7 @@ void cluster_node::start_actors() {
     job_runner_config jc;
     jc.address = link_.self.address + ":" + std::to_string(link_.self.port);
     jc.secret = link_.cfg.secret;
+    jc.tls = link_.cfg.tls;
     jc.token = link_.cfg.jobs.token;
     jc.run_as = link_.cfg.jobs.run_as;
     jc.cluster = link_.cfg.name;
@@ -384,6 +386,7 @@ void cluster_node::start_autoscaler() {
   as.cfg = link_.cfg.autoscaler;
   as.target.head_address = link_.self.address + ":" + std::to_string(link_.self.port);
   as.target.secret = link_.cfg.secret;
+  as.target.tls = link_.cfg.tls;
   std::error_code ec;
   as.target.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   as.global = link_.global;

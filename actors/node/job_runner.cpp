@@ -19,6 +19,7 @@
 #include "actors/common/wall_clock.hpp"
 #include "base/private_dir.hpp"
 #include "base/same_token.hpp"
+#include "framework/tls_env.hpp"
 
 extern char** environ;
 
@@ -169,7 +170,8 @@ private:
                                         POSIX_SPAWN_SETSIGDEF);
     std::vector<std::string> env_strings;
     auto replaced = [&](const std::string& kv) {
-      for (const char* k : {"SWARM_ADDRESS=", "SWARM_SECRET=", "SWARM_JOB_ID="})
+      for (const char* k :
+           {"SWARM_ADDRESS=", "SWARM_SECRET=", "SWARM_JOB_ID=", "SWARM_TLS"})
         if (kv.rfind(k, 0) == 0) return true;
       for (auto& u : user->env)
         if (kv.compare(0, u.find('=') + 1, u, 0, u.find('=') + 1) == 0) return true;
@@ -180,6 +182,8 @@ private:
     env_strings.insert(env_strings.end(), user->env.begin(), user->env.end());
     env_strings.push_back("SWARM_ADDRESS=" + cfg_.address);
     env_strings.push_back("SWARM_SECRET=" + cfg_.secret);
+    for (auto& kv : tls_env(cfg_.tls))
+      env_strings.push_back(kv);
     env_strings.push_back("SWARM_JOB_ID=" + std::to_string(id));
     auto pointers = [](std::vector<std::string>& xs) {
       std::vector<char*> out;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "actors/node/protocol.hpp"
+#include "transport/tls_options.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
@@ -19,6 +20,8 @@ struct job_runner_config {
   /// (`client_options_from_env`): the head's host:port and the cluster's secret.
   std::string address;
   std::string secret;
+  /// And in `SWARM_TLS` and its peers (`tls_from_env`): how it connects.
+  wire_msg::tls_options tls;
   /// Who may submit, read and stop jobs: a request must carry it. Empty: jobs are off,
   /// and every request is refused saying so.
   std::string token;

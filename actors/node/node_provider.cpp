@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "framework/tls_env.hpp"
+
 extern char** environ;
 
 namespace swarm::actors {
@@ -100,6 +102,8 @@ result<pid_t> node_provider::spawn(const std::string& command, const node_type& 
                                 "SWARM_NODE_CPUS=" + amount_text(type.cpus),
                                 "SWARM_NODE_GPUS=" + std::to_string(type.gpus),
                                 "SWARM_NODE_RESOURCES=" + resources_text(type.resources)};
+  for (auto& kv : tls_env(target_.tls))
+    vars.push_back(kv);
   std::vector<char*> env;
   for (auto& v : vars)
     env.push_back(v.data());

@@ -19,6 +19,7 @@ namespace swarm::actors {
 struct provider_target {
   std::string head_address;
   std::string secret;
+  wire_msg::tls_options tls; ///< given as `SWARM_TLS` and its peers (`tls_env`)
   std::string program;
 };
 

@@ -2,6 +2,8 @@
 
 #include <nanobind/stl/string.h>
 
+#include "framework/tls_env.hpp"
+
 #include <cmath>
 #include <utility>
 
@@ -105,6 +107,10 @@ session::session(const session_options& opts) {
       auto client = head_address(opts.address, "the address given to swarm.init");
       if (!client) throw failure{client.err()};
       client->secret = opts.secret;
+      // As a job's or a program's environment says (SWARM_TLS and its peers).
+      auto tls = tls_from_env();
+      if (!tls) throw failure{tls.err()};
+      client->tls = *tls;
       client->name = opts.name;
       client->timeout = opts.timeout;
       rt_ = std::make_unique<runtime>(app_, *client);

@@ -560,6 +560,7 @@ inline client_options client_of(const cluster_config& cfg, const std::string& na
   o.address = cfg.head().address;
   o.port = cfg.head().port;
   o.secret = cfg.secret;
+  o.tls = cfg.tls;
   o.name = name;
   return o;
 }

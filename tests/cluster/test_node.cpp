@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "framework/tls_env.hpp"
 #include "tests/cluster/test_app.hpp"
 
 namespace {
@@ -80,6 +81,13 @@ int main(int argc, char** argv) {
     if (secret.empty())
       if (const char* from_env = std::getenv("SWARM_SECRET")) secret = from_env;
     head->secret = secret;
+    // As `swarm start --address` takes them.
+    auto tls = swarm::tls_from_env();
+    if (!tls) {
+      std::fprintf(stderr, "swarm: %s\n", tls.err().message.c_str());
+      return 2;
+    }
+    head->tls = *tls;
     head->name = node;
     swarm::join_options j{*head, {}};
     j.node.cpus = 1;

@@ -13,16 +13,19 @@ TEST_CASE("a node's proof cannot be reflected back to it over TCP") {
   // Two connections to the head: the head's hello on the first gives the nonce that
   // the second's hello echoes, asking the head to sign over its own nonce. It signs
   // nothing before the peer proved the secret, and a made-up proof closes the socket.
+  // (A loopback peer speaks first: its first byte says whether it speaks TLS.)
   raw_peer first{raw_connect(head->port())}, second{raw_connect(head->port())};
+  first.send(hello{"worker-0", std::vector<uint8_t>(32, 3), protocol_version});
   auto nonce_one = hello_of(first.next()).nonce;
-  (void)hello_of(second.next());
   second.send(hello{"worker-1", nonce_one, protocol_version});
+  (void)hello_of(second.next());
   CHECK_FALSE(second.next(300ms));
   second.send(proof{std::vector<uint8_t>(32, 1)});
   CHECK(second.closed_by_node());
-  // Claiming the head's own name on the first is refused outright.
-  first.send(hello{"head", std::vector<uint8_t>(32, 2), protocol_version});
-  CHECK(first.closed_by_node());
+  // Claiming the head's own name is refused outright.
+  raw_peer third{raw_connect(head->port())};
+  third.send(hello{"head", std::vector<uint8_t>(32, 2), protocol_version});
+  CHECK(third.closed_by_node());
   CHECK(logged(in_head, "own name 'head'"));
   CHECK_FALSE(head->connected("worker-1"));
   CHECK_FALSE(head->connected("head"));

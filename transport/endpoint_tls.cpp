@@ -105,18 +105,25 @@ bool endpoint::tls_handshake(const conn_ptr& c) {
 
 bool endpoint::open_records(const conn_ptr& c, size_t n, std::vector<message>& msgs) {
   bool open = true;
-  auto ok = c->tls->opener().commit(n, [&](const uint8_t* p, size_t len) {
+  auto room = [&](size_t want) { return c->decoder.prepare(want); };
+  auto sink = [&](const uint8_t* p, size_t len, bool in_room) {
+    if (in_room) {
+      msgs.clear();
+      return open = deliver(c, c->decoder.commit(len, msgs), msgs);
+    }
+    // Opened aside (it did not fit the decoder's room): copied in, room by room.
     while (len > 0 && open) {
-      auto [room, cap] = c->decoder.prepare(len);
+      auto [at, cap] = c->decoder.prepare(len);
       size_t k = std::min(cap, len);
-      std::memcpy(room, p, k);
+      std::memcpy(at, p, k);
       msgs.clear();
       open = deliver(c, c->decoder.commit(k, msgs), msgs);
       p += k;
       len -= k;
     }
     return open;
-  });
+  };
+  auto ok = c->tls->opener().commit(n, room, sink);
   if (!open) return false;
   if (!ok) {
     close(c, "TLS: " + ok.err().message);

@@ -111,71 +111,79 @@ tls_sealer::tls_sealer(const tls_suite& s, std::vector<uint8_t> secret,
   set_key();
 }
 
-void tls_sealer::seal_record(std::vector<uint8_t>& out, uint8_t type, size_t n,
-                             const std::function<void(uint8_t* dst, size_t n)>& pieces) {
-  auto at = out.size();
+size_t tls_sealer::seal_record(uint8_t* out, uint8_t type, const span* spans,
+                               size_t count) {
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i)
+    n += spans[i].n;
   size_t body = n + 1 + 16;
-  out.resize(at + tls_record_header + body);
-  uint8_t* head = out.data() + at;
-  head[0] = type_application_data;
-  head[1] = 3;
-  head[2] = 3;
-  head[3] = static_cast<uint8_t>(body >> 8);
-  head[4] = static_cast<uint8_t>(body);
+  out[0] = type_application_data;
+  out[1] = 3;
+  out[2] = 3;
+  out[3] = static_cast<uint8_t>(body >> 8);
+  out[4] = static_cast<uint8_t>(body);
   uint8_t nonce[12];
   next_nonce(nonce);
-  uint8_t* dst = head + tls_record_header;
+  uint8_t* dst = out + tls_record_header;
   int len = 0;
   EVP_EncryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce);
-  EVP_EncryptUpdate(ctx_, nullptr, &len, head, static_cast<int>(tls_record_header));
-  // The plaintext is gathered in place, then encrypted where it lies.
-  pieces(dst, n);
-  dst[n] = type;
-  EVP_EncryptUpdate(ctx_, dst, &len, dst, static_cast<int>(n + 1));
-  EVP_EncryptFinal_ex(ctx_, dst + n + 1, &len);
-  EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_GET_TAG, 16, dst + n + 1);
+  EVP_EncryptUpdate(ctx_, nullptr, &len, out, static_cast<int>(tls_record_header));
+  // Encrypted from where the bytes are, straight into the record.
+  for (size_t i = 0; i < count; ++i) {
+    EVP_EncryptUpdate(ctx_, dst, &len, spans[i].p, static_cast<int>(spans[i].n));
+    dst += len;
+  }
+  EVP_EncryptUpdate(ctx_, dst, &len, &type, 1);
+  dst += len;
+  EVP_EncryptFinal_ex(ctx_, dst, &len);
+  dst += len;
+  EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_GET_TAG, 16, dst);
+  return tls_record_header + body;
 }
 
 frame_parts tls_sealer::seal(const frame_parts& plain) {
   // The frame as three pieces: its bytes, its tail, its zero padding.
   static constexpr uint8_t zeros[8] = {};
-  struct piece {
-    const uint8_t* p;
-    size_t n;
-  };
-  piece pieces[3] = {{plain.bytes.data(), plain.bytes.size()},
-                     {plain.tail, plain.tail_size},
-                     {zeros, plain.pad}};
+  span pieces[3] = {{plain.bytes.data(), plain.bytes.size()},
+                    {plain.tail, plain.tail_size},
+                    {zeros, plain.pad}};
   size_t total = plain.size();
   size_t records = (total + tls_max_plaintext - 1) / tls_max_plaintext;
-  frame_parts out;
-  out.bytes.reserve(total + (records + 1) * tls_record_overhead + 8);
-  size_t which = 0, off = 0;
+  // Room for the key updates too. Not a vector: nothing to zero before it is written.
+  size_t updates = records / records_per_key_ + 1;
+  size_t cap =
+      total + records * tls_record_overhead + updates * (tls_record_overhead + 5);
+  std::shared_ptr<uint8_t[]> buf{new uint8_t[cap]};
+  size_t used = 0, which = 0, off = 0;
   for (size_t left = total; left > 0;) {
     if (seq_ >= records_per_key_) {
       // KeyUpdate, update_not_requested: the peer moves to the next secret too.
       static constexpr uint8_t key_update[5] = {handshake_key_update, 0, 0, 1, 0};
-      seal_record(out.bytes, type_handshake, sizeof(key_update),
-                  [](uint8_t* dst, size_t n) { std::memcpy(dst, key_update, n); });
+      span ku{key_update, sizeof(key_update)};
+      used += seal_record(buf.get() + used, type_handshake, &ku, 1);
       update();
     }
     size_t n = std::min(left, tls_max_plaintext);
-    seal_record(out.bytes, type_application_data, n, [&](uint8_t* dst, size_t want) {
-      while (want > 0) {
-        if (off == pieces[which].n) {
-          ++which;
-          off = 0;
-          continue;
-        }
-        size_t k = std::min(want, pieces[which].n - off);
-        std::memcpy(dst, pieces[which].p + off, k);
-        dst += k;
-        off += k;
-        want -= k;
+    span spans[3];
+    size_t count = 0;
+    for (size_t want = n; want > 0;) {
+      if (off == pieces[which].n) {
+        ++which;
+        off = 0;
+        continue;
       }
-    });
+      size_t k = std::min(want, pieces[which].n - off);
+      spans[count++] = {pieces[which].p + off, k};
+      off += k;
+      want -= k;
+    }
+    used += seal_record(buf.get() + used, type_application_data, spans, count);
     left -= n;
   }
+  frame_parts out;
+  out.tail = buf.get();
+  out.tail_size = used;
+  out.keep = std::move(buf);
   return out;
 }
 
@@ -195,8 +203,7 @@ std::pair<uint8_t*, size_t> tls_opener::prepare(size_t want) {
   return {buf_.data() + size_, buf_.size() - size_};
 }
 
-result<void> tls_opener::commit(size_t n,
-                                const std::function<bool(const uint8_t*, size_t)>& sink) {
+result<void> tls_opener::commit(size_t n, const room_fn& room, const sink_fn& sink) {
   size_ += n;
   while (size_ - pos_ >= tls_record_header) {
     const uint8_t* head = buf_.data() + pos_;
@@ -211,50 +218,51 @@ result<void> tls_opener::commit(size_t n,
     if (size_ - pos_ < tls_record_header + len) break;
     pos_ += tls_record_header + len;
     bool go_on = true;
-    if (auto ok = open_record(head, len, sink, go_on); !ok) return ok;
+    if (auto ok = open_record(head, len, room, sink, go_on); !ok) return ok;
     if (!go_on) break;
   }
   return {};
 }
 
-result<void>
-tls_opener::open_record(const uint8_t* rec, size_t len,
-                        const std::function<bool(const uint8_t*, size_t)>& sink,
-                        bool& go_on) {
+result<void> tls_opener::open_record(const uint8_t* rec, size_t len, const room_fn& room,
+                                     const sink_fn& sink, bool& go_on) {
   uint8_t nonce[12];
   next_nonce(nonce);
   size_t body = len - 16;
+  // Opened where it goes when it fits there (it is not handed over before its check).
+  auto [at, cap] = room(body);
+  bool in_room = at != nullptr && cap >= body;
+  uint8_t* plain = in_room ? at : plain_.data();
   int out = 0;
   EVP_DecryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce);
   EVP_DecryptUpdate(ctx_, nullptr, &out, rec, static_cast<int>(tls_record_header));
-  EVP_DecryptUpdate(ctx_, plain_.data(), &out, rec + tls_record_header,
-                    static_cast<int>(body));
+  EVP_DecryptUpdate(ctx_, plain, &out, rec + tls_record_header, static_cast<int>(body));
   EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_SET_TAG, 16,
                       const_cast<uint8_t*>(rec + tls_record_header + body));
-  if (EVP_DecryptFinal_ex(ctx_, plain_.data() + body, &out) != 1)
+  if (EVP_DecryptFinal_ex(ctx_, plain + body, &out) != 1)
     return error{
         errc::invalid_argument,
         "a TLS record failed its integrity check (bad_record_mac): changed on the "
         "way, or not from the peer that made the handshake"};
   // The inner content type is the last byte that is not padding.
   size_t n = body;
-  while (n > 0 && plain_[n - 1] == 0)
+  while (n > 0 && plain[n - 1] == 0)
     --n;
   if (n == 0) return error{errc::invalid_argument, "a TLS record with no content type"};
-  uint8_t type = plain_[--n];
+  uint8_t type = plain[--n];
   switch (type) {
   case type_application_data:
     if (n > tls_max_plaintext)
       return error{errc::invalid_argument,
                    "a TLS record over 2^14 bytes (record_overflow)"};
-    go_on = sink(plain_.data(), n);
+    go_on = sink(plain, n, in_room);
     return {};
   case type_handshake:
-    return on_handshake_message(plain_.data(), n);
+    return on_handshake_message(plain, n);
   case type_alert:
     return error{errc::node_unreachable,
                  std::string{"the peer sent the TLS alert "} +
-                     (n >= 2 ? alert_name(plain_[1]) : "(malformed)")};
+                     (n >= 2 ? alert_name(plain[1]) : "(malformed)")};
   default:
     return error{errc::invalid_argument,
                  "a TLS record of inner type " + std::to_string(type)};

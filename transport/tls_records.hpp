@@ -75,16 +75,20 @@ public:
   tls_sealer(const tls_suite& s, std::vector<uint8_t> secret,
              uint64_t records_per_key = uint64_t{1} << 23);
 
-  /// `plain`'s bytes (its tail and padding included) as records, in one buffer.
+  /// `plain`'s bytes (its tail and padding included) as records, in one buffer (the
+  /// frame's tail), encrypted from where they are in one pass.
   frame_parts seal(const frame_parts& plain);
 
   /// Records sealed under the current key.
   uint64_t sequence() const noexcept { return seq_; }
 
 private:
-  // Appends one record of `type` holding the `n` bytes that `pieces` yields.
-  void seal_record(std::vector<uint8_t>& out, uint8_t type, size_t n,
-                   const std::function<void(uint8_t* dst, size_t n)>& pieces);
+  struct span {
+    const uint8_t* p;
+    size_t n;
+  };
+  // Writes one record of `type` holding the bytes of `spans` at `out`; its size.
+  size_t seal_record(uint8_t* out, uint8_t type, const span* spans, size_t count);
   uint64_t records_per_key_;
 };
 
@@ -96,16 +100,23 @@ public:
   /// Room for at least `want` more bytes of ciphertext: receive into it, then `commit`.
   std::pair<uint8_t*, size_t> prepare(size_t want);
 
+  /// Where a record's plaintext may be opened: room for at least `want` bytes, or less.
+  using room_fn = std::function<std::pair<uint8_t*, size_t>(size_t want)>;
+  /// Takes a record's plaintext, at the room's start (`in_room`) or elsewhere; false:
+  /// stop.
+  using sink_fn = std::function<bool(const uint8_t*, size_t, bool in_room)>;
+
   /// Takes `n` bytes written into `prepare`'s room and hands the plaintext of every
-  /// complete record to `sink`, in order, while it returns true. An error says why a
-  /// record was refused (a failed integrity check, an alert from the peer, a record too
-  /// large or of a kind Swarm does not take); after one the connection must close.
-  result<void> commit(size_t n, const std::function<bool(const uint8_t*, size_t)>& sink);
+  /// complete record to `sink`, in order, while it returns true: opened straight into
+  /// `room` when it fits there, else in a buffer of its own. Nothing reaches `sink`
+  /// before its record passed its integrity check. An error says why a record was
+  /// refused (a failed check, an alert from the peer, a record too large or of a kind
+  /// Swarm does not take); after one the connection must close.
+  result<void> commit(size_t n, const room_fn& room, const sink_fn& sink);
 
 private:
-  result<void> open_record(const uint8_t* rec, size_t len,
-                           const std::function<bool(const uint8_t*, size_t)>& sink,
-                           bool& go_on);
+  result<void> open_record(const uint8_t* rec, size_t len, const room_fn& room,
+                           const sink_fn& sink, bool& go_on);
   result<void> on_handshake_message(const uint8_t* p, size_t n);
 
   std::vector<uint8_t> buf_;

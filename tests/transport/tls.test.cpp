@@ -49,22 +49,34 @@ frame_parts frame_of(size_t n, uint8_t seed) {
   return f;
 }
 
-// The plaintext `opener` makes of `wire`, fed in pieces of `step` bytes.
-swarm::result<std::vector<uint8_t>>
-open_all(tls_opener& opener, const std::vector<uint8_t>& wire, size_t step = 1000) {
-  std::vector<uint8_t> out;
+// The plaintext `opener` makes of `wire`, fed in pieces of `step` bytes: opened in the
+// room it is offered when `room_bytes` are enough (records of up to `room_bytes`), else
+// aside.
+swarm::result<std::vector<uint8_t>> open_all(tls_opener& opener,
+                                             const std::vector<uint8_t>& wire,
+                                             size_t step = 1000, size_t room_bytes = 0) {
+  std::vector<uint8_t> out, room(room_bytes);
+  size_t opened_in_room = 0;
   for (size_t at = 0; at < wire.size(); at += step) {
     size_t n = std::min(step, wire.size() - at);
-    auto [room, cap] = opener.prepare(n);
+    auto [buf, cap] = opener.prepare(n);
     REQUIRE(cap >= n);
     std::copy(wire.begin() + static_cast<long>(at),
-              wire.begin() + static_cast<long>(at + n), room);
-    auto ok = opener.commit(n, [&](const uint8_t* p, size_t k) {
-      out.insert(out.end(), p, p + k);
-      return true;
-    });
+              wire.begin() + static_cast<long>(at + n), buf);
+    auto ok = opener.commit(
+        n,
+        [&](size_t) {
+          return std::pair{room.data(), room.size()};
+        },
+        [&](const uint8_t* p, size_t k, bool in_room) {
+          CHECK(in_room == (p == room.data()));
+          opened_in_room += in_room;
+          out.insert(out.end(), p, p + k);
+          return true;
+        });
     if (!ok) return ok.err();
   }
+  if (room_bytes > tls_max_plaintext + 17) CHECK(opened_in_room > 0);
   return out;
 }
 
@@ -114,8 +126,8 @@ TEST_CASE("records sealed by one side open on the other, a frame's tail and padd
   std::vector<uint8_t> want, wire;
   for (int i = 0; i < 4; ++i) {
     auto sealed = sealer.seal(f);
-    CHECK(sealed.tail_size == 0);
-    wire.insert(wire.end(), sealed.bytes.begin(), sealed.bytes.end());
+    auto bytes = flat(sealed);
+    wire.insert(wire.end(), bytes.begin(), bytes.end());
     auto plain = flat(f);
     want.insert(want.end(), plain.begin(), plain.end());
   }
@@ -125,6 +137,11 @@ TEST_CASE("records sealed by one side open on the other, a frame's tail and padd
   auto got = open_all(opener, wire);
   REQUIRE(got.has_value());
   CHECK(*got == want);
+  // Opened in the room the receiver offers, when records fit there.
+  tls_opener again{suite, key};
+  auto in_room = open_all(again, wire, 70'000, tls_max_plaintext + 64);
+  REQUIRE(in_room.has_value());
+  CHECK(*in_room == want);
 }
 
 TEST_CASE("a record changed on the way is refused, naming the integrity check") {
@@ -132,7 +149,7 @@ TEST_CASE("a record changed on the way is refused, naming the integrity check") 
   std::vector<uint8_t> key(48, 9);
   tls_sealer sealer{suite, key};
   tls_opener opener{suite, key};
-  auto wire = sealer.seal(frame_of(500, 3)).bytes;
+  auto wire = flat(sealer.seal(frame_of(500, 3)));
   wire[100] ^= 1;
   auto got = open_all(opener, wire);
   REQUIRE_FALSE(got.has_value());
@@ -147,11 +164,11 @@ TEST_CASE("two links with the cluster secret make a TLS 1.3 handshake and agree 
   CHECK(client.binding() == server.binding());
   CHECK(client.binding().size() == 32);
   CHECK(client.description() == "TLS 1.3 TLS_AES_128_GCM_SHA256, pre-shared key");
-  auto wire = client.sealer().seal(frame_of(20'000, 5)).bytes;
+  auto wire = flat(client.sealer().seal(frame_of(20'000, 5)));
   auto got = open_all(server.opener(), wire);
   REQUIRE(got.has_value());
   CHECK(*got == frame_of(20'000, 5).bytes);
-  auto back = server.sealer().seal(frame_of(64, 2)).bytes;
+  auto back = flat(server.sealer().seal(frame_of(64, 2)));
   auto got_back = open_all(client.opener(), back);
   REQUIRE(got_back.has_value());
   CHECK(*got_back == frame_of(64, 2).bytes);
@@ -208,7 +225,7 @@ TEST_CASE("the records are TLS 1.3 as OpenSSL reads and writes them, key updates
 
   // Ours, read by OpenSSL: a frame of several records across a key update.
   tls_sealer& sealer = server.sealer();
-  auto sealed = sealer.seal(frame_of(40'000, 9)).bytes;
+  auto sealed = flat(sealer.seal(frame_of(40'000, 9)));
   BIO_write(in, sealed.data(), static_cast<int>(sealed.size()));
   std::vector<uint8_t> read(40'000);
   size_t have = 0;

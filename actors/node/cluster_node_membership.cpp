@@ -5,6 +5,9 @@
 
 #include <caf/all.hpp>
 
+#include "actors/common/protocol.hpp"
+#include "actors/objects/object_manager.hpp"
+#include "actors/scheduling/protocol.hpp"
 #include "actors/user_actors/protocol.hpp"
 
 namespace swarm::actors {
@@ -80,9 +83,23 @@ void cluster_node::fenced(uint64_t life, const std::string& why) {
                               "' could not stop the actors it hosted for other nodes: " +
                               caf::to_string(e));
                  });
+    // The tasks other nodes placed in that life go too: their owners ran them again.
+    uint64_t cancelled = 0;
+    uint64_t first = (link_.index + 1) << owner_index_shift;
+    self->request(local_->scheduler(), std::chrono::seconds(10), cancel_atom::value,
+                  others_atom::value, first,
+                  first + ((uint64_t{1} << owner_index_shift) - 1))
+        .receive([&](uint64_t n) { cancelled = n; },
+                 [&](caf::error& e) {
+                   log().warn("node '" + link_.self.name +
+                              "' could not cancel the tasks it ran for other nodes: " +
+                              caf::to_string(e));
+                 });
     log().warn(
         "node '" + link_.self.name + "' stopped " + std::to_string(stopped) +
-        " actor(s) it hosted for other nodes, restarted elsewhere; it joins again");
+        " actor(s) it hosted for other nodes, restarted elsewhere, and cancelled " +
+        std::to_string(cancelled) +
+        " task(s) placed here for them, run again elsewhere; it joins again");
     // The old life's connections go too: a peer may have closed its end while the
     // network was cut, and not know this end is still open; this life's messages must
     // not go on it.

@@ -518,7 +518,10 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
   slot->when_done([this, weak, to, replicas, latency_critical, actor_id,
                    came_to = life.load()] {
     auto s = weak.lock();
-    if (!s) return;
+    // A task that came in a life the head has ended since (this node was fenced)
+    // answers nothing: its owner runs it again, and this run was cancelled or does not
+    // count. (Calls to actors hosted here are fenced with their instances.)
+    if (!s || (actor_id == 0 && came_to != life.load())) return;
     wire_msg::task_result r;
     r.result = to_wire(s->id());
     r.latency_critical = latency_critical;

@@ -581,6 +581,15 @@ struct scheduler_state {
     });
   }
 
+  uint64_t cancel_others(uint64_t first, uint64_t last) {
+    uint64_t n = 0;
+    each_task([&](const task_ptr& t, bool) {
+      auto owner = t->result->id().owner;
+      if ((owner < first || owner > last) && t->cancel()) ++n;
+    });
+    return n;
+  }
+
   std::vector<task_row> rows() const {
     std::vector<task_row> out;
     each_task([&](const task_ptr& t, bool at_worker) {
@@ -642,6 +651,9 @@ caf::behavior local_scheduler(caf::stateful_actor<scheduler_state>* self,
       [self](gpu_unhold_atom, uint64_t actor) { self->state.unhold(actor); },
       [=](cancel_atom, uint64_t owner, uint64_t seq) {
         self->state.cancel(object_id{owner, seq});
+      },
+      [=](cancel_atom, others_atom, uint64_t first, uint64_t last) {
+        return self->state.cancel_others(first, last);
       },
   };
 }

@@ -119,6 +119,11 @@ struct task_row {
 /// std::vector<uint32_t>`: an actor holds GPUs (and device memory) for its life; the
 /// answer, its devices, comes once they are free, ahead of queued tasks;
 /// `(gpu_unhold_atom, uint64_t actor)` gives them back.
+/// `(cancel_atom, others_atom, uint64_t first, uint64_t last) -> uint64_t`: cancels every
+/// task whose result's owner is outside [first, last] (queued ones fail `cancelled`,
+/// running ones are asked to stop), and says how many: with this node's owners' range,
+/// the work other nodes placed in a life of it that the head ended, which their owners
+/// ran again elsewhere.
 caf::actor spawn_local_scheduler(caf::actor_system& sys, const scheduler_config& cfg);
 
 } // namespace swarm::actors

@@ -31,6 +31,8 @@ using group_atom = caf::atom_constant<caf::atom("group")>;
 /// of the work that waits for one.
 using scalable_atom = caf::atom_constant<caf::atom("scalable")>;
 using waiting_atom = caf::atom_constant<caf::atom("waiting")>;
+/// The local scheduler: every task whose result's owner is outside the range named.
+using others_atom = caf::atom_constant<caf::atom("others")>;
 
 /// A task handed to a worker for one dispatch epoch.
 struct dispatch {

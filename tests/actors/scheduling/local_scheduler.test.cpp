@@ -424,3 +424,38 @@ TEST_CASE_FIXTURE(fixture, "a node idle for a while after work gives the memory 
   sched.run();
   CHECK(trims == 1); // nothing ran since
 }
+
+TEST_CASE_FIXTURE(fixture,
+                  "the local scheduler cancels the tasks of owners outside a range, "
+                  "queued or running, and keeps the others") {
+  start(1, 1, 1, 0); // no pipelining: each task waits for the CPU
+  auto owned_by = [](const std::string& name, uint64_t owner) {
+    auto t = task(name);
+    t->result = std::make_shared<detail::object_slot>(swarm::object_id{owner, 1});
+    return t;
+  };
+  // Owners 100-199 are this node's; 7 and 300 are other nodes'.
+  auto theirs_running = owned_by("theirs running", 7);
+  auto theirs_queued = owned_by("theirs queued", 300);
+  auto mine_queued = owned_by("mine queued", 150);
+  submit(theirs_running);
+  REQUIRE(
+      theirs_running->try_claim(theirs_running->epoch(), detail::task_phase::running));
+  submit(theirs_queued);
+  submit(mine_queued);
+  uint64_t cancelled = 0;
+  auto asked = self->request(sched_actor, caf::infinite, cancel_atom::value,
+                             others_atom::value, uint64_t{100}, uint64_t{199});
+  sched.run();
+  asked.receive([&](uint64_t n) { cancelled = n; },
+                [](caf::error& e) { FAIL(caf::to_string(e)); });
+  CHECK(cancelled == 2);
+  CHECK(theirs_running->cancel_requested);
+  CHECK_FALSE(mine_queued->cancel_requested);
+  auto failed = theirs_queued->result->read();
+  REQUIRE_FALSE(failed);
+  CHECK(failed.err().code == swarm::errc::cancelled);
+  // The CPU the running one frees goes to this node's own task.
+  done(0, theirs_running);
+  CHECK(runs.back() == "0: mine queued");
+}

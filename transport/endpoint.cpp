@@ -155,24 +155,31 @@ void endpoint::disconnect(const std::string& peer, const std::string& why) {
     attend(*c);
 }
 
+bool endpoint::write_locked(connection& c, const frame_parts& f, size_t& off,
+                            const char* what) {
+  while (off < f.size()) {
+    auto n = send_from(c.fd, f, off);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      if (errno == EINTR) continue;
+      c.broken = true;
+      c.broken_because = sys_error(what);
+      return false;
+    }
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 bool endpoint::flush_locked(connection& c) {
   if (c.connecting || c.tls_undecided) return true;
   if (c.tls) {
     // The TLS handshake's own bytes go first.
-    auto& out = c.tls->output();
-    while (c.tls_out_off < out.size()) {
-      auto n = ::send(c.fd, out.data() + c.tls_out_off, out.size() - c.tls_out_off,
-                      MSG_NOSIGNAL);
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
-        if (errno == EINTR) continue;
-        c.broken = true;
-        c.broken_because = sys_error("write failed during the TLS handshake");
-        return false;
-      }
-      c.tls_out_off += static_cast<size_t>(n);
-    }
-    out.clear();
+    if (!write_locked(c, c.tls_out, c.tls_out_off,
+                      "write failed during the TLS handshake"))
+      return false;
+    if (c.tls_out_off < c.tls_out.size()) return true;
+    c.tls_out = {};
     c.tls_out_off = 0;
     if (!c.tls->ready()) return true;
   }
@@ -184,17 +191,8 @@ bool endpoint::flush_locked(connection& c) {
       c.start_locked(std::move(next->front()));
       next->pop_front();
     }
-    while (c.current_off < c.current.size()) {
-      auto n = send_from(c.fd, c.current, c.current_off);
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
-        if (errno == EINTR) continue;
-        c.broken = true;
-        c.broken_because = sys_error("write failed");
-        return false;
-      }
-      c.current_off += static_cast<size_t>(n);
-    }
+    if (!write_locked(c, c.current, c.current_off, "write failed")) return false;
+    if (c.current_off < c.current.size()) return true;
     c.current = {};
     c.current_off = 0;
   }

@@ -184,6 +184,9 @@ private:
   void shut_if_done_locked(connection& c);
   // Writes what `c` has queued; false on a broken socket. Caller holds c's send mutex.
   bool flush_locked(connection& c);
+  // Writes `f` from byte `off` on until it is all written or the socket is full (true,
+  // `off` where it stopped), or breaks (false, `c` marked broken with `what`).
+  bool write_locked(connection& c, const frame_parts& f, size_t& off, const char* what);
   void log(log_level level, const std::string& line) const;
 
   endpoint_config cfg_;

@@ -69,7 +69,8 @@ struct endpoint::connection : std::enable_shared_from_this<endpoint::connection>
   // TLS 1.3 on this connection: its handshake, sealing and output under send_mtx, its
   // opening on the I/O thread that reads it. Null in the clear.
   std::unique_ptr<tls_link> tls;
-  size_t tls_out_off = 0; // of tls->output(), written
+  frame_parts tls_out; // its handshake's bytes to write, ahead of any frame
+  size_t tls_out_off = 0;
   // Accepted from a loopback peer that may speak TLS or not: nothing is written until
   // its first byte says which.
   bool tls_undecided = false;
@@ -85,8 +86,14 @@ struct endpoint::connection : std::enable_shared_from_this<endpoint::connection>
   // Whether the socket's being writable matters now (EPOLLOUT).
   bool wants_write_locked() const {
     if (connecting) return true;
-    if (tls && tls_out_off < tls->output().size()) return true;
+    if (tls_out_off < tls_out.size()) return true;
     return !held_locked() && pending_locked();
+  }
+  // Takes what `tls` made to send (its handshake's bytes).
+  void take_tls_output_locked() {
+    auto& out = tls->output();
+    tls_out.bytes.insert(tls_out.bytes.end(), out.begin(), out.end());
+    out.clear();
   }
   // `f` becomes the frame being written, sealed into records under TLS.
   void start_locked(frame_parts&& f) {

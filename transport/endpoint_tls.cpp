@@ -26,6 +26,7 @@ void endpoint::secure(connection& c) {
   auto host = host_of(c.remote);
   if (tls_ && tls_required(cfg_.tls.use, host)) {
     c.tls = std::make_unique<tls_link>(tls_, c.accepted);
+    c.take_tls_output_locked(); // a dialling side's first flight
   } else if (c.accepted) {
     // A peer that TLS need not cover says by its first byte whether it speaks it (or,
     // with TLS off here, is told why it is refused).
@@ -84,6 +85,7 @@ bool endpoint::tls_handshake(const conn_ptr& c) {
   {
     std::lock_guard<std::mutex> guard{c->send_mtx};
     through = c->tls->handshake(buf, static_cast<size_t>(n));
+    c->take_tls_output_locked();
     if (through && *through) early = c->tls->take_early_records();
     flush_locked(*c);
   }

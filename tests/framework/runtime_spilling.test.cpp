@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -217,4 +219,49 @@ TEST_CASE("a spill file swapped with another, or changed, reads back as object_l
   CHECK(rc.err().message.find("checksum mismatch") != std::string::npos);
   // What was not touched reads as it was.
   CHECK(d.get(1s).value() == pattern(mib, 4));
+}
+
+TEST_CASE("another user of the host can neither delete, swap, plant nor list a node's "
+          "spill files (played as nobody)") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: playing another user needs root");
+    return;
+  }
+  temp_folder dir;
+  // The spill folder's parent open to every user, as /tmp is.
+  fs::permissions(dir.path, fs::perms::all);
+  swarm::application app;
+  swarm::runtime rt{app, spilling_store(mib + mib / 2, dir)};
+  auto a = rt.put(pattern(mib, 1));
+  auto b = rt.put(pattern(mib, 2)); // spills a
+  auto c = rt.put(pattern(mib, 3)); // spills b
+  REQUIRE(a.slot()->spilled());
+  REQUIRE(b.slot()->spilled());
+  std::vector<std::string> files;
+  for (auto& e : fs::recursive_directory_iterator{dir.path})
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  REQUIRE(files.size() == 2);
+  auto folder = fs::path{files[0]}.parent_path().string();
+  auto planted = folder + "/planted";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // As nobody: each attempt that succeeds sets a bit of the exit code.
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(64);
+    int got = 0;
+    if (::unlink(files[0].c_str()) == 0) got |= 1;
+    if (::rename(files[1].c_str(), files[0].c_str()) == 0) got |= 2;
+    int fd = ::open(planted.c_str(), O_WRONLY | O_CREAT, 0644);
+    if (fd >= 0) got |= 4;
+    if (::opendir(folder.c_str()) != nullptr) got |= 8;
+    ::_exit(got);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK_FALSE(fs::exists(planted));
+  CHECK(a.get(1s).value() == pattern(mib, 1));
+  CHECK(b.get(1s).value() == pattern(mib, 2));
+  CHECK(c.get(1s).value() == pattern(mib, 3));
 }

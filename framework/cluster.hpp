@@ -256,9 +256,10 @@ result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
                           std::chrono::milliseconds timeout);
 
 /// Waits, up to `timeout`, until node `node` is no longer alive in the head's table (it
-/// stopped, or left it); returns what it said it did as it stopped (empty when it said
-/// nothing). A `timeout` error when it is still alive then, with what it said so far;
-/// `node_unreachable` when the head's table cannot be read (the head is gone).
+/// stopped, or left it); returns what it said it did as it stopped, which may follow by
+/// up to 2 s (empty when it said nothing). A `timeout` error when it is still alive then,
+/// with what it said so far; `node_unreachable` when the head's table cannot be read (the
+/// head is gone).
 result<std::string> wait_stopped(const cluster_config& cfg, const std::string& node,
                                  std::chrono::milliseconds timeout);
 

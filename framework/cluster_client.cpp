@@ -541,6 +541,7 @@ result<void> stop_cluster(const cluster_config& cfg, const std::string& node,
 result<std::string> wait_stopped(const cluster_config& cfg, const std::string& node,
                                  std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::optional<std::chrono::steady_clock::time_point> gone_since;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -550,8 +551,18 @@ result<std::string> wait_stopped(const cluster_config& cfg, const std::string& n
                    "the head's table cannot be read: " + state.err().message};
     auto row = std::find_if(state->nodes.begin(), state->nodes.end(),
                             [&](const node_status& n) { return n.name == node; });
-    if (row == state->nodes.end() || !row->alive)
-      return row == state->nodes.end() ? std::string{} : row->stop_report;
+    if (row == state->nodes.end()) return std::string{};
+    // Its report follows its leaving heartbeat, once it handed what it holds over: up
+    // to 2 s more for it (a node that died sends none).
+    if (!row->alive) {
+      if (!row->stop_report.empty()) return row->stop_report;
+      if (!gone_since) gone_since = std::chrono::steady_clock::now();
+      if (std::chrono::steady_clock::now() - *gone_since > std::chrono::seconds{2} ||
+          std::chrono::steady_clock::now() + std::chrono::milliseconds{100} > deadline)
+        return std::string{};
+      std::this_thread::sleep_for(std::chrono::milliseconds{100});
+      continue;
+    }
     if (std::chrono::steady_clock::now() + std::chrono::milliseconds{100} > deadline)
       return error{errc::timeout, "node '" + node + "' is still alive after " +
                                       std::to_string(timeout.count()) + " ms" +

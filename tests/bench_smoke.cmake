@@ -98,6 +98,15 @@ endforeach()
 set(keys ${local_keys})
 if(NODES EQUAL 2)
   list(APPEND keys ${remote_keys})
+  # The link in network namespaces is made as root with ip and tc (skipped otherwise).
+  execute_process(COMMAND sh -c "[ \"$(id -u)\" = 0 ] && ip -V && tc -V"
+                  RESULT_VARIABLE no_link OUTPUT_QUIET ERROR_QUIET)
+  if(no_link EQUAL 0)
+    list(APPEND keys link_tcp_megabytes link_transfer_megabytes
+         link_priority_1_beside_0_megabytes link_priority_0_beside_1_megabytes
+         link_latency_critical_call_p99_idle_us
+         link_latency_critical_call_p99_during_transfer_us)
+  endif()
 endif()
 foreach(key IN LISTS keys)
   string(JSON type ERROR_VARIABLE json_err TYPE "${report}" ${key})

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "framework/swarm.hpp"
 #include "tools/bench_workloads.hpp"
+#include "tools/netns_link.hpp"
 
 namespace swarm::tools {
 
@@ -16,10 +18,12 @@ namespace swarm::tools {
 /// stopped once idle for 500 ms.
 /// The cluster file stays in `dir` while the cluster lives; both go with it.
 /// `node_keys`: more keys of each node's but the head's [[node]] table; `tables`: more
-/// tables of the file (e.g. "[tls]\nmode = \"on\"\n").
+/// tables of the file (e.g. "[tls]\nmode = \"on\"\n"). With `link` (and `n` = 2), the
+/// head's threads run in the link's first namespace and n2 in its second, at their
+/// addresses there: the nodes talk over the link.
 struct cluster_nodes {
   cluster_nodes(const std::string& dir, int n, const std::string& node_keys = "",
-                const std::string& tables = "");
+                const std::string& tables = "", const netns_link* link = nullptr);
   ~cluster_nodes();
   cluster_nodes(const cluster_nodes&) = delete;
   cluster_nodes& operator=(const cluster_nodes&) = delete;
@@ -38,6 +42,12 @@ struct cluster_nodes {
     return i == 0 ? "head" : "n" + std::to_string(i + 1);
   }
 
+private:
+  // With a link: this thread in the head's namespace while the cluster lives, so that
+  // whatever it starts or opens for the head is there too. First made, last gone.
+  std::optional<netns_link::inside> in_head_;
+
+public:
   application app;
   bench_fns fns;
   cluster_config cfg;
@@ -49,6 +59,7 @@ private:
 
   std::string file_;
   int nodes_;
+  const netns_link* link_;
 };
 
 } // namespace swarm::tools

@@ -16,6 +16,11 @@ void measure_remote(bench_session& s, int nodes);
 /// `tls_remote`.
 void measure_tls(bench_session& s);
 
+/// Transfers and latency-critical calls between a head and a node in two network
+/// namespaces joined by a 1 Gbit/s link, beside bare TCP over it: the workloads `link_`.
+/// Skipped without root, `ip` or `tc`.
+void measure_link(bench_session& s);
+
 struct cluster_nodes;
 /// `elastic_join_seconds` and `autoscale_up_seconds` on cluster `c` of `nodes` nodes:
 /// from a node's start to the first task run there, beside a node of the file started

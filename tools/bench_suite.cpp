@@ -68,6 +68,7 @@ int measure(const bench_options& opts, int nodes) {
     if (nodes >= 2) {
       measure_remote(s, nodes);
       measure_tls(s);
+      measure_link(s);
     }
   }
   for (auto& why : s.skipped())

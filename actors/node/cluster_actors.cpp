@@ -533,7 +533,7 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
   auto urgent = m.latency_critical;
   auto priority = m.priority;
   auto instance = m.actor_id;
-  link_.gather_args(m.args, method->params,
+  link_.gather_args(m.args, method->params, pull_weight(priority, 1),
                     [this, rec, method, id, caller, stream_owner, window, urgent,
                      priority, instance](result<std::vector<detail::boxed_value>> args) {
                       auto t = link_.incoming(rec->spec().type_name, &method->fn,

@@ -406,7 +406,7 @@ void cluster_tasks::run_task_here(wire_msg::task_submit m) {
   opts.job = m.job;
   opts.job_share = m.job_share > 0 ? m.job_share : 1;
   auto stream_owner = m.stream_owner;
-  link_.gather_args(m.args, f->params,
+  link_.gather_args(m.args, f->params, pull_weight(opts.priority, opts.job_share),
                     [this, f, owner, id, opts,
                      stream_owner](result<std::vector<detail::boxed_value>> args) {
                       auto t =

@@ -418,7 +418,7 @@ void node_link::release_exports(const std::vector<key>& exported) {
 
 void node_link::gather_args(const std::vector<wire_msg::arg>& args,
                             const std::vector<const detail::type_descriptor*>& params,
-                            values_cb done) {
+                            double weight, values_cb done) {
   done = after_borrows(std::move(done));
   // Filled here, then only by the fetches' callbacks, which all run on the object
   // manager's thread.
@@ -448,24 +448,26 @@ void node_link::gather_args(const std::vector<wire_msg::arg>& args,
   if (refs.empty()) return g->done(std::move(g->values));
   g->missing = refs.size();
   for (auto i : refs)
-    fetch(std::get<wire_msg::remote_ref>(args[i]), params[i],
-          [g, i](result<detail::boxed_value> v) {
-            if (v)
-              g->values[i] = std::move(*v);
-            else if (!g->failed)
-              g->failed = v.err();
-            if (--g->missing > 0) return;
-            if (g->failed)
-              g->done(*g->failed);
-            else
-              g->done(std::move(g->values));
-          });
+    fetch(
+        std::get<wire_msg::remote_ref>(args[i]), params[i],
+        [g, i](result<detail::boxed_value> v) {
+          if (v)
+            g->values[i] = std::move(*v);
+          else if (!g->failed)
+            g->failed = v.err();
+          if (--g->missing > 0) return;
+          if (g->failed)
+            g->done(*g->failed);
+          else
+            g->done(std::move(g->values));
+        },
+        weight);
 }
 
 void node_link::fetch(const wire_msg::remote_ref& ref,
-                      const detail::type_descriptor* type, value_cb done) {
+                      const detail::type_descriptor* type, value_cb done, double weight) {
   caf::anon_send(objects, fetch_atom::value,
-                 fetch_request{ref, type, after_borrows(std::move(done))});
+                 fetch_request{ref, type, after_borrows(std::move(done)), weight});
 }
 
 template <class T>

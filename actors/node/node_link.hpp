@@ -167,14 +167,15 @@ public:
   /// (its key added to `exported`) or named where its primary copy lives.
   wire_msg::arg export_arg(const detail::task_arg& a, std::vector<key>& exported);
   void release_exports(const std::vector<key>& exported);
-  /// Decodes or pulls `args` as `params`; `done` runs once all are here, or the first
-  /// failed.
+  /// Decodes or pulls `args` as `params`, pulls weighted by `weight` (see
+  /// `pull_weight`); `done` runs once all are here, or the first failed.
   void gather_args(const std::vector<wire_msg::arg>& args,
                    const std::vector<const detail::type_descriptor*>& params,
-                   values_cb done);
-  /// Reads `ref` through the object manager; `done` runs on its thread.
+                   double weight, values_cb done);
+  /// Reads `ref` through the object manager, a pull weighted by `weight`; `done` runs on
+  /// its thread.
   void fetch(const wire_msg::remote_ref& ref, const detail::type_descriptor* type,
-             value_cb done);
+             value_cb done, double weight = 1);
   /// A task or call that came from another node, keeping the owner's result id; its
   /// outcome goes back to `reply_to` (for a call, naming the actor instance `actor_id`
   /// that ran it). Null (the error already sent) when `args` failed.

@@ -76,7 +76,23 @@ struct fetch_request {
   wire_msg::remote_ref ref;
   const detail::type_descriptor* type = nullptr;
   std::function<void(result<detail::boxed_value>)> done;
+  /// The read's share of this node's incoming bandwidth against its other pulls (see
+  /// `pull_weight`); a pull read by several takes the largest.
+  double weight = 1;
 };
+
+/// The weight of a pull read for work of `priority` in a job of `job_share`: pulls that
+/// run at once ask for chunks in proportion to their weights, so on a shared link one of
+/// priority p + 1 gets `pull_priority_step` times the bytes of one of priority p, and
+/// among equal priorities jobs get bytes in proportion to their shares. The ratio
+/// between any two pulls is at most `max_pull_scale`.
+double pull_weight(int32_t priority, double job_share);
+
+/// How much more bandwidth each step of priority gives a pull (see `pull_weight`).
+inline constexpr double pull_priority_step = 4;
+/// The most times its base window of chunks a pull asks for at once, against the
+/// lightest pull running beside it.
+inline constexpr size_t max_pull_scale = 16;
 
 /// The owner's side: a result owned here whose primary copy stays on `node`.
 struct located_object {

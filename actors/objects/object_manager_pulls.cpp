@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "framework/detail/task_spec.hpp"
@@ -147,9 +148,24 @@ void object_manager_state::await_landing(const object_key& k, pull_state& p,
   }
 }
 
+double pull_weight(int32_t priority, double job_share) {
+  auto steps = std::clamp(priority, -8, 8);
+  return std::max(job_share, 1e-6) * std::pow(pull_priority_step, steps);
+}
+
+size_t object_manager_state::scale_of(const pull_state& p) const {
+  auto lightest = p.weight;
+  for (auto& [k, other] : pulls)
+    lightest = std::min(lightest, other.weight);
+  auto scale = std::llround(p.weight / lightest);
+  return std::clamp<size_t>(static_cast<size_t>(std::max<long long>(scale, 1)), 1,
+                            max_pull_scale);
+}
+
 void object_manager_state::request_chunks(const object_key& k, pull_state& p) {
   if (!p.sharing.empty()) return; // asked to share first
-  auto window = cfg.pull_window * std::min<size_t>(p.sources.size(), max_striped);
+  auto window =
+      cfg.pull_window * std::min<size_t>(p.sources.size(), max_striped) * scale_of(p);
   while (p.in_flight < window && p.next_offset < p.total) {
     auto len = std::min(cfg.chunk_bytes, p.total - p.next_offset);
     auto& from = p.sources[p.turn++ % std::min(p.sources.size(), max_striped)];
@@ -255,7 +271,12 @@ void object_manager_state::fetch(fetch_request& r) {
     return hit(std::move(p), r.type);
   if (cfg.count_lookup && r.type) cfg.count_lookup(false);
   if (auto i = pulls.find(k); i != pulls.end()) {
-    i->second.waiters.emplace_back(r.type, std::move(r.done));
+    auto& p = i->second;
+    p.waiters.emplace_back(r.type, std::move(r.done));
+    if (r.weight > p.weight) {
+      p.weight = r.weight;
+      request_chunks(k, p);
+    }
     return;
   }
   auto lease = reserve(k, r.ref.size);
@@ -266,6 +287,7 @@ void object_manager_state::fetch(fetch_request& r) {
   p.started_us = detail::now_us();
   p.type = r.type;
   p.total = r.ref.size;
+  p.weight = r.weight;
   p.waiters.emplace_back(r.type, std::move(r.done));
   if (!p.type) {
     // A replica: the layout's bytes, received in place from the start.

@@ -110,8 +110,12 @@ struct object_manager_state {
   void await_landing(const object_key& k, pull_state& p, uint64_t offset, uint64_t len,
                      const std::string& from);
 
+  // How many times its base window `p` asks for: its weight over the lightest pull's
+  // here, rounded, from 1 to `max_pull_scale`.
+  size_t scale_of(const pull_state& p) const;
+
   // Asks for the next chunks, each of the next source in turn, up to `pull_window` per
-  // source (four sources at most) in flight.
+  // source (four sources at most), times `scale_of(p)`, in flight.
   void request_chunks(const object_key& k, pull_state& p);
 
   // Counts a pull of `bytes` against the store, dropping kept copies to make room.

@@ -54,6 +54,7 @@ struct pull_state {
   uint64_t received = 0;
   uint64_t next_offset = 0;
   size_t in_flight = 0;
+  double weight = 1; // the largest of its readers' (see `pull_weight`)
   std::map<uint64_t, asked_chunk> asked; // chunks asked for and not yet in, by offset
   std::map<uint64_t, uint64_t> have;     // bytes received: start -> end, merged
   bool freed = false;                    // its owner freed it meanwhile: not to be kept

@@ -126,14 +126,15 @@ struct fixture : manager_parts, test_coordinator_fixture<> {
       answer(all[answered++], encoded, node);
   }
 
-  // Reads `ref` as a std::string; what the manager hands back.
+  // Reads `ref` as a std::string, a pull of `weight`; what the manager hands back.
   std::shared_ptr<std::optional<swarm::result<detail::boxed_value>>>
-  read(const wire_msg::remote_ref& ref) {
+  read(const wire_msg::remote_ref& ref, double weight = 1) {
     auto out = std::make_shared<std::optional<swarm::result<detail::boxed_value>>>();
     tell(fetch_atom::value, fetch_request{ref, &detail::type_of<std::string>(),
                                           [out](swarm::result<detail::boxed_value> v) {
                                             *out = std::move(v);
-                                          }});
+                                          },
+                                          weight});
     return out;
   }
 

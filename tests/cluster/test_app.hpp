@@ -142,6 +142,14 @@ inline std::vector<uint8_t> slow_blob(int n, int ms) {
   return blob(n);
 }
 
+/// When its argument was here (the wall clock, microseconds since the epoch).
+inline int64_t arrived_us(const std::vector<uint8_t>& b) {
+  (void)b;
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 inline std::vector<int64_t> read_blob(const std::vector<uint8_t>& b) {
   return {static_cast<int64_t>(::getpid()),
           std::accumulate(b.begin(), b.end(), int64_t{0})};
@@ -504,6 +512,7 @@ inline void register_all(application& app) {
   app.function("mark_nap_on", mark_nap_on);
   app.function("until_cancelled", until_cancelled);
   app.function("read_blob", read_blob);
+  app.function("arrived_us", arrived_us);
   app.function("slow_sum", slow_sum);
   app.function("call_named", call_named);
   app.function("append_at", append_at);

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "tests/actors/object_manager_fixture.hpp"
 
 using namespace std::chrono_literals;
@@ -28,6 +30,66 @@ TEST_CASE_FIXTURE(
   REQUIRE(**got);
   CHECK(as_string(***got) == std::string(13, 'x'));
   CHECK(kept_bytes() == encoded.size()); // a secondary copy now
+}
+
+namespace {
+
+// Answers the pulls sent to "w1" in the order they were sent, as one holder on one link
+// would, `n` of them from `answered` on; the bytes answered for each object.
+std::map<uint64_t, uint64_t> serve_in_order(fixture& f, const bytes_t& encoded,
+                                            size_t& answered, size_t n) {
+  std::map<uint64_t, uint64_t> bytes;
+  for (size_t i = 0; i < n; ++i) {
+    auto all = f.pulls_to("w1");
+    REQUIRE(answered < all.size());
+    auto p = all[answered++];
+    bytes[p.id.seq] += p.length;
+    f.answer(p, encoded);
+  }
+  return bytes;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "pulls running at once share the link by weight: a higher "
+                           "priority, or a larger job share, asks for more at a time") {
+  auto encoded = laid_out(detail::boxed_value::make(std::string(4000, 'x')));
+  auto low_key = owned_by_w1(20);
+  auto high_key = owned_by_w1(21);
+  auto ref = [&](const object_key& k) {
+    return wire_msg::remote_ref{{k.first, k.second}, "w1", encoded.size()};
+  };
+  SUBCASE("one priority step apart: 4 to 1") {
+    CHECK(pull_weight(1, 1) == doctest::Approx(4 * pull_weight(0, 1)));
+    CHECK(pull_weight(0, 1) == doctest::Approx(4 * pull_weight(-1, 1)));
+    auto low = read(ref(low_key), pull_weight(-1, 1));
+    CHECK(pulls_to("w1").size() == 2); // alone: its window
+    auto high = read(ref(high_key), pull_weight(0, 1));
+    CHECK(pulls_to("w1").size() == 2 + 8); // four times the lighter one's
+    size_t answered = 0;
+    serve_in_order(*this, encoded, answered, 50); // past the start
+    auto bytes = serve_in_order(*this, encoded, answered, 200);
+    double share = double(bytes[high_key.second]) /
+                   double(bytes[high_key.second] + bytes[low_key.second]);
+    CHECK(share == doctest::Approx(0.8).epsilon(0.02));
+    CHECK_FALSE(*low);
+    CHECK_FALSE(*high);
+  }
+  SUBCASE("jobs of equal share: equally") {
+    read(ref(low_key), pull_weight(0, 2));
+    read(ref(high_key), pull_weight(0, 2));
+    size_t answered = 0;
+    serve_in_order(*this, encoded, answered, 50);
+    auto bytes = serve_in_order(*this, encoded, answered, 200);
+    CHECK(bytes[low_key.second] == bytes[high_key.second]);
+  }
+  SUBCASE("a heavier reader joining a pull widens it") {
+    read(ref(low_key), pull_weight(0, 1));
+    read(ref(high_key), pull_weight(0, 1));
+    CHECK(pulls_to("w1").size() == 4);
+    read(ref(high_key), pull_weight(0, 3));
+    CHECK(pulls_to("w1").size() == 4 + 4); // three times the window: 6 of the second
+  }
 }
 
 TEST_CASE_FIXTURE(fixture,

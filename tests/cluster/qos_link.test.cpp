@@ -1,0 +1,183 @@
+// Quality of service on a real link: a head (this process) and a worker in two network
+// namespaces joined by a 1 Gbit/s veth pair (tools/netns_link.hpp). Transfers go from
+// the head to the worker and share the link by weight; latency-critical calls pass them.
+// Skipped without root and the tools.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cluster/process_cluster.hpp"
+#include "tools/netns_link.hpp"
+
+using namespace std::chrono_literals;
+using namespace swarm::cluster_test;
+using swarm::tools::netns_link;
+
+namespace {
+
+int64_t wall_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The head in the link's first namespace, this process, and worker-1 in the second,
+// a node process: what the head puts crosses the link once, to worker-1's tasks.
+struct bed_cluster {
+  explicit bed_cluster(const netns_link& bed) : here{bed, 0} {
+    auto node = [](const std::string& name, int i, const char* role) {
+      return "[[node]]\nname = \"" + name + "\"\naddress = \"" + netns_link::address(i) +
+             "\"\nport = 7300\nrole = \"" + role + "\"\ncpus = 2\n";
+    };
+    std::ofstream{config} << "[cluster]\nname = \"bed\"\n"
+                             "secret = \"the-secret-of-the-link-tests\"\n"
+                             "heartbeat_ms = 100\nnode_timeout_ms = 3000\n" +
+                                 node("head", 0, "head") + node("worker-1", 1, "worker");
+    cfg = swarm::load_cluster_config(config).value();
+    register_all(app);
+    head = std::make_unique<swarm::runtime>(app, cfg, "head");
+    {
+      netns_link::inside b{bed, 1};
+      worker = std::make_unique<node_process>(
+          SWARM_TEST_NODE,
+          std::vector<std::string>{"--config", config, "--node", "worker-1"},
+          dir.path + "/worker-1.log");
+    }
+    bool up = eventually(20s, [&] {
+      auto s = swarm::cluster_status(cfg, 2s);
+      return s && s->alive() == 2;
+    });
+    if (!up) MESSAGE("worker-1: " << worker->log());
+    REQUIRE(up);
+  }
+
+  ~bed_cluster() {
+    worker.reset();
+    head.reset();
+  }
+
+  // Pulls `r` to worker-1 for a task of `opts`; when it was there.
+  swarm::object_ref<int64_t>
+  pull_to_worker(const swarm::object_ref<std::vector<uint8_t>>& r,
+                 swarm::task_options opts) {
+    auto arrived =
+        app.find_function<int64_t(const std::vector<uint8_t>&)>("arrived_us").value();
+    opts.node = "worker-1";
+    return head->submit(opts, arrived, r);
+  }
+
+  // Inside the head's namespace while the cluster lives (made first, gone last).
+  netns_link::inside here;
+  test_dir dir;
+  std::string config = dir.path + "/cluster.toml";
+  swarm::cluster_config cfg;
+  swarm::application app;
+  std::unique_ptr<swarm::runtime> head;
+  std::unique_ptr<node_process> worker;
+};
+
+// How long each of two pulls of equal size started together took, and the share of
+// the link the first got while both ran: the first to finish had its size in `first`
+// while the link moved twice that size in `last`.
+struct two_pulls {
+  double first_s;
+  double last_s;
+  double share_of_first() const { return last_s / (2 * first_s); }
+};
+
+two_pulls pull_two(bed_cluster& c, const swarm::task_options& a,
+                   const swarm::task_options& b, int bytes) {
+  auto x = c.head->put(std::vector<uint8_t>(static_cast<size_t>(bytes), 1));
+  auto y = c.head->put(std::vector<uint8_t>(static_cast<size_t>(bytes), 2));
+  auto start = wall_us();
+  auto ra = c.pull_to_worker(x, a);
+  auto rb = c.pull_to_worker(y, b);
+  auto ta = (ra.get(60s).value() - start) / 1e6;
+  auto tb = (rb.get(60s).value() - start) / 1e6;
+  MESSAGE("pulls of " << bytes / 1e6 << " MB: " << ta << " s and " << tb << " s");
+  return {std::min(ta, tb), std::max(ta, tb)};
+}
+
+} // namespace
+
+TEST_CASE("on a 1 Gbit/s link, two transfers at once share it by priority, 4 to 1, and "
+          "two of jobs with equal shares equally") {
+  if (auto why = netns_link::unavailable(); !why.empty()) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  netns_link bed;
+  bed_cluster c{bed};
+  constexpr int bytes = 160 << 20;
+  SUBCASE("priority 1 beside priority 0: 80/20") {
+    swarm::task_options low;
+    swarm::task_options high;
+    high.priority = 1;
+    // The lower one is asked first: it cannot have run ahead by starting first.
+    auto t = pull_two(c, low, high, bytes);
+    CHECK(t.share_of_first() > 0.68);
+    CHECK(t.share_of_first() < 0.92);
+  }
+  SUBCASE("two jobs of share 1: 50/50") {
+    swarm::task_options a;
+    a.job = "a";
+    swarm::task_options b;
+    b.job = "b";
+    auto t = pull_two(c, a, b, bytes);
+    CHECK(t.share_of_first() < 0.62);
+  }
+}
+
+TEST_CASE("on a 1 Gbit/s link that a transfer fills, latency-critical calls pass it: "
+          "the interactive mark puts them ahead in the link's queue") {
+  if (auto why = netns_link::unavailable(); !why.empty()) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  // The medians of calls made idle and while a transfer fills the link, on a link whose
+  // queues honour the marks, and on one whose queues do not.
+  std::vector<std::pair<int64_t, int64_t>> medians;
+  for (auto q : {netns_link::queueing::marks, netns_link::queueing::fifo}) {
+    netns_link bed{"1gbit", q};
+    bed_cluster c{bed};
+    auto cls = c.app.find_actor_type<counter>("counter").value();
+    swarm::actor_options on_worker;
+    on_worker.node = "worker-1";
+    auto a = c.head->spawn(on_worker, cls, 0).latency_critical();
+    auto round_trip_us = [&] {
+      auto t = wall_us();
+      REQUIRE(a.call(&counter::add, 1).get(10s));
+      return wall_us() - t;
+    };
+    std::vector<int64_t> idle;
+    for (int i = 0; i < 50; ++i)
+      idle.push_back(round_trip_us());
+    auto big = c.head->put(std::vector<uint8_t>(size_t{200} << 20, 3));
+    auto pulled = c.pull_to_worker(big, {});
+    std::this_thread::sleep_for(200ms); // the link full
+    std::vector<int64_t> during;
+    while (!pulled.ready() && during.size() < 50000)
+      during.push_back(round_trip_us());
+    REQUIRE(pulled.get(60s));
+    // They came back while the transfer that was sent before them was still arriving.
+    REQUIRE(during.size() > 10);
+    std::sort(idle.begin(), idle.end());
+    std::sort(during.begin(), during.end());
+    medians.emplace_back(idle[idle.size() / 2], during[during.size() / 2]);
+    MESSAGE(std::string{q == netns_link::queueing::marks ? "queues by mark" : "one queue"}
+            << ": idle median " << idle[idle.size() / 2] << " us; during the transfer "
+            << during.size() << " calls, median " << during[during.size() / 2]
+            << " us, p99 " << during[during.size() * 99 / 100] << " us");
+  }
+  auto [idle_marked, during_marked] = medians[0];
+  CHECK(during_marked < idle_marked + 500);
+  // What the marks gave: without them the calls wait behind the transfer's packets.
+  CHECK(medians[1].second > during_marked);
+}

@@ -1,11 +1,13 @@
 // `swarm check-config --config FILE [--node NAME]`: validates a cluster file, loads its
-// `[code] libraries` as `swarm start` would, and shows what each node will offer.
+// `[tls]` files and `[code] libraries` as `swarm start` would, and shows what each node
+// will offer.
 #include <cstdio>
 
 #include "framework/application.hpp"
 #include "framework/cluster_config.hpp"
 #include "framework/secret_weakness.hpp"
 #include "tools/command.hpp"
+#include "transport/tls_context.hpp"
 
 namespace swarm::tools {
 
@@ -42,6 +44,19 @@ int run_check_config(const check_config_options& opts) {
   std::printf("control store %s%s\n",
               cfg->gcs_dir.empty() ? "in memory only" : "persisted in ",
               cfg->gcs_dir.empty() ? "" : cfg->runtime_for(cfg->head()).gcs_dir.c_str());
+  // The [tls] files, loaded as a node loads them at its start.
+  if (cfg->tls.use == wire_msg::tls_options::mode::off) {
+    std::printf("tls: off, every frame in the clear\n");
+  } else if (auto tls = wire_msg::tls_context::make(cfg->tls, cfg->secret); !tls) {
+    std::fprintf(stderr, "swarm: invalid cluster file: %s\n", tls.err().message.c_str());
+    return 2;
+  } else {
+    std::printf("tls: %s, %s\n", to_string(cfg->tls.use),
+                cfg->tls.certificates() ? ("certificate " + cfg->tls.cert +
+                                           " (loaded), authority " + cfg->tls.ca)
+                                              .c_str()
+                                        : "a key derived from the cluster secret");
+  }
   // The file's user code, loaded beside the tool's own registrations as on a node.
   application app;
   register_builtins(app);

@@ -5,37 +5,20 @@
 
 #include <cstdlib>
 #include <string>
+#include <tuple>
 
 #include "framework/tls_env.hpp"
 #include "tests/cluster/process_cluster.hpp"
+#include "tests/transport/test_certificates.hpp"
 
 using namespace std::chrono_literals;
 using namespace swarm::cluster_test;
-
-namespace {
-
-// A certificate authority and a node certificate it signed, in `dir`.
-bool make_certificates(const std::string& dir, const std::string& authority) {
-  auto run = [](const std::string& cmd) {
-    return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
-  };
-  return run("mkdir -p " + dir) &&
-         run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-             "-days 2 -subj /CN=" +
-             authority + " -keyout " + dir + "/ca.key -out " + dir + "/ca.pem") &&
-         run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "
-             "/CN=node -keyout " +
-             dir + "/node.key -out " + dir + "/node.csr") &&
-         run("openssl x509 -req -days 2 -in " + dir + "/node.csr -CA " + dir +
-             "/ca.pem -CAkey " + dir + "/ca.key -CAcreateserial -out " + dir +
-             "/node.pem");
-}
-
-} // namespace
+using swarm::test::have_openssl_tool;
+using swarm::test::make_certificates;
 
 TEST_CASE("node processes with certificates from their file run work under TLS, and a "
           "node whose certificate another authority signed cannot join") {
-  if (std::system("openssl version >/dev/null 2>&1") != 0) {
+  if (!have_openssl_tool()) {
     MESSAGE("skipped: no openssl tool to make certificates with");
     return;
   }
@@ -74,4 +57,30 @@ TEST_CASE("node processes with certificates from their file run work under TLS, 
   REQUIRE(st);
   for (auto& n : st->nodes)
     CHECK(n.name != "intruder");
+}
+
+TEST_CASE("swarm check-config loads the [tls] files as a node would, and names a key "
+          "that is not its certificate's") {
+  if (!have_openssl_tool()) {
+    MESSAGE("skipped: no openssl tool to make certificates with");
+    return;
+  }
+  test_dir certs;
+  REQUIRE(make_certificates(certs.path + "/ours", "our-authority"));
+  REQUIRE(make_certificates(certs.path + "/theirs", "their-authority"));
+  auto ours = certs.path + "/ours/";
+  auto file = [&](const std::string& key) {
+    process_cluster c{"[tls]\nmode = \"on\"\ncert = \"" + ours + "node.pem\"\nkey = \"" +
+                          key + "\"\nca = \"" + ours + "ca.pem\"\n",
+                      {}};
+    return run_command(std::string{SWARM_CLI} + " check-config --config " + c.config);
+  };
+  auto [rc, out] = file(ours + "node.key");
+  CHECK_MESSAGE(out.find("tls: on, certificate " + ours + "node.pem (loaded)") !=
+                    std::string::npos,
+                out);
+  auto mismatched = certs.path + "/theirs/node.key";
+  std::tie(rc, out) = file(mismatched);
+  CHECK(rc == 2);
+  CHECK_MESSAGE(out.find("[tls] key '" + mismatched + "'") != std::string::npos, out);
 }

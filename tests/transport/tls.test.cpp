@@ -5,14 +5,16 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "tests/transport/test_certificates.hpp"
 #include "transport/tls_link.hpp"
 
 using namespace swarm::wire_msg;
+using swarm::test::have_openssl_tool;
+using swarm::test::make_certificates;
 
 namespace {
 
@@ -85,27 +87,6 @@ std::vector<uint8_t> flat(const frame_parts& f) {
   out.insert(out.end(), f.tail, f.tail + f.tail_size);
   out.resize(out.size() + f.pad);
   return out;
-}
-
-bool have_openssl_tool() {
-  return std::system("openssl version >/dev/null 2>&1") == 0;
-}
-
-// A certificate authority and a node certificate signed by it, in `dir`.
-void make_certificates(const std::filesystem::path& dir, const std::string& ca_name) {
-  auto run = [](const std::string& cmd) {
-    REQUIRE_MESSAGE(std::system((cmd + " >/dev/null 2>&1").c_str()) == 0, cmd);
-  };
-  std::filesystem::create_directories(dir);
-  auto d = dir.string();
-  run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
-      "-subj /CN=" +
-      ca_name + " -keyout " + d + "/ca.key -out " + d + "/ca.pem");
-  run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "
-      "/CN=node -keyout " +
-      d + "/node.key -out " + d + "/node.csr");
-  run("openssl x509 -req -days 2 -in " + d + "/node.csr -CA " + d + "/ca.pem -CAkey " +
-      d + "/ca.key -CAcreateserial -out " + d + "/node.pem");
 }
 
 } // namespace
@@ -246,8 +227,8 @@ TEST_CASE("links with certificates from one authority make a handshake, and one 
   }
   auto dir = std::filesystem::temp_directory_path() /
              ("swarm-tls-test-" + std::to_string(::getpid()));
-  make_certificates(dir / "one", "authority-one");
-  make_certificates(dir / "two", "authority-two");
+  REQUIRE(make_certificates((dir / "one").string(), "authority-one"));
+  REQUIRE(make_certificates((dir / "two").string(), "authority-two"));
   auto opts = [&](const std::string& sub) {
     tls_options o;
     o.cert = (dir / sub / "node.pem").string();

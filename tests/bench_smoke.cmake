@@ -99,7 +99,7 @@ set(keys ${local_keys})
 if(NODES EQUAL 2)
   list(APPEND keys ${remote_keys})
   # The link in network namespaces is made as root with ip and tc (skipped otherwise).
-  execute_process(COMMAND sh -c "[ \"$(id -u)\" = 0 ] && ip -V && tc -V"
+  execute_process(COMMAND sh -c "[ \"$(id -u)\" = 0 ] && ip -V && tc -V && ip netns add swarm-smoke-$$ && ip netns del swarm-smoke-$$"
                   RESULT_VARIABLE no_link OUTPUT_QUIET ERROR_QUIET)
   if(no_link EQUAL 0)
     list(APPEND keys link_tcp_megabytes link_transfer_megabytes

@@ -4,7 +4,8 @@
 // own, joined by a veth pair whose two ends each send at most `rate` (tc tbf), as a
 // host's NIC on a network of that speed would. A thread enters one with `inside`, and
 // what it starts meanwhile runs there. Only 10.77.0.1 and 10.77.0.2, inside
-// the namespaces, are used. Needs root, `ip` and `tc`: `unavailable()` says why not.
+// the namespaces, are used. Needs root with the right to make namespaces, `ip` and `tc`:
+// `unavailable()` says why not.
 
 #include <fcntl.h>
 #include <sched.h>
@@ -31,6 +32,11 @@ public:
     if (::geteuid() != 0) return "not root";
     if (run("ip -V").first != 0) return "no ip tool";
     if (run("tc -V").first != 0) return "no tc tool";
+    // Root in a container may still lack the right to make namespaces.
+    auto probe = "swarm-link-probe-" + std::to_string(::getpid());
+    if (auto [rc, out] = run("ip netns add " + probe); rc != 0)
+      return "cannot make a network namespace: " + out;
+    run("ip netns del " + probe);
     return {};
   }
 

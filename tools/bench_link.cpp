@@ -39,13 +39,13 @@ double tcp_over_link(const netns_link& link, size_t bytes) {
   double mb_s = 0;
   std::string failed;
   int listener = -1;
+  sockaddr_in a{}; // the receiver's, in the second namespace
+  a.sin_family = AF_INET;
+  a.sin_port = htons(floor_port);
+  ::inet_pton(AF_INET, netns_link::address(1).c_str(), &a.sin_addr);
   {
     netns_link::inside in{link, 1};
     listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(floor_port);
-    ::inet_pton(AF_INET, netns_link::address(1).c_str(), &a.sin_addr);
     int one = 1;
     ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
@@ -58,10 +58,6 @@ double tcp_over_link(const netns_link& link, size_t bytes) {
     try {
       netns_link::inside in{link, 0};
       int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_port = htons(floor_port);
-      ::inet_pton(AF_INET, netns_link::address(1).c_str(), &a.sin_addr);
       if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
         ::close(fd);
         failed = "cannot connect over the link";
@@ -97,12 +93,6 @@ double tcp_over_link(const netns_link& link, size_t bytes) {
   return mb_s;
 }
 
-double p99(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  return xs[std::min(xs.size() - 1, xs.size() * 99 / 100)];
-}
-
 struct link_figures {
   std::vector<double> tcp_mb_s, transfer_mb_s, higher_mb_s, lower_mb_s, idle_p99_us,
       during_p99_us;
@@ -110,8 +100,6 @@ struct link_figures {
 
 void measure_once(cluster_nodes& c, link_figures& out) {
   auto& rt = *c.rt;
-  task_options on_n2;
-  on_n2.node = "n2";
   auto bytes_at_n2 = [&](const object_ref<std::vector<uint8_t>>& r, task_options o = {}) {
     o.node = "n2";
     return rt.submit(o, c.fns.byte_count, r);
@@ -172,7 +160,7 @@ void measure_once(cluster_nodes& c, link_figures& out) {
     std::vector<double> idle;
     for (int i = 0; i < 200; ++i)
       idle.push_back(round_trip_us());
-    out.idle_p99_us.push_back(p99(idle));
+    out.idle_p99_us.push_back(summarize_latency(std::move(idle)).p99);
     auto big = rt.put(std::vector<uint8_t>(3 * link_transfer_bytes, 7));
     auto pulled = bytes_at_n2(big);
     std::this_thread::sleep_for(200ms); // the link full
@@ -180,7 +168,7 @@ void measure_once(cluster_nodes& c, link_figures& out) {
     while (!pulled.ready() && during.size() < 5000)
       during.push_back(round_trip_us());
     check(pulled.get(60s).has_value(), "a transfer beside calls over the link");
-    out.during_p99_us.push_back(p99(during));
+    out.during_p99_us.push_back(summarize_latency(std::move(during)).p99);
   }
 }
 

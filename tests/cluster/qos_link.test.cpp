@@ -22,12 +22,6 @@ using swarm::tools::netns_link;
 
 namespace {
 
-int64_t wall_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The head in the link's first namespace, this process, and worker-1 in the second,
 // a node process: what the head puts crosses the link once, to worker-1's tasks.
 struct bed_cluster {

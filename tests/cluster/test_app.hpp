@@ -142,12 +142,17 @@ inline std::vector<uint8_t> slow_blob(int n, int ms) {
   return blob(n);
 }
 
-/// When its argument was here (the wall clock, microseconds since the epoch).
-inline int64_t arrived_us(const std::vector<uint8_t>& b) {
-  (void)b;
+/// The wall clock, microseconds since the epoch: the same on every node of one host.
+inline int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+/// When its argument was here (`wall_us`).
+inline int64_t arrived_us(const std::vector<uint8_t>& b) {
+  (void)b;
+  return wall_us();
 }
 
 inline std::vector<int64_t> read_blob(const std::vector<uint8_t>& b) {

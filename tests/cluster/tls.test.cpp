@@ -16,19 +16,36 @@ using namespace swarm::cluster_test;
 using swarm::test::have_openssl_tool;
 using swarm::test::make_certificates;
 
+namespace {
+
+// Certificates of two authorities in a fresh folder: ours (the cluster's) and theirs.
+struct two_authorities {
+  two_authorities() {
+    REQUIRE(make_certificates(ours, "our-authority"));
+    REQUIRE(make_certificates(theirs, "their-authority"));
+  }
+
+  // A [tls] table, mode "on", of our certificate and authority, with `key`.
+  std::string tls_table(const std::string& key) const {
+    return "[tls]\nmode = \"on\"\ncert = \"" + ours + "node.pem\"\nkey = \"" + key +
+           "\"\nca = \"" + ours + "ca.pem\"\n";
+  }
+
+  test_dir dir;
+  std::string ours = dir.path + "/ours/";
+  std::string theirs = dir.path + "/theirs/";
+};
+
+} // namespace
+
 TEST_CASE("node processes with certificates from their file run work under TLS, and a "
           "node whose certificate another authority signed cannot join") {
   if (!have_openssl_tool()) {
     MESSAGE("skipped: no openssl tool to make certificates with");
     return;
   }
-  test_dir certs;
-  REQUIRE(make_certificates(certs.path + "/ours", "our-authority"));
-  REQUIRE(make_certificates(certs.path + "/theirs", "their-authority"));
-  auto ours = certs.path + "/ours/";
-  process_cluster c{"[tls]\nmode = \"on\"\ncert = \"" + ours + "node.pem\"\nkey = \"" +
-                        ours + "node.key\"\nca = \"" + ours + "ca.pem\"\n",
-                    {"worker-1"}};
+  two_authorities certs;
+  process_cluster c{certs.tls_table(certs.ours + "node.key"), {"worker-1"}};
   REQUIRE(c.cfg.tls.certificates());
   auto nodes = c.start_alive({"head", "worker-1"});
   {
@@ -42,7 +59,7 @@ TEST_CASE("node processes with certificates from their file run work under TLS, 
   }
   // The secret alone is not enough: its certificate is not one the cluster's authority
   // signed.
-  auto theirs = certs.path + "/theirs/";
+  auto& theirs = certs.theirs;
   ::setenv("SWARM_TLS", "on", 1);
   ::setenv("SWARM_TLS_CERT", (theirs + "node.pem").c_str(), 1);
   ::setenv("SWARM_TLS_KEY", (theirs + "node.key").c_str(), 1);
@@ -65,21 +82,16 @@ TEST_CASE("swarm check-config loads the [tls] files as a node would, and names a
     MESSAGE("skipped: no openssl tool to make certificates with");
     return;
   }
-  test_dir certs;
-  REQUIRE(make_certificates(certs.path + "/ours", "our-authority"));
-  REQUIRE(make_certificates(certs.path + "/theirs", "their-authority"));
-  auto ours = certs.path + "/ours/";
+  two_authorities certs;
   auto file = [&](const std::string& key) {
-    process_cluster c{"[tls]\nmode = \"on\"\ncert = \"" + ours + "node.pem\"\nkey = \"" +
-                          key + "\"\nca = \"" + ours + "ca.pem\"\n",
-                      {}};
+    process_cluster c{certs.tls_table(key), {}};
     return run_command(std::string{SWARM_CLI} + " check-config --config " + c.config);
   };
-  auto [rc, out] = file(ours + "node.key");
-  CHECK_MESSAGE(out.find("tls: on, certificate " + ours + "node.pem (loaded)") !=
+  auto [rc, out] = file(certs.ours + "node.key");
+  CHECK_MESSAGE(out.find("tls: on, certificate " + certs.ours + "node.pem (loaded)") !=
                     std::string::npos,
                 out);
-  auto mismatched = certs.path + "/theirs/node.key";
+  auto mismatched = certs.theirs + "node.key";
   std::tie(rc, out) = file(mismatched);
   CHECK(rc == 2);
   CHECK_MESSAGE(out.find("[tls] key '" + mismatched + "'") != std::string::npos, out);

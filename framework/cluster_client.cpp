@@ -110,6 +110,8 @@ public:
   }
 
 private:
+  // Guards got_ (with cv_): the endpoint's I/O thread adds answers, the asking thread
+  // waits; a short-lived client, with no actor system.
   std::mutex mtx_;
   std::condition_variable cv_;
   std::deque<wire_msg::message> got_;

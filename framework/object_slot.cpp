@@ -178,6 +178,8 @@ std::optional<object_slot::location> object_slot::primary_copy() const {
 std::vector<bool> wait_for_slots(const std::vector<object_slot*>& slots, size_t k,
                                  object_slot::clock::time_point deadline) {
   struct waiter {
+    // Guards done (with cv): the threads completing slots add, the caller waits; shared
+    // (make_shared) as callbacks may run after the wait returns.
     std::mutex mtx;
     std::condition_variable cv;
     size_t done = 0;

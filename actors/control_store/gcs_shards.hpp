@@ -99,6 +99,10 @@ private:
   caf::actor_system& sys_;
   size_t count_;
   bool spread_kv_;
+  // Guards the handles, the chain and the placement: the supervisor sets handles as it
+  // restarts shards, membership sets chains and placements, user threads read them on
+  // every write (no hop); chain messages leave under it, in the order state changed, and
+  // a key-value caller waits on placed_ for a newer placement.
   mutable std::mutex mtx_;
   std::condition_variable placed_;
   std::vector<caf::actor> shards_;

@@ -261,6 +261,8 @@ private:
   std::promise<void> built_;
   std::shared_future<void> built_future_ = built_.get_future().share();
 
+  // One-shot stop guard: an I/O thread sets the request, and the process's main thread
+  // (serve, join_head) waits on stop_cv_ for it, outside any actor.
   mutable std::mutex stop_mtx_;
   std::condition_variable stop_cv_;
   bool stop_requested_ = false;

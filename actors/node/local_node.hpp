@@ -146,6 +146,8 @@ private:
   std::unique_ptr<caf::actor_system> sys_;
   caf::actor supervisor_;
 
+  // Guards the store and scheduler handles and the start state: the supervisor swaps
+  // them on restarts; user threads read them on each submit, without a hop.
   std::mutex parts_mtx_;
   std::unique_ptr<gcs_shards> gcs_;
   std::string start_error_; // why a control-store shard could not start
@@ -165,6 +167,8 @@ private:
   // Last in, first out: no scrape outlives what it asks.
   std::unique_ptr<node_metrics> metrics_;
 
+  // Guards hosts_ and groups_: spawn and supervise add on the user's thread; scrapes,
+  // lists and stop() walk them (stop() detaches each before the actor system goes).
   std::mutex hosts_mtx_;
   std::vector<std::weak_ptr<host_record>> hosts_;
   std::vector<std::weak_ptr<local_group>> groups_;

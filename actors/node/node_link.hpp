@@ -33,6 +33,8 @@ namespace swarm::actors {
 /// Where leases of values held on other nodes send their `object_free` and actors made
 /// for this node their `actor_kill`; cut at shutdown so late releases do nothing.
 struct release_sink {
+  // Leases and handles hold the sink past the node and release on any thread; the node
+  // sets and cuts net and the callbacks under it, so a late release does nothing.
   std::mutex mtx;
   wire_msg::transport* net = nullptr;
   std::function<void(const object_id&)> forget;
@@ -103,6 +105,8 @@ public:
   // -- life cycle: handlers hold `alive` shared while they run; the destructor takes it
   // alone to stop them
   // ---------------------------------------------------------------------
+  // Guards closing: I/O threads and late callbacks run outside any actor, and the
+  // destructor must wait until none runs before the parts go.
   std::shared_mutex alive_mtx;
   bool closing = false;
 

@@ -50,6 +50,8 @@ public:
   }
 
 private:
+  // Guards value_ and last_use_: the object manager reads it; the store evicts it on
+  // whichever thread admits an object that needs the room.
   mutable std::mutex mtx_;
   std::shared_ptr<const void> value_;
   const size_t bytes_;

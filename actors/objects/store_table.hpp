@@ -130,6 +130,8 @@ private:
   error full_error(const std::string& what, size_t bytes,
                    const std::optional<error>& spill_failure = std::nullopt);
 
+  // Guards the accounting: admits run on the putting thread (user, worker, I/O) and
+  // releases in lease destructors on any thread, neither waiting for an actor.
   mutable std::mutex mtx_;
   std::unordered_map<object_id, entry> objects_;
   size_t spilled_objects_ = 0;

@@ -44,7 +44,9 @@ private:
 
   snapshot make_;
   std::chrono::milliseconds max_age_;
-  std::mutex mtx_; // guards the last snapshot; HTTP threads share it
+  // Guards the last snapshot: HTTP threads share it, so page loads within max_age ask
+  // the cluster once.
+  std::mutex mtx_;
   std::string last_;
   std::chrono::steady_clock::time_point made_;
   // Last: its threads call into the members above until it is gone.

@@ -25,6 +25,7 @@ public:
   size_t size() const;
 
 private:
+  // Guards slots_: encoders add and readers find on their own threads, with no hop.
   mutable std::mutex mtx_;
   std::map<object_key, std::weak_ptr<detail::object_slot>> slots_;
   // Entries of objects gone are swept when the map doubles past this.

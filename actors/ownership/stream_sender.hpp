@@ -65,6 +65,8 @@ private:
   const object_id result_;
   const uint64_t items_owner_;
   const size_t window_;
+  // Guards taken_ (with cv_): the task's thread blocks in write() for room, which the
+  // stream_senders actor reports (taken); a credit wait that blocks a task thread.
   std::mutex mtx_;
   std::condition_variable cv_;
   uint64_t taken_ = 0;

@@ -29,6 +29,8 @@ public:
   bool closed() const;
 
 private:
+  // Submitters (user, worker and I/O threads) push without a hop; the scheduler drains.
+  // The node owns it so that tasks outlive a scheduler restart.
   mutable std::mutex mtx_;
   std::vector<detail::task_ptr> items_;
   bool wake_pending_ = false;

@@ -38,6 +38,8 @@ inline constexpr size_t calls_kept = 128;
 /// Whether the node that hosts actors still runs; records outlive nodes when users keep
 /// handles, and must not touch a stopped node.
 struct node_liveness {
+  // Guards alive: records outlive the node and go on any thread; stop() clears it
+  // under the lock, so no record's destructor sends into a stopped actor system.
   std::mutex mtx;
   bool alive = true;
 };
@@ -101,6 +103,8 @@ private:
   std::shared_ptr<call_histogram> timing_ = std::make_shared<call_histogram>();
   std::shared_ptr<node_liveness> node_;
   const bool supervised_;
+  // Shared on purpose: callers' threads send straight to the host (no hop) while the
+  // supervisor and the host swap it and hold calls over a restart, in order.
   mutable std::mutex mtx_;
   mutable std::condition_variable host_set_;
   caf::actor host_;

@@ -60,6 +60,8 @@ private:
   void put_locked(uint64_t id, detail::actor_record_ptr rec);
   detail::actor_record_ptr erase_locked(uint64_t id);
   std::array<std::shared_ptr<const shard>, shards> shards_;
+  // Writers take turns: the directory, and any thread that encodes a handle (share);
+  // readers load the shards without it. ids_ and moved_ are read under it too.
   mutable std::mutex write_;
   std::map<const detail::actor_record*, uint64_t> ids_; // under `write_`
   std::set<uint64_t> moved_;                            // under `write_`

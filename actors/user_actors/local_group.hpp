@@ -33,6 +33,8 @@ public:
 
 private:
   std::shared_ptr<node_liveness> node_;
+  // Guards root_: set on the user's thread, dropped by the node's stop(), read by the
+  // last handle's destructor on any thread (handles outlive the node).
   mutable std::mutex mtx_;
   caf::actor root_;
 };

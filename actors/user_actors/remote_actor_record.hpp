@@ -216,6 +216,8 @@ private:
     return std::exchange(held_, {});
   }
 
+  // Guards where it lives, its restart and its calls: callers' threads send without a
+  // hop; the directory and the agent restart, relocate and follow it.
   mutable std::mutex mtx_;
   std::string node_;
   uint64_t id_;

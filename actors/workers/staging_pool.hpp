@@ -37,6 +37,8 @@ private:
 
   std::shared_ptr<gpu::device_api> api_;
   size_t keep_;
+  // Guards the kept buffers: sending threads take them; the last holder's thread gives
+  // them back.
   mutable std::mutex mtx_;
   size_t kept_ = 0;
   uint64_t clock_ = 0;

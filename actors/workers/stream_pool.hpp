@@ -44,6 +44,7 @@ private:
 
   std::shared_ptr<gpu::device_api> api_;
   int device_;
+  // Guards the streams: task threads take and give back; the GPU worker closes them.
   mutable std::mutex mtx_;
   bool closed_ = false;
   std::vector<gpu::stream_handle> all_; // all_[0] is slot 0's

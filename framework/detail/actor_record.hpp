@@ -121,6 +121,8 @@ private:
   actor_spec spec_;
   std::vector<uint8_t> checkpoint_;
   std::atomic<bool> dead_{false};
+  // Guards checkpoint_ and death_reason_: hosts, supervisors and the directory write;
+  // handles read them on callers' threads, and the record outlives its host.
   mutable std::mutex mtx_;
   std::string death_reason_;
 };

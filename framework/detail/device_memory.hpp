@@ -36,6 +36,8 @@ struct device_block {
   /// Its bytes in host memory, where the bulk path sends them from: staging memory
   /// (`device_memory::staging`) taken when the value is laid out or read on the host,
   /// and read in from the device once (`mirror_read`); kept while the block lives.
+  // Guards mirror and mirror_read: each buffer holding the block reads or sends it on
+  // its own thread (a task's, a bulk send's); the first to need it reads it in.
   std::mutex host_mtx;
   std::shared_ptr<uint8_t> mirror;
   bool mirror_read = false;

@@ -49,6 +49,8 @@ protected:
 
 private:
   static constexpr size_t max_events = 10000;
+  // Guards events_ and alive_: supervisor actors record; handles read them on user
+  // threads (actor_group::events, alive).
   mutable std::mutex mtx_;
   std::vector<std::string> events_;
   bool alive_ = true;

@@ -145,6 +145,8 @@ private:
 
   const object_id id_;
   std::atomic<state> state_{state::pending};
+  // Guards the value, lease and callbacks (with cv_): user threads block and read in
+  // place; workers, I/O threads and actors complete it; the store spills it.
   mutable std::mutex mtx_;
   mutable std::condition_variable cv_;
   mutable boxed_value value_; // read() brings a spilled value back

@@ -113,6 +113,8 @@ private:
 
   std::vector<stage_plan> stages_;
   const size_t window_;
+  // Guards the window, loads and items (with room_, ready_): pushing and reading threads
+  // block; threads completing calls route, redeliver and settle under it.
   mutable std::mutex mtx_;
   std::condition_variable room_;
   std::condition_variable ready_;

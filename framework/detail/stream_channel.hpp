@@ -94,6 +94,8 @@ private:
   const uint64_t items_owner_;
   const size_t window_;
   const type_descriptor* const item_type_;
+  // Guards the items and counts (with cv_): the reader's thread blocks in next(), a
+  // local task's in write(); the owner actor delivers items from other nodes.
   mutable std::mutex mtx_;
   std::condition_variable cv_;
   std::map<uint64_t, slot_ptr> items_; // written, not taken, by seq

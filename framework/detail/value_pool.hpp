@@ -61,6 +61,8 @@ private:
 
   const size_t max_bytes_;
   const size_t min_bytes_;
+  // Guards the kept values: one comes back on whichever thread lets go last, and the
+  // putting thread takes and sheds them.
   mutable std::mutex mtx_;
   std::deque<kept> kept_; // oldest first
   size_t bytes_ = 0;

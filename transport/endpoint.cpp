@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <string>
 
 #include "transport/endpoint_connection.hpp"
@@ -296,8 +297,10 @@ std::vector<std::string> endpoint::send_all(const std::vector<std::string>& peer
   return missed;
 }
 
-void endpoint::accept_all() {
-  while (true) {
+void endpoint::accept_pending() {
+  // A bounded few per round (the listening socket is level-triggered: the rest wait for
+  // the next), so the hellos of those accepted are read between a flood's connects.
+  for (int accepted = 0; accepted < 4; ++accepted) {
     sockaddr_in from{};
     socklen_t len = sizeof(from);
     int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len,
@@ -307,7 +310,7 @@ void endpoint::accept_all() {
     // Every connection gets in; past the cap, at the cost of an unproven one that sent
     // nothing. Idle connections cannot lock out a peer that holds the secret, which
     // speaks at once and is through in a few round trips.
-    if (auto victim = handshake_to_drop(remote))
+    if (auto victim = handshake_to_drop(remote, local_address(fd)))
       close(victim, std::string{make_room} + remote + ": " +
                         std::to_string(cfg_.max_handshaking) +
                         " connections were handshaking");
@@ -324,28 +327,74 @@ void endpoint::accept_all() {
   }
 }
 
-endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote,
+                                               const std::string& local) const {
   auto host = host_of(remote);
   std::vector<conn_ptr> unproven;
-  for (auto& c : conns_)
-    if (c->accepted && c->state == connection::phase::handshaking) unproven.push_back(c);
-  if (unproven.size() < cfg_.max_handshaking) return nullptr;
-  std::sort(unproven.begin(), unproven.end(),
-            [](auto& a, auto& b) { return a->opened < b->opened; });
-  auto quiet = [](const conn_ptr& c) {
-    return silent(c->fd, c->last_received.load(), c->opened.time_since_epoch().count());
-  };
-  // The oldest that sent nothing though it was polled (a peer holding the secret would
-  // have spoken), of the new one's host first, so one host cannot push out another's.
-  for (auto own_host : {true, false})
-    for (auto& c : unproven)
-      if (c->polled && (!own_host || host_of(c->remote) == host) && quiet(c)) return c;
-  // Those not polled yet get the time to speak, up to four times the cap.
-  if (unproven.size() < 4 * cfg_.max_handshaking) return nullptr;
+  std::set<std::string> proved; // of the names the unproven ones claim
+  size_t cap = cfg_.max_handshaking;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& c : conns_)
+      if (c->accepted && c->state == connection::phase::handshaking) {
+        unproven.push_back(c);
+        if (auto& name = c->hs.peer_name(); proved_.count(name)) proved.insert(name);
+      }
+    cap = std::max(cap, 2 * by_name_.size());
+  }
+  std::vector<conn_ptr> own; // from the new one's address
   for (auto& c : unproven)
-    if (quiet(c)) return c;
+    if (host_of(c->remote) == host) own.push_back(c);
+  // Not for this host's own address: nodes sharing a host (one large machine, a test)
+  // dial from it together, at a start or a head's restart, and the cap bounds them.
+  auto per_source = host == host_of(local)
+                        ? std::numeric_limits<size_t>::max()
+                        : std::max(cfg_.max_handshaking_per_source, cap / 4);
+  if (own.size() < per_source && unproven.size() < cap) return nullptr;
+  auto by_age = [](auto& a, auto& b) { return a->opened < b->opened; };
+  std::sort(unproven.begin(), unproven.end(), by_age);
+  std::sort(own.begin(), own.end(), by_age);
+  // Vouched for: its hello names a peer that proved the secret here before, or that the
+  // node knows, and no more than a peer's two connections (control, bulk) claim it.
+  std::map<std::string, size_t> claims;
+  for (auto& c : unproven)
+    if (!c->hs.peer_name().empty()) ++claims[c->hs.peer_name()];
+  auto vouched = [&](const conn_ptr& c) {
+    auto& name = c->hs.peer_name();
+    if (name.empty() || claims[name] > 2) return false;
+    return proved.count(name) > 0 || (handlers_.resolve && handlers_.resolve(name));
+  };
+  auto quiet = [](const conn_ptr& c) {
+    return c->polled &&
+           silent(c->fd, c->last_received.load(), c->opened.time_since_epoch().count());
+  };
+  // The oldest of `among` not vouched for (`only_quiet`: that sent nothing though it was
+  // polled: a peer holding the secret would have spoken).
+  auto oldest = [&](const std::vector<conn_ptr>& among, bool only_quiet) -> conn_ptr {
+    for (auto& c : among)
+      if (!vouched(c) && (!only_quiet || quiet(c))) return c;
+    return nullptr;
+  };
+  // An address past its share makes room among its own.
+  if (own.size() >= per_source) {
+    for (auto only_quiet : {true, false})
+      if (auto c = oldest(own, only_quiet)) return c;
+    return own.front();
+  }
+  // Past the cap: the oldest quiet one, of the new one's address first.
+  for (auto& among : {own, unproven})
+    if (auto c = oldest(among, true)) return c;
+  // Those not polled yet get the time to speak, up to four times the cap.
+  if (unproven.size() < 4 * cap) return nullptr;
+  if (auto c = oldest(unproven, false)) return c;
   return unproven.front();
+}
+
+void endpoint::remember_proved_locked(const std::string& peer) {
+  proved_[peer] = clock_type::now();
+  if (proved_.size() <= proved_kept) return;
+  proved_.erase(std::min_element(proved_.begin(), proved_.end(),
+                                 [](auto& a, auto& b) { return a.second < b.second; }));
 }
 
 void endpoint::close(const conn_ptr& c, const std::string& reason) {
@@ -552,6 +601,7 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     std::lock_guard<std::mutex> guard{mtx_};
     c->state = connection::phase::up;
     c->peer = c->hs.peer_name();
+    remember_proved_locked(c->peer);
     spare = !(bulk ? bulk_by_name_ : by_name_).emplace(c->peer, c).second;
     // What was sent while dialling goes first, on the connection in use (this one, or
     // one the peer dialled meanwhile).

@@ -144,7 +144,8 @@ private:
   // again or given up, its messages reported undelivered.
   void dial_failed(const std::string& peer, const conn_ptr& c, const std::string& why,
                    bool may_retry = true);
-  void accept_all();
+  // Accepts what waits on the listening socket, a bounded few per call.
+  void accept_pending();
   // The connection that carries `l` to `peer` (its bulk one for bulk, when up); null
   // when none is up. Caller holds mtx_.
   conn_ptr connection_to_locked(const std::string& peer, lane l) const;
@@ -164,9 +165,13 @@ private:
   // false when `c` closed.
   bool open_records(const conn_ptr& c, size_t n, std::vector<message>& msgs);
   void on_authenticated(const conn_ptr& c);
-  // The unproven accepted connection to close so that one from `remote` gets in: none
-  // while under the cap.
-  conn_ptr handshake_to_drop(const std::string& remote) const;
+  // The unproven accepted connection to close so that one from `remote`, accepted on
+  // `local`, gets in: none while under the caps.
+  conn_ptr handshake_to_drop(const std::string& remote, const std::string& local) const;
+  // `peer` proved the secret: kept in `proved_`, the newest `proved_kept` of them.
+  // Caller holds mtx_.
+  void remember_proved_locked(const std::string& peer);
+  static constexpr size_t proved_kept = 4096;
   void close(const conn_ptr& c, const std::string& reason);
   // Queues (or writes) `frame` on `c`; false, and `frame` untouched, when `c` retires.
   bool enqueue(connection& c, frame_parts&& frame, lane l);
@@ -204,6 +209,9 @@ private:
   std::vector<conn_ptr> conns_;
   std::map<std::string, conn_ptr> by_name_;
   std::map<std::string, conn_ptr> bulk_by_name_;
+  // Peers that proved the secret to this node, with when they last did (the newest
+  // `proved_kept`): their reconnects are vouched for among the handshaking.
+  std::map<std::string, clock_type::time_point> proved_;
   // A peer being dialled because something was sent to it, and what was sent meanwhile.
   struct dial {
     std::string address;

@@ -162,7 +162,7 @@ void endpoint::run(bool bulk) {
         continue;
       }
       if (!bulk && fd == listen_fd_) {
-        accept_all();
+        accept_pending();
         continue;
       }
       auto r = regs.find(fd);

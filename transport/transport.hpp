@@ -32,12 +32,21 @@ struct endpoint_config {
   /// The largest frame a peer may send before it proved the secret (a hello or a proof is
   /// well under 1 KiB), so an unproven peer can make this node hold no more than this.
   size_t pre_auth_frame_bytes = 4 << 10;
-  /// Accepted connections still handshaking at once. Every new connection gets in; past
-  /// this, at the cost of the oldest unproven one that sent nothing when polled (of its
-  /// own host first), and past four times this, of the oldest that sent nothing at all.
-  /// While half of it is taken, a connection that sent nothing is closed after a fifth
-  /// of `handshake_timeout`.
+  /// Accepted connections still handshaking at once (or twice the peers connected, if
+  /// more: the cap grows with the cluster). Every new connection gets in; past this, at
+  /// the cost of the oldest unproven one that sent nothing when polled (of its own host
+  /// first), and past four times this, of the oldest that sent nothing at all. While half
+  /// of it is taken, a connection that sent nothing is closed after a fifth of
+  /// `handshake_timeout`. Those whose hello names a peer known here (one that proved the
+  /// secret to this node before, or that `resolve` knows) go last, so a known node's
+  /// reconnect is not starved.
   size_t max_handshaking = 64;
+  /// Accepted connections from one source address handshaking at once (or a quarter of
+  /// the cap, if more): past this, a new one from that address gets in at the cost of the
+  /// oldest of that address's own, so one address cannot crowd out the others'. Not for
+  /// this host's own address (the one a connection was accepted on): nodes sharing a
+  /// host dial from it together, and only the cap bounds them.
+  size_t max_handshaking_per_source = 16;
   /// A connection that has not proved the secret by then is closed.
   std::chrono::milliseconds handshake_timeout{5000};
   /// Whether the first bulk frame for a peer (object pulls and chunks) opens a second

@@ -7,6 +7,89 @@ using namespace swarm::wire_msg;
 using namespace swarm::endpoint_test;
 using namespace std::chrono_literals;
 
+namespace {
+
+// A socket connected to 127.0.0.1:`port` from `source`, another loopback address; -1
+// when it cannot be (the node closed the listening backlog, or the address is taken).
+int connect_from(const std::string& source, uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in from{}, to{};
+  from.sin_family = to.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+  ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  to.sin_port = htons(port);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The attack: a connection from each of `sources` that says a hello under a made-up name
+// at once (so it is not silent) and never proves it, reopened as soon as the node closes
+// it, as fast as one thread can, until destroyed.
+class hello_flood {
+public:
+  hello_flood(uint16_t port, std::vector<std::string> sources)
+      : thread_{[this, port, sources] { run(port, sources); }} {}
+  ~hello_flood() {
+    stop_ = true;
+    thread_.join();
+  }
+  size_t reopened() const { return reopened_; }
+
+private:
+  void run(uint16_t port, const std::vector<std::string>& sources) {
+    auto frame =
+        encode_frame(hello{"intruder", std::vector<uint8_t>(32, 7), protocol_version});
+    auto open = [&](const std::string& source) {
+      int fd = connect_from(source, port);
+      if (fd >= 0)
+        (void)::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      return fd;
+    };
+    std::vector<int> fds;
+    for (auto& s : sources)
+      fds.push_back(open(s));
+    while (!stop_) {
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (fds[i] >= 0) {
+          pollfd p{fds[i], POLLIN, 0};
+          if (::poll(&p, 1, 0) != 1) continue;
+          uint8_t buf[512];
+          if (::recv(fds[i], buf, sizeof(buf), MSG_DONTWAIT) > 0) continue; // its hello
+          ::close(fds[i]);
+        }
+        fds[i] = open(sources[i]);
+        ++reopened_;
+      }
+    }
+    for (auto fd : fds)
+      if (fd >= 0) ::close(fd);
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> reopened_{0};
+  std::thread thread_;
+};
+
+// Connects `n` peers holding the secret to `port` one after the other; how many got in.
+size_t peers_connected(uint16_t port, int n) {
+  size_t connected = 0;
+  for (int i = 0; i < n; ++i) {
+    inbox in;
+    auto peer = start("peer-" + std::to_string(i), in);
+    if (auto r = peer->connect("127.0.0.1", port, 5s))
+      ++connected;
+    else
+      MESSAGE("connect " << i << ": " << r.err().message);
+  }
+  return connected;
+}
+
+} // namespace
+
 TEST_CASE("a node's proof cannot be reflected back to it over TCP") {
   inbox in_head;
   auto head = start("head", in_head);
@@ -176,4 +259,37 @@ TEST_CASE("a flood of idle connections, reopened as they close, does not lock ou
   attacker.join();
   CHECK(reopened > 0); // the attack ran: the node kept closing idle connections
   CHECK(connected == 8);
+}
+
+TEST_CASE("connections from one address that say hello and never prove the secret do not "
+          "crowd out peers from another address") {
+  inbox in_b;
+  // A cap of 2 handshaking (8 before the oldest speaking one goes), 2 per address.
+  auto b = start("b", in_b, secret, 2, true, 0ms, 2);
+  hello_flood flood{b->port(), std::vector<std::string>(30, "127.0.0.2")};
+  CHECK(peers_connected(b->port(), 8) == 8);
+  CHECK(flood.reopened() > 0); // the node kept closing the flood's connections
+}
+
+TEST_CASE("a known node's reconnect gets in while connections from many addresses say "
+          "hello and never prove the secret") {
+  inbox in_b, in_c;
+  auto b = start("b", in_b, secret, 2, true, 0ms, 2);
+  // "c" proved the secret to b once, then went.
+  REQUIRE(start("c", in_c)->connect("127.0.0.1", b->port(), 5s));
+  std::vector<std::string> sources;
+  for (int i = 2; i < 32; ++i)
+    sources.push_back("127.0.0." + std::to_string(i));
+  hello_flood flood{b->port(), sources};
+  size_t connected = 0;
+  for (int i = 0; i < 8; ++i) {
+    inbox in_again;
+    auto again = start("c", in_again);
+    if (auto r = again->connect("127.0.0.1", b->port(), 5s))
+      ++connected;
+    else
+      MESSAGE("reconnect " << i << ": " << r.err().message);
+  }
+  CHECK(connected == 8);
+  CHECK(flood.reopened() > 0);
 }

@@ -104,13 +104,15 @@ inline std::unique_ptr<endpoint> start(const std::string& name, inbox& in,
                                        const std::string& key = secret,
                                        size_t max_handshaking = 64,
                                        bool bulk_connection = true,
-                                       std::chrono::milliseconds idle_close = 0ms) {
+                                       std::chrono::milliseconds idle_close = 0ms,
+                                       size_t max_handshaking_per_source = 16) {
   endpoint_config cfg;
   cfg.bulk_connection = bulk_connection;
   cfg.name = name;
   cfg.secret = key;
   cfg.handshake_timeout = 1000ms;
   cfg.max_handshaking = max_handshaking;
+  cfg.max_handshaking_per_source = max_handshaking_per_source;
   cfg.idle_close = idle_close;
   auto ep = endpoint::start(cfg, in.handlers());
   REQUIRE(ep);

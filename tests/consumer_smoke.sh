@@ -60,7 +60,8 @@ check_install() {
   "$work/prefix/bin/swarm" --version | grep -q "^swarm $version " ||
     fail "pkg-config says $version, the tool says $("$work/prefix/bin/swarm" --version)"
   # shellcheck disable=SC2046
-  g++ -O1 -I"$src/examples/consumer" $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags swarm) \
+  # The standard is the consumer's choice: the newest g++ knows, C++20 here.
+  g++ -O1 -std=c++20 -I"$src/examples/consumer" $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags swarm) \
     "$src/examples/consumer/main.cpp" -o "$work/pc_consumer" \
     $(PKG_CONFIG_PATH="$pc_dir" pkg-config --libs swarm) >"$work/pkg-config.log" 2>&1 ||
     fail "building the consumer from pkg-config's flags failed"

@@ -359,10 +359,14 @@ endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote,
   std::map<std::string, size_t> claims;
   for (auto& c : unproven)
     if (!c->hs.peer_name().empty()) ++claims[c->hs.peer_name()];
+  std::map<std::string, bool> known; // each name asked of `resolve` once
   auto vouched = [&](const conn_ptr& c) {
     auto& name = c->hs.peer_name();
     if (name.empty() || claims[name] > 2) return false;
-    return proved.count(name) > 0 || (handlers_.resolve && handlers_.resolve(name));
+    if (proved.count(name)) return true;
+    auto [i, fresh] = known.emplace(name, false);
+    if (fresh) i->second = handlers_.resolve && handlers_.resolve(name).has_value();
+    return i->second;
   };
   auto quiet = [](const conn_ptr& c) {
     return c->polled &&
@@ -382,8 +386,8 @@ endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote,
     return own.front();
   }
   // Past the cap: the oldest quiet one, of the new one's address first.
-  for (auto& among : {own, unproven})
-    if (auto c = oldest(among, true)) return c;
+  for (auto* among : {&own, &unproven})
+    if (auto c = oldest(*among, true)) return c;
   // Those not polled yet get the time to speak, up to four times the cap.
   if (unproven.size() < 4 * cap) return nullptr;
   if (auto c = oldest(unproven, false)) return c;

@@ -54,6 +54,11 @@ check_install() {
       ldd "$exe" | grep -q "libswarm.so.* => $work/prefix/" ||
         fail "$exe does not run on the installed $shared: $(ldd "$exe" | grep swarm)"
     done
+    # What is not API is hidden: of the system actors' functions, only the few entry
+    # points marked SWARM_EXPORT (a static build has about 800).
+    internal=$(nm -DC --defined-only "$shared" | grep -cE " [TWV] swarm::actors::")
+    [ "$internal" -lt 50 ] ||
+      fail "libswarm.so exports $internal symbols of swarm::actors, which are not API"
   fi
 
   version=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --modversion swarm) || fail "pkg-config finds no swarm"

@@ -20,6 +20,7 @@
 #include "actors/common/protocol.hpp"
 #include "actors/node/protocol.hpp"
 #include "base/node_log.hpp"
+#include "base/visibility.hpp"
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
@@ -53,7 +54,7 @@ wire_msg::node_table to_node_table(const peer_table& peers,
 /// The peer table the membership actor published last (before it first runs, the node's
 /// own row). Only that actor publishes; any thread reads (placement, feasibility,
 /// status) without waiting for it.
-class membership_view {
+class SWARM_EXPORT membership_view {
 public:
   membership_view();
 
@@ -96,7 +97,7 @@ struct membership_config {
 
 /// What membership asks of the node around it. The node's implementation may block in
 /// none of these: `dial` and `rejoin` hand their connect to another actor.
-class membership_port {
+class SWARM_EXPORT membership_port {
 public:
   virtual ~membership_port();
 
@@ -189,9 +190,11 @@ using membership_actor =
 /// `port`; both must outlive it. `detached`: on a thread of its own, so heartbeats and
 /// verdicts never wait behind busy scheduler threads (tests run it on the test
 /// coordinator instead).
-membership_actor spawn_membership(caf::actor_system& sys, membership_config cfg,
-                                  membership_port& port, membership_view& view,
-                                  bool detached = true);
+SWARM_EXPORT membership_actor spawn_membership(caf::actor_system& sys,
+                                               membership_config cfg,
+                                               membership_port& port,
+                                               membership_view& view,
+                                               bool detached = true);
 
 } // namespace swarm::actors
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "base/visibility.hpp"
 #include "framework/resources.hpp"
 #include "transport/wire_message.hpp"
 
@@ -86,7 +87,7 @@ struct placement_request {
 /// Work no node has registered fails at once (`unregistered`), naming it and the nodes.
 /// Work that fits no live node but a node type the autoscaler may start waits, in
 /// order, until a node takes it or no type fits it any more.
-caf::actor spawn_global_scheduler(caf::actor_system& sys);
+SWARM_EXPORT caf::actor spawn_global_scheduler(caf::actor_system& sys);
 
 /// Why `demand` cannot be placed when only dead nodes could hold it: `dead` lists them,
 /// each quoted ('a', 'b'). The truth is that they are down, not that it is infeasible.

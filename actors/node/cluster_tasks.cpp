@@ -428,25 +428,29 @@ void cluster_tasks::pull_result(detail::task_ptr task, const wire_msg::stored_at
   // before this copy is complete, the owner runs the task again (its inputs are here).
   auto slot = task->result;
   auto type = task->result_type;
-  pull_into(slot, type, where, [owner = link_.owner, task = std::move(task)](error e) {
-    if (e.code == errc::object_lost)
-      owner.retry(task, "reconstructing its result: " + e.message, e);
-    else
-      task->result->set_error(std::move(e));
-  });
+  // Weighted as the task's arguments were: the driver's `get` of a result of higher
+  // priority, or of a job with a larger share, takes more of the link.
+  auto weight = pull_weight(task->options.priority, task->options.job_share);
+  pull_into(slot, type, where, weight,
+            [owner = link_.owner, task = std::move(task)](error e) {
+              if (e.code == errc::object_lost)
+                owner.retry(task, "reconstructing its result: " + e.message, e);
+              else
+                task->result->set_error(std::move(e));
+            });
 }
 
 void cluster_tasks::pull_item(detail::slot_ptr slot, const detail::type_descriptor* type,
                               const wire_msg::stored_at& where) {
   std::weak_ptr<detail::object_slot> weak = slot;
-  pull_into(std::move(slot), type, where, [weak](error e) {
+  pull_into(std::move(slot), type, where, 1, [weak](error e) {
     if (auto s = weak.lock()) s->set_error(std::move(e));
   });
 }
 
 void cluster_tasks::pull_into(const detail::slot_ptr& slot,
                               const detail::type_descriptor* type,
-                              const wire_msg::stored_at& where,
+                              const wire_msg::stored_at& where, double weight,
                               std::function<void(error)> failed) {
   // Stays where it was made; this copy is pulled now, the holder keeps the primary (so
   // later tasks reading it run there) until this slot goes.
@@ -475,7 +479,8 @@ void cluster_tasks::pull_into(const detail::slot_ptr& slot,
           s->set_value(std::move(*got), std::make_unique<remote_hold>(sink, release));
         else
           release();
-      });
+      },
+      weight);
 }
 
 } // namespace swarm::actors

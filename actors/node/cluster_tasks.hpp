@@ -51,9 +51,11 @@ private:
   void run_locally(detail::task_ptr task);
   // Counts a task placed here in `queued` until `result` is done.
   void count_until_done(detail::object_slot& result);
-  // Pulls the value `where` holds into `slot`; `failed` when it could not be read.
+  // Pulls the value `where` holds into `slot`, weighted by `weight` (`pull_weight`);
+  // `failed` when it could not be read.
   void pull_into(const detail::slot_ptr& slot, const detail::type_descriptor* type,
-                 const wire_msg::stored_at& where, std::function<void(error)> failed);
+                 const wire_msg::stored_at& where, double weight,
+                 std::function<void(error)> failed);
   bool idle_elsewhere() const;
   // `task` as sent to another node; its arguments held here are added to `exported`.
   wire_msg::task_submit submit_message(const detail::task_spec& task, bool placed,

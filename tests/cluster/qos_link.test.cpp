@@ -1,6 +1,7 @@
 // Quality of service on a real link: a head (this process) and a worker in two network
 // namespaces joined by a 1 Gbit/s veth pair (tools/netns_link.hpp). Transfers go from
-// the head to the worker and share the link by weight; latency-critical calls pass them.
+// the head to the worker, or results back to the head, and share the link by weight;
+// latency-critical calls pass them.
 // Skipped without root and the tools.
 
 #include <doctest/doctest.h>
@@ -99,6 +100,31 @@ two_pulls pull_two(bed_cluster& c, const swarm::task_options& a,
   return {std::min(ta, tb), std::max(ta, tb)};
 }
 
+// The same for two results of `bytes` that tasks of `a` and `b` make on worker-1 at one
+// moment: the head, their owner, pulls each as it is made; a thread per result waits.
+two_pulls results_two(bed_cluster& c, swarm::task_options a, swarm::task_options b,
+                      int bytes) {
+  auto blob_at =
+      c.app.find_function<std::vector<uint8_t>(int, int64_t)>("blob_at").value();
+  a.node = b.node = "worker-1";
+  auto start = wall_us() + 1'000'000; // time to make both
+  auto ra = c.head->submit(a, blob_at, bytes, start);
+  auto rb = c.head->submit(b, blob_at, bytes, start);
+  auto when = [start](const swarm::object_ref<std::vector<uint8_t>>& r, double& s) {
+    auto v = r.get(60s);
+    s = v && v->size() > 0 ? static_cast<double>(wall_us() - start) / 1e6 : 1e9;
+  };
+  double ta = 0;
+  double tb = 0;
+  std::thread wa{when, std::cref(ra), std::ref(ta)};
+  when(rb, tb);
+  wa.join();
+  MESSAGE("results of " << bytes / 1e6 << " MB: " << ta << " s and " << tb << " s");
+  REQUIRE(ta < 1e9);
+  REQUIRE(tb < 1e9);
+  return {std::min(ta, tb), std::max(ta, tb)};
+}
+
 } // namespace
 
 TEST_CASE("on a 1 Gbit/s link, two transfers at once share it by priority, 4 to 1, and "
@@ -116,6 +142,14 @@ TEST_CASE("on a 1 Gbit/s link, two transfers at once share it by priority, 4 to 
     high.priority = 1;
     // The lower one is asked first: it cannot have run ahead by starting first.
     auto t = pull_two(c, low, high, bytes);
+    CHECK(t.share_of_first() > 0.68);
+    CHECK(t.share_of_first() < 0.92);
+  }
+  SUBCASE("results of priority 1 beside priority 0, pulled to their owner: 80/20") {
+    swarm::task_options low;
+    swarm::task_options high;
+    high.priority = 1;
+    auto t = results_two(c, low, high, bytes);
     CHECK(t.share_of_first() > 0.68);
     CHECK(t.share_of_first() < 0.92);
   }

@@ -149,6 +149,15 @@ inline int64_t wall_us() {
       .count();
 }
 
+/// `n` bytes counting up, returned at `at_us` (`wall_us`) or at once when later: tasks
+/// that make their results at the same moment.
+inline std::vector<uint8_t> blob_at(int n, int64_t at_us) {
+  auto b = blob(n);
+  if (auto wait = at_us - wall_us(); wait > 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(wait));
+  return b;
+}
+
 /// When its argument was here (`wall_us`).
 inline int64_t arrived_us(const std::vector<uint8_t>& b) {
   (void)b;
@@ -511,6 +520,7 @@ inline void register_all(application& app) {
   app.function("nap_pid", nap_pid);
   app.function("blob", blob);
   app.function("slow_blob", slow_blob);
+  app.function("blob_at", blob_at);
   app.function("counted_blob", counted_blob);
   app.function("counted_nap", counted_nap);
   app.function("mark_nap", mark_nap);

@@ -271,8 +271,9 @@ void local_node::collect(metric_set& out) {
           {true, "swarm_gpu_worker_restarts_total",
            "Restarts of the device's GPU worker after faults", u.restarts},
       };
-      emit(per_device,
-           {{"device", std::to_string(u.device)}, {"backend", devices_->backend()}});
+      emit(per_device, {{"device", std::to_string(u.device)},
+                        {"uuid", u.uuid},
+                        {"backend", devices_->backend()}});
     }
   // Actor calls by actor type, across restarts, of the actors alive here.
   std::map<std::string, call_histogram::snapshot> calls;

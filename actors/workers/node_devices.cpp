@@ -193,6 +193,7 @@ std::vector<node_devices::usage> node_devices::usages(std::chrono::milliseconds 
   for (uint32_t d = 0; d < count(); ++d) {
     usage u;
     u.device = d;
+    if (d < api_->devices().size()) u.uuid = api_->devices()[d].uuid;
     if (auto v = board_->get(d)) {
       u.restarts = v->epoch - 1;
       self->request(v->worker, timeout, dev_stats_atom::value)

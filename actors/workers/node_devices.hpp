@@ -55,6 +55,7 @@ public:
   /// What one device's worker holds, for metrics.
   struct usage {
     uint32_t device = 0;
+    std::string uuid;     ///< its identity, whatever its index (`gpu::device_info::uuid`)
     bool running = false; ///< its worker runs (not between a fault and its restart)
     uint64_t used = 0;    ///< bytes of live buffers
     uint64_t cached = 0;  ///< bytes of freed blocks kept for reuse

@@ -155,7 +155,14 @@ TEST_CASE(
     for (auto& f : m.take()) {
       if (f.name == "swarm_gpu_worker_restarts_total")
         out.first = f.metric.at(0).counter.value;
-      if (f.name == "swarm_gpu_up") out.second = f.metric.at(0).gauge.value;
+      if (f.name == "swarm_gpu_up") {
+        out.second = f.metric.at(0).gauge.value;
+        // Named by its identity as well as its index, which CUDA_VISIBLE_DEVICES moves.
+        auto& labels = f.metric.at(0).label;
+        CHECK(std::any_of(labels.begin(), labels.end(), [](const auto& l) {
+          return l.name == "uuid" && l.value == "host-0";
+        }));
+      }
     }
     return out;
   };

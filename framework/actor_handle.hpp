@@ -56,8 +56,7 @@ public:
                                Xs&&... xs) const {
     auto task = make_call<Args...>(std::forward<Xs>(xs)...);
     task->result_type = &detail::type_of<uint64_t>();
-    if (!record_->remote_node().empty() || record_->moved())
-      task->method = method_name(method);
+    if (record_->calls_by_name()) task->method = method_name(method);
     task->own_fn = [method](void* self, context& ctx,
                             const void* const* args) -> detail::boxed_value {
       auto& obj = *static_cast<T*>(static_cast<actor*>(self));
@@ -136,8 +135,7 @@ private:
   object_ref<detail::future_value_t<R>> call_impl(M method, Xs&&... xs) const {
     auto task = make_call<Args...>(std::forward<Xs>(xs)...);
     task->result_type = &detail::type_of<detail::stored_t<R>>();
-    if (!record_->remote_node().empty() || record_->moved())
-      task->method = method_name(method);
+    if (record_->calls_by_name()) task->method = method_name(method);
     task->own_fn = [method](void* self, context& ctx,
                             const void* const* args) -> detail::boxed_value {
       auto& obj = *static_cast<T*>(static_cast<actor*>(self));

@@ -156,7 +156,7 @@ result<detail::task_ptr> dynamic_calls::method_call(const dynamic_actor& a,
                                 std::move(*checked));
   task->params = m.params;
   task->options.priority = priority;
-  if (!rec.remote_node().empty() || rec.moved()) task->method = m.name;
+  if (rec.calls_by_name()) task->method = m.name;
   task->own_fn = m.fn;
   task->fn = &task->own_fn;
   return task;

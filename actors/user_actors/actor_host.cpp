@@ -147,8 +147,9 @@ struct host_state {
     auto why = "actor of type '" + spec.type_name + "' stopped";
     // Killed outright by its supervisor: calls wait for what it decides.
     if (supervised && death.empty()) hand_over(why);
-    fail_pending(why);
-    refuse_held(why);
+    // The node may be stopping: nothing is sent on from here.
+    fail_pending(why, false);
+    refuse_held(why, UINT64_MAX, false);
   }
 
   detail::core& node;
@@ -244,29 +245,50 @@ struct host_state {
 
   // The held answers whose states the owner did not keep: the calls' effects are not in
   // the actor's state (its owner restarted it elsewhere). A caller on another node runs
-  // the call again where the actor is now (as when a node is lost: `node_unreachable`).
-  void refuse_held(const std::string& why, uint64_t up_to = UINT64_MAX) {
+  // the call again where the actor is now (as when a node is lost: `node_unreachable`);
+  // one on this node too, while `follow` (see `follow_moved`).
+  void refuse_held(const std::string& why, uint64_t up_to = UINT64_MAX,
+                   bool follow = true) {
     while (!held.empty() && held.front().seq <= up_to) {
-      auto& c = *held.front().call;
-      c.result->set_error({c.origin.empty() ? errc::actor_died : errc::node_unreachable,
-                           "'" + c.name + "' ran on an instance of actor type '" +
-                               spec.type_name + "' on node '" + node.node_name() +
-                               "' that its owner replaced: " + why});
+      auto c = std::move(held.front().call);
       held.pop_front();
+      if (follow && c->origin.empty() && follow_moved(c)) continue;
+      c->result->set_error({c->origin.empty() ? errc::actor_died : errc::node_unreachable,
+                            "'" + c->name + "' ran on an instance of actor type '" +
+                                spec.type_name + "' on node '" + node.node_name() +
+                                "' that its owner replaced: " + why});
     }
   }
 
   // Fails the calls not run. Those of an instance its owner replaced (its record
-  // `moved`) that came from other nodes go where the actor is now, as `refuse_held`'s do.
-  void fail_pending(const std::string& why) {
+  // `moved`) go where the actor is now, as `refuse_held`'s do.
+  void fail_pending(const std::string& why, bool follow = true) {
     auto r = record.lock();
     bool moved = r && r->moved();
-    for (auto& t : pending)
+    for (auto& t : pending) {
+      if (follow && t->origin.empty() && t->phase() == detail::task_phase::queued &&
+          follow_moved(t))
+        continue;
       if (t->try_claim(0, detail::task_phase::cancelled))
         t->result->set_error(
             {moved && !t->origin.empty() ? errc::node_unreachable : errc::actor_died,
              why});
+    }
     pending.clear();
+  }
+
+  // A call made on this node to an instance its owner replaced: it goes through the
+  // actor's record here, which follows the actor by name to where it lives now (as the
+  // owner of a call from another node sends it there again). False for what cannot
+  // follow: an actor without a name, or a streaming call (its items may be out).
+  bool follow_moved(detail::task_ptr& call) {
+    auto r = record.lock();
+    if (!r || !r->moved() || spec.name().empty() || call->stream || call->reader)
+      return false;
+    // Not run there yet (the run here did not count).
+    call->claim.store(detail::make_claim(call->epoch() + 1, detail::task_phase::queued));
+    node.call(*r, std::move(call));
+    return true;
   }
 
   void die(const std::string& why) {
@@ -447,10 +469,13 @@ void hold(host_actor* self, detail::task_ptr task, call_outcome outcome, uint64_
 // states before it go out, or are refused.
 void settle(host_actor* self, uint64_t seq, bool taken) {
   auto& st = *self->state;
-  if (!taken)
+  if (!taken) {
+    // Handles here follow the actor to where its owner restarted it.
+    if (auto r = st.record.lock()) r->mark_moved();
     return st.refuse_held("node '" + st.spec.owner_node +
                               "' restarted it elsewhere, without this call's effect",
                           seq);
+  }
   while (!st.held.empty() && st.held.front().seq <= seq) {
     auto h = std::move(st.held.front());
     st.held.pop_front();

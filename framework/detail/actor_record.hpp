@@ -98,6 +98,13 @@ public:
   /// another node): calls through this record, dead or not, are redirected there.
   virtual bool moved() const noexcept { return false; }
 
+  /// Whether a call through it carries the method's registered name: the actor lives on
+  /// another node, moved there, or is hosted here for an owner on another node, who may
+  /// restart it elsewhere (a call here then follows it there).
+  bool calls_by_name() const {
+    return !spec_.owner_node.empty() || moved() || !remote_node().empty();
+  }
+
   /// Why the actor died; empty while it lives.
   std::string death_reason() const {
     std::lock_guard<std::mutex> guard{mtx_};

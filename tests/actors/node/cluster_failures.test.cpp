@@ -306,6 +306,38 @@ TEST_CASE(
   CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
 }
 
+TEST_CASE("a call made on a node cut off from its actor's owner, whose effect the owner "
+          "refused, runs again where the actor was restarted") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto o = checkpointed_on_workers(2, 2);
+  o.name = "till";
+  auto a = c.driver->spawn(o, counter_t, 100);
+  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
+  CHECK(a.call(&counter::add, 10).get(10s).value() == 110);
+  // A handle looked up on worker-1 itself reaches the instance there without the network.
+  context local{*c.w1, c.w1->new_owner_id()};
+  auto here = local.find_actor(counter_t, "till").value();
+  std::atomic<bool> frozen{true};
+  hold_worker_1(c, frozen);
+  // Found dead by its silence: the actor is restarted on worker-2 from 110.
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 111);
+  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-2");
+  // The stale instance runs the local call at once; its answer waits for the owner to
+  // keep the state, which the owner refuses once it hears: the call runs again where
+  // the actor lives now, on the state that counts.
+  auto stale = here.call(&counter::add, 5);
+  CHECK_FALSE(stale.get(200ms));
+  frozen = false;
+  c.net.release_held();
+  auto r = stale.get(15s);
+  INFO((r ? std::string{"ok"} : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(*r == 116);
+  CHECK(here.call(&counter::node).get(10s).value() == "worker-2");
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 117);
+}
+
 TEST_CASE("an actor pinned to a lost node waits for it and restarts there, and dies "
           "naming its pin when the node stays away past join_wait") {
   fake_cluster c{0, [](cluster_config& cfg) { cfg.join_wait = 1500ms; }};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,9 +101,13 @@ public:
 /// no driver or no device.
 std::unique_ptr<device_api> make_cuda_api();
 
+class host_stream;
+
 /// `memory_bytes.size()` devices simulated in host memory, each with that much memory.
-/// Kernels cannot run on them; copies, streams and memory limits behave as on a GPU.
-/// `fail` makes a device fail as a faulting kernel would, for good, as under CUDA.
+/// Copies, streams, events and memory limits behave as on a GPU: a stream's work runs in
+/// order on a thread of its own, asynchronously to the thread that queued it, and a
+/// "kernel" is a host function queued on a stream (`launch`). `fail`, or a kernel that
+/// throws, makes a device fail for good, as a faulting kernel does under CUDA.
 class host_device_api final : public device_api {
 public:
   explicit host_device_api(const std::vector<size_t>& memory_bytes);
@@ -138,11 +143,28 @@ public:
   result<void*> open_shared(int device, const std::string& handle, size_t bytes) override;
   void close_shared(int device, void* p) noexcept override;
 
-  /// Makes `device` fail as a sticky CUDA error does: until the process ends.
+  /// Makes `device` fail as a sticky CUDA error does: until the process ends. The
+  /// first fault is the one reported.
   void fail(int device, std::string why);
+
+  /// Queues `kernel` on `s` of `device` and returns at once, as a kernel launch does:
+  /// it runs after the work queued on `s` before it, on the stream's thread. One that
+  /// throws faults the device (an illegal address, say): work queued after it is
+  /// skipped, and the device's calls fail from then on.
+  result<void> launch(int device, stream_handle s, std::function<void()> kernel);
 
 private:
   struct state;
+  // The stream `s` of `device` (null for the default stream), or why there is none.
+  result<std::shared_ptr<host_stream>> stream_of(int device, stream_handle s);
+  std::vector<std::shared_ptr<host_stream>> streams_of(int device);
+  // Ends `device`'s streams, after the work queued on them.
+  void drop_streams(int device) noexcept;
+  // The device's fault, if it has one.
+  result<void> failure(int device);
+  // Runs `work` in `s`'s order and waits for it.
+  result<void> in_order(int device, stream_handle s, const std::function<void()>& work);
+
   std::vector<device_info> devices_;
   std::unique_ptr<state> state_;
 };

@@ -1,4 +1,5 @@
 #include "gpu/device_api.hpp"
+#include "gpu/host_stream.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,7 +11,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 
 namespace swarm::gpu {
 
@@ -42,19 +42,31 @@ void unmap(void* p, const host_block& b) {
 
 } // namespace
 
-// The simulated devices' memory and failures; the mutex makes each call thread-safe, as
-// the CUDA runtime's are.
+// The simulated devices' memory, streams and failures; the mutex makes each call
+// thread-safe, as the CUDA runtime's are (a stream's work runs outside it).
 struct host_device_api::state {
   struct device {
     std::map<void*, host_block> blocks;
     std::map<void*, host_block> opened; // shared by other processes, mapped here
-    std::set<int*> streams;
+    std::map<void*, std::shared_ptr<host_stream>> streams;
     size_t used = 0;
     std::string failed;
+    // Set with `failed`, read by its streams' threads: they run nothing more.
+    std::shared_ptr<std::atomic<bool>> poisoned = std::make_shared<std::atomic<bool>>();
   };
   std::mutex mtx;
   std::vector<device> devs;
 };
+
+namespace {
+
+// A point in a stream's work; null `stream`: the default stream's, done when recorded.
+struct host_event {
+  std::shared_ptr<host_stream> stream;
+  host_stream::mark at = 0;
+};
+
+} // namespace
 
 host_device_api::host_device_api(const std::vector<size_t>& memory_bytes)
     : state_(std::make_unique<state>()) {
@@ -65,13 +77,14 @@ host_device_api::host_device_api(const std::vector<size_t>& memory_bytes)
 }
 
 host_device_api::~host_device_api() {
+  // Each stream runs what was queued on it, then its thread ends.
+  for (size_t d = 0; d < state_->devs.size(); ++d)
+    drop_streams(static_cast<int>(d));
   for (auto& d : state_->devs) {
     for (auto& [p, b] : d.blocks)
       unmap(p, b);
     for (auto& [p, b] : d.opened)
       unmap(p, b);
-    for (auto* s : d.streams)
-      delete s;
   }
 }
 
@@ -97,6 +110,7 @@ error bad_device(int device, size_t count) {
 result<void> host_device_api::open(int device, bool reset) {
   if (device < 0 || static_cast<size_t>(device) >= state_->devs.size())
     return bad_device(device, state_->devs.size());
+  if (reset) drop_streams(device);
   std::lock_guard<std::mutex> guard{state_->mtx};
   auto& dev = state_->devs[static_cast<size_t>(device)];
   // As under CUDA, a fault poisons the context for as long as the process runs: a reset
@@ -106,11 +120,8 @@ result<void> host_device_api::open(int device, bool reset) {
       unmap(p, b);
     for (auto& [p, b] : dev.opened)
       unmap(p, b);
-    for (auto* s : dev.streams)
-      delete s;
     dev.blocks.clear();
     dev.opened.clear();
-    dev.streams.clear();
     dev.used = 0;
   }
   if (!dev.failed.empty())
@@ -153,6 +164,9 @@ result<void*> host_device_api::allocate(int device, size_t bytes) {
 result<void> host_device_api::release(int device, void* p) noexcept {
   if (device < 0 || static_cast<size_t>(device) >= state_->devs.size())
     return bad_device(device, state_->devs.size());
+  // As cudaFree: after the work queued on the device so far.
+  for (auto& s : streams_of(device))
+    s->wait(s->now());
   std::lock_guard<std::mutex> guard{state_->mtx};
   auto& dev = state_->devs[static_cast<size_t>(device)];
   auto i = dev.blocks.find(p);
@@ -179,56 +193,121 @@ void host_device_api::host_free(void* p) noexcept {
 
 result<stream_handle> host_device_api::make_stream(int device) {
   SWARM_HOST_DEVICE(device)
-  auto* s = new int{device};
-  dev.streams.insert(s);
-  return static_cast<stream_handle>(s);
+  auto s = std::make_shared<host_stream>(
+      dev.poisoned, [this, device](std::string why) { fail(device, std::move(why)); });
+  auto* handle = static_cast<stream_handle>(s.get());
+  dev.streams.emplace(handle, std::move(s));
+  return handle;
 }
 
 void host_device_api::destroy_stream(int device, stream_handle s) noexcept {
   if (device < 0 || static_cast<size_t>(device) >= state_->devs.size()) return;
+  std::shared_ptr<host_stream> gone; // its work runs, then its thread ends, unlocked
   std::lock_guard<std::mutex> guard{state_->mtx};
   auto& dev = state_->devs[static_cast<size_t>(device)];
-  if (dev.streams.erase(static_cast<int*>(s)) > 0) delete static_cast<int*>(s);
+  if (auto i = dev.streams.find(s); i != dev.streams.end()) {
+    gone = std::move(i->second);
+    dev.streams.erase(i);
+  }
+}
+
+result<std::shared_ptr<host_stream>> host_device_api::stream_of(int device,
+                                                                stream_handle s) {
+  SWARM_HOST_DEVICE(device)
+  if (!s) return std::shared_ptr<host_stream>{};
+  auto i = dev.streams.find(s);
+  if (i == dev.streams.end())
+    return error{errc::invalid_argument,
+                 "host device " + std::to_string(device) + " has no such stream"};
+  return i->second;
+}
+
+void host_device_api::drop_streams(int device) noexcept {
+  std::map<void*, std::shared_ptr<host_stream>> gone;
+  {
+    std::lock_guard<std::mutex> guard{state_->mtx};
+    gone.swap(state_->devs[static_cast<size_t>(device)].streams);
+  }
+}
+
+std::vector<std::shared_ptr<host_stream>> host_device_api::streams_of(int device) {
+  std::vector<std::shared_ptr<host_stream>> out;
+  std::lock_guard<std::mutex> guard{state_->mtx};
+  for (auto& [h, s] : state_->devs[static_cast<size_t>(device)].streams)
+    out.push_back(s);
+  return out;
+}
+
+result<void> host_device_api::failure(int device) {
+  SWARM_HOST_DEVICE(device)
+  return {};
+}
+
+result<void> host_device_api::in_order(int device, stream_handle s,
+                                       const std::function<void()>& work) {
+  auto stream = stream_of(device, s);
+  if (!stream) return stream.err();
+  if (*stream)
+    (*stream)->run(work);
+  else
+    work(); // the default stream: in order with nothing else here
+  return failure(device);
 }
 
 result<void> host_device_api::copy(int dst_device, void* dst, int src_device,
-                                   const void* src, size_t n, stream_handle) {
-  {SWARM_HOST_DEVICE(src_device)} {SWARM_HOST_DEVICE(dst_device)} std::memcpy(dst, src,
-                                                                              n);
-  return {};
+                                   const void* src, size_t n, stream_handle s) {
+  if (auto ok = failure(src_device); !ok) return ok;
+  return in_order(dst_device, s, [=] { std::memcpy(dst, src, n); });
 }
 
 result<void> host_device_api::to_host(void* dst, int device, const void* src, size_t n,
-                                      stream_handle) {
-  {SWARM_HOST_DEVICE(device)} std::memcpy(dst, src, n);
-  return {};
+                                      stream_handle s) {
+  return in_order(device, s, [=] { std::memcpy(dst, src, n); });
 }
 
 result<void> host_device_api::from_host(int device, void* dst, const void* src, size_t n,
-                                        stream_handle) {
-  {SWARM_HOST_DEVICE(device)} std::memcpy(dst, src, n);
+                                        stream_handle s) {
+  return in_order(device, s, [=] { std::memcpy(dst, src, n); });
+}
+
+result<void> host_device_api::launch(int device, stream_handle s,
+                                     std::function<void()> kernel) {
+  auto stream = stream_of(device, s);
+  if (!stream) return stream.err();
+  if (!*stream)
+    return error{errc::invalid_argument,
+                 "host device " + std::to_string(device) +
+                     ": a kernel is launched on a stream (the task's gpu_stream())"};
+  (*stream)->enqueue(std::move(kernel));
   return {};
 }
 
-result<void> host_device_api::synchronize(int device, stream_handle) {
-  SWARM_HOST_DEVICE(device)
-  return {};
+result<void> host_device_api::synchronize(int device, stream_handle s) {
+  auto stream = stream_of(device, s);
+  if (!stream) return stream.err();
+  if (*stream) (*stream)->wait((*stream)->now());
+  return failure(device);
 }
 
-// Host copies are done when they return: every event is done as soon as it is recorded.
-result<event_handle> host_device_api::record(int device, stream_handle) {
-  SWARM_HOST_DEVICE(device)
-  return static_cast<event_handle>(new int{device});
+result<event_handle> host_device_api::record(int device, stream_handle s) {
+  auto stream = stream_of(device, s);
+  if (!stream) return stream.err();
+  auto mark = *stream ? (*stream)->now() : 0;
+  return static_cast<event_handle>(new host_event{std::move(*stream), mark});
 }
 
-bool host_device_api::done(int, event_handle) noexcept {
-  return true;
+bool host_device_api::done(int, event_handle e) noexcept {
+  auto& ev = *static_cast<host_event*>(e);
+  return !ev.stream || ev.stream->passed(ev.at);
 }
 
-void host_device_api::wait(int, event_handle) noexcept {}
+void host_device_api::wait(int, event_handle e) noexcept {
+  auto& ev = *static_cast<host_event*>(e);
+  if (ev.stream) ev.stream->wait(ev.at);
+}
 
 void host_device_api::destroy_event(int, event_handle e) noexcept {
-  delete static_cast<int*>(e);
+  delete static_cast<host_event*>(e);
 }
 
 std::string host_device_api::sharing_host() const {
@@ -289,7 +368,10 @@ void host_device_api::close_shared(int device, void* p) noexcept {
 void host_device_api::fail(int device, std::string why) {
   if (device < 0 || static_cast<size_t>(device) >= state_->devs.size()) return;
   std::lock_guard<std::mutex> guard{state_->mtx};
-  state_->devs[static_cast<size_t>(device)].failed = std::move(why);
+  auto& dev = state_->devs[static_cast<size_t>(device)];
+  if (!dev.failed.empty()) return; // the first fault is the one to report
+  dev.failed = std::move(why);
+  dev.poisoned->store(true, std::memory_order_release);
 }
 
 #undef SWARM_HOST_DEVICE

@@ -27,7 +27,7 @@ case $kind in
     export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1}
     bin=$SWARM_BUILD_DIR/bin
     "$bin/framework_tests" -tc="*slot*,*callbacks*,*k of n*,*pool*,*stream channel*"
-    "$bin/actors_tests" -tc="concurrent*,tasks pushed*"
+    "$bin/actors_tests" -tc="concurrent*,tasks pushed*,*host device*,*host kernel*"
     # All of them: the endpoint's two I/O threads and its senders share no CAF mailbox.
     "$bin/transport_tests"
     ;;

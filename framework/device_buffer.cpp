@@ -2,6 +2,7 @@
 
 #include "framework/detail/core.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace swarm {
@@ -84,16 +85,19 @@ const uint8_t* device_buffer::mirror() const {
   return block_->mirror.get();
 }
 
-bool device_buffer::read_mirror(std::string& why) const {
+bool device_buffer::read_mirror(std::string& why, size_t up_to) const {
   std::lock_guard<std::mutex> guard{block_->host_mtx};
-  if (block_->mirror_read) return true;
-  auto ok =
-      block_->memory->to_host(block_->mirror.get(), *block_, detail::thread_gpu_slot());
+  auto& b = *block_;
+  auto end = std::min(up_to, size_);
+  if (b.mirror_read || end <= b.mirror_upto) return true;
+  auto ok = b.memory->to_host(b.mirror.get() + b.mirror_upto, b, b.mirror_upto,
+                              end - b.mirror_upto, detail::thread_gpu_slot());
   if (!ok) {
     why = "device buffer: " + ok.err().message;
     return false;
   }
-  block_->mirror_read = true;
+  b.mirror_upto = end;
+  b.mirror_read = end == size_;
   return true;
 }
 
@@ -108,7 +112,7 @@ result<void> device_buffer::copy_to(void* dst) const {
         return {};
       }
     }
-    return block_->memory->to_host(dst, *block_, detail::thread_gpu_slot());
+    return block_->memory->to_host(dst, *block_, 0, size_, detail::thread_gpu_slot());
   }
   if (host_) std::memcpy(dst, host_.get(), size_);
   return {};

@@ -86,8 +86,9 @@ public:
   /// For the runtime: host memory its bytes are read into when first sent
   /// (`read_mirror`).
   const uint8_t* mirror() const;
-  /// Reads its bytes into `mirror()`, once; false, with why, when they cannot be.
-  bool read_mirror(std::string& why) const;
+  /// Reads its first `up_to` bytes (all by default) into `mirror()`, each byte once, as
+  /// the chunks of a send need them; false, with why, when they cannot be.
+  bool read_mirror(std::string& why, size_t up_to = SIZE_MAX) const;
 
   /// The block it is on a device in; null when it is not.
   const std::shared_ptr<detail::device_block>& block() const noexcept { return block_; }
@@ -149,7 +150,11 @@ template <class Inspector> bool inspect(Inspector& f, device_buffer& b) {
           // Laid out for the bulk path: its bytes leave the device only if it is sent.
           f(lost, size);
           f.sink().blocks.emplace_back(b.mirror(), b.size());
-          f.sink().fills.push_back([b](std::string& why) { return b.read_mirror(why); });
+          f.sink().fills.emplace_back(
+              f.sink().blocks.size() - 1,
+              [b](uint64_t offset, uint64_t length, std::string& why) {
+                return b.read_mirror(why, offset + length);
+              });
           return true;
         }
       auto host = b.host_bytes();

@@ -155,6 +155,11 @@ private:
   size_t total_ = 0;
 };
 
+/// Reads the bytes [offset, offset + length) of a block into where it points, before
+/// they are sent; false, with why, when they cannot be.
+using block_fill =
+    std::function<bool(uint64_t offset, uint64_t length, std::string& why)>;
+
 /// Copies small writes into a skeleton and keeps large ones (`bulk_block_min` bytes or
 /// more: the buffers of strings and vectors of numbers) as views of the value's memory.
 class segment_sink {
@@ -163,7 +168,7 @@ public:
   std::vector<uint8_t> skeleton;
   std::vector<std::pair<const uint8_t*, size_t>> blocks;
   /// Blocks whose bytes are read in only when first sent (see `bulk_layout::fill`).
-  std::vector<std::function<bool(std::string& why)>> fills;
+  std::vector<std::pair<size_t, block_fill>> fills;
 };
 
 } // namespace detail
@@ -180,17 +185,31 @@ struct bulk_layout {
   std::vector<uint8_t> head;
   std::vector<std::pair<const uint8_t*, size_t>> blocks;
   /// Read in the blocks that are not yet where they point (a device buffer's bytes, read
-  /// from the device into host memory the first time they are sent, not when the value
-  /// is laid out): each returns true once its block holds its bytes, false with why when
-  /// it cannot.
-  std::vector<std::function<bool(std::string& why)>> fills;
+  /// from the device into host memory as they are first sent, not when the value is
+  /// laid out), each with its block's index.
+  std::vector<std::pair<size_t, detail::block_fill>> fills;
 
-  /// Runs `fills`: the blocks hold the value's bytes once it returns true.
-  bool fill(std::string& why) const {
-    for (auto& f : fills)
-      if (!f(why)) return false;
+  /// Reads in what `fills` cover of the layout's bytes [offset, offset + length): true
+  /// once they are there, false with why when they cannot be. A chunk sent reads only
+  /// its own bytes, so a device's copy of the next overlaps the network's of this one.
+  bool fill(uint64_t offset, uint64_t length, std::string& why) const {
+    auto end = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
+    uint64_t start = head.size();
+    size_t block = 0;
+    for (auto& [index, f] : fills) {
+      for (; block < index && block < blocks.size(); ++block)
+        start += blocks[block].second;
+      if (block >= blocks.size()) break;
+      auto size = blocks[block].second;
+      auto lo = std::max(offset, start);
+      auto hi = std::min(end, start + size);
+      if (lo < hi && !f(lo - start, hi - lo, why)) return false;
+    }
     return true;
   }
+
+  /// Reads in all of the layout's bytes (see above).
+  bool fill(std::string& why) const { return fill(0, UINT64_MAX, why); }
 
   /// Bytes of the whole layout: head and blocks.
   uint64_t size() const {

@@ -71,7 +71,7 @@ void object_manager_state::serve(const std::string& peer,
   if (!l) {
     c.missing =
         "node '" + cfg.node + "' holds no object " + id_of(k) + " (freed, or never here)";
-  } else if (!l->fill(unread)) {
+  } else if (!l->fill(m.offset, length, unread)) { // this chunk's bytes only
     c.missing = "node '" + cfg.node + "' cannot send " + id_of(k) + ": " + unread;
   } else if (m.offset > l->size()) {
     c.missing = "offset " + std::to_string(m.offset) + " is past the object's end";

@@ -119,10 +119,16 @@ result<void> node_devices::copy(const detail::device_block& dst,
 }
 
 result<void> node_devices::to_host(void* dst, const detail::device_block& src,
-                                   uint64_t slot) {
+                                   size_t offset, size_t length, uint64_t slot) {
+  if (offset > src.bytes || length > src.bytes - offset)
+    return error{errc::invalid_argument,
+                 "bytes " + std::to_string(offset) + " to " +
+                     std::to_string(offset + length) + " of a device buffer of " +
+                     std::to_string(src.bytes) + " bytes (node '" + node_ + "')"};
   auto v = live(src);
   if (!v) return v.err();
-  if (auto ok = api_->to_host(dst, static_cast<int>(src.device), src.ptr, src.bytes,
+  if (auto ok = api_->to_host(dst, static_cast<int>(src.device),
+                              static_cast<const uint8_t*>(src.ptr) + offset, length,
                               pick(**v, slot));
       !ok) {
     auto e = failed(**v, ok.err()).err();

@@ -33,8 +33,8 @@ public:
   result<void> holds(const detail::device_block& b) const override;
   result<void> copy(const detail::device_block& dst, const detail::device_block& src,
                     uint64_t slot) override;
-  result<void> to_host(void* dst, const detail::device_block& src,
-                       uint64_t slot) override;
+  result<void> to_host(void* dst, const detail::device_block& src, size_t offset,
+                       size_t length, uint64_t slot) override;
   result<void> from_host(const detail::device_block& dst, const void* src,
                          uint64_t slot) override;
   void make_current(uint32_t device) noexcept override {

@@ -35,11 +35,13 @@ struct device_block {
 
   /// Its bytes in host memory, where the bulk path sends them from: staging memory
   /// (`device_memory::staging`) taken when the value is laid out or read on the host,
-  /// and read in from the device once (`mirror_read`); kept while the block lives.
-  // Guards mirror and mirror_read: each buffer holding the block reads or sends it on
-  // its own thread (a task's, a bulk send's); the first to need it reads it in.
+  /// and read in from the device once, from the start as the chunks sent need them
+  /// (`mirror_upto` bytes so far; `mirror_read` once all); kept while the block lives.
+  // Guards the mirror: each buffer holding the block reads or sends it on its own thread
+  // (a task's, a bulk send's); the first to need a part reads it in.
   std::mutex host_mtx;
   std::shared_ptr<uint8_t> mirror;
+  size_t mirror_upto = 0;
   bool mirror_read = false;
 
   /// Set on memory another node process of this host shared, mapped here: what runs
@@ -75,7 +77,9 @@ public:
   /// Copies `src` into `dst` (the same size), on the stream of `slot` on `dst`'s device.
   virtual result<void> copy(const device_block& dst, const device_block& src,
                             uint64_t slot) = 0;
-  virtual result<void> to_host(void* dst, const device_block& src, uint64_t slot) = 0;
+  /// Copies `length` bytes of `src` from `offset` to `dst`, on the stream of `slot`.
+  virtual result<void> to_host(void* dst, const device_block& src, size_t offset,
+                               size_t length, uint64_t slot) = 0;
   virtual result<void> from_host(const device_block& dst, const void* src,
                                  uint64_t slot) = 0;
 

@@ -119,6 +119,37 @@ TEST_CASE("a device buffer that crossed nodes as bytes is written to the device 
   CHECK(rt.submit(gpu(1), take, buf).get(10s).value() == iota(40000));
 }
 
+TEST_CASE("a device buffer's bytes leave its device as the chunks sent need them, each "
+          "byte once") {
+  swarm::application app;
+  auto make = app.function(
+      "make", [](swarm::context& ctx, int n) { return ctx.to_device(iota(n)).value(); });
+  swarm::runtime rt{app, host_gpus(1)};
+  constexpr int n = 256 << 10; // 1 MiB of ints
+  auto b = rt.submit(gpu(1), make, n).get(10s).value();
+  REQUIRE(b.on_device());
+  auto layout = swarm::lay_out(b);
+  REQUIRE(layout.blocks.size() == 1);
+  REQUIRE(layout.fills.size() == 1);
+  auto& block = *b.block();
+  CHECK(block.mirror_upto == 0); // laid out, nothing read
+  auto* sent = reinterpret_cast<const int*>(layout.blocks[0].first);
+  std::string why;
+  // The first chunk: a 64 KiB piece of the head and the block.
+  auto head = layout.head.size();
+  REQUIRE(layout.fill(0, head + (64 << 10), why));
+  CHECK(block.mirror_upto == size_t{64} << 10);
+  CHECK_FALSE(block.mirror_read);
+  CHECK(std::vector<int>(sent, sent + (16 << 10)) == iota(16 << 10));
+  // A chunk asked again, or one before what was read, reads nothing more.
+  REQUIRE(layout.fill(head, 1024, why));
+  CHECK(block.mirror_upto == size_t{64} << 10);
+  // The rest.
+  REQUIRE(layout.fill(head + (64 << 10), layout.size(), why));
+  CHECK(block.mirror_read);
+  CHECK(std::vector<int>(sent, sent + n) == iota(n));
+}
+
 TEST_CASE("device memory is freed with the last reference to its buffer, and an "
           "allocation waits for it or fails with device_out_of_memory") {
   swarm::application app;

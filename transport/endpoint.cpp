@@ -310,10 +310,8 @@ void endpoint::accept_pending() {
     // Every connection gets in; past the cap, at the cost of an unproven one that sent
     // nothing. Idle connections cannot lock out a peer that holds the secret, which
     // speaks at once and is through in a few round trips.
-    if (auto victim = handshake_to_drop(remote, local_address(fd)))
-      close(victim, std::string{make_room} + remote + ": " +
-                        std::to_string(cfg_.max_handshaking) +
-                        " connections were handshaking");
+    if (auto victim = handshake_to_drop(remote, local_address(fd)); victim.conn)
+      close(victim.conn, std::string{make_room} + remote + ": " + victim.over);
     tune(fd, cfg_.unacked_timeout);
     auto c = std::make_shared<connection>(fd, remote, handshake::role::acceptor,
                                           local_address(fd), cfg_);
@@ -327,7 +325,7 @@ void endpoint::accept_pending() {
   }
 }
 
-endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote,
+endpoint::eviction endpoint::handshake_to_drop(const std::string& remote,
                                                const std::string& local) const {
   auto host = host_of(remote);
   std::vector<conn_ptr> unproven;
@@ -350,7 +348,7 @@ endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote,
   auto per_source = host == host_of(local)
                         ? std::numeric_limits<size_t>::max()
                         : std::max(cfg_.max_handshaking_per_source, cap / 4);
-  if (own.size() < per_source && unproven.size() < cap) return nullptr;
+  if (own.size() < per_source && unproven.size() < cap) return {};
   auto by_age = [](auto& a, auto& b) { return a->opened < b->opened; };
   std::sort(unproven.begin(), unproven.end(), by_age);
   std::sort(own.begin(), own.end(), by_age);
@@ -381,17 +379,22 @@ endpoint::conn_ptr endpoint::handshake_to_drop(const std::string& remote,
   };
   // An address past its share makes room among its own.
   if (own.size() >= per_source) {
+    auto over = std::to_string(own.size()) + " connections from " + host +
+                " were handshaking (at most " + std::to_string(per_source) +
+                " from one address)";
     for (auto only_quiet : {true, false})
-      if (auto c = oldest(own, only_quiet)) return c;
-    return own.front();
+      if (auto c = oldest(own, only_quiet)) return {c, over};
+    return {own.front(), over};
   }
   // Past the cap: the oldest quiet one, of the new one's address first.
+  auto over = std::to_string(unproven.size()) +
+              " connections were handshaking (at most " + std::to_string(cap) + ")";
   for (auto* among : {&own, &unproven})
-    if (auto c = oldest(*among, true)) return c;
+    if (auto c = oldest(*among, true)) return {c, over};
   // Those not polled yet get the time to speak, up to four times the cap.
-  if (unproven.size() < 4 * cap) return nullptr;
-  if (auto c = oldest(unproven, false)) return c;
-  return unproven.front();
+  if (unproven.size() < 4 * cap) return {};
+  if (auto c = oldest(unproven, false)) return {c, over};
+  return {unproven.front(), over};
 }
 
 void endpoint::remember_proved_locked(const std::string& peer) {

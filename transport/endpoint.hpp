@@ -166,8 +166,13 @@ private:
   bool open_records(const conn_ptr& c, size_t n, std::vector<message>& msgs);
   void on_authenticated(const conn_ptr& c);
   // The unproven accepted connection to close so that one from `remote`, accepted on
-  // `local`, gets in: none while under the caps.
-  conn_ptr handshake_to_drop(const std::string& remote, const std::string& local) const;
+  // `local`, gets in, and the cap it is over (the share of one address, or the whole
+  // cap as grown with the cluster): none while under the caps.
+  struct eviction {
+    conn_ptr conn;
+    std::string over;
+  };
+  eviction handshake_to_drop(const std::string& remote, const std::string& local) const;
   // `peer` proved the secret: kept in `proved_`, the newest `proved_kept` of them.
   // Caller holds mtx_.
   void remember_proved_locked(const std::string& peer);

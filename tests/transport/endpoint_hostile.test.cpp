@@ -269,6 +269,8 @@ TEST_CASE("connections from one address that say hello and never prove the secre
   hello_flood flood{b->port(), std::vector<std::string>(30, "127.0.0.2")};
   CHECK(peers_connected(b->port(), 8) == 8);
   CHECK(flood.reopened() > 0); // the node kept closing the flood's connections
+  // The line names the cap they were over: the address's share.
+  CHECK(logged(in_b, "connections from 127.0.0.2 were handshaking (at most "));
 }
 
 TEST_CASE("a known node's reconnect gets in while connections from many addresses say "

@@ -12,7 +12,8 @@
 // The seed fixes the fault schedule; the threads' interleaving is the machine's, so a
 // failing seed reproduces the same faults at the same times, not the same run.
 //
-// Usage: swarm_sim [--seeds N] [--seed S]   (N seeds from S; exit 1 on a violation)
+// Usage: swarm_sim [--seeds N] [--seed S] [--jobs J]   (N seeds from S, J at once, each
+// its own cluster; exit 1 on a violation)
 // It prints a line per seed, the errors calls reported by kind, and the violations last.
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -348,15 +350,34 @@ seed_result run_seed(unsigned seed) {
 } // namespace
 
 int main(int argc, char** argv) {
-  unsigned first = 1, seeds = 10;
+  unsigned first = 1, seeds = 10, jobs = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--seeds" && i + 1 < argc) {
-      seeds = static_cast<unsigned>(std::stoul(argv[++i]));
-    } else if (a == "--seed" && i + 1 < argc) {
-      first = static_cast<unsigned>(std::stoul(argv[++i]));
-    } else {
-      std::fprintf(stderr, "usage: swarm_sim [--seeds N] [--seed FIRST]\n");
+    auto number = [&](unsigned least) {
+      auto v = std::stoul(argv[++i]);
+      if (v < least || v > 100000) throw std::out_of_range(a);
+      return static_cast<unsigned>(v);
+    };
+    try {
+      if (a == "--seeds" && i + 1 < argc) {
+        seeds = number(1);
+      } else if (a == "--seed" && i + 1 < argc) {
+        first = number(0);
+      } else if (a == "--jobs" && i + 1 < argc) {
+        jobs = number(1);
+      } else {
+        a.clear();
+      }
+    } catch (const std::exception&) {
+      std::fprintf(stderr,
+                   "swarm_sim: %s expects a number up to 100000 (1 or more but "
+                   "for --seed)\n",
+                   a.c_str());
+      return 2;
+    }
+    if (a.empty()) {
+      std::fprintf(stderr, "usage: swarm_sim [--seeds N] [--seed FIRST] [--jobs J]\n"
+                           "  J seeds run at once, each its own simulated cluster\n");
       return 2;
     }
   }
@@ -365,8 +386,12 @@ int main(int argc, char** argv) {
   std::map<std::string, size_t> errors;
   double seconds = 0;
   std::string broken; // printed last, below the nodes' logs
-  for (unsigned s = first; s < first + seeds; ++s) {
-    auto r = run_seed(s);
+  // The seeds' clusters share nothing: `jobs` threads take the next seed in turn, and
+  // each result is added up as it ends.
+  std::mutex results_mtx;
+  std::atomic<unsigned> next{first};
+  auto add = [&](unsigned s, const seed_result& r) {
+    std::lock_guard<std::mutex> guard{results_mtx};
     faults += r.faults.size();
     transfers += r.transfers;
     errored += r.errored;
@@ -379,7 +404,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (r.violations.empty()) {
       ++clean;
-      continue;
+      return;
     }
     std::string drawn;
     for (auto& f : r.faults)
@@ -391,7 +416,15 @@ int main(int argc, char** argv) {
       broken += "  " + r.violations[i] + "\n";
     if (r.violations.size() > shown)
       broken += "  and " + std::to_string(r.violations.size() - shown) + " more\n";
-  }
+  };
+  std::vector<std::thread> runners;
+  for (unsigned j = 0; j < std::min(jobs, seeds); ++j)
+    runners.emplace_back([&] {
+      for (unsigned s; (s = next++) < first + seeds;)
+        add(s, run_seed(s));
+    });
+  for (auto& t : runners)
+    t.join();
   std::fflush(stderr);
   std::vector<std::pair<size_t, std::string>> kinds;
   for (auto& [kind, n] : errors)
@@ -401,7 +434,7 @@ int main(int argc, char** argv) {
     std::printf("swarm_sim: %zu call(s) failed with: %s\n", kinds[i].first,
                 kinds[i].second.c_str());
   std::printf("%sswarm_sim: seeds=%u clean=%u faults=%zu transfers=%zu errored=%zu "
-              "seconds=%.1f\n",
-              broken.c_str(), seeds, clean, faults, transfers, errored, seconds);
+              "seconds=%.1f (simulated cluster time, %u at once)\n",
+              broken.c_str(), seeds, clean, faults, transfers, errored, seconds, jobs);
   return clean == seeds ? 0 : 1;
 }

@@ -147,11 +147,13 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
 
 detail::actor_record_ptr cluster_actors::follower(host_record& moved) {
   if (auto f = moved.forward()) return f;
+  // By its name at the head, or without one at its owner, by the id it had here.
   detail::actor_spec spec;
   spec.type_name = moved.spec().type_name;
   spec.options.name = moved.spec().name();
   spec.options.max_task_retries = moved.spec().options.max_task_retries;
-  auto rec = track(std::move(spec), link_.self.name, 0);
+  spec.owner_node = moved.spec().owner_node;
+  auto rec = track(std::move(spec), link_.self.name, moved.owner_id());
   auto set = moved.set_forward(rec);
   if (set == rec && rec->begin_follow()) restart_actor(rec);
   return set;

@@ -411,6 +411,7 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
 }
 
 void cluster_actors::host(uint64_t id, detail::actor_record_ptr rec) {
+  if (auto* h = dynamic_cast<host_record*>(rec.get())) h->set_owner_id(id);
   caf::scoped_actor self{link_.local->system()};
   self->request(link_.directory, std::chrono::seconds(10), host_atom::value, id,
                 std::move(rec))
@@ -426,9 +427,9 @@ void cluster_actors::host(uint64_t id, detail::actor_record_ptr rec) {
 void cluster_actors::call(detail::actor_record& target, detail::task_ptr call) {
   auto* remote = dynamic_cast<remote_actor_record*>(&target);
   if (!remote) {
-    // A named actor stopped here as its owner restarted it elsewhere: its handles here
+    // An actor stopped here as its owner restarted it elsewhere: its handles here
     // follow it there, like those of actors on other nodes.
-    if (target.moved() && !target.spec().name().empty())
+    if (target.moved())
       if (auto* h = dynamic_cast<host_record*>(&target))
         return this->call(*follower(*h), std::move(call));
     return link_.local->call(target, std::move(call));

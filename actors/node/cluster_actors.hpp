@@ -108,7 +108,7 @@ private:
   // Hosts `rec` as `id` for other nodes; returns once calls to it find it.
   void host(uint64_t id, detail::actor_record_ptr rec);
   // The record the calls through `moved`'s handles go to: one that follows the actor,
-  // by its name, to where its owner restarted it.
+  // by its name or, without one, by asking its owner, to where the owner restarted it.
   detail::actor_record_ptr follower(host_record& moved);
   // A record of an actor on another node, remembered so its node's death reaches it.
   std::shared_ptr<remote_actor_record>

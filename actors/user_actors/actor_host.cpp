@@ -278,13 +278,12 @@ struct host_state {
   }
 
   // A call made on this node to an instance its owner replaced: it goes through the
-  // actor's record here, which follows the actor by name to where it lives now (as the
-  // owner of a call from another node sends it there again). False for what cannot
-  // follow: an actor without a name, or a streaming call (its items may be out).
+  // actor's record here, which follows the actor to where it lives now (as the owner of
+  // a call from another node sends it there again). False for a streaming call (its
+  // items may be out).
   bool follow_moved(detail::task_ptr& call) {
     auto r = record.lock();
-    if (!r || !r->moved() || spec.name().empty() || call->stream || call->reader)
-      return false;
+    if (!r || !r->moved() || call->stream || call->reader) return false;
     // Not run there yet (the run here did not count).
     call->claim.store(detail::make_claim(call->epoch() + 1, detail::task_phase::queued));
     node.call(*r, std::move(call));

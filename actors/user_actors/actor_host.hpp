@@ -91,6 +91,12 @@ public:
   /// calls through its handles here go to a record that follows it there by name.
   void mark_moved() noexcept { moved_.store(true, std::memory_order_release); }
   bool moved() const noexcept override { return moved_.load(std::memory_order_acquire); }
+  /// The id its owner on another node knows it by here (0: none), by which that owner
+  /// says where it lives once it moved.
+  void set_owner_id(uint64_t id) noexcept {
+    owner_id_.store(id, std::memory_order_release);
+  }
+  uint64_t owner_id() const noexcept { return owner_id_.load(std::memory_order_acquire); }
   /// The record calls go to since it moved; null until `set_forward`.
   detail::actor_record_ptr forward() const;
   /// Sets the record calls go to since it moved, unless one is set; returns the one set.
@@ -113,6 +119,7 @@ private:
   std::deque<detail::task_ptr> held_;
   size_t unrun_ = 0; // how many of held_'s first calls came from the ended host
   std::atomic<bool> moved_{false};
+  std::atomic<uint64_t> owner_id_{0};
   detail::actor_record_ptr forward_; // under mtx_
 };
 

@@ -311,13 +311,21 @@ TEST_CASE("a call made on a node cut off from its actor's owner, whose effect th
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
   auto o = checkpointed_on_workers(2, 2);
-  o.name = "till";
+  bool named = false;
+  SUBCASE("a named actor, looked up there") {
+    named = true;
+  }
+  SUBCASE("an actor without a name, its handle read there") {}
+  if (named) o.name = "till";
   auto a = c.driver->spawn(o, counter_t, 100);
   REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
   CHECK(a.call(&counter::add, 10).get(10s).value() == 110);
-  // A handle looked up on worker-1 itself reaches the instance there without the network.
+  // A handle on worker-1 itself reaches the instance there without the network.
   context local{*c.w1, c.w1->new_owner_id()};
-  auto here = local.find_actor(counter_t, "till").value();
+  auto here =
+      named
+          ? local.find_actor(counter_t, "till").value()
+          : actor_handle<counter>{*c.w1, *c.w1->actor_at(c.head->address_of(a.record()))};
   std::atomic<bool> frozen{true};
   hold_worker_1(c, frozen);
   // Found dead by its silence: the actor is restarted on worker-2 from 110.

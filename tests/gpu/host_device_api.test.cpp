@@ -92,8 +92,13 @@ TEST_CASE("a host kernel that throws faults its device for good: the work behind
   auto s = api.make_stream(0).value();
   auto s1 = api.make_stream(1).value();
   std::atomic<bool> ran_after{false};
-  REQUIRE(api.launch(0, s, [] { throw std::runtime_error("illegal address at 0x10"); }));
+  gate g; // both are queued before the first faults
+  REQUIRE(api.launch(0, s, [wait = g.is_open] {
+    wait.wait();
+    throw std::runtime_error("illegal address at 0x10");
+  }));
   REQUIRE(api.launch(0, s, [&] { ran_after = true; }));
+  g.open();
   auto r = api.synchronize(0, s);
   REQUIRE_FALSE(r);
   CHECK(r.err().code == errc::device_failed);

@@ -41,6 +41,8 @@ public:
   bool passed(mark m) const;
   /// Waits until the work up to `m` is done.
   void wait(mark m) const;
+  /// Waits until the work queued so far is done.
+  void finish() const { wait(now()); }
 
 private:
   void loop();

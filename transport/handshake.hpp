@@ -19,8 +19,10 @@ namespace swarm::wire_msg {
 /// node processes of one host lend each other device buffers by mapping (DeviceShare).
 /// 11: a stopping node says its hosted actors move (ActorsMoving). 12: the key-value
 /// table's shards may be served by several nodes (KvPlacement), and an actor without a
-/// name is looked up at its owner (ActorLookup.actorId).
-inline constexpr uint32_t protocol_version = 12;
+/// name is looked up at its owner (ActorLookup.actorId). 13: the answer to a call from
+/// an actor's owner carries the state saved with its effect (TaskResult.state), which
+/// is no longer sent apart.
+inline constexpr uint32_t protocol_version = 13;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

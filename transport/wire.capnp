@@ -135,6 +135,9 @@ struct TaskResult $Cxx.unionField("outcome") $Cxx.lane(call) {
   latencyCritical @4 :Bool $Cxx.controlWhenSet; # the result of a latency-critical task or call: control lane
   actorId @5 :UInt64;  # an actor call's: the instance that ran it (0: a task's result)
   life @6 :UInt64;     # the life (incarnation) of the node that ran it; 0: not said
+  state @7 :Data;      # a call from the actor's owner: the state saved with its effect,
+  stateSeq @8 :UInt64; # and its number (0: none). The owner keeps it before the answer
+                       # counts: a state sent apart could be lost while the answer came
 }
 
 struct ObjectPull $Cxx.lane(bulk) {

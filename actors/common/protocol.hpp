@@ -9,6 +9,7 @@
 
 #include "framework/detail/actor_record.hpp"
 #include "framework/detail/task_spec.hpp"
+#include "transport/wire_message.hpp"
 
 namespace swarm::actors {
 
@@ -34,3 +35,5 @@ using update_atom = caf::atom_constant<caf::atom("update")>;
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::detail::task_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::detail::actor_record_ptr)
+// A result from another node, passed between the owner and the actor directory.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::task_result)

@@ -312,6 +312,9 @@ void cluster_node::start_actors() {
   wc.restart = [this](std::shared_ptr<remote_actor_record> rec) {
     caf::anon_send(link_.directory, restart_atom::value, std::move(rec));
   };
+  wc.vouch = [this](const std::string& from, wire_msg::task_result m) {
+    caf::anon_send(link_.directory, checkpoint_atom::value, from, std::move(m));
+  };
   // Ever joined: work for a node that died is failed over by its loss, not held back.
   wc.joined = [this](const std::string& peer) {
     return link_.members.get()->count(peer) > 0;
@@ -377,6 +380,9 @@ void cluster_node::start_actors() {
   };
   dc.kill = [this](detail::actor_record_ptr rec) { local_->kill(*rec, false); };
   dc.send = send;
+  dc.vouched = [this](const std::string& from, wire_msg::task_result m) {
+    link_.owner.result(from, std::move(m));
+  };
   dc.hosted = &link_.hosted;
   link_.directory = spawn_actor_directory(sys, std::move(dc));
 }

@@ -496,7 +496,9 @@ node_link::incoming(std::string name, const detail::invoker* fn,
   t->owner = id.owner;
   t->origin = reply_to;
   t->result = std::make_shared<detail::object_slot>(id);
-  reply_when_done(t->result, reply_to, replicas, latency_critical, actor_id);
+  if (actor_id != 0) t->state_for_owner = std::make_shared<detail::carried_state>();
+  reply_when_done(t->result, reply_to, replicas, latency_critical, actor_id,
+                  t->state_for_owner);
   if (!args) {
     t->result->set_error(args.err());
     return nullptr;
@@ -514,10 +516,11 @@ error node_link::named_here(error e) const {
 
 void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string& to,
                                 uint32_t replicas, bool latency_critical,
-                                uint64_t actor_id) {
+                                uint64_t actor_id,
+                                std::shared_ptr<detail::carried_state> carried) {
   std::weak_ptr<detail::object_slot> weak = slot;
   // The life the work came to: a run the head found dead with it does not count.
-  slot->when_done([this, weak, to, replicas, latency_critical, actor_id,
+  slot->when_done([this, weak, to, replicas, latency_critical, actor_id, carried,
                    came_to = life.load()] {
     auto s = weak.lock();
     // A task that came in a life the head has ended since (this node was fenced)
@@ -529,6 +532,10 @@ void node_link::reply_when_done(const detail::slot_ptr& slot, const std::string&
     r.latency_critical = latency_critical;
     r.actor_id = actor_id;
     r.life = came_to;
+    if (carried && carried->seq != 0) {
+      r.state_seq = carried->seq;
+      r.state = std::move(carried->bytes);
+    }
     auto v = s->read();
     if (!v) {
       r.outcome = to_wire(named_here(v.err()));

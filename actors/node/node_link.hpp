@@ -226,10 +226,12 @@ private:
   void flush_held(const std::string& node);
 
   // Sends the outcome of `slot` to `to` once it is done (an actor call's naming the
-  // instance `actor_id`); a large value stays here, and on `replicas - 1` other nodes
-  // before `to` hears of it.
+  // instance `actor_id`, with the state in `carried` if its host saved one for its
+  // owner); a large value stays here, and on `replicas - 1` other nodes before `to`
+  // hears of it.
   void reply_when_done(const detail::slot_ptr& slot, const std::string& to,
-                       uint32_t replicas, bool latency_critical, uint64_t actor_id);
+                       uint32_t replicas, bool latency_critical, uint64_t actor_id,
+                       std::shared_ptr<detail::carried_state> carried = nullptr);
   // Whether `v` is small enough to travel inline (every reader gets its own copy).
   bool travels_inline(const detail::boxed_value& v) const;
   // `v` encoded, when it is small enough to travel inline (and, unless `refs_allowed`,

@@ -166,6 +166,16 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
                            (from != c.node || (m.actor_id != 0 && c.actor_id != 0 &&
                                                m.actor_id != c.actor_id)))
     return;
+  // The answer to a call from this node carries the state saved with its effect: it
+  // counts once the record that restarts the actor keeps that state, so no restart
+  // resumes from a state without it. The creator's record keeps it here; another
+  // handle's answer goes through the directory, which finds the creator's record.
+  if (auto& c = i->second; c.actor && m.state_seq != 0) {
+    if (!c.actor->owned() && st.cfg.vouch) return st.cfg.vouch(from, std::move(m));
+    if (c.actor->owned() &&
+        !c.actor->keep_state(from, m.actor_id, m.state_seq, std::move(m.state)))
+      m.outcome = detail::to_wire(c.actor->refused_answer(from));
+  }
   auto p = std::move(i->second);
   st.children.erase(i);
   if (!p.exported.empty()) st.cfg.release(std::move(p.exported));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/common/inline_unit.hpp"
+#include "actors/common/protocol.hpp"              // allows task_result in messages
 #include "actors/control_store/control_client.hpp" // wire_msg::message as a message type
 #include "actors/objects/object_manager.hpp"
 #include "actors/ownership/borrow_table.hpp"
@@ -78,6 +79,11 @@ struct owner_config {
   std::function<void(std::shared_ptr<remote_actor_record>, detail::task_ptr)> call;
   /// Restarts an actor whose node cannot be reached, on a node the cluster picks.
   std::function<void(std::shared_ptr<remote_actor_record>)> restart;
+  /// An answer from `from` carrying its actor's state, to a call made through a handle
+  /// other than the creator's: the directory keeps the state with the creator's record,
+  /// then the answer comes back (`result_atom`) without it, refused if the actor was
+  /// restarted meanwhile. Empty: such an answer counts as it is.
+  std::function<void(const std::string& from, wire_msg::task_result)> vouch;
   /// A result was stored on the node that made it (`where`): pull it into the task's
   /// future. A pull that finds it lost sends (retry_atom) back.
   std::function<void(detail::task_ptr, wire_msg::stored_at)> pull;
@@ -121,7 +127,11 @@ struct owner_config {
 ///   (track_atom, call, node, message)   registers `call`, then sends `message` to `node`
 ///                                       (once it joined: up to `join_wait`)
 ///   (tick_atom)                         the timer of work waiting for a node to join
-///   (result_atom, from, result)         a result came back from node `from`
+///   (result_atom, from, result)         a result came back from node `from`; an
+///                                       actor call's carrying the actor's state
+///                                       counts once the state is kept (refused, as
+///                                       the actor was restarted elsewhere since, it
+///                                       runs again there)
 ///   (lost_atom, node, why)              `node` was lost: its children restart or fail
 ///   (retry_atom, task, why, error)      a result was lost: run again, or fail with error
 ///   (placed_atom, from, task_placed)    the head `from` placed a child sent to it on
@@ -249,7 +259,6 @@ private:
 } // namespace swarm::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::pending_call)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::task_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::task_placed)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::error)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::actors::borrow_request)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "actors/user_actors/actor_host.hpp"
+#include "framework/detail/wire_convert.hpp"
 
 namespace swarm::actors {
 
@@ -62,14 +63,29 @@ struct actor_directory_state {
   void checkpoint(const std::string& peer, wire_msg::actor_checkpoint& m) {
     bool taken = false;
     for (auto& w : records)
-      if (auto r = w.lock();
-          r && r->owned() && !r->state_taken() && r->is_at(peer, m.actor_id)) {
-        if (r->newer_state(m.seq)) r->save_checkpoint(std::move(m.state));
-        taken = true;
+      if (auto r = w.lock(); r && r->owned() && r->was_at(peer, m.actor_id)) {
+        taken = r->keep_state(peer, m.actor_id, m.seq, std::move(m.state));
         break;
       }
     if (m.answer && cfg.send)
       cfg.send(peer, wire_msg::actor_checkpoint_taken{m.actor_id, m.seq, taken});
+  }
+
+  // The answer to a call this node made through a handle other than the creator's
+  // carries the state with its effect: the record that restarts the actor keeps it
+  // before the answer counts. Refused (the instance that ran the call was replaced, its
+  // state taken by a restart), the answer says so: the call runs again where the actor
+  // is. No record, no restart to come: the answer counts as it is.
+  void vouch(const std::string& peer, wire_msg::task_result& m) {
+    for (auto& w : records)
+      if (auto r = w.lock(); r && r->owned() && r->was_at(peer, m.actor_id)) {
+        if (!r->keep_state(peer, m.actor_id, m.state_seq, std::move(m.state)))
+          m.outcome = detail::to_wire(r->refused_answer(peer));
+        break;
+      }
+    m.state_seq = 0;
+    m.state.clear();
+    if (cfg.vouched) cfg.vouched(peer, std::move(m));
   }
 
   // `peer` stops: the actors this node created there move when it is lost.
@@ -126,6 +142,9 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
       },
       [=](checkpoint_atom, const std::string& peer, wire_msg::actor_checkpoint& m) {
         self->state.checkpoint(peer, m);
+      },
+      [=](checkpoint_atom, const std::string& peer, wire_msg::task_result& m) {
+        self->state.vouch(peer, m);
       },
       [=](moving_atom, const std::string& peer, const std::vector<uint64_t>& ids) {
         self->state.moving(peer, ids);

@@ -40,6 +40,9 @@ struct actor_directory_config {
   std::function<void(const std::string& peer, const std::string& why)> then_lost;
   /// Sends to another node (the owner's answers to numbered saved states).
   std::function<void(const std::string& peer, wire_msg::message)> send;
+  /// Passes an answer the directory vouched for (its state kept, or the answer turned
+  /// into a refusal) back to the node's owner.
+  std::function<void(const std::string& peer, wire_msg::task_result)> vouched;
   /// Stops an actor hosted here that its owner killed.
   std::function<void(detail::actor_record_ptr)> kill;
   /// Where the hosted actors are published; must outlive the directory.
@@ -56,6 +59,11 @@ struct actor_directory_config {
 ///   (checkpoint_atom, peer, checkpoint)      an actor this node created saved its state;
 ///                                            a numbered one is answered, taken or not
 ///                                            (not: that instance was replaced)
+///   (checkpoint_atom, peer, task_result)     an answer from `peer` that carries the
+///                                            state of an actor this node created:
+///                                            kept like a saved state, then the answer
+///                                            goes to `vouched`, refused if that
+///                                            instance was replaced
 ///   (moving_atom, peer, ids)                 `peer` stops: the actors this node
 ///                                            created there as `ids` move, using none
 ///                                            of their restarts, once it is lost
@@ -80,6 +88,7 @@ using actor_directory_actor = caf::typed_actor<
     caf::reacts_to<track_atom, std::shared_ptr<remote_actor_record>>,
     caf::reacts_to<lost_atom, std::string, std::string>,
     caf::reacts_to<checkpoint_atom, std::string, wire_msg::actor_checkpoint>,
+    caf::reacts_to<checkpoint_atom, std::string, wire_msg::task_result>,
     caf::reacts_to<moving_atom, std::string, std::vector<uint64_t>>,
     caf::reacts_to<restart_atom, std::shared_ptr<remote_actor_record>>,
     caf::reacts_to<lookup_atom, std::string, uint64_t, std::string, uint64_t>,

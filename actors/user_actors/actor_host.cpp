@@ -345,24 +345,37 @@ struct host_state {
   }
 
   // Whether the answer to `call` waits for the owner to keep the state with its effect:
-  // the owner is on another node, and the caller is not the owner (whose answer goes on
-  // the owner's connection behind the state, so it never sees one without the other).
+  // the owner is on another node, and the caller is not the owner (whose answer
+  // carries the state: `carried_for`).
   bool answer_waits(const detail::task_spec& call) const {
     return spec.on_checkpoint && !spec.owner_node.empty() &&
            call.origin != spec.owner_node;
   }
 
+  // Where a state saved with `call`'s effect goes when the caller is the owner on
+  // another node: in the call's answer, which the owner counts once it keeps the state
+  // (a state sent apart could be lost on its way while the answer came). Null otherwise.
+  detail::carried_state* carried_for(detail::task_spec& call) const {
+    return spec.on_checkpoint && !spec.owner_node.empty() &&
+                   call.origin == spec.owner_node
+               ? call.state_for_owner.get()
+               : nullptr;
+  }
+
   // Saves the state every `checkpoint_every` calls; false (and `failure` set) when the
   // hook threw. `numbered`: an owner's answer is asked for, and `*numbered` is the
-  // state's number then (0 when none was saved or no answer will come).
-  bool checkpoint(error& failure, uint64_t* numbered = nullptr) {
+  // state's number then (0 when none was saved or no answer will come). `carried`:
+  // the state goes to the owner in a call's answer (`carried_for`), not apart.
+  bool checkpoint(error& failure, uint64_t* numbered = nullptr,
+                  detail::carried_state* carried = nullptr) {
     auto every = spec.options.checkpoint_every;
     if (every == 0 || ++calls < every) return true;
-    return save_state(failure, numbered);
+    return save_state(failure, numbered, carried);
   }
 
   // Saves the state now (see `checkpoint`).
-  bool save_state(error& failure, uint64_t* numbered = nullptr) {
+  bool save_state(error& failure, uint64_t* numbered = nullptr,
+                  detail::carried_state* carried = nullptr) {
     calls = 0;
     try {
       auto state = instance->on_checkpoint();
@@ -378,7 +391,12 @@ struct host_state {
       if (spec.on_checkpoint) {
         auto seq = ++checkpoint_seq;
         bool answer = numbered != nullptr;
-        if (!spec.on_checkpoint(state, seq, answer)) answer = false;
+        if (carried) {
+          carried->seq = seq;
+          carried->bytes = state;
+        } else if (!spec.on_checkpoint(state, seq, answer)) {
+          answer = false;
+        }
         // While answers wait, the latest state is the one sent again.
         if (answer || !held.empty()) unanswered = state;
         if (numbered) *numbered = answer ? seq : 0;
@@ -532,11 +550,12 @@ void drain(host_actor* self) {
     bool crashed = outcome.what == call_outcome::kind::crash;
     if (crashed) cause = outcome.err;
     // Saved before the result goes out: whoever sees the result finds its effect in
-    // the state a restart restores. The owner's own answer travels behind the state;
-    // another caller's waits until the owner says it keeps it.
+    // the state a restart restores. The owner's own answer carries the state; another
+    // caller's waits until the owner says it keeps it.
     uint64_t numbered = 0;
     if (!crashed)
-      crashed = !st.checkpoint(cause, st.answer_waits(*task) ? &numbered : nullptr);
+      crashed = !st.checkpoint(cause, st.answer_waits(*task) ? &numbered : nullptr,
+                               st.carried_for(*task));
     if (numbered != 0)
       hold(self, std::move(task), std::move(outcome), numbered);
     else

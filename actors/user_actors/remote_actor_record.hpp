@@ -63,6 +63,15 @@ public:
   /// Whether this node created it (and so restarts it).
   bool owned() const noexcept { return create_.has_value(); }
 
+  /// Why an answer from the instance on `node` does not count: its owner restarted
+  /// the actor without the state with the call's effect. The call runs again where the
+  /// actor is now, as one that never reached it.
+  error refused_answer(const std::string& node) const {
+    return {errc::node_unreachable,
+            label() + " answered from node '" + node +
+                "', but had been restarted elsewhere without that call's effect"};
+  }
+
   /// "actor 'NAME'", or "actor of type 'TYPE'" for one without a name: for messages.
   std::string label() const {
     auto& name = spec().options.name;
@@ -74,9 +83,10 @@ public:
   /// is kept until the restart ends.
   wire_msg::actor_create recreate() {
     auto m = *create_;
-    m.checkpoint = checkpoint();
     std::lock_guard<std::mutex> guard{mtx_};
+    m.checkpoint = checkpoint();
     state_taken_ = true;
+    taken_ = {node_, id_, state_seq_};
     return m;
   }
 
@@ -192,13 +202,23 @@ public:
     return end_restart();
   }
 
-  /// Whether the state numbered `seq` by the current instance is newer than the one
-  /// kept; if so it is the one kept from now on (states may arrive out of order).
-  bool newer_state(uint64_t seq) {
+  /// Keeps `state`, numbered `seq` by the instance that is `id` on `node`, for the
+  /// restart: false (refused) when that instance is not the actor's now, or a restart
+  /// took the state kept already, unless the state the last restart took was that
+  /// instance's and no older (the restarted actor has its effect). A state older than
+  /// the one kept (sent again, or overtaken) is not kept, and counts as kept: a newer
+  /// one holds its effect.
+  bool keep_state(const std::string& node, uint64_t id, uint64_t seq,
+                  std::vector<uint8_t> state) {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (seq != 0 && seq <= state_seq_) return false;
-    state_seq_ = seq;
-    return true;
+    if (node_ == node && id_ == id && !state_taken_) {
+      if (seq == 0 || seq > state_seq_) {
+        state_seq_ = seq;
+        save_checkpoint(std::move(state));
+      }
+      return true;
+    }
+    return seq != 0 && seq <= taken_.seq && taken_.node == node && taken_.id == id;
   }
 
   /// The restart failed; returns the calls kept for it (the actor is dead).
@@ -227,6 +247,12 @@ private:
   uint64_t state_seq_ = 0; // the number of the state kept, as its instance numbered it
   bool restarting_ = false;
   bool state_taken_ = false;
+  // The instance whose state the last restart took, and that state's number.
+  struct taken_state {
+    std::string node;
+    uint64_t id = 0;
+    uint64_t seq = 0;
+  } taken_;
   std::string moving_from_; // the node it lives on stops: its restart is a move
   std::deque<detail::task_ptr> held_;
   size_t first_held_ = 0;

@@ -44,6 +44,14 @@ inline int64_t now_us() {
       .count();
 }
 
+/// The state an actor saved with a call's effect, and its number, for a call from the
+/// actor's owner on another node: it travels in the call's result, so the owner never
+/// counts the answer without the state a restart would resume from.
+struct carried_state {
+  uint64_t seq = 0; // 0: none saved
+  std::vector<uint8_t> bytes;
+};
+
 /// A submitted call: what to run, with what, and where its result goes.
 struct task_spec {
   std::string name;
@@ -80,6 +88,9 @@ struct task_spec {
   /// and, on its caller's node, the channel its reader takes them from.
   std::shared_ptr<stream_sink> stream;
   std::shared_ptr<stream_channel> reader;
+  /// A call from another node to an actor hosted here: filled by the host before the
+  /// result is set, when the caller is the actor's owner (see `carried_state`).
+  std::shared_ptr<carried_state> state_for_owner;
 
   task_spec() = default;
   task_spec(const task_spec&) = delete;

@@ -56,6 +56,12 @@ struct fixture : directory_parts, test_coordinator_fixture<> {
         events.push_back("taken " + peer + " " + std::to_string(t->seq) + " " +
                          (t->taken ? "yes" : "no"));
     };
+    dc.vouched = [this](const std::string& peer, wire_msg::task_result m) {
+      bool refused = std::holds_alternative<wire_msg::error_value>(m.outcome);
+      events.push_back("answer " + peer + " " + std::to_string(m.actor_id) +
+                       (refused ? " refused" : " counts") +
+                       (m.state.empty() && m.state_seq == 0 ? "" : " with its state"));
+    };
     dc.hosted = &hosted;
     d = spawn_actor_directory(sys, std::move(dc), false);
   }
@@ -212,4 +218,43 @@ TEST_CASE_FIXTURE(fixture,
        wire_msg::actor_checkpoint{1, {4}, 4, true});
   CHECK(a->checkpoint() == std::vector<uint8_t>{3});
   CHECK(events.back() == "taken w1 4 no");
+}
+
+// The answer to a call from `node`'s instance `id`, carrying the state numbered `seq`.
+wire_msg::task_result answer_with_state(uint64_t id, uint64_t seq, uint8_t state) {
+  wire_msg::task_result r;
+  r.actor_id = id;
+  r.state_seq = seq;
+  r.state = {state};
+  return r;
+}
+
+TEST_CASE_FIXTURE(fixture, "an answer carrying its actor's state counts once the "
+                           "creator's record keeps the state, or the restart took it, "
+                           "and is refused when the restart resumed without it") {
+  auto a = record("w1", 1, true, 1);
+  tell(track_atom::value, a);
+  tell(checkpoint_atom::value, std::string{"w1"}, answer_with_state(1, 1, 5));
+  CHECK(a->checkpoint() == std::vector<uint8_t>{5});
+  CHECK(events.back() == "answer w1 1 counts");
+  // Lost with its node: the restart took state 1. The old instance's answers with
+  // state 1 (or older) count, as the restarted actor has their effect; a later one's
+  // does not, and its call runs again where the actor is.
+  tell(lost_atom::value, std::string{"w1"}, std::string{"no heartbeat"});
+  REQUIRE(restarted_with == std::vector<std::vector<uint8_t>>{{5}});
+  tell(checkpoint_atom::value, std::string{"w1"}, answer_with_state(1, 2, 6));
+  CHECK(events.back() == "answer w1 1 refused");
+  tell(checkpoint_atom::value, std::string{"w1"}, answer_with_state(1, 1, 5));
+  CHECK(events.back() == "answer w1 1 counts");
+  a->relocate("w2", 4);
+  tell(checkpoint_atom::value, std::string{"w1"}, answer_with_state(1, 2, 6));
+  CHECK(events.back() == "answer w1 1 refused");
+  CHECK(a->checkpoint() == std::vector<uint8_t>{5});
+  // The new instance numbers its states from 1 again.
+  tell(checkpoint_atom::value, std::string{"w2"}, answer_with_state(4, 1, 7));
+  CHECK(events.back() == "answer w2 4 counts");
+  CHECK(a->checkpoint() == std::vector<uint8_t>{7});
+  // An actor no record here restarts: the answer counts as it is.
+  tell(checkpoint_atom::value, std::string{"w3"}, answer_with_state(9, 1, 8));
+  CHECK(events.back() == "answer w3 9 counts");
 }

@@ -90,12 +90,6 @@ public:
     return m;
   }
 
-  /// Whether a restart took the saved state (`recreate`), and has not ended.
-  bool state_taken() const {
-    std::lock_guard<std::mutex> guard{mtx_};
-    return state_taken_;
-  }
-
   /// Begins a restart when restarts remain: calls wait until `relocate`. Returns how
   /// many restarts were used before this one, or nothing when they are used up.
   std::optional<uint32_t> begin_restart() {

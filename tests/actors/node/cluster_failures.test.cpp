@@ -238,6 +238,17 @@ actor_options checkpointed_on_workers(uint32_t restarts, uint32_t retries) {
   return o;
 }
 
+// A checkpointed counter from 100 named `name`, created by the head's driver on
+// worker-1.
+actor_handle<counter> named_on_worker_1(fake_cluster& c, const std::string& name,
+                                        uint32_t restarts, uint32_t retries) {
+  auto o = checkpointed_on_workers(restarts, retries);
+  o.name = name;
+  auto a = c.driver->spawn(o, c.app.find_actor_type<counter>("counter").value(), 100);
+  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
+  return a;
+}
+
 // Holds what worker-1 sends, and what is sent to it, while `frozen` (frozen, or cut off).
 void hold_worker_1(fake_cluster& c, std::atomic<bool>& frozen) {
   c.net.hold_if([&frozen](auto& from, auto& to, auto&) {
@@ -454,13 +465,10 @@ TEST_CASE("an actor whose node dies is restarted elsewhere from its checkpoint")
 TEST_CASE("the owner counts the answers to its calls only with the state that has "
           "their effect, however they reached the actor") {
   fake_cluster c;
-  auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  auto o = checkpointed_on_workers(2, 2);
-  o.name = "ledger";
-  auto a = c.driver->spawn(o, counter_t, 100);
-  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
+  auto a = named_on_worker_1(c, "ledger", 2, 2);
   CHECK(a.call(&counter::add, 12).get(10s).value() == 112);
-  auto found = c.driver->find_actor(counter_t, "ledger");
+  auto found =
+      c.driver->find_actor(c.app.find_actor_type<counter>("counter").value(), "ledger");
   REQUIRE(found);
   // States worker-1 sends apart from answers are lost on the way, as on a connection
   // whose control lane closed while its call lane brought the answers.
@@ -482,10 +490,7 @@ TEST_CASE(
     "are") {
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  auto o = checkpointed_on_workers(1, 2);
-  o.name = "account";
-  auto created = c.driver->spawn(o, counter_t, 100);
-  CHECK(created.call(&counter::node).get(10s).value() == "worker-1");
+  auto created = named_on_worker_1(c, "account", 1, 2);
   // Found by name from worker-2: a handle that did not create the actor.
   context there{*c.w2, c.w2->new_owner_id()};
   auto found = there.find_actor(counter_t, "account").value();
@@ -653,10 +658,7 @@ TEST_CASE("a call from a node other than the actor's owner is answered once the 
           "the actor when the owner never got that state") {
   fake_cluster c;
   auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  auto o = checkpointed_on_workers(2, 2);
-  o.name = "tally";
-  auto a = c.driver->spawn(o, counter_t, 100);
-  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
+  auto a = named_on_worker_1(c, "tally", 2, 2);
   context on_w2{*c.w2, c.w2->new_owner_id()};
   auto b = on_w2.find_actor(counter_t, "tally");
   REQUIRE(b);

@@ -534,12 +534,15 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
   auto urgent = m.latency_critical;
   auto priority = m.priority;
   auto instance = m.actor_id;
+  // The owner's own call to an actor that saves its state for it: the answer carries it.
+  bool for_owner = rec->spec().on_checkpoint && caller == rec->spec().owner_node;
   link_.gather_args(m.args, method->params, pull_weight(priority, 1),
                     [this, rec, method, id, caller, stream_owner, window, urgent,
-                     priority, instance](result<std::vector<detail::boxed_value>> args) {
+                     priority, instance,
+                     for_owner](result<std::vector<detail::boxed_value>> args) {
                       auto t = link_.incoming(rec->spec().type_name, &method->fn,
                                               method->params, method->result, id, caller,
-                                              args, 1, urgent, instance);
+                                              args, 1, urgent, instance, for_owner);
                       if (!t) return;
                       if (stream_owner != 0)
                         t->stream = link_.stream_to(caller, id, stream_owner, window);

@@ -487,7 +487,7 @@ node_link::incoming(std::string name, const detail::invoker* fn,
                     const detail::type_descriptor* result_type, const object_id& id,
                     const std::string& reply_to,
                     result<std::vector<detail::boxed_value>>& args, uint32_t replicas,
-                    bool latency_critical, uint64_t actor_id) {
+                    bool latency_critical, uint64_t actor_id, bool state_for_owner) {
   auto t = std::make_shared<detail::task_spec>();
   t->name = std::move(name);
   t->fn = fn;
@@ -496,7 +496,7 @@ node_link::incoming(std::string name, const detail::invoker* fn,
   t->owner = id.owner;
   t->origin = reply_to;
   t->result = std::make_shared<detail::object_slot>(id);
-  if (actor_id != 0) t->state_for_owner = std::make_shared<detail::carried_state>();
+  if (state_for_owner) t->state_for_owner = std::make_shared<detail::carried_state>();
   reply_when_done(t->result, reply_to, replicas, latency_critical, actor_id,
                   t->state_for_owner);
   if (!args) {

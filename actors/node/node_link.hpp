@@ -182,14 +182,15 @@ public:
              value_cb done, double weight = 1);
   /// A task or call that came from another node, keeping the owner's result id; its
   /// outcome goes back to `reply_to` (for a call, naming the actor instance `actor_id`
-  /// that ran it). Null (the error already sent) when `args` failed.
+  /// that ran it, and with `state_for_owner` the state its host saves for the actor's
+  /// owner, the caller). Null (the error already sent) when `args` failed.
   detail::task_ptr incoming(std::string name, const detail::invoker* fn,
                             const std::vector<const detail::type_descriptor*>& params,
                             const detail::type_descriptor* result_type,
                             const object_id& id, const std::string& reply_to,
                             result<std::vector<detail::boxed_value>>& args,
                             uint32_t replicas = 1, bool latency_critical = false,
-                            uint64_t actor_id = 0);
+                            uint64_t actor_id = 0, bool state_for_owner = false);
   /// Where a streaming task or call run here for `reader` writes its items (those of
   /// the stream whose task's result is `result`, owned by `items_owner` there).
   std::shared_ptr<detail::stream_sink> stream_to(const std::string& reader,

@@ -171,10 +171,11 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
   // resumes from a state without it. The creator's record keeps it here; another
   // handle's answer goes through the directory, which finds the creator's record.
   if (auto& c = i->second; c.actor && m.state_seq != 0) {
-    if (!c.actor->owned() && st.cfg.vouch) return st.cfg.vouch(from, std::move(m));
-    if (c.actor->owned() &&
-        !c.actor->keep_state(from, m.actor_id, m.state_seq, std::move(m.state)))
+    if (!c.actor->owned()) {
+      if (st.cfg.vouch) return st.cfg.vouch(from, std::move(m));
+    } else if (!c.actor->keep_state(from, m.actor_id, m.state_seq, std::move(m.state))) {
       m.outcome = detail::to_wire(c.actor->refused_answer(from));
+    }
   }
   auto p = std::move(i->second);
   st.children.erase(i);

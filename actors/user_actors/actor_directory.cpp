@@ -54,6 +54,15 @@ struct actor_directory_state {
     cfg.then_lost(peer, why);
   }
 
+  // The record of the actor this node created that is, or was before a restart, `id`
+  // on `node`; null when none is.
+  std::shared_ptr<remote_actor_record> created_at(const std::string& node,
+                                                  uint64_t id) const {
+    for (auto& w : records)
+      if (auto r = w.lock(); r && r->owned() && r->was_at(node, id)) return r;
+    return nullptr;
+  }
+
   // Kept only from the instance the record shows, and not once its restart took the
   // state: an earlier instance's (its node found dead, the actor restarted elsewhere) is
   // refused, and told so when it asks. A restart begun meanwhile takes it: the restart
@@ -61,12 +70,8 @@ struct actor_directory_state {
   // States are numbered by their instance: one older than the state kept (sent again,
   // or overtaken on another connection) is not kept, and is taken all the same.
   void checkpoint(const std::string& peer, wire_msg::actor_checkpoint& m) {
-    bool taken = false;
-    for (auto& w : records)
-      if (auto r = w.lock(); r && r->owned() && r->was_at(peer, m.actor_id)) {
-        taken = r->keep_state(peer, m.actor_id, m.seq, std::move(m.state));
-        break;
-      }
+    auto r = created_at(peer, m.actor_id);
+    bool taken = r && r->keep_state(peer, m.actor_id, m.seq, std::move(m.state));
     if (m.answer && cfg.send)
       cfg.send(peer, wire_msg::actor_checkpoint_taken{m.actor_id, m.seq, taken});
   }
@@ -77,12 +82,9 @@ struct actor_directory_state {
   // state taken by a restart), the answer says so: the call runs again where the actor
   // is. No record, no restart to come: the answer counts as it is.
   void vouch(const std::string& peer, wire_msg::task_result& m) {
-    for (auto& w : records)
-      if (auto r = w.lock(); r && r->owned() && r->was_at(peer, m.actor_id)) {
-        if (!r->keep_state(peer, m.actor_id, m.state_seq, std::move(m.state)))
-          m.outcome = detail::to_wire(r->refused_answer(peer));
-        break;
-      }
+    if (auto r = created_at(peer, m.actor_id);
+        r && !r->keep_state(peer, m.actor_id, m.state_seq, std::move(m.state)))
+      m.outcome = detail::to_wire(r->refused_answer(peer));
     m.state_seq = 0;
     m.state.clear();
     if (cfg.vouched) cfg.vouched(peer, std::move(m));

@@ -346,26 +346,17 @@ struct host_state {
 
   // Whether the answer to `call` waits for the owner to keep the state with its effect:
   // the owner is on another node, and the caller is not the owner (whose answer
-  // carries the state: `carried_for`).
+  // carries the state in the call's `state_for_owner`, which the owner counts once it
+  // keeps the state: a state sent apart could be lost on its way while the answer came).
   bool answer_waits(const detail::task_spec& call) const {
     return spec.on_checkpoint && !spec.owner_node.empty() &&
            call.origin != spec.owner_node;
   }
 
-  // Where a state saved with `call`'s effect goes when the caller is the owner on
-  // another node: in the call's answer, which the owner counts once it keeps the state
-  // (a state sent apart could be lost on its way while the answer came). Null otherwise.
-  detail::carried_state* carried_for(detail::task_spec& call) const {
-    return spec.on_checkpoint && !spec.owner_node.empty() &&
-                   call.origin == spec.owner_node
-               ? call.state_for_owner.get()
-               : nullptr;
-  }
-
   // Saves the state every `checkpoint_every` calls; false (and `failure` set) when the
   // hook threw. `numbered`: an owner's answer is asked for, and `*numbered` is the
   // state's number then (0 when none was saved or no answer will come). `carried`:
-  // the state goes to the owner in a call's answer (`carried_for`), not apart.
+  // the state goes to the owner in a call's answer, not apart.
   bool checkpoint(error& failure, uint64_t* numbered = nullptr,
                   detail::carried_state* carried = nullptr) {
     auto every = spec.options.checkpoint_every;
@@ -555,7 +546,7 @@ void drain(host_actor* self) {
     uint64_t numbered = 0;
     if (!crashed)
       crashed = !st.checkpoint(cause, st.answer_waits(*task) ? &numbered : nullptr,
-                               st.carried_for(*task));
+                               task->state_for_owner.get());
     if (numbered != 0)
       hold(self, std::move(task), std::move(outcome), numbered);
     else

@@ -220,7 +220,7 @@ TEST_CASE_FIXTURE(fixture,
   CHECK(events.back() == "taken w1 4 no");
 }
 
-// The answer to a call from `node`'s instance `id`, carrying the state numbered `seq`.
+// The answer to a call from instance `id`, carrying the state numbered `seq`.
 wire_msg::task_result answer_with_state(uint64_t id, uint64_t seq, uint8_t state) {
   wire_msg::task_result r;
   r.actor_id = id;

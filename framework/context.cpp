@@ -566,7 +566,7 @@ result<device_buffer> context::to_device(const void* data, size_t bytes, int dev
   auto b = device_alloc(bytes, std::chrono::seconds(10), device);
   if (!b) return b;
   if (bytes > 0)
-    if (auto ok = core_->devices()->from_host(*b->block(), data, owner_); !ok)
+    if (auto ok = core_->devices()->from_host(*b->block(), 0, data, bytes, owner_); !ok)
       return ok.err();
   return b;
 }
@@ -582,6 +582,9 @@ result<device_buffer> context::on_device(const device_buffer& b, int device) {
     if (auto ok = from->memory->holds(*from); !ok) return ok.err();
     return b;
   }
+  // Written to this device as its bytes arrived: the first reader here takes it.
+  if (auto landed = b.take_landed(*dev); landed && landed->memory->holds(*landed))
+    return device_buffer{std::move(landed)};
   auto out = device_alloc(b.size(), std::chrono::seconds(10), static_cast<int>(*dev));
   if (!out || b.size() == 0) return out;
   auto mem = core_->devices();
@@ -591,7 +594,8 @@ result<device_buffer> context::on_device(const device_buffer& b, int device) {
   }
   auto host = b.host_bytes();
   if (!host) return host.err();
-  if (auto ok = mem->from_host(*out->block(), host->get(), owner_); !ok) return ok.err();
+  if (auto ok = mem->from_host(*out->block(), 0, host->get(), b.size(), owner_); !ok)
+    return ok.err();
   return out;
 }
 

@@ -43,13 +43,30 @@ std::shared_ptr<uint8_t> arrival_memory(codec_context* ctx, size_t bytes) {
   return host_memory(mem.get(), bytes);
 }
 
+std::shared_ptr<device_arrival> arrival_on_device(codec_context* ctx, const uint8_t* host,
+                                                  size_t bytes) {
+  auto* node = dynamic_cast<core*>(ctx);
+  auto mem = node ? node->devices() : nullptr;
+  return mem ? mem->arrival(bytes, host) : nullptr;
+}
+
 } // namespace detail
 
-device_buffer device_buffer::staged(std::shared_ptr<const uint8_t> bytes, size_t size) {
+device_buffer device_buffer::staged(std::shared_ptr<const uint8_t> bytes, size_t size,
+                                    std::shared_ptr<detail::device_arrival> arrival) {
   device_buffer b;
   b.size_ = size;
   b.host_ = std::move(bytes);
+  b.arrival_ = std::move(arrival);
   return b;
+}
+
+int device_buffer::landed_device() const {
+  return arrival_ ? arrival_->landed_on() : -1;
+}
+
+std::shared_ptr<detail::device_block> device_buffer::take_landed(uint32_t device) const {
+  return arrival_ ? arrival_->take(device) : nullptr;
 }
 
 device_buffer device_buffer::staged(std::vector<uint8_t> bytes) {

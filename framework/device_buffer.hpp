@@ -49,6 +49,11 @@ public:
   /// `data()` as an array of `T`.
   template <class T> T* data_as() const noexcept { return static_cast<T*>(data()); }
 
+  /// Came from another node as bytes: the device of this node they were written to as
+  /// they arrived, chunk by chunk, until a task there takes them (`context::on_device`
+  /// then copies nothing); -1 otherwise.
+  int landed_device() const;
+
   /// Why its bytes are gone (the device it was on failed before it was sent); empty
   /// while it holds them.
   const std::string& lost() const noexcept { return lost_; }
@@ -73,8 +78,9 @@ public:
   result<std::shared_ptr<const uint8_t>> host_bytes() const;
 
   /// For the runtime: a buffer of bytes that came from another node, on no device yet,
-  /// held in `bytes`.
-  static device_buffer staged(std::shared_ptr<const uint8_t> bytes, size_t size);
+  /// held in `bytes`; `arrival` writes them to a device of this node as they come.
+  static device_buffer staged(std::shared_ptr<const uint8_t> bytes, size_t size,
+                              std::shared_ptr<detail::device_arrival> arrival = nullptr);
   /// For the runtime: the same, held in a vector.
   static device_buffer staged(std::vector<uint8_t> bytes);
   /// For the runtime: a buffer whose bytes were lost, and why.
@@ -93,11 +99,16 @@ public:
   /// The block it is on a device in; null when it is not.
   const std::shared_ptr<detail::device_block>& block() const noexcept { return block_; }
 
+  /// For the runtime: the block its bytes were written to on `device` as they arrived,
+  /// once all are there, for the one reader that takes it; null otherwise.
+  std::shared_ptr<detail::device_block> take_landed(uint32_t device) const;
+
 private:
   result<void> copy_to(void* dst) const;
 
   std::shared_ptr<detail::device_block> block_;
   std::shared_ptr<const uint8_t> host_; // came from another node
+  std::shared_ptr<detail::device_arrival> arrival_; // ... and lands on a device here
   size_t size_ = 0;
   std::string lost_;
 };
@@ -107,6 +118,10 @@ namespace detail {
 /// null): its devices' staging memory when it has devices and the bytes are many, plain
 /// memory otherwise (not value-initialised).
 std::shared_ptr<uint8_t> arrival_memory(codec_context* ctx, size_t bytes);
+/// A device of the node `ctx` (may be null) with room for the `bytes` arriving into
+/// `host` now, written there as they come; null when there is none.
+std::shared_ptr<device_arrival> arrival_on_device(codec_context* ctx, const uint8_t* host,
+                                                  size_t bytes);
 } // namespace detail
 
 /// Sends a buffer as its bytes (read from the device once), or as why they are lost: a
@@ -129,7 +144,14 @@ template <class Inspector> bool inspect(Inspector& f, device_buffer& b) {
           return bytes.get();
         }))
       return false;
-    b = device_buffer::staged(std::move(bytes), static_cast<size_t>(size));
+    // Received chunk by chunk (a pull): written to a device as they come.
+    std::shared_ptr<detail::device_arrival> arrival;
+    if (f.lands_later())
+      if ((arrival = detail::arrival_on_device(f.context(), bytes.get(), size)))
+        f.when_landed(
+            [a = arrival](uint64_t offset, uint64_t length) { a->land(offset, length); });
+    b = device_buffer::staged(std::move(bytes), static_cast<size_t>(size),
+                              std::move(arrival));
     return true;
   } else {
     if (!b.lost().empty()) {

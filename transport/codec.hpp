@@ -160,6 +160,31 @@ private:
 using block_fill =
     std::function<bool(uint64_t offset, uint64_t length, std::string& why)>;
 
+/// Runs once the bytes [offset, offset + length) of a block being received are where it
+/// points (see `binary_reader::when_landed`).
+using block_landed = std::function<void(uint64_t offset, uint64_t length)>;
+
+/// Runs `f(entry's second, offset, length)` for each of `entries` (pairs of a block's
+/// index, in order, and what to run) whose block overlaps the bytes [offset, end) of a
+/// layout with a `head`-byte head and `blocks`, the overlap counted from the block's
+/// start; false as soon as `f` is.
+template <class Blocks, class Entries, class F>
+bool for_each_block_part(uint64_t head, const Blocks& blocks, const Entries& entries,
+                         uint64_t offset, uint64_t end, F&& f) {
+  uint64_t start = head;
+  size_t block = 0;
+  for (auto& [index, what] : entries) {
+    for (; block < index && block < blocks.size(); ++block)
+      start += blocks[block].second;
+    if (block >= blocks.size()) break;
+    auto size = blocks[block].second;
+    auto lo = std::max(offset, start);
+    auto hi = std::min(end, start + size);
+    if (lo < hi && !f(what, lo - start, hi - lo)) return false;
+  }
+  return true;
+}
+
 /// Copies small writes into a skeleton and keeps large ones (`bulk_block_min` bytes or
 /// more: the buffers of strings and vectors of numbers) as views of the value's memory.
 class segment_sink {
@@ -194,18 +219,9 @@ struct bulk_layout {
   /// its own bytes, so a device's copy of the next overlaps the network's of this one.
   bool fill(uint64_t offset, uint64_t length, std::string& why) const {
     auto end = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
-    uint64_t start = head.size();
-    size_t block = 0;
-    for (auto& [index, f] : fills) {
-      for (; block < index && block < blocks.size(); ++block)
-        start += blocks[block].second;
-      if (block >= blocks.size()) break;
-      auto size = blocks[block].second;
-      auto lo = std::max(offset, start);
-      auto hi = std::min(end, start + size);
-      if (lo < hi && !f(lo - start, hi - lo, why)) return false;
-    }
-    return true;
+    return detail::for_each_block_part(head.size(), blocks, fills, offset, end,
+                                       [&](const detail::block_fill& f, uint64_t lo,
+                                           uint64_t n) { return f(lo, n, why); });
   }
 
   /// Reads in all of the layout's bytes (see above).
@@ -325,14 +341,25 @@ public:
       : pos_(data), end_(data + size), context_(ctx) {}
 
   /// Reads a bulk layout's skeleton: a read of a block's size (`bulk_block_min` or more)
-  /// does not copy, it records where the block's bytes go in `dests`, in order.
+  /// does not copy, it records where the block's bytes go in `dests`, in order. With
+  /// `landed`, what `when_landed` asks to run as a block's bytes come goes there, each
+  /// with its block's index.
   binary_reader(const uint8_t* skeleton, size_t size, const std::vector<uint64_t>& blocks,
                 std::vector<std::pair<uint8_t*, size_t>>& dests,
-                codec_context* ctx = nullptr)
+                codec_context* ctx = nullptr,
+                std::vector<std::pair<size_t, detail::block_landed>>* landed = nullptr)
       : pos_(skeleton), end_(skeleton + size), context_(ctx), blocks_(&blocks),
-        dests_(&dests) {
+        dests_(&dests), landed_(landed) {
     for (auto b : blocks)
       block_bytes_ += b;
+  }
+
+  /// Whether the bytes just read are a block that arrives later, whose arrival its
+  /// receiver reports (`when_landed` may be called).
+  bool lands_later() const noexcept { return landed_ && last_was_block_; }
+  /// Runs `f` as parts of the block just read arrive (see `lands_later`).
+  void when_landed(detail::block_landed f) {
+    landed_->emplace_back(dests_->size() - 1, std::move(f));
   }
 
   template <class... Ts> bool operator()(Ts&... xs) { return (read(xs) && ...); }
@@ -369,7 +396,8 @@ private:
   size_t remaining() const { return static_cast<size_t>(end_ - pos_) + block_bytes_; }
 
   bool read_raw(void* p, size_t n) {
-    if (blocks_ && n >= bulk_block_min) {
+    last_was_block_ = blocks_ && n >= bulk_block_min;
+    if (last_was_block_) {
       if (next_block_ >= blocks_->size() || (*blocks_)[next_block_] != n)
         return fail("a bulk block does not match the value's layout");
       dests_->emplace_back(static_cast<uint8_t*>(p), n);
@@ -496,6 +524,8 @@ private:
   // Reading a bulk layout's skeleton: the sizes of its blocks, where they go.
   const std::vector<uint64_t>* blocks_ = nullptr;
   std::vector<std::pair<uint8_t*, size_t>>* dests_ = nullptr;
+  std::vector<std::pair<size_t, detail::block_landed>>* landed_ = nullptr;
+  bool last_was_block_ = false;
   size_t next_block_ = 0;
   size_t block_bytes_ = 0;
 };
@@ -625,16 +655,20 @@ inline bulk_head_state read_bulk_head(const uint8_t* data, size_t size, uint64_t
 
 /// Decodes `x` from a bulk layout's complete head `h` read from `data`: its small parts
 /// are read, and `dests` gets where each block's bytes go, in order (inside `x`, whose
-/// buffers are sized already). False, with a reason in `why`, on malformed input.
+/// buffers are sized already). False, with a reason in `why`, on malformed input. With
+/// `landed`, it gets what is to run as parts of a block arrive, with the block's index
+/// (its receiver runs them: see `binary_reader::when_landed`).
 template <class T>
-bool decode_skeleton(const uint8_t* data, const bulk_head& h, T& x,
-                     std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why,
-                     codec_context* ctx = nullptr) {
+bool decode_skeleton(
+    const uint8_t* data, const bulk_head& h, T& x,
+    std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why,
+    codec_context* ctx = nullptr,
+    std::vector<std::pair<size_t, detail::block_landed>>* landed = nullptr) {
   auto skeleton = data + (h.head_size - h.skeleton_size);
   return detail::read_whole(
       [&] {
-        return binary_reader{skeleton, static_cast<size_t>(h.skeleton_size), h.blocks,
-                             dests, ctx};
+        return binary_reader{
+            skeleton, static_cast<size_t>(h.skeleton_size), h.blocks, dests, ctx, landed};
       },
       x, "bytes or blocks left over after the value", why);
 }

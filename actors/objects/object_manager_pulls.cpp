@@ -224,7 +224,8 @@ object_manager_state::as_type(const object_key& k, const detail::boxed_value& v,
     std::shared_ptr<void> made;
     if (read_bulk_head(bytes.data(), bytes.size(), bytes.size(), h, why) ==
         bulk_head_state::ready)
-      made = type->decode_skeleton(bytes.data(), h, dests, why, cfg.pool, cfg.values);
+      made = type->decode_skeleton(bytes.data(), h, dests, why, cfg.pool, cfg.values,
+                                   nullptr);
     uint64_t at = h.head_size;
     for (auto& d : dests)
       at += d.second;
@@ -379,14 +380,17 @@ std::optional<error> object_manager_state::try_make_value(const object_key& k,
   if (state == bulk_head_state::malformed)
     return error{errc::type_mismatch,
                  "malformed " + p.type->name + " " + id_of(k) + ": " + why};
-  p.value =
-      p.type->decode_skeleton(p.prefix.data(), h, p.dests, why, cfg.pool, cfg.values);
+  p.value = p.type->decode_skeleton(p.prefix.data(), h, p.dests, why, cfg.pool,
+                                    cfg.values, &p.landed);
   if (!p.value)
     return error{errc::type_mismatch, "malformed " + p.type->name + ": " + why};
   p.head_size = h.head_size;
   p.place(0, p.prefix.data(), p.prefix.size());
-  for (auto& [offset, chunk] : p.early)
+  p.arrived(0, p.prefix.size());
+  for (auto& [offset, chunk] : p.early) {
     p.place(offset, chunk.bytes(), chunk.size());
+    p.arrived(offset, chunk.size());
+  }
   p.serving = std::make_shared<served_layout>();
   p.serving->value = p.value;
   p.serving->layout.head.assign(p.prefix.begin(),
@@ -441,10 +445,9 @@ void object_manager_state::on_chunk(const std::string& peer, wire_msg::object_ch
   else
     --p.in_flight;
   p.asked.erase(asked);
-  if (m.landed) {
-    // Already where it belongs.
-  } else if (p.value) {
-    p.place(m.offset, m.bytes(), m.size());
+  if (m.landed || p.value) {
+    if (!m.landed) p.place(m.offset, m.bytes(), m.size()); // else where it belongs
+    p.arrived(m.offset, m.size());
   } else {
     p.early[m.offset] = std::move(m);
     if (auto failed = try_make_value(k, p)) return finish(i, *failed);

@@ -26,6 +26,15 @@ void pull_state::place(uint64_t offset, const uint8_t* data, uint64_t n) {
   place_blocks(head_size, dests, offset, data, n);
 }
 
+void pull_state::arrived(uint64_t offset, uint64_t n) const {
+  detail::for_each_block_part(
+      head_size, dests, landed, offset, offset + n,
+      [](const detail::block_landed& f, uint64_t lo, uint64_t len) {
+        f(lo, len);
+        return true;
+      });
+}
+
 void pull_state::mark(uint64_t offset, uint64_t n) {
   auto lo = offset, hi = offset + n;
   auto i = have.upper_bound(lo);

@@ -78,6 +78,9 @@ struct pull_state {
   std::unique_ptr<detail::store_lease> lease;
   uint64_t head_size = 0;
   std::vector<std::pair<uint8_t*, size_t>> dests;
+  // What runs as parts of a block arrive (a device buffer's bytes written to a device as
+  // they come), by the block's index in `dests`.
+  std::vector<std::pair<size_t, detail::block_landed>> landed;
 
   /// Bytes received from `offset` on without a gap (none before the value is made).
   uint64_t available(uint64_t offset) const;
@@ -89,6 +92,9 @@ struct pull_state {
   void place(uint64_t offset, const uint8_t* data, uint64_t n);
   /// Records bytes [offset, offset + n) as received.
   void mark(uint64_t offset, uint64_t n);
+  /// Bytes [offset, offset + n) of the layout are in the value's blocks: runs what
+  /// `landed` asks for them.
+  void arrived(uint64_t offset, uint64_t n) const;
 };
 
 /// `v` laid out to be served: a value of `type`, written by the node `ctx` (the refs in

@@ -230,7 +230,8 @@ result<detail::boxed_value> spill_files::read(const object_id& id,
   checksum sum;
   sum.add(head.data(), head.size());
   std::vector<std::pair<uint8_t*, size_t>> dests;
-  auto value = type.decode_skeleton(head.data(), h, dests, why, pool, cfg_.values);
+  auto value =
+      type.decode_skeleton(head.data(), h, dests, why, pool, cfg_.values, nullptr);
   if (!value) return fail(why);
   for (auto& [dest, size] : dests)
     for (size_t at = 0; at < size; at += hash_slice) {

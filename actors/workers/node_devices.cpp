@@ -16,6 +16,16 @@ gpu::stream_handle pick(const device_board::view& v, uint64_t slot) {
   return v.streams->take(slot);
 }
 
+// An error when bytes [offset, offset + length) are not all in `b`.
+result<void> within(size_t offset, size_t length, const detail::device_block& b,
+                    const std::string& node) {
+  if (offset <= b.bytes && length <= b.bytes - offset) return {};
+  return error{errc::invalid_argument,
+               "bytes " + std::to_string(offset) + " to " +
+                   std::to_string(offset + length) + " of a device buffer of " +
+                   std::to_string(b.bytes) + " bytes (node '" + node + "')"};
+}
+
 } // namespace
 
 node_devices::node_devices(caf::actor_system& sys, std::shared_ptr<gpu::device_api> api,
@@ -59,6 +69,55 @@ node_devices::live(const detail::device_block& b) const {
 
 result<std::shared_ptr<detail::device_block>>
 node_devices::allocate(uint32_t device, size_t bytes, std::chrono::milliseconds wait) {
+  // Arrived buffers no task took yet give their memory up before anything waits for it.
+  bool arrivals = false;
+  {
+    std::lock_guard<std::mutex> guard{arrivals_mtx_};
+    arrivals = !arrivals_.empty();
+  }
+  if (arrivals) {
+    auto now = ask(device, bytes, std::chrono::milliseconds{0});
+    if (now || now.err().code != errc::device_out_of_memory) return now;
+    reclaim(device);
+  }
+  return ask(device, bytes, wait);
+}
+
+std::shared_ptr<detail::device_arrival> node_devices::arrival(size_t bytes,
+                                                              const uint8_t* host) {
+  auto n = count();
+  uint32_t first = 0;
+  {
+    std::lock_guard<std::mutex> guard{arrivals_mtx_};
+    first = next_arrival_++;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    auto b = ask((first + i) % n, bytes, std::chrono::milliseconds{0});
+    if (!b) continue;
+    auto a = std::make_shared<detail::device_arrival>(std::move(*b), host);
+    std::lock_guard<std::mutex> guard{arrivals_mtx_};
+    arrivals_.erase(std::remove_if(arrivals_.begin(), arrivals_.end(),
+                                   [](auto& w) { return w.expired(); }),
+                    arrivals_.end());
+    arrivals_.push_back(a);
+    return a;
+  }
+  return nullptr;
+}
+
+void node_devices::reclaim(uint32_t device) {
+  std::vector<std::shared_ptr<detail::device_arrival>> live;
+  {
+    std::lock_guard<std::mutex> guard{arrivals_mtx_};
+    for (auto& w : arrivals_)
+      if (auto a = w.lock()) live.push_back(std::move(a));
+  }
+  for (auto& a : live)
+    a->reclaim(device);
+}
+
+result<std::shared_ptr<detail::device_block>>
+node_devices::ask(uint32_t device, size_t bytes, std::chrono::milliseconds wait) {
   auto v = running(device);
   if (!v) return v.err();
   caf::scoped_actor self{sys_};
@@ -120,11 +179,7 @@ result<void> node_devices::copy(const detail::device_block& dst,
 
 result<void> node_devices::to_host(void* dst, const detail::device_block& src,
                                    size_t offset, size_t length, uint64_t slot) {
-  if (offset > src.bytes || length > src.bytes - offset)
-    return error{errc::invalid_argument,
-                 "bytes " + std::to_string(offset) + " to " +
-                     std::to_string(offset + length) + " of a device buffer of " +
-                     std::to_string(src.bytes) + " bytes (node '" + node_ + "')"};
+  if (auto in = within(offset, length, src, node_); !in) return in;
   auto v = live(src);
   if (!v) return v.err();
   if (auto ok = api_->to_host(dst, static_cast<int>(src.device),
@@ -140,11 +195,13 @@ result<void> node_devices::to_host(void* dst, const detail::device_block& src,
   return {};
 }
 
-result<void> node_devices::from_host(const detail::device_block& dst, const void* src,
-                                     uint64_t slot) {
+result<void> node_devices::from_host(const detail::device_block& dst, size_t offset,
+                                     const void* src, size_t length, uint64_t slot) {
+  if (auto in = within(offset, length, dst, node_); !in) return in;
   auto v = live(dst);
   if (!v) return v.err();
-  if (auto ok = api_->from_host(static_cast<int>(dst.device), dst.ptr, src, dst.bytes,
+  if (auto ok = api_->from_host(static_cast<int>(dst.device),
+                                static_cast<uint8_t*>(dst.ptr) + offset, src, length,
                                 pick(**v, slot));
       !ok)
     return failed(**v, ok.err());

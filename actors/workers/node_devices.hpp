@@ -35,8 +35,8 @@ public:
                     uint64_t slot) override;
   result<void> to_host(void* dst, const detail::device_block& src, size_t offset,
                        size_t length, uint64_t slot) override;
-  result<void> from_host(const detail::device_block& dst, const void* src,
-                         uint64_t slot) override;
+  result<void> from_host(const detail::device_block& dst, size_t offset, const void* src,
+                         size_t length, uint64_t slot) override;
   void make_current(uint32_t device) noexcept override {
     api_->make_current(static_cast<int>(device));
   }
@@ -44,6 +44,8 @@ public:
   std::shared_ptr<uint8_t> staging(size_t bytes) override {
     return staging_->take(bytes);
   }
+  std::shared_ptr<detail::device_arrival> arrival(size_t bytes,
+                                                  const uint8_t* host) override;
   std::string sharing_host() const override { return api_->sharing_host(); }
   result<detail::shared_block> share(const detail::device_block& b) override;
   result<std::shared_ptr<detail::device_block>>
@@ -78,12 +80,22 @@ private:
   result<std::shared_ptr<const device_board::view>> running(uint32_t device) const;
   // A failed device: its worker restarts.
   result<void> failed(const device_board::view& v, error e);
+  // `bytes` on `device` from its worker, waiting up to `wait` for room.
+  result<std::shared_ptr<detail::device_block>> ask(uint32_t device, size_t bytes,
+                                                    std::chrono::milliseconds wait);
+  // Gives up the memory of the arrivals on `device` not taken yet.
+  void reclaim(uint32_t device);
 
   caf::actor_system& sys_;
   std::shared_ptr<gpu::device_api> api_;
   std::shared_ptr<device_board> board_;
   std::string node_;
   std::shared_ptr<staging_pool> staging_;
+  // Device buffers arriving, or arrived and not taken, each on a device (see
+  // `arrival`); shared by the threads receiving them and the tasks allocating.
+  std::mutex arrivals_mtx_;
+  std::vector<std::weak_ptr<detail::device_arrival>> arrivals_;
+  uint32_t next_arrival_ = 0; // the device the next one tries first
 };
 
 } // namespace swarm::actors

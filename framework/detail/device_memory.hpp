@@ -50,6 +50,38 @@ struct device_block {
   std::function<void()> unmap;
 };
 
+/// A device buffer arriving from another node as bytes, written to a device of this node
+/// chunk by chunk as they land in its host memory (`land`), so that the task that reads
+/// it there finds it on the device (`take`) instead of copying it when it starts. Shared
+/// by the thread receiving it, the task taking it, and the node reclaiming its memory.
+class device_arrival {
+public:
+  device_arrival(std::shared_ptr<device_block> b, const uint8_t* host)
+      : block_(std::move(b)), host_(host), size_(block_->bytes) {}
+
+  /// Copies the bytes [offset, offset + length), landed in host memory, to the device.
+  /// A failed copy gives the device's memory up: the buffer is read from the host.
+  void land(uint64_t offset, uint64_t length) noexcept;
+
+  /// The device all its bytes are on; -1 before, or once it has none (taken, reclaimed,
+  /// or a copy failed).
+  int landed_on() const;
+
+  /// Its block on `device` once all its bytes are there, for the one reader that takes
+  /// it; null otherwise (not landed, another device, or taken before).
+  std::shared_ptr<device_block> take(uint32_t device);
+
+  /// Gives its device memory up when it is on `device`, not taken.
+  void reclaim(uint32_t device);
+
+private:
+  mutable std::mutex mtx_;
+  std::shared_ptr<device_block> block_;
+  const uint8_t* host_;
+  uint64_t size_;
+  uint64_t landed_ = 0;
+};
+
 /// What another node process of this host maps a block by (see `device_memory::share`).
 struct shared_block {
   std::string device; ///< the device's UUID
@@ -80,8 +112,9 @@ public:
   /// Copies `length` bytes of `src` from `offset` to `dst`, on the stream of `slot`.
   virtual result<void> to_host(void* dst, const device_block& src, size_t offset,
                                size_t length, uint64_t slot) = 0;
-  virtual result<void> from_host(const device_block& dst, const void* src,
-                                 uint64_t slot) = 0;
+  /// Copies `length` bytes from `src` to `dst` at `offset`, on the stream of `slot`.
+  virtual result<void> from_host(const device_block& dst, size_t offset, const void* src,
+                                 size_t length, uint64_t slot) = 0;
 
   /// Makes `device` current on the calling thread, before a task given it runs.
   virtual void make_current(uint32_t device) noexcept = 0;
@@ -98,6 +131,11 @@ public:
   /// At least `bytes` of host memory the devices copy to and from at full speed (pinned),
   /// reused once let go; null when none can be had.
   virtual std::shared_ptr<uint8_t> staging(size_t bytes) = 0;
+
+  /// A device buffer of `bytes` arriving into `host`, landed on a device of this node
+  /// with room for it now (none waits for room); null when none has. Its memory is given
+  /// up when an allocation would otherwise wait for room on that device.
+  virtual std::shared_ptr<device_arrival> arrival(size_t bytes, const uint8_t* host) = 0;
 
   /// Names this node's host for sharing device memory between node processes (equal
   /// for those of one host, backend and boot); empty when its backend cannot.

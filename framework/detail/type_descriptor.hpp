@@ -52,11 +52,12 @@ struct type_descriptor {
   /// parts decoded, `dests` the places its blocks' bytes go (written before anyone else
   /// sees the value); nullptr with the reason in `why` on malformed input. A plain
   /// buffer (a string, a vector of numbers) is made in memory `pool` kept, if any, and
-  /// goes back there when freed.
+  /// goes back there when freed. With `landed`, what is to run as parts of its blocks
+  /// arrive goes there (see `swarm::decode_skeleton`).
   std::shared_ptr<void> (*decode_skeleton)(
       const uint8_t* data, const bulk_head& h,
       std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why, value_pool* pool,
-      codec_context* ctx);
+      codec_context* ctx, std::vector<std::pair<size_t, detail::block_landed>>* landed);
   /// Deletes a value made with `new`.
   void (*destroy)(void* value);
   /// How the value is encoded, for drivers in other languages (see `shape_of`).
@@ -139,10 +140,11 @@ struct decodes_whole<std::vector<E, A>>
 template <class T> const type_descriptor& type_of();
 
 template <class T>
-std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h,
-                                         std::vector<std::pair<uint8_t*, size_t>>& dests,
-                                         std::string& why, value_pool* pool,
-                                         codec_context* ctx) {
+std::shared_ptr<void>
+decode_skeleton_of(const uint8_t* data, const bulk_head& h,
+                   std::vector<std::pair<uint8_t*, size_t>>& dests, std::string& why,
+                   value_pool* pool, codec_context* ctx,
+                   std::vector<std::pair<size_t, block_landed>>* landed) {
   std::shared_ptr<T> x;
   if constexpr (decodes_whole<T>::value) {
     if (pool) try {
@@ -156,7 +158,7 @@ std::shared_ptr<void> decode_skeleton_of(const uint8_t* data, const bulk_head& h
       }
   }
   if (!x) x = make_to_decode<T>(why);
-  if (!x || !swarm::decode_skeleton(data, h, *x, dests, why, ctx)) return nullptr;
+  if (!x || !swarm::decode_skeleton(data, h, *x, dests, why, ctx, landed)) return nullptr;
   return x;
 }
 

@@ -422,7 +422,8 @@ detail::boxed_value to_value(nb::handle o, const detail::type_descriptor& t,
     h.blocks.push_back(b.second);
   std::vector<std::pair<uint8_t*, size_t>> dests;
   std::string why;
-  auto value = t.decode_skeleton(w.skeleton.data(), h, dests, why, nullptr, nullptr);
+  auto value =
+      t.decode_skeleton(w.skeleton.data(), h, dests, why, nullptr, nullptr, nullptr);
   if (!value || dests.size() != w.blocks.size())
     throw nb::type_error((what + " (" + t.name +
                           "): " + (why.empty() ? "its bulk buffers do not match" : why))

@@ -92,5 +92,34 @@ TEST_CASE(
   auto buf = c.rt->submit(on(c, "worker-1"), fill, n);
   auto there = c.rt->submit(on(c, "worker-2"), read, buf).get(30s).value();
   CHECK_FALSE(there.arrived_on_device); // it came as bytes, and went to the device there
+  // ... chunk by chunk as they came, so the task found it there and copied nothing.
+  CHECK(there.landed == 0);
+  CHECK(there.took_landed);
   CHECK(there.values == counting(n));
+  // Another task there finds the copy the node kept, its device copy taken: it writes
+  // the bytes to its device itself.
+  auto again = c.rt->submit(on(c, "worker-2"), read, buf).get(30s).value();
+  CHECK(again.landed == -1);
+  CHECK(again.values == counting(n));
+}
+
+TEST_CASE("a device buffer that arrived as bytes gives up the device memory it landed in "
+          "when a task there needs the room, and no task takes it") {
+  // Room for 1,000,000 bytes on each worker: the 400 KB that landed on worker-2, if kept,
+  // would make the 800 KB a task asks for there wait, then fail.
+  three_nodes c{"", "", host_gpu + "gpu_sharing = false\n", "gpu_memory = 1000000\n"};
+  auto [fill, read] = device_functions(c);
+  auto landed_fn =
+      c.app.find_function<int(swarm::device_buffer)>("device_landed").value();
+  auto buf = c.rt->submit(on(c, "worker-1"), fill, 100000);
+  auto cpu_there = c.on("worker-2"); // a task that takes no GPU
+  CHECK(c.rt->submit(cpu_there, landed_fn, buf).get(30s).value() == 0);
+  auto big = c.rt->submit(on(c, "worker-2"), fill, 200000);
+  REQUIRE(big.get(30s));
+  CHECK(big.get(30s)->size() == 800000);
+  c.rt->free(big); // its room on worker-2's device, for the next task
+  // The buffer is still read there, from the bytes the node kept.
+  auto there = c.rt->submit(on(c, "worker-2"), read, buf).get(30s).value();
+  CHECK(there.landed == -1);
+  CHECK(there.values == counting(100000));
 }

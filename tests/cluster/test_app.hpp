@@ -41,21 +41,33 @@ inline device_buffer device_fill(context& ctx, int n) {
   return ctx.to_device(v).value();
 }
 
-/// Where `b` arrived (on a device of this node or not), the node, and its ints read
-/// back from this node's GPU.
+/// Where `b` arrived (on a device of this node or not), the device its bytes were
+/// written to as they came from another node (-1: none), whether the task took them
+/// there as they were, the node, and its ints read back from this node's GPU.
 struct device_seen {
   bool arrived_on_device = false;
+  int landed = -1;
+  bool took_landed = false;
   std::string node;
   std::vector<int> values;
 };
 
 template <class Inspector> bool inspect(Inspector& f, device_seen& s) {
-  return f(s.arrived_on_device, s.node, s.values);
+  return f(s.arrived_on_device, s.landed, s.took_landed, s.node, s.values);
 }
 
 inline device_seen device_read(context& ctx, device_buffer b) {
+  auto landed = b.landed_device();
   auto here = ctx.on_device(b).value();
-  return {b.on_device(), ctx.node_name(), here.to_host_as<int>().value()};
+  // Taken by this task: no other reader finds it landed.
+  bool took = landed >= 0 && b.landed_device() < 0 && here.device() == landed;
+  return {b.on_device(), landed, took, ctx.node_name(), here.to_host_as<int>().value()};
+}
+
+/// The device `b`'s bytes were written to as they came from another node (-1: none),
+/// read by a task that takes no GPU.
+inline int device_landed(device_buffer b) {
+  return b.landed_device();
 }
 
 /// Writes its process id to the file `mark` as it starts, sleeps `ms`, then returns it.
@@ -515,6 +527,7 @@ inline void register_all(application& app) {
   app.function("node_name", node_name);
   app.function("device_fill", device_fill);
   app.function("device_read", device_read);
+  app.function("device_landed", device_landed);
   app.function("where", where);
   app.function("put_durable_here", put_durable_here);
   app.function("nap_pid", nap_pid);

@@ -152,6 +152,7 @@ TEST_CASE("with gpu_sharing off a buffer one node process makes on the GPU reach
                    .get(60s)
                    .value();
   CHECK_FALSE(there.arrived_on_device);
+  CHECK(there.landed == 0); // written to the device chunk by chunk as it came
   CHECK(there.wrong == 0);
 }
 

@@ -34,22 +34,25 @@ inline device_buffer dev_fill(context& ctx, uint64_t words, uint32_t pattern) {
   return b;
 }
 
-/// Where a buffer was read: the node, whether it arrived on a device there, and how
-/// many of its words were wrong.
+/// Where a buffer was read: the node, whether it arrived on a device there, the device
+/// its bytes were written to as they came as bytes (-1: none), and how many of its words
+/// were wrong.
 struct dev_seen {
   std::string node;
   bool arrived_on_device = false;
+  int landed = -1;
   uint64_t wrong = 0;
 };
 
 template <class Inspector> bool inspect(Inspector& f, dev_seen& s) {
-  return f(s.node, s.arrived_on_device, s.wrong);
+  return f(s.node, s.arrived_on_device, s.landed, s.wrong);
 }
 
 /// Reads `b` on a device of this node and checks it against `pattern`.
 inline dev_seen dev_check(context& ctx, device_buffer b, uint32_t pattern) {
+  auto landed = b.landed_device();
   auto here = ctx.on_device(b).value();
-  return {ctx.node_name(), b.on_device(),
+  return {ctx.node_name(), b.on_device(), landed,
           wrong_words(here.to_host_as<uint32_t>().value(), pattern)};
 }
 

@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -271,6 +273,92 @@ TEST_CASE("a user type with a buffer member round-trips through a bulk layout, s
   std::vector<int32_t> small_back;
   REQUIRE(receive(small, small_back, why));
   CHECK(small_back == std::vector<int32_t>{1, 2, 3});
+}
+
+namespace {
+
+// Two large buffers; a receiver is told as parts of the second arrive (a device buffer
+// does so to write its bytes to a device as they come).
+struct two_buffers {
+  std::vector<uint8_t> plain, watched;
+  std::shared_ptr<std::vector<std::pair<uint64_t, uint64_t>>> parts; // what landed
+  bool small_lands_later = true; // asked after a small read
+};
+
+template <class Inspector> bool inspect(Inspector& f, two_buffers& x) {
+  uint8_t tag = 7;
+  if (!f(x.plain, tag, x.watched)) return false;
+  if constexpr (std::is_same_v<Inspector, swarm::binary_reader>) {
+    if (f.lands_later()) {
+      x.parts = std::make_shared<std::vector<std::pair<uint64_t, uint64_t>>>();
+      f.when_landed([p = x.parts](uint64_t offset, uint64_t length) {
+        p->emplace_back(offset, length);
+      });
+    }
+    uint8_t after = 0;
+    if (!f(after)) return false;
+    x.small_lands_later = f.lands_later();
+  } else {
+    uint8_t after = 0;
+    if (!f(after)) return false;
+  }
+  return true;
+}
+
+} // namespace
+
+TEST_CASE("a receiver learns of the parts of a block as they land, counted from the "
+          "block's start") {
+  two_buffers v;
+  v.plain.assign(100 << 10, 1);
+  v.watched.assign(200 << 10, 2);
+  auto l = swarm::lay_out(v);
+  REQUIRE(l.blocks.size() == 2);
+  swarm::bulk_head h;
+  std::string why;
+  REQUIRE(swarm::read_bulk_head(l.head.data(), l.head.size(), l.size(), h, why) ==
+          swarm::bulk_head_state::ready);
+  two_buffers back;
+  std::vector<std::pair<uint8_t*, size_t>> dests;
+  std::vector<std::pair<size_t, swarm::detail::block_landed>> landed;
+  REQUIRE(swarm::decode_skeleton(l.head.data(), h, back, dests, why, nullptr, &landed));
+  REQUIRE(landed.size() == 1);
+  CHECK(landed[0].first == 1); // the second block
+  CHECK_FALSE(back.small_lands_later);
+  bool watched = back.parts != nullptr;
+  REQUIRE(watched);
+  // Chunks of 96 KiB over the whole layout, the last first: each part of the watched
+  // block is reported once, from its own start, whatever the chunks' order.
+  std::vector<std::pair<uint64_t, uint64_t>> chunks;
+  for (uint64_t at = 0; at < l.size(); at += 96 << 10)
+    chunks.emplace_back(at, std::min<uint64_t>(96 << 10, l.size() - at));
+  std::swap(chunks.front(), chunks.back());
+  for (auto [at, n] : chunks)
+    swarm::detail::for_each_block_part(
+        h.head_size, dests, landed, at, at + n,
+        [](const swarm::detail::block_landed& f, uint64_t lo, uint64_t len) {
+          f(lo, len);
+          return true;
+        });
+  auto watched_start = l.head.size() + (100 << 10);
+  uint64_t total = 0;
+  for (auto [offset, length] : *back.parts) {
+    CHECK(offset + length <= (200 << 10));
+    auto [at, n] = *std::find_if(chunks.begin(), chunks.end(), [&](auto& c) {
+      return c.first <= watched_start + offset &&
+             watched_start + offset < c.first + c.second;
+    });
+    CHECK(watched_start + offset == std::max(at, watched_start)); // where its chunk is
+    total += length;
+  }
+  CHECK(total == (200 << 10));
+  CHECK(back.parts->front().first + back.parts->front().second == (200 << 10)); // last
+  // Without a place for them, no block lands later.
+  two_buffers plain_back;
+  dests.clear();
+  REQUIRE(swarm::decode_skeleton(l.head.data(), h, plain_back, dests, why));
+  bool plain_watched = plain_back.parts != nullptr;
+  CHECK_FALSE(plain_watched);
 }
 
 TEST_CASE("a bulk head that cannot describe its object is refused with the reason") {

@@ -329,8 +329,8 @@ void cluster_node::start_actors() {
     caf::anon_send(link_.objects, hand_over_atom::value, from, std::move(m));
   };
   wc.pull_item = [this](detail::slot_ptr slot, const detail::type_descriptor* type,
-                        wire_msg::stored_at where) {
-    tasks_->pull_item(std::move(slot), type, where);
+                        wire_msg::stored_at where, double weight) {
+    tasks_->pull_item(std::move(slot), type, where, weight);
   };
   auto& bc = wc.borrows;
   bc.node = link_.self.name;

@@ -441,9 +441,9 @@ void cluster_tasks::pull_result(detail::task_ptr task, const wire_msg::stored_at
 }
 
 void cluster_tasks::pull_item(detail::slot_ptr slot, const detail::type_descriptor* type,
-                              const wire_msg::stored_at& where) {
+                              const wire_msg::stored_at& where, double weight) {
   std::weak_ptr<detail::object_slot> weak = slot;
-  pull_into(std::move(slot), type, where, 1, [weak](error e) {
+  pull_into(std::move(slot), type, where, weight, [weak](error e) {
     if (auto s = weak.lock()) s->set_error(std::move(e));
   });
 }

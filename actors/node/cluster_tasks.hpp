@@ -39,9 +39,9 @@ public:
   /// future, which keeps the holder's copy while it lives.
   void pull_result(detail::task_ptr task, const wire_msg::stored_at& where);
   /// An item of a stream read here stayed where it was written: it is pulled into
-  /// `slot` (a lost item fails it: items are not made again).
+  /// `slot`, weighted by `weight` (a lost item fails it: items are not made again).
   void pull_item(detail::slot_ptr slot, const detail::type_descriptor* type,
-                 const wire_msg::stored_at& where);
+                 const wire_msg::stored_at& where, double weight);
   /// Tasks placed here, by this node or sent by others, and not finished.
   uint32_t queued() const { return static_cast<uint32_t>(local_inflight_.load()); }
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <variant>
 
+#include "actors/objects/object_manager.hpp"
 #include "actors/user_actors/actor_directory.hpp"
 #include "actors/user_actors/remote_actor_record.hpp"
 #include "framework/detail/wire_convert.hpp"
@@ -268,7 +269,9 @@ void on_stream_item(owner_state& st, const std::string& from, wire_msg::stream_i
   } else if (auto* e = std::get_if<wire_msg::error_value>(&m.item.outcome)) {
     slot->set_error(from_wire(*e));
   } else {
-    st.cfg.pull_item(slot, reader.item_type(), *stored);
+    auto& o = c.task->options;
+    st.cfg.pull_item(slot, reader.item_type(), *stored,
+                     pull_weight(o.priority, o.job_share));
   }
   reader.deliver(m.seq, std::move(slot));
 }

@@ -91,9 +91,9 @@ struct owner_config {
   /// object manager after the pulls of those results this owner started. May be empty.
   std::function<void(const std::string&, wire_msg::objects_hand_over)> handed_over;
   /// An item of a stream read here stayed on the node that wrote it: pull it into
-  /// `slot` (of type `type`).
+  /// `slot` (of type `type`), weighted as its writer's work (`pull_weight`).
   std::function<void(detail::slot_ptr, const detail::type_descriptor*,
-                     wire_msg::stored_at)>
+                     wire_msg::stored_at, double)>
       pull_item;
   /// Whether `node` ever joined the cluster (empty: every node has). Work for a node
   /// that never did waits for it up to `join_wait`, then fails naming it.

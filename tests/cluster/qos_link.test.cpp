@@ -125,6 +125,34 @@ two_pulls results_two(bed_cluster& c, swarm::task_options a, swarm::task_options
   return {std::min(ta, tb), std::max(ta, tb)};
 }
 
+// The same for two streams written on worker-1 by tasks of `a` and `b`, one item of
+// `bytes` each, made at one moment: the head, their reader, pulls each as it comes.
+two_pulls items_two(bed_cluster& c, swarm::task_options a, swarm::task_options b,
+                    int bytes) {
+  auto item_at =
+      c.app.find_stream<std::vector<uint8_t>(int, int64_t)>("blob_item_at").value();
+  a.node = b.node = "worker-1";
+  auto start = wall_us() + 1'000'000; // time to make both
+  auto sa = c.head->submit(a, item_at, bytes, start);
+  auto sb = c.head->submit(b, item_at, bytes, start);
+  auto when = [start](swarm::stream<std::vector<uint8_t>>& s, double& took) {
+    took = 1e9;
+    auto next = s.next(60s);
+    if (!next || !next->has_value()) return;
+    auto v = (*next)->get(60s);
+    if (v && v->size() > 0) took = static_cast<double>(wall_us() - start) / 1e6;
+  };
+  double ta = 0;
+  double tb = 0;
+  std::thread wa{when, std::ref(sa), std::ref(ta)};
+  when(sb, tb);
+  wa.join();
+  MESSAGE("stream items of " << bytes / 1e6 << " MB: " << ta << " s and " << tb << " s");
+  REQUIRE(ta < 1e9);
+  REQUIRE(tb < 1e9);
+  return {std::min(ta, tb), std::max(ta, tb)};
+}
+
 } // namespace
 
 TEST_CASE("on a 1 Gbit/s link, two transfers at once share it by priority, 4 to 1, and "
@@ -149,6 +177,9 @@ TEST_CASE("on a 1 Gbit/s link, two transfers at once share it by priority, 4 to 
   }
   SUBCASE("results of priority 1 beside priority 0, pulled to their owner: 80/20") {
     four_to_one(results_two(c, low, high, bytes));
+  }
+  SUBCASE("stream items of priority 1 beside priority 0, pulled to their reader: 80/20") {
+    four_to_one(items_two(c, low, high, bytes));
   }
   SUBCASE("two jobs of share 1: 50/50") {
     swarm::task_options a;

@@ -495,6 +495,11 @@ inline void blobs(stream_writer<std::vector<uint8_t>>& out, int n, int bytes) {
         .value();
 }
 
+/// Writes one item, `blob_at(n, at_us)`: streams whose items are made at one moment.
+inline void blob_item_at(stream_writer<std::vector<uint8_t>>& out, int n, int64_t at_us) {
+  out.write(blob_at(n, at_us)).value();
+}
+
 /// Writes 0, 1, ... `n - 1`, then fails with `why`.
 inline void count_then_fail(stream_writer<int>& out, int n, std::string why) {
   for (int i = 0; i < n; ++i)
@@ -563,6 +568,7 @@ inline void register_all(application& app) {
   app.function("borrow_counts", borrow_counts);
   app.function("count_up", count_up);
   app.function("blobs", blobs);
+  app.function("blob_item_at", blob_item_at);
   app.function("count_then_fail", count_then_fail);
   app.actor_type<plus_one>("plus_one").method("add", &plus_one::add);
   app.actor_type<ticker>("ticker")

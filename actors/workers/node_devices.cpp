@@ -73,7 +73,11 @@ node_devices::allocate(uint32_t device, size_t bytes, std::chrono::milliseconds 
   bool arrivals = false;
   {
     std::lock_guard<std::mutex> guard{arrivals_mtx_};
-    arrivals = !arrivals_.empty();
+    arrivals_.erase(std::remove_if(arrivals_.begin(), arrivals_.end(),
+                                   [](auto& a) { return a.second.expired(); }),
+                    arrivals_.end());
+    arrivals = std::any_of(arrivals_.begin(), arrivals_.end(),
+                           [&](auto& a) { return a.first == device; });
   }
   if (arrivals) {
     auto now = ask(device, bytes, std::chrono::milliseconds{0});
@@ -92,14 +96,12 @@ std::shared_ptr<detail::device_arrival> node_devices::arrival(size_t bytes,
     first = next_arrival_++;
   }
   for (uint32_t i = 0; i < n; ++i) {
-    auto b = ask((first + i) % n, bytes, std::chrono::milliseconds{0});
+    auto device = (first + i) % n;
+    auto b = ask(device, bytes, std::chrono::milliseconds{0});
     if (!b) continue;
     auto a = std::make_shared<detail::device_arrival>(std::move(*b), host);
     std::lock_guard<std::mutex> guard{arrivals_mtx_};
-    arrivals_.erase(std::remove_if(arrivals_.begin(), arrivals_.end(),
-                                   [](auto& w) { return w.expired(); }),
-                    arrivals_.end());
-    arrivals_.push_back(a);
+    arrivals_.emplace_back(device, a);
     return a;
   }
   return nullptr;
@@ -109,8 +111,8 @@ void node_devices::reclaim(uint32_t device) {
   std::vector<std::shared_ptr<detail::device_arrival>> live;
   {
     std::lock_guard<std::mutex> guard{arrivals_mtx_};
-    for (auto& w : arrivals_)
-      if (auto a = w.lock()) live.push_back(std::move(a));
+    for (auto& [on, w] : arrivals_)
+      if (auto a = on == device ? w.lock() : nullptr) live.push_back(std::move(a));
   }
   for (auto& a : live)
     a->reclaim(device);

@@ -91,10 +91,10 @@ private:
   std::shared_ptr<device_board> board_;
   std::string node_;
   std::shared_ptr<staging_pool> staging_;
-  // Device buffers arriving, or arrived and not taken, each on a device (see
-  // `arrival`); shared by the threads receiving them and the tasks allocating.
+  // Device buffers arriving, or arrived, by the device each landed on (see `arrival`);
+  // shared by the threads receiving them and the tasks allocating.
   std::mutex arrivals_mtx_;
-  std::vector<std::weak_ptr<detail::device_arrival>> arrivals_;
+  std::vector<std::pair<uint32_t, std::weak_ptr<detail::device_arrival>>> arrivals_;
   uint32_t next_arrival_ = 0; // the device the next one tries first
 };
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -100,6 +101,21 @@ two_pulls pull_two(bed_cluster& c, const swarm::task_options& a,
   return {std::min(ta, tb), std::max(ta, tb)};
 }
 
+// Waits for two transfers of `bytes` at once, `a` on a thread of its own: each returns
+// its seconds, 1e9 when it did not end.
+two_pulls both_ended(const char* what, int bytes, const std::function<double()>& a,
+                     const std::function<double()>& b) {
+  double ta = 0;
+  std::thread wa{[&] { ta = a(); }};
+  double tb = b();
+  wa.join();
+  MESSAGE(std::string{what} << " of " << bytes / 1e6 << " MB: " << ta << " s and " << tb
+                            << " s");
+  REQUIRE(ta < 1e9);
+  REQUIRE(tb < 1e9);
+  return {std::min(ta, tb), std::max(ta, tb)};
+}
+
 // The same for two results of `bytes` that tasks of `a` and `b` make on worker-1 at one
 // moment: the head, their owner, pulls each as it is made; a thread per result waits.
 two_pulls results_two(bed_cluster& c, swarm::task_options a, swarm::task_options b,
@@ -110,19 +126,12 @@ two_pulls results_two(bed_cluster& c, swarm::task_options a, swarm::task_options
   auto start = wall_us() + 1'000'000; // time to make both
   auto ra = c.head->submit(a, blob_at, bytes, start);
   auto rb = c.head->submit(b, blob_at, bytes, start);
-  auto when = [start](const swarm::object_ref<std::vector<uint8_t>>& r, double& s) {
+  auto when = [start](const swarm::object_ref<std::vector<uint8_t>>& r) {
     auto v = r.get(60s);
-    s = v && v->size() > 0 ? static_cast<double>(wall_us() - start) / 1e6 : 1e9;
+    return v && v->size() > 0 ? static_cast<double>(wall_us() - start) / 1e6 : 1e9;
   };
-  double ta = 0;
-  double tb = 0;
-  std::thread wa{when, std::cref(ra), std::ref(ta)};
-  when(rb, tb);
-  wa.join();
-  MESSAGE("results of " << bytes / 1e6 << " MB: " << ta << " s and " << tb << " s");
-  REQUIRE(ta < 1e9);
-  REQUIRE(tb < 1e9);
-  return {std::min(ta, tb), std::max(ta, tb)};
+  return both_ended(
+      "results", bytes, [&] { return when(ra); }, [&] { return when(rb); });
 }
 
 // The same for two streams written on worker-1 by tasks of `a` and `b`, one item of
@@ -135,22 +144,14 @@ two_pulls items_two(bed_cluster& c, swarm::task_options a, swarm::task_options b
   auto start = wall_us() + 1'000'000; // time to make both
   auto sa = c.head->submit(a, item_at, bytes, start);
   auto sb = c.head->submit(b, item_at, bytes, start);
-  auto when = [start](swarm::stream<std::vector<uint8_t>>& s, double& took) {
-    took = 1e9;
+  auto when = [start](swarm::stream<std::vector<uint8_t>>& s) {
     auto next = s.next(60s);
-    if (!next || !next->has_value()) return;
+    if (!next || !next->has_value()) return 1e9;
     auto v = (*next)->get(60s);
-    if (v && v->size() > 0) took = static_cast<double>(wall_us() - start) / 1e6;
+    return v && v->size() > 0 ? static_cast<double>(wall_us() - start) / 1e6 : 1e9;
   };
-  double ta = 0;
-  double tb = 0;
-  std::thread wa{when, std::ref(sa), std::ref(ta)};
-  when(sb, tb);
-  wa.join();
-  MESSAGE("stream items of " << bytes / 1e6 << " MB: " << ta << " s and " << tb << " s");
-  REQUIRE(ta < 1e9);
-  REQUIRE(tb < 1e9);
-  return {std::min(ta, tb), std::max(ta, tb)};
+  return both_ended(
+      "stream items", bytes, [&] { return when(sa); }, [&] { return when(sb); });
 }
 
 } // namespace

@@ -1,7 +1,9 @@
 #include "transport/fake_network.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
+#include <random>
 
 namespace swarm::wire_msg {
 
@@ -348,14 +350,39 @@ size_t fake_network::heal() {
   return release_locked(g);
 }
 
-size_t fake_network::release_locked(guard& g) {
+size_t fake_network::heal_interleaved(uint32_t seed) {
+  guard g{mtx_};
+  hold_ = nullptr;
+  return release_locked(g, &seed);
+}
+
+size_t fake_network::release_locked(guard& g, const uint32_t* seed) {
   pending calls;
   auto held = std::move(held_);
   held_.clear();
-  for (auto& [from, to, m] : held)
+  auto call = [&calls](std::tuple<std::string, std::string, message>& h) {
+    auto& [from, to, m] = h;
     calls.emplace_back(to, [from = from, m = std::move(m)](node& n) mutable {
       if (n.handlers.on_message) n.handlers.on_message(from, std::move(m));
     });
+  };
+  if (!seed) {
+    for (auto& h : held)
+      call(h);
+  } else {
+    // Each connection's turn comes at random; its messages stay in order.
+    std::map<key, std::deque<size_t>> by_link;
+    for (size_t i = 0; i < held.size(); ++i)
+      by_link[{std::get<0>(held[i]), std::get<1>(held[i])}].push_back(i);
+    std::mt19937 turns{*seed};
+    while (!by_link.empty()) {
+      auto it = std::next(by_link.begin(),
+                          static_cast<std::ptrdiff_t>(turns() % by_link.size()));
+      call(held[it->second.front()]);
+      it->second.pop_front();
+      if (it->second.empty()) by_link.erase(it);
+    }
+  }
   auto n = calls.size();
   // Run without the lock: `deliver` holds back meanwhile, so what was queued after the
   // held messages does not overtake them.

@@ -121,6 +121,11 @@ public:
   /// sent after a held one on its connection arrives before it (as on TCP).
   size_t heal();
 
+  /// Ends a fault as `heal` does, but what was held arrives with the connections' turns
+  /// drawn from `seed`: each connection's messages in the order they were sent, the
+  /// connections interleaved at random (as arrivals on separate sockets may be).
+  size_t heal_interleaved(uint32_t seed);
+
   /// Cuts the connection between `a` and `b` (both directions), dropping what is queued;
   /// both sides' transports report the peer down, saying `why`.
   void disconnect(const std::string& a, const std::string& b,
@@ -171,7 +176,9 @@ private:
            pending& out);
   // Runs the handlers in `calls` without the lock, keeping their nodes alive meanwhile.
   void run(guard& g, pending& calls);
-  size_t release_locked(guard& g);
+  // Delivers the held messages: in the order held, or interleaved by connection as
+  // drawn from `*seed`.
+  size_t release_locked(guard& g, const uint32_t* seed = nullptr);
   // Drops, holds or queues `m` for its handler; the caller holds the lock.
   void deliver_one(const std::string& from, const std::string& to, message&& m,
                    pending& calls);

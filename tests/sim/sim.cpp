@@ -1,9 +1,10 @@
 // The fault simulation: the cluster protocol (a head and two workers, real cluster nodes
-// on the fake network) runs a bank under a schedule of faults drawn from a seed: freezes,
-// partitions (both ways, one way, and between the head and one worker only), delays, and
-// connection resets. Four threads transfer money while the faults last, through the
-// creator's handles (on the head) and handles looked up by name on worker-2. Checkers
-// assert the invariants afterwards:
+// on the fake network) runs a bank under a schedule of faults drawn from a seed: kills
+// (the node's process dies and starts again as a new life), freezes, partitions (both
+// ways, one way, and between the head and one worker only), delays, messages reordered
+// across connections, and connection resets. Four threads transfer money while the faults
+// last, through the creator's handles (on the head) and handles looked up by name on
+// worker-2. Checkers assert the invariants afterwards:
 //   - every future ends (a value or an error) within its deadline;
 //   - every acknowledged operation is in its account's state (exactly-once on state);
 //   - money is conserved, through creator handles and looked-up handles alike: a transfer
@@ -95,29 +96,56 @@ struct fault {
     cut_incoming,
     delay,
     reset,
-    cut_from_head
+    cut_from_head,
+    kill,
+    reorder
   } what;
   std::string node;
   std::chrono::milliseconds length;
+  uint32_t order = 0; // a reorder's draw of the connections' turns
   std::string describe() const {
-    static const char* names[] = {"freeze", "cut-out", "cut-in",
-                                  "delay",  "reset",   "cut-from-head"};
+    static const char* names[] = {"freeze", "cut-out",       "cut-in", "delay",
+                                  "reset",  "cut-from-head", "kill",   "reorder"};
     return std::string{names[static_cast<int>(what)]} + " " + node + " " +
            std::to_string(length.count()) + "ms";
   }
 };
+constexpr int fault_kinds = 8;
 
 std::vector<fault> draw_faults(std::mt19937& rng, int n) {
   std::vector<fault> out;
   for (int i = 0; i < n; ++i) {
     fault f;
-    f.what = static_cast<fault::kind>(rng() % 6);
+    f.what = static_cast<fault::kind>(rng() % fault_kinds);
     f.node = rng() % 2 == 0 ? "worker-1" : "worker-2";
     // Shorter and longer than node_timeout (400 ms): some are found dead, some not.
     f.length = std::chrono::milliseconds(100 + rng() % 800);
+    f.order = static_cast<uint32_t>(rng());
+    // Worker-2 is where the looked-up handles' calls are made: a kill takes worker-1
+    // (a caller's own node dying takes its calls with it, which no checker can count).
+    if (f.what == fault::kind::kill) f.node = "worker-1";
+    if (f.what == fault::kind::reorder) f.node = "all"; // every connection
     out.push_back(f);
   }
   return out;
+}
+
+/// Worker-1's process dies: nothing more leaves or reaches it and its connections close
+/// at once, its stop reaches no one; after `down` it starts again, a new life of it.
+void kill_and_restart(fake_nodes& c, std::chrono::milliseconds down) {
+  auto gone = [](const std::string& a, const std::string& b) {
+    return a == "worker-1" || b == "worker-1";
+  };
+  c.net.refuse_connections_if(gone);
+  c.net.drop_if([gone](auto& from, auto& to, auto&) { return gone(from, to); });
+  for (auto peer : {"head", "worker-2"})
+    c.net.disconnect(peer, "worker-1", "killed by the simulation");
+  c.w1.reset();
+  std::this_thread::sleep_for(down);
+  c.net.drop_if(nullptr);
+  c.net.refuse_connections_if(nullptr);
+  c.w1 =
+      std::make_unique<actors::cluster_node>(c.app, c.cfg, "worker-1", c.net.factory());
 }
 
 /// Applies `f` to the network and undoes it after its length.
@@ -147,12 +175,24 @@ void inflict(fake_nodes& c, const fault& f) {
       return *on && ((from == node && to == "head") || (from == "head" && to == node));
     });
     break;
+  case fault::kind::reorder: // what every node sends but heartbeats waits, then
+                             // arrives with the connections' turns drawn at random
+    c.net.hold_if([on](auto&, auto&, auto& m) {
+      return *on && !std::holds_alternative<wire_msg::heartbeat>(m);
+    });
+    break;
   case fault::kind::reset:
     c.net.disconnect("head", node, "reset by the simulation");
     return;
+  case fault::kind::kill:
+    kill_and_restart(c, f.length);
+    return;
   }
   std::this_thread::sleep_for(f.length);
-  c.net.heal();
+  if (f.what == fault::kind::reorder)
+    c.net.heal_interleaved(f.order);
+  else
+    c.net.heal();
   *on = false;
 }
 
@@ -185,7 +225,13 @@ seed_result run_seed(unsigned seed) {
   seed_result r;
   auto started = clock_type::now();
   std::mt19937 rng{seed};
-  fake_nodes c{0, [](cluster_config& cfg) { cfg.join_wait = 3000ms; }, register_bank};
+  // A killed node's stop reaches no one: a short stop_timeout bounds its wait for owners.
+  fake_nodes c{0,
+               [](cluster_config& cfg) {
+                 cfg.join_wait = 3000ms;
+                 cfg.stop_timeout = 2000ms;
+               },
+               register_bank};
   if (!c.formed) {
     r.violations.push_back("the cluster did not form");
     return r;

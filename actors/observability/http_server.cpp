@@ -3,7 +3,9 @@
 #include <civetweb.h>
 
 #include <cstring>
+#include <exception>
 #include <string_view>
+#include <thread>
 
 #include "base/same_token.hpp"
 
@@ -84,7 +86,24 @@ int http_server::on_request(mg_connection* conn, void* bound) {
             "'Authorization: Bearer <token>'\n");
     return 401;
   }
-  auto r = b.served->answer();
+  // civetweb's threads have small stacks (100 KiB as Debian builds it), and an answer
+  // may dial the head and encode messages (deeper still under a sanitizer): it is made
+  // on a thread of the default size while this one waits.
+  reply r;
+  std::string failed;
+  std::thread maker{[&] {
+    try {
+      r = b.served->answer();
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  }};
+  maker.join();
+  if (!failed.empty()) {
+    respond(conn, "500 Internal Server Error", "", "text/plain",
+            "the answer to " + b.served->path + " failed: " + failed + "\n");
+    return 500;
+  }
   respond(conn, "200 OK", "", r.type, r.body);
   return 200;
 }

@@ -28,7 +28,9 @@ public:
 
   struct route {
     std::string path; ///< matched exactly, e.g. "/metrics"
-    /// Makes the answer; runs on one of the server's threads, several at once.
+    /// Makes the answer; runs on a thread of the default stack size made for the
+    /// request, several at once. An exception it throws is answered with 500, saying
+    /// what it was.
     std::function<reply()> answer;
     /// Served without the token (a page that holds no data).
     bool open = false;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,38 @@ TEST_CASE(
                   "POST /data HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
                       cfg.token + "\r\nContent-Length: 0\r\n\r\n");
   CHECK_MESSAGE(post.find("HTTP/1.1 405 Method Not Allowed") != std::string::npos, post);
+}
+
+TEST_CASE("an HTTP endpoint's answers may use a thread's whole stack, and one that "
+          "throws is answered with 500 saying why") {
+  // civetweb's own threads have 100 KiB of stack as Debian builds it: this answer, which
+  // uses 1 MiB of it, overflowed there and took the process down.
+  auto deep = [] {
+    constexpr size_t size = 1 << 20, page = 4096;
+    volatile char scratch[size];
+    // A page at a time from the top, as a deep call would: past the stack's end lies
+    // its guard page.
+    int pages = 0;
+    for (size_t end = size; end >= page; end -= page) {
+      scratch[end - 1] = 1;
+      pages += scratch[end - 1];
+    }
+    return http_server::reply{"text/plain", "deep " + std::to_string(pages)};
+  };
+  auto server =
+      http_server::start(
+          "127.0.0.1", 0, {},
+          {{"/deep", deep},
+           {"/broken",
+            []() -> http_server::reply { throw std::runtime_error("no rows today"); }}})
+          .value();
+  auto answer = ask(server->port(), get("/deep"));
+  CHECK_MESSAGE(answer.find("HTTP/1.1 200 OK") != std::string::npos, answer);
+  CHECK(answer.find("\r\n\r\ndeep 256") != std::string::npos);
+  auto broken = ask(server->port(), get("/broken"));
+  CHECK_MESSAGE(broken.find("HTTP/1.1 500 Internal Server Error") != std::string::npos,
+                broken);
+  CHECK(broken.find("the answer to /broken failed: no rows today") != std::string::npos);
 }
 
 TEST_CASE("an HTTP endpoint whose port is taken says where it could not listen") {

@@ -12,6 +12,8 @@ kind=${1:-}
 shift || true
 case $kind in
   address)
+    # The dashboard's test loads its page in headless Chromium, as in scripts/test.sh.
+    "$root/scripts/install_deps.sh" chromium
     export SWARM_BUILD_DIR=${SWARM_BUILD_DIR:-$root/build-asan}
     SWARM_BUILD_TYPE=${SWARM_BUILD_TYPE:-RelWithDebInfo} "$root/scripts/build.sh" \
       -DSWARM_SANITIZE=address

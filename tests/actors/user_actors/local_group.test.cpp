@@ -26,14 +26,17 @@ struct fixture : received, test_coordinator_fixture<> {
   std::shared_ptr<node_liveness> node = std::make_shared<node_liveness>();
 
   // A root supervisor that records the exit it is sent, then ends (as a supervisor does).
+  // What it records into is a spawn argument: CAF 0.17 dereferences a null argument
+  // tuple for argument-less spawns (harmless, but UBSan reports it).
   caf::actor root() {
-    return sys.spawn([this](caf::event_based_actor* root_self) -> caf::behavior {
-      root_self->set_exit_handler([this, root_self](const caf::exit_msg& m) {
-        exits.push_back(m.reason);
+    auto record = [](caf::event_based_actor* root_self, received* into) -> caf::behavior {
+      root_self->set_exit_handler([into, root_self](const caf::exit_msg& m) {
+        into->exits.push_back(m.reason);
         root_self->quit(m.reason);
       });
       return {[](int) {}};
-    });
+    };
+    return sys.spawn(record, static_cast<received*>(this));
   }
 };
 

@@ -450,7 +450,10 @@ TEST_CASE("a GPU worker makes its blocking device calls on a thread of its own: 
   caf::scoped_actor self{sys};
   self->send(w, dev_alloc_atom::value, uint64_t{100}, caf::timespan{0});
   REQUIRE(began.wait_for(10s) == std::future_status::ready);
-  auto echo = sys.spawn([]() -> caf::behavior { return {[](int x) { return x + 1; }}; });
+  // The step is a spawn argument: CAF 0.17 dereferences a null argument tuple for
+  // argument-less spawns (harmless, but UBSan reports it).
+  auto echo = sys.spawn(
+      [](int step) -> caf::behavior { return {[step](int x) { return x + step; }}; }, 1);
   int answer = 0;
   self->request(echo, 5s, 41).receive([&](int y) { answer = y; }, [](caf::error&) {});
   CHECK(answer == 42);

@@ -133,6 +133,9 @@ result<void> cluster_actors::register_name(detail::actor_record_ptr rec,
   return {};
 }
 
+cluster_actors::cluster_actors(node_link& link)
+    : link_(link), next_actor_(link.life.load() << 12) {}
+
 std::shared_ptr<remote_actor_record>
 cluster_actors::track(detail::actor_spec spec, const std::string& node, uint64_t id,
                       std::optional<wire_msg::actor_create> created_by) {

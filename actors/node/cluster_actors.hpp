@@ -23,7 +23,7 @@ class remote_actor_record;
 /// made meanwhile wait for it.
 class cluster_actors {
 public:
-  explicit cluster_actors(node_link& link) : link_(link) {}
+  explicit cluster_actors(node_link& link);
 
   result<detail::actor_record_ptr> spawn(detail::actor_spec spec);
   void call(detail::actor_record& target, detail::task_ptr call);
@@ -119,7 +119,11 @@ private:
   void send_call(const std::shared_ptr<remote_actor_record>& rec, detail::task_ptr call);
 
   node_link& link_;
-  std::atomic<uint64_t> next_actor_{1};
+  // The ids of the actors hosted here count up from this life's start (its ms << 12): a
+  // node started again under its name never gives an actor an id an earlier life gave
+  // one (unless that life hosted 4,096 actors per ms it ran), which other nodes'
+  // handles and the owners' records may still hold.
+  std::atomic<uint64_t> next_actor_;
 };
 
 } // namespace swarm::actors

@@ -130,24 +130,6 @@ std::vector<fault> draw_faults(std::mt19937& rng, int n) {
   return out;
 }
 
-/// Worker-1's process dies: nothing more leaves or reaches it and its connections close
-/// at once, its stop reaches no one; after `down` it starts again, a new life of it.
-void kill_and_restart(fake_nodes& c, std::chrono::milliseconds down) {
-  auto gone = [](const std::string& a, const std::string& b) {
-    return a == "worker-1" || b == "worker-1";
-  };
-  c.net.refuse_connections_if(gone);
-  c.net.drop_if([gone](auto& from, auto& to, auto&) { return gone(from, to); });
-  for (auto peer : {"head", "worker-2"})
-    c.net.disconnect(peer, "worker-1", "killed by the simulation");
-  c.w1.reset();
-  std::this_thread::sleep_for(down);
-  c.net.drop_if(nullptr);
-  c.net.refuse_connections_if(nullptr);
-  c.w1 =
-      std::make_unique<actors::cluster_node>(c.app, c.cfg, "worker-1", c.net.factory());
-}
-
 /// Applies `f` to the network and undoes it after its length.
 void inflict(fake_nodes& c, const fault& f) {
   auto on = std::make_shared<std::atomic<bool>>(true);
@@ -185,7 +167,7 @@ void inflict(fake_nodes& c, const fault& f) {
     c.net.disconnect("head", node, "reset by the simulation");
     return;
   case fault::kind::kill:
-    kill_and_restart(c, f.length);
+    c.kill_and_restart_worker_1(f.length);
     return;
   }
   std::this_thread::sleep_for(f.length);

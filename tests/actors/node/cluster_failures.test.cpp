@@ -317,6 +317,38 @@ TEST_CASE(
   CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
 }
 
+TEST_CASE("a node started again under its name never gives an actor the id an actor of "
+          "its earlier life had, and a handle of that earlier actor follows it") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto a = c.driver->spawn(checkpointed_on_workers(2, 2), counter_t, 100);
+  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
+  CHECK(a.call(&counter::add, 12).get(10s).value() == 112);
+  auto before = c.head->address_of(a.record());
+  // A handle of it on worker-2, as a value would carry it there.
+  auto rec = c.w2->actor_at(before);
+  REQUIRE(rec);
+  actor_handle<counter> there{*c.w2, *rec};
+  c.kill_and_restart_worker_1(0ms);
+  CHECK(c.head->wait_for_nodes(3, 10s) == 3);
+  // Restarted from its state on worker-2, where it fits while worker-1 is gone.
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 113);
+  // Another actor on worker-1's new life: before, it was numbered from 1 again, the id
+  // `a` had there, and calls meant for `a` could reach it.
+  auto pinned = checkpointed_on_workers(2, 2);
+  pinned.node = "worker-1";
+  auto b = c.driver->spawn(pinned, counter_t, 500);
+  REQUIRE(b.call(&counter::node).get(10s).value() == "worker-1");
+  auto b_at = c.head->address_of(b.record());
+  CHECK(b_at.node == "worker-1");
+  CHECK(b_at.id != before.id);
+  auto followed = there.call(&counter::add, 1).get(10s);
+  INFO((followed ? std::string{"ok"} : followed.err().to_string()));
+  REQUIRE(followed);
+  CHECK(*followed == 114);
+  CHECK(b.call(&counter::add, 1).get(10s).value() == 501);
+}
+
 TEST_CASE("a call made on a node cut off from its actor's owner, whose effect the owner "
           "refused, runs again where the actor was restarted") {
   fake_cluster c;

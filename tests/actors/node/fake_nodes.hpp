@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "actors/node/cluster_node.hpp"
@@ -88,6 +89,24 @@ struct fake_nodes : pumped_network {
     w1.reset();
     w2.reset();
     head.reset();
+  }
+
+  /// Worker-1's process dies: nothing more leaves or reaches it and its connections
+  /// close at once, so its stop reaches no one; after `down` it starts again under its
+  /// name, a new life that joins the cluster. Nothing else may use `w1` meanwhile.
+  void kill_and_restart_worker_1(std::chrono::milliseconds down) {
+    auto gone = [](const std::string& a, const std::string& b) {
+      return a == "worker-1" || b == "worker-1";
+    };
+    net.refuse_connections_if(gone);
+    net.drop_if([gone](auto& from, auto& to, auto&) { return gone(from, to); });
+    for (auto peer : {"head", "worker-2"})
+      net.disconnect(peer, "worker-1", "killed by the test");
+    w1.reset();
+    std::this_thread::sleep_for(down);
+    net.drop_if(nullptr);
+    net.refuse_connections_if(nullptr);
+    w1 = std::make_unique<actors::cluster_node>(app, cfg, "worker-1", net.factory());
   }
 
   /// Waits (bounded) until `pred` holds.

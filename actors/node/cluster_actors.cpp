@@ -134,7 +134,7 @@ result<void> cluster_actors::register_name(detail::actor_record_ptr rec,
 }
 
 cluster_actors::cluster_actors(node_link& link)
-    : link_(link), next_actor_(link.life.load() << 12) {}
+    : link_(link), first_actor_(link.life.load() << 12), next_actor_(first_actor_) {}
 
 std::shared_ptr<remote_actor_record>
 cluster_actors::track(detail::actor_spec spec, const std::string& node, uint64_t id,
@@ -509,6 +509,15 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
                  "actor " + std::to_string(m.actor_id) + " on node '" + link_.self.name +
                      "' was stopped when the head found the node dead: its owner "
                      "restarted it elsewhere"});
+  // The caller's owner takes this error as the actor's node lost, and follows it to
+  // where its owner restarted it.
+  if (!rec && m.actor_id < first_actor_)
+    return fail({errc::node_unreachable,
+                 "actor " + std::to_string(m.actor_id) +
+                     " was hosted by an earlier life "
+                     "of node '" +
+                     link_.self.name +
+                     "', whose process ended: its owner restarts it elsewhere"});
   if (!rec)
     return fail({errc::actor_died, "node '" + link_.self.name + "' hosts no actor " +
                                        std::to_string(m.actor_id) + " (killed or gone)"});

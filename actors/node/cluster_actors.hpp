@@ -119,10 +119,12 @@ private:
   void send_call(const std::shared_ptr<remote_actor_record>& rec, detail::task_ptr call);
 
   node_link& link_;
-  // The ids of the actors hosted here count up from this life's start (its ms << 12): a
-  // node started again under its name never gives an actor an id an earlier life gave
-  // one (unless that life hosted 4,096 actors per ms it ran), which other nodes'
-  // handles and the owners' records may still hold.
+  // The ids of the actors hosted here count up from this process's start (its ms <<
+  // 12): a node started again under its name never gives an actor an id an earlier life
+  // gave one (unless that life hosted 4,096 actors per ms it ran), which other nodes'
+  // handles and the owners' records may still hold; a call for a lower id was meant for
+  // an earlier life.
+  const uint64_t first_actor_;
   std::atomic<uint64_t> next_actor_;
 };
 

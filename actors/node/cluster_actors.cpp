@@ -513,10 +513,8 @@ void cluster_actors::on_actor_call(wire_msg::actor_call&& m) {
   // where its owner restarted it.
   if (!rec && m.actor_id < first_actor_)
     return fail({errc::node_unreachable,
-                 "actor " + std::to_string(m.actor_id) +
-                     " was hosted by an earlier life "
-                     "of node '" +
-                     link_.self.name +
+                 "actor " + std::to_string(m.actor_id) + " was hosted by an earlier " +
+                     "life of node '" + link_.self.name +
                      "', whose process ended: its owner restarts it elsewhere"});
   if (!rec)
     return fail({errc::actor_died, "node '" + link_.self.name + "' hosts no actor " +

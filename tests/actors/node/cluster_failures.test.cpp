@@ -249,6 +249,16 @@ actor_handle<counter> named_on_worker_1(fake_cluster& c, const std::string& name
   return a;
 }
 
+// A checkpointed counter without a name, created by the head's driver on worker-1 and
+// moved from 100 to 112 there.
+actor_handle<counter> at_112_on_worker_1(fake_cluster& c) {
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto a = c.driver->spawn(checkpointed_on_workers(2, 2), counter_t, 100);
+  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
+  CHECK(a.call(&counter::add, 12).get(10s).value() == 112);
+  return a;
+}
+
 // Holds what worker-1 sends, and what is sent to it, while `frozen` (frozen, or cut off).
 void hold_worker_1(fake_cluster& c, std::atomic<bool>& frozen) {
   c.net.hold_if([&frozen](auto& from, auto& to, auto&) {
@@ -277,10 +287,7 @@ TEST_CASE(
     "a node back after the head found it dead stops the actors restarted elsewhere, "
     "and joins again as a new life") {
   fake_cluster c;
-  auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  auto a = c.driver->spawn(checkpointed_on_workers(2, 2), counter_t, 100);
-  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
-  CHECK(a.call(&counter::add, 12).get(10s).value() == 112);
+  auto a = at_112_on_worker_1(c);
   auto stale = c.head->address_of(a.record());
   REQUIRE(stale.node == "worker-1");
   auto first_life = worker_1_row(c).incarnation;
@@ -320,10 +327,7 @@ TEST_CASE(
 TEST_CASE("a node started again under its name never gives an actor the id an actor of "
           "its earlier life had, and a handle of that earlier actor follows it") {
   fake_cluster c;
-  auto counter_t = c.app.find_actor_type<counter>("counter").value();
-  auto a = c.driver->spawn(checkpointed_on_workers(2, 2), counter_t, 100);
-  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-1");
-  CHECK(a.call(&counter::add, 12).get(10s).value() == 112);
+  auto a = at_112_on_worker_1(c);
   auto before = c.head->address_of(a.record());
   // A handle of it on worker-2, as a value would carry it there.
   auto rec = c.w2->actor_at(before);
@@ -337,7 +341,8 @@ TEST_CASE("a node started again under its name never gives an actor the id an ac
   // `a` had there, and calls meant for `a` could reach it.
   auto pinned = checkpointed_on_workers(2, 2);
   pinned.node = "worker-1";
-  auto b = c.driver->spawn(pinned, counter_t, 500);
+  auto b =
+      c.driver->spawn(pinned, c.app.find_actor_type<counter>("counter").value(), 500);
   REQUIRE(b.call(&counter::node).get(10s).value() == "worker-1");
   auto b_at = c.head->address_of(b.record());
   CHECK(b_at.node == "worker-1");

@@ -174,6 +174,7 @@ struct ObjectChunk $Cxx.lane(bulk) {
   missing @4 :Text;    # non-empty: the holder has no such object, and why
   holders @5 :List(Text);  # other nodes that have, or are getting, the object
   notYet @6 :Bool;     # with missing: a copy still coming here; ask another holder
+  ownerGone @7 :Bool;  # with missing: its owner was an earlier life of this node
 }
 
 struct TaskCancel {

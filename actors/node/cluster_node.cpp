@@ -281,6 +281,7 @@ void cluster_node::start_actors() {
                       [&](const peer_view& p) { return !exclude.count(p.info.name); });
   };
   oc.alive = [this](const std::string& node) { return link_.alive(node); };
+  oc.earlier_owner = [this](uint64_t owner) { return link_.earlier_owner(owner); };
   oc.load = [members = &link_.members](const std::string& node) {
     auto table = members->loads();
     auto i = table->find(node);

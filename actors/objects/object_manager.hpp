@@ -29,6 +29,7 @@ namespace swarm::actors {
 /// Owner ids carry their node's index + 1 from this bit up, so ids are unique
 /// cluster-wide and name the node of their owner.
 constexpr int owner_index_shift = 40;
+constexpr uint64_t owner_counter_mask = (uint64_t{1} << owner_index_shift) - 1;
 
 /// Names the node outside the cluster file (a client, or a node that joined by the
 /// head's address) that has an owner index past the file's nodes; empty when none has it
@@ -150,6 +151,9 @@ struct object_manager_config {
   /// Whether `node` is alive in this node's view: a node that stops hands the results
   /// it holds over to the live owners only. Empty: every node is.
   std::function<bool(const std::string&)> alive;
+  /// Whether an owner id is one an earlier life of this node made (its objects went with
+  /// it): asked for such an object, the node says its owner died. May be empty.
+  std::function<bool(uint64_t owner)> earlier_owner;
   /// Counts a read of another node's object: found here, or pulled. May be empty.
   std::function<void(bool hit)> count_lookup;
   /// Where pulled plain buffers (strings, vectors of numbers) get their memory and give

@@ -68,7 +68,11 @@ void object_manager_state::serve(const std::string& peer,
     keep = p.serving;
   }
   std::string unread;
-  if (!l) {
+  if (!l && cfg.earlier_owner && cfg.earlier_owner(k.first)) {
+    c.missing = "object " + id_of(k) + "'s owner was an earlier life of node '" +
+                cfg.node + "', whose process ended: the object went with it";
+    c.owner_gone = true;
+  } else if (!l) {
     c.missing =
         "node '" + cfg.node + "' holds no object " + id_of(k) + " (freed, or never here)";
   } else if (!l->fill(m.offset, length, unread)) { // this chunk's bytes only
@@ -426,7 +430,7 @@ void object_manager_state::on_chunk(const std::string& peer, wire_msg::object_ch
     p.asked.erase(asked);
     if ((m.not_yet || drop_source(k, p, peer)) && ask_again(k, p, offset, len, peer))
       return;
-    return fail(errc::object_lost, m.missing);
+    return fail(m.owner_gone ? errc::owner_died : errc::object_lost, m.missing);
   }
   if (m.total != p.total || m.size() > asked->second.length ||
       (m.size() == 0 && asked->second.length > 0))

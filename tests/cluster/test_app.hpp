@@ -333,6 +333,16 @@ inline std::vector<object_ref<int>> make_refs(context& ctx, int n) {
   return out;
 }
 
+/// Puts `n` blobs of 128 KiB, each byte `fill`, on the node this runs on (which owns
+/// them: too large to travel in their refs) and returns their refs.
+inline std::vector<object_ref<std::vector<uint8_t>>> put_blobs(context& ctx, int fill,
+                                                               int n) {
+  std::vector<object_ref<std::vector<uint8_t>>> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back(ctx.put(std::vector<uint8_t>(128 << 10, static_cast<uint8_t>(fill))));
+  return out;
+}
+
 /// Hands `refs` on to `sum_of` on node `node` (lending what it borrowed): its future.
 inline object_ref<int> sum_on(context& ctx, std::vector<object_ref<int>> refs,
                               std::string node) {
@@ -563,6 +573,7 @@ inline void register_all(application& app) {
   app.function("in_group", in_group);
   app.function("sum_of", sum_of);
   app.function("make_refs", make_refs);
+  app.function("put_blobs", put_blobs);
   app.function("sum_on", sum_on);
   app.function("blob_sizes", blob_sizes);
   app.function("borrow_counts", borrow_counts);

@@ -120,6 +120,15 @@ struct actor_options {
   /// Calls in flight when the actor's node died are sent again, this many times at most,
   /// to the actor restarted elsewhere; 0: they fail with `actor_died`.
   uint32_t max_task_retries = 0;
+  /// With `checkpoint_every`: each state saved keeps the ids and answers of the last
+  /// this many calls of each caller (of the 64 callers that called last), so that a
+  /// call sent again after its answer was lost (its node died once the state with its
+  /// effect was saved) is answered from the state instead of running twice: calls run
+  /// exactly once while a caller has no more calls to the actor in flight than this. An
+  /// answer that is not plain data (a user type, a ref, a device buffer, a future) or
+  /// is over 64 KiB is not kept: such a call sent again fails with `object_lost`. 0:
+  /// calls sent again run again (at least once).
+  uint32_t answers_kept = 16;
   /// Creates the actor in this bundle of a placement group (on its node, demanding no
   /// more than it holds); the group must be placed. Overrides `node`.
   bundle_ref bundle;

@@ -388,6 +388,7 @@ struct ActorCreate {
   maxTaskRetries @12 :UInt32;    # a call lost with its node is sent again this often
   life @13 :UInt64;  # the life (incarnation) of the node it is meant for, as the sender
                      # saw it: a later life refuses it (0: any)
+  answersKept @14 :UInt32;  # the last calls' answers kept in each state (exactly once)
 }
 
 struct ActorCreated {

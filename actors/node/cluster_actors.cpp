@@ -82,6 +82,7 @@ result<detail::actor_record_ptr> cluster_actors::spawn(detail::actor_spec spec) 
   m.durable_checkpoints = spec.options.durable_checkpoints;
   m.max_concurrency = spec.options.max_concurrency;
   m.max_task_retries = spec.options.max_task_retries;
+  m.answers_kept = spec.options.answers_kept;
   auto at = create_on(target, m);
   // The node chosen did not answer (it froze or died as the actor was made there): an
   // actor not pinned to it is placed again, once that loss has had time to be seen.
@@ -395,6 +396,7 @@ result<uint64_t> cluster_actors::host_actor(const wire_msg::actor_create& m) {
   spec.options.durable_checkpoints = m.durable_checkpoints;
   spec.options.max_concurrency = std::max<uint32_t>(1, m.max_concurrency);
   spec.options.max_task_retries = m.max_task_retries;
+  spec.options.answers_kept = m.answers_kept;
   spec.checkpoint = m.checkpoint;
   auto id = next_actor_++;
   // Saved states go to the owner, which restarts the actor if this node dies.

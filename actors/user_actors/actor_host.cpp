@@ -5,10 +5,11 @@
 #include <deque>
 #include <iterator>
 
-#include "actors/workers/call_executor.hpp"
 #include "actors/scheduling/local_scheduler.hpp"
 #include "actors/scheduling/protocol.hpp"
+#include "actors/user_actors/applied_calls.hpp"
 #include "actors/user_actors/protocol.hpp"
+#include "actors/workers/call_executor.hpp"
 #include "framework/detail/core.hpp"
 #include "framework/supervision.hpp"
 
@@ -155,6 +156,9 @@ struct host_state {
   detail::core& node;
   detail::actor_spec spec;
   std::weak_ptr<host_record> record;
+  // The last calls run, kept in each state saved (calls run exactly once).
+  applied_calls applied{spec.options.checkpoint_every > 0 ? spec.options.answers_kept
+                                                          : 0};
   caf::actor_addr self_addr;
   uint64_t self_id = 0;
   // Where it asked for the GPUs it holds for its life (none when it demands none);
@@ -187,6 +191,7 @@ struct host_state {
   };
   std::deque<held_answer> held;
   uint64_t checkpoint_seq = 0;
+  uint64_t kept_seq = 0; // the latest state the owner said it keeps
   std::vector<uint8_t> unanswered;
   bool resend_due = false;
   std::shared_ptr<call_histogram> timing; // the record's
@@ -321,10 +326,9 @@ struct host_state {
         begin_on_devices(node, ctx); // a constructor may launch on its devices
         instance = spec.factory();
         detail::actor_access::attach(*instance, ctx, spec.type_name);
-        if (auto r = record.lock()) {
-          auto state = r->checkpoint();
-          if (!state.empty()) instance->on_restore(state);
-        }
+        auto r = record.lock();
+        auto state = applied.unwrap(r ? r->checkpoint() : std::vector<uint8_t>{});
+        if (!state.empty()) instance->on_restore(state);
         instance->on_start();
         if (cause) instance->on_restart(*cause);
         return;
@@ -369,7 +373,7 @@ struct host_state {
                   detail::carried_state* carried = nullptr) {
     calls = 0;
     try {
-      auto state = instance->on_checkpoint();
+      auto state = applied.wrap(instance->on_checkpoint());
       if (spec.options.durable_checkpoints) {
         auto& name = spec.name();
         if (auto ok =
@@ -484,11 +488,35 @@ void settle(host_actor* self, uint64_t seq, bool taken) {
                               "' restarted it elsewhere, without this call's effect",
                           seq);
   }
+  st.kept_seq = std::max(st.kept_seq, seq);
   while (!st.held.empty() && st.held.front().seq <= seq) {
     auto h = std::move(st.held.front());
     st.held.pop_front();
     answer(self, std::move(h.call), std::move(h.outcome));
   }
+}
+
+// The answer to a call that ran already: it counts only where the owner keeps a state
+// with the call's effect, as a run's answer does. The state this instance restored is
+// one (the owner restarted it from that state); so is its latest state saved, once the
+// owner keeps it, which this instance may be too stale to see happen (its owner
+// restarted it elsewhere: the call then follows the actor there).
+void answer_again(host_actor* self, detail::task_ptr task, call_outcome outcome) {
+  auto& st = *self->state;
+  auto r = st.record.lock();
+  if (st.checkpoint_seq == 0 || st.kept_seq >= st.checkpoint_seq || !r ||
+      !st.spec.on_checkpoint)
+    return answer(self, std::move(task), std::move(outcome));
+  if (task->state_for_owner) {
+    // The owner's own call: its answer carries the latest state, which the owner checks
+    // as it checks a run's.
+    task->state_for_owner->seq = st.checkpoint_seq;
+    task->state_for_owner->bytes = r->checkpoint();
+    return answer(self, std::move(task), std::move(outcome));
+  }
+  if (!st.answer_waits(*task)) return answer(self, std::move(task), std::move(outcome));
+  st.unanswered = r->checkpoint(); // the latest state, sent again while answers wait
+  hold(self, std::move(task), std::move(outcome), st.checkpoint_seq);
 }
 
 void resend(host_actor* self) {
@@ -528,6 +556,16 @@ void drain(host_actor* self) {
     st.pending.pop_front();
     if (!task->try_claim(0, detail::task_phase::running)) continue; // cancelled
     ran = true;
+    // Sent again after its answer was lost (with the node of an earlier instance, whose
+    // state with its effect this one restored, or on a connection reset): answered as
+    // it was, not run again.
+    if (auto* kept = st.applied.find(task->result->id())) {
+      task->claim.store(detail::make_claim(0, detail::task_phase::finished));
+      auto what = "'" + task->name + "' on actor of type '" + st.spec.type_name + "'";
+      answer_again(self, std::move(task),
+                   applied_calls::outcome_of(*kept, task->result_type, what));
+      continue;
+    }
     auto began = std::chrono::system_clock::now();
     begin_on_devices(st.node, st.ctx);
     auto outcome = execute_call(*task, st.instance.get(), st.ctx);
@@ -540,6 +578,7 @@ void drain(host_actor* self) {
     error cause;
     bool crashed = outcome.what == call_outcome::kind::crash;
     if (crashed) cause = outcome.err;
+    st.applied.add(task->result->id(), outcome);
     // Saved before the result goes out: whoever sees the result finds its effect in
     // the state a restart restores. The owner's own answer carries the state; another
     // caller's waits until the owner says it keeps it.

@@ -6,7 +6,8 @@
 // last, through the creator's handles (on the head) and handles looked up by name on
 // worker-2. Checkers assert the invariants afterwards:
 //   - every future ends (a value or an error) within its deadline;
-//   - every acknowledged operation is in its account's state (exactly-once on state);
+//   - every acknowledged operation is in its account's state, and none is there twice
+//     (exactly-once on state: the accounts apply whatever they are given);
 //   - money is conserved, through creator handles and looked-up handles alike: a transfer
 //     that moved money out of one account and not into the other reported an error;
 //   - at most one live instance per actor name, once the faults heal.
@@ -25,7 +26,6 @@
 #include <map>
 #include <mutex>
 #include <random>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -47,13 +47,15 @@ constexpr size_t min_transfers = 8; // by each driver, faults or not
 constexpr auto pace = 10ms;         // between a driver's transfers
 constexpr auto deadline = 30s; // for any one future
 
-/// An account that applies each operation once, by key, and saves its state each call.
+/// An account that applies every operation it is given, and records its key: the
+/// runtime, not the account, must see that each runs once. It saves its state each call.
 class account : public swarm::actor {
 public:
   account() = default;
   explicit account(int64_t balance) : balance_(balance) {}
   int64_t apply(uint64_t key, int64_t delta) {
-    if (applied_.insert(key).second) balance_ += delta;
+    balance_ += delta;
+    applied_.push_back(key);
     return balance_;
   }
   std::vector<int64_t> balance_and_keys() const {
@@ -73,12 +75,12 @@ public:
     balance_ = s.front();
     applied_.clear();
     for (size_t i = 1; i < s.size(); ++i)
-      applied_.insert(static_cast<uint64_t>(s[i]));
+      applied_.push_back(static_cast<uint64_t>(s[i]));
   }
 
 private:
   int64_t balance_ = 0;
-  std::set<uint64_t> applied_;
+  std::vector<uint64_t> applied_; // in the order applied
 };
 
 void register_bank(application& app) {
@@ -320,7 +322,11 @@ seed_result run_seed(unsigned seed) {
     int64_t from_keys = opening;
     for (size_t i = 1; i < s->size(); ++i) {
       auto key = static_cast<uint64_t>((*s)[i]);
-      applied_in[key] = a;
+      if (!applied_in.emplace(key, a).second)
+        r.violations.push_back(
+            "transfer " + std::to_string(key / 2) + "'s " +
+            (key % 2 == 0 ? "withdrawal" : "deposit") + " was applied twice (in acct-" +
+            std::to_string(applied_in[key]) + " and acct-" + std::to_string(a) + ")");
       auto& x = transfer_of(key);
       from_keys += key % 2 == 0 ? -x.amount : x.amount;
     }

@@ -385,6 +385,31 @@ TEST_CASE("a ref owned by an earlier life of a node started again under its name
   }
 }
 
+TEST_CASE("a call whose answer was lost with its actor's node, after the owner kept the "
+          "state with its effect, is answered from that state and runs once") {
+  fake_cluster c;
+  auto a = at_112_on_worker_1(c);
+  // A caller on worker-2, which is not the actor's owner: its answer goes out only once
+  // the owner keeps the state with the call's effect.
+  auto rec = c.w2->actor_at(c.head->address_of(a.record()));
+  REQUIRE(rec);
+  actor_handle<counter> there{*c.w2, *rec};
+  c.net.hold_if([](auto& from, auto& to, auto& m) {
+    return from == "worker-1" && to == "worker-2" && is<wire_msg::task_result>(m);
+  });
+  auto call = there.call(&counter::add, 10);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held == 1; }));
+  // Its answer is lost with worker-1; worker-2 sends the call again to the actor
+  // restarted from the state with its effect. Before, it ran again there: 132.
+  c.kill_and_restart_worker_1(0ms);
+  auto got = call.get(20s);
+  INFO((got ? std::to_string(*got) : got.err().to_string()));
+  REQUIRE(got);
+  CHECK(*got == 122);
+  CHECK(a.call(&counter::add, 1).get(10s).value() == 123);
+  CHECK(there.call(&counter::add, 1).get(10s).value() == 124);
+}
+
 TEST_CASE("a call made on a node cut off from its actor's owner, whose effect the owner "
           "refused, runs again where the actor was restarted") {
   fake_cluster c;

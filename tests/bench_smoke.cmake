@@ -43,6 +43,7 @@ set(local_keys
   1_1_actor_calls_async
   1_1_async_actor_calls_async
   1_1_actor_calls_with_args
+  checkpointed_actor_calls_sync
   1_n_actor_calls_sync
   1_n_actor_calls_async
   n_n_actor_calls_sync
@@ -52,6 +53,7 @@ set(local_keys
   caf_raw_spawn_per_s
   caf_raw_sync_per_s
   caf_raw_pipelined_per_s
+  checkpointed_calls_answers_not_kept_per_s
   single_client_put_calls
   single_client_get_calls
   single_client_get_10k_refs

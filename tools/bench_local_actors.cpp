@@ -253,6 +253,44 @@ void measure_actor_calls(bench_session& s, local_rig& rig) {
                  "caf_raw_pipelined_1kib_per_s", floor));
   }
 
+  // Each call saves the actor's state (here empty) and, by default, keeps its answer in
+  // that state so that a call sent again is not run twice; beside the same actor keeping
+  // no answers (calls sent again run again): what exactly-once costs.
+  if (s.wants("checkpointed_actor_calls_sync")) {
+    actor_options kept;
+    kept.checkpoint_every = 1;
+    auto not_kept = kept;
+    not_kept.answers_kept = 0;
+    auto again = rig.rt.spawn(not_kept, echo_t);
+    auto once = rig.rt.spawn(kept, echo_t);
+    // Call by call, turn about, each call timed: both actors see the machine alike.
+    auto time_call = [](actor_handle<bench_echo>& h, int x) {
+      auto t0 = bench_clock::now();
+      check(h.call(&bench_echo::ping, x).get().value() == x, "checkpointed actor call");
+      return seconds_since(t0);
+    };
+    std::vector<double> at_least, exactly;
+    auto rep = [&](size_t n) {
+      double a = 0, b = 0;
+      auto t0 = bench_clock::now();
+      size_t i = 0;
+      for (; i < n && !past_cap(i, t0, p.cap); ++i) {
+        a += time_call(again, static_cast<int>(i));
+        b += time_call(once, static_cast<int>(i));
+      }
+      at_least.push_back(static_cast<double>(i) / a);
+      exactly.push_back(static_cast<double>(i) / b);
+      return 0.0;
+    };
+    median_of_reps(p.reps, p.sync_ops, rep);
+    at_least.erase(at_least.begin()); // the warm-up
+    exactly.erase(exactly.begin());
+    double floor = s.floor("checkpointed_calls_answers_not_kept_per_s", "calls/s",
+                           [&] { return median(at_least); });
+    s.add(versus("checkpointed_actor_calls_sync", median(exactly), "calls/s",
+                 "checkpointed_calls_answers_not_kept_per_s", floor));
+  }
+
   if (s.wants("1_n_actor_calls_sync"))
     s.add(versus("1_n_actor_calls_sync",
                  median_of_reps(p.reps, p.sync_ops,

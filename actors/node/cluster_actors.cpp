@@ -295,7 +295,12 @@ void cluster_actors::placed_again(const std::shared_ptr<remote_actor_record>& re
   if (at) return restarted(rec, *at);
   auto e = at.err();
   if (!t.before.empty()) e.message += " (its try before: " + t.before + ")";
-  if (e.code != errc::node_unreachable || std::chrono::steady_clock::now() >= t.until)
+  // A node that fit was chosen and was lost before it answered (which may take longer
+  // than join_wait): the wait for a node to hold it begins again.
+  auto now = std::chrono::steady_clock::now();
+  if (m.placed && e.code == errc::node_unreachable)
+    t.until = std::max(t.until, now + link_.cfg.join_wait);
+  if (e.code != errc::node_unreachable || now >= t.until)
     return give_up(link_.local->log(), *rec, m.type_name, e);
   // Asked of the head, which places it: the head, or the node it chose, is the
   // unreachable one, and the error names which.

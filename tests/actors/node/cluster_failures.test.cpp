@@ -410,6 +410,35 @@ TEST_CASE("a call whose answer was lost with its actor's node, after the owner k
   CHECK(there.call(&counter::add, 1).get(10s).value() == 124);
 }
 
+TEST_CASE("an actor restarted on a node that is lost before it answers, after join_wait, "
+          "is placed again instead of given up") {
+  fake_cluster c{0, [](cluster_config& cfg) { cfg.join_wait = 1000ms; }};
+  auto a = at_112_on_worker_1(c);
+  // Its restart on worker-2, the only node left that fits, is held there ...
+  std::atomic<bool> frozen{false};
+  c.net.hold_if([&frozen](auto& from, auto& to, auto& m) {
+    return (frozen && (from == "worker-2" || to == "worker-2")) ||
+           (from == "head" && to == "worker-2" && is<wire_msg::actor_create>(m));
+  });
+  kill_worker_1(c, {"head", "worker-2"});
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held >= 1; }));
+  // ... past join_wait, until worker-2 is found dead too: before, the restart gave up
+  // and the actor died ('could not be restarted').
+  std::this_thread::sleep_for(1100ms);
+  frozen = true;
+  REQUIRE(fake_cluster::eventually(
+      [&] { return c.head->alive_nodes() == std::vector<std::string>{"head"}; }));
+  auto call = a.call(&counter::add, 1);
+  // Worker-2 comes back, a new life, and the actor is placed there.
+  c.net.hold_if(nullptr);
+  c.net.release_held();
+  auto got = call.get(20s);
+  INFO((got ? std::to_string(*got) : got.err().to_string()));
+  REQUIRE(got);
+  CHECK(*got == 113);
+  CHECK(a.call(&counter::node).get(10s).value() == "worker-2");
+}
+
 TEST_CASE("a call made on a node cut off from its actor's owner, whose effect the owner "
           "refused, runs again where the actor was restarted") {
   fake_cluster c;

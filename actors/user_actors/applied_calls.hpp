@@ -32,8 +32,6 @@ public:
   explicit applied_calls(size_t window, size_t callers = default_callers)
       : window_(window), max_callers_(std::max<size_t>(callers, 1)) {}
 
-  bool enabled() const noexcept { return window_ > 0; }
-
   /// Keeps call `id`'s outcome (its value when it is plain data that fits; else only
   /// that it ran, and why its answer is not kept). A crash is not kept: its effect is
   /// not in any state.

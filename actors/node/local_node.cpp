@@ -375,7 +375,7 @@ void local_node::on_supervisor_event(const std::string& event) {
 }
 
 uint64_t local_node::new_owner_id() {
-  return next_owner_.fetch_add(1, std::memory_order_relaxed);
+  return owners_.next();
 }
 
 object_id local_node::new_object_id(uint64_t owner) {

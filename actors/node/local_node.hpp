@@ -11,15 +11,16 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "actors/user_actors/actor_host.hpp"
+#include "actors/common/owner_counter.hpp"
+#include "actors/common/topology.hpp"
 #include "actors/control_store/gcs_shards.hpp"
+#include "actors/objects/store_table.hpp"
+#include "actors/observability/node_metrics.hpp"
+#include "actors/scheduling/task_inbox.hpp"
+#include "actors/user_actors/actor_host.hpp"
 #include "actors/user_actors/hosted_table.hpp"
 #include "actors/user_actors/local_group.hpp"
 #include "actors/workers/node_devices.hpp"
-#include "actors/observability/node_metrics.hpp"
-#include "actors/objects/store_table.hpp"
-#include "actors/scheduling/task_inbox.hpp"
-#include "actors/common/topology.hpp"
 #include "framework/application.hpp"
 #include "framework/detail/core.hpp"
 #include "framework/detail/supervisor_actor.hpp"
@@ -157,7 +158,9 @@ private:
   caf::actor placement_; // keeps placement groups, for an embedded node
   std::shared_ptr<node_devices> devices_; // null without GPUs
 
-  std::atomic<uint64_t> next_owner_{1};
+  // Counted from this process's start: a call id kept in a state an earlier process
+  // saved (a durable checkpoint) is never made again.
+  owner_counter owners_;
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<bool> stopping_{false};
   // Actors whose handles were encoded (spilled in a value), to read them back.

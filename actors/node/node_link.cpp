@@ -3,7 +3,6 @@
 
 #include <caf/all.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <future>
 #include <optional>
@@ -91,21 +90,14 @@ node_link::node_link(cluster_config config, const std::string& node)
   self = **spec;
   index = self.owner_index != 0 ? uint64_t{self.owner_index} - 1
                                 : static_cast<uint64_t>(*spec - cfg.nodes.data());
-  first_owner = std::max<uint64_t>((life.load() << 10) & owner_counter_mask, 1);
-  next_owner = first_owner;
 }
 
 uint64_t node_link::new_owner_id() {
-  uint64_t counter = 0;
-  while (counter == 0) // past the wrap
-    counter = next_owner.fetch_add(1) & owner_counter_mask;
-  return ((index + 1) << owner_index_shift) | counter;
+  return ((index + 1) << owner_index_shift) | owners.next();
 }
 
 bool node_link::earlier_owner(uint64_t id) const {
-  if ((id >> owner_index_shift) != index + 1) return false;
-  auto made = next_owner.load() - first_owner;
-  return (((id & owner_counter_mask) - first_owner) & owner_counter_mask) >= made;
+  return (id >> owner_index_shift) == index + 1 && !owners.made(id & owner_counter_mask);
 }
 
 void node_link::start_agent() {

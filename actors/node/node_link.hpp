@@ -80,15 +80,12 @@ public:
   bool is_head() const { return self.role == node_spec::role_type::head; }
   const std::string& head_name() const { return cfg.head().name; }
   /// Owner ids carry the node's index above bit 40, so ids are unique cluster-wide; below
-  /// it a counter that starts where the life's start time puts it (about one step a
-  /// microsecond, wrapping after 12 days), so a life never makes the ids an earlier life
-  /// of the node made, and objects of that life are never mistaken for its own.
+  /// it this life's count (see `owner_counter`).
   uint64_t new_owner_id();
   /// Whether `id` is one of this node's owner ids that this life never made: an
   /// earlier life's, whose objects went with it.
   bool earlier_owner(uint64_t id) const;
-  uint64_t first_owner = 1;
-  std::atomic<uint64_t> next_owner{1};
+  owner_counter owners{life.load()};
 
   // -- parts, owned by the cluster node -------------------------------------------------
   local_node* local = nullptr;

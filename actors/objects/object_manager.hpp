@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/common/owner_counter.hpp"
 #include "actors/common/protocol.hpp"
 #include "actors/objects/cached_copy.hpp"
 #include "actors/objects/protocol.hpp"
@@ -25,11 +26,6 @@
 #include "transport/wire_message.hpp"
 
 namespace swarm::actors {
-
-/// Owner ids carry their node's index + 1 from this bit up, so ids are unique
-/// cluster-wide and name the node of their owner.
-constexpr int owner_index_shift = 40;
-constexpr uint64_t owner_counter_mask = (uint64_t{1} << owner_index_shift) - 1;
 
 /// Names the node outside the cluster file (a client, or a node that joined by the
 /// head's address) that has an owner index past the file's nodes; empty when none has it

@@ -108,7 +108,9 @@ struct actor_directory_state {
       out.max_task_retries = r->spec().options.max_task_retries;
       if (r->dead())
         out.error = r->death_reason();
-      else if (!r->restarting() && !r->is_at(node, id)) {
+      else if (!r->restarting()) {
+        // Where it is, the place the asker lost it included: only a connection there may
+        // have closed (the asker's new life closes its old ones); the asker decides.
         out.found = true;
         out.node = r->remote_node();
         out.actor_id = r->id();

@@ -36,6 +36,7 @@ std::shared_ptr<remote_actor_record> record(const std::string& node, uint64_t id
 struct fixture : directory_parts, test_coordinator_fixture<> {
   actor_directory_actor d;
   std::vector<std::vector<uint8_t>> restarted_with;
+  std::vector<wire_msg::actor_location> locations;
 
   fixture() {
     actor_directory_config dc;
@@ -52,6 +53,7 @@ struct fixture : directory_parts, test_coordinator_fixture<> {
       events.push_back("kill " + r->spec().type_name);
     };
     dc.send = [this](const std::string& peer, wire_msg::message m) {
+      if (auto* l = std::get_if<wire_msg::actor_location>(&m)) locations.push_back(*l);
       if (auto* t = std::get_if<wire_msg::actor_checkpoint_taken>(&m))
         events.push_back("taken " + peer + " " + std::to_string(t->seq) + " " +
                          (t->taken ? "yes" : "no"));
@@ -257,4 +259,43 @@ TEST_CASE_FIXTURE(fixture, "an answer carrying its actor's state counts once the
   // An actor no record here restarts: the answer counts as it is.
   tell(checkpoint_atom::value, std::string{"w3"}, answer_with_state(9, 1, 8));
   CHECK(events.back() == "answer w3 9 counts");
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "the owner tells a handle that lost its connection to an actor "
+                  "where the actor is, the same place included, and nothing while "
+                  "it restarts") {
+  auto a = record("w2", 7, true, 1);
+  tell(track_atom::value, a);
+  auto ask = [&](const std::string& node, uint64_t id) {
+    locations.clear();
+    tell(lookup_atom::value, std::string{"w1"}, uint64_t{5}, node, id);
+    REQUIRE(locations.size() == 1);
+    CHECK(locations[0].request_id == 5);
+    return locations[0];
+  };
+  // Still where the handle lost it (only a connection closed, say): it is there. Before,
+  // the owner answered nothing found, and the handle waited for a restart that never
+  // came, then failed with actor_died.
+  auto here = ask("w2", 7);
+  CHECK(here.found);
+  CHECK(here.node == "w2");
+  CHECK(here.actor_id == 7);
+  // Restarting: not found yet, and no error (the handle looks again).
+  tell(lost_atom::value, std::string{"w2"}, std::string{"killed"});
+  REQUIRE(a->restarting());
+  auto waiting = ask("w2", 7);
+  CHECK_FALSE(waiting.found);
+  CHECK(waiting.error.empty());
+  // Restarted elsewhere: where it is now, asked by where it was.
+  (void)a->relocate("w3", 9);
+  auto moved = ask("w2", 7);
+  CHECK(moved.found);
+  CHECK(moved.node == "w3");
+  CHECK(moved.actor_id == 9);
+  // An id it never had: an error that says so.
+  auto never = ask("w2", 8);
+  CHECK_FALSE(never.found);
+  CHECK(never.error.find("created no actor that was 8 on node 'w2'") !=
+        std::string::npos);
 }

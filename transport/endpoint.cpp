@@ -514,8 +514,19 @@ void endpoint::on_readable(const conn_ptr& c) {
   if (c->tls_undecided && !decide_tls(c)) return;
   if (c->tls && !c->tls->ready() && !tls_handshake(c)) return;
   std::vector<message> msgs;
+  // While the socket holds more, a peer's frames are read before they are decoded, so
+  // that its urgent ones among them go first (plain TCP; a record opens a few at once).
+  // Whatever way the reading ends, what was read is decoded first; false: closed.
+  bool held = false;
+  auto decode_held = [&] {
+    if (!held) return true;
+    held = false;
+    msgs.clear();
+    return deliver(c, c->decoder.commit(0, msgs), msgs);
+  };
   // Bounded per round so one busy peer cannot starve the others.
-  for (int round = 0; round < 8; ++round) {
+  constexpr int rounds = 8;
+  for (int round = 0; round < rounds; ++round) {
     // Straight into the decoder's buffer (a large frame gets room for all of it), or
     // under TLS into the records' buffer.
     auto [room, cap] =
@@ -525,6 +536,7 @@ void endpoint::on_readable(const conn_ptr& c) {
       c->last_received.store(clock_type::now().time_since_epoch().count(),
                              std::memory_order_relaxed);
     if (n == 0) {
+      if (!decode_held()) return;
       // A retiring connection whose peer shut its side first still writes out what it
       // holds, then closes.
       bool draining = false;
@@ -538,13 +550,21 @@ void endpoint::on_readable(const conn_ptr& c) {
       return;
     }
     if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
+      if (!decode_held()) return;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       return close(c, sys_error("read failed"));
     }
+    bool more = static_cast<size_t>(n) == cap && round + 1 < rounds &&
+                c->decoder.buffered() + static_cast<size_t>(n) < read_ahead;
     if (c->tls) {
       if (!open_records(c, static_cast<size_t>(n), msgs)) return;
+    } else if (more && c->hs.authenticated() && !c->hs.bulk() &&
+               c->decoder.hold(static_cast<size_t>(n))) {
+      held = true;
+      continue;
     } else {
+      held = false;
       msgs.clear();
       if (!deliver(c, c->decoder.commit(static_cast<size_t>(n), msgs), msgs)) return;
     }
@@ -557,6 +577,7 @@ void endpoint::on_readable(const conn_ptr& c) {
     }
     if (static_cast<size_t>(n) < cap) return;
   }
+  decode_held();
 }
 
 bool endpoint::deliver(const conn_ptr& c, result<void> ok, std::vector<message>& msgs) {
@@ -615,6 +636,7 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     if (!bulk) release_held_locked(c->peer, *by_name_.at(c->peer));
   }
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
+  c->decoder.set_urgent_ahead(true);
   mark(c->fd, bulk ? traffic_class::bulk : traffic_class::control);
   if (handlers_.land)
     c->decoder.set_lander([land = handlers_.land,

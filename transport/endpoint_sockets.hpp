@@ -22,6 +22,9 @@ namespace swarm::wire_msg::endpoint_sockets {
 using clock_type = std::chrono::steady_clock;
 
 inline constexpr size_t read_chunk = 256 << 10;
+// What a connection's reader holds undecoded while its socket has more: urgent frames
+// among those bytes are decoded first (`frame_decoder::set_urgent_ahead`).
+inline constexpr size_t read_ahead = 4 << 20;
 
 // Reasons a connection closes, which set the level its line is logged at.
 inline constexpr std::string_view peer_closed = "the peer closed the connection";

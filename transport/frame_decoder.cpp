@@ -24,6 +24,7 @@ struct frame_head {
   uint32_t len = 0;
   uint64_t raw = 0;
   uint8_t lane = 0;
+  bool urgent = false;
 };
 
 uint64_t read_le(const uint8_t* p, int bytes) {
@@ -52,8 +53,13 @@ head_state read_head(const uint8_t* h, size_t avail, size_t max, frame_head& f,
     why = "unknown lane " + std::to_string(f.lane);
     return head_state::malformed;
   }
-  if ((h[5] & ~raw_tail_flag) != 0 || h[6] != 0 || h[7] != 0) {
+  if ((h[5] & ~(raw_tail_flag | urgent_flag)) != 0 || h[6] != 0 || h[7] != 0) {
     why = "frame header has unknown flags or padding that is not zero";
+    return head_state::malformed;
+  }
+  f.urgent = (h[5] & urgent_flag) != 0;
+  if (f.urgent && (h[5] & raw_tail_flag) != 0) {
+    why = "an urgent frame has a raw tail";
     return head_state::malformed;
   }
   if ((h[5] & raw_tail_flag) == 0) return head_state::ready;
@@ -73,12 +79,24 @@ head_state read_head(const uint8_t* h, size_t avail, size_t max, frame_head& f,
 // payload then lands too instead of arriving in the buffer.
 constexpr size_t peek_bytes = 4096;
 
+// Why a decoded message does not belong in the frame `f` it came in; empty when it does.
+std::string misplaced(const message& m, const frame_head& f) {
+  if (static_cast<uint8_t>(lane_of(m)) != f.lane)
+    return "message on lane " + std::to_string(f.lane) + " belongs on lane " +
+           std::to_string(static_cast<int>(lane_of(m)));
+  if (urgent(m) != f.urgent)
+    return f.urgent ? "a frame marked urgent holds a message that is not"
+                    : "an urgent message came in a frame not marked urgent";
+  return {};
+}
+
 } // namespace
 
 result<void> frame_decoder::fail(std::string why) {
   broken_ = why;
   buf_.reset();
-  cap_ = size_ = pos_ = 0;
+  cap_ = size_ = pos_ = scanned_ = 0;
+  ahead_.clear();
   landing_.reset();
   return error{errc::invalid_argument, std::move(why)};
 }
@@ -124,6 +142,7 @@ std::pair<uint8_t*, size_t> frame_decoder::prepare(size_t want) {
     if (!shared && pos_ > 0) {
       // Move the unread tail to the front (keeps it 8-byte aligned).
       std::memmove(buf_.get(), buf_.get() + pos_, unread);
+      rebase(pos_);
       size_ = unread;
       pos_ = 0;
     }
@@ -134,6 +153,7 @@ std::pair<uint8_t*, size_t> frame_decoder::prepare(size_t want) {
       if (shared) lend(std::move(buf_), cap_);
       buf_ = std::move(fresh);
       cap_ = cap;
+      rebase(pos_);
       size_ = unread;
       pos_ = 0;
     }
@@ -166,6 +186,19 @@ void frame_decoder::lend(std::shared_ptr<uint8_t[]> buf, size_t cap) {
   lent_.emplace_back(std::move(buf), cap);
 }
 
+void frame_decoder::rebase(size_t from) noexcept {
+  for (auto& a : ahead_)
+    a.first -= from;
+  scanned_ = scanned_ > from ? scanned_ - from : 0;
+}
+
+bool frame_decoder::hold(size_t n) noexcept {
+  if (landing_ || skip_ > 0) return false;
+  if (n > 0) peek_ = false;
+  size_ += n;
+  return true;
+}
+
 result<void> frame_decoder::commit(size_t n, std::vector<message>& out) {
   if (landing_) {
     landing_->filled += n;
@@ -189,7 +222,7 @@ result<void> frame_decoder::commit(size_t n, std::vector<message>& out) {
   size_ += n;
   auto ok = decode(out);
   if (pos_ == size_) {
-    pos_ = size_ = 0;
+    pos_ = size_ = scanned_ = 0;
     // A large frame's room is given back once it is decoded, and a buffer a chunk
     // still reads is left to it.
     if (buf_.use_count() > 1) {
@@ -215,10 +248,40 @@ bool frame_decoder::try_land(object_chunk& c, size_t at, uint64_t raw) {
   return true;
 }
 
+result<void> frame_decoder::decode_urgent(std::vector<message>& out) {
+  auto at = std::max(scanned_, pos_);
+  for (;;) {
+    frame_head f;
+    std::string why;
+    auto avail = size_ - at;
+    // A malformed frame fails when its turn comes, after those before it.
+    if (read_head(buf_.get() + at, avail, max_, f, why) != head_state::ready) break;
+    auto total = f.head + f.len + f.raw + raw_tail_padding(f.raw);
+    if (avail < total) break;
+    if (f.urgent) {
+      auto read = decode_message(buf_.get() + at + f.head, f.len);
+      if (!read) return fail(read.err().message);
+      if (auto wrong = misplaced(*read, f); !wrong.empty()) return fail(wrong);
+      out.push_back(std::move(*read));
+      ahead_.emplace_back(at, total);
+    }
+    at += total;
+  }
+  scanned_ = at;
+  return {};
+}
+
 result<void> frame_decoder::decode(std::vector<message>& out) {
   if (!broken_.empty())
     return error{errc::invalid_argument, "connection already failed: " + broken_};
+  if (urgent_ahead_ && !landing_ && buf_)
+    if (auto ok = decode_urgent(out); !ok) return ok;
   for (size_t decoded = 0; decoded < batch_ && !landing_; ++decoded) {
+    // Frames decoded ahead are stepped over.
+    while (!ahead_.empty() && ahead_.front().first == pos_) {
+      pos_ += ahead_.front().second;
+      ahead_.erase(ahead_.begin());
+    }
     frame_head f;
     std::string why;
     const uint8_t* h = buf_.get() + pos_;
@@ -234,9 +297,7 @@ result<void> frame_decoder::decode(std::vector<message>& out) {
     auto read = decode_message(h + f.head, f.len);
     if (!read) return fail(read.err().message);
     auto& m = *read;
-    if (static_cast<uint8_t>(lane_of(m)) != f.lane)
-      return fail("message on lane " + std::to_string(f.lane) + " belongs on lane " +
-                  std::to_string(static_cast<int>(lane_of(m))));
+    if (auto wrong = misplaced(m, f); !wrong.empty()) return fail(wrong);
     auto* chunk = std::get_if<object_chunk>(&m);
     if (f.raw > 0 && chunk == nullptr)
       return fail("a raw tail follows a message that is not a chunk");

@@ -21,8 +21,9 @@ namespace swarm::wire_msg {
 /// table's shards may be served by several nodes (KvPlacement), and an actor without a
 /// name is looked up at its owner (ActorLookup.actorId). 13: the answer to a call from
 /// an actor's owner carries the state saved with its effect (TaskResult.state), which
-/// is no longer sent apart.
-inline constexpr uint32_t protocol_version = 13;
+/// is no longer sent apart. 14: a latency-critical message's frame is marked urgent
+/// (`urgent_flag`), and a receiver decodes it ahead.
+inline constexpr uint32_t protocol_version = 14;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

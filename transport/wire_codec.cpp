@@ -44,6 +44,7 @@ frame_parts encode_frame_parts(const message& m) {
   for (int i = 0; i < 4; ++i)
     out.bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(len >> (8 * i));
   out.bytes[4] = static_cast<uint8_t>(lane_of(m));
+  if (urgent(m)) out.bytes[5] = urgent_flag;
   if (raw) {
     out.bytes[5] = raw_tail_flag;
     for (int i = 0; i < 8; ++i)

@@ -28,6 +28,10 @@ inline constexpr size_t frame_header_bytes = 8;
 inline constexpr uint8_t raw_tail_flag = 1;
 inline constexpr size_t raw_tail_header_bytes = 16;
 
+/// The flag of a frame that holds a latency-critical message (`urgent`): a receiver
+/// decodes it ahead of the frames received before it. Never with a raw tail.
+inline constexpr uint8_t urgent_flag = 2;
+
 /// A frame as the pieces it is sent from (scatter-gather): `bytes`, then the
 /// `tail_size` bytes at `tail`, then `pad` zero bytes, so that a chunk served from a
 /// value's memory goes to the socket from there.
@@ -80,6 +84,11 @@ public:
     batch_ = frames_per_commit;
   }
 
+  /// From now on, each `commit` decodes the urgent frames (`urgent_flag`) among the whole
+  /// frames received first, then the others in the order they came. A peer's urgent
+  /// messages stay in their order, and so do its others.
+  void set_urgent_ahead(bool on) noexcept { urgent_ahead_ = on; }
+
   /// From now on, a chunk payload of `shared_chunk_min` bytes or more whose header
   /// arrives before it is offered to `lander`; where it gives a place, `prepare` hands
   /// out that place until the payload is in, and the chunk comes out `landed`.
@@ -96,12 +105,22 @@ public:
   /// Takes `n` bytes written into `prepare`'s room and decodes every complete frame.
   result<void> commit(size_t n, std::vector<message>& out);
 
+  /// Takes `n` bytes written into `prepare`'s room without decoding them yet, so that a
+  /// later `commit` sees more frames at once (and decodes urgent ones among them
+  /// first). False, and nothing taken, while a chunk lands: `commit` them instead.
+  bool hold(size_t n) noexcept;
+
   /// Bytes received but not yet part of a complete frame.
   size_t buffered() const noexcept { return size_ - pos_; }
 
 private:
   result<void> fail(std::string why);
   result<void> decode(std::vector<message>& out);
+  // Decodes the whole urgent frames after those already looked at, and notes them as
+  // taken (`ahead_`), for `decode` to step over.
+  result<void> decode_urgent(std::vector<message>& out);
+  // The unread bytes that were at `from` are at the buffer's start now.
+  void rebase(size_t from) noexcept;
   // Bytes the frame at `pos_` still needs, from its header; 0 when unknown.
   size_t frame_remaining() const;
   // Whether a raw tail of `raw` bytes may be received where a lander puts it.
@@ -144,6 +163,11 @@ private:
   // Padding of a landed payload still to come, read into `padding_` and dropped.
   size_t skip_ = 0;
   std::array<uint8_t, 8> padding_{};
+  bool urgent_ahead_ = false;
+  // Urgent frames decoded ahead, as (offset, bytes), in order, all at or after `pos_`;
+  // and where the frames not yet looked at for urgency begin.
+  std::vector<std::pair<size_t, size_t>> ahead_;
+  size_t scanned_ = 0;
 };
 
 } // namespace swarm::wire_msg

@@ -389,7 +389,7 @@ TEST_CASE("a raw tail after a message that is not a chunk, or with unknown flags
   auto r = d.feed(forged.data(), forged.size(), out);
   REQUIRE_FALSE(r);
   CHECK(r.err().message.find("not a chunk") != std::string::npos);
-  f[5] = 2;
+  f[5] = 4;
   frame_decoder d2{1 << 20};
   CHECK(d2.feed(f.data(), f.size(), out).err().message.find("unknown flags") !=
         std::string::npos);
@@ -425,10 +425,15 @@ TEST_CASE("latency-critical tasks, calls and their results travel on the control
   CHECK(lane_of(r) == lane::control);
   CHECK(lane_of(actor_call{}) == lane::call);
   CHECK(lane_of(task_result{}) == lane::call);
+  CHECK_FALSE(urgent(actor_call{}));
+  CHECK_FALSE(urgent(heartbeat{}));
+  CHECK(encode_frame(actor_call{})[5] == 0);
   std::vector<uint8_t> stream;
   for (const message& m : {message{t}, message{c}, message{r}}) {
     auto f = encode_frame(m);
     CHECK(f[4] == static_cast<uint8_t>(lane::control));
+    CHECK(f[5] == urgent_flag);
+    CHECK(urgent(m));
     stream.insert(stream.end(), f.begin(), f.end());
   }
   auto back = decode_all(stream, stream.size());
@@ -436,6 +441,144 @@ TEST_CASE("latency-critical tasks, calls and their results travel on the control
   CHECK(std::get<task_submit>(back[0]).latency_critical);
   CHECK(std::get<actor_call>(back[1]).latency_critical);
   CHECK(std::get<task_result>(back[2]).latency_critical);
+}
+
+namespace {
+
+// A call to actor `id`; urgent (latency-critical) or not.
+actor_call call_to(uint64_t id, bool urgent_call) {
+  actor_call c;
+  c.actor_id = id;
+  c.method = "m";
+  c.latency_critical = urgent_call;
+  return c;
+}
+
+// What `out` holds, as "call N" (with a star when urgent), "heartbeat" or "chunk".
+std::vector<std::string> kinds(const std::vector<message>& out) {
+  std::vector<std::string> k;
+  for (auto& m : out)
+    if (auto* c = std::get_if<actor_call>(&m))
+      k.push_back("call " + std::to_string(c->actor_id) +
+                  (c->latency_critical ? "*" : ""));
+    else if (std::holds_alternative<heartbeat>(m))
+      k.push_back("heartbeat");
+    else
+      k.push_back("chunk");
+  return k;
+}
+
+// Calls 1 to 6, 3 and 5 urgent, with a heartbeat after 1 and a chunk after 4.
+std::vector<uint8_t> mixed_stream() {
+  std::vector<uint8_t> s;
+  auto add = [&](const message& m) {
+    auto f = encode_frame(m);
+    s.insert(s.end(), f.begin(), f.end());
+  };
+  add(call_to(1, false));
+  add(heartbeat{});
+  add(call_to(2, false));
+  add(call_to(3, true));
+  add(call_to(4, false));
+  add(object_chunk{{std::vector<uint8_t>(24, 7)}, {1, 1}, 0, 24});
+  add(call_to(5, true));
+  add(call_to(6, false));
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("urgent frames received behind others are decoded ahead of them, and the "
+          "others keep their order") {
+  auto stream = mixed_stream();
+  std::vector<message> out;
+  SUBCASE("all at once") {
+    frame_decoder d{1 << 20};
+    d.set_urgent_ahead(true);
+    REQUIRE(d.feed(stream.data(), stream.size(), out));
+    CHECK(kinds(out) == std::vector<std::string>{"call 3*", "call 5*", "call 1",
+                                                 "heartbeat", "call 2", "call 4", "chunk",
+                                                 "call 6"});
+    CHECK(d.buffered() == 0);
+  }
+  SUBCASE("held as it arrives, then decoded") {
+    frame_decoder d{1 << 20};
+    d.set_urgent_ahead(true);
+    for (size_t at = 0; at < stream.size();) {
+      auto [room, cap] = d.prepare(13);
+      auto n = std::min(cap, stream.size() - at);
+      std::memcpy(room, stream.data() + at, n);
+      REQUIRE(d.hold(n));
+      at += n;
+    }
+    CHECK(d.buffered() == stream.size());
+    REQUIRE(d.commit(0, out));
+    CHECK(kinds(out).front() == "call 3*");
+    CHECK(kinds(out)[1] == "call 5*");
+    CHECK(out.size() == 8);
+  }
+  SUBCASE("a frame at a time, with the buffer moved between") {
+    // One frame per commit: the urgent ones come first, and those decoded ahead are
+    // stepped over later, after the unread bytes moved to a larger buffer.
+    frame_decoder d{1 << 20};
+    d.set_limits(1 << 20, 1);
+    d.set_urgent_ahead(true);
+    auto half = stream.size() / 2;
+    REQUIRE(d.feed(stream.data(), half, out));
+    auto [room, cap] = d.prepare(1 << 16);
+    REQUIRE(cap >= stream.size() - half);
+    std::memcpy(room, stream.data() + half, stream.size() - half);
+    REQUIRE(d.commit(stream.size() - half, out));
+    while (d.buffered() > 0) {
+      auto before = out.size();
+      REQUIRE(d.commit(0, out));
+      REQUIRE(out.size() > before);
+    }
+    auto k = kinds(out);
+    REQUIRE(k.size() == 8);
+    // Urgent ones before what followed them, the others in order.
+    std::vector<std::string> ordinary;
+    for (auto& x : k)
+      if (x.back() != '*') ordinary.push_back(x);
+    CHECK(ordinary == std::vector<std::string>{"call 1", "heartbeat", "call 2", "call 4",
+                                               "chunk", "call 6"});
+    auto pos = [&](const std::string& x) { return std::find(k.begin(), k.end(), x); };
+    CHECK(pos("call 3*") < pos("call 2"));
+    CHECK(pos("call 5*") < pos("call 4"));
+  }
+  SUBCASE("not asked for: in the order sent") {
+    frame_decoder d{1 << 20};
+    REQUIRE(d.feed(stream.data(), stream.size(), out));
+    CHECK(kinds(out) == std::vector<std::string>{"call 1", "heartbeat", "call 2",
+                                                 "call 3*", "call 4", "chunk", "call 5*",
+                                                 "call 6"});
+  }
+}
+
+TEST_CASE("a frame marked urgent that holds an ordinary message, an urgent message in a "
+          "frame not marked, and an urgent chunk are rejected") {
+  std::vector<message> out;
+  auto plain = encode_frame(call_to(1, false));
+  plain[5] = urgent_flag;
+  frame_decoder d{1 << 20};
+  d.set_urgent_ahead(true);
+  auto r = d.feed(plain.data(), plain.size(), out);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("a frame marked urgent holds a message that is not") !=
+        std::string::npos);
+  auto hidden = encode_frame(call_to(2, true));
+  hidden[5] = 0;
+  frame_decoder d2{1 << 20};
+  r = d2.feed(hidden.data(), hidden.size(), out);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("not marked urgent") != std::string::npos);
+  auto chunk = encode_frame(object_chunk{{std::vector<uint8_t>(8, 1)}, {1, 1}, 0, 8});
+  chunk[5] |= urgent_flag;
+  frame_decoder d3{1 << 20};
+  r = d3.feed(chunk.data(), chunk.size(), out);
+  REQUIRE_FALSE(r);
+  CHECK(r.err().message.find("an urgent frame has a raw tail") != std::string::npos);
+  CHECK(out.empty());
 }
 
 TEST_CASE("garbage bytes are rejected with a reason and the decoder refuses more") {

@@ -311,8 +311,14 @@ std::string generator::source() const {
     if (!when.empty()) o << when << " ? lane::control : ";
     o << "lane::" << lane << ";\n";
   }
-  o << "  default:\n    return lane::control;\n  }\n}\n\n} // namespace "
-       "swarm::wire_msg\n";
+  o << "  default:\n    return lane::control;\n  }\n}\n\n";
+  o << "bool urgent(const message& m) {\n  switch (m.index()) {\n";
+  for (size_t i = 0; i < members.size(); ++i)
+    for (auto f : members[i].getType().asStruct().getFields())
+      if (has(f.getProto().getAnnotations(), "controlWhenSet"))
+        o << "  case " << i << ":\n    return std::get<" << i << ">(m)." << field_name(f)
+          << ";\n";
+  o << "  default:\n    return false;\n  }\n}\n\n} // namespace swarm::wire_msg\n";
   return o.str();
 }
 

@@ -174,6 +174,10 @@ std::string generator::header() const {
     first = false;
   }
   o << " };\n\n/// The lane a message travels on.\nlane lane_of(const message& m);\n\n"
+       "/// Whether a message is latency-critical: a kind of the call lane whose "
+       "`controlWhenSet`\n/// field is set. Its frame is marked, and a receiver decodes "
+       "it "
+       "ahead of the frames\n/// received before it.\nbool urgent(const message& m);\n\n"
        "} // namespace swarm::wire_msg\n";
   return o.str();
 }

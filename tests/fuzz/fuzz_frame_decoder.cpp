@@ -6,7 +6,10 @@
 //
 // Checked: the decoder never crashes or throws; chunking and batching do not change what
 // is decoded or whether the stream fails; every decoded message re-encodes to a frame
-// that decodes to exactly one message which re-encodes to the same bytes.
+// that decodes to exactly one message which re-encodes to the same bytes; with urgent
+// frames decoded ahead (the chunks held, then decoded at once, as a reader does while
+// its socket has more), whether the stream fails is the same, and the urgent messages
+// and the others each come in their own order.
 
 #include <cstddef>
 #include <cstdint>
@@ -35,17 +38,26 @@ struct decoded {
   bool failed = false;
 };
 
-// Feeds `data` in chunks of `step` bytes (0: all at once).
+// Feeds `data` in chunks of `step` bytes (0: all at once). `urgent_ahead`: urgent frames
+// go first, and each chunk is held undecoded until the last.
 decoded decode_stream(const uint8_t* data, size_t size, size_t step, bool one_per_commit,
-                      bool use_prepare) {
+                      bool use_prepare, bool urgent_ahead = false) {
   frame_decoder dec{max_frame};
   if (one_per_commit) dec.set_limits(max_frame, 1);
+  dec.set_urgent_ahead(urgent_ahead);
   decoded out;
   if (step == 0) step = size > 0 ? size : 1;
   for (size_t at = 0; at < size && !out.failed; at += step) {
     size_t n = std::min(step, size - at);
     swarm::result<void> ok;
-    if (use_prepare) {
+    if (urgent_ahead && at + n < size) {
+      auto [room, cap] = dec.prepare(n);
+      check(cap >= n, "prepare gave less room than asked for");
+      std::memcpy(room, data + at, n);
+      check(dec.hold(n), "no chunk lands, yet bytes could not be held");
+      continue;
+    }
+    if (use_prepare || urgent_ahead) {
       auto [room, cap] = dec.prepare(n);
       check(cap >= n, "prepare gave less room than asked for");
       std::memcpy(room, data + at, n);
@@ -104,6 +116,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(encode_frame(chunked.messages[i]) == encode_frame(whole.messages[i]),
           "chunking changed a message");
     check_reencoding(whole.messages[i]);
+  }
+  auto ahead = decode_stream(data, size, step, one_per_commit, use_prepare, true);
+  check(ahead.failed == whole.failed, "urgent frames ahead changed whether it fails");
+  if (!whole.failed) {
+    check(ahead.messages.size() == whole.messages.size(),
+          "urgent frames ahead changed the number of messages");
+    for (bool u : {true, false}) {
+      std::vector<std::vector<uint8_t>> in_order, first;
+      for (auto& m : whole.messages)
+        if (urgent(m) == u) in_order.push_back(encode_frame(m));
+      for (auto& m : ahead.messages)
+        if (urgent(m) == u) first.push_back(encode_frame(m));
+      check(in_order == first, "urgent frames ahead changed an order or a message");
+    }
   }
   return 0;
 }

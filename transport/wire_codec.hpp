@@ -110,7 +110,7 @@ public:
   /// first). False, and nothing taken, while a chunk lands: `commit` them instead.
   bool hold(size_t n) noexcept;
 
-  /// Bytes received but not yet part of a complete frame.
+  /// Bytes received and not yet decoded (held, or not yet a complete frame).
   size_t buffered() const noexcept { return size_ - pos_; }
 
 private:

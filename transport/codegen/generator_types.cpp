@@ -174,10 +174,11 @@ std::string generator::header() const {
     first = false;
   }
   o << " };\n\n/// The lane a message travels on.\nlane lane_of(const message& m);\n\n"
-       "/// Whether a message is latency-critical: a kind of the call lane whose "
-       "`controlWhenSet`\n/// field is set. Its frame is marked, and a receiver decodes "
-       "it "
-       "ahead of the frames\n/// received before it.\nbool urgent(const message& m);\n\n"
+       "/// Whether a message is latency-critical (its `controlWhenSet` field is set): "
+       "its\n"
+       "/// frame is marked urgent, and a receiver decodes it ahead of the frames "
+       "received\n"
+       "/// before it.\nbool urgent(const message& m);\n\n"
        "} // namespace swarm::wire_msg\n";
   return o.str();
 }

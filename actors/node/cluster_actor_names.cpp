@@ -121,6 +121,16 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
   // lost (a node that began a new life closes its old ones), not the actor.
   bool stayed =
       at && at->found && !moved && lost_node != link_.self.name && link_.alive(lost_node);
+  if (stayed && !link_.net->connected(lost_node)) {
+    // No connection there now (closed, or refused: a partition the head does not see):
+    // its calls go back there a little later, not at once in a loop of refused dials.
+    link_.post_after(follow_every, [this, rec, node = at->node, id = at->actor_id] {
+      if (rec->dead() || !rec->restarting()) return;
+      for (auto& c : rec->relocate(node, id))
+        call(*rec, std::move(c));
+    });
+    return;
+  }
   if (moved || stayed) {
     if (moved)
       link_.local->log().info(rec->label() + " is on node '" + at->node +

@@ -479,6 +479,38 @@ TEST_CASE("a call made on a node cut off from its actor's owner, whose effect th
   CHECK(a.call(&counter::add, 1).get(10s).value() == 117);
 }
 
+TEST_CASE("a handle whose actor's node refuses it while the head finds that node alive "
+          "tries again every so often, not in a loop, and its call goes through once the "
+          "node can be reached") {
+  fake_cluster c;
+  auto o = checkpointed_on_workers(2, 2);
+  o.node = "worker-2";
+  auto a = c.driver->spawn(o, c.app.find_actor_type<counter>("counter").value(), 100);
+  REQUIRE(a.call(&counter::node).get(10s).value() == "worker-2");
+  // A handle on worker-1, without a name: it follows the actor through its owner.
+  auto rec = c.w1->actor_at(c.head->address_of(a.record()));
+  REQUIRE(rec);
+  actor_handle<counter> there{*c.w1, *rec};
+  CHECK(there.call(&counter::add, 1).get(10s).value() == 101);
+  // Worker-1 and worker-2 cannot reach each other; both still reach the head.
+  auto dials = std::make_shared<std::atomic<int>>(0);
+  c.net.refuse_connections_if([dials](const std::string& x, const std::string& y) {
+    bool apart =
+        (x == "worker-1" && y == "worker-2") || (x == "worker-2" && y == "worker-1");
+    if (apart) ++*dials;
+    return apart;
+  });
+  c.net.disconnect("worker-1", "worker-2", "cut by the test");
+  auto call = there.call(&counter::add, 1);
+  CHECK_FALSE(call.get(1s));
+  // The owner says the actor is where it was, on a node the head finds alive. Before,
+  // the handle went back there at once, over and over: thousands of refused dials.
+  INFO(dials->load() << " dials from worker-1 to worker-2 in 1 s");
+  CHECK(dials->load() <= 15);
+  c.net.refuse_connections_if(nullptr);
+  CHECK(call.get(10s).value() == 102);
+}
+
 TEST_CASE("an actor pinned to a lost node waits for it and restarts there, and dies "
           "naming its pin when the node stays away past join_wait") {
   fake_cluster c{0, [](cluster_config& cfg) { cfg.join_wait = 1500ms; }};

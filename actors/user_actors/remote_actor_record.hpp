@@ -46,12 +46,6 @@ public:
     return id_;
   }
 
-  /// Whether the actor lives on `node` as `id`.
-  bool is_at(const std::string& node, uint64_t id) const {
-    std::lock_guard<std::mutex> guard{mtx_};
-    return node_ == node && id_ == id;
-  }
-
   /// Whether the actor lives, or lived before a restart, on `node` as `id`.
   bool was_at(const std::string& node, uint64_t id) const {
     std::lock_guard<std::mutex> guard{mtx_};

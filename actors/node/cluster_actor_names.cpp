@@ -24,8 +24,7 @@ void cluster_actors::register_remote_name(const std::string& peer,
   if (auto old = link_.local->find_actor(m.name); old)
     if (auto* r = dynamic_cast<remote_actor_record*>(old->get());
         r && r->restarting() && r->spec().type_name == m.type_name) {
-      for (auto& c : r->relocate(m.node, m.actor_id))
-        call(*r, std::move(c));
+      resend_at(*r, m.node, m.actor_id);
       out.found = true;
       return link_.send_to(peer, out);
     }
@@ -126,8 +125,7 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
     // its calls go back there a little later, not at once in a loop of refused dials.
     link_.post_after(follow_every, [this, rec, node = at->node, id = at->actor_id] {
       if (rec->dead() || !rec->restarting()) return;
-      for (auto& c : rec->relocate(node, id))
-        call(*rec, std::move(c));
+      resend_at(*rec, node, id);
     });
     return;
   }
@@ -135,8 +133,7 @@ void cluster_actors::followed(const std::shared_ptr<remote_actor_record>& rec,
     if (moved)
       link_.local->log().info(rec->label() + " is on node '" + at->node +
                               "' now: the calls that waited for it go there");
-    for (auto& c : rec->relocate(at->node, at->actor_id))
-      call(*rec, std::move(c));
+    resend_at(*rec, at->node, at->actor_id);
     return;
   }
   if (std::chrono::steady_clock::now() >= until) {

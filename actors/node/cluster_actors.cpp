@@ -220,6 +220,12 @@ void cluster_actors::create_on_then(const std::string& target,
                      });
 }
 
+void cluster_actors::resend_at(remote_actor_record& rec, const std::string& node,
+                               uint64_t id) {
+  for (auto& c : rec.relocate(node, id))
+    call(rec, std::move(c));
+}
+
 void cluster_actors::restarted(const std::shared_ptr<remote_actor_record>& rec,
                                const std::pair<std::string, uint64_t>& at) {
   auto held = rec->relocate(at.first, at.second);

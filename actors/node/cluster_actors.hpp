@@ -77,6 +77,8 @@ private:
   void pinned_tried(const std::shared_ptr<remote_actor_record>& rec,
                     const wire_msg::actor_create& m,
                     std::chrono::steady_clock::time_point until, const created& at);
+  // Points `rec` at actor `id` on `node` and sends it the calls that waited.
+  void resend_at(remote_actor_record& rec, const std::string& node, uint64_t id);
   // A restart succeeded: the actor lives `at`; its name follows, and the calls that
   // waited go there.
   void restarted(const std::shared_ptr<remote_actor_record>& rec,

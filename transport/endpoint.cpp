@@ -110,6 +110,8 @@ endpoint::counters endpoint::stats() const {
   std::lock_guard<std::mutex> guard{mtx_};
   out.connections = conns_.size();
   out.peers = by_name_.size();
+  for (auto& c : conns_)
+    out.read_buffer_bytes += c->read_buffer_bytes.load(std::memory_order_relaxed);
   return out;
 }
 

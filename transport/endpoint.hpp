@@ -186,6 +186,9 @@ private:
   // The main I/O loop: retires the connections of each peer idle both ways for
   // `idle_close` (one that can be dialled again).
   void retire_idle();
+  // The loop `bulk`: each of its connections that received nothing for `trim_after`
+  // gives back the receive buffers it grew.
+  void trim_quiet(bool bulk);
   // Takes `c` out of use without reporting its peer down; `initiator`: this side
   // decided, and says goodbye on it; otherwise the peer did.
   void retire(const conn_ptr& c, bool initiator);

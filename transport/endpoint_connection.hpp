@@ -38,6 +38,8 @@ struct endpoint::connection : std::enable_shared_from_this<endpoint::connection>
   std::string dialled_for;
   handshake hs;          // I/O thread only
   frame_decoder decoder; // I/O thread only
+  // The decoder's held bytes, as the I/O thread last saw them.
+  std::atomic<size_t> read_buffer_bytes{0};
   clock_type::time_point opened;
   // When bytes last arrived (steady clock ticks); written by the I/O thread.
   std::atomic<clock_type::rep> last_received{opened.time_since_epoch().count()};

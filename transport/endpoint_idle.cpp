@@ -66,6 +66,18 @@ void endpoint::retire_idle() {
   }
 }
 
+void endpoint::trim_quiet(bool bulk) {
+  auto quiet_since = (clock_type::now() - cfg_.trim_after).time_since_epoch().count();
+  for (auto& entry : registered_[bulk]) {
+    auto& c = *entry.second.conn;
+    if (c.read_buffer_bytes.load(std::memory_order_relaxed) <= read_chunk ||
+        c.last_received.load(std::memory_order_relaxed) > quiet_since)
+      continue;
+    c.decoder.trim(read_chunk);
+    c.read_buffer_bytes.store(c.decoder.held_bytes(), std::memory_order_relaxed);
+  }
+}
+
 void endpoint::retire(const conn_ptr& c, bool initiator) {
   bool bulk = c->hs.bulk();
   {

@@ -91,6 +91,7 @@ void endpoint::run(bool bulk) {
   auto& unproven = unproven_[bulk];
   std::vector<conn_ptr> todo;
   auto idle_checked = clock_type::now();
+  auto trim_checked = idle_checked;
   while (!stop_) {
     auto wait = bulk ? std::chrono::milliseconds{200} : start_dials();
     if (!bulk && cfg_.idle_close.count() > 0 &&
@@ -99,6 +100,13 @@ void endpoint::run(bool bulk) {
                                            cfg_.idle_close / 4)) {
       idle_checked = clock_type::now();
       retire_idle();
+    }
+    if (cfg_.trim_after.count() > 0 &&
+        clock_type::now() - trim_checked >=
+            std::min<clock_type::duration>(std::chrono::seconds(1),
+                                           cfg_.trim_after / 2)) {
+      trim_checked = clock_type::now();
+      trim_quiet(bulk);
     }
     std::vector<std::pair<conn_ptr, std::string>> to_close;
     // What other threads changed: new connections, frames queued, broken ones. Only
@@ -201,7 +209,10 @@ void endpoint::run(bool bulk) {
         ::epoll_ctl(epoll_fds_[bulk], EPOLL_CTL_MOD, fd, &ev);
         r->second.events = EPOLLIN;
       }
-      if (got & (EPOLLIN | EPOLLHUP | EPOLLERR)) on_readable(c);
+      if (got & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        on_readable(c);
+        c->read_buffer_bytes.store(c->decoder.held_bytes(), std::memory_order_relaxed);
+      }
     }
   }
 }

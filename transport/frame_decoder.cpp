@@ -186,6 +186,23 @@ void frame_decoder::lend(std::shared_ptr<uint8_t[]> buf, size_t cap) {
   lent_.emplace_back(std::move(buf), cap);
 }
 
+size_t frame_decoder::held_bytes() const noexcept {
+  auto held = cap_;
+  for (auto& l : lent_)
+    held += l.second;
+  return held;
+}
+
+size_t frame_decoder::trim(size_t keep) noexcept {
+  auto before = held_bytes();
+  lent_.clear();
+  if (!landing_ && skip_ == 0 && size_ == pos_ && cap_ > keep) {
+    buf_.reset();
+    cap_ = size_ = pos_ = scanned_ = 0;
+  }
+  return before - held_bytes();
+}
+
 void frame_decoder::rebase(size_t from) noexcept {
   for (auto& a : ahead_)
     a.first -= from;

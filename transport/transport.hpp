@@ -58,6 +58,9 @@ struct endpoint_config {
   /// peer down (the next message dials again); 0: never. Only peers `resolve` knows are
   /// closed by this side.
   std::chrono::milliseconds idle_close{0};
+  /// A connection that received nothing this long gives back the receive buffers a
+  /// flood or a large frame grew (all over `read_chunk`, 256 KiB); 0: never.
+  std::chrono::milliseconds trim_after{1000};
   /// A connection whose sent bytes stay unacknowledged this long is closed (the kernel's
   /// TCP_USER_TIMEOUT), and its peer reported down: a peer that receives nothing from
   /// this node (a one-way partition) is found, as silence finds one that sends nothing;
@@ -117,6 +120,8 @@ struct traffic_counters {
   uint64_t undelivered = 0;
   /// Connections closed as idle (by either side; none reports its peer down).
   uint64_t idle_closed = 0;
+  /// Bytes the connections hold to receive into, as their I/O threads last saw.
+  uint64_t read_buffer_bytes = 0;
 };
 
 /// What a node needs from the network: authenticated connections to named peers that

@@ -113,6 +113,15 @@ public:
   /// Bytes received and not yet decoded (held, or not yet a complete frame).
   size_t buffered() const noexcept { return size_ - pos_; }
 
+  /// Bytes of buffer it holds: the one it receives into and those it keeps to reuse
+  /// once the chunks lent them let go.
+  size_t held_bytes() const noexcept;
+
+  /// Gives back the buffers kept for reuse and, when nothing is buffered, the one it
+  /// receives into if over `keep` bytes (a chunk still reading one keeps it alive): for
+  /// a connection gone quiet after a flood. Returns the bytes it no longer holds.
+  size_t trim(size_t keep) noexcept;
+
 private:
   result<void> fail(std::string why);
   result<void> decode(std::vector<message>& out);

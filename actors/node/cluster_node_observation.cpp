@@ -38,6 +38,10 @@ void cluster_node::collect(metric_set& out) {
   out.counter("swarm_connections_idle_closed_total",
               "Connections closed as idle, by either side (the next message dials again)",
               static_cast<double>(t.idle_closed));
+  out.gauge("swarm_read_buffer_bytes",
+            "Bytes this node's connections hold to receive into (a connection quiet "
+            "for a second gives back what a flood or a large frame grew)",
+            static_cast<double>(t.read_buffer_bytes));
   out.counter("swarm_messages_undelivered_total",
               "Messages whose node could not be dialled (failed back to their owners)",
               static_cast<double>(t.undelivered));

@@ -197,6 +197,40 @@ TEST_CASE(
     CHECK(order[i] == i + 1);
 }
 
+TEST_CASE(
+    "a connection quiet after a large frame gives back the buffer it grew to receive "
+    "it, and receives as before") {
+  inbox in_a, in_b;
+  auto a = start("a", in_a);
+  endpoint_config cfg;
+  cfg.name = "b";
+  cfg.secret = secret;
+  cfg.trim_after = 2000ms;
+  auto b = endpoint::start(cfg, in_b.handlers());
+  REQUIRE(b);
+  REQUIRE(a->connect("127.0.0.1", (*b)->port(), 5s));
+  actor_call big;
+  big.actor_id = 1;
+  big.method = "take";
+  big.args.push_back(value{"bytes", std::vector<uint8_t>(6 << 20, 7)});
+  REQUIRE(a->send("b", big));
+  REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 1; }, 10s));
+  // Its reader grew a buffer for all of the frame, and kept it for the next ones.
+  auto held = [&] { return (*b)->stats().read_buffer_bytes; };
+  CHECK(held() >= (6u << 20));
+  // Nothing received for 2 s: given back, down to the reader's own 256 KiB at most.
+  for (int i = 0; i < 250 && held() > (256u << 10); ++i)
+    std::this_thread::sleep_for(20ms);
+  CHECK(held() <= (256u << 10));
+  CHECK((*b)->connected("a"));
+  big.actor_id = 2;
+  REQUIRE(a->send("b", big));
+  REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 2; }, 10s));
+  auto& got = std::get<actor_call>(in_b.got[1].second);
+  CHECK(got.actor_id == 2);
+  CHECK(std::get<value>(got.args.at(0)).bytes == std::vector<uint8_t>(6 << 20, 7));
+}
+
 TEST_CASE("bulk frames take a connection of their own, opened by the first of them, so "
           "a heartbeat never waits for them") {
   inbox in_a, in_b;

@@ -728,6 +728,48 @@ TEST_CASE("a chunk's payload is received straight where its lander puts it, and 
   CHECK(std::get<heartbeat>(out[1]).sent_ns == 5);
 }
 
+TEST_CASE(
+    "a decoder trimmed gives back the buffers a flood grew, never bytes it holds or "
+    "a chunk still reads, and keeps a small one") {
+  constexpr size_t keep = 256 << 10;
+  constexpr size_t frames = 32;
+  auto value = std::make_shared<std::vector<uint8_t>>(2 * shared_chunk_min, 3);
+  auto f = encode_frame(
+      object_chunk{{{}, value, value->data(), value->size()}, {4, 2}, 0, value->size()});
+  std::vector<uint8_t> stream;
+  for (size_t i = 0; i < frames; ++i)
+    stream.insert(stream.end(), f.begin(), f.end());
+  frame_decoder d{64 << 20};
+  // Read ahead without decoding, as a reader does while its socket stays full.
+  for (size_t at = 0; at < stream.size();) {
+    auto [room, cap] = d.prepare(keep);
+    auto n = std::min(cap, stream.size() - at);
+    std::memcpy(room, stream.data() + at, n);
+    REQUIRE(d.hold(n));
+    at += n;
+  }
+  CHECK(d.held_bytes() >= stream.size());
+  CHECK(d.trim(keep) == 0);
+  CHECK(d.buffered() == stream.size());
+  std::vector<message> out;
+  REQUIRE(d.commit(0, out));
+  REQUIRE(out.size() == frames);
+  // The chunks read the buffer they arrived in: once trimmed, it is theirs alone.
+  CHECK(d.trim(keep) >= stream.size());
+  CHECK(d.held_bytes() == 0);
+  for (auto& m : out) {
+    auto& got = std::get<object_chunk>(m);
+    REQUIRE(got.size() == value->size());
+    CHECK(std::equal(got.bytes(), got.bytes() + got.size(), value->begin()));
+  }
+  auto hb = encode_frame(heartbeat{5, 0, {}, 0, {}});
+  REQUIRE(d.feed(hb.data(), hb.size(), out));
+  CHECK(std::get<heartbeat>(out.back()).sent_ns == 5);
+  CHECK(d.held_bytes() > 0);
+  CHECK(d.held_bytes() <= keep);
+  CHECK(d.trim(keep) == 0);
+}
+
 TEST_CASE("a chunk nobody expects, or too large for its place, arrives in the buffer") {
   auto value = std::make_shared<std::vector<uint8_t>>(shared_chunk_min + 1, 9);
   object_chunk c{{{}, value, value->data(), value->size()}, {4, 2}, 0, value->size()};

@@ -72,6 +72,9 @@ struct runtime_config {
   std::optional<size_t> scheduler_threads;
   /// Tasks queued at one worker beyond the one it runs.
   size_t worker_pipeline_depth = 16;
+  /// Workers beyond the CPUs on which a task starts at once rather than wait for a
+  /// running task of lower priority to end (its CPU lent while it runs); 0: it waits.
+  size_t priority_reserve = 1;
   /// Shards of the control store this node runs (a cluster's head runs them all).
   size_t gcs_shards = 1;
   /// More than 1: the key-value table has shards of its own here, which the head places

@@ -123,6 +123,7 @@ local_node::local_node(const application& app, const runtime_config& cfg,
   sched_cfg.max_workers =
       std::max(initial_workers, cfg.max_workers.value_or(4 * initial_workers));
   sched_cfg.pipeline_depth = cfg.worker_pipeline_depth;
+  sched_cfg.priority_reserve = cfg.priority_reserve;
   sched_cfg.node = outer_;
   sched_cfg.topo = &topo_;
   sched_cfg.inbox = &inbox_;

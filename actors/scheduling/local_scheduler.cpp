@@ -44,6 +44,7 @@ struct worker_slot {
   std::vector<gpu_share> gpus; // the devices its lease holds
   bool leased = false;
   bool blocked = false;
+  bool reserve = false; // leased beyond the CPUs (see `priority_reserve`)
 };
 
 // GPUs an actor holds for its life, or waits for.
@@ -191,6 +192,37 @@ struct scheduler_state {
       return workers.size() - 1;
     }
     return std::nullopt;
+  }
+
+  // `t` would wait while a CPU runs lower-priority work: a reserve worker for it, its
+  // lease without the CPU, when one is left and the rest of its demand is free.
+  std::optional<size_t> reserve_for(const detail::task_spec& t) {
+    auto prio = t.options.priority;
+    size_t in_use = 0;
+    bool below = false;
+    for (auto& w : workers) {
+      if (!w.leased) continue;
+      in_use += w.reserve ? 1 : 0;
+      below |= !w.reserve && !w.blocked && !w.inflight.empty() &&
+               w.inflight.front()->options.priority < prio;
+    }
+    auto lent = t.options.resources;
+    lent.set("CPU", 0);
+    if (!below || in_use >= config.priority_reserve || !fits_now(lent))
+      return std::nullopt;
+    std::optional<size_t> free;
+    for (size_t i = 0; i < workers.size() && !free; ++i)
+      if (!workers[i].leased && !workers[i].blocked) free = i;
+    if (!free) {
+      if (workers.size() >= max_threads) return std::nullopt;
+      start_worker(workers.size());
+      free = workers.size() - 1;
+    }
+    auto& slot = workers[*free];
+    slot.leased = slot.reserve = true;
+    slot.lease = lent;
+    slot.gpus = take(lent);
+    return free;
   }
 
   // `t` would wait behind others: takes back the lower-priority tasks dispatched to a
@@ -377,9 +409,12 @@ struct scheduler_state {
         auto at = q.begin() + static_cast<std::ptrdiff_t>(next_index(q));
         auto& t = *at;
         auto w = pick(*t);
-        // It would wait behind others: lower ones that have not started go after it.
+        // It would wait behind others: a reserve worker when lower ones run, else lower
+        // ones that have not started go after it.
         if ((!w || !workers[*w].inflight.empty()) && t->options.priority > lowest_seen) {
-          if (auto taken = preempt_for(*t, !w))
+          if (auto reserved = reserve_for(*t))
+            w = reserved;
+          else if (auto taken = preempt_for(*t, !w))
             w = taken;
           else if (!w)
             w = pick(*t); // a lease given back may fit it now
@@ -404,7 +439,7 @@ struct scheduler_state {
     if (w.inflight.empty() && w.leased && !w.blocked) {
       give(w.lease, w.gpus);
       w.gpus.clear();
-      w.leased = false;
+      w.leased = w.reserve = false;
       w.lease = resource_set{};
     }
   }

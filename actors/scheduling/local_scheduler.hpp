@@ -35,6 +35,10 @@ struct scheduler_config {
   size_t max_workers = 4;
   /// Tasks queued at one worker beyond the one it runs.
   size_t pipeline_depth = 16;
+  /// Workers beyond the CPUs for tasks that would otherwise wait for a running task of
+  /// lower priority to end: such a task starts at once on one, its CPU lent (the cores
+  /// are shared while it runs); its other resources must be free. 0: it waits.
+  size_t priority_reserve = 1;
   /// Only tasks of functions whose runs on this node took less than this, on average,
   /// are pipelined; others wait for a free worker, so that a short task never waits
   /// behind a long one while another worker frees up.

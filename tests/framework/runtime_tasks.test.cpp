@@ -192,6 +192,7 @@ TEST_CASE("queued tasks with higher priority run first") {
   });
   swarm::runtime_config cfg = cpus(1);
   cfg.worker_pipeline_depth = 0;
+  cfg.priority_reserve = 0; // each waits for the CPU, not beside the blocker
   swarm::runtime rt{app, cfg};
   auto blocker = rt.submit(block, 0);
   REQUIRE(running->get_future().wait_for(10s) == std::future_status::ready);
@@ -209,6 +210,33 @@ TEST_CASE("queued tasks with higher priority run first") {
     REQUIRE(r.get(10s));
   REQUIRE(blocker.get(10s));
   CHECK(*order == std::vector<int>{5, 3, 1});
+}
+
+TEST_CASE("a task of a higher priority starts while the node's only CPU runs a lower "
+          "one that does not end") {
+  swarm::application app;
+  auto gate = std::make_shared<std::promise<void>>();
+  auto opened = gate->get_future().share();
+  auto running = std::make_shared<std::promise<void>>();
+  auto block = app.function("block", [opened, running](int) {
+    running->set_value();
+    opened.wait_for(10s);
+    return 0;
+  });
+  auto twice = app.function("twice", [](int x) { return 2 * x; });
+  swarm::runtime rt{app, cpus(1)};
+  auto blocker = rt.submit(block, 0);
+  REQUIRE(running->get_future().wait_for(10s) == std::future_status::ready);
+  swarm::task_options high;
+  high.priority = 5;
+  auto got = rt.submit(high, twice, 21).get(5s);
+  CHECK(got.value() == 42);
+  // A task of the blocker's priority waits for the CPU.
+  auto same = rt.submit(twice, 1);
+  CHECK(rt.wait(std::vector<swarm::object_ref<int>>{same}, 1, 100ms).ready.empty());
+  gate->set_value();
+  CHECK(same.get(10s).value() == 2);
+  REQUIRE(blocker.get(10s));
 }
 
 TEST_CASE("wait returns once k of n are ready and honours its timeout") {

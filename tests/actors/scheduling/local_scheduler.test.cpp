@@ -47,6 +47,7 @@ detail::task_ptr task(const std::string& name, double cpu = 1, int32_t priority 
 // they are handed; the test says when each is done, blocked or dead.
 struct fixture : scheduler_parts, test_coordinator_fixture<> {
   caf::actor sched_actor;
+  size_t reserve = 0; // priority_reserve: none unless a test sets it
 
   void start(double cpu, size_t initial_workers, size_t max_workers, size_t depth = 16,
              double gpu = 0) {
@@ -56,6 +57,7 @@ struct fixture : scheduler_parts, test_coordinator_fixture<> {
     sc.initial_workers = initial_workers;
     sc.max_workers = max_workers;
     sc.pipeline_depth = depth;
+    sc.priority_reserve = reserve;
     sc.steal_after = std::chrono::microseconds{0}; // a task waiting at all is taken
     sc.inbox = &inbox;
     sc.trim_after = std::chrono::milliseconds(1000);
@@ -144,6 +146,48 @@ TEST_CASE_FIXTURE(
   done(0, high1);
   done(0, high2);
   CHECK(runs == std::vector<std::string>{"0: first", "0: high1", "0: high2", "0: low"});
+}
+
+TEST_CASE_FIXTURE(fixture, "a task of a higher priority than a running one starts at "
+                           "once on a reserve worker while the reserve lasts, and one of "
+                           "the running one's priority waits for the CPU") {
+  reserve = 1;
+  start(1, 1, 1, 0); // one CPU, no pipelining
+  auto first = task("first"), same = task("same");
+  auto high1 = task("high1", 1, 5), high2 = task("high2", 1, 5);
+  submit(first);
+  REQUIRE(first->try_claim(0, detail::task_phase::running));
+  submit(same);
+  submit(high1);
+  submit(high2);
+  // high1 beside the running task, its CPU lent; high2 waits for the reserve.
+  CHECK(runs == std::vector<std::string>{"0: first", "1: high1"});
+  REQUIRE(high1->try_claim(0, detail::task_phase::running));
+  done(1, high1);
+  CHECK(runs == std::vector<std::string>{"0: first", "1: high1", "1: high2"});
+  REQUIRE(high2->try_claim(0, detail::task_phase::running));
+  done(1, high2);
+  CHECK(runs.size() == 3); // `same` waits for the CPU, which `first` still holds
+  done(0, first);
+  CHECK(runs.back() == "0: same");
+}
+
+TEST_CASE_FIXTURE(fixture, "a task of a higher priority waits for a running lower one "
+                           "when its other resources are not free, reserve or not") {
+  reserve = 1;
+  start(1, 1, 2, 0, 1); // one CPU, one GPU
+  auto gpu_task = [](const std::string& name, int32_t priority) {
+    auto t = task(name, 1, priority);
+    t->options.resources.set("GPU", 1);
+    return t;
+  };
+  auto low = gpu_task("low", 0), high = gpu_task("high", 5);
+  submit(low);
+  REQUIRE(low->try_claim(0, detail::task_phase::running));
+  submit(high);
+  CHECK(runs == std::vector<std::string>{"0: low"});
+  done(0, low);
+  CHECK(runs.back() == "0: high");
 }
 
 TEST_CASE_FIXTURE(fixture,

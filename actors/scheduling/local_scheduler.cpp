@@ -195,7 +195,7 @@ struct scheduler_state {
   }
 
   // `t` would wait while a CPU runs lower-priority work: a reserve worker for it, its
-  // lease without the CPU, when one is left and the rest of its demand is free.
+  // lease less one CPU, when one is left and the rest of its demand is free.
   std::optional<size_t> reserve_for(const detail::task_spec& t) {
     auto prio = t.options.priority;
     size_t in_use = 0;
@@ -206,8 +206,9 @@ struct scheduler_state {
       below |= !w.reserve && !w.blocked && !w.inflight.empty() &&
                w.inflight.front()->options.priority < prio;
     }
+    // One CPU is lent; a task that asks for more needs the rest free.
     auto lent = t.options.resources;
-    lent.set("CPU", 0);
+    lent.set("CPU", std::max(0.0, lent.get("CPU") - 1));
     if (!below || in_use >= config.priority_reserve || !fits_now(lent))
       return std::nullopt;
     std::optional<size_t> free;

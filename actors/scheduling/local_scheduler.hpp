@@ -36,8 +36,8 @@ struct scheduler_config {
   /// Tasks queued at one worker beyond the one it runs.
   size_t pipeline_depth = 16;
   /// Workers beyond the CPUs for tasks that would otherwise wait for a running task of
-  /// lower priority to end: such a task starts at once on one, its CPU lent (the cores
-  /// are shared while it runs); its other resources must be free. 0: it waits.
+  /// lower priority to end: such a task starts at once on one, a CPU lent to it (the
+  /// cores are shared while it runs); the rest of its demand must be free. 0: it waits.
   size_t priority_reserve = 1;
   /// Only tasks of functions whose runs on this node took less than this, on average,
   /// are pipelined; others wait for a free worker, so that a short task never waits

@@ -173,21 +173,35 @@ TEST_CASE_FIXTURE(fixture, "a task of a higher priority than a running one start
 }
 
 TEST_CASE_FIXTURE(fixture, "a task of a higher priority waits for a running lower one "
-                           "when its other resources are not free, reserve or not") {
+                           "when the rest of its demand is not free, reserve or not") {
   reserve = 1;
-  start(1, 1, 2, 0, 1); // one CPU, one GPU
-  auto gpu_task = [](const std::string& name, int32_t priority) {
-    auto t = task(name, 1, priority);
-    t->options.resources.set("GPU", 1);
-    return t;
-  };
-  auto low = gpu_task("low", 0), high = gpu_task("high", 5);
-  submit(low);
-  REQUIRE(low->try_claim(0, detail::task_phase::running));
-  submit(high);
-  CHECK(runs == std::vector<std::string>{"0: low"});
-  done(0, low);
-  CHECK(runs.back() == "0: high");
+  SUBCASE("a GPU the lower one holds") {
+    start(1, 1, 2, 0, 1); // one CPU, one GPU
+    auto gpu_task = [](const std::string& name, int32_t priority) {
+      auto t = task(name, 1, priority);
+      t->options.resources.set("GPU", 1);
+      return t;
+    };
+    auto low = gpu_task("low", 0), high = gpu_task("high", 5);
+    submit(low);
+    REQUIRE(low->try_claim(0, detail::task_phase::running));
+    submit(high);
+    CHECK(runs == std::vector<std::string>{"0: low"});
+    done(0, low);
+    CHECK(runs.back() == "0: high");
+  }
+  SUBCASE("a second CPU: one is lent, not two") {
+    start(2, 2, 2, 0); // two CPUs
+    auto low1 = task("low1"), low2 = task("low2"), high = task("high", 2, 5);
+    submit(low1);
+    submit(low2);
+    REQUIRE(low1->try_claim(0, detail::task_phase::running));
+    REQUIRE(low2->try_claim(0, detail::task_phase::running));
+    submit(high);
+    CHECK(runs == std::vector<std::string>{"0: low1", "1: low2"});
+    done(0, low1); // one CPU free, one lent
+    CHECK(runs.back() == "0: high");
+  }
 }
 
 TEST_CASE_FIXTURE(fixture,

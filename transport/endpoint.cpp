@@ -640,6 +640,10 @@ void endpoint::on_authenticated(const conn_ptr& c) {
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
   c->decoder.set_urgent_ahead(true);
   mark(c->fd, bulk ? traffic_class::bulk : traffic_class::control);
+  // A bulk connection does not speak for its peer (heartbeats on the first one do): a
+  // reader slow to take chunks (a busy host, a destination paging in) must not make the
+  // sender's kernel give up on it, which would cut the peer's other connections too.
+  if (bulk) unbound_unacked(c->fd);
   if (handlers_.land)
     c->decoder.set_lander([land = handlers_.land,
                            peer = c->peer](const object_chunk& header, uint64_t size) {

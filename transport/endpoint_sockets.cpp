@@ -24,6 +24,12 @@ void tune(int fd, std::chrono::milliseconds unacked) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 }
 
+void unbound_unacked(int fd) {
+  unsigned int system_default = 0;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &system_default,
+               sizeof(system_default));
+}
+
 std::string peer_address(const sockaddr_in& a) {
   char buf[INET_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET, &a.sin_addr, buf, sizeof(buf));

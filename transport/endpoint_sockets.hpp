@@ -41,6 +41,9 @@ std::string sys_error(const char* what);
 // kernel once what it sent stays unacknowledged that long.
 void tune(int fd, std::chrono::milliseconds unacked);
 
+// Lifts `tune`'s bound on unacknowledged bytes: the system's default holds again.
+void unbound_unacked(int fd);
+
 std::string peer_address(const sockaddr_in& a);
 
 // The address a peer dialled to reach this accepted socket.

@@ -64,7 +64,9 @@ struct endpoint_config {
   /// A connection whose sent bytes stay unacknowledged this long is closed (the kernel's
   /// TCP_USER_TIMEOUT), and its peer reported down: a peer that receives nothing from
   /// this node (a one-way partition) is found, as silence finds one that sends nothing;
-  /// 0: the system's default (about 15 minutes).
+  /// 0: the system's default (about 15 minutes). Bulk connections, which do not speak
+  /// for their peer, keep the system's default: a slow reader of chunks is not a lost
+  /// peer.
   std::chrono::milliseconds unacked_timeout{0};
   /// Which connections are encrypted with TLS 1.3, and with what key: by default those
   /// that leave the host, with a key derived from `secret`.

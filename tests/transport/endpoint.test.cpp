@@ -277,6 +277,48 @@ TEST_CASE("bulk frames take a connection of their own, opened by the first of th
     }
 }
 
+TEST_CASE("a bulk reader that stalls past the unacknowledged-bytes timeout does not cut "
+          "its peer: the chunks wait, then arrive") {
+  inbox in_a, in_b;
+  auto start_with_timeout = [](const std::string& name, inbox& in) {
+    endpoint_config cfg;
+    cfg.name = name;
+    cfg.secret = secret;
+    cfg.unacked_timeout = 300ms;
+    auto ep = endpoint::start(cfg, in.handlers());
+    REQUIRE(ep);
+    return std::move(*ep);
+  };
+  auto a = start_with_timeout("a", in_a);
+  auto b = start_with_timeout("b", in_b);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  REQUIRE(a->send("b", tiny_chunk()));
+  REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 1; }));
+  for (int i = 0; i < 250 && !(a->bulk_connected("b") && b->bulk_connected("a")); ++i)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE(b->bulk_connected("a"));
+  in_b.got.clear();
+  // b's bulk reader stalls on the first chunk for 1.5 s (a destination paging in, a
+  // host too busy) while 64 MiB back up behind it: a's socket sees no room that long.
+  in_b.hold = true;
+  in_b.hold_bulk_only = true;
+  const size_t chunks = 64;
+  auto keep = std::make_shared<std::vector<uint8_t>>(chunks << 20, 7);
+  for (size_t i = 0; i < chunks; ++i)
+    REQUIRE(a->send("b", object_chunk{{{}, keep, keep->data() + (i << 20), 1 << 20},
+                                      {1, 1},
+                                      i << 20,
+                                      chunks << 20}));
+  std::this_thread::sleep_for(1500ms);
+  // The first connections still carry heartbeats both ways: neither side is down.
+  REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
+  in_b.release();
+  CHECK(in_b.wait([&](inbox& i) { return i.got.size() == chunks + 1; }, 20s));
+  CHECK(in_a.down.empty());
+  CHECK(in_b.down.empty());
+  CHECK(a->bulk_connected("b"));
+}
+
 TEST_CASE("a closed peer is reported down and sends to it fail with node_unreachable") {
   inbox in_a, in_b;
   auto a = start("a", in_a);

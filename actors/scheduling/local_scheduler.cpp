@@ -151,6 +151,14 @@ struct scheduler_state {
     return gpus.take(d.get("GPU"));
   }
 
+  // `w` holds demand `d` until it falls idle (see `release_if_idle`).
+  void lease(worker_slot& w, const resource_set& d, bool reserve = false) {
+    w.leased = true;
+    w.reserve = reserve;
+    w.lease = d;
+    w.gpus = take(d);
+  }
+
   // Gives back what `take` took.
   void give(const resource_set& d, const std::vector<gpu_share>& shares) {
     available += d;
@@ -219,10 +227,7 @@ struct scheduler_state {
       start_worker(workers.size());
       free = workers.size() - 1;
     }
-    auto& slot = workers[*free];
-    slot.leased = slot.reserve = true;
-    slot.lease = lent;
-    slot.gpus = take(lent);
+    lease(workers[*free], lent, true);
     return free;
   }
 
@@ -422,11 +427,7 @@ struct scheduler_state {
         }
         if (!w) return; // keep priority order: nothing lower runs before this one
         auto& slot = workers[*w];
-        if (!slot.leased) {
-          slot.leased = true;
-          slot.lease = t->options.resources;
-          slot.gpus = take(slot.lease);
-        }
+        if (!slot.leased) lease(slot, t->options.resources);
         self->send(slot.handle, run_atom::value,
                    dispatch{t, t->epoch(), device_ids(slot.gpus)});
         served(*t);

@@ -202,13 +202,8 @@ TEST_CASE(
     "it, and receives as before") {
   inbox in_a, in_b;
   auto a = start("a", in_a);
-  endpoint_config cfg;
-  cfg.name = "b";
-  cfg.secret = secret;
-  cfg.trim_after = 2000ms;
-  auto b = endpoint::start(cfg, in_b.handlers());
-  REQUIRE(b);
-  REQUIRE(a->connect("127.0.0.1", (*b)->port(), 5s));
+  auto b = start_tuned("b", in_b, [](endpoint_config& cfg) { cfg.trim_after = 2000ms; });
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
   actor_call big;
   big.actor_id = 1;
   big.method = "take";
@@ -216,13 +211,13 @@ TEST_CASE(
   REQUIRE(a->send("b", big));
   REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 1; }, 10s));
   // Its reader grew a buffer for all of the frame, and kept it for the next ones.
-  auto held = [&] { return (*b)->stats().read_buffer_bytes; };
+  auto held = [&] { return b->stats().read_buffer_bytes; };
   CHECK(held() >= (6u << 20));
   // Nothing received for 2 s: given back, down to the reader's own 256 KiB at most.
   for (int i = 0; i < 250 && held() > (256u << 10); ++i)
     std::this_thread::sleep_for(20ms);
   CHECK(held() <= (256u << 10));
-  CHECK((*b)->connected("a"));
+  CHECK(b->connected("a"));
   big.actor_id = 2;
   REQUIRE(a->send("b", big));
   REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 2; }, 10s));
@@ -280,17 +275,9 @@ TEST_CASE("bulk frames take a connection of their own, opened by the first of th
 TEST_CASE("a bulk reader that stalls past the unacknowledged-bytes timeout does not cut "
           "its peer: the chunks wait, then arrive") {
   inbox in_a, in_b;
-  auto start_with_timeout = [](const std::string& name, inbox& in) {
-    endpoint_config cfg;
-    cfg.name = name;
-    cfg.secret = secret;
-    cfg.unacked_timeout = 300ms;
-    auto ep = endpoint::start(cfg, in.handlers());
-    REQUIRE(ep);
-    return std::move(*ep);
-  };
-  auto a = start_with_timeout("a", in_a);
-  auto b = start_with_timeout("b", in_b);
+  auto bounded = [](endpoint_config& cfg) { cfg.unacked_timeout = 300ms; };
+  auto a = start_tuned("a", in_a, bounded);
+  auto b = start_tuned("b", in_b, bounded);
   REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
   REQUIRE(a->send("b", tiny_chunk()));
   REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 1; }));

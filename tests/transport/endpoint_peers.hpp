@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -114,6 +115,20 @@ inline std::unique_ptr<endpoint> start(const std::string& name, inbox& in,
   cfg.max_handshaking = max_handshaking;
   cfg.max_handshaking_per_source = max_handshaking_per_source;
   cfg.idle_close = idle_close;
+  auto ep = endpoint::start(cfg, in.handlers());
+  REQUIRE(ep);
+  return std::move(*ep);
+}
+
+// An endpoint as `start` makes it, its configuration changed by `tune` first.
+inline std::unique_ptr<endpoint>
+start_tuned(const std::string& name, inbox& in,
+            const std::function<void(endpoint_config&)>& tune) {
+  endpoint_config cfg;
+  cfg.name = name;
+  cfg.secret = secret;
+  cfg.handshake_timeout = 1000ms;
+  tune(cfg);
   auto ep = endpoint::start(cfg, in.handlers());
   REQUIRE(ep);
   return std::move(*ep);

@@ -55,10 +55,13 @@ wire_msg::actor_location cluster_actors::location_here(const std::string& name) 
   if (!rec) {
     out.error = "no live actor is named '" + name + "' in the cluster";
   } else {
-    out.found = true;
     out.type_name = (*rec)->spec().type_name;
     out.max_task_retries = (*rec)->spec().options.max_task_retries;
-    if (auto* r = dynamic_cast<remote_actor_record*>(rec->get())) {
+    auto* r = dynamic_cast<remote_actor_record*>(rec->get());
+    // Lost with its node and not placed anew yet: where it was, but not found (no
+    // error), as its owner's directory answers: a handle sends no calls there.
+    out.found = !(r && r->restarting());
+    if (r) {
       out.node = r->remote_node();
       out.actor_id = r->id();
     } else {
@@ -175,13 +178,14 @@ result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& n
   if (local || link_.is_head()) {
     if (!local) return local;
     if (auto* r = dynamic_cast<remote_actor_record*>(local->get()))
-      return detail::actor_record_ptr{track(r->spec(), r->remote_node(), r->id())};
+      return found_at(r->spec(), r->remote_node(), r->id(), r->restarting());
     return local;
   }
   auto loc = locate(name);
   if (!loc) return loc.err();
-  if (!loc->found) return error{errc::unregistered, loc->error};
-  if (loc->node == link_.self.name) {
+  bool restarting = !loc->found && loc->error.empty() && !loc->node.empty();
+  if (!loc->found && !restarting) return error{errc::unregistered, loc->error};
+  if (loc->node == link_.self.name && !restarting) {
     if (auto rec = link_.hosted.find(loc->actor_id)) return rec;
     return error{errc::unregistered, "actor '" + name + "' is gone"};
   }
@@ -189,7 +193,15 @@ result<detail::actor_record_ptr> cluster_actors::find_actor(const std::string& n
   spec.type_name = loc->type_name;
   spec.options.name = name;
   spec.options.max_task_retries = loc->max_task_retries;
-  return detail::actor_record_ptr{track(std::move(spec), loc->node, loc->actor_id)};
+  return found_at(std::move(spec), loc->node, loc->actor_id, restarting);
+}
+
+detail::actor_record_ptr cluster_actors::found_at(detail::actor_spec spec,
+                                                  const std::string& node, uint64_t id,
+                                                  bool restarting) {
+  auto rec = track(std::move(spec), node, id);
+  if (restarting && rec->begin_follow()) restart_actor(rec);
+  return rec;
 }
 
 detail::actor_address cluster_actors::address_of(const detail::actor_record_ptr& target) {

@@ -116,6 +116,10 @@ private:
   std::shared_ptr<remote_actor_record>
   track(detail::actor_spec spec, const std::string& node, uint64_t id,
         std::optional<wire_msg::actor_create> created_by = std::nullopt);
+  // A handle's record of the named actor that is, or was before its node was lost,
+  // `id` on `node`; while `restarting`, its calls wait until it is seen placed anew.
+  detail::actor_record_ptr found_at(detail::actor_spec spec, const std::string& node,
+                                    uint64_t id, bool restarting);
   // Sends the calls queued for `rec` whose arguments are ready, in order.
   void send_calls(const std::shared_ptr<remote_actor_record>& rec);
   void send_call(const std::shared_ptr<remote_actor_record>& rec, detail::task_ptr call);

@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -669,6 +670,43 @@ TEST_CASE(
   CHECK(found_by_driver.call(&counter::add, 1).get(20s).value() == 107);
   CHECK(created.call(&counter::add, 1).get(10s).value() == 108);
   CHECK(passed.call(&counter::add, 1).get(20s).value() == 109);
+}
+
+TEST_CASE("handles found by name that ask where their actor is while it is being "
+          "restarted wait for the restart, and send no call to where it was") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  auto created = named_on_worker_1(c, "vault", 1, 2);
+  // Found on the head (the actor's owner) and on worker-2.
+  auto on_head = c.driver->find_actor(counter_t, "vault").value();
+  context there{*c.w2, c.w2->new_owner_id()};
+  auto on_w2 = there.find_actor(counter_t, "vault").value();
+  CHECK(on_w2.call(&counter::add, 0).get(10s).value() == 100);
+  // The restart on worker-2 is held on the way for a second: the handles, losing
+  // worker-1, ask where the actor is while it is being restarted, and what reaches
+  // worker-1 is lost. Before, they were told worker-1 (the head's name table still
+  // held it), sent their calls there again while the head still had worker-1 alive,
+  // and those calls were lost: they never answered.
+  std::atomic<bool> holding{true};
+  c.net.hold_if([&holding](auto&, auto& to, auto& m) {
+    return holding && to == "worker-2" && is<wire_msg::actor_create>(m);
+  });
+  kill_worker_1(c, {"head", "worker-2"});
+  auto from_head = on_head.call(&counter::add, 1);
+  auto from_w2 = on_w2.call(&counter::add, 10);
+  REQUIRE(fake_cluster::eventually([&] { return c.net.stats().held >= 1; }));
+  std::this_thread::sleep_for(1s);
+  holding = false;
+  c.net.release_held();
+  auto a = from_head.get(10s);
+  auto b = from_w2.get(10s);
+  INFO((a ? std::to_string(*a) : a.err().to_string()));
+  INFO((b ? std::to_string(*b) : b.err().to_string()));
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(std::max(*a, *b) == 111);
+  CHECK(created.call(&counter::add, 0).get(10s).value() == 111);
+  CHECK(on_head.call(&counter::node).get(10s).value() == "worker-2");
 }
 
 TEST_CASE("a handle passed in a value of an actor without a name follows it to where its "

@@ -709,6 +709,33 @@ TEST_CASE("handles found by name that ask where their actor is while it is being
   CHECK(on_head.call(&counter::node).get(10s).value() == "worker-2");
 }
 
+TEST_CASE("a named actor another node created, restarted by it on the new life of the "
+          "node it is pinned to, keeps its name: the head's row waits for the owner "
+          "instead of taking the old place back") {
+  fake_cluster c;
+  auto counter_t = c.app.find_actor_type<counter>("counter").value();
+  context there{*c.w2, c.w2->new_owner_id()};
+  auto o = checkpointed_on_workers(1, 2);
+  o.name = "till";
+  o.node = "worker-1";
+  auto created = there.spawn(o, counter_t, 100);
+  CHECK(created.call(&counter::add, 1).get(10s).value() == 101);
+  // The head's connection to worker-1 closes: the head finds worker-1 dead, and it
+  // joins again as a new life, where worker-2 restarts the actor. Before, the head's row
+  // of the actor, asking its own table, was told the old place (on a node alive again)
+  // and took it back; worker-2's new place was then refused ("already taken") and calls
+  // by name went to an instance gone with the old life: they never answered.
+  c.net.disconnect("head", "worker-1", "reset by the test");
+  auto found = c.driver->find_actor(counter_t, "till");
+  REQUIRE(found);
+  auto r = found->call(&counter::add, 1).get(10s);
+  INFO((r ? std::to_string(*r) : r.err().to_string()));
+  REQUIRE(r);
+  CHECK(*r == 102);
+  CHECK(found->call(&counter::node).get(10s).value() == "worker-1");
+  CHECK(created.call(&counter::add, 1).get(10s).value() == 103);
+}
+
 TEST_CASE("a handle passed in a value of an actor without a name follows it to where its "
           "owner restarted it, asking the owner") {
   fake_cluster c;

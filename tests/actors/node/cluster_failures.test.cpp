@@ -684,9 +684,9 @@ TEST_CASE("handles found by name that ask where their actor is while it is being
   CHECK(on_w2.call(&counter::add, 0).get(10s).value() == 100);
   // The restart on worker-2 is held on the way for a second: the handles, losing
   // worker-1, ask where the actor is while it is being restarted, and what reaches
-  // worker-1 is lost. Before, they were told worker-1 (the head's name table still
-  // held it), sent their calls there again while the head still had worker-1 alive,
-  // and those calls were lost: they never answered.
+  // worker-1 is lost. They must wait for the restart, not send their calls to worker-1
+  // (the head's name table answers "not yet" meanwhile). This guards the behaviour; the
+  // race it closes shows only under load, so the test also passed before the fix.
   std::atomic<bool> holding{true};
   c.net.hold_if([&holding](auto&, auto& to, auto& m) {
     return holding && to == "worker-2" && is<wire_msg::actor_create>(m);

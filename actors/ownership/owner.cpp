@@ -139,8 +139,24 @@ bool from_earlier_life(const owner_state& st, const std::string& from,
 // reached the owner. False when neither.
 bool to_restarted(owner_state& st, pending_call& p) {
   if (p.actor->hold(p.task, true)) return true;
-  if (p.actor->dead() || p.actor->remote_node() == p.node) return false;
+  if (p.actor->dead()) return false;
+  if (p.actor->remote_node() == p.node &&
+      (p.actor_id == 0 || p.actor->id() == p.actor_id))
+    return false;
   st.cfg.call(p.actor, std::move(p.task));
+  return true;
+}
+
+// A call lost with the instance its actor's record still shows: the record begins the
+// restart (its creator's) or follows the actor (another handle's) and holds the call.
+// This node's directory may not have seen the loss yet, or followed the actor back to
+// the place it was (the head had not found the node dead). False when it can do neither.
+bool restart_for(owner_state& st, pending_call& p, const std::string& why) {
+  if (p.actor->dead() ||
+      !(begin_restart(st.cfg.log, *p.actor, p.node, why) || p.actor->begin_follow()))
+    return false;
+  p.actor->hold(p.task, true);
+  st.cfg.restart(p.actor);
   return true;
 }
 
@@ -188,12 +204,7 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
     // with that node, as when the connection closes, which may be reported only later.
     // The call waits for the actor's restart, or goes to where it was restarted.
     if (err.code == errc::node_unreachable && p.actor) {
-      if (to_restarted(st, p)) return;
-      if (!p.actor->dead() && (begin_restart(st.cfg.log, *p.actor, p.node, err.message) ||
-                               p.actor->begin_follow())) {
-        p.actor->hold(p.task, true);
-        return st.cfg.restart(p.actor);
-      }
+      if (to_restarted(st, p) || restart_for(st, p, err.message)) return;
     }
     // A task sent to a node that died on the way, or stopped before running it, or whose
     // input was lost with one, runs again elsewhere; its inputs are shipped from here.
@@ -316,7 +327,7 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
     auto& t = p.task;
     if (restart && p.actor && t->attempts < p.actor->spec().options.max_task_retries) {
       ++t->attempts;
-      if (to_restarted(st, p)) continue;
+      if (to_restarted(st, p) || restart_for(st, p, why)) continue;
       --t->attempts;
     }
     // Other actor calls fail (their actor was there); a task pinned there too.

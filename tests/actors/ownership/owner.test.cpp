@@ -380,6 +380,53 @@ TEST_CASE_FIXTURE(
   CHECK(!second->result->done());
 }
 
+TEST_CASE_FIXTURE(fixture, "a call through a handle found by name, lost with its node "
+                           "before the handle's directory saw the loss, waits while the "
+                           "handle follows its actor") {
+  // The directory follows a handle's actor when the node's loss reaches it, and may
+  // follow it back to where it was (the head had not found the node dead yet) before
+  // the loss reaches the owner: the record shows the instance the call went to.
+  detail::actor_spec spec;
+  spec.type_name = "counter";
+  spec.options.name = "bank";
+  spec.options.max_task_retries = 1;
+  auto rec = std::make_shared<remote_actor_record>(std::move(spec), "w1", 7);
+  auto call = task("counter", 1);
+  call->method = "add";
+  pending_call to_7{call, "w1", {}, rec};
+  to_7.actor_id = 7;
+  tell(track_atom::value, std::move(to_7), std::string{"w1"},
+       wire_msg::message{wire_msg::actor_call{}});
+  tell(lost_atom::value, std::string{"w1"}, std::string{"connection reset"});
+  CHECK(!call->result->done());
+  CHECK(rec->restarting());
+  REQUIRE(restarted.size() == 1);
+  CHECK(restarted[0] == rec);
+  // Where the lookup finds it, the held call goes.
+  auto held = rec->relocate("w2", 3);
+  REQUIRE(held.size() == 1);
+  CHECK(held[0] == call);
+  CHECK(call->attempts == 1);
+}
+
+TEST_CASE_FIXTURE(fixture, "a call lost with an instance its actor was restarted from, "
+                           "on the same node, goes to the new instance") {
+  auto [call, rec] = actor_call(1, "w1", 1, 1);
+  pending_call to_7{call, "w1", {}, rec};
+  to_7.actor_id = 7;
+  tell(track_atom::value, std::move(to_7), std::string{"w1"},
+       wire_msg::message{wire_msg::actor_call{}});
+  // The actor was restarted on w1's new life as instance 8 before the loss of the
+  // old life's connection reached the owner.
+  REQUIRE(rec->begin_restart());
+  rec->relocate("w1", 8);
+  tell(lost_atom::value, std::string{"w1"}, std::string{"an earlier life"});
+  CHECK(!call->result->done());
+  REQUIRE(rerouted.size() == 1);
+  CHECK(rerouted[0] == call);
+  CHECK(restarted.empty());
+}
+
 TEST_CASE_FIXTURE(fixture, "past its restart intensity the owner gives up and the "
                            "children of the next loss fail") {
   // Intensity: 2 node losses within 60 s.

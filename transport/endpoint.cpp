@@ -240,16 +240,28 @@ result<void> endpoint::send(const std::string& peer, const message& m) {
   // of use by then: looked up again, it is another one or a dial.
   for (int tries = 1;; ++tries) {
     std::optional<std::string> bulk_to; // where to open the bulk connection, when first
+    bool waits = false;                 // for the bulk connection
     {
       std::lock_guard<std::mutex> guard{mtx_};
       c = connection_to_locked(peer, l);
       // The first bulk frame for a peer opens its bulk connection; it and those that
-      // follow until that is up share the first.
-      if (c && l == lane::bulk && cfg_.bulk_connection && !c->hs.bulk() &&
-          bulk_dials_.insert(peer).second)
-        bulk_to = c->accepted ? std::string{} : c->remote;
+      // follow wait for that to be up (or to fail: then they share the first).
+      if (c && l == lane::bulk && cfg_.bulk_connection && !c->hs.bulk()) {
+        if (bulk_dials_.insert(peer).second) {
+          bulk_to = c->accepted ? std::string{} : c->remote;
+          bulk_held_[peer];
+        }
+        if (auto h = bulk_held_.find(peer); h != bulk_held_.end()) {
+          h->second.push_back(std::move(frame));
+          waits = true;
+        }
+      }
     }
-    if (bulk_to) open_bulk(peer, *bulk_to);
+    if (bulk_to && !open_bulk(peer, *bulk_to)) {
+      std::lock_guard<std::mutex> guard{mtx_};
+      release_bulk_held_locked(peer, connection_to_locked(peer, lane::control).get());
+    }
+    if (waits) return {};
     if (!c) {
       auto held = dial_and_hold(peer, m);
       if (!held) return held.err();
@@ -463,8 +475,15 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
   for (auto& other : cut)
     attend(*other);
   auth_cv_.notify_all();
-  if (!was_up && !c->dialled_for.empty())
-    dial_failed(c->dialled_for, c, why, !c->hs.awaiting_peer_proof());
+  if (!was_up && !c->dialled_for.empty()) {
+    if (bulk) {
+      std::lock_guard<std::mutex> guard{mtx_};
+      release_bulk_held_locked(c->dialled_for,
+                               connection_to_locked(c->dialled_for, lane::control).get());
+    } else {
+      dial_failed(c->dialled_for, c, why, !c->hs.awaiting_peer_proof());
+    }
+  }
   if (!was_up) {
     bool crowded = reason.rfind(crowded_out, 0) == 0 || reason.rfind(make_room, 0) == 0;
     size_t crowded_before = 0;
@@ -636,6 +655,7 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     // What was sent while dialling goes first, on the connection in use (this one, or
     // one the peer dialled meanwhile).
     if (!bulk) release_held_locked(c->peer, *by_name_.at(c->peer));
+    if (bulk && !spare) release_bulk_held_locked(c->peer, c.get());
   }
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
   c->decoder.set_urgent_ahead(true);

@@ -131,8 +131,12 @@ private:
   result<conn_ptr> dial_and_hold(const std::string& peer, const message& m);
   // Opens a bulk connection to `peer`: to `dialled` ("address:port") when this side
   // dialled its first connection, else where `resolve` says; none for a peer nobody
-  // dials.
-  void open_bulk(const std::string& peer, const std::string& dialled);
+  // dials. Whether its dial began.
+  bool open_bulk(const std::string& peer, const std::string& dialled);
+  // The bulk frames that waited for `peer`'s bulk connection go on `c`: that one, up
+  // now, or its first connection when the bulk one could not be made. Caller holds
+  // mtx_.
+  void release_bulk_held_locked(const std::string& peer, connection* c);
   // The I/O thread: starts the dials whose time came; how long until the next one may.
   std::chrono::milliseconds start_dials();
   // `c`'s connect ended (I/O thread): on to the handshake, or closed.
@@ -234,6 +238,10 @@ private:
   // Peers whose bulk connection was asked for (by a first bulk frame) while their first
   // connection is up.
   std::set<std::string> bulk_dials_;
+  // The bulk frames for a peer whose bulk connection is being dialled, sent on it once
+  // it is up: on the first connection they would fill the peer's socket, and a peer
+  // whose reader stalls past `unacked_timeout` would be cut off.
+  std::map<std::string, std::vector<frame_parts>> bulk_held_;
   std::minstd_rand jitter_{std::random_device{}()}; // guarded by mtx_
   // Each I/O loop's epoll set (main, bulk), and what changed for it, from any thread.
   std::array<int, 2> epoll_fds_{-1, -1};

@@ -147,7 +147,7 @@ void endpoint::on_connected(const conn_ptr& c) {
   attend(*c); // its events change: no longer waiting to be writable, unless queued
 }
 
-void endpoint::open_bulk(const std::string& peer, const std::string& dialled) {
+bool endpoint::open_bulk(const std::string& peer, const std::string& dialled) {
   std::string address;
   uint16_t port = 0;
   if (!dialled.empty()) {
@@ -156,10 +156,25 @@ void endpoint::open_bulk(const std::string& peer, const std::string& dialled) {
   } else if (auto where = handlers_.resolve ? handlers_.resolve(peer) : std::nullopt) {
     std::tie(address, port) = *where;
   } else {
-    return; // a peer nobody dials (a client): its bulk frames share the first
+    return false; // a peer nobody dials (a client): its bulk frames share the first
   }
-  if (auto b = open_async(address, port, true, ""); !b)
+  auto b = open_async(address, port, true, peer);
+  if (!b)
     log(log_level::warn, "no bulk connection to node '" + peer + "': " + b.err().message);
+  return b.has_value();
+}
+
+void endpoint::release_bulk_held_locked(const std::string& peer, connection* c) {
+  auto h = bulk_held_.find(peer);
+  if (h == bulk_held_.end()) return;
+  auto frames = std::move(h->second);
+  bulk_held_.erase(h);
+  size_t lost = 0;
+  for (auto& f : frames)
+    if (!c || !enqueue(*c, std::move(f), lane::bulk)) ++lost;
+  if (lost == 0) return;
+  std::lock_guard<std::mutex> guard{stats_mtx_};
+  stats_.undelivered += lost;
 }
 
 void endpoint::release_held_locked(const std::string& peer, connection& c) {

@@ -232,7 +232,7 @@ TEST_CASE("bulk frames take a connection of their own, opened by the first of th
   auto a = start("a", in_a);
   auto b = start("b", in_b);
   REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
-  // None until a bulk frame goes; it shares the first connection until one is up.
+  // None until a bulk frame goes; it waits for one of its own, which it opens.
   REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
   REQUIRE(in_b.wait([](inbox& i) { return !i.got.empty(); }));
   CHECK_FALSE(a->bulk_connected("b"));
@@ -304,6 +304,33 @@ TEST_CASE("a bulk reader that stalls past the unacknowledged-bytes timeout does 
   CHECK(in_a.down.empty());
   CHECK(in_b.down.empty());
   CHECK(a->bulk_connected("b"));
+}
+
+TEST_CASE("chunks sent while the bulk connection is dialled wait for it: a peer whose "
+          "reader stalls past the unacknowledged-bytes timeout is not cut off") {
+  inbox in_a, in_b;
+  auto bounded = [](endpoint_config& cfg) { cfg.unacked_timeout = 300ms; };
+  auto a = start_tuned("a", in_a, bounded);
+  auto b = start_tuned("b", in_b, bounded);
+  REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
+  // b's reader stalls on the first message (its bulk connection's handshake with it)
+  // for 1.5 s while 64 MiB of chunks are sent: on the first connection they would
+  // leave a's socket without room that long.
+  in_b.hold = true;
+  REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
+  const size_t chunks = 64;
+  auto keep = std::make_shared<std::vector<uint8_t>>(chunks << 20, 7);
+  for (size_t i = 0; i < chunks; ++i)
+    REQUIRE(a->send("b", object_chunk{{{}, keep, keep->data() + (i << 20), 1 << 20},
+                                      {1, 1},
+                                      i << 20,
+                                      chunks << 20}));
+  std::this_thread::sleep_for(1500ms);
+  in_b.release();
+  CHECK(in_b.wait([&](inbox& i) { return i.got.size() == chunks + 1; }, 20s));
+  CHECK(in_a.down.empty());
+  CHECK(in_b.down.empty());
+  CHECK(a->connected("b"));
 }
 
 TEST_CASE("a closed peer is reported down and sends to it fail with node_unreachable") {

@@ -252,15 +252,12 @@ result<void> endpoint::send(const std::string& peer, const message& m) {
           bulk_held_[peer];
         }
         if (auto h = bulk_held_.find(peer); h != bulk_held_.end()) {
-          h->second.push_back(std::move(frame));
+          h->second.push_back(m);
           waits = true;
         }
       }
     }
-    if (bulk_to && !open_bulk(peer, *bulk_to)) {
-      std::lock_guard<std::mutex> guard{mtx_};
-      release_bulk_held_locked(peer, connection_to_locked(peer, lane::control).get());
-    }
+    if (bulk_to && !open_bulk(peer, *bulk_to)) send_bulk_held(peer);
     if (waits) return {};
     if (!c) {
       auto held = dial_and_hold(peer, m);
@@ -476,13 +473,10 @@ void endpoint::close(const conn_ptr& c, const std::string& reason) {
     attend(*other);
   auth_cv_.notify_all();
   if (!was_up && !c->dialled_for.empty()) {
-    if (bulk) {
-      std::lock_guard<std::mutex> guard{mtx_};
-      release_bulk_held_locked(c->dialled_for,
-                               connection_to_locked(c->dialled_for, lane::control).get());
-    } else {
+    if (bulk)
+      send_bulk_held(c->dialled_for);
+    else
       dial_failed(c->dialled_for, c, why, !c->hs.awaiting_peer_proof());
-    }
   }
   if (!was_up) {
     bool crowded = reason.rfind(crowded_out, 0) == 0 || reason.rfind(make_room, 0) == 0;
@@ -655,7 +649,7 @@ void endpoint::on_authenticated(const conn_ptr& c) {
     // What was sent while dialling goes first, on the connection in use (this one, or
     // one the peer dialled meanwhile).
     if (!bulk) release_held_locked(c->peer, *by_name_.at(c->peer));
-    if (bulk && !spare) release_bulk_held_locked(c->peer, c.get());
+    if (bulk && !spare) release_bulk_held_locked(c->peer, *c);
   }
   c->decoder.set_limits(cfg_.max_frame_bytes, static_cast<size_t>(-1));
   c->decoder.set_urgent_ahead(true);

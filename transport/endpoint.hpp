@@ -133,10 +133,12 @@ private:
   // dialled its first connection, else where `resolve` says; none for a peer nobody
   // dials. Whether its dial began.
   bool open_bulk(const std::string& peer, const std::string& dialled);
-  // The bulk frames that waited for `peer`'s bulk connection go on `c`: that one, up
-  // now, or its first connection when the bulk one could not be made. Caller holds
-  // mtx_.
-  void release_bulk_held_locked(const std::string& peer, connection* c);
+  // The bulk messages that waited for `peer`'s bulk connection go on `c`, which is up
+  // now. Caller holds mtx_.
+  void release_bulk_held_locked(const std::string& peer, connection& c);
+  // Its bulk connection could not be made: what waited for it is sent as if it had not
+  // waited (on the first connection).
+  void send_bulk_held(const std::string& peer);
   // The I/O thread: starts the dials whose time came; how long until the next one may.
   std::chrono::milliseconds start_dials();
   // `c`'s connect ended (I/O thread): on to the handshake, or closed.
@@ -241,7 +243,7 @@ private:
   // The bulk frames for a peer whose bulk connection is being dialled, sent on it once
   // it is up: on the first connection they would fill the peer's socket, and a peer
   // whose reader stalls past `unacked_timeout` would be cut off.
-  std::map<std::string, std::vector<frame_parts>> bulk_held_;
+  std::map<std::string, std::vector<message>> bulk_held_;
   std::minstd_rand jitter_{std::random_device{}()}; // guarded by mtx_
   // Each I/O loop's epoll set (main, bulk), and what changed for it, from any thread.
   std::array<int, 2> epoll_fds_{-1, -1};

@@ -164,17 +164,27 @@ bool endpoint::open_bulk(const std::string& peer, const std::string& dialled) {
   return b.has_value();
 }
 
-void endpoint::release_bulk_held_locked(const std::string& peer, connection* c) {
+void endpoint::release_bulk_held_locked(const std::string& peer, connection& c) {
   auto h = bulk_held_.find(peer);
   if (h == bulk_held_.end()) return;
-  auto frames = std::move(h->second);
+  for (auto& m : h->second)
+    enqueue(c, encode_frame_parts(m), lane::bulk);
   bulk_held_.erase(h);
-  size_t lost = 0;
-  for (auto& f : frames)
-    if (!c || !enqueue(*c, std::move(f), lane::bulk)) ++lost;
-  if (lost == 0) return;
-  std::lock_guard<std::mutex> guard{stats_mtx_};
-  stats_.undelivered += lost;
+}
+
+void endpoint::send_bulk_held(const std::string& peer) {
+  std::vector<message> held;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto h = bulk_held_.find(peer);
+    if (h == bulk_held_.end()) return;
+    held = std::move(h->second);
+    bulk_held_.erase(h);
+  }
+  for (auto& m : held)
+    if (auto sent = send(peer, m); !sent)
+      log(log_level::debug,
+          "a chunk for node '" + peer + "' was not sent: " + sent.err().message);
 }
 
 void endpoint::release_held_locked(const std::string& peer, connection& c) {

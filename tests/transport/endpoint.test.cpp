@@ -248,13 +248,7 @@ TEST_CASE("bulk frames take a connection of their own, opened by the first of th
   in_b.hold = true;
   in_b.hold_bulk_only = true;
   const size_t chunks = 32;
-  std::vector<uint8_t> value(chunks << 20, 7);
-  auto keep = std::make_shared<std::vector<uint8_t>>(std::move(value));
-  for (size_t i = 0; i < chunks; ++i) {
-    object_chunk c{
-        {{}, keep, keep->data() + (i << 20), 1 << 20}, {1, 1}, i << 20, chunks << 20};
-    REQUIRE(a->send("b", c));
-  }
+  send_mib_chunks(*a, "b", chunks);
   REQUIRE(a->send("b", heartbeat{99, 0, {}, 0, {}}));
   CHECK(in_b.wait([](inbox& i) {
     for (auto& [peer, m] : i.got)
@@ -270,6 +264,38 @@ TEST_CASE("bulk frames take a connection of their own, opened by the first of th
       CHECK(c->bytes()[0] == 7);
       CHECK(c->bytes()[c->size() - 1] == 7);
     }
+}
+
+TEST_CASE("chunks for a peer nobody dials, or whose bulk connection cannot be made, "
+          "go on the first connection") {
+  inbox in_a, in_b, in_c;
+  auto a = start("a", in_a);
+  auto b = start("b", in_b);
+  // b dials a, and a knows no address for b (a client's case): no bulk connection.
+  REQUIRE(b->connect("127.0.0.1", a->port(), 5s));
+  for (int i = 0; i < 250 && !a->connected("b"); ++i)
+    std::this_thread::sleep_for(20ms);
+  REQUIRE(a->send("b", tiny_chunk()));
+  REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 1; }));
+  CHECK(std::holds_alternative<object_chunk>(in_b.got[0].second));
+  CHECK_FALSE(a->bulk_connected("b"));
+  // c is told b's address is another node's (a's): the bulk dial finds 'a' there and is
+  // refused, and the chunks that waited for it go on the first connection.
+  auto c = start("c", in_c);
+  REQUIRE(b->connect("127.0.0.1", c->port(), 5s));
+  for (int i = 0; i < 250 && !c->connected("b"); ++i)
+    std::this_thread::sleep_for(20ms);
+  in_c.where["b"] = {"127.0.0.1", a->port()};
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(c->send("b", tiny_chunk()));
+  CHECK(in_b.wait([](inbox& i) { return i.got.size() == 4; }));
+  CHECK(in_c.wait([](inbox& i) {
+    return std::any_of(i.logs.begin(), i.logs.end(), [](const std::string& l) {
+      return l.find("is node 'a', not 'b'") != std::string::npos;
+    });
+  }));
+  CHECK_FALSE(c->bulk_connected("b"));
+  CHECK(in_c.down.empty());
 }
 
 TEST_CASE("a bulk reader that stalls past the unacknowledged-bytes timeout does not cut "
@@ -290,12 +316,7 @@ TEST_CASE("a bulk reader that stalls past the unacknowledged-bytes timeout does 
   in_b.hold = true;
   in_b.hold_bulk_only = true;
   const size_t chunks = 64;
-  auto keep = std::make_shared<std::vector<uint8_t>>(chunks << 20, 7);
-  for (size_t i = 0; i < chunks; ++i)
-    REQUIRE(a->send("b", object_chunk{{{}, keep, keep->data() + (i << 20), 1 << 20},
-                                      {1, 1},
-                                      i << 20,
-                                      chunks << 20}));
+  send_mib_chunks(*a, "b", chunks);
   std::this_thread::sleep_for(1500ms);
   // The first connections still carry heartbeats both ways: neither side is down.
   REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
@@ -319,12 +340,7 @@ TEST_CASE("chunks sent while the bulk connection is dialled wait for it: a peer 
   in_b.hold = true;
   REQUIRE(a->send("b", heartbeat{1, 0, {}, 0, {}}));
   const size_t chunks = 64;
-  auto keep = std::make_shared<std::vector<uint8_t>>(chunks << 20, 7);
-  for (size_t i = 0; i < chunks; ++i)
-    REQUIRE(a->send("b", object_chunk{{{}, keep, keep->data() + (i << 20), 1 << 20},
-                                      {1, 1},
-                                      i << 20,
-                                      chunks << 20}));
+  send_mib_chunks(*a, "b", chunks);
   std::this_thread::sleep_for(1500ms);
   in_b.release();
   CHECK(in_b.wait([&](inbox& i) { return i.got.size() == chunks + 1; }, 20s));

@@ -140,6 +140,16 @@ inline std::unique_ptr<endpoint> start_idle(const std::string& name, inbox& in,
   return start(name, in, secret, 64, true, idle);
 }
 
+/// Sends `n` chunks of 1 MiB, the whole of one value, from `from` to `to`.
+inline void send_mib_chunks(endpoint& from, const std::string& to, size_t n) {
+  auto keep = std::make_shared<std::vector<uint8_t>>(n << 20, 7);
+  for (size_t i = 0; i < n; ++i)
+    REQUIRE(from.send(to, object_chunk{{{}, keep, keep->data() + (i << 20), 1 << 20},
+                                       {1, 1},
+                                       i << 20,
+                                       n << 20}));
+}
+
 // A bulk frame small enough to go at once: a peer's first opens its bulk connection.
 inline object_chunk tiny_chunk() {
   return object_chunk{{std::vector<uint8_t>(16, 7)}, {1, 1}, 0, 16};

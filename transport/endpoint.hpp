@@ -240,7 +240,7 @@ private:
   // Peers whose bulk connection was asked for (by a first bulk frame) while their first
   // connection is up.
   std::set<std::string> bulk_dials_;
-  // The bulk frames for a peer whose bulk connection is being dialled, sent on it once
+  // The bulk messages for a peer whose bulk connection is being dialled, sent on it once
   // it is up: on the first connection they would fill the peer's socket, and a peer
   // whose reader stalls past `unacked_timeout` would be cut off.
   std::map<std::string, std::vector<message>> bulk_held_;

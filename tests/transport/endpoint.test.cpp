@@ -289,11 +289,7 @@ TEST_CASE("chunks for a peer nobody dials, or whose bulk connection cannot be ma
   for (int i = 0; i < 3; ++i)
     REQUIRE(c->send("b", tiny_chunk()));
   CHECK(in_b.wait([](inbox& i) { return i.got.size() == 4; }));
-  CHECK(in_c.wait([](inbox& i) {
-    return std::any_of(i.logs.begin(), i.logs.end(), [](const std::string& l) {
-      return l.find("is node 'a', not 'b'") != std::string::npos;
-    });
-  }));
+  CHECK(logged(in_c, "is node 'a', not 'b'"));
   CHECK_FALSE(c->bulk_connected("b"));
   CHECK(in_c.down.empty());
 }
@@ -301,9 +297,8 @@ TEST_CASE("chunks for a peer nobody dials, or whose bulk connection cannot be ma
 TEST_CASE("a bulk reader that stalls past the unacknowledged-bytes timeout does not cut "
           "its peer: the chunks wait, then arrive") {
   inbox in_a, in_b;
-  auto bounded = [](endpoint_config& cfg) { cfg.unacked_timeout = 300ms; };
-  auto a = start_tuned("a", in_a, bounded);
-  auto b = start_tuned("b", in_b, bounded);
+  auto a = start_bounded("a", in_a);
+  auto b = start_bounded("b", in_b);
   REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
   REQUIRE(a->send("b", tiny_chunk()));
   REQUIRE(in_b.wait([](inbox& i) { return i.got.size() == 1; }));
@@ -330,9 +325,8 @@ TEST_CASE("a bulk reader that stalls past the unacknowledged-bytes timeout does 
 TEST_CASE("chunks sent while the bulk connection is dialled wait for it: a peer whose "
           "reader stalls past the unacknowledged-bytes timeout is not cut off") {
   inbox in_a, in_b;
-  auto bounded = [](endpoint_config& cfg) { cfg.unacked_timeout = 300ms; };
-  auto a = start_tuned("a", in_a, bounded);
-  auto b = start_tuned("b", in_b, bounded);
+  auto a = start_bounded("a", in_a);
+  auto b = start_bounded("b", in_b);
   REQUIRE(a->connect("127.0.0.1", b->port(), 5s));
   // b's reader stalls on the first message (its bulk connection's handshake with it)
   // for 1.5 s while 64 MiB of chunks are sent: on the first connection they would

@@ -134,6 +134,11 @@ start_tuned(const std::string& name, inbox& in,
   return std::move(*ep);
 }
 
+// An endpoint whose connections give up on bytes unacknowledged for 300 ms.
+inline std::unique_ptr<endpoint> start_bounded(const std::string& name, inbox& in) {
+  return start_tuned(name, in, [](endpoint_config& cfg) { cfg.unacked_timeout = 300ms; });
+}
+
 // An endpoint that closes connections idle for `idle` (both ways).
 inline std::unique_ptr<endpoint> start_idle(const std::string& name, inbox& in,
                                             std::chrono::milliseconds idle) {

@@ -11,7 +11,6 @@
 
 #include "actors/control_store/gcs_chain.hpp"
 #include "actors/control_store/protocol.hpp"
-#include "actors/common/wall_clock.hpp"
 
 namespace swarm::actors {
 
@@ -215,6 +214,9 @@ void step_down(shard_actor self, const std::vector<std::string>& members) {
   for (auto& w : st.pending)
     w.reply.deliver(why);
   st.pending.clear();
+  // Their numbers are given again: the writes of a later configuration follow its sync
+  // without a gap, which a member would take for writes lost on the way.
+  st.next_seq = st.committed_seq + 1;
   st.member_epoch = st.epoch;
   st.member_seq = st.committed_seq;
   st.chain.clear();
@@ -234,7 +236,7 @@ void reconfigure(shard_actor self, std::vector<std::string> members) {
   if (!members.empty() && !me.empty() && members.front() != me)
     return step_down(self, members);
   st.moved_to.reset();
-  auto now_ms = wall_ms();
+  auto now_ms = st.config.wall_clock();
   // Later than any configuration before, also those of an earlier run of this head.
   st.epoch = std::max(st.epoch + 1, now_ms << 10);
   st.chain = std::move(members);
@@ -326,6 +328,10 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
       recover_from(self, m.members[1], m.epoch, m.seq, std::move(*recs));
     return;
   }
+  // Another node's chain, while this shard heads its own: that head has not learned yet
+  // that it was replaced. Its writes are neither applied nor acknowledged, so it commits
+  // none of them; they fail when it steps down, and their writers ask this node.
+  if (heads_chain) return;
   if (m.kind == chain_kind::sync) {
     if (m.epoch < st.member_epoch) return; // an older configuration
     st.member_epoch = m.epoch;
@@ -342,7 +348,14 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
       st.config.link->send(m.members.front(), std::move(ask));
     }
     return;
-  } else if (m.seq > st.member_seq) {
+  } else if (m.seq > st.member_seq + 1) {
+    // Writes before it were lost (with a connection that closed): acknowledging this one
+    // would acknowledge them too. The member asks the head for the whole shard instead.
+    auto ask = chain_msg(st, chain_kind::resync, m.epoch, st.member_seq);
+    ask.members.clear();
+    st.config.link->send(m.members.front(), std::move(ask));
+    return;
+  } else if (m.seq == st.member_seq + 1) {
     for (auto& r : *recs)
       apply_record(st.tables, r);
     st.member_seq = m.seq;

@@ -2,12 +2,14 @@
 
 #include <caf/fwd.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "actors/common/wall_clock.hpp"
 #include "actors/control_store/gcs_chain.hpp"
 #include "actors/control_store/gcs_log.hpp"
 #include "actors/control_store/table_row.hpp"
@@ -35,6 +37,9 @@ struct gcs_shard_config {
   /// The shard number its chain messages carry (`gcs_shards` numbers the key-value
   /// table's own shards after the others); `index` when not set.
   std::optional<size_t> chain_id;
+  /// Milliseconds since the Unix epoch, where a chain's configuration epochs start (a
+  /// simulation gives its virtual clock, so that a seed replays the same run).
+  std::function<uint64_t()> wall_clock = wall_ms;
 };
 
 /// Spawns one shard of the global control store. It holds the function table, the

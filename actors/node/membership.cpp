@@ -13,7 +13,6 @@
 #include <set>
 
 #include "actors/common/protocol.hpp"
-#include "actors/common/wall_clock.hpp"
 #include "actors/scheduling/local_scheduler.hpp"
 #include "framework/detail/wire_convert.hpp"
 
@@ -138,7 +137,7 @@ struct membership_state {
       auto p = peers.find(n);
       return p != peers.end() && p->second.info.alive && !p->second.info.leaving;
     };
-    if (!placer.update(alive, wall_ms())) return;
+    if (!placer.update(alive, cfg.wall_clock())) return;
     for (auto& line : placer.changes())
       cfg.log.info("key-value placement: " + line);
     port->set_kv_placement(placer.placement());
@@ -298,7 +297,7 @@ struct membership_state {
   void on_fenced(const wire_msg::node_fenced& m) {
     auto& self = peers[me()].info;
     if (is_head() || m.incarnation != self.incarnation) return; // an earlier life's
-    auto life = std::max(wall_ms(), self.incarnation + 1);
+    auto life = std::max(cfg.wall_clock(), self.incarnation + 1);
     cfg.log.warn(m.reason + ": node '" + me() +
                  "' stops the actors it hosted for other "
                  "nodes and joins again as a new life");
@@ -541,12 +540,9 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   st.cfg = std::move(cfg);
   st.port = port;
   st.view = view;
-  // Versions start from the wall clock: a restarted head's never continue the old
-  // head's.
-  st.feed = table_feed{
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count())};
+  // Versions start from the wall clock (in microseconds): a restarted head's never
+  // continue the old head's.
+  st.feed = table_feed{st.cfg.wall_clock() * 1000};
   auto& me = st.peers[st.me()];
   me.info = st.cfg.self;
   me.info.alive = true;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "actors/common/protocol.hpp"
+#include "actors/common/wall_clock.hpp"
 #include "actors/node/protocol.hpp"
 #include "base/node_log.hpp"
 #include "base/visibility.hpp"
@@ -93,6 +94,10 @@ struct membership_config {
   std::chrono::milliseconds node_timeout{2000};
   /// The node's log.
   node_log log;
+  /// Milliseconds since the Unix epoch, as this node reads them: where a new life's
+  /// incarnation, the table's versions and the key-value placement's epochs start (a
+  /// simulation gives its virtual clock, so that a seed replays the same run).
+  std::function<uint64_t()> wall_clock = wall_ms;
 };
 
 /// What membership asks of the node around it. The node's implementation may block in

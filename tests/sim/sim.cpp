@@ -14,14 +14,22 @@
 // The seed fixes the fault schedule; the threads' interleaving is the machine's, so a
 // failing seed reproduces the same faults at the same times, not the same run.
 //
+// With --membership it runs the deterministic simulation of the membership protocol
+// instead (membership_sim.hpp): six nodes' membership actors in virtual time on one
+// test coordinator, where a seed replays the same run event for event; --replay runs
+// each seed twice and checks that, --trace prints a seed's events.
+//
 // Usage: swarm_sim [--seeds N] [--seed S] [--jobs J]   (N seeds from S, J at once, each
-// its own cluster; exit 1 on a violation)
-// It prints a line per seed, the errors calls reported by kind, and the violations last.
+//                                                      its own cluster)
+//        swarm_sim --membership [--seeds N] [--seed S] [--replay] [--trace]
+// Exit 1 on a violation. It prints a line per seed, the errors calls reported by kind
+// (or the membership runs' totals), and the violations last.
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -32,6 +40,7 @@
 #include <vector>
 
 #include "tests/actors/node/fake_nodes.hpp"
+#include "tests/sim/membership_sim.hpp"
 
 namespace {
 
@@ -381,10 +390,75 @@ seed_result run_seed(unsigned seed) {
   return r;
 }
 
+// Where two runs of seed `s` part: the first event that differs, as each run has it.
+std::string first_difference(unsigned s) {
+  auto a = swarm::sim::run_membership(s, true).trace;
+  auto b = swarm::sim::run_membership(s, true).trace;
+  auto at = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  auto said = [](auto i, auto end) { return i == end ? std::string{"(the end)"} : *i; };
+  return "\"" + said(at.first, a.end()) + "\", then \"" + said(at.second, b.end()) + "\"";
+}
+
+// The membership simulation's seeds, one after another (each takes a few ms).
+int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace) {
+  unsigned clean = 0;
+  size_t faults = 0, deliveries = 0, verdicts = 0, writes = 0, acknowledged = 0;
+  size_t lost_beyond = 0, seeds_lost_beyond = 0;
+  double simulated = 0;
+  std::string broken;
+  for (unsigned s = first; s < first + seeds; ++s) {
+    auto r = swarm::sim::run_membership(s, trace);
+    if (replay) {
+      auto again = swarm::sim::run_membership(s, false);
+      if (again.fingerprint != r.fingerprint)
+        r.violations.push_back("the seed did not replay; first difference: " +
+                               first_difference(s));
+    }
+    for (auto& line : r.trace)
+      std::printf("%s\n", line.c_str());
+    faults += r.faults.size();
+    deliveries += r.deliveries;
+    verdicts += r.verdicts;
+    writes += r.writes;
+    acknowledged += r.acknowledged;
+    lost_beyond += r.lost_beyond;
+    seeds_lost_beyond += r.lost_beyond > 0 ? 1 : 0;
+    simulated += r.simulated_s;
+    std::printf("swarm_sim: membership seed %u: %zu faults, %" PRIu64
+                " deaths found, %" PRIu64 " messages, %" PRIu64 " of %" PRIu64
+                " key-value writes acknowledged, %.1f s simulated, fingerprint "
+                "%016" PRIx64 ", %s\n",
+                s, r.faults.size(), r.verdicts, r.deliveries, r.acknowledged, r.writes,
+                r.simulated_s, r.fingerprint, r.violations.empty() ? "clean" : "BROKEN");
+    if (r.violations.empty()) {
+      ++clean;
+      continue;
+    }
+    std::string drawn;
+    for (auto& f : r.faults)
+      drawn += (drawn.empty() ? "" : ", ") + f;
+    broken +=
+        "seed " + std::to_string(s) + " broke an invariant (faults: " + drawn + "):\n";
+    constexpr size_t shown = 5;
+    for (size_t i = 0; i < std::min(shown, r.violations.size()); ++i)
+      broken += "  " + r.violations[i] + "\n";
+    if (r.violations.size() > shown)
+      broken += "  and " + std::to_string(r.violations.size() - shown) + " more\n";
+  }
+  std::printf("%sswarm_sim: membership seeds=%u clean=%u%s faults=%zu deaths_found=%zu "
+              "messages=%zu writes=%zu acknowledged=%zu lost_with_two_nodes_down=%zu (in "
+              "%zu seeds) simulated_hours=%.2f\n",
+              broken.c_str(), seeds, clean, replay ? " (each replayed)" : "", faults,
+              verdicts, deliveries, writes, acknowledged, lost_beyond, seeds_lost_beyond,
+              simulated / 3600.0);
+  return clean == seeds ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   unsigned first = 1, seeds = 10, jobs = 1;
+  bool membership = false, replay = false, trace = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto number = [&](unsigned least) {
@@ -399,6 +473,12 @@ int main(int argc, char** argv) {
         first = number(0);
       } else if (a == "--jobs" && i + 1 < argc) {
         jobs = number(1);
+      } else if (a == "--membership") {
+        membership = true;
+      } else if (a == "--replay") {
+        replay = true;
+      } else if (a == "--trace") {
+        trace = true;
       } else {
         a.clear();
       }
@@ -410,10 +490,21 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (a.empty()) {
-      std::fprintf(stderr, "usage: swarm_sim [--seeds N] [--seed FIRST] [--jobs J]\n"
-                           "  J seeds run at once, each its own simulated cluster\n");
+      std::fprintf(
+          stderr, "usage: swarm_sim [--seeds N] [--seed FIRST] [--jobs J]\n"
+                  "       swarm_sim --membership [--seeds N] [--seed FIRST] [--replay] "
+                  "[--trace]\n"
+                  "  J seeds run at once, each its own simulated cluster; --membership\n"
+                  "  simulates the membership protocol deterministically: --replay runs\n"
+                  "  each seed twice and checks it repeats, --trace prints its events\n");
       return 2;
     }
+  }
+  if (membership) return run_membership_seeds(first, seeds, replay, trace);
+  if (replay || trace) {
+    std::fprintf(stderr, "swarm_sim: --replay and --trace need --membership (the bank "
+                         "simulation runs on threads and cannot replay)\n");
+    return 2;
   }
   unsigned clean = 0;
   size_t faults = 0, transfers = 0, errored = 0;

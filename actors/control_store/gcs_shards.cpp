@@ -6,6 +6,7 @@
 
 #include "actors/control_store/gcs_shard.hpp"
 #include "actors/control_store/protocol.hpp"
+#include "framework/detail/wire_convert.hpp"
 
 namespace swarm::actors {
 
@@ -255,6 +256,19 @@ void gcs_shards::add_stats(size_t& named_actors, size_t& rows) {
                 rows += n;
               },
               [](caf::error&) {});
+}
+
+wire_msg::kv_reply to_wire(uint64_t request_id, gcs_shards::kv_reply r) {
+  wire_msg::kv_reply out;
+  out.request_id = request_id;
+  if (!r) {
+    out.failed = true;
+    out.error = detail::to_wire(r.err());
+  } else if (*r) {
+    out.found = true;
+    out.value = std::move(**r);
+  }
+  return out;
 }
 
 } // namespace swarm::actors

@@ -111,4 +111,7 @@ private:
   std::shared_ptr<gcs_chain_link> chain_link_ = std::make_shared<gcs_chain_link>();
 };
 
+/// The answer to key-value request `request_id` as it goes back to the node that asked.
+wire_msg::kv_reply to_wire(uint64_t request_id, gcs_shards::kv_reply r);
+
 } // namespace swarm::actors

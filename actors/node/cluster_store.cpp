@@ -198,16 +198,7 @@ cluster_store::kv_at(const std::string& node, detail::kv_op op, const std::strin
 void cluster_store::on_kv_request(const std::string& peer, wire_msg::kv_request m) {
   auto id = m.request_id;
   auto answer = [this, peer, id](result<std::optional<std::vector<uint8_t>>> r) {
-    wire_msg::kv_reply out;
-    out.request_id = id;
-    if (!r) {
-      out.failed = true;
-      out.error = detail::to_wire(r.err());
-    } else if (*r) {
-      out.found = true;
-      out.value = std::move(**r);
-    }
-    link_.send_while_open(peer, std::move(out));
+    link_.send_while_open(peer, to_wire(id, std::move(r)));
   };
   // Without a placement only the head serves the table (the others' shards are copies).
   if (!link_.is_head() && !link_.local->gcs().kv_node(m.key))

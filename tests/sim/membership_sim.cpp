@@ -5,7 +5,6 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,7 +17,7 @@
 #include "actors/control_store/gcs_shards.hpp"
 #include "actors/node/membership.hpp"
 #include "framework/detail/wire_convert.hpp"
-#include "transport/wire_codec.hpp"
+#include "tests/sim/sim_network.hpp"
 
 namespace swarm::sim {
 
@@ -27,7 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 namespace wm = swarm::wire_msg;
-using link = std::pair<std::string, std::string>; // (from, to), or (this end, peer)
+using link = sim_network::link;
 
 constexpr size_t workers = 5;
 constexpr auto heartbeat_interval = 50ms;
@@ -170,19 +169,21 @@ struct kv_write {
   std::string outcome; // how it ended, or how its read back did
 };
 
-/// A message or the close of a connection on its way from one end to the other.
-struct packet {
-  bool closes = false;
-  std::string from, to;
-  uint64_t epoch = 0; // the connection it travels on
-  std::shared_ptr<const std::vector<uint8_t>> frame;
-  std::string why;
-};
-
 class world {
 public:
   world(unsigned seed, bool keep_trace)
-      : fault_rng_(seed), net_rng_(uint64_t{seed} * 7919 + 17), keep_trace_(keep_trace) {
+      : fault_rng_(seed), keep_trace_(keep_trace),
+        net_(now_, uint64_t{seed} * 7919 + 17, user_timeout_ms,
+             {[this](const std::string& to, const std::string& from,
+                     std::vector<wm::message> in) {
+                for (auto& m : in)
+                  route(node(to), from, m);
+              },
+              [this](const std::string& at, const std::string& peer,
+                     const std::string& why) { down(at, peer, why); },
+              [this](const std::string& n) { return node(n).up; },
+              [this](const std::string& line) { note(line); },
+              [this](const std::string& what) { violation(what); }}) {
     cfg_.set("scheduler.policy", caf::atom("testing"));
     cfg_.set("logger.file-verbosity", caf::atom("quiet"));
     cfg_.set("logger.console-verbosity", caf::atom("quiet"));
@@ -241,10 +242,12 @@ public:
     for (auto stop = now_ + read_phase_ms; now_ <= stop && !all_done(); ++now_)
       step();
     check_writes();
+    run_.deliveries = net_.deliveries();
     run_.simulated_s = static_cast<double>(now_) / 1000.0;
     return std::move(run_);
-  } // -- the driver's key-value writes
-    // ---------------------------------------------------
+  }
+
+  // -- the driver's key-value writes ---------------------------------------------------
 
   // A new write, under a key of its own.
   void write() {
@@ -286,16 +289,7 @@ public:
                   id](actors::gcs_shards::kv_reply r) {
       if (!is_current(name, process)) return;
       if (name == from) return answered(id, std::move(r));
-      wm::kv_reply out;
-      out.request_id = id;
-      if (!r) {
-        out.failed = true;
-        out.error = detail::to_wire(r.err());
-      } else if (*r) {
-        out.found = true;
-        out.value = std::move(**r);
-      }
-      send_dialling(name, from, std::move(out));
+      send_dialling(name, from, actors::to_wire(id, std::move(r)));
     };
     if (server.name != head && !server.gcs->kv_node(q.key))
       return reply(error{errc::runtime_stopped,
@@ -384,25 +378,15 @@ public:
   }
 
   bool connected(const std::string& from, const std::string& to) const {
-    return ends_.count({from, to}) > 0;
+    return net_.connected(from, to);
   }
 
   bool send(const std::string& from, const std::string& to, const wm::message& m) {
-    auto e = ends_.find({from, to});
-    if (e == ends_.end()) return false;
-    packet p;
-    p.from = from;
-    p.to = to;
-    p.epoch = e->second;
-    p.frame = std::make_shared<const std::vector<uint8_t>>(wm::encode_frame(m));
-    transmit(std::move(p));
-    return true;
+    return net_.send(from, to, m);
   }
 
   std::optional<milliseconds> quiet_for(const std::string& at, const std::string& peer) {
-    auto h = heard_.find({at, peer});
-    if (!connected(at, peer) || h == heard_.end()) return std::nullopt;
-    return milliseconds(now_ - h->second);
+    return net_.quiet_for(at, peer);
   }
 
   // Sends `m`, dialling `to` first when no connection is open, as a node's transport
@@ -428,34 +412,18 @@ public:
   // reaches it.
   void disconnect(const std::string& from, const std::string& to,
                   const std::string& why) {
-    auto e = ends_.find({from, to});
-    if (e == ends_.end()) return;
-    packet p;
-    p.closes = true;
-    p.from = from;
-    p.to = to;
-    p.epoch = e->second;
-    p.why = "node '" + from + "' closed the connection: " + why;
-    ends_.erase(e);
-    note("close " + from + " -> " + to + ": " + why);
-    down(from, to, why);
-    transmit(std::move(p));
+    net_.close(from, to, why);
   }
 
   // Dials `peer` for `from`'s process; `then` hears whether it connected.
   void connect(const std::string& from, const std::string& peer,
                std::function<void(bool)> then) {
-    bool reach = reachable(from, peer);
-    auto wait = reach ? latency(from, peer) + latency(peer, from) : connect_timeout_ms;
+    bool reach = net_.reachable(from, peer);
+    auto wait =
+        reach ? net_.latency(from, peer) + net_.latency(peer, from) : connect_timeout_ms;
     for_process(from, now_ + wait, [this, from, peer, then = std::move(then)] {
-      bool ok = node(peer).up && reachable(from, peer);
-      if (ok) {
-        auto e = ++epochs_;
-        ends_[{from, peer}] = e;
-        ends_[{peer, from}] = e;
-        heard_[{from, peer}] = now_;
-        heard_[{peer, from}] = now_;
-      }
+      bool ok = node(peer).up && net_.reachable(from, peer);
+      if (ok) net_.open(from, peer);
       note(std::string{ok ? "connected " : "cannot connect "} + from + " -> " + peer);
       then(ok);
     });
@@ -613,18 +581,7 @@ private:
     caf::anon_send_exit(n.actor, caf::exit_reason::kill);
     for (auto& shard : n.shards)
       caf::anon_send_exit(shard, caf::exit_reason::kill);
-    for (auto& peer : names_) {
-      auto e = ends_.find({n.name, peer});
-      if (e == ends_.end()) continue;
-      packet p;
-      p.closes = true;
-      p.from = n.name;
-      p.to = peer;
-      p.epoch = e->second;
-      p.why = "connection reset by peer '" + n.name + "'";
-      ends_.erase(e);
-      transmit(std::move(p));
-    }
+    net_.crash(n.name, names_);
   }
 
   void begin(const fault& f) {
@@ -640,20 +597,19 @@ private:
       for_cut(f, +1);
       break;
     case fault::kind::delay:
-      delays_.emplace(f.node, f.extra);
+      net_.delay(f.node, f.extra, true);
       break;
     case fault::kind::reset:
-      for (auto [a, b] : {link{f.node, head}, link{head, f.node}})
-        if (ends_.erase({a, b}) > 0) down(a, b, "connection reset");
+      net_.reset(f.node, head);
       break;
     case fault::kind::kill:
       if (node(f.node).up) kill(node(f.node));
       break;
     case fault::kind::reorder:
-      ++reordering_;
+      net_.reorder(true);
       break;
     case fault::kind::duplicate:
-      ++duplicating_[f.node];
+      net_.duplicate(f.node, true);
       break;
     }
   }
@@ -671,7 +627,7 @@ private:
       for_cut(f, -1);
       break;
     case fault::kind::delay:
-      delays_.erase(delays_.find({f.node, f.extra}));
+      net_.delay(f.node, f.extra, false);
       break;
     case fault::kind::reset:
       break;
@@ -679,10 +635,10 @@ private:
       if (!node(f.node).up) start(node(f.node));
       break;
     case fault::kind::reorder:
-      --reordering_;
+      net_.reorder(false);
       break;
     case fault::kind::duplicate:
-      --duplicating_[f.node];
+      net_.duplicate(f.node, false);
       break;
     }
   }
@@ -695,46 +651,9 @@ private:
       std::vector<link> cut;
       if (f.what != fault::kind::cut_in) cut.emplace_back(f.node, other);
       if (f.what != fault::kind::cut_out) cut.emplace_back(other, f.node);
-      for (auto& l : cut) {
-        auto& c = cuts_[l];
-        if (c.first == 0) c.second = now_;
-        c.first += by;
-        if (c.first == 0) cuts_.erase(l);
-      }
+      for (auto& l : cut)
+        net_.cut(l, by > 0);
     }
-  }
-
-  bool is_cut(const std::string& from, const std::string& to) const {
-    return cuts_.count({from, to}) > 0;
-  }
-  bool reachable(const std::string& a, const std::string& b) const {
-    return !is_cut(a, b) && !is_cut(b, a);
-  }
-
-  int64_t latency(const std::string& from, const std::string& to) {
-    auto l = 1 + static_cast<int64_t>(net_rng_() % 2);
-    if (reordering_ > 0) l += static_cast<int64_t>(net_rng_() % 60);
-    for (auto& [n, extra] : delays_)
-      if (n == from || n == to) l += extra;
-    return l;
-  }
-
-  bool duplicating(const std::string& from, const std::string& to) const {
-    for (auto& [n, count] : duplicating_)
-      if (count > 0 && (n == from || n == to)) return true;
-    return false;
-  }
-
-  // Puts `p` on the wire: in order behind what its direction carries.
-  void transmit(packet p) {
-    auto& last = last_at_[{p.from, p.to}];
-    last = std::max(now_ + latency(p.from, p.to), last);
-    if (!p.closes && duplicating(p.from, p.to)) {
-      auto copy = p;
-      wire_.emplace(std::make_pair(last, ++seq_), std::move(copy));
-      last += static_cast<int64_t>(net_rng_() % 20);
-    }
-    wire_.emplace(std::make_pair(last, ++seq_), std::move(p));
   }
 
   // Runs `fn` at `t` for `name`'s process of now, unless it has died since; while the
@@ -760,48 +679,8 @@ private:
     }
   }
 
-  void run_wire() {
-    std::vector<std::pair<uint64_t, packet>> held;
-    while (!wire_.empty() && wire_.begin()->first.first <= now_) {
-      auto seq = wire_.begin()->first.second;
-      auto p = std::move(wire_.begin()->second);
-      wire_.erase(wire_.begin());
-      if (is_cut(p.from, p.to))
-        held.emplace_back(seq, std::move(p)); // the sender's kernel tries again
-      else
-        deliver(p);
-    }
-    for (auto& [seq, p] : held)
-      wire_.emplace(std::make_pair(now_ + 1, seq), std::move(p));
-  }
-
-  void deliver(const packet& p) {
-    auto& to = node(p.to);
-    auto end = ends_.find({p.to, p.from});
-    bool open = to.up && end != ends_.end() && end->second == p.epoch;
-    if (p.closes) {
-      if (!open) return;
-      ends_.erase(end);
-      down(p.to, p.from, p.why);
-      return;
-    }
-    if (!open) {
-      note("lost on a closed connection: " + p.from + " -> " + p.to);
-      return;
-    }
-    heard_[{p.to, p.from}] = now_;
-    std::vector<wm::message> in;
-    wm::frame_decoder decoder{size_t{1} << 24};
-    if (auto ok = decoder.feed(p.frame->data(), p.frame->size(), in); !ok)
-      return violation("a frame from " + p.from + " to " + p.to +
-                       " did not decode: " + ok.err().message);
-    for (auto& m : in)
-      route(to, p.from, m);
-  }
-
   // What the node's routes do with each message membership takes.
   void route(sim_node& to, const std::string& from, wm::message& m) {
-    ++run_.deliveries;
     std::string what = wm::message_names[m.index()];
     if (auto* hb = std::get_if<wm::heartbeat>(&m)) {
       what += " life " + std::to_string(hb->incarnation);
@@ -850,23 +729,10 @@ private:
                      std::string{why});
   }
 
-  // A direction cut longer than the user timeout resets the connections across it, at
-  // both ends: neither's bytes are acknowledged.
-  void time_out_cut_connections() {
-    for (auto& [l, c] : cuts_) {
-      if (now_ - c.second <= user_timeout_ms) continue;
-      auto& [a, b] = l;
-      for (auto [x, y] : {link{a, b}, link{b, a}})
-        if (ends_.erase({x, y}) > 0)
-          down(x, y, "no acknowledgement for " + std::to_string(user_timeout_ms) + " ms");
-    }
-  }
-
   void step() {
     if (now_ > 0) sched_->clock().advance_time(1ms);
     run_timers();
-    run_wire();
-    time_out_cut_connections();
+    net_.deliver_due();
     run_actors();
   }
 
@@ -912,25 +778,15 @@ private:
   caf::scheduler::test_coordinator* sched_ = nullptr;
 
   std::mt19937_64 fault_rng_;
-  std::mt19937_64 net_rng_;
   bool keep_trace_;
+  int64_t now_ = 0; // virtual ms since the start
+  sim_network net_;
   membership_run run_;
   std::vector<fault> faults_;
   std::vector<sim_node> nodes_;
   std::vector<std::string> names_;
-  int64_t now_ = 0; // virtual ms since the start
   uint64_t seq_ = 0;
-  uint64_t epochs_ = 0;
-
-  std::map<std::pair<int64_t, uint64_t>, packet> wire_;
   std::map<std::pair<int64_t, uint64_t>, std::function<void()>> timers_;
-  std::map<link, int64_t> last_at_;              // when a direction's last packet lands
-  std::map<link, uint64_t> ends_;                // (end, peer): its connection's epoch
-  std::map<link, int64_t> heard_;                // (end, peer): when bytes last came
-  std::map<link, std::pair<int, int64_t>> cuts_; // direction: cuts under way, since
-  std::multiset<std::pair<std::string, int64_t>> delays_;
-  std::map<std::string, int> duplicating_;
-  int reordering_ = 0;
   std::map<std::pair<std::string, uint64_t>, int64_t> found_dead_; // (node, life): when
   std::vector<std::string> chain_;
   std::vector<std::shared_ptr<actors::gcs_shards>> retired_; // of processes gone

@@ -390,6 +390,22 @@ seed_result run_seed(unsigned seed) {
   return r;
 }
 
+// What seed `s` broke, under which faults: its first violations.
+std::string broke(unsigned s, const std::vector<std::string>& faults,
+                  const std::vector<std::string>& violations) {
+  std::string drawn;
+  for (auto& f : faults)
+    drawn += (drawn.empty() ? "" : ", ") + f;
+  auto out =
+      "seed " + std::to_string(s) + " broke an invariant (faults: " + drawn + "):\n";
+  constexpr size_t shown = 5;
+  for (size_t i = 0; i < std::min(shown, violations.size()); ++i)
+    out += "  " + violations[i] + "\n";
+  if (violations.size() > shown)
+    out += "  and " + std::to_string(violations.size() - shown) + " more\n";
+  return out;
+}
+
 // Where two runs of seed `s` part: the first event that differs, as each run has it.
 std::string first_difference(unsigned s) {
   auto a = swarm::sim::run_membership(s, true).trace;
@@ -434,16 +450,7 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
       ++clean;
       continue;
     }
-    std::string drawn;
-    for (auto& f : r.faults)
-      drawn += (drawn.empty() ? "" : ", ") + f;
-    broken +=
-        "seed " + std::to_string(s) + " broke an invariant (faults: " + drawn + "):\n";
-    constexpr size_t shown = 5;
-    for (size_t i = 0; i < std::min(shown, r.violations.size()); ++i)
-      broken += "  " + r.violations[i] + "\n";
-    if (r.violations.size() > shown)
-      broken += "  and " + std::to_string(r.violations.size() - shown) + " more\n";
+    broken += broke(s, r.faults, r.violations);
   }
   std::printf("%sswarm_sim: membership seeds=%u clean=%u%s faults=%zu deaths_found=%zu "
               "messages=%zu writes=%zu acknowledged=%zu lost_with_two_nodes_down=%zu (in "
@@ -531,16 +538,10 @@ int main(int argc, char** argv) {
       ++clean;
       return;
     }
-    std::string drawn;
+    std::vector<std::string> drawn;
     for (auto& f : r.faults)
-      drawn += (drawn.empty() ? "" : ", ") + f.describe();
-    broken +=
-        "seed " + std::to_string(s) + " broke an invariant (faults: " + drawn + "):\n";
-    constexpr size_t shown = 5;
-    for (size_t i = 0; i < std::min(shown, r.violations.size()); ++i)
-      broken += "  " + r.violations[i] + "\n";
-    if (r.violations.size() > shown)
-      broken += "  and " + std::to_string(r.violations.size() - shown) + " more\n";
+      drawn.push_back(f.describe());
+    broken += broke(s, drawn, r.violations);
   };
   std::vector<std::thread> runners;
   for (unsigned j = 0; j < std::min(jobs, seeds); ++j)

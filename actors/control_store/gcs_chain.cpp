@@ -18,6 +18,16 @@ void gcs_chain_link::send(const std::string& to, wire_msg::gcs_chain m) const {
   if (w->send) w->send(to, std::move(m));
 }
 
+void gcs_chain_link::set_placement(wire_msg::kv_placement p) {
+  std::atomic_store(&placement_,
+                    std::shared_ptr<const wire_msg::kv_placement>{
+                        std::make_shared<wire_msg::kv_placement>(std::move(p))});
+}
+
+std::shared_ptr<const wire_msg::kv_placement> gcs_chain_link::placement() const {
+  return std::atomic_load(&placement_);
+}
+
 std::vector<uint8_t> encode_records(const std::vector<gcs_record>& recs) {
   std::vector<uint8_t> out;
   for (auto& r : recs) {

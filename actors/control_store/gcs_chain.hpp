@@ -29,6 +29,12 @@ public:
   /// Sends `m` to node `to`; does nothing before `set`.
   void send(const std::string& to, wire_msg::gcs_chain m) const;
 
+  /// The node's latest placement of the key-value shards (the node sets it as it
+  /// learns one; version 0 before): a shard told of a later configuration than its own
+  /// looks here whether it heads its chain after all.
+  void set_placement(wire_msg::kv_placement p);
+  std::shared_ptr<const wire_msg::kv_placement> placement() const;
+
 private:
   // Set once, read by every shard's sends: an immutable pair swapped whole.
   struct wiring {
@@ -36,6 +42,8 @@ private:
     send_fn send;
   };
   std::shared_ptr<const wiring> wiring_ = std::make_shared<const wiring>();
+  std::shared_ptr<const wire_msg::kv_placement> placement_ =
+      std::make_shared<const wire_msg::kv_placement>();
 };
 
 /// The records as the `records` bytes of a chain message.

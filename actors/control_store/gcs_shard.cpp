@@ -44,6 +44,13 @@ struct gcs_state {
   // Started with nothing (no disk): the first chain's members may hold its rows, so it
   // recovers them first, asking one member at a time.
   bool fresh = true;
+  // A key-value shard: the placement version at which its chain last changed (0: none,
+  // its epochs come from the wall clock), and the one at which this node last joined a
+  // chain that existed before (0: none). Recovering, the newest copy it found (its
+  // epoch).
+  uint64_t placed = 0;
+  uint64_t joined = 0;
+  uint64_t recovered_epoch = 0;
   bool recovering = false;
   std::vector<std::string> asked;
   bool unanswered = false; // a member asked did not answer in time
@@ -178,6 +185,19 @@ void resume(gcs_state& st) {
     commit_up_to(st, st.next_seq);
 }
 
+// A key-value shard that joined an existing chain and ends its recovery with rows older
+// than that chain's: every member that had the chain's rows is gone (two lost at once,
+// with a chain of two), and the writes it acknowledged before may be lost. It goes on
+// (the table stays available) and says so, loudly.
+void check_complete(gcs_state& st) {
+  if (st.joined == 0 || std::max(st.member_epoch, st.recovered_epoch) >= st.joined << 10)
+    return;
+  note(st.config, log_level::error,
+       "no live member holds the rows its chain had when this node joined it (placement "
+       "version " +
+           std::to_string(st.joined) + "): writes acknowledged before may be lost");
+}
+
 // Recovering: asks the next member not asked yet for its copy of the shard, or, when
 // every member was asked, goes on with the rows it has.
 void ask_next(shard_actor self) {
@@ -191,6 +211,7 @@ void ask_next(shard_actor self) {
                        st.asked.size());
     return;
   }
+  check_complete(st);
   // Members that said they never had a copy: a new shard, nothing lost.
   note(st.config, st.unanswered ? log_level::warn : log_level::info,
        !st.tables.empty() ? "no other chain member had a copy: it goes on with its own"
@@ -236,13 +257,17 @@ void reconfigure(shard_actor self, std::vector<std::string> members) {
   if (!members.empty() && !me.empty() && members.front() != me)
     return step_down(self, members);
   st.moved_to.reset();
-  auto now_ms = st.config.wall_clock();
-  // Later than any configuration before, also those of an earlier run of this head.
-  st.epoch = std::max(st.epoch + 1, now_ms << 10);
+  // Later than any configuration before, also those of an earlier run of this head; a
+  // key-value shard's from its placement's version (the cluster head's clock), which
+  // every member compares alike.
+  auto base = st.placed != 0 ? st.placed : st.config.wall_clock();
+  st.epoch = std::max(st.epoch + 1, base << 10);
   st.chain = std::move(members);
   if (st.fresh && st.replicating()) {
     st.fresh = false;
     st.recovering = true;
+    st.recovered_epoch = 0;
+    st.asked.clear(); // every member is asked again, also after an earlier recovery
   }
   if (st.recovering)
     ask_next(self);
@@ -269,8 +294,10 @@ void recover_from(shard_actor self, const std::string& from, uint64_t epoch, uin
       for (auto& r : recs)
         apply_record(st.tables, r);
       merged = recs.size();
+      st.recovered_epoch = std::max(st.recovered_epoch, epoch);
     }
   } else {
+    st.recovered_epoch = std::max(st.recovered_epoch, epoch);
     for (auto& r : recs) {
       auto& t = st.tables[r.table];
       if (t.count(r.key) != 0 || !r.row) continue;
@@ -283,6 +310,7 @@ void recover_from(shard_actor self, const std::string& from, uint64_t epoch, uin
        st.member_epoch != 0 && merged == 0
            ? "its copy is as new as node '" + from + "''s: it goes on with it"
            : "recovered " + std::to_string(merged) + " rows from node '" + from + "'");
+  check_complete(st);
   st.recovering = false;
   reconfigure(self, st.chain);
 }
@@ -299,9 +327,22 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
   // A resync naming another head comes from a head recovering (a member's names none).
   bool from_new_head = !m.members.empty() && m.members.front() != self_name;
   if (m.kind == chain_kind::resync && !from_new_head) {
-    // A member without this configuration's sync.
-    if (heads_chain && m.epoch <= st.epoch && st.replicating() && !st.recovering)
-      reconfigure(self, st.chain);
+    if (heads_chain && m.epoch > st.epoch && st.placed != 0 && !st.recovering) {
+      // A member knows of a later placement than this head's. Where the node's latest
+      // placement has this node head the same chain (it missed those in between), it
+      // recovers the rows written since (the members' copies), then goes on; else it
+      // waits for the placement that moves it.
+      auto p = st.config.link->placement();
+      auto shard = st.config.index;
+      for (auto& c : p->chains)
+        if (c.shard == shard && c.members == st.chain && (p->version << 10) >= m.epoch) {
+          st.placed = p->version;
+          st.fresh = true;
+          reconfigure(self, st.chain);
+        }
+    } else if (heads_chain && m.epoch <= st.epoch && st.replicating() && !st.recovering) {
+      reconfigure(self, st.chain); // a member without this configuration's sync
+    }
     return;
   }
   if (m.kind == chain_kind::resync) {
@@ -328,10 +369,21 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
       recover_from(self, m.members[1], m.epoch, m.seq, std::move(*recs));
     return;
   }
-  // Another node's chain, while this shard heads its own: that head has not learned yet
-  // that it was replaced. Its writes are neither applied nor acknowledged, so it commits
-  // none of them; they fail when it steps down, and their writers ask this node.
-  if (heads_chain) return;
+  // Another node's chain, while this shard heads its own, or a configuration older than
+  // this shard's last placement: that head was replaced (or this node left its chain)
+  // and has not heard yet. Its writes are neither applied nor acknowledged, so it
+  // commits none of them (they fail when it steps down, and their writers ask the new
+  // head); a write is answered with the later configuration, which makes it recover the
+  // rows written since, should it head the chain after all.
+  auto later = heads_chain ? st.epoch : st.placed << 10;
+  if (heads_chain || (st.placed != 0 && m.epoch < later)) {
+    if (m.kind == chain_kind::write && m.epoch < later) {
+      auto notice = chain_msg(st, chain_kind::resync, later, 0);
+      notice.members.clear();
+      st.config.link->send(m.members.front(), std::move(notice));
+    }
+    return;
+  }
   if (m.kind == chain_kind::sync) {
     if (m.epoch < st.member_epoch) return; // an older configuration
     st.member_epoch = m.epoch;
@@ -422,6 +474,12 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
         return write(self, {table, key, std::nullopt});
       },
       [self](chain_atom, std::vector<std::string>& members) {
+        reconfigure(self, std::move(members));
+      },
+      [self](chain_atom, std::vector<std::string>& members, uint64_t placed,
+             uint64_t joined) {
+        self->state.placed = placed;
+        self->state.joined = joined;
         reconfigure(self, std::move(members));
       },
       [self](chain_atom, wire_msg::gcs_chain& m) { on_chain(self, std::move(m)); },

@@ -55,6 +55,12 @@ struct gcs_shard_config {
 ///   (scan_atom, table, key) -> std::vector<table_row>  the row, or none
 ///   (stats_atom) -> (functions, actors, rows)
 ///   (chain_atom, members)                              this shard heads a new chain
+///   (chain_atom, members, placed, joined)              a key-value shard's chain changed
+///                                                      at placement version `placed`
+///                                                      (heads it, steps down, or takes
+///                                                      no write of an older one); this
+///                                                      node a member since `joined` (0:
+///                                                      of a chain new then)
 ///   (chain_atom, wire_msg::gcs_chain)                  a message from another member
 ///   (stats_atom, chain_atom) -> (members, pending writes, member epoch, member seq)
 /// A node runs `runtime_config::gcs_shards` of them (every node of a cluster: the file's

@@ -2,6 +2,7 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <future>
 
 #include "actors/control_store/gcs_shard.hpp"
@@ -22,6 +23,10 @@ std::vector<std::string> chain_of(const wire_msg::kv_placement& p, size_t shard)
   for (auto& c : p.chains)
     if (c.shard == shard && !c.members.empty()) return c.members;
   return {};
+}
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 std::string reason_of(const caf::error& e) {
@@ -62,7 +67,7 @@ void kv_once(caf::event_based_actor* self, caf::actor shard, detail::kv_op op,
 
 gcs_shards::gcs_shards(caf::actor_system& sys, size_t count, bool spread_kv)
     : sys_(sys), count_(count), spread_kv_(spread_kv),
-      shards_(spread_kv ? 2 * count : count) {}
+      shards_(spread_kv ? 2 * count : count), kv_joined_(count, 0) {}
 
 caf::actor gcs_shards::for_key(const std::string& key) const {
   std::lock_guard<std::mutex> guard{mtx_};
@@ -81,7 +86,8 @@ void gcs_shards::set(size_t index, caf::actor a) {
   // A key-value shard restarted: it heads its chain again when the placement says so.
   auto chain = chain_of(kv_placement_, index - count_);
   if (!chain.empty() && chain.front() == chain_link_->self())
-    caf::anon_send(shards_[index], chain_atom::value, std::move(chain));
+    caf::anon_send(shards_[index], chain_atom::value, std::move(chain),
+                   kv_placement_.version, kv_joined_[index - count_]);
 }
 
 void gcs_shards::clear() {
@@ -110,14 +116,26 @@ void gcs_shards::set_kv_placement(const wire_msg::kv_placement& p) {
     // A shard this node heads gets its chain; one it headed learns who heads it now.
     for (auto& c : p.chains) {
       auto index = count_ + c.shard;
-      if (c.shard >= count_ || index >= shards_.size() || !shards_[index]) continue;
+      if (c.shard >= count_) continue;
       auto before = chain_of(kv_placement_, c.shard);
-      bool heads = !c.members.empty() && c.members.front() == self;
-      bool headed = !before.empty() && before.front() == self;
-      if ((heads && before != c.members) || (headed && !heads))
-        caf::anon_send(shards_[index], chain_atom::value, c.members);
+      // Joining a chain that was there before, or one that another node heads now
+      // where this node headed it (replaced: found dead while it was cut off, say):
+      // the head's copy must reach this node before the chain's rows are safe here.
+      auto& joined = kv_joined_[c.shard];
+      bool replaced = !before.empty() && before.front() == self && !c.members.empty() &&
+                      c.members.front() != self;
+      if (!has(c.members, self))
+        joined = 0;
+      else if (!has(before, self) || replaced)
+        joined = before.empty() ? 0 : p.version;
+      // Every shard here whose chain changed hears of it: a head heads the new chain
+      // (or steps down), and a member (or one no longer a member) takes no write of a
+      // configuration before it, from a head that has not heard yet.
+      if (index < shards_.size() && shards_[index] && before != c.members)
+        caf::anon_send(shards_[index], chain_atom::value, c.members, p.version, joined);
     }
     kv_placement_ = p;
+    chain_link_->set_placement(p);
   }
   placed_.notify_all();
 }

@@ -108,6 +108,9 @@ private:
   std::vector<caf::actor> shards_;
   std::vector<std::string> chain_;
   wire_msg::kv_placement kv_placement_;
+  // Per key-value shard: the placement version at which this node joined its chain
+  // (0: not a member, or a member of a chain new then).
+  std::vector<uint64_t> kv_joined_;
   std::shared_ptr<gcs_chain_link> chain_link_ = std::make_shared<gcs_chain_link>();
 };
 

@@ -24,7 +24,7 @@ struct membership_run {
   uint64_t verdicts = 0;               // nodes the head found dead
   uint64_t writes = 0;                 // the driver's key-value writes
   uint64_t acknowledged = 0;           // ... of which acknowledged
-  uint64_t lost_beyond = 0; // acknowledged, then lost where two nodes were lost at once
+  uint64_t lost_reported = 0; // acknowledged, then lost, the loss reported by a node
   double simulated_s = 0;   // virtual time the run covered
 };
 
@@ -34,10 +34,9 @@ struct membership_run {
 ///   - once the faults heal, every node is alive in every table, each with its running
 ///     life, and every node holds the head's key-value placement (convergence);
 ///   - every key-value write acknowledged to the driver (on the head) reads back as
-///     written afterwards, from the node serving its key by then, where the faults lost
-///     one node at a time (each shard's chain has two members); where they lost two at
-///     once, acknowledged writes lost are counted (`lost_beyond`): the placement may
-///     promote a member that never got the lost head's rows (a known defect);
+///     written afterwards, from the node serving its key by then, or its loss was
+///     reported: a shard promoted with no copy as new as its chain's says writes may be
+///     lost (two nodes holding it lost at once, with a chain of two: `lost_reported`);
 ///   - no node is told to stop.
 membership_run run_membership(unsigned seed, bool keep_trace);
 

@@ -35,6 +35,15 @@ public:
   caf::actor start(const std::string& name) {
     gcs_shard_config cfg;
     cfg.link->set(name, [this](const std::string& to, gcs_chain m) { deliver(to, m); });
+    cfg.logger = swarm::node_log{name, swarm::log_level::info,
+                                 [this](swarm::log_level, const std::string& line) {
+                                   std::lock_guard<std::mutex> guard{mtx_};
+                                   log_.push_back(line);
+                                 }};
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      links_[name] = cfg.link;
+    }
     auto a = spawn_gcs_shard(sys_, cfg);
     REQUIRE(a);
     std::lock_guard<std::mutex> guard{mtx_};
@@ -114,6 +123,37 @@ public:
     configure_at("n0", std::move(members));
   }
 
+  // As a key-value shard: node `name` learns that the chain became `members` at
+  // placement version `placed` (it heads it, steps down, or is a member), having joined
+  // it at version `joined` (0: a new chain then).
+  void place_at(const std::string& name, std::vector<std::string> members,
+                uint64_t placed, uint64_t joined = 0) {
+    caf::anon_send(shard(name), chain_atom::value, std::move(members), placed, joined);
+  }
+
+  // Node `name`'s latest placement of the key-value shard 0: `members` at `version`.
+  void placement_at(const std::string& name, std::vector<std::string> members,
+                    uint64_t version) {
+    swarm::wire_msg::kv_placement p;
+    p.version = version;
+    p.chains.push_back({0, std::move(members)});
+    std::lock_guard<std::mutex> guard{mtx_};
+    links_.at(name)->set_placement(std::move(p));
+  }
+
+  // Whether a shard logged a line holding `text` (bounded wait).
+  bool logged(const std::string& text) {
+    for (int i = 0; i < 200; ++i) {
+      {
+        std::lock_guard<std::mutex> guard{mtx_};
+        for (auto& line : log_)
+          if (line.find(text) != std::string::npos) return true;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
   // Tells node `name`'s shard of the chain `members` (it heads it, or steps down).
   void configure_at(const std::string& name, std::vector<std::string> members) {
     caf::anon_send(shard(name), chain_atom::value, std::move(members));
@@ -152,6 +192,8 @@ private:
   std::map<std::string, caf::actor> shards_;
   std::set<std::string> down_;
   std::map<std::string, int> lose_;
+  std::map<std::string, std::shared_ptr<gcs_chain_link>> links_;
+  std::vector<std::string> log_;
   caf::actor_system sys_;
 };
 
@@ -311,4 +353,74 @@ TEST_CASE("a head that steps down and heads again sends its next writes right af
   want.insert(6);
   CHECK(rig.holds("n1", want));
   CHECK(rig.jobs("n0") == want);
+}
+
+// Placement versions, in ms as the head's clock gives them.
+constexpr uint64_t v1 = 1'700'000'000'000, v2 = v1 + 1000, v3 = v1 + 2000;
+
+TEST_CASE("a key-value shard's member takes no write of a configuration older than its "
+          "chain's last placement") {
+  chain_rig rig;
+  for (auto n : {"n0", "n1", "n2"})
+    rig.start(n);
+  rig.place_at("n0", {"n0", "n1"}, v1);
+  rig.place_at("n1", {"n0", "n1"}, v1);
+  REQUIRE(rig.put_at("n0", 1));
+  // Placed again: n2 is to head it with n1. n0, cut off, has not heard and writes on,
+  // before n2 has even begun.
+  rig.place_at("n1", {"n2", "n1"}, v2);
+  CHECK_FALSE(rig.put_at("n0", 2, 300ms));
+  rig.place_at("n2", {"n2", "n1"}, v2, v2);
+  REQUIRE(rig.put_at("n2", 3));
+  CHECK(rig.jobs("n2") == std::set<uint64_t>{1, 3});
+  CHECK(rig.jobs("n1") == std::set<uint64_t>{1, 3});
+}
+
+TEST_CASE("a key-value head that missed the placements in between recovers the rows "
+          "written meanwhile before it goes on") {
+  chain_rig rig;
+  for (auto n : {"n0", "n1", "n2"})
+    rig.start(n);
+  rig.place_at("n0", {"n0", "n1"}, v1);
+  rig.place_at("n1", {"n0", "n1"}, v1);
+  rig.placement_at("n0", {"n0", "n1"}, v1);
+  for (uint64_t i = 1; i <= 3; ++i)
+    REQUIRE(rig.put_at("n0", i));
+  // n0 cut off: the shard goes to n1 (with n2), which commits 4 and 5.
+  rig.place_at("n1", {"n1", "n2"}, v2);
+  rig.place_at("n2", {"n1", "n2"}, v2, v2);
+  REQUIRE(rig.put_at("n1", 4));
+  REQUIRE(rig.put_at("n1", 5));
+  // Back as before: n1 hears, n0 only learns the latest placement, the same chain as
+  // in its own (it missed the one in between). Its next write finds n1 on the later
+  // placement: n0 recovers n1's rows, then commits.
+  rig.place_at("n1", {"n0", "n1"}, v3, v3);
+  rig.placement_at("n0", {"n0", "n1"}, v3);
+  REQUIRE(rig.holds("n1", ids(1, 5)));
+  REQUIRE(rig.put_at("n0", 6));
+  CHECK(rig.jobs("n0") == ids(1, 6));
+  CHECK(rig.holds("n1", ids(1, 6)));
+}
+
+TEST_CASE("a key-value shard promoted without the copy of the chain it joined says "
+          "writes may be lost") {
+  chain_rig rig;
+  for (auto n : {"n0", "n1", "n2", "n3"})
+    rig.start(n);
+  rig.place_at("n0", {"n0", "n1"}, v1);
+  rig.place_at("n1", {"n0", "n1"}, v1);
+  for (uint64_t i = 1; i <= 3; ++i)
+    REQUIRE(rig.put_at("n0", i));
+  // n2 joins at v2, but the head's copy never reaches it; then n0 and n1 are lost.
+  rig.take_down("n2");
+  rig.place_at("n0", {"n0", "n1", "n2"}, v2);
+  rig.place_at("n2", {"n0", "n1", "n2"}, v2, v2);
+  rig.take_down("n0");
+  rig.take_down("n1");
+  rig.start("n2"); // a member that lost its copy is as good as one that never had it
+  rig.place_at("n2", {"n2", "n3"}, v3, v2);
+  CHECK(rig.logged("writes acknowledged before may be lost"));
+  // It goes on: the table stays available.
+  REQUIRE(rig.put_at("n2", 4));
+  CHECK(rig.jobs("n3") == std::set<uint64_t>{4});
 }

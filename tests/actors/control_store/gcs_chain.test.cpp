@@ -358,14 +358,22 @@ TEST_CASE("a head that steps down and heads again sends its next writes right af
 // Placement versions, in ms as the head's clock gives them.
 constexpr uint64_t v1 = 1'700'000'000'000, v2 = v1 + 1000, v3 = v1 + 2000;
 
+// Nodes n0 to n2, and a key-value shard placed at v1 on n0 with n1, which commits jobs
+// 1 to `n`.
+void kv_chain_of_two(chain_rig& rig, uint64_t n) {
+  for (auto node : {"n0", "n1", "n2"})
+    rig.start(node);
+  rig.place_at("n0", {"n0", "n1"}, v1);
+  rig.place_at("n1", {"n0", "n1"}, v1);
+  rig.placement_at("n0", {"n0", "n1"}, v1);
+  for (uint64_t i = 1; i <= n; ++i)
+    REQUIRE(rig.put_at("n0", i));
+}
+
 TEST_CASE("a key-value shard's member takes no write of a configuration older than its "
           "chain's last placement") {
   chain_rig rig;
-  for (auto n : {"n0", "n1", "n2"})
-    rig.start(n);
-  rig.place_at("n0", {"n0", "n1"}, v1);
-  rig.place_at("n1", {"n0", "n1"}, v1);
-  REQUIRE(rig.put_at("n0", 1));
+  kv_chain_of_two(rig, 1);
   // Placed again: n2 is to head it with n1. n0, cut off, has not heard and writes on,
   // before n2 has even begun.
   rig.place_at("n1", {"n2", "n1"}, v2);
@@ -379,13 +387,7 @@ TEST_CASE("a key-value shard's member takes no write of a configuration older th
 TEST_CASE("a key-value head that missed the placements in between recovers the rows "
           "written meanwhile before it goes on") {
   chain_rig rig;
-  for (auto n : {"n0", "n1", "n2"})
-    rig.start(n);
-  rig.place_at("n0", {"n0", "n1"}, v1);
-  rig.place_at("n1", {"n0", "n1"}, v1);
-  rig.placement_at("n0", {"n0", "n1"}, v1);
-  for (uint64_t i = 1; i <= 3; ++i)
-    REQUIRE(rig.put_at("n0", i));
+  kv_chain_of_two(rig, 3);
   // n0 cut off: the shard goes to n1 (with n2), which commits 4 and 5.
   rig.place_at("n1", {"n1", "n2"}, v2);
   rig.place_at("n2", {"n1", "n2"}, v2, v2);

@@ -113,7 +113,6 @@ void gcs_shards::set_kv_placement(const wire_msg::kv_placement& p) {
     std::lock_guard<std::mutex> guard{mtx_};
     if (p.version <= kv_placement_.version) return;
     auto self = chain_link_->self();
-    // A shard this node heads gets its chain; one it headed learns who heads it now.
     for (auto& c : p.chains) {
       auto index = count_ + c.shard;
       if (c.shard >= count_) continue;

@@ -76,8 +76,10 @@ public:
   /// Sums the shards' counts of named actors and rows.
   void add_stats(size_t& named_actors, size_t& rows);
 
-  /// Where the key-value table's shards are served, as the head placed them; shards
-  /// this node heads (or headed) are told their chain. An older version is ignored.
+  /// Where the key-value table's shards are served, as the head placed them; each
+  /// shard here whose chain changed is told it (with the version, and since when this
+  /// node is a member), and the chain link keeps the placement. An older version is
+  /// ignored.
   void set_kv_placement(const wire_msg::kv_placement& p);
   /// The version of the placement held (0: none yet).
   uint64_t kv_placement_version() const;

@@ -51,6 +51,9 @@ struct gcs_state {
   uint64_t placed = 0;
   uint64_t joined = 0;
   uint64_t recovered_epoch = 0;
+  // Recovering: the latest version at which a member that had no copy joined the
+  // chain (0: none did): the chain had rows then, which that member never got.
+  uint64_t missed = 0;
   bool recovering = false;
   std::vector<std::string> asked;
   bool unanswered = false; // a member asked did not answer in time
@@ -190,12 +193,11 @@ void resume(gcs_state& st) {
 // with a chain of two), and the writes it acknowledged before may be lost. It goes on
 // (the table stays available) and says so, loudly.
 void check_complete(gcs_state& st) {
-  if (st.joined == 0 || std::max(st.member_epoch, st.recovered_epoch) >= st.joined << 10)
-    return;
+  auto since = std::max(st.joined, st.missed);
+  if (since == 0 || std::max(st.member_epoch, st.recovered_epoch) >= since << 10) return;
   note(st.config, log_level::error,
-       "no live member holds the rows its chain had when this node joined it (placement "
-       "version " +
-           std::to_string(st.joined) + "): writes acknowledged before may be lost");
+       "no live member holds the rows its chain had at placement version " +
+           std::to_string(since) + ": writes acknowledged before may be lost");
 }
 
 // Recovering: asks the next member not asked yet for its copy of the shard, or, when
@@ -267,6 +269,7 @@ void reconfigure(shard_actor self, std::vector<std::string> members) {
     st.fresh = false;
     st.recovering = true;
     st.recovered_epoch = 0;
+    st.missed = 0;
     st.asked.clear(); // every member is asked again, also after an earlier recovery
   }
   if (st.recovering)
@@ -282,7 +285,8 @@ void recover_from(shard_actor self, const std::string& from, uint64_t epoch, uin
                   std::vector<gcs_record> recs) {
   auto& st = self->state;
   if (std::find(st.asked.begin(), st.asked.end(), from) == st.asked.end()) return;
-  if (epoch == 0) { // that member never had a copy
+  if (epoch == 0) { // that member never had a copy (`seq`: since when it is a member)
+    st.missed = std::max(st.missed, seq);
     ask_next(self);
     return;
   }
@@ -352,6 +356,9 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
                                         records_of(st.tables))
                             : chain_msg(st, chain_kind::sync, st.member_epoch,
                                         st.member_seq, records_of(st.tables));
+    // A member without a copy, of a chain that existed when it joined, says since when:
+    // the chain's rows were somewhere then.
+    if (!heads_chain && st.member_epoch == 0) copy.seq = st.joined;
     copy.members = {m.members.front(), self_name};
     st.config.link->send(m.members.front(), std::move(copy));
     return;

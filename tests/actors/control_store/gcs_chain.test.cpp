@@ -426,3 +426,21 @@ TEST_CASE("a key-value shard promoted without the copy of the chain it joined sa
   REQUIRE(rig.put_at("n2", 4));
   CHECK(rig.jobs("n3") == std::set<uint64_t>{4});
 }
+
+TEST_CASE(
+    "a key-value head that comes back empty says writes may be lost when the member "
+    "it asks joined the chain but never got its copy") {
+  chain_rig rig;
+  kv_chain_of_two(rig, 3);
+  // n2 joins at v2 while cut off: the head's copy never reaches it. Then n0 is killed
+  // and n1 lost: n0 comes back empty and heads the chain with n2, which has nothing.
+  rig.take_down("n2");
+  rig.place_at("n2", {"n0", "n1", "n2"}, v2, v2);
+  rig.place_at("n0", {"n0", "n1", "n2"}, v2);
+  rig.take_down("n1");
+  rig.start("n0");
+  rig.start("n2");
+  rig.place_at("n2", {"n0", "n2"}, v3, v2);
+  rig.place_at("n0", {"n0", "n2"}, v3);
+  CHECK(rig.logged("writes acknowledged before may be lost"));
+}

@@ -288,4 +288,10 @@ wire_msg::kv_reply to_wire(uint64_t request_id, gcs_shards::kv_reply r) {
   return out;
 }
 
+gcs_shards::kv_reply from_wire(wire_msg::kv_reply r) {
+  if (r.failed) return detail::from_wire(r.error);
+  if (!r.found) return std::optional<std::vector<uint8_t>>{};
+  return std::optional<std::vector<uint8_t>>{std::move(r.value)};
+}
+
 } // namespace swarm::actors

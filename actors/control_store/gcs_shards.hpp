@@ -118,5 +118,7 @@ private:
 
 /// The answer to key-value request `request_id` as it goes back to the node that asked.
 wire_msg::kv_reply to_wire(uint64_t request_id, gcs_shards::kv_reply r);
+/// ... and as the node that asked reads it.
+gcs_shards::kv_reply from_wire(wire_msg::kv_reply r);
 
 } // namespace swarm::actors

@@ -190,9 +190,7 @@ cluster_store::kv_at(const std::string& node, detail::kv_op op, const std::strin
     return error{errc::invalid_argument, "node '" + node +
                                              "' answered a key-value request with "
                                              "another kind of message"};
-  if (r->failed) return detail::from_wire(r->error);
-  if (!r->found) return std::optional<std::vector<uint8_t>>{};
-  return std::optional<std::vector<uint8_t>>{std::move(r->value)};
+  return from_wire(std::move(*r));
 }
 
 void cluster_store::on_kv_request(const std::string& peer, wire_msg::kv_request m) {

@@ -16,7 +16,6 @@
 #include "actors/control_store/gcs_shard.hpp"
 #include "actors/control_store/gcs_shards.hpp"
 #include "actors/node/membership.hpp"
-#include "framework/detail/wire_convert.hpp"
 #include "tests/sim/sim_network.hpp"
 
 namespace swarm::sim {
@@ -213,8 +212,8 @@ public:
     int64_t end = faults_until_ms;
     for (auto& f : faults_) {
       end = std::max(end, f.start + f.length);
-      at(f.start, [this, &f] { begin(f); });
-      at(f.start + f.length, [this, &f] { finish(f); });
+      at(f.start, [this, &f] { turn(f, true); });
+      at(f.start + f.length, [this, &f] { turn(f, false); });
     }
     end += settle_ms;
     for (int64_t t = 200; t < faults_until_ms + 2000; t += write_every_ms)
@@ -575,67 +574,42 @@ private:
     net_.crash(n.name, names_);
   }
 
-  void begin(const fault& f) {
-    note("fault begins: " + f.describe());
+  // Begins (`on`) or ends fault `f`.
+  void turn(const fault& f, bool on) {
+    note((on ? "fault begins: " : "fault ends: ") + f.describe());
     switch (f.what) {
-    case fault::kind::freeze:
-      ++node(f.node).frozen;
+    case fault::kind::freeze: {
+      auto& frozen = node(f.node).frozen;
+      frozen = on ? frozen + 1 : std::max(0, frozen - 1);
       break;
+    }
     case fault::kind::cut_out:
     case fault::kind::cut_in:
     case fault::kind::cut_both:
     case fault::kind::cut_from_head:
-      for_cut(f, +1);
+      for_cut(f, on);
       break;
     case fault::kind::delay:
-      net_.delay(f.node, f.extra, true);
+      net_.delay(f.node, f.extra, on);
       break;
     case fault::kind::reset:
-      net_.reset(f.node, head);
+      if (on) net_.reset(f.node, head);
       break;
     case fault::kind::kill:
-      if (node(f.node).up) kill(node(f.node));
+      if (on && node(f.node).up) kill(node(f.node));
+      if (!on && !node(f.node).up) start(node(f.node));
       break;
     case fault::kind::reorder:
-      net_.reorder(true);
+      net_.reorder(on);
       break;
     case fault::kind::duplicate:
-      net_.duplicate(f.node, true);
+      net_.duplicate(f.node, on);
       break;
     }
   }
 
-  void finish(const fault& f) {
-    note("fault ends: " + f.describe());
-    switch (f.what) {
-    case fault::kind::freeze:
-      node(f.node).frozen = std::max(0, node(f.node).frozen - 1);
-      break;
-    case fault::kind::cut_out:
-    case fault::kind::cut_in:
-    case fault::kind::cut_both:
-    case fault::kind::cut_from_head:
-      for_cut(f, -1);
-      break;
-    case fault::kind::delay:
-      net_.delay(f.node, f.extra, false);
-      break;
-    case fault::kind::reset:
-      break;
-    case fault::kind::kill:
-      if (!node(f.node).up) start(node(f.node));
-      break;
-    case fault::kind::reorder:
-      net_.reorder(false);
-      break;
-    case fault::kind::duplicate:
-      net_.duplicate(f.node, false);
-      break;
-    }
-  }
-
-  // Cuts (`by` 1) or heals (-1) the directions `f` cuts.
-  void for_cut(const fault& f, int by) {
+  // Cuts (`on`) or heals the directions `f` cuts.
+  void for_cut(const fault& f, bool on) {
     for (auto& other : names_) {
       if (other == f.node || (f.what == fault::kind::cut_from_head && other != head))
         continue;
@@ -643,7 +617,7 @@ private:
       if (f.what != fault::kind::cut_in) cut.emplace_back(f.node, other);
       if (f.what != fault::kind::cut_out) cut.emplace_back(other, f.node);
       for (auto& l : cut)
-        net_.cut(l, by > 0);
+        net_.cut(l, on);
     }
   }
 
@@ -701,11 +675,7 @@ private:
       serve(to, from, std::move(*q));
     } else if (auto* a = std::get_if<wm::kv_reply>(&m)) {
       what += " " + std::to_string(a->request_id);
-      if (a->failed)
-        answered(a->request_id, detail::from_wire(a->error));
-      else
-        answered(a->request_id, a->found ? std::optional{std::move(a->value)}
-                                         : std::optional<std::vector<uint8_t>>{});
+      answered(a->request_id, actors::from_wire(std::move(*a)));
     } else {
       violation(from + " sent " + to.name + " a " + what);
     }

@@ -344,8 +344,12 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
           st.fresh = true;
           reconfigure(self, st.chain);
         }
-    } else if (heads_chain && m.epoch <= st.epoch && st.replicating() && !st.recovering) {
-      reconfigure(self, st.chain); // a member without this configuration's sync
+    } else if (heads_chain && m.epoch == st.epoch && st.replicating() && !st.recovering) {
+      // A member without this configuration's sync, or that missed writes: the chain
+      // gets the whole shard again. An ask about an earlier configuration needs none:
+      // the sync of every later one was sent after it (a write in flight behind a lost
+      // one asks too, and a burst would copy the shard once per write).
+      reconfigure(self, st.chain);
     }
     return;
   }

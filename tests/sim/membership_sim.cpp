@@ -669,6 +669,7 @@ private:
       if (from == head) to.port->set_kv_placement(*k);
     } else if (auto* c = std::get_if<wm::gcs_chain>(&m)) {
       what += " shard " + std::to_string(c->shard);
+      if (c->kind == wm::gcs_chain::kind_type::sync) ++run_.shard_copies;
       if (!to.gcs->chain_message(std::move(*c))) violation(to.name + " has no " + what);
     } else if (auto* q = std::get_if<wm::kv_request>(&m)) {
       what += " " + q->key;

@@ -419,7 +419,7 @@ std::string first_difference(unsigned s) {
 int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace) {
   unsigned clean = 0;
   size_t faults = 0, deliveries = 0, verdicts = 0, writes = 0, acknowledged = 0;
-  size_t lost_reported = 0, seeds_lost_reported = 0;
+  size_t lost_reported = 0, seeds_lost_reported = 0, shard_copies = 0;
   double simulated = 0;
   std::string broken;
   for (unsigned s = first; s < first + seeds; ++s) {
@@ -439,6 +439,7 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
     acknowledged += r.acknowledged;
     lost_reported += r.lost_reported;
     seeds_lost_reported += r.lost_reported > 0 ? 1 : 0;
+    shard_copies += r.shard_copies;
     simulated += r.simulated_s;
     std::printf("swarm_sim: membership seed %u: %zu faults, %" PRIu64
                 " deaths found, %" PRIu64 " messages, %" PRIu64 " of %" PRIu64
@@ -454,10 +455,10 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
   }
   std::printf("%sswarm_sim: membership seeds=%u clean=%u%s faults=%zu deaths_found=%zu "
               "messages=%zu writes=%zu acknowledged=%zu lost_and_reported=%zu (in %zu "
-              "seeds) simulated_hours=%.2f\n",
+              "seeds) shard_copies=%zu simulated_hours=%.2f\n",
               broken.c_str(), seeds, clean, replay ? " (each replayed)" : "", faults,
               verdicts, deliveries, writes, acknowledged, lost_reported,
-              seeds_lost_reported, simulated / 3600.0);
+              seeds_lost_reported, shard_copies, simulated / 3600.0);
   return clean == seeds ? 0 : 1;
 }
 

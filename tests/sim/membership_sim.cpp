@@ -435,13 +435,7 @@ public:
       for (auto& peer : names_)
         if (peer != name && peer != head && connected(name, peer))
           disconnect(name, peer, "node '" + name + "' begins a new life");
-      if (connected(name, head)) {
-        send(name, head, wm::join{row_of(node(name))});
-        return;
-      }
-      connect(name, head, [this, name](bool ok) {
-        if (ok) send(name, head, wm::join{row_of(node(name))});
-      });
+      send_dialling(name, head, wm::join{row_of(node(name))});
     });
   }
 

@@ -163,8 +163,8 @@ struct kv_write {
 
 class world {
 public:
-  world(unsigned seed, bool keep_trace)
-      : fault_rng_(seed), keep_trace_(keep_trace),
+  world(unsigned seed, bool keep_trace, uint32_t replication)
+      : fault_rng_(seed), keep_trace_(keep_trace), replication_(replication),
         net_(now_, uint64_t{seed} * 7919 + 17, user_timeout_ms,
              {[this](const std::string& to, const std::string& from,
                      std::vector<wm::message> in) {
@@ -331,8 +331,8 @@ public:
   }
 
   // Every acknowledged write read back as written, or its loss reported: a shard that
-  // found no copy as new as its chain's said writes may be lost (two nodes holding it
-  // lost at once, with a chain of two).
+  // found no copy as new as its chain's said writes may be lost (every node holding it
+  // lost at once).
   void check_writes() {
     for (auto& w : writes_) {
       if (!w.acked) continue;
@@ -537,7 +537,7 @@ private:
     mc.self = row_of(n);
     mc.head = head;
     mc.nodes = {names_.begin(), names_.end() - 1}; // the file's
-    mc.replication = 2;
+    mc.replication = replication_;
     mc.gcs_shards = 2;
     mc.gcs_hosts = 3;
     mc.heartbeat_interval = heartbeat_interval;
@@ -721,9 +721,9 @@ private:
         violation(viewer.name + " holds key-value placement " + std::to_string(v) +
                   ", the head " + std::to_string(head_kv));
     }
-    if (chain_.size() != 2)
+    if (chain_.size() != replication_)
       violation("the control-store chain has " + std::to_string(chain_.size()) +
-                " members, 2 wanted");
+                " members, " + std::to_string(replication_) + " wanted");
   }
 
   // Parts that outlive the actor system (declared first, gone last).
@@ -735,6 +735,7 @@ private:
 
   std::mt19937_64 fault_rng_;
   bool keep_trace_;
+  uint32_t replication_; // members of each chain
   int64_t now_ = 0; // virtual ms since the start
   sim_network net_;
   membership_run run_;
@@ -814,8 +815,8 @@ void sim_port::fenced(uint64_t life, const std::string& why) {
 
 } // namespace
 
-membership_run run_membership(unsigned seed, bool keep_trace) {
-  return world{seed, keep_trace}.run();
+membership_run run_membership(unsigned seed, bool keep_trace, uint32_t replication) {
+  return world{seed, keep_trace, replication}.run();
 }
 
 } // namespace swarm::sim

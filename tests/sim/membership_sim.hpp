@@ -37,8 +37,10 @@ struct membership_run {
 ///   - every key-value write acknowledged to the driver (on the head) reads back as
 ///     written afterwards, from the node serving its key by then, or its loss was
 ///     reported: a shard promoted with no copy as new as its chain's says writes may be
-///     lost (two nodes holding it lost at once, with a chain of two: `lost_reported`);
+///     lost (every node holding it lost at once: `lost_reported`);
 ///   - no node is told to stop.
-membership_run run_membership(unsigned seed, bool keep_trace);
+/// The key-value table's chains have `replication` members (`gcs_replication`, 2 to
+/// 5: the nodes of the cluster file).
+membership_run run_membership(unsigned seed, bool keep_trace, uint32_t replication = 2);
 
 } // namespace swarm::sim

@@ -22,6 +22,7 @@
 // Usage: swarm_sim [--seeds N] [--seed S] [--jobs J]   (N seeds from S, J at once, each
 //                                                      its own cluster)
 //        swarm_sim --membership [--seeds N] [--seed S] [--replay] [--trace]
+//                  [--replication R]   (the key-value chains' length, 2 by default)
 // Exit 1 on a violation. It prints a line per seed, the errors calls reported by kind
 // (or the membership runs' totals), and the violations last.
 
@@ -407,28 +408,29 @@ std::string broke(unsigned s, const std::vector<std::string>& faults,
 }
 
 // Where two runs of seed `s` part: the first event that differs, as each run has it.
-std::string first_difference(unsigned s) {
-  auto a = swarm::sim::run_membership(s, true).trace;
-  auto b = swarm::sim::run_membership(s, true).trace;
+std::string first_difference(unsigned s, uint32_t replication) {
+  auto a = swarm::sim::run_membership(s, true, replication).trace;
+  auto b = swarm::sim::run_membership(s, true, replication).trace;
   auto at = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
   auto said = [](auto i, auto end) { return i == end ? std::string{"(the end)"} : *i; };
   return "\"" + said(at.first, a.end()) + "\", then \"" + said(at.second, b.end()) + "\"";
 }
 
 // The membership simulation's seeds, one after another (each takes a few ms).
-int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace) {
+int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace,
+                         uint32_t replication) {
   unsigned clean = 0;
   size_t faults = 0, deliveries = 0, verdicts = 0, writes = 0, acknowledged = 0;
   size_t lost_reported = 0, seeds_lost_reported = 0, shard_copies = 0;
   double simulated = 0;
   std::string broken;
   for (unsigned s = first; s < first + seeds; ++s) {
-    auto r = swarm::sim::run_membership(s, trace);
+    auto r = swarm::sim::run_membership(s, trace, replication);
     if (replay) {
-      auto again = swarm::sim::run_membership(s, false);
+      auto again = swarm::sim::run_membership(s, false, replication);
       if (again.fingerprint != r.fingerprint)
         r.violations.push_back("the seed did not replay; first difference: " +
-                               first_difference(s));
+                               first_difference(s, replication));
     }
     for (auto& line : r.trace)
       std::printf("%s\n", line.c_str());
@@ -453,11 +455,12 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
     }
     broken += broke(s, r.faults, r.violations);
   }
-  std::printf("%sswarm_sim: membership seeds=%u clean=%u%s faults=%zu deaths_found=%zu "
+  std::printf("%sswarm_sim: membership replication=%u seeds=%u clean=%u%s faults=%zu "
+              "deaths_found=%zu "
               "messages=%zu writes=%zu acknowledged=%zu lost_and_reported=%zu (in %zu "
               "seeds) shard_copies=%zu simulated_hours=%.2f\n",
-              broken.c_str(), seeds, clean, replay ? " (each replayed)" : "", faults,
-              verdicts, deliveries, writes, acknowledged, lost_reported,
+              broken.c_str(), replication, seeds, clean, replay ? " (each replayed)" : "",
+              faults, verdicts, deliveries, writes, acknowledged, lost_reported,
               seeds_lost_reported, shard_copies, simulated / 3600.0);
   return clean == seeds ? 0 : 1;
 }
@@ -467,6 +470,7 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
 int main(int argc, char** argv) {
   unsigned first = 1, seeds = 10, jobs = 1;
   bool membership = false, replay = false, trace = false;
+  uint32_t replication = 2;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto number = [&](unsigned least) {
@@ -481,6 +485,9 @@ int main(int argc, char** argv) {
         first = number(0);
       } else if (a == "--jobs" && i + 1 < argc) {
         jobs = number(1);
+      } else if (a == "--replication" && i + 1 < argc) {
+        replication = number(2);
+        if (replication > 5) throw std::out_of_range(a);
       } else if (a == "--membership") {
         membership = true;
       } else if (a == "--replay") {
@@ -493,7 +500,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception&) {
       std::fprintf(stderr,
                    "swarm_sim: %s expects a number up to 100000 (1 or more but "
-                   "for --seed)\n",
+                   "for --seed; 2 to 5 for --replication)\n",
                    a.c_str());
       return 2;
     }
@@ -501,14 +508,15 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr, "usage: swarm_sim [--seeds N] [--seed FIRST] [--jobs J]\n"
                   "       swarm_sim --membership [--seeds N] [--seed FIRST] [--replay] "
-                  "[--trace]\n"
+                  "[--trace] [--replication R]\n"
                   "  J seeds run at once, each its own simulated cluster; --membership\n"
                   "  simulates the membership protocol deterministically: --replay runs\n"
-                  "  each seed twice and checks it repeats, --trace prints its events\n");
+                  "  each seed twice and checks it repeats, --trace prints its events,\n"
+                  "  --replication gives the key-value chains R members (2 to 5)\n");
       return 2;
     }
   }
-  if (membership) return run_membership_seeds(first, seeds, replay, trace);
+  if (membership) return run_membership_seeds(first, seeds, replay, trace, replication);
   if (replay || trace) {
     std::fprintf(stderr, "swarm_sim: --replay and --trace need --membership (the bank "
                          "simulation runs on threads and cannot replay)\n");

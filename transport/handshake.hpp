@@ -22,8 +22,9 @@ namespace swarm::wire_msg {
 /// name is looked up at its owner (ActorLookup.actorId). 13: the answer to a call from
 /// an actor's owner carries the state saved with its effect (TaskResult.state), which
 /// is no longer sent apart. 14: a latency-critical message's frame is marked urgent
-/// (`urgent_flag`), and a receiver decodes it ahead.
-inline constexpr uint32_t protocol_version = 14;
+/// (`urgent_flag`), and a receiver decodes it ahead. 15: a join carries the key-value
+/// placement its node holds (Join.placement).
+inline constexpr uint32_t protocol_version = 15;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

@@ -253,6 +253,9 @@ struct Capability {
 struct Join {
   # A node joins the head's node table.
   node @0 :NodeInfo;
+  # The key-value placement the node holds (version 0: none): a head started again
+  # takes the newest its nodes hold, so that each shard stays where its copies are.
+  placement @1 :KvPlacement;
 }
 
 struct NodeTable {

@@ -166,6 +166,13 @@ result<caf::actor> gcs_shards::kv_shard(const std::string& key) const {
   auto shard = shard_of(table_key("kv", key), count_);
   std::lock_guard<std::mutex> guard{mtx_};
   if (kv_placement_.version == 0) {
+    // Spread, the table's rows are on the nodes its placement names: the head's own
+    // shards hold none of them (started again, it knows none), so nothing is served
+    // until it placed the table (once a node of its file joins).
+    if (spread_kv_)
+      return error{errc::runtime_stopped,
+                   "the key-value table is spread over several nodes (gcs_hosts) and "
+                   "not placed yet: the head places it once a node of its file joins"};
     if (shards_.empty() || !shards_[shard])
       return error{errc::runtime_stopped,
                    "the control-store shard for key '" + key + "' is restarting"};

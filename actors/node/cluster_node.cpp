@@ -411,6 +411,10 @@ void cluster_node::start_autoscaler() {
   autoscaler_ = std::move(*a);
 }
 
+wire_msg::join cluster_node::join_message() const {
+  return {self_info(), local_->gcs().kv_placement()};
+}
+
 wire_msg::node_info cluster_node::self_info() const {
   wire_msg::node_info me;
   me.name = link_.self.name;

@@ -215,6 +215,8 @@ private:
   void join_head();
   // This node's row as it joins.
   wire_msg::node_info self_info() const;
+  // Its join: the row, and the key-value placement it holds (a restarted head's cue).
+  wire_msg::join join_message() const;
   // Adds the cluster's numbers to a scrape: the node's own, traffic by lane, nodes.
   void collect(metric_set& out);
   // The nodes the head's autoscaler started and the types it failed to (none without

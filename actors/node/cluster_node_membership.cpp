@@ -31,7 +31,7 @@ void cluster_node::join_head() {
     throw failure{{errc::node_unreachable, "node '" + link_.self.name +
                                                "' cannot join the head '" + head_name() +
                                                "': " + ok.err().message}};
-  (void)net_->send(head_name(), wire_msg::join{self_info()});
+  (void)net_->send(head_name(), join_message());
 }
 
 // -- what membership asks of this node
@@ -62,8 +62,7 @@ void cluster_node::rejoin() {
   // Joining again may block (a connect): the agent does it, one attempt at a time.
   if (rejoining_.exchange(true)) return;
   link_.post([this] {
-    if (link_.connect_to(head_name()))
-      (void)net_->send(head_name(), wire_msg::join{self_info()});
+    if (link_.connect_to(head_name())) (void)net_->send(head_name(), join_message());
     rejoining_ = false;
   });
 }
@@ -109,8 +108,7 @@ void cluster_node::fenced(uint64_t life, const std::string& why) {
     for (auto& [name, p] : *table)
       if (name != link_.self.name && name != head_name() && net_->connected(name))
         net_->disconnect(name, "node '" + link_.self.name + "' begins a new life");
-    if (link_.connect_to(head_name()))
-      (void)net_->send(head_name(), wire_msg::join{self_info()});
+    if (link_.connect_to(head_name())) (void)net_->send(head_name(), join_message());
   });
 }
 

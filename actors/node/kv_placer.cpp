@@ -32,7 +32,9 @@ kv_placer::kv_placer(config cfg) : cfg_(std::move(cfg)) {
 
 bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
                        uint64_t now_ms) {
-  auto live = [&](const std::string& n) { return n == cfg_.head || alive(n); };
+  auto live = [&](const std::string& n) {
+    return n == cfg_.head ? !head_lost_ : alive(n);
+  };
   changes_.clear();
   for (size_t i = 0; i < cfg_.shards; ++i) {
     auto& before = placement_.chains[i].members;
@@ -45,6 +47,8 @@ bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
       for (size_t k = 0; k < cfg_.hosts && chain.empty(); ++k)
         if (live(ring_[(i + k) % cfg_.hosts]))
           chain.push_back(ring_[(i + k) % cfg_.hosts]);
+      // No host is (a head started again, its hosts not back): the head, which lives.
+      if (chain.empty()) chain.push_back(cfg_.head);
     } else if (chain.front() != desired && live(desired)) {
       // Back to its host: a member since the last placement heads it now; another
       // becomes a member first.
@@ -71,8 +75,18 @@ bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
       before = std::move(chain);
     }
   }
+  head_lost_ = false; // placed as lost once: it comes back at the next update
   if (changes_.empty()) return false;
   placement_.version = std::max(placement_.version + 1, now_ms);
+  return true;
+}
+
+bool kv_placer::adopt(const wire_msg::kv_placement& p) {
+  if (p.version <= placement_.version || p.chains.size() != cfg_.shards) return false;
+  for (size_t i = 0; i < p.chains.size(); ++i)
+    if (p.chains[i].shard != i) return false; // another cluster's shape
+  placement_ = p;
+  head_lost_ = true;
   return true;
 }
 

@@ -41,6 +41,14 @@ public:
 
   const wire_msg::kv_placement& placement() const { return placement_; }
 
+  /// A head started again takes `p`, the placement a node of its cluster holds, when it
+  /// is newer than its own (it has none before it first places): each shard stays where
+  /// its copies are. Its own copies died with its earlier life, so the next update
+  /// places its shards as a lost host's (on the next members of their chains), and it
+  /// comes back as any host does: a member first, then their primary. Whether it took
+  /// `p`.
+  bool adopt(const wire_msg::kv_placement& p);
+
   /// What the last update changed, one line per shard ("shard 3: worker-1 -> worker-2").
   const std::vector<std::string>& changes() const { return changes_; }
 
@@ -50,6 +58,7 @@ private:
   std::vector<std::string> ring_;
   wire_msg::kv_placement placement_;
   std::vector<std::string> changes_;
+  bool head_lost_ = false; // its shards go, at the next update, as a lost host's
 };
 
 } // namespace swarm::actors

@@ -37,6 +37,11 @@ struct membership_state {
   std::vector<std::string> gone_nodes;
   signature_index signatures;            // the head: what every node registered
   kv_placer placer{kv_placer::config{}}; // the head: the key-value shards' placement
+  // The head: whether it placed the key-value table in this life, and until when it
+  // waits for the nodes of its file before it does.
+  bool kv_placed = false;
+  caf::actor_clock::time_point kv_wait_until;
+  const caf::actor_clock* clock = nullptr;
 
   // The head: the node table as it goes out, and its own row as sent and as recorded
   // last.
@@ -137,7 +142,17 @@ struct membership_state {
       auto p = peers.find(n);
       return p != peers.end() && p->second.info.alive && !p->second.info.leaving;
     };
-    if (!placer.update(alive, cfg.wall_clock())) return;
+    // A head places the table first once every node of its file joined, or the node
+    // timeout passed since it started (one that has not is lost): started again, it
+    // takes the newest placement they hold, so that no shard moves off the nodes with
+    // its copies before they are back.
+    if (!kv_placed && clock->now() < kv_wait_until)
+      for (auto& n : cfg.nodes)
+        if (n != me() && !alive(n)) return;
+    bool moved = placer.update(alive, cfg.wall_clock());
+    // An adopted placement that needs no move is this head's as it stands.
+    if (!moved && (kv_placed || placer.placement().version == 0)) return;
+    kv_placed = true;
     for (auto& line : placer.changes())
       cfg.log.info("key-value placement: " + line);
     port->set_kv_placement(placer.placement());
@@ -163,7 +178,8 @@ struct membership_state {
     return ticks_since_load_read < window;
   }
 
-  void on_join(wire_msg::node_info info, caf::actor_clock::time_point now) {
+  void on_join(wire_msg::node_info info, const wire_msg::kv_placement& held,
+               caf::actor_clock::time_point now) {
     if (!is_head() || info.name == me()) return;
     if (auto why = signatures.conflict(info); !why.empty()) {
       why = "node '" + info.name + "' cannot join: " + why;
@@ -171,6 +187,11 @@ struct membership_state {
       port->send(info.name, wire_msg::stop_request{info.name, why});
       return;
     }
+    // Until this head placed the key-value table, the newest placement its nodes hold
+    // is where the shards are (an earlier life of the head made it).
+    if (!kv_placed && placer.enabled() && placer.adopt(held))
+      cfg.log.info("key-value placement: version " + std::to_string(held.version) +
+                   " taken from node '" + info.name + "', made by an earlier head");
     auto name = info.name;
     unjoined.erase(name);
     if (auto f = fenced.find(name); f != fenced.end()) {
@@ -255,7 +276,7 @@ struct membership_state {
     if (i == peers.end() || (dead && hb.incarnation != i->second.info.incarnation))
       return not_joined(peer, now);
     auto& p = i->second;
-    if (placer.enabled() && hb.kv_placement != placer.placement().version)
+    if (kv_placed && hb.kv_placement != placer.placement().version)
       port->send(peer, placer.placement());
     if (hb.leaving && !p.info.leaving) {
       // Alive until it goes (its answers still come), but no work is placed there: by
@@ -551,6 +572,8 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   if (st.is_head()) st.signatures.add(me.info);
   st.placer = kv_placer{{st.cfg.nodes, st.cfg.head, st.cfg.gcs_hosts, st.cfg.replication,
                          st.cfg.gcs_shards}};
+  st.clock = &self->clock();
+  st.kv_wait_until = self->clock().now() + st.cfg.node_timeout;
   // Joins within a twentieth of a heartbeat (at most 20 ms) share one change.
   auto join_batch = std::min<caf::timespan>(std::chrono::milliseconds(20),
                                             st.cfg.heartbeat_interval / 20);
@@ -561,7 +584,10 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   self->delayed_send(self, st.cfg.heartbeat_interval, tick_atom::value);
   return {
       [=](join_atom, wire_msg::node_info& info) {
-        self->state.on_join(std::move(info), self->clock().now());
+        self->state.on_join(std::move(info), {}, self->clock().now());
+      },
+      [=](join_atom, wire_msg::node_info& info, const wire_msg::kv_placement& held) {
+        self->state.on_join(std::move(info), held, self->clock().now());
       },
       [=](heartbeat_atom, const std::string& peer, const wire_msg::heartbeat& hb) {
         self->state.on_heartbeat(peer, hb, self->clock().now());

@@ -170,7 +170,8 @@ public:
 /// joins are answered with `node_fenced`, and the node joins again as a new life (a later
 /// incarnation) once it has stopped the actors it hosted for others, which their owners
 /// restarted elsewhere.
-///   (join_atom, node_info)              the head: a node joins (again)
+///   (join_atom, node_info[, placement]) the head: a node joins (again), holding that
+///                                       key-value placement
 ///   (heartbeat_atom, peer, heartbeat)   the head: a node's heartbeat
 ///   (table_atom, node_table)            a worker: the head's table
 ///   (fenced_atom, node_fenced)          a worker: the head found this life dead
@@ -181,15 +182,15 @@ public:
 ///   (joined_atom)                       the head: sends the rows of the nodes that
 ///                                       joined in the last few ms; sent to itself
 ///   (watch_atom, who, on)               `who` hears (view_atom) of each view published
-using membership_actor =
-    caf::typed_actor<caf::reacts_to<join_atom, wire_msg::node_info>,
-                     caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
-                     caf::reacts_to<table_atom, wire_msg::node_table>,
-                     caf::reacts_to<fenced_atom, wire_msg::node_fenced>,
-                     caf::reacts_to<down_atom, std::string, std::string>,
-                     caf::reacts_to<stopped_atom, std::string, std::string>,
-                     caf::reacts_to<tick_atom>, caf::reacts_to<joined_atom>,
-                     caf::reacts_to<watch_atom, caf::actor, bool>>;
+using membership_actor = caf::typed_actor<
+    caf::reacts_to<join_atom, wire_msg::node_info>,
+    caf::reacts_to<join_atom, wire_msg::node_info, wire_msg::kv_placement>,
+    caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
+    caf::reacts_to<table_atom, wire_msg::node_table>,
+    caf::reacts_to<fenced_atom, wire_msg::node_fenced>,
+    caf::reacts_to<down_atom, std::string, std::string>,
+    caf::reacts_to<stopped_atom, std::string, std::string>, caf::reacts_to<tick_atom>,
+    caf::reacts_to<joined_atom>, caf::reacts_to<watch_atom, caf::actor, bool>>;
 
 /// Spawns the membership of the node `cfg.self`. It publishes into `view` and calls
 /// `port`; both must outlive it. `detached`: on a thread of its own, so heartbeats and
@@ -204,6 +205,7 @@ SWARM_EXPORT membership_actor spawn_membership(caf::actor_system& sys,
 } // namespace swarm::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_info)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::kv_placement)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::heartbeat)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_table)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_fenced)

@@ -55,16 +55,17 @@ struct fault {
     reset,
     kill,
     reorder,
-    duplicate
+    duplicate,
+    kill_head
   } what;
   std::string node;
   int64_t start = 0;
   int64_t length = 0;
   int64_t extra = 0; // a delay's added latency
   std::string describe() const {
-    static const char* names[] = {"freeze",        "cut-out",  "cut-in", "cut-both",
-                                  "cut-from-head", "delay",    "reset",  "kill",
-                                  "reorder",       "duplicate"};
+    static const char* names[] = {"freeze",        "cut-out",   "cut-in",   "cut-both",
+                                  "cut-from-head", "delay",     "reset",    "kill",
+                                  "reorder",       "duplicate", "kill-head"};
     auto s = std::string{names[static_cast<int>(what)]} + " " + node + " at " +
              std::to_string(start) + " ms for " + std::to_string(length) + " ms";
     if (what == kind::delay) s += " (+" + std::to_string(extra) + " ms)";
@@ -73,15 +74,16 @@ struct fault {
   // Whether the head may find `node` dead because of this fault.
   bool loses_node() const { return what != kind::duplicate && what != kind::reorder; }
   // ... at `t`: while it lasts, and until what it held back has arrived and a timeout
-  // has passed.
+  // has passed. A head that starts again may find any node dead that has not rejoined
+  // within its timeout.
   bool excuses(const std::string& name, int64_t t) const {
-    if (node != name || !loses_node()) return false;
+    if ((node != name && what != kind::kill_head) || !loses_node()) return false;
     return t >= start && t <= start + length + extra + timeout_ms + 200;
   }
 };
-constexpr int fault_kinds = 10;
+constexpr int fault_kinds = 10; // drawn for workers: all but kill_head
 
-std::vector<fault> draw_faults(std::mt19937_64& rng) {
+std::vector<fault> draw_faults(std::mt19937_64& rng, bool head_kills) {
   std::vector<fault> out(2 + rng() % 7);
   for (auto& f : out) {
     f.what = static_cast<fault::kind>(rng() % fault_kinds);
@@ -91,6 +93,15 @@ std::vector<fault> draw_faults(std::mt19937_64& rng) {
     f.length = 100 + static_cast<int64_t>(rng() % 1400);
     f.extra = 50 + static_cast<int64_t>(rng() % 500);
     if (f.what == fault::kind::reorder) f.node = "all";
+  }
+  if (head_kills) { // drawn after the workers' faults, which stay as without it
+    fault f;
+    f.what = fault::kind::kill_head;
+    f.node = "head";
+    f.start =
+        faults_from_ms + static_cast<int64_t>(rng() % (faults_until_ms - faults_from_ms));
+    f.length = 100 + static_cast<int64_t>(rng() % 1400);
+    out.push_back(f);
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const fault& a, const fault& b) { return a.start < b.start; });
@@ -163,8 +174,8 @@ struct kv_write {
 
 class world {
 public:
-  world(unsigned seed, bool keep_trace, uint32_t replication)
-      : fault_rng_(seed), keep_trace_(keep_trace), replication_(replication),
+  world(unsigned seed, bool keep_trace, const membership_options& options)
+      : fault_rng_(seed), keep_trace_(keep_trace), replication_(options.replication),
         net_(now_, uint64_t{seed} * 7919 + 17, user_timeout_ms,
              {[this](const std::string& to, const std::string& from,
                      std::vector<wm::message> in) {
@@ -189,7 +200,7 @@ public:
       names_.push_back(nodes_[i].name);
     }
     run_.faults.clear();
-    faults_ = draw_faults(fault_rng_);
+    faults_ = draw_faults(fault_rng_, options.head_kills);
     for (auto& f : faults_)
       run_.faults.push_back(f.describe());
   }
@@ -268,6 +279,8 @@ public:
       answered(id, error{errc::timeout,
                          "no answer in " + std::to_string(reply_timeout_ms) + " ms"});
     });
+    if (!nodes_[0].up)
+      return answered(id, error{errc::node_unreachable, "the driver's head is down"});
     auto target = nodes_[0].gcs->kv_node(w.key).value_or(head);
     if (target.empty()) return answered(id, error{errc::runtime_stopped, "not placed"});
     if (target == head) return serve(nodes_[0], head, std::move(q));
@@ -314,15 +327,17 @@ public:
       note((reading_ ? "read " : "acknowledged ") + w.key);
       return;
     }
-    if (now_ - w.started < write_deadline_ms && r.err().code != errc::invalid_argument) {
-      at(now_ + 50, [this, i] {
-        if (!writes_[i].done) attempt(i);
-      });
-      return;
-    }
+    if (now_ - w.started < write_deadline_ms && r.err().code != errc::invalid_argument)
+      return retry_later(i);
     w.done = true;
     if (reading_) w.outcome += ", then its read failed: " + r.err().to_string();
     note(w.key + (reading_ ? " could not be read: " : " failed: ") + r.err().to_string());
+  }
+
+  void retry_later(size_t i) {
+    at(now_ + 50, [this, i] {
+      if (!writes_[i].done) attempt(i);
+    });
   }
 
   bool all_done() const {
@@ -423,7 +438,7 @@ public:
     connect(name, head, [this, name](bool ok) {
       auto& n = node(name);
       n.rejoining = false;
-      if (ok) send(name, head, wm::join{row_of(n)});
+      if (ok) send(name, head, join_of(n));
     });
   }
 
@@ -435,7 +450,7 @@ public:
       for (auto& peer : names_)
         if (peer != name && peer != head && connected(name, peer))
           disconnect(name, peer, "node '" + name + "' begins a new life");
-      send_dialling(name, head, wm::join{row_of(node(name))});
+      send_dialling(name, head, join_of(node(name)));
     });
   }
 
@@ -479,6 +494,9 @@ public:
 
 private:
   uint64_t wall_ms() const { return epoch_ms + static_cast<uint64_t>(now_); }
+
+  // `n`'s join, as a node sends it: its row and the key-value placement it holds.
+  wm::join join_of(const sim_node& n) const { return {row_of(n), n.gcs->kv_placement()}; }
 
   wm::node_info row_of(const sim_node& n) const {
     wm::node_info i;
@@ -568,6 +586,16 @@ private:
     net_.crash(n.name, names_);
   }
 
+  // The head's process dies, and the driver in it with the requests it had in flight:
+  // those writes are tried again once it runs again (the driver's caller retries).
+  void kill_head() {
+    kill(nodes_[0]);
+    auto lost = std::move(pending_);
+    pending_.clear();
+    for (auto& [id, i] : lost)
+      if (!writes_[i].done && writes_[i].attempt == id) retry_later(i);
+  }
+
   // Begins (`on`) or ends fault `f`.
   void turn(const fault& f, bool on) {
     note((on ? "fault begins: " : "fault ends: ") + f.describe());
@@ -598,6 +626,10 @@ private:
       break;
     case fault::kind::duplicate:
       net_.duplicate(f.node, on);
+      break;
+    case fault::kind::kill_head:
+      if (on && nodes_[0].up) kill_head();
+      if (!on && !nodes_[0].up) start(nodes_[0]);
       break;
     }
   }
@@ -647,7 +679,8 @@ private:
     } else if (auto* j = std::get_if<wm::join>(&m)) {
       what += " life " + std::to_string(j->node.incarnation);
       if (j->node.name == from)
-        caf::anon_send(to.actor, actors::join_atom::value, std::move(j->node));
+        caf::anon_send(to.actor, actors::join_atom::value, std::move(j->node),
+                       std::move(j->placement));
     } else if (auto* t = std::get_if<wm::node_table>(&m)) {
       what += " version " + std::to_string(t->version) + " on " +
               std::to_string(t->base) + ", " + std::to_string(t->nodes.size()) +
@@ -815,8 +848,9 @@ void sim_port::fenced(uint64_t life, const std::string& why) {
 
 } // namespace
 
-membership_run run_membership(unsigned seed, bool keep_trace, uint32_t replication) {
-  return world{seed, keep_trace, replication}.run();
+membership_run run_membership(unsigned seed, bool keep_trace,
+                              const membership_options& options) {
+  return world{seed, keep_trace, options}.run();
 }
 
 } // namespace swarm::sim

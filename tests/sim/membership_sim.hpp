@@ -29,6 +29,16 @@ struct membership_run {
   double simulated_s = 0;   // virtual time the run covered
 };
 
+/// What a run simulates beyond its seed's faults on the workers.
+struct membership_options {
+  /// Members of each key-value chain (`gcs_replication`, 2 to 5: the nodes of the
+  /// cluster file).
+  uint32_t replication = 2;
+  /// Whether the head is killed once as well (it starts again as a new life, with no
+  /// control-store disk, and its driver's requests in flight are lost with it).
+  bool head_kills = false;
+};
+
 /// Runs the protocol under `seed`'s faults and checks, as the run goes and at its end:
 ///   - a life the head found dead is never alive in its table again (fencing);
 ///   - the head finds no node dead that no fault touched (no false verdicts);
@@ -39,8 +49,7 @@ struct membership_run {
 ///     reported: a shard promoted with no copy as new as its chain's says writes may be
 ///     lost (every node holding it lost at once: `lost_reported`);
 ///   - no node is told to stop.
-/// The key-value table's chains have `replication` members (`gcs_replication`, 2 to
-/// 5: the nodes of the cluster file).
-membership_run run_membership(unsigned seed, bool keep_trace, uint32_t replication = 2);
+membership_run run_membership(unsigned seed, bool keep_trace,
+                              const membership_options& options = {});
 
 } // namespace swarm::sim

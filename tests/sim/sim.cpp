@@ -22,7 +22,8 @@
 // Usage: swarm_sim [--seeds N] [--seed S] [--jobs J]   (N seeds from S, J at once, each
 //                                                      its own cluster)
 //        swarm_sim --membership [--seeds N] [--seed S] [--replay] [--trace]
-//                  [--replication R]   (the key-value chains' length, 2 by default)
+//                  [--replication R] [--head-kills]   (the key-value chains' length, 2
+//                  by default; the head killed once as well)
 // Exit 1 on a violation. It prints a line per seed, the errors calls reported by kind
 // (or the membership runs' totals), and the violations last.
 
@@ -408,9 +409,9 @@ std::string broke(unsigned s, const std::vector<std::string>& faults,
 }
 
 // Where two runs of seed `s` part: the first event that differs, as each run has it.
-std::string first_difference(unsigned s, uint32_t replication) {
-  auto a = swarm::sim::run_membership(s, true, replication).trace;
-  auto b = swarm::sim::run_membership(s, true, replication).trace;
+std::string first_difference(unsigned s, const swarm::sim::membership_options& options) {
+  auto a = swarm::sim::run_membership(s, true, options).trace;
+  auto b = swarm::sim::run_membership(s, true, options).trace;
   auto at = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
   auto said = [](auto i, auto end) { return i == end ? std::string{"(the end)"} : *i; };
   return "\"" + said(at.first, a.end()) + "\", then \"" + said(at.second, b.end()) + "\"";
@@ -418,19 +419,19 @@ std::string first_difference(unsigned s, uint32_t replication) {
 
 // The membership simulation's seeds, one after another (each takes a few ms).
 int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace,
-                         uint32_t replication) {
+                         const swarm::sim::membership_options& options) {
   unsigned clean = 0;
   size_t faults = 0, deliveries = 0, verdicts = 0, writes = 0, acknowledged = 0;
   size_t lost_reported = 0, seeds_lost_reported = 0, shard_copies = 0;
   double simulated = 0;
   std::string broken;
   for (unsigned s = first; s < first + seeds; ++s) {
-    auto r = swarm::sim::run_membership(s, trace, replication);
+    auto r = swarm::sim::run_membership(s, trace, options);
     if (replay) {
-      auto again = swarm::sim::run_membership(s, false, replication);
+      auto again = swarm::sim::run_membership(s, false, options);
       if (again.fingerprint != r.fingerprint)
         r.violations.push_back("the seed did not replay; first difference: " +
-                               first_difference(s, replication));
+                               first_difference(s, options));
     }
     for (auto& line : r.trace)
       std::printf("%s\n", line.c_str());
@@ -455,13 +456,14 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
     }
     broken += broke(s, r.faults, r.violations);
   }
-  std::printf("%sswarm_sim: membership replication=%u seeds=%u clean=%u%s faults=%zu "
-              "deaths_found=%zu "
-              "messages=%zu writes=%zu acknowledged=%zu lost_and_reported=%zu (in %zu "
-              "seeds) shard_copies=%zu simulated_hours=%.2f\n",
-              broken.c_str(), replication, seeds, clean, replay ? " (each replayed)" : "",
-              faults, verdicts, deliveries, writes, acknowledged, lost_reported,
-              seeds_lost_reported, shard_copies, simulated / 3600.0);
+  std::printf(
+      "%sswarm_sim: membership replication=%u%s seeds=%u clean=%u%s faults=%zu "
+      "deaths_found=%zu "
+      "messages=%zu writes=%zu acknowledged=%zu lost_and_reported=%zu (in %zu "
+      "seeds) shard_copies=%zu simulated_hours=%.2f\n",
+      broken.c_str(), options.replication, options.head_kills ? " head_kills" : "", seeds,
+      clean, replay ? " (each replayed)" : "", faults, verdicts, deliveries, writes,
+      acknowledged, lost_reported, seeds_lost_reported, shard_copies, simulated / 3600.0);
   return clean == seeds ? 0 : 1;
 }
 
@@ -470,7 +472,7 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
 int main(int argc, char** argv) {
   unsigned first = 1, seeds = 10, jobs = 1;
   bool membership = false, replay = false, trace = false;
-  uint32_t replication = 2;
+  swarm::sim::membership_options options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto number = [&](unsigned least) {
@@ -486,8 +488,10 @@ int main(int argc, char** argv) {
       } else if (a == "--jobs" && i + 1 < argc) {
         jobs = number(1);
       } else if (a == "--replication" && i + 1 < argc) {
-        replication = number(2);
-        if (replication > 5) throw std::out_of_range(a);
+        options.replication = number(2);
+        if (options.replication > 5) throw std::out_of_range(a);
+      } else if (a == "--head-kills") {
+        options.head_kills = true;
       } else if (a == "--membership") {
         membership = true;
       } else if (a == "--replay") {
@@ -508,15 +512,16 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr, "usage: swarm_sim [--seeds N] [--seed FIRST] [--jobs J]\n"
                   "       swarm_sim --membership [--seeds N] [--seed FIRST] [--replay] "
-                  "[--trace] [--replication R]\n"
+                  "[--trace] [--replication R] [--head-kills]\n"
                   "  J seeds run at once, each its own simulated cluster; --membership\n"
                   "  simulates the membership protocol deterministically: --replay runs\n"
                   "  each seed twice and checks it repeats, --trace prints its events,\n"
-                  "  --replication gives the key-value chains R members (2 to 5)\n");
+                  "  --replication gives the key-value chains R members (2 to 5),\n"
+                  "  --head-kills kills the head once as well\n");
       return 2;
     }
   }
-  if (membership) return run_membership_seeds(first, seeds, replay, trace, replication);
+  if (membership) return run_membership_seeds(first, seeds, replay, trace, options);
   if (replay || trace) {
     std::fprintf(stderr, "swarm_sim: --replay and --trace need --membership (the bank "
                          "simulation runs on threads and cannot replay)\n");

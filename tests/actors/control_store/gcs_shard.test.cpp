@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "actors/control_store/gcs_shard.hpp"
-#include "actors/node/local_node.hpp"
+#include "actors/control_store/gcs_shards.hpp"
 #include "actors/control_store/protocol.hpp"
+#include "actors/node/local_node.hpp"
 #include "framework/swarm.hpp"
 
 using namespace std::chrono_literals;
@@ -135,4 +137,39 @@ TEST_CASE("a write the disk refuses is answered with an error and not applied") 
   CHECK(std::get<node_info>(rows[0]).name == "a");
   CHECK(std::get<node_info>(rows[1]).name == "c");
   self->send_exit(*shard, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a key-value table spread over several nodes is served by none before the head "
+          "placed it, then by the shard its placement names") {
+  using swarm::detail::kv_op;
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  swarm::actors::gcs_shards shards{sys, 1, true};
+  shards.chain_link()->set("head", [](const std::string&, swarm::wire_msg::gcs_chain) {});
+  std::vector<caf::actor> started;
+  for (size_t i = 0; i < shards.local_count(); ++i) {
+    swarm::actors::gcs_shard_config c;
+    c.index = 0;
+    c.count = 1;
+    c.chain_id = i;
+    c.link = shards.chain_link();
+    auto a = swarm::actors::spawn_gcs_shard(sys, c);
+    REQUIRE(a);
+    shards.set(i, *a);
+    started.push_back(*a);
+  }
+  // Started again, the head knows none of the rows its nodes hold: it must not answer
+  // from a shard of its own (a write there would be lost once the table is placed).
+  auto early = shards.kv(kv_op::put, "k", {1, 2, 3});
+  REQUIRE_FALSE(early);
+  CHECK(early.err().code == swarm::errc::runtime_stopped);
+  CHECK(early.err().message.find("not placed yet") != std::string::npos);
+  swarm::wire_msg::kv_placement p;
+  p.version = 7;
+  p.chains = {{0, {"head"}}};
+  shards.set_kv_placement(p);
+  REQUIRE(shards.kv(kv_op::put, "k", {1, 2, 3}));
+  CHECK(shards.kv(kv_op::get, "k", {}).value() == std::vector<uint8_t>{1, 2, 3});
+  for (auto& a : started)
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }

@@ -86,3 +86,46 @@ TEST_CASE("a restarted head's placement is newer than its earlier life's") {
   REQUIRE(after.update());
   CHECK(after.placer.placement().version > before.placer.placement().version);
 }
+
+TEST_CASE("a head started again takes the newest placement its nodes hold, with its own "
+          "shards placed as a lost host's") {
+  rig before;
+  REQUIRE(before.update()); // the earlier life's placement
+  rig after;
+  CHECK_FALSE(after.placer.adopt(swarm::wire_msg::kv_placement{})); // none held
+  auto held = before.placer.placement();
+  auto mismatched = held;
+  mismatched.chains.pop_back(); // another number of shards
+  CHECK_FALSE(after.placer.adopt(mismatched));
+  REQUIRE(after.placer.adopt(held));
+  auto older = held;
+  older.version -= 1;
+  CHECK_FALSE(after.placer.adopt(older));
+  CHECK(after.placer.placement().version == held.version);
+  // Its copies died with it: the head's shards go to their next members, the others stay.
+  REQUIRE(after.update());
+  CHECK(after.placer.placement().version > held.version);
+  CHECK(after.of(0) == chain{"worker-1", "worker-2"});
+  CHECK(after.of(3) == chain{"worker-1", "worker-2"});
+  CHECK(after.of(1) == chain{"worker-1", "worker-2"});
+  CHECK(after.of(2) == chain{"worker-2", "worker-3"});
+  // Then it comes back as a host does: a member first, then their primary.
+  REQUIRE(after.update());
+  CHECK(after.of(0) == chain{"worker-1", "worker-2", "head"});
+  REQUIRE(after.update());
+  CHECK(after.of(0) == chain{"head", "worker-1"});
+  CHECK_FALSE(after.update());
+}
+
+TEST_CASE("a head started again with none of its shards' hosts alive places them on "
+          "itself") {
+  rig before;
+  REQUIRE(before.update());
+  rig after;
+  after.up = {"worker-3"}; // not a host (3 hosts: the head, worker-1, worker-2)
+  REQUIRE(after.placer.adopt(before.placer.placement()));
+  REQUIRE(after.update());
+  CHECK(after.of(0) == chain{"head", "worker-3"});
+  CHECK(after.of(1) == chain{"head", "worker-3"});
+  CHECK(after.of(2) == chain{"worker-3"});
+}

@@ -30,6 +30,7 @@ struct recording_port final : membership_port {
   uint32_t queued_now = 0;
   std::vector<std::pair<std::string, wire_msg::message>> sent;
   std::vector<std::vector<std::string>> sent_all_calls; // the peers of each send_all
+  std::vector<wire_msg::kv_placement> placements;       // applied here, in order
 
   bool send(const std::string& peer, const wire_msg::message& m) override {
     if (open.count(peer) == 0) return false;
@@ -69,6 +70,9 @@ struct recording_port final : membership_port {
   uint32_t queued() override { return queued_now; }
   swarm::wire_msg::store_usage store() override { return {}; }
   caf::actor scheduler() override { return {}; }
+  void set_kv_placement(const wire_msg::kv_placement& p) override {
+    placements.push_back(p);
+  }
   void fenced(uint64_t life, const std::string& why) override {
     events.push_back("fenced as life " + std::to_string(life) + ": " + why);
   }
@@ -110,10 +114,13 @@ struct fixture : membership_parts, test_coordinator_fixture<> {
     sched.run();
   }
 
-  // Starts the membership of `me` in a cluster of `nodes` (the first is the head).
+  // Starts the membership of `me` in a cluster of `nodes` (the first is the head);
+  // `kv_hosts` nodes serve the key-value table's `kv_shards` shards.
   void start(const std::string& me, std::vector<std::string> nodes,
-             size_t replication = 1) {
+             size_t replication = 1, size_t kv_hosts = 1, size_t kv_shards = 1) {
     membership_config mc;
+    mc.gcs_hosts = kv_hosts;
+    mc.gcs_shards = kv_shards;
     mc.self = node(me);
     mc.self.client = me.rfind("client", 0) == 0;
     mc.head = nodes.front();
@@ -128,6 +135,13 @@ struct fixture : membership_parts, test_coordinator_fixture<> {
   void join(const std::string& name) {
     port.open.insert(name);
     caf::anon_send(m, join_atom::value, node(name));
+    sched.run();
+  }
+
+  // `name` joins holding the key-value placement `held`.
+  void join_holding(const std::string& name, const wire_msg::kv_placement& held) {
+    port.open.insert(name);
+    caf::anon_send(m, join_atom::value, node(name), held);
     sched.run();
   }
 

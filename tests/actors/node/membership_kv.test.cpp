@@ -1,0 +1,81 @@
+// When the head places the key-value table spread over several nodes: first once the
+// nodes of its file are in, and, started again, where its nodes say the shards' copies
+// are.
+
+#include "tests/actors/node/membership_fixture.hpp"
+
+using namespace swarm::membership_test;
+
+namespace {
+
+using chain = std::vector<std::string>;
+
+chain members_of(const wire_msg::kv_placement& p, uint32_t shard) {
+  for (auto& c : p.chains)
+    if (c.shard == shard) return c.members;
+  return {};
+}
+
+// A placement an earlier life of the head made: shard 0 on the head with worker-1, shard
+// 1 on worker-1 with worker-2.
+wire_msg::kv_placement earlier_placement() {
+  wire_msg::kv_placement p;
+  p.version = 100;
+  p.chains = {{0, {"head", "worker-1"}}, {1, {"worker-1", "worker-2"}}};
+  return p;
+}
+
+} // namespace
+
+TEST_CASE_FIXTURE(fixture, "the head places the key-value table once every node of its "
+                           "file joined, or once the node timeout passed") {
+  SUBCASE("all joined") {
+    start("head", {"head", "worker-1", "worker-2"}, 2, 2, 2);
+    join("worker-1");
+    pass(500ms);
+    CHECK(port.placements.empty()); // worker-2 may hold copies: not placed without it
+    join("worker-2");
+    REQUIRE(port.placements.size() == 1);
+    CHECK(members_of(port.placements[0], 1) == chain{"worker-1", "worker-2"});
+  }
+  SUBCASE("one never comes") {
+    start("head", {"head", "worker-1", "worker-2"}, 2, 2, 2);
+    join("worker-1");
+    pass(1500ms);
+    CHECK(port.placements.empty());
+    heartbeat("worker-1");
+    pass(600ms); // past the node timeout (2 s) since the head started
+    REQUIRE(port.placements.size() == 1);
+    CHECK(members_of(port.placements[0], 1) == chain{"worker-1", "head"});
+  }
+}
+
+TEST_CASE_FIXTURE(fixture, "a head started again takes the key-value placement its nodes "
+                           "hold: no shard leaves the nodes with its copies, and its own "
+                           "come back to it after it has theirs") {
+  start("head", {"head", "worker-1", "worker-2"}, 2, 2, 2);
+  join_holding("worker-1", earlier_placement());
+  // An older placement (a node that missed the last) is not taken over the newer one.
+  auto older = earlier_placement();
+  older.version = 50;
+  older.chains[1].members = {"worker-2", "head"};
+  join_holding("worker-2", older);
+  REQUIRE(!port.placements.empty());
+  auto& first = port.placements.front();
+  CHECK(first.version > 100);
+  // The head's copies died with its earlier life: its shard goes to the member that
+  // holds it; worker-1's stays where it was.
+  CHECK(members_of(first, 0) == chain{"worker-1", "worker-2"});
+  CHECK(members_of(first, 1) == chain{"worker-1", "worker-2"});
+  // Then the head is a member of its shard again (it recovers the rows), and heads it.
+  pass(1000ms);
+  auto& last = port.placements.back();
+  CHECK(members_of(last, 0) == chain{"head", "worker-1"});
+  CHECK(members_of(last, 1) == chain{"worker-1", "worker-2"});
+  bool member_first = false;
+  for (auto& p : port.placements) {
+    auto c = members_of(p, 0);
+    if (c.size() == 3 && c.back() == "head") member_first = true;
+  }
+  CHECK(member_first);
+}

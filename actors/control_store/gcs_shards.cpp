@@ -168,11 +168,12 @@ result<caf::actor> gcs_shards::kv_shard(const std::string& key) const {
   if (kv_placement_.version == 0) {
     // Spread, the table's rows are on the nodes its placement names: the head's own
     // shards hold none of them (started again, it knows none), so nothing is served
-    // until it placed the table (once a node of its file joins).
+    // until it placed the table (once the nodes of its file joined).
     if (spread_kv_)
       return error{errc::runtime_stopped,
                    "the key-value table is spread over several nodes (gcs_hosts) and "
-                   "not placed yet: the head places it once a node of its file joins"};
+                   "not placed yet: the head places it once the nodes of its cluster "
+                   "file joined, or node_timeout_ms after it started"};
     if (shards_.empty() || !shards_[shard])
       return error{errc::runtime_stopped,
                    "the control-store shard for key '" + key + "' is restarting"};

@@ -40,6 +40,8 @@ public:
   size_t size() const { return count_; }
   /// The shard actors this node runs: `size()`, twice that with `spread_kv`.
   size_t local_count() const { return spread_kv_ ? 2 * count_ : count_; }
+  /// Whether the key-value table is spread over several nodes (`spread_kv`).
+  bool spread() const noexcept { return spread_kv_; }
 
   /// The shard owning `key`; null while it restarts.
   caf::actor for_key(const std::string& key) const;
@@ -86,7 +88,8 @@ public:
   /// The placement held.
   wire_msg::kv_placement kv_placement() const;
   /// The node serving `key` of the key-value table: empty while its shard is unplaced;
-  /// no value while no placement came (the head serves the table, as with one host).
+  /// no value while no placement came (ask the head: it serves the table with one host,
+  /// and says when a spread table is not placed yet).
   std::optional<std::string> kv_node(const std::string& key) const;
   /// Waits, at most `timeout`, for a placement newer than `version`; whether one came.
   bool await_kv_placement(uint64_t version, std::chrono::milliseconds timeout);

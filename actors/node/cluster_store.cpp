@@ -155,8 +155,9 @@ cluster_store::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t
     auto r =
         node ? kv_at(*node, op, name, value) : kv_at(link_.head_name(), op, name, value);
     if (r || r.err().code == errc::invalid_argument) return r;
-    // Without a placement: the head serves the table, unless it spread it and this node
-    // has not heard yet (then the head answered that another node serves the key).
+    // Without a placement: the head serves the table, unless it spread it (then it
+    // answered that another node serves the key, or that it has not placed the table
+    // yet: a head started again places it once its nodes are back).
     if (!node && r.err().code != errc::runtime_stopped) return r;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -168,7 +169,7 @@ cluster_store::kv(detail::kv_op op, const std::string& name, std::vector<uint8_t
                                      std::to_string(version) + ")"};
     bool placed =
         gcs.await_kv_placement(version, std::min(left, std::chrono::milliseconds(250)));
-    if (!node && !placed) return r;
+    if (!node && !placed && !gcs.spread()) return r; // one host: no placement comes
   }
 }
 

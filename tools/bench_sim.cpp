@@ -169,7 +169,7 @@ public:
     if (auto* t = std::get_if<wire_msg::node_table>(&m))
       return caf::make_message(actors::table_atom::value, *t);
     if (auto* j = std::get_if<wire_msg::join>(&m))
-      return caf::make_message(actors::join_atom::value, j->node);
+      return caf::make_message(actors::join_atom::value, *j);
     return {};
   }
 

@@ -23,8 +23,9 @@ namespace swarm::wire_msg {
 /// an actor's owner carries the state saved with its effect (TaskResult.state), which
 /// is no longer sent apart. 14: a latency-critical message's frame is marked urgent
 /// (`urgent_flag`), and a receiver decodes it ahead. 15: a join carries the key-value
-/// placement its node holds (Join.placement).
-inline constexpr uint32_t protocol_version = 15;
+/// placement its node holds (Join.placement). 16: a join carries the lives its node's
+/// table shows dead and the head's life it followed (Join.dead, Join.headLife).
+inline constexpr uint32_t protocol_version = 16;
 
 /// Longest node name a hello may carry.
 inline constexpr size_t max_node_name_bytes = 255;

@@ -256,6 +256,19 @@ struct Join {
   # The key-value placement the node holds (version 0: none): a head started again
   # takes the newest its nodes hold, so that each shard stays where its copies are.
   placement @1 :KvPlacement;
+  # The lives of other nodes its table shows dead: a head started again fences them as
+  # the head that found them dead did (their work and actors went elsewhere).
+  dead @2 :List(NodeLife);
+  # The life of the head whose table it holds (0: none yet). A head of another life holds
+  # the join while it gathers its file's nodes (until all joined, or its node timeout
+  # passed), so that it knows an earlier head's verdicts before it takes a life back.
+  headLife @3 :UInt64;
+}
+
+struct NodeLife {
+  # One life of a node: its name and incarnation.
+  name @0 :Text;
+  incarnation @1 :UInt64;
 }
 
 struct NodeTable {

@@ -412,7 +412,7 @@ void cluster_node::start_autoscaler() {
 }
 
 wire_msg::join cluster_node::join_message() const {
-  return {self_info(), local_->gcs().kv_placement()};
+  return join_of(self_info(), local_->gcs().kv_placement(), link_.members, head_name());
 }
 
 wire_msg::node_info cluster_node::self_info() const {

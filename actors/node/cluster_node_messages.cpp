@@ -172,8 +172,7 @@ void cluster_node::add_routes() {
       });
   routes_.in_place<join>([this](const std::string& peer, join&& m) {
     if (m.node.name == peer)
-      caf::anon_send(link_.membership, join_atom::value, std::move(m.node),
-                     std::move(m.placement));
+      caf::anon_send(link_.membership, join_atom::value, std::move(m));
     else
       log().warn("node '" + peer + "' asked to join as '" + m.node.name + "': ignored");
   });

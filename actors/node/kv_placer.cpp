@@ -32,8 +32,11 @@ kv_placer::kv_placer(config cfg) : cfg_(std::move(cfg)) {
 
 bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
                        uint64_t now_ms) {
+  // An adopted placement's shards left the head and the nodes that joined empty: each
+  // such shard goes to the members that still hold it, and they come back to it after.
   auto live = [&](const std::string& n) {
-    return n == cfg_.head ? !head_lost_ : alive(n);
+    if (adopted_ && (n == cfg_.head || has(empty_, n))) return false;
+    return n == cfg_.head || alive(n);
   };
   changes_.clear();
   for (size_t i = 0; i < cfg_.shards; ++i) {
@@ -75,7 +78,8 @@ bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
       before = std::move(chain);
     }
   }
-  head_lost_ = false; // placed as lost once: it comes back at the next update
+  adopted_ = false; // placed as lost once: they come back at the next update
+  empty_.clear();
   if (changes_.empty()) return false;
   placement_.version = std::max(placement_.version + 1, now_ms);
   return true;
@@ -86,8 +90,12 @@ bool kv_placer::adopt(const wire_msg::kv_placement& p) {
   for (size_t i = 0; i < p.chains.size(); ++i)
     if (p.chains[i].shard != i) return false; // another cluster's shape
   placement_ = p;
-  head_lost_ = true;
+  adopted_ = true;
   return true;
+}
+
+void kv_placer::joined_empty(const std::string& n) {
+  if (!has(empty_, n)) empty_.push_back(n);
 }
 
 } // namespace swarm::actors

@@ -49,6 +49,11 @@ public:
   /// `p`.
   bool adopt(const wire_msg::kv_placement& p);
 
+  /// Node `n` joined holding no placement: a new process, whose copies (if it held any)
+  /// died with its earlier one. Should this head adopt a placement before it first
+  /// places the table, `n` counts as lost at that update, as the head does.
+  void joined_empty(const std::string& n);
+
   /// What the last update changed, one line per shard ("shard 3: worker-1 -> worker-2").
   const std::vector<std::string>& changes() const { return changes_; }
 
@@ -58,7 +63,10 @@ private:
   std::vector<std::string> ring_;
   wire_msg::kv_placement placement_;
   std::vector<std::string> changes_;
-  bool head_lost_ = false; // its shards go, at the next update, as a lost host's
+  // Before this head's first update: the nodes that joined holding no placement, and
+  // whether it adopted one (they and the head then count as lost at that update).
+  std::vector<std::string> empty_;
+  bool adopted_ = false;
 };
 
 } // namespace swarm::actors

@@ -37,10 +37,14 @@ struct membership_state {
   std::vector<std::string> gone_nodes;
   signature_index signatures;            // the head: what every node registered
   kv_placer placer{kv_placer::config{}}; // the head: the key-value shards' placement
-  // The head: whether it placed the key-value table in this life, and until when it
-  // waits for the nodes of its file before it does.
+  // The head: whether it placed the key-value table in this life; until when it gathers
+  // the nodes of its file (before it places the table, and while it holds the joins of
+  // nodes that followed another head); whether it has, and the joins it holds meanwhile.
   bool kv_placed = false;
-  caf::actor_clock::time_point kv_wait_until;
+  caf::actor_clock::time_point gather_until;
+  bool gathered = false;
+  std::vector<wire_msg::join> held;
+  bool taking_held = false;
   const caf::actor_clock* clock = nullptr;
 
   // The head: the node table as it goes out, and its own row as sent and as recorded
@@ -49,10 +53,17 @@ struct membership_state {
   std::optional<wire_msg::node_change> self_sent;
   std::optional<wire_msg::node_change> self_recorded;
 
+  // Another node: the lives of nodes outside the file that the head dropped from its
+  // table after it found them dead, the latest (a join names them, see `join_of`).
+  std::vector<wire_msg::node_life> dropped;
   // Another node: the version of the head's table it holds, and whether it missed a
   // change (its next heartbeat asks for the table whole).
   uint64_t table_version = 0;
   bool needs_table = true;
+  // Another node: ticks it asked for the table whole in vain while connected to the head,
+  // and whether it waits for its first table as a new life (its port joins for it).
+  uint32_t ticks_unanswered = 0;
+  bool new_life = false;
   // Another node: ticks since this node last placed work by the others' loads (its
   // heartbeats ask for their changes while `reads_load`).
   uint64_t ticks_since_load_read = load_read_ticks_never;
@@ -114,6 +125,7 @@ struct membership_state {
   // The head: the chain of every control-store shard is the head and the first
   // `replication - 1` live nodes in the file's order.
   void update_chain() {
+    if (taking_held) return;
     update_kv_placement();
     if (!is_head() || cfg.replication <= 1) return;
     std::vector<std::string> members{me()};
@@ -146,7 +158,7 @@ struct membership_state {
     // timeout passed since it started (one that has not is lost): started again, it
     // takes the newest placement they hold, so that no shard moves off the nodes with
     // its copies before they are back.
-    if (!kv_placed && clock->now() < kv_wait_until)
+    if (!kv_placed && clock->now() < gather_until)
       for (auto& n : cfg.nodes)
         if (n != me() && !alive(n)) return;
     bool moved = placer.update(alive, cfg.wall_clock());
@@ -156,6 +168,7 @@ struct membership_state {
     for (auto& line : placer.changes())
       cfg.log.info("key-value placement: " + line);
     port->set_kv_placement(placer.placement());
+    send_tables(clock->now()); // the deaths that moved it go first (see `found_dead`)
     port->send_all(alive_peers(), placer.placement());
   }
 
@@ -178,22 +191,96 @@ struct membership_state {
     return ticks_since_load_read < window;
   }
 
-  void on_join(wire_msg::node_info info, const wire_msg::kv_placement& held,
-               caf::actor_clock::time_point now) {
-    if (!is_head() || info.name == me()) return;
+  void on_join(wire_msg::join j, caf::actor_clock::time_point now) {
+    if (!is_head() || j.node.name == me()) return;
+    // Until this head placed the key-value table, the newest placement its nodes hold
+    // is where the shards are (an earlier life of the head made it).
+    if (!kv_placed && placer.enabled() && j.placement.version == 0)
+      placer.joined_empty(j.node.name);
+    if (!kv_placed && placer.enabled() && placer.adopt(j.placement))
+      cfg.log.info("key-value placement: version " + std::to_string(j.placement.version) +
+                   " taken from node '" + j.node.name + "', made by an earlier head");
+    unjoined.erase(j.node.name);
+    // A node that followed another head knows the verdicts of that head's; it may be a
+    // life that head found dead itself: its join waits until this head heard the others.
+    bool earlier_head = j.head_life != 0 && j.head_life != cfg.self.incarnation;
+    if (earlier_head) learn_verdicts(j.dead, j.node.name);
+    if (!gathered && earlier_head) {
+      auto name = j.node.name;
+      drop_held(name);
+      held.push_back(std::move(j));
+      cfg.log.info("node '" + name + "' followed an earlier head: its join waits until " +
+                   "this head has heard the nodes of its file");
+      return gather(now);
+    }
+    accept(std::move(j.node), now);
+    gather(now);
+  }
+
+  void drop_held(const std::string& name) {
+    held.erase(std::remove_if(held.begin(), held.end(),
+                              [&](auto& h) { return h.node.name == name; }),
+               held.end());
+  }
+
+  // The head: ends its gathering once every node of its file joined (held or taken), or
+  // its node timeout passed; then takes the joins it held, each checked against every
+  // verdict it learned meanwhile.
+  void gather(caf::actor_clock::time_point now) {
+    if (gathered) return;
+    if (now < gather_until)
+      for (auto& n : cfg.nodes) {
+        if (n == me()) continue;
+        auto p = peers.find(n);
+        bool joined = (p != peers.end() && p->second.info.alive) ||
+                      std::any_of(held.begin(), held.end(),
+                                  [&](auto& h) { return h.node.name == n; });
+        if (!joined) return;
+      }
+    gathered = true;
+    auto joins = std::move(held);
+    held.clear();
+    // The chain is chosen once all are back, as the earlier head had it where they are
+    // the same nodes, not around whichever was taken first.
+    taking_held = true;
+    for (auto& j : joins)
+      accept(std::move(j.node), now);
+    taking_held = false;
+    update_chain();
+  }
+
+  // The head: lives another head found dead, as the table of node `from` shows them.
+  // Such a life never comes back: it is fenced here too, and found dead at once where
+  // this head took it back before it knew.
+  void learn_verdicts(const std::vector<wire_msg::node_life>& dead,
+                      const std::string& from) {
+    for (auto& d : dead) {
+      if (d.name == me() || d.incarnation == 0) continue;
+      auto why = "an earlier head found it dead (node '" + from + "' saw it so)";
+      auto i = peers.find(d.name);
+      if (i != peers.end() && i->second.info.incarnation > d.incarnation) continue;
+      if (i != peers.end() && i->second.info.incarnation == d.incarnation &&
+          i->second.info.alive && !i->second.info.client) {
+        cfg.log.warn("node '" + d.name + "' was taken back before this head knew " + why +
+                     ": it is fenced");
+        found_dead(d.name, i->second, why);
+        publish();
+        fail_over(d.name, why);
+        continue;
+      }
+      auto& f = fenced[d.name];
+      if (f.life < d.incarnation) f = {d.incarnation, why};
+    }
+  }
+
+  void accept(wire_msg::node_info info, caf::actor_clock::time_point now) {
     if (auto why = signatures.conflict(info); !why.empty()) {
       why = "node '" + info.name + "' cannot join: " + why;
       cfg.log.warn(why);
       port->send(info.name, wire_msg::stop_request{info.name, why});
       return;
     }
-    // Until this head placed the key-value table, the newest placement its nodes hold
-    // is where the shards are (an earlier life of the head made it).
-    if (!kv_placed && placer.enabled() && placer.adopt(held))
-      cfg.log.info("key-value placement: version " + std::to_string(held.version) +
-                   " taken from node '" + info.name + "', made by an earlier head");
     auto name = info.name;
-    unjoined.erase(name);
     if (auto f = fenced.find(name); f != fenced.end()) {
       if (f->second.life == info.incarnation) return fence(name, f->second);
       fenced.erase(f); // a new life
@@ -272,7 +359,12 @@ struct membership_state {
         dead && f != fenced.end() && f->second.life == hb.incarnation)
       return fence(peer, f->second);
     // A heartbeat of a dead row's own life brings it back: it came on a connection that
-    // took over. Another life's (the process restarted) waits for its join.
+    // took over. Another life's (the process restarted) waits for its join, as one whose
+    // join this head holds waits for the gathering's end.
+    if (std::any_of(held.begin(), held.end(), [&](auto& h) {
+          return h.node.name == peer && h.node.incarnation == hb.incarnation;
+        }))
+      return;
     if (i == peers.end() || (dead && hb.incarnation != i->second.info.incarnation))
       return not_joined(peer, now);
     auto& p = i->second;
@@ -325,6 +417,7 @@ struct membership_state {
     self.incarnation = life;
     cfg.self.incarnation = life;
     needs_table = true;
+    new_life = true;
     view_dirty = true;
     port->fenced(life, m.reason);
   }
@@ -378,16 +471,32 @@ struct membership_state {
                                           : std::find(t.removed.begin(), t.removed.end(),
                                                       name) != t.removed.end());
     };
+    auto dropped_before = dropped.size();
     for (auto i = peers.begin(); i != peers.end();) {
       if (gone(i->first, i->second)) {
         if (port->connected(i->first))
           port->disconnect(i->first, "node '" + i->first + "' left the cluster");
+        // The head removes a row only once it found that node dead (a whole table, as of
+        // a head started again, may lack a node that has not joined it yet).
+        if (!whole_table && !i->second.info.client)
+          dropped.push_back({i->first, i->second.info.incarnation});
         i = peers.erase(i);
       } else {
         ++i;
       }
     }
-    if (whole_table) needs_table = false;
+    if (dropped.size() != dropped_before) {
+      if (dropped.size() > membership_view::dropped_kept)
+        dropped.erase(dropped.begin(),
+                      dropped.end() -
+                          static_cast<ptrdiff_t>(membership_view::dropped_kept));
+      view->publish_dropped(dropped);
+    }
+    if (whole_table) {
+      needs_table = false;
+      ticks_unanswered = 0;
+      new_life = false;
+    }
     if (!needs_table) table_version = t.version;
     // A table whole, a node joining or leaving, a death is seen at once; changes of load
     // with the next tick.
@@ -437,6 +546,15 @@ struct membership_state {
     port->record(p.info);
   }
 
+  // The head's verdict on one node, out of a tick: the nodes hear it at once, before
+  // what follows from it (the chains, the key-value placement), so that a head that
+  // dies right after leaves none acting on a verdict its successor cannot learn.
+  void found_dead(const std::string& name, peer_view& p, const std::string& why) {
+    mark_dead(name, p, why);
+    send_tables(clock->now());
+    update_chain();
+  }
+
   // The head: `peer` stops, and says what it does with what it held.
   void on_stopped(const std::string& peer, const std::string& report) {
     auto i = peers.find(peer);
@@ -453,12 +571,10 @@ struct membership_state {
     // the node mark itself dead.
     if (peer == me()) return;
     unjoined.erase(peer);
+    drop_held(peer);
     auto i = peers.find(peer);
     bool verdict = is_head() && i != peers.end() && i->second.info.alive;
-    if (verdict) {
-      mark_dead(peer, i->second, why);
-      update_chain();
-    }
+    if (verdict) found_dead(peer, i->second, why);
     port->lost(peer, why);
     // Published last: a reader that sees the node dead sees its work failed over.
     if (verdict) publish();
@@ -481,6 +597,13 @@ struct membership_state {
       dial_peers();
       if (!port->connected(cfg.head)) {
         needs_table = true; // what the head sent meanwhile is lost
+        ticks_unanswered = 0;
+        port->rejoin();
+      } else if (needs_table && !new_life && ++ticks_unanswered >= 3) {
+        // A joined node gets the table whole a tick after it asks: this one's join was
+        // lost, or its connection to a head started again was opened by other traffic
+        // (a reply, a chain's message), with no join on it. It joins on it.
+        ticks_unanswered = 0;
         port->rejoin();
       }
       wire_msg::heartbeat hb;
@@ -498,6 +621,7 @@ struct membership_state {
       port->send(cfg.head, hb);
       return;
     }
+    gather(now);
     if (auto mine = change_of(me(), self, now);
         !self_recorded || !same_state(*self_recorded, mine)) {
       port->record(self.info);
@@ -506,6 +630,8 @@ struct membership_state {
     // Nodes outside the file reported dead in an earlier table leave it: their rows
     // would pile up (an autoscaler's nodes each have a name of their own).
     for (auto& name : gone_nodes) {
+      // One that joined again since (a new life) stays.
+      if (auto p = peers.find(name); p == peers.end() || p->second.info.alive) continue;
       peers.erase(name);
       signatures.remove(name);
       port->forget(name);
@@ -573,7 +699,7 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   st.placer = kv_placer{{st.cfg.nodes, st.cfg.head, st.cfg.gcs_hosts, st.cfg.replication,
                          st.cfg.gcs_shards}};
   st.clock = &self->clock();
-  st.kv_wait_until = self->clock().now() + st.cfg.node_timeout;
+  st.gather_until = self->clock().now() + st.cfg.node_timeout;
   // Joins within a twentieth of a heartbeat (at most 20 ms) share one change.
   auto join_batch = std::min<caf::timespan>(std::chrono::milliseconds(20),
                                             st.cfg.heartbeat_interval / 20);
@@ -583,11 +709,8 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
   st.publish();
   self->delayed_send(self, st.cfg.heartbeat_interval, tick_atom::value);
   return {
-      [=](join_atom, wire_msg::node_info& info) {
-        self->state.on_join(std::move(info), {}, self->clock().now());
-      },
-      [=](join_atom, wire_msg::node_info& info, const wire_msg::kv_placement& held) {
-        self->state.on_join(std::move(info), held, self->clock().now());
+      [=](join_atom, wire_msg::join& j) {
+        self->state.on_join(std::move(j), self->clock().now());
       },
       [=](heartbeat_atom, const std::string& peer, const wire_msg::heartbeat& hb) {
         self->state.on_heartbeat(peer, hb, self->clock().now());
@@ -640,6 +763,22 @@ wire_msg::node_info without_signatures(wire_msg::node_info info) {
   return info;
 }
 
+wire_msg::join join_of(wire_msg::node_info self, wire_msg::kv_placement placement,
+                       const membership_view& view, const std::string& head) {
+  wire_msg::join j;
+  j.dead = *view.dropped();
+  for (auto& [name, p] : *view.get()) {
+    if (name == self.name) continue;
+    if (name == head)
+      j.head_life = p.info.incarnation;
+    else if (!p.info.alive && !p.info.client)
+      j.dead.push_back({name, p.info.incarnation});
+  }
+  j.node = std::move(self);
+  j.placement = std::move(placement);
+  return j;
+}
+
 wire_msg::node_table to_node_table(const peer_table& peers,
                                    caf::actor_clock::time_point now) {
   wire_msg::node_table t;
@@ -652,7 +791,20 @@ wire_msg::node_table to_node_table(const peer_table& peers,
   return t;
 }
 
-membership_view::membership_view() : table_(std::make_shared<const peer_table>()) {}
+membership_view::membership_view()
+    : table_(std::make_shared<const peer_table>()),
+      dropped_(std::make_shared<const std::vector<wire_msg::node_life>>()) {}
+
+std::shared_ptr<const std::vector<wire_msg::node_life>> membership_view::dropped() const {
+  return std::atomic_load(&dropped_);
+}
+
+void membership_view::publish_dropped(std::vector<wire_msg::node_life> lives) {
+  std::atomic_store(
+      &dropped_,
+      std::shared_ptr<const std::vector<wire_msg::node_life>>{
+          std::make_shared<const std::vector<wire_msg::node_life>>(std::move(lives))});
+}
 
 std::shared_ptr<const peer_table> membership_view::get() const {
   return std::atomic_load(&table_);

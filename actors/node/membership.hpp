@@ -72,10 +72,26 @@ public:
   /// Replaces the table; only the membership actor calls this.
   void publish(peer_table table);
 
+  /// The lives of nodes outside the file that the head found dead and then dropped from
+  /// the table, the latest `dropped_kept`: they stay fenced (see `join_of`).
+  std::shared_ptr<const std::vector<wire_msg::node_life>> dropped() const;
+  /// Replaces them; only the membership actor calls this.
+  void publish_dropped(std::vector<wire_msg::node_life> lives);
+  static constexpr size_t dropped_kept = 1024;
+
 private:
   std::shared_ptr<const peer_table> table_;
+  std::shared_ptr<const std::vector<wire_msg::node_life>> dropped_;
   mutable std::atomic<bool> load_read_{false};
 };
+
+/// The join of a node whose row is `self`, holding the key-value placement `placement`,
+/// as its membership's `view` stands: the lives of other nodes it shows dead, or dropped
+/// once dead (a head started again fences them too), and the life of the head `head` it
+/// followed.
+SWARM_EXPORT wire_msg::join join_of(wire_msg::node_info self,
+                                    wire_msg::kv_placement placement,
+                                    const membership_view& view, const std::string& head);
 
 /// What membership needs to know about the cluster it is part of.
 struct membership_config {
@@ -119,8 +135,9 @@ public:
   virtual void disconnect(const std::string& peer, const std::string& why) = 0;
   /// Connects to `peer`, off the membership's thread.
   virtual void dial(const std::string& peer) = 0;
-  /// A worker whose connection to the head is gone: connects and joins again, off the
-  /// membership's thread, one attempt at a time.
+  /// A worker whose connection to the head is gone, or whose join went unanswered: joins
+  /// again (on the connection open, or a new one), off the membership's thread, one
+  /// attempt at a time.
   virtual void rejoin() = 0;
   /// The head: a node's row changed (the control store's node table, the global
   /// scheduler).
@@ -169,9 +186,11 @@ public:
 /// after. A life of a node the head found dead is fenced for good: its heartbeats and
 /// joins are answered with `node_fenced`, and the node joins again as a new life (a later
 /// incarnation) once it has stopped the actors it hosted for others, which their owners
-/// restarted elsewhere.
-///   (join_atom, node_info[, placement]) the head: a node joins (again), holding that
-///                                       key-value placement
+/// restarted elsewhere. A head started again learns the verdicts of the head before it
+/// from the joins (the lives their tables show dead): it holds the join of a node that
+/// followed another head until every node of its file joined, or its node timeout
+/// passed, and fences a life it took back as soon as a later join shows it dead.
+///   (join_atom, join)                   the head: a node joins (again)
 ///   (heartbeat_atom, peer, heartbeat)   the head: a node's heartbeat
 ///   (table_atom, node_table)            a worker: the head's table
 ///   (fenced_atom, node_fenced)          a worker: the head found this life dead
@@ -182,15 +201,15 @@ public:
 ///   (joined_atom)                       the head: sends the rows of the nodes that
 ///                                       joined in the last few ms; sent to itself
 ///   (watch_atom, who, on)               `who` hears (view_atom) of each view published
-using membership_actor = caf::typed_actor<
-    caf::reacts_to<join_atom, wire_msg::node_info>,
-    caf::reacts_to<join_atom, wire_msg::node_info, wire_msg::kv_placement>,
-    caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
-    caf::reacts_to<table_atom, wire_msg::node_table>,
-    caf::reacts_to<fenced_atom, wire_msg::node_fenced>,
-    caf::reacts_to<down_atom, std::string, std::string>,
-    caf::reacts_to<stopped_atom, std::string, std::string>, caf::reacts_to<tick_atom>,
-    caf::reacts_to<joined_atom>, caf::reacts_to<watch_atom, caf::actor, bool>>;
+using membership_actor =
+    caf::typed_actor<caf::reacts_to<join_atom, wire_msg::join>,
+                     caf::reacts_to<heartbeat_atom, std::string, wire_msg::heartbeat>,
+                     caf::reacts_to<table_atom, wire_msg::node_table>,
+                     caf::reacts_to<fenced_atom, wire_msg::node_fenced>,
+                     caf::reacts_to<down_atom, std::string, std::string>,
+                     caf::reacts_to<stopped_atom, std::string, std::string>,
+                     caf::reacts_to<tick_atom>, caf::reacts_to<joined_atom>,
+                     caf::reacts_to<watch_atom, caf::actor, bool>>;
 
 /// Spawns the membership of the node `cfg.self`. It publishes into `view` and calls
 /// `port`; both must outlive it. `detached`: on a thread of its own, so heartbeats and
@@ -206,6 +225,7 @@ SWARM_EXPORT membership_actor spawn_membership(caf::actor_system& sys,
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_info)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::kv_placement)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::join)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::heartbeat)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_table)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(swarm::wire_msg::node_fenced)

@@ -431,8 +431,12 @@ public:
     });
   }
 
-  // Joins the head, one attempt at a time.
+  // Joins the head, one attempt at a time: on the connection open, or a new one.
   void rejoin(const std::string& name) {
+    if (connected(name, head)) {
+      send(name, head, join_of(node(name)));
+      return;
+    }
     if (node(name).rejoining) return;
     node(name).rejoining = true;
     connect(name, head, [this, name](bool ok) {
@@ -495,8 +499,11 @@ public:
 private:
   uint64_t wall_ms() const { return epoch_ms + static_cast<uint64_t>(now_); }
 
-  // `n`'s join, as a node sends it: its row and the key-value placement it holds.
-  wm::join join_of(const sim_node& n) const { return {row_of(n), n.gcs->kv_placement()}; }
+  // `n`'s join, as a node sends it: its row, the key-value placement it holds, and what
+  // its table shows.
+  wm::join join_of(const sim_node& n) const {
+    return actors::join_of(row_of(n), n.gcs->kv_placement(), *n.view, head);
+  }
 
   wm::node_info row_of(const sim_node& n) const {
     wm::node_info i;
@@ -679,8 +686,7 @@ private:
     } else if (auto* j = std::get_if<wm::join>(&m)) {
       what += " life " + std::to_string(j->node.incarnation);
       if (j->node.name == from)
-        caf::anon_send(to.actor, actors::join_atom::value, std::move(j->node),
-                       std::move(j->placement));
+        caf::anon_send(to.actor, actors::join_atom::value, std::move(*j));
     } else if (auto* t = std::get_if<wm::node_table>(&m)) {
       what += " version " + std::to_string(t->version) + " on " +
               std::to_string(t->base) + ", " + std::to_string(t->nodes.size()) +

@@ -449,7 +449,12 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
                 " key-value writes acknowledged, %.1f s simulated, fingerprint "
                 "%016" PRIx64 ", %s\n",
                 s, r.faults.size(), r.verdicts, r.deliveries, r.acknowledged, r.writes,
-                r.simulated_s, r.fingerprint, r.violations.empty() ? "clean" : "BROKEN");
+                r.simulated_s, r.fingerprint,
+                (std::string{r.violations.empty() ? "clean" : "BROKEN"} +
+                 (r.lost_reported > 0 ? " (" + std::to_string(r.lost_reported) +
+                                            " writes lost, as reported)"
+                                      : ""))
+                    .c_str());
     if (r.violations.empty()) {
       ++clean;
       continue;
@@ -475,16 +480,16 @@ int main(int argc, char** argv) {
   swarm::sim::membership_options options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto number = [&](unsigned least) {
+    auto number = [&](unsigned least, unsigned most = 100000) {
       auto v = std::stoul(argv[++i]);
-      if (v < least || v > 100000) throw std::out_of_range(a);
+      if (v < least || v > most) throw std::out_of_range(a);
       return static_cast<unsigned>(v);
     };
     try {
       if (a == "--seeds" && i + 1 < argc) {
         seeds = number(1);
       } else if (a == "--seed" && i + 1 < argc) {
-        first = number(0);
+        first = number(0, 1'000'000'000);
       } else if (a == "--jobs" && i + 1 < argc) {
         jobs = number(1);
       } else if (a == "--replication" && i + 1 < argc) {
@@ -504,7 +509,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception&) {
       std::fprintf(stderr,
                    "swarm_sim: %s expects a number up to 100000 (1 or more but "
-                   "for --seed; 2 to 5 for --replication)\n",
+                   "for --seed, up to 10^9; 2 to 5 for --replication)\n",
                    a.c_str());
       return 2;
     }

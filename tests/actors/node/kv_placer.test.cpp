@@ -129,3 +129,26 @@ TEST_CASE("a head started again with none of its shards' hosts alive places them
   CHECK(after.of(1) == chain{"head", "worker-3"});
   CHECK(after.of(2) == chain{"worker-3"});
 }
+
+TEST_CASE("a node that joined a head started again as a new process holds no copies of "
+          "the placement the head takes: its shards go as a lost host's") {
+  rig before;
+  REQUIRE(before.update());
+  REQUIRE(before.of(1) == chain{"worker-1", "worker-2"});
+  rig after;
+  after.placer.joined_empty("worker-1"); // restarted while the head was down
+  REQUIRE(after.placer.adopt(before.placer.placement()));
+  REQUIRE(after.update());
+  CHECK(after.of(1) == chain{"worker-2", "worker-3"});
+  CHECK(after.of(2) == chain{"worker-2", "worker-3"});
+  // Shard 0 had the head and worker-1 only: every copy is gone, its new chain says so.
+  CHECK(after.of(0) == chain{"worker-2", "worker-3"});
+  // Both come back as hosts do: members first.
+  REQUIRE(after.update());
+  CHECK(after.of(1) == chain{"worker-2", "worker-3", "worker-1"});
+
+  rig fresh; // a head's first placement, nothing taken: a node that joined empty is new
+  fresh.placer.joined_empty("worker-1");
+  REQUIRE(fresh.update());
+  CHECK(fresh.of(1) == chain{"worker-1", "worker-2"});
+}

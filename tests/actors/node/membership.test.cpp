@@ -34,9 +34,9 @@ TEST_CASE_FIXTURE(fixture, "a node that joined by address keeps its row against 
     return n;
   };
   port.open.insert("j1");
-  caf::anon_send(m, join_atom::value, joiner(7, "10.0.0.1"));
+  caf::anon_send(m, join_atom::value, wire_msg::join{joiner(7, "10.0.0.1")});
   sched.run();
-  caf::anon_send(m, join_atom::value, joiner(9, "10.0.0.2"));
+  caf::anon_send(m, join_atom::value, wire_msg::join{joiner(9, "10.0.0.2")});
   sched.run();
   auto row = view.get()->at("j1").info;
   CHECK(row.owner_index == 7);
@@ -44,7 +44,7 @@ TEST_CASE_FIXTURE(fixture, "a node that joined by address keeps its row against 
   caf::anon_send(m, down_atom::value, std::string{"j1"}, std::string{"closed"});
   sched.run();
   CHECK_FALSE(alive("j1"));
-  caf::anon_send(m, join_atom::value, joiner(9, "10.0.0.2"));
+  caf::anon_send(m, join_atom::value, wire_msg::join{joiner(9, "10.0.0.2")});
   sched.run();
   CHECK(alive("j1"));
   CHECK(view.get()->at("j1").info.owner_index == 9);
@@ -232,6 +232,11 @@ TEST_CASE_FIXTURE(fixture, "a worker heartbeats the head each interval and rejoi
   start("w1", {"head", "w1"});
   port.open.insert("head");
   port.queued_now = 3;
+  wire_msg::node_table joined; // the head's answer to its join
+  joined.version = 1;
+  joined.nodes = {node("head"), node("w1")};
+  caf::anon_send(m, table_atom::value, joined);
+  sched.run();
   pass(1500ms);
   CHECK(port.sent_to<wire_msg::heartbeat>("head") == 3);
   CHECK(std::get<wire_msg::heartbeat>(port.sent.back().second).queued == 3);
@@ -239,6 +244,19 @@ TEST_CASE_FIXTURE(fixture, "a worker heartbeats the head each interval and rejoi
   port.open.erase("head");
   pass(500ms);
   CHECK(port.has("rejoin"));
+}
+
+TEST_CASE_FIXTURE(fixture, "a worker connected to the head whose join goes unanswered "
+                           "for three heartbeats joins again") {
+  start("w1", {"head", "w1"});
+  port.open.insert("head"); // opened by other traffic, or its join lost
+  pass(1000ms);
+  CHECK_FALSE(port.has("rejoin")); // each heartbeat asks for the table whole
+  pass(500ms);
+  CHECK(port.has("rejoin"));
+  port.events.clear();
+  pass(1000ms); // asked again only three heartbeats later
+  CHECK_FALSE(port.has("rejoin"));
 }
 
 TEST_CASE_FIXTURE(fixture, "a worker takes the head's table: it dials no peer before it "
@@ -432,7 +450,7 @@ TEST_CASE_FIXTURE(fixture, "the head drops the row of a dead node that joined by
   auto j1 = node("j1");
   j1.owner_index = 7;
   port.open.insert("j1");
-  caf::anon_send(m, join_atom::value, j1);
+  caf::anon_send(m, join_atom::value, wire_msg::join{j1});
   sched.run();
   for (auto& name : {"w1", "j1"})
     caf::anon_send(m, down_atom::value, std::string{name}, std::string{"closed"});

@@ -134,14 +134,14 @@ struct fixture : membership_parts, test_coordinator_fixture<> {
 
   void join(const std::string& name) {
     port.open.insert(name);
-    caf::anon_send(m, join_atom::value, node(name));
+    caf::anon_send(m, join_atom::value, wire_msg::join{node(name)});
     sched.run();
   }
 
   // `name` joins holding the key-value placement `held`.
   void join_holding(const std::string& name, const wire_msg::kv_placement& held) {
     port.open.insert(name);
-    caf::anon_send(m, join_atom::value, node(name), held);
+    caf::anon_send(m, join_atom::value, wire_msg::join{node(name), held});
     sched.run();
   }
 

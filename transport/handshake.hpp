@@ -24,7 +24,8 @@ namespace swarm::wire_msg {
 /// is no longer sent apart. 14: a latency-critical message's frame is marked urgent
 /// (`urgent_flag`), and a receiver decodes it ahead. 15: a join carries the key-value
 /// placement its node holds (Join.placement). 16: a join carries the lives its node's
-/// table shows dead and the head's life it followed (Join.dead, Join.headLife).
+/// table shows dead and the head's life it followed (Join.dead, Join.headLife), and a
+/// key-value chain says since when each member is one (ShardChain.since).
 inline constexpr uint32_t protocol_version = 16;
 
 /// Longest node name a hello may carry.

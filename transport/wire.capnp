@@ -492,6 +492,10 @@ struct ShardChain {
   # One shard's replication chain: its primary (which takes its reads and writes) first.
   shard @0 :UInt32;
   members @1 :List(Text);
+  # Of the key-value placement's chains, for each member: the placement version since
+  # which it is a member without a break (0: since the table was first placed). A member
+  # promoted with a copy it kept all that time holds every write the chain acknowledged.
+  since @2 :List(UInt64);
 }
 
 struct KvPlacement {

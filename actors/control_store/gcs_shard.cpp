@@ -191,8 +191,11 @@ void resume(gcs_state& st) {
 // A key-value shard that joined an existing chain and ends its recovery with rows older
 // than that chain's: every member that had the chain's rows is gone (two lost at once,
 // with a chain of two), and the writes it acknowledged before may be lost. It goes on
-// (the table stays available) and says so, loudly.
+// (the table stays available) and says so, loudly. A member promoted with the copy it
+// kept since it joined (the head's word: no placement dropped it meanwhile) has every
+// write the chain acknowledged: none was without passing it.
 void check_complete(gcs_state& st) {
+  if (st.member_epoch != 0 && st.member_epoch >= st.joined << 10) return;
   auto since = std::max(st.joined, st.missed);
   if (since == 0 || std::max(st.member_epoch, st.recovered_epoch) >= since << 10) return;
   note(st.config, log_level::error,
@@ -224,29 +227,37 @@ void ask_next(shard_actor self) {
   resume(st);
 }
 
-// Told of a chain another node heads: a head steps down. Its uncommitted writes fail,
-// and its rows stay as a member's copy of its last configuration.
-void step_down(shard_actor self, const std::vector<std::string>& members) {
-  auto& st = self->state;
-  st.moved_to = members.front();
-  if (st.chain.empty()) return;
-  auto why = caf::make_error(caf::sec::runtime_error,
-                             "control-store shard " + std::to_string(st.config.index) +
-                                 " moved to node '" + members.front() +
-                                 "' before the write was committed");
+// A head no longer heads its chain, `why`: its uncommitted writes fail, and its rows stay
+// as a member's copy of its last configuration.
+void demote(gcs_state& st, const caf::error& why) {
   for (auto& w : st.pending)
     w.reply.deliver(why);
   st.pending.clear();
   // Their numbers are given again: the writes of a later configuration follow its sync
   // without a gap, which a member would take for writes lost on the way.
   st.next_seq = st.committed_seq + 1;
-  st.member_epoch = st.epoch;
-  st.member_seq = st.committed_seq;
+  // A head still recovering never had its configuration's rows: its copy stays what it
+  // was (none, for one that started empty).
+  if (!st.recovering) {
+    st.member_epoch = st.epoch;
+    st.member_seq = st.committed_seq;
+  }
   st.chain.clear();
   st.recovering = false;
   st.asked.clear();
   // Should it head a chain again, others may have newer rows: it recovers first.
   st.fresh = !st.log;
+}
+
+// Told of a chain another node heads: a head steps down.
+void step_down(shard_actor self, const std::vector<std::string>& members) {
+  auto& st = self->state;
+  st.moved_to = members.front();
+  if (st.chain.empty()) return;
+  demote(st, caf::make_error(caf::sec::runtime_error,
+                             "control-store shard " + std::to_string(st.config.index) +
+                                 " moved to node '" + members.front() +
+                                 "' before the write was committed"));
   note(st.config, log_level::info, "now served by node '" + members.front() + "'");
 }
 
@@ -489,8 +500,23 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
       },
       [self](chain_atom, std::vector<std::string>& members, uint64_t placed,
              uint64_t joined) {
-        self->state.placed = placed;
-        self->state.joined = joined;
+        auto& st = self->state;
+        // A head the placement names a member only since a later version than the last
+        // it knew was dropped meanwhile (it never heard: cut off, say), while the chain
+        // wrote on without it: its rows are an old member's copy, and it recovers the
+        // chain's before it heads it again.
+        if (!st.chain.empty() && st.chain.front() == st.config.link->self() &&
+            joined > st.placed) {
+          demote(st, caf::make_error(caf::sec::runtime_error,
+                                     "control-store shard " +
+                                         std::to_string(st.config.index) +
+                                         " was dropped from its chain before the write "
+                                         "was committed"));
+          note(st.config, log_level::info,
+               "dropped from its chain meanwhile: it recovers the chain's rows first");
+        }
+        st.placed = placed;
+        st.joined = joined;
         reconfigure(self, std::move(members));
       },
       [self](chain_atom, wire_msg::gcs_chain& m) { on_chain(self, std::move(m)); },

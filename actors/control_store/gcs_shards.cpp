@@ -25,10 +25,6 @@ std::vector<std::string> chain_of(const wire_msg::kv_placement& p, size_t shard)
   return {};
 }
 
-bool has(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 std::string reason_of(const caf::error& e) {
   return e ? caf::to_string(e) : "no reply";
 }
@@ -117,20 +113,20 @@ void gcs_shards::set_kv_placement(const wire_msg::kv_placement& p) {
       auto index = count_ + c.shard;
       if (c.shard >= count_) continue;
       auto before = chain_of(kv_placement_, c.shard);
-      // Joining a chain that was there before, or one that another node heads now
-      // where this node headed it (replaced: found dead while it was cut off, say):
-      // the head's copy must reach this node before the chain's rows are safe here.
+      // Since when this node is a member without a break, as the head says (it knows
+      // what this node may have missed: a placement that dropped it while it was cut
+      // off, say); without its word, since now.
       auto& joined = kv_joined_[c.shard];
-      bool replaced = !before.empty() && before.front() == self && !c.members.empty() &&
-                      c.members.front() != self;
-      if (!has(c.members, self))
-        joined = 0;
-      else if (!has(before, self) || replaced)
-        joined = before.empty() ? 0 : p.version;
+      auto joined_before = joined;
+      auto at = static_cast<size_t>(std::find(c.members.begin(), c.members.end(), self) -
+                                    c.members.begin());
+      joined = at == c.members.size() ? 0 : at < c.since.size() ? c.since[at] : p.version;
       // Every shard here whose chain changed hears of it: a head heads the new chain
       // (or steps down), and a member (or one no longer a member) takes no write of a
-      // configuration before it, from a head that has not heard yet.
-      if (index < shards_.size() && shards_[index] && before != c.members)
+      // configuration before it, from a head that has not heard yet. So does one placed
+      // in the same chain again, having missed the placements that dropped it.
+      if (index < shards_.size() && shards_[index] &&
+          (before != c.members || joined != joined_before))
         caf::anon_send(shards_[index], chain_atom::value, c.members, p.version, joined);
     }
     kv_placement_ = p;

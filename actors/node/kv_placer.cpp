@@ -39,8 +39,10 @@ bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
     return n == cfg_.head || alive(n);
   };
   changes_.clear();
+  auto version = std::max(placement_.version + 1, now_ms); // if anything moves
   for (size_t i = 0; i < cfg_.shards; ++i) {
     auto& before = placement_.chains[i].members;
+    auto& since = placement_.chains[i].since;
     std::vector<std::string> chain;
     for (auto& m : before)
       if (live(m)) chain.push_back(m);
@@ -75,13 +77,24 @@ bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
     if (chain != before) {
       changes_.push_back("shard " + std::to_string(i) + ": " + names(before) + " => " +
                          names(chain));
+      // A member kept stays one since when it was; a new one is since now (since the
+      // start when the table was never placed: there was nothing to miss).
+      std::vector<uint64_t> next;
+      for (auto& m : chain) {
+        auto k = static_cast<size_t>(std::find(before.begin(), before.end(), m) -
+                                     before.begin());
+        next.push_back(k < since.size()          ? since[k]
+                       : placement_.version == 0 ? 0
+                                                 : version);
+      }
       before = std::move(chain);
+      since = std::move(next);
     }
   }
   adopted_ = false; // placed as lost once: they come back at the next update
   empty_.clear();
   if (changes_.empty()) return false;
-  placement_.version = std::max(placement_.version + 1, now_ms);
+  placement_.version = version;
   return true;
 }
 

@@ -245,6 +245,7 @@ public:
     for (auto stop = now_ + read_phase_ms; now_ <= stop && !all_done(); ++now_)
       step();
     check_writes();
+    run_.alarms = losses_reported_;
     run_.deliveries = net_.deliveries();
     run_.simulated_s = static_cast<double>(now_) / 1000.0;
     return std::move(run_);

@@ -25,6 +25,7 @@ struct membership_run {
   uint64_t writes = 0;                 // the driver's key-value writes
   uint64_t acknowledged = 0;           // ... of which acknowledged
   uint64_t lost_reported = 0; // acknowledged, then lost, the loss reported by a node
+  uint64_t alarms = 0;        // a node said writes may be lost (with or without a loss)
   uint64_t shard_copies = 0;  // whole key-value shards a chain member received
   double simulated_s = 0;   // virtual time the run covered
 };

@@ -423,6 +423,7 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
   unsigned clean = 0;
   size_t faults = 0, deliveries = 0, verdicts = 0, writes = 0, acknowledged = 0;
   size_t lost_reported = 0, seeds_lost_reported = 0, shard_copies = 0;
+  size_t false_alarms = 0; // seeds where a node said writes may be lost, and none was
   double simulated = 0;
   std::string broken;
   for (unsigned s = first; s < first + seeds; ++s) {
@@ -442,6 +443,7 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
     acknowledged += r.acknowledged;
     lost_reported += r.lost_reported;
     seeds_lost_reported += r.lost_reported > 0 ? 1 : 0;
+    false_alarms += r.alarms > 0 && r.lost_reported == 0 ? 1 : 0;
     shard_copies += r.shard_copies;
     simulated += r.simulated_s;
     std::printf("swarm_sim: membership seed %u: %zu faults, %" PRIu64
@@ -461,14 +463,15 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
     }
     broken += broke(s, r.faults, r.violations);
   }
-  std::printf(
-      "%sswarm_sim: membership replication=%u%s seeds=%u clean=%u%s faults=%zu "
-      "deaths_found=%zu "
-      "messages=%zu writes=%zu acknowledged=%zu lost_and_reported=%zu (in %zu "
-      "seeds) shard_copies=%zu simulated_hours=%.2f\n",
-      broken.c_str(), options.replication, options.head_kills ? " head_kills" : "", seeds,
-      clean, replay ? " (each replayed)" : "", faults, verdicts, deliveries, writes,
-      acknowledged, lost_reported, seeds_lost_reported, shard_copies, simulated / 3600.0);
+  std::printf("%sswarm_sim: membership replication=%u%s seeds=%u clean=%u%s faults=%zu "
+              "deaths_found=%zu "
+              "messages=%zu writes=%zu acknowledged=%zu lost_and_reported=%zu (in %zu "
+              "seeds) false_alarms=%zu shard_copies=%zu simulated_hours=%.2f\n",
+              broken.c_str(), options.replication,
+              options.head_kills ? " head_kills" : "", seeds, clean,
+              replay ? " (each replayed)" : "", faults, verdicts, deliveries, writes,
+              acknowledged, lost_reported, seeds_lost_reported, false_alarms,
+              shard_copies, simulated / 3600.0);
   return clean == seeds ? 0 : 1;
 }
 

@@ -450,6 +450,65 @@ TEST_CASE("a key-value shard promoted without the copy of the chain it joined sa
 }
 
 TEST_CASE(
+    "a key-value member promoted with the copy it kept since it joined says nothing "
+    "of a loss when the member placed with it has no copy yet") {
+  chain_rig rig;
+  kv_chain_of_two(rig, 3);
+  // n0 is lost: n1, a member since the chain began, heads it with n2, new and empty.
+  rig.take_down("n0");
+  rig.place_at("n1", {"n1", "n2"}, v2);
+  rig.place_at("n2", {"n1", "n2"}, v2, v2);
+  CHECK_FALSE(rig.logged("may be lost"));
+  REQUIRE(rig.put_at("n1", 4));
+  CHECK(rig.holds("n2", ids(1, 4)));
+}
+
+TEST_CASE("a key-value head placed at the head of its chain again, having missed the "
+          "placement that dropped it, recovers the chain's rows before it heads it") {
+  chain_rig rig;
+  kv_chain_of_two(rig, 3);
+  // v2 drops n0 (cut off, it never hears): n1 heads the chain with n2 and writes on.
+  rig.place_at("n1", {"n1", "n2"}, v2);
+  rig.place_at("n2", {"n1", "n2"}, v2, v2);
+  REQUIRE(rig.put_at("n1", 4));
+  // v3 places n0 at its head again, a member only since v3 by the head's word.
+  rig.place_at("n1", {"n0", "n1"}, v3);
+  rig.place_at("n0", {"n0", "n1"}, v3, v3);
+  REQUIRE(rig.put_at("n0", 5));
+  CHECK(rig.jobs("n0") == ids(1, 5));
+  CHECK(rig.holds("n1", ids(1, 5)));
+}
+
+TEST_CASE("a key-value head that steps down while it still recovers claims no copy: the "
+          "head after it says writes may be lost") {
+  chain_rig rig;
+  kv_chain_of_two(rig, 3);
+  rig.start("n3");
+  rig.take_down("n0"); // every node holding the rows is lost
+  rig.take_down("n1");
+  rig.take_down("n3"); // n2 asks it for the rows, and waits
+  rig.place_at("n2", {"n2", "n3"}, v2, v2);
+  // Before n2 has its rows, v3 has n3 (back empty, a member since v2) head the chain.
+  rig.start("n3");
+  rig.place_at("n2", {"n3", "n2"}, v3, v2);
+  rig.place_at("n3", {"n3", "n2"}, v3, v2);
+  CHECK(rig.logged("writes acknowledged before may be lost"));
+}
+
+TEST_CASE("a key-value member dropped from its chain and placed in it again says writes "
+          "may be lost when promoted before it got the chain's copy") {
+  chain_rig rig;
+  kv_chain_of_two(rig, 3);
+  // n1 was dropped at v2 (it never heard: cut off) while n0 and n2 wrote on; the head
+  // places it again at v3, a member since then; n0 and n2 are lost before it has the
+  // copy.
+  rig.take_down("n2");
+  rig.take_down("n0");
+  rig.place_at("n1", {"n1", "n2"}, v3, v3);
+  CHECK(rig.logged("writes acknowledged before may be lost"));
+}
+
+TEST_CASE(
     "a key-value head that comes back empty says writes may be lost when the member "
     "it asks joined the chain but never got its copy") {
   chain_rig rig;

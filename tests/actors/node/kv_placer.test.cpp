@@ -152,3 +152,24 @@ TEST_CASE("a node that joined a head started again as a new process holds no cop
   REQUIRE(fresh.update());
   CHECK(fresh.of(1) == chain{"worker-1", "worker-2"});
 }
+
+TEST_CASE("a key-value chain says since when each member is one without a break") {
+  rig r;
+  REQUIRE(r.update());
+  auto v1 = r.placer.placement().version;
+  CHECK(r.placer.placement().chains[1].since == std::vector<uint64_t>{0, 0}); // new
+  r.up.erase("worker-1");
+  REQUIRE(r.update());
+  auto v2 = r.placer.placement().version;
+  REQUIRE(v2 > v1);
+  REQUIRE(r.of(1) == chain{"worker-2", "worker-3"});
+  CHECK(r.placer.placement().chains[1].since == std::vector<uint64_t>{0, v2});
+  r.up.insert("worker-1"); // back: a member since now, though it was one before
+  REQUIRE(r.update());
+  auto v3 = r.placer.placement().version;
+  REQUIRE(r.of(1) == chain{"worker-2", "worker-3", "worker-1"});
+  CHECK(r.placer.placement().chains[1].since == std::vector<uint64_t>{0, v2, v3});
+  REQUIRE(r.update()); // it heads it again; the others stay members as they were
+  REQUIRE(r.of(1) == chain{"worker-1", "worker-2"});
+  CHECK(r.placer.placement().chains[1].since == std::vector<uint64_t>{v3, 0});
+}

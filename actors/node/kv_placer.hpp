@@ -17,7 +17,9 @@ namespace swarm::actors {
 /// its primary while it lives: a lost (or leaving) primary's shard goes to the next live
 /// member of its chain, which holds its rows. A host that comes back (or joins late)
 /// first becomes a member of its shards' chains, and heads them at the next placement
-/// (the shard moves back to it, its old primary staying a member).
+/// (the shard moves back to it, its old primary staying a member). Each chain says since
+/// when each member is in it without a break (`shard_chain::since`): a node cannot tell
+/// alone whether it missed a placement that dropped it.
 class kv_placer {
 public:
   struct config {

@@ -406,15 +406,20 @@ TEST_CASE("a key-value shard's member takes no write of a configuration older th
   CHECK(rig.jobs("n1") == std::set<uint64_t>{1, 3});
 }
 
+// A chain of n0 and n1 with 3 rows; then n0 is cut off and never hears of v2, which has
+// n1 head the chain with n2 and commit rows 4 to `last`.
+void n0_dropped_at_v2(chain_rig& rig, uint64_t last) {
+  kv_chain_of_two(rig, 3);
+  rig.place_at("n1", {"n1", "n2"}, v2);
+  rig.place_at("n2", {"n1", "n2"}, v2, v2);
+  for (uint64_t i = 4; i <= last; ++i)
+    REQUIRE(rig.put_at("n1", i));
+}
+
 TEST_CASE("a key-value head that missed the placements in between recovers the rows "
           "written meanwhile before it goes on") {
   chain_rig rig;
-  kv_chain_of_two(rig, 3);
-  // n0 cut off: the shard goes to n1 (with n2), which commits 4 and 5.
-  rig.place_at("n1", {"n1", "n2"}, v2);
-  rig.place_at("n2", {"n1", "n2"}, v2, v2);
-  REQUIRE(rig.put_at("n1", 4));
-  REQUIRE(rig.put_at("n1", 5));
+  n0_dropped_at_v2(rig, 5);
   // Back as before: n1 hears, n0 only learns the latest placement, the same chain as
   // in its own (it missed the one in between). Its next write finds n1 on the later
   // placement: n0 recovers n1's rows, then commits.
@@ -466,11 +471,7 @@ TEST_CASE(
 TEST_CASE("a key-value head placed at the head of its chain again, having missed the "
           "placement that dropped it, recovers the chain's rows before it heads it") {
   chain_rig rig;
-  kv_chain_of_two(rig, 3);
-  // v2 drops n0 (cut off, it never hears): n1 heads the chain with n2 and writes on.
-  rig.place_at("n1", {"n1", "n2"}, v2);
-  rig.place_at("n2", {"n1", "n2"}, v2, v2);
-  REQUIRE(rig.put_at("n1", 4));
+  n0_dropped_at_v2(rig, 4);
   // v3 places n0 at its head again, a member only since v3 by the head's word.
   rig.place_at("n1", {"n0", "n1"}, v3);
   rig.place_at("n0", {"n0", "n1"}, v3, v3);

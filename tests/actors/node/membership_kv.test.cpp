@@ -79,3 +79,19 @@ TEST_CASE_FIXTURE(fixture, "a head started again takes the key-value placement i
   }
   CHECK(member_first);
 }
+
+TEST_CASE_FIXTURE(fixture, "a head started again counts a node that joined holding no "
+                           "placement as one without copies: its shards go to their "
+                           "other members") {
+  start("head", {"head", "worker-1", "worker-2"}, 2, 2, 2);
+  join("worker-1"); // restarted while the head was down: it holds nothing
+  join_holding("worker-2", earlier_placement());
+  REQUIRE(!port.placements.empty());
+  auto& first = port.placements.front();
+  CHECK(members_of(first, 1) == chain{"worker-2"}); // worker-1's copy died with it
+  // Shard 0 had the head and worker-1: no copy is left, and no host is: the head takes
+  // it.
+  CHECK(members_of(first, 0) == chain{"head", "worker-2"});
+  pass(1000ms); // then both come back as members first
+  CHECK(members_of(port.placements.back(), 1).size() == 2);
+}

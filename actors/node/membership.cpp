@@ -64,6 +64,9 @@ struct membership_state {
   // and whether it waits for its first table as a new life (its port joins for it).
   uint32_t ticks_unanswered = 0;
   bool new_life = false;
+  // Another node: its connection to the head closed since it last joined; a new one,
+  // opened by other traffic (a request, a chain's message) before its tick, has no join.
+  bool head_closed = false;
   // Another node: ticks since this node last placed work by the others' loads (its
   // heartbeats ask for their changes while `reads_load`).
   uint64_t ticks_since_load_read = load_read_ticks_never;
@@ -492,10 +495,11 @@ struct membership_state {
                           static_cast<ptrdiff_t>(membership_view::dropped_kept));
       view->publish_dropped(dropped);
     }
-    if (whole_table) {
+    if (whole_table) { // joined, on the connection open now
       needs_table = false;
       ticks_unanswered = 0;
       new_life = false;
+      head_closed = false;
     }
     if (!needs_table) table_version = t.version;
     // A table whole, a node joining or leaving, a death is seen at once; changes of load
@@ -570,6 +574,7 @@ struct membership_state {
     // The transport never connects a peer under this node's own name; no report may make
     // the node mark itself dead.
     if (peer == me()) return;
+    if (!is_head() && peer == cfg.head) head_closed = true;
     unjoined.erase(peer);
     drop_held(peer);
     auto i = peers.find(peer);
@@ -595,10 +600,11 @@ struct membership_state {
         ++ticks_since_load_read;
       publish_if_changed();
       dial_peers();
-      if (!port->connected(cfg.head)) {
+      if (!port->connected(cfg.head) || (head_closed && !new_life)) {
         needs_table = true; // what the head sent meanwhile is lost
         ticks_unanswered = 0;
-        port->rejoin();
+        head_closed = false;
+        port->rejoin(); // on the connection open, or a new one
       } else if (needs_table && !new_life && ++ticks_unanswered >= 3) {
         // A joined node gets the table whole a tick after it asks: this one's join was
         // lost, or its connection to a head started again was opened by other traffic

@@ -246,6 +246,24 @@ TEST_CASE_FIXTURE(fixture, "a worker heartbeats the head each interval and rejoi
   CHECK(port.has("rejoin"));
 }
 
+TEST_CASE_FIXTURE(fixture, "a worker whose connection to the head closed joins again at "
+                           "its next heartbeat, on a new one that other traffic opened") {
+  start("w1", {"head", "w1"});
+  port.open.insert("head");
+  wire_msg::node_table joined;
+  joined.version = 1;
+  joined.nodes = {node("head"), node("w1")};
+  caf::anon_send(m, table_atom::value, joined);
+  sched.run();
+  pass(500ms);
+  CHECK_FALSE(port.has("rejoin"));
+  // A head started again: the old connection closes, a request opens the new one.
+  caf::anon_send(m, down_atom::value, std::string{"head"}, std::string{"reset"});
+  sched.run();
+  pass(500ms);
+  CHECK(port.has("rejoin"));
+}
+
 TEST_CASE_FIXTURE(fixture, "a worker connected to the head whose join goes unanswered "
                            "for three heartbeats joins again") {
   start("w1", {"head", "w1"});

@@ -486,6 +486,13 @@ struct GcsChain {
   seq @3 :UInt64;          # write: its number; sync and ack: the last write covered
   members @4 :List(Text);  # the chain, its head first
   records @5 :Data;        # framed control-store records (actors/gcs_record.hpp)
+  # A key-value member's copy sent to a head that recovers: the placement version since
+  # which its member is in the chain without a break (its copy of none says the chain
+  # had rows then), and whether it kept this copy all that time, so it holds every write
+  # the chain acknowledged. The head checks `since` against its own placement: a member
+  # that missed the placements dropping it and placing it again cannot tell.
+  since @6 :UInt64;
+  complete @7 :Bool;
 }
 
 struct ShardChain {

@@ -54,6 +54,9 @@ struct gcs_state {
   // Recovering: the latest version at which a member that had no copy joined the
   // chain (0: none did): the chain had rows then, which that member never got.
   uint64_t missed = 0;
+  // Recovering: a member whose placement the head's agrees with kept its copy since it
+  // joined: the rows taken hold every write the chain acknowledged.
+  bool recovered_whole = false;
   bool recovering = false;
   std::vector<std::string> asked;
   bool unanswered = false; // a member asked did not answer in time
@@ -188,14 +191,34 @@ void resume(gcs_state& st) {
     commit_up_to(st, st.next_seq);
 }
 
+// A member that kept its copy since it joined its chain (the head's word: no placement
+// dropped it meanwhile) has every write the chain acknowledged: none was without passing
+// it.
+bool kept_since_joined(const gcs_state& st) {
+  return st.member_epoch != 0 && st.member_epoch >= st.joined << 10;
+}
+
+// Whether the placement this node knows has `member` in the chain of `st`'s shard since
+// `since` (what the member says of itself).
+bool placed_since(const gcs_state& st, const std::string& member, uint64_t since) {
+  auto p = st.config.link->placement();
+  for (auto& c : p->chains) {
+    if (c.shard != st.config.index) continue;
+    auto at = std::find(c.members.begin(), c.members.end(), member);
+    auto i = static_cast<size_t>(at - c.members.begin());
+    return at != c.members.end() && i < c.since.size() && c.since[i] == since;
+  }
+  return false;
+}
+
 // A key-value shard that joined an existing chain and ends its recovery with rows older
 // than that chain's: every member that had the chain's rows is gone (two lost at once,
 // with a chain of two), and the writes it acknowledged before may be lost. It goes on
 // (the table stays available) and says so, loudly. A member promoted with the copy it
-// kept since it joined (the head's word: no placement dropped it meanwhile) has every
-// write the chain acknowledged: none was without passing it.
+// kept since it joined has every write the chain acknowledged; so has one that took the
+// copy of a member that did.
 void check_complete(gcs_state& st) {
-  if (st.member_epoch != 0 && st.member_epoch >= st.joined << 10) return;
+  if (st.recovered_whole || kept_since_joined(st)) return;
   auto since = std::max(st.joined, st.missed);
   if (since == 0 || std::max(st.member_epoch, st.recovered_epoch) >= since << 10) return;
   note(st.config, log_level::error,
@@ -280,6 +303,7 @@ void reconfigure(shard_actor self, std::vector<std::string> members) {
     st.fresh = false;
     st.recovering = true;
     st.recovered_epoch = 0;
+    st.recovered_whole = false;
     st.missed = 0;
     st.asked.clear(); // every member is asked again, also after an earlier recovery
   }
@@ -292,15 +316,21 @@ void reconfigure(shard_actor self, std::vector<std::string> members) {
 // A member's copy, asked for while recovering: its rows join those written since this
 // shard started (which win), and the chain is synced with the result. Node rows say
 // alive only once their node is heard from again.
-void recover_from(shard_actor self, const std::string& from, uint64_t epoch, uint64_t seq,
+void recover_from(shard_actor self, const wire_msg::gcs_chain& m,
                   std::vector<gcs_record> recs) {
   auto& st = self->state;
+  const auto& from = m.members[1];
+  auto epoch = m.epoch;
+  auto seq = m.seq;
   if (std::find(st.asked.begin(), st.asked.end(), from) == st.asked.end()) return;
-  if (epoch == 0) { // that member never had a copy (`seq`: since when it is a member)
-    st.missed = std::max(st.missed, seq);
+  if (epoch == 0) { // that member never had a copy, since it joined
+    st.missed = std::max(st.missed, m.since);
     ask_next(self);
     return;
   }
+  // The newer of a whole copy and this shard's own is whole too: a later configuration's
+  // sync reached every member in it, and the member was in each.
+  if (m.complete && placed_since(st, from, m.since)) st.recovered_whole = true;
   size_t merged = 0;
   if (st.member_epoch != 0) {
     // A member until now: the newer of the two copies is the shard.
@@ -371,9 +401,10 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
                                         records_of(st.tables))
                             : chain_msg(st, chain_kind::sync, st.member_epoch,
                                         st.member_seq, records_of(st.tables));
-    // A member without a copy, of a chain that existed when it joined, says since when:
-    // the chain's rows were somewhere then.
-    if (!heads_chain && st.member_epoch == 0) copy.seq = st.joined;
+    // Since when it is a member (one without a copy: the chain's rows were somewhere
+    // then), and whether it kept its copy all that time.
+    copy.since = st.joined;
+    copy.complete = heads_chain ? !st.recovering : kept_since_joined(st);
     copy.members = {m.members.front(), self_name};
     st.config.link->send(m.members.front(), std::move(copy));
     return;
@@ -388,7 +419,7 @@ void on_chain(shard_actor self, wire_msg::gcs_chain&& m) {
   }
   if (m.members.front() == self_name) {
     if (m.kind == chain_kind::sync && st.recovering && m.members.size() == 2)
-      recover_from(self, m.members[1], m.epoch, m.seq, std::move(*recs));
+      recover_from(self, m, std::move(*recs));
     return;
   }
   // Another node's chain, while this shard heads its own, or a configuration older than

@@ -455,7 +455,8 @@ int run_membership_seeds(unsigned first, unsigned seeds, bool replay, bool trace
                 (std::string{r.violations.empty() ? "clean" : "BROKEN"} +
                  (r.lost_reported > 0 ? " (" + std::to_string(r.lost_reported) +
                                             " writes lost, as reported)"
-                                      : ""))
+                  : r.alarms > 0 ? " (a false alarm: a loss reported, none lost)"
+                                 : ""))
                     .c_str());
     if (r.violations.empty()) {
       ++clean;

@@ -137,12 +137,13 @@ public:
     caf::anon_send(shard(name), chain_atom::value, std::move(members), placed, joined);
   }
 
-  // Node `name`'s latest placement of the key-value shard 0: `members` at `version`.
+  // Node `name`'s latest placement of the key-value shard 0: `members` at `version`,
+  // each a member since the version `since` gives.
   void placement_at(const std::string& name, std::vector<std::string> members,
-                    uint64_t version) {
+                    uint64_t version, std::vector<uint64_t> since = {}) {
     swarm::wire_msg::kv_placement p;
     p.version = version;
-    p.chains.push_back({0, std::move(members)});
+    p.chains.push_back({0, std::move(members), std::move(since)});
     std::lock_guard<std::mutex> guard{mtx_};
     links_.at(name)->set_placement(std::move(p));
   }
@@ -524,5 +525,45 @@ TEST_CASE(
   rig.start("n2");
   rig.place_at("n2", {"n0", "n2"}, v3, v2);
   rig.place_at("n0", {"n0", "n2"}, v3);
+  CHECK(rig.logged("writes acknowledged before may be lost"));
+}
+
+TEST_CASE("a key-value head that comes back empty says nothing of a loss when the member "
+          "it recovers from kept its copy since it joined") {
+  chain_rig rig;
+  kv_chain_of_two(rig, 3);
+  // n0 is lost: n1 heads the chain with n2 and commits row 4. n0 comes back empty and
+  // is placed at the head again, a member since v3; n1, one since the chain began,
+  // has every row.
+  rig.take_down("n0");
+  rig.place_at("n1", {"n1", "n2"}, v2);
+  rig.place_at("n2", {"n1", "n2"}, v2, v2);
+  REQUIRE(rig.put_at("n1", 4));
+  rig.start("n0");
+  rig.placement_at("n0", {"n0", "n1"}, v3, {v3, 0});
+  rig.place_at("n1", {"n0", "n1"}, v3);
+  rig.place_at("n0", {"n0", "n1"}, v3, v3);
+  REQUIRE(rig.put_at("n0", 5));
+  CHECK(rig.jobs("n0") == ids(1, 5));
+  CHECK(rig.logged("recovered 4 rows from node 'n1'"));
+  CHECK_FALSE(rig.logged("may be lost"));
+}
+
+TEST_CASE(
+    "a key-value head that comes back empty says writes may be lost when the "
+    "member it recovers from was dropped from the chain and placed again meanwhile") {
+  chain_rig rig;
+  kv_chain_of_two(rig, 3);
+  // n1 is dropped at v2 and never hears (cut off) while n0 and n2 commit row 4. Then
+  // n2 is lost and n0 comes back empty; v3 places n1 with it again, a member since v3
+  // by the head's word. n1 still thinks it kept its copy since the chain began.
+  rig.place_at("n0", {"n0", "n2"}, v2);
+  rig.place_at("n2", {"n0", "n2"}, v2, v2);
+  REQUIRE(rig.put_at("n0", 4));
+  REQUIRE(rig.holds("n2", ids(1, 4)));
+  rig.take_down("n2");
+  rig.start("n0");
+  rig.placement_at("n0", {"n0", "n1"}, v3, {v3, v3});
+  rig.place_at("n0", {"n0", "n1"}, v3, v3);
   CHECK(rig.logged("writes acknowledged before may be lost"));
 }

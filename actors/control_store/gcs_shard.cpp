@@ -60,6 +60,7 @@ struct gcs_state {
   bool recovering = false;
   std::vector<std::string> asked;
   bool unanswered = false; // a member asked did not answer in time
+  uint32_t asks = 0;       // of the member asked last
 
   // As a member further down a chain: the configuration it follows and the last write
   // it applied.
@@ -147,7 +148,8 @@ using shard_actor = caf::stateful_actor<gcs_state>*;
 using chain_kind = wire_msg::gcs_chain::kind_type;
 
 // How long a restarted head waits for a member's copy before it asks the next one.
-constexpr auto recovery_timeout = std::chrono::seconds(2);
+constexpr auto recovery_timeout = std::chrono::milliseconds(2000);
+constexpr uint32_t asks_per_member = 8; // within the timeout
 
 // A write from this node: on disk, then down the chain (or applied at once without one).
 // While the shard recovers its rows from the chain, writes wait for that.
@@ -226,6 +228,16 @@ void check_complete(gcs_state& st) {
            std::to_string(since) + ": writes acknowledged before may be lost");
 }
 
+// Recovering: asks the member asked last for its copy (again: the ask, or its answer, may
+// have gone with a connection that closed), and looks again after a while.
+void ask_again(shard_actor self) {
+  auto& st = self->state;
+  ++st.asks;
+  st.config.link->send(st.asked.back(), chain_msg(st, chain_kind::resync, st.epoch, 0));
+  self->delayed_send(self, recovery_timeout / asks_per_member, chain_atom::value,
+                     st.epoch, st.asked.size());
+}
+
 // Recovering: asks the next member not asked yet for its copy of the shard, or, when
 // every member was asked, goes on with the rows it has.
 void ask_next(shard_actor self) {
@@ -234,9 +246,8 @@ void ask_next(shard_actor self) {
     auto& m = st.chain[i];
     if (std::find(st.asked.begin(), st.asked.end(), m) != st.asked.end()) continue;
     st.asked.push_back(m);
-    st.config.link->send(m, chain_msg(st, chain_kind::resync, st.epoch, 0));
-    self->delayed_send(self, recovery_timeout, chain_atom::value, st.epoch,
-                       st.asked.size());
+    st.asks = 0;
+    ask_again(self);
     return;
   }
   check_complete(st);
@@ -552,12 +563,13 @@ caf::behavior gcs_shard(caf::stateful_actor<gcs_state>* self, gcs_shard_config c
       },
       [self](chain_atom, wire_msg::gcs_chain& m) { on_chain(self, std::move(m)); },
       [self](chain_atom, uint64_t epoch, size_t asked) {
-        // The member asked for its copy did not answer in time: the next one is asked.
+        // The member asked for its copy has not answered yet: it is asked again, and
+        // after the timeout the next one is.
         auto& st = self->state;
-        if (st.recovering && st.epoch == epoch && st.asked.size() == asked) {
-          st.unanswered = true;
-          ask_next(self);
-        }
+        if (!st.recovering || st.epoch != epoch || st.asked.size() != asked) return;
+        if (st.asks < asks_per_member) return ask_again(self);
+        st.unanswered = true;
+        ask_next(self);
       },
       [self](get_atom, const std::string& table,
              const std::string& key) -> caf::result<table_row> {

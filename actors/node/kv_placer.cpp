@@ -31,22 +31,33 @@ kv_placer::kv_placer(config cfg) : cfg_(std::move(cfg)) {
 }
 
 bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
-                       uint64_t now_ms) {
-  // An adopted placement's shards left the head and the nodes that joined empty: each
-  // such shard goes to the members that still hold it, and they come back to it after.
+                       uint64_t now_ms,
+                       const std::function<bool(const std::string&)>& returning) {
+  // An adopted placement's shards leave the head and the nodes that joined empty (they
+  // come back to them after, as lost hosts do); any shard leaves a node that joined
+  // empty, to the members that still hold it.
   auto live = [&](const std::string& n) {
     if (adopted_ && (n == cfg_.head || has(empty_, n))) return false;
     return n == cfg_.head || alive(n);
   };
+  auto kept = [&](const std::string& m) { return live(m) && !has(empty_, m); };
   changes_.clear();
+  holding_ = false;
   auto version = std::max(placement_.version + 1, now_ms); // if anything moves
   for (size_t i = 0; i < cfg_.shards; ++i) {
     auto& before = placement_.chains[i].members;
     auto& since = placement_.chains[i].since;
     std::vector<std::string> chain;
     for (auto& m : before)
-      if (live(m)) chain.push_back(m);
+      if (kept(m)) chain.push_back(m);
     auto& desired = ring_[i % cfg_.hosts];
+    if (chain.empty() && returning)
+      for (auto& m : before)
+        if (returning(m)) chain.push_back(m);
+    // No member with a copy is back, but some may be: the shard waits for them, served by
+    // none, rather than starting empty elsewhere.
+    bool held = !chain.empty() && !kept(chain.front());
+    holding_ = holding_ || held;
     if (chain.empty()) {
       // Unplaced, or every member lost: the desired host, else the next live one.
       for (size_t k = 0; k < cfg_.hosts && chain.empty(); ++k)
@@ -54,7 +65,7 @@ bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
           chain.push_back(ring_[(i + k) % cfg_.hosts]);
       // No host is (a head started again, its hosts not back): the head, which lives.
       if (chain.empty()) chain.push_back(cfg_.head);
-    } else if (chain.front() != desired && live(desired)) {
+    } else if (!held && chain.front() != desired && live(desired)) {
       // Back to its host: a member since the last placement heads it now; another
       // becomes a member first.
       if (auto d = std::find(chain.begin(), chain.end(), desired); d != chain.end()) {
@@ -65,7 +76,8 @@ bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
       }
     }
     auto at = std::find(ring_.begin(), ring_.end(), chain.front()) - ring_.begin();
-    for (size_t k = 1; k < ring_.size() && chain.size() < cfg_.replication; ++k) {
+    for (size_t k = 1; !held && k < ring_.size() && chain.size() < cfg_.replication;
+         ++k) {
       auto& n = ring_[(static_cast<size_t>(at) + k) % ring_.size()];
       if (live(n) && !has(chain, n)) chain.push_back(n);
     }
@@ -77,15 +89,16 @@ bool kv_placer::update(const std::function<bool(const std::string&)>& alive,
     if (chain != before) {
       changes_.push_back("shard " + std::to_string(i) + ": " + names(before) + " => " +
                          names(chain));
-      // A member kept stays one since when it was; a new one is since now (since the
-      // start when the table was never placed: there was nothing to miss).
+      // A member kept (or waited for) stays one since when it was; a new one, or one
+      // back without its copy, is since now (since the start when the table was never
+      // placed: there was nothing to miss).
       std::vector<uint64_t> next;
       for (auto& m : chain) {
         auto k = static_cast<size_t>(std::find(before.begin(), before.end(), m) -
                                      before.begin());
-        next.push_back(k < since.size()          ? since[k]
-                       : placement_.version == 0 ? 0
-                                                 : version);
+        next.push_back(k < since.size() && (held || kept(m)) ? since[k]
+                       : placement_.version == 0             ? 0
+                                                             : version);
       }
       before = std::move(chain);
       since = std::move(next);
@@ -105,6 +118,10 @@ bool kv_placer::adopt(const wire_msg::kv_placement& p) {
   placement_ = p;
   adopted_ = true;
   return true;
+}
+
+bool kv_placer::holding() const {
+  return holding_;
 }
 
 void kv_placer::joined_empty(const std::string& n) {

@@ -38,8 +38,15 @@ public:
 
   /// Places the shards again, given which nodes are alive (the head always is); whether
   /// anything moved (the placement then has a later version, later also than any of an
-  /// earlier life of this head: `now_ms` is the wall clock).
-  bool update(const std::function<bool(const std::string&)>& alive, uint64_t now_ms);
+  /// earlier life of this head: `now_ms` is the wall clock). A shard none of whose
+  /// members with a copy is alive waits for those `returning` says may come back with
+  /// it (a head started again, its nodes not back yet): its chain keeps only them and
+  /// no node serves it meanwhile; else it starts empty on live nodes.
+  bool update(const std::function<bool(const std::string&)>& alive, uint64_t now_ms,
+              const std::function<bool(const std::string&)>& returning = {});
+
+  /// Whether the last update left a shard waiting for members that may come back.
+  bool holding() const;
 
   const wire_msg::kv_placement& placement() const { return placement_; }
 
@@ -52,8 +59,9 @@ public:
   bool adopt(const wire_msg::kv_placement& p);
 
   /// Node `n` joined holding no placement: a new process, whose copies (if it held any)
-  /// died with its earlier one. Should this head adopt a placement before it first
-  /// places the table, `n` counts as lost at that update, as the head does.
+  /// died with its earlier one. At the next update it is no longer a member of the
+  /// chains it was in (those of an adopted placement, or a shard waiting for it), as the
+  /// head is not of an adopted placement's.
   void joined_empty(const std::string& n);
 
   /// What the last update changed, one line per shard ("shard 3: worker-1 -> worker-2").
@@ -65,10 +73,11 @@ private:
   std::vector<std::string> ring_;
   wire_msg::kv_placement placement_;
   std::vector<std::string> changes_;
-  // Before this head's first update: the nodes that joined holding no placement, and
-  // whether it adopted one (they and the head then count as lost at that update).
+  // Since the last update: the nodes that joined holding no placement (they keep no
+  // copies), and whether this head adopted a placement (the head then counts as lost).
   std::vector<std::string> empty_;
   bool adopted_ = false;
+  bool holding_ = false; // see `holding`
 };
 
 } // namespace swarm::actors

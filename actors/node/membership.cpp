@@ -42,6 +42,9 @@ struct membership_state {
   // nodes that followed another head); whether it has, and the joins it holds meanwhile.
   bool kv_placed = false;
   caf::actor_clock::time_point gather_until;
+  // The head: until when a key-value shard whose members with a copy have not joined
+  // this head yet waits for them (twice the node timeout since it started).
+  caf::actor_clock::time_point holders_until;
   bool gathered = false;
   std::vector<wire_msg::join> held;
   bool taking_held = false;
@@ -164,7 +167,12 @@ struct membership_state {
     if (!kv_placed && clock->now() < gather_until)
       for (auto& n : cfg.nodes)
         if (n != me() && !alive(n)) return;
-    bool moved = placer.update(alive, cfg.wall_clock());
+    // A node of the file this head has not heard from, and no earlier head found dead,
+    // may still come back with the copies of its shards.
+    auto returning = [this](const std::string& n) {
+      return clock->now() < holders_until && peers.count(n) == 0 && fenced.count(n) == 0;
+    };
+    bool moved = placer.update(alive, cfg.wall_clock(), returning);
     // An adopted placement that needs no move is this head's as it stands.
     if (!moved && (kv_placed || placer.placement().version == 0)) return;
     kv_placed = true;
@@ -196,10 +204,10 @@ struct membership_state {
 
   void on_join(wire_msg::join j, caf::actor_clock::time_point now) {
     if (!is_head() || j.node.name == me()) return;
-    // Until this head placed the key-value table, the newest placement its nodes hold
-    // is where the shards are (an earlier life of the head made it).
-    if (!kv_placed && placer.enabled() && j.placement.version == 0)
-      placer.joined_empty(j.node.name);
+    // A node that holds no placement holds no copies. Until this head placed the
+    // key-value table, the newest placement its nodes hold is where the shards are (an
+    // earlier life of the head made it).
+    if (placer.enabled() && j.placement.version == 0) placer.joined_empty(j.node.name);
     if (!kv_placed && placer.enabled() && placer.adopt(j.placement))
       cfg.log.info("key-value placement: version " + std::to_string(j.placement.version) +
                    " taken from node '" + j.node.name + "', made by an earlier head");
@@ -628,6 +636,8 @@ struct membership_state {
       return;
     }
     gather(now);
+    // Shards that waited for their members in vain start empty elsewhere.
+    if (placer.holding() && now >= holders_until) update_kv_placement();
     if (auto mine = change_of(me(), self, now);
         !self_recorded || !same_state(*self_recorded, mine)) {
       port->record(self.info);
@@ -706,6 +716,7 @@ membership_actor::behavior_type membership(membership_self self, membership_conf
                          st.cfg.gcs_shards}};
   st.clock = &self->clock();
   st.gather_until = self->clock().now() + st.cfg.node_timeout;
+  st.holders_until = st.gather_until + st.cfg.node_timeout;
   // Joins within a twentieth of a heartbeat (at most 20 ms) share one change.
   auto join_batch = std::min<caf::timespan>(std::chrono::milliseconds(20),
                                             st.cfg.heartbeat_interval / 20);

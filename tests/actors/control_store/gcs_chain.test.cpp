@@ -567,3 +567,17 @@ TEST_CASE(
   rig.place_at("n0", {"n0", "n1"}, v3, v3);
   CHECK(rig.logged("writes acknowledged before may be lost"));
 }
+
+TEST_CASE("a key-value head that recovers asks the member again when its ask went with a "
+          "connection that closed, well before it gives up on the member") {
+  chain_rig rig;
+  kv_chain_of_two(rig, 3);
+  // n0 comes back empty; its first ask for n1's copy is lost on the way.
+  rig.start("n0");
+  rig.lose_next("n1", 1);
+  rig.placement_at("n0", {"n0", "n1"}, v2, {v2, 0});
+  rig.place_at("n0", {"n0", "n1"}, v2, v2);
+  REQUIRE(rig.put_at("n0", 4, 1500ms));
+  CHECK(rig.jobs("n0") == ids(1, 4));
+  CHECK(rig.holds("n1", ids(1, 4)));
+}

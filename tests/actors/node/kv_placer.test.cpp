@@ -16,12 +16,18 @@ using chain = std::vector<std::string>;
 
 struct rig {
   std::set<std::string> up{"worker-1", "worker-2", "worker-3"};
+  std::set<std::string> returning; // not back yet, may come back with their copies
   kv_placer placer{{{"head", "worker-1", "worker-2", "worker-3"}, "head", 3, 2, 4}};
   uint64_t now = 1000;
 
   bool update() {
-    return placer.update([this](const std::string& n) { return up.count(n) != 0; },
-                         ++now);
+    return placer.update(
+        [this](const std::string& n) { return up.count(n) != 0; }, ++now,
+        [this](const std::string& n) { return returning.count(n) != 0; });
+  }
+
+  std::vector<uint64_t> since(size_t shard) const {
+    return placer.placement().chains.at(shard).since;
   }
 
   chain of(size_t shard) const { return placer.placement().chains.at(shard).members; }
@@ -172,4 +178,62 @@ TEST_CASE("a key-value chain says since when each member is one without a break"
   REQUIRE(r.update()); // it heads it again; the others stay members as they were
   REQUIRE(r.of(1) == chain{"worker-1", "worker-2"});
   CHECK(r.placer.placement().chains[1].since == std::vector<uint64_t>{v3, 0});
+}
+
+TEST_CASE(
+    "a shard none of whose members with a copy is back at a head started again waits "
+    "for those that may come back, then starts empty elsewhere") {
+  rig before;
+  REQUIRE(before.update());
+  REQUIRE(before.of(0) == chain{"head", "worker-1"});
+  REQUIRE(before.of(1) == chain{"worker-1", "worker-2"});
+  rig after;
+  after.up = {"worker-3"};
+  after.returning = {"worker-1", "worker-2"};
+  REQUIRE(after.placer.adopt(before.placer.placement()));
+  REQUIRE(after.update());
+  CHECK(after.placer.holding());
+  // Kept for the members that may come back (the head's copy died with it), as members
+  // since when they were: no node serves them meanwhile.
+  CHECK(after.of(1) == chain{"worker-1", "worker-2"});
+  CHECK(after.since(1) == std::vector<uint64_t>{0, 0});
+  CHECK(after.of(0) == chain{"worker-1"});
+  CHECK(after.since(0) == std::vector<uint64_t>{0});
+  CHECK(after.of(2) == chain{"worker-3"}); // worker-3 holds it
+  // worker-1 is back: it serves its shards again, with a new member.
+  after.up.insert("worker-1");
+  after.returning.erase("worker-1");
+  REQUIRE(after.update());
+  CHECK_FALSE(after.placer.holding());
+  CHECK(after.of(1) == chain{"worker-1", "worker-3"});
+  CHECK(after.since(1) == std::vector<uint64_t>{0, after.placer.placement().version});
+
+  // worker-2 never comes back: once it may no longer, its shard starts empty.
+  rig lost;
+  lost.up = {"worker-1", "worker-3"};
+  lost.returning = {"worker-2"};
+  lost.placer.joined_empty("worker-1");
+  REQUIRE(lost.placer.adopt(before.placer.placement()));
+  REQUIRE(lost.update());
+  CHECK(lost.placer.holding());
+  CHECK(lost.of(1) == chain{"worker-2"});
+  lost.returning.clear();
+  REQUIRE(lost.update());
+  CHECK_FALSE(lost.placer.holding());
+  auto v = lost.placer.placement().version;
+  CHECK(lost.of(1) == chain{"worker-1", "worker-3"});
+  CHECK(lost.since(1) == std::vector<uint64_t>{v, v});
+}
+
+TEST_CASE(
+    "a node that joined empty, placed again in a chain it was in, is a member since "
+    "then") {
+  rig r;
+  REQUIRE(r.update());
+  REQUIRE(r.of(1) == chain{"worker-1", "worker-2"});
+  r.placer.joined_empty("worker-1"); // a new process: its copies died with the old one
+  REQUIRE(r.update());
+  auto v = r.placer.placement().version;
+  CHECK(r.of(1) == chain{"worker-2", "worker-1"});
+  CHECK(r.since(1) == std::vector<uint64_t>{0, v});
 }

@@ -95,3 +95,27 @@ TEST_CASE_FIXTURE(fixture, "a head started again counts a node that joined holdi
   pass(1000ms); // then both come back as members first
   CHECK(members_of(port.placements.back(), 1).size() == 2);
 }
+
+TEST_CASE_FIXTURE(fixture,
+                  "a head started again keeps a shard none of whose members with "
+                  "a copy is back for them until twice the node timeout, served by "
+                  "none, then places it on the nodes alive") {
+  start("head", {"head", "worker-1", "worker-2"}, 2, 2, 2);
+  join_holding("worker-2", earlier_placement());
+  auto beat_for = [&](int half_seconds) {
+    for (int i = 0; i < half_seconds; ++i) {
+      pass(500ms);
+      heartbeat("worker-2");
+    }
+  };
+  beat_for(4); // the node timeout: worker-1 did not join
+  REQUIRE(!port.placements.empty());
+  // Shard 0's copies: the head's died with its earlier life; worker-1's may come back.
+  CHECK(members_of(port.placements.back(), 0) == chain{"worker-1"});
+  // Shard 1 stays with worker-2, which holds it; the head is a member again.
+  CHECK(members_of(port.placements.back(), 1) == chain{"worker-2", "head"});
+  beat_for(3);
+  CHECK(members_of(port.placements.back(), 0) == chain{"worker-1"});
+  beat_for(1);
+  CHECK(members_of(port.placements.back(), 0) == chain{"head", "worker-2"});
+}

@@ -228,6 +228,13 @@ struct membership_state {
     gather(now);
   }
 
+  // The join of `name` this head holds, if any.
+  const wire_msg::join* held_join(const std::string& name) const {
+    auto h = std::find_if(held.begin(), held.end(),
+                          [&](auto& j) { return j.node.name == name; });
+    return h == held.end() ? nullptr : &*h;
+  }
+
   void drop_held(const std::string& name) {
     held.erase(std::remove_if(held.begin(), held.end(),
                               [&](auto& h) { return h.node.name == name; }),
@@ -243,9 +250,7 @@ struct membership_state {
       for (auto& n : cfg.nodes) {
         if (n == me()) continue;
         auto p = peers.find(n);
-        bool joined = (p != peers.end() && p->second.info.alive) ||
-                      std::any_of(held.begin(), held.end(),
-                                  [&](auto& h) { return h.node.name == n; });
+        bool joined = (p != peers.end() && p->second.info.alive) || held_join(n);
         if (!joined) return;
       }
     gathered = true;
@@ -372,10 +377,7 @@ struct membership_state {
     // A heartbeat of a dead row's own life brings it back: it came on a connection that
     // took over. Another life's (the process restarted) waits for its join, as one whose
     // join this head holds waits for the gathering's end.
-    if (std::any_of(held.begin(), held.end(), [&](auto& h) {
-          return h.node.name == peer && h.node.incarnation == hb.incarnation;
-        }))
-      return;
+    if (auto h = held_join(peer); h && h->node.incarnation == hb.incarnation) return;
     if (i == peers.end() || (dead && hb.incarnation != i->second.info.incarnation))
       return not_joined(peer, now);
     auto& p = i->second;

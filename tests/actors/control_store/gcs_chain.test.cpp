@@ -455,15 +455,20 @@ TEST_CASE("a key-value shard promoted without the copy of the chain it joined sa
   CHECK(rig.jobs("n3") == std::set<uint64_t>{4});
 }
 
+// A chain of n0 and n1 with 3 rows; then n0 is lost and v2 has n1, a member since the
+// chain began, head it with n2, new and empty.
+void n1_heads_once_n0_lost(chain_rig& rig) {
+  kv_chain_of_two(rig, 3);
+  rig.take_down("n0");
+  rig.place_at("n1", {"n1", "n2"}, v2);
+  rig.place_at("n2", {"n1", "n2"}, v2, v2);
+}
+
 TEST_CASE(
     "a key-value member promoted with the copy it kept since it joined says nothing "
     "of a loss when the member placed with it has no copy yet") {
   chain_rig rig;
-  kv_chain_of_two(rig, 3);
-  // n0 is lost: n1, a member since the chain began, heads it with n2, new and empty.
-  rig.take_down("n0");
-  rig.place_at("n1", {"n1", "n2"}, v2);
-  rig.place_at("n2", {"n1", "n2"}, v2, v2);
+  n1_heads_once_n0_lost(rig);
   CHECK_FALSE(rig.logged("may be lost"));
   REQUIRE(rig.put_at("n1", 4));
   CHECK(rig.holds("n2", ids(1, 4)));
@@ -531,13 +536,9 @@ TEST_CASE(
 TEST_CASE("a key-value head that comes back empty says nothing of a loss when the member "
           "it recovers from kept its copy since it joined") {
   chain_rig rig;
-  kv_chain_of_two(rig, 3);
-  // n0 is lost: n1 heads the chain with n2 and commits row 4. n0 comes back empty and
-  // is placed at the head again, a member since v3; n1, one since the chain began,
-  // has every row.
-  rig.take_down("n0");
-  rig.place_at("n1", {"n1", "n2"}, v2);
-  rig.place_at("n2", {"n1", "n2"}, v2, v2);
+  // n1 heads the chain with n2 and commits row 4. n0 comes back empty and is placed at
+  // the head again, a member since v3; n1, one since the chain began, has every row.
+  n1_heads_once_n0_lost(rig);
   REQUIRE(rig.put_at("n1", 4));
   rig.start("n0");
   rig.placement_at("n0", {"n0", "n1"}, v3, {v3, 0});

@@ -59,9 +59,9 @@ public:
   bool adopt(const wire_msg::kv_placement& p);
 
   /// Node `n` joined holding no placement: a new process, whose copies (if it held any)
-  /// died with its earlier one. At the next update it is no longer a member of the
-  /// chains it was in (those of an adopted placement, or a shard waiting for it), as the
-  /// head is not of an adopted placement's.
+  /// died with its earlier one. At the next update it leaves the chains it was in, and
+  /// any it is placed in again it is a member of since then; at the first update after
+  /// the head adopted a placement it counts as lost, as the head does.
   void joined_empty(const std::string& n);
 
   /// What the last update changed, one line per shard ("shard 3: worker-1 -> worker-2").

@@ -25,7 +25,9 @@ namespace swarm::wire_msg {
 /// (`urgent_flag`), and a receiver decodes it ahead. 15: a join carries the key-value
 /// placement its node holds (Join.placement). 16: a join carries the lives its node's
 /// table shows dead and the head's life it followed (Join.dead, Join.headLife), and a
-/// key-value chain says since when each member is one (ShardChain.since).
+/// key-value chain says since when each member is one (ShardChain.since), and a
+/// member's copy says so too, and whether it kept it all that time (GcsChain.since,
+/// GcsChain.complete).
 inline constexpr uint32_t protocol_version = 16;
 
 /// Longest node name a hello may carry.

@@ -120,10 +120,6 @@ bool kv_placer::adopt(const wire_msg::kv_placement& p) {
   return true;
 }
 
-bool kv_placer::holding() const {
-  return holding_;
-}
-
 void kv_placer::joined_empty(const std::string& n) {
   if (!has(empty_, n)) empty_.push_back(n);
 }

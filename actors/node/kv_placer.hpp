@@ -46,7 +46,7 @@ public:
               const std::function<bool(const std::string&)>& returning = {});
 
   /// Whether the last update left a shard waiting for members that may come back.
-  bool holding() const;
+  bool holding() const { return holding_; }
 
   const wire_msg::kv_placement& placement() const { return placement_; }
 

@@ -455,13 +455,11 @@ TEST_CASE("a key-value shard promoted without the copy of the chain it joined sa
   CHECK(rig.jobs("n3") == std::set<uint64_t>{4});
 }
 
-// A chain of n0 and n1 with 3 rows; then n0 is lost and v2 has n1, a member since the
-// chain began, head it with n2, new and empty.
+// n0_dropped_at_v2 with 3 rows, n0 lost: n1, a member since the chain began, heads it
+// with n2, new and empty.
 void n1_heads_once_n0_lost(chain_rig& rig) {
-  kv_chain_of_two(rig, 3);
+  n0_dropped_at_v2(rig, 3);
   rig.take_down("n0");
-  rig.place_at("n1", {"n1", "n2"}, v2);
-  rig.place_at("n2", {"n1", "n2"}, v2, v2);
 }
 
 TEST_CASE(

@@ -305,6 +305,12 @@ void fake_network::hold_if(predicate pred) {
   hold_ = std::move(pred);
 }
 
+void fake_network::watch(
+    std::function<void(const std::string&, const std::string&, const message&)> f) {
+  guard g{mtx_};
+  watch_ = std::move(f);
+}
+
 void fake_network::disconnect(const std::string& a, const std::string& b,
                               const std::string& why) {
   guard g{mtx_};
@@ -334,6 +340,7 @@ void fake_network::deliver_one(const std::string& from, const std::string& to,
     held_.emplace_back(from, to, std::move(m));
     return;
   }
+  if (watch_) watch_(from, to, m);
   calls.emplace_back(to, [from, m = std::move(m)](node& n) mutable {
     if (n.handlers.on_message) n.handlers.on_message(from, std::move(m));
   });

@@ -108,6 +108,13 @@ public:
   /// Holds back every message for which `pred` returns true until `release_held`.
   void hold_if(predicate pred);
 
+  /// Calls `f` with every message the network decides to deliver (past drops and
+  /// holds), in that order, under the network's lock (`f` must not call it): what a
+  /// simulation traces and fingerprints. Empty: none.
+  void watch(std::function<void(const std::string& from, const std::string& to,
+                                const message& m)>
+                 f);
+
   /// Refuses every connection from `a` to `b` for which `pred(a, b)` returns true (a
   /// partition); empty: none.
   void refuse_connections_if(
@@ -190,6 +197,7 @@ private:
   std::map<key, link> links_;
   predicate drop_;
   predicate hold_;
+  std::function<void(const std::string&, const std::string&, const message&)> watch_;
   std::function<bool(const std::string&, const std::string&)> refuse_;
   std::vector<std::tuple<std::string, std::string, message>> held_;
   bool releasing_ = false; // held messages are being delivered: `deliver` waits its turn

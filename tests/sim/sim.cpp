@@ -11,16 +11,18 @@
 //   - money is conserved, through creator handles and looked-up handles alike: a transfer
 //     that moved money out of one account and not into the other reported an error;
 //   - at most one live instance per actor name, once the faults heal.
-// The seed fixes the fault schedule; the threads' interleaving is the machine's, so a
-// failing seed reproduces the same faults at the same times, not the same run.
+// Each seed runs in a child process under the deterministic schedule of det_threads.hpp:
+// the threads' interleaving and time are drawn from the seed too, so a seed replays the
+// same run, message for message (--replay runs each twice and checks it; --trace prints
+// the messages and faults).
 //
 // With --membership it runs the deterministic simulation of the membership protocol
 // instead (membership_sim.hpp): six nodes' membership actors in virtual time on one
 // test coordinator, where a seed replays the same run event for event; --replay runs
 // each seed twice and checks that, --trace prints a seed's events.
 //
-// Usage: swarm_sim [--seeds N] [--seed S] [--jobs J]   (N seeds from S, J at once, each
-//                                                      its own cluster)
+// Usage: swarm_sim [--seeds N] [--seed S] [--jobs J] [--replay] [--trace]   (N seeds
+//                  from S, J at once, each its own process and cluster)
 //        swarm_sim --membership [--seeds N] [--seed S] [--replay] [--trace]
 //                  [--replication R] [--head-kills]   (the key-value chains' length, 2
 //                  by default; the head killed once as well)
@@ -41,7 +43,12 @@
 #include <thread>
 #include <vector>
 
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "tests/actors/node/fake_nodes.hpp"
+#include "tests/sim/det_threads.hpp"
 #include "tests/sim/membership_sim.hpp"
 
 namespace {
@@ -193,10 +200,12 @@ void inflict(fake_nodes& c, const fault& f) {
 
 struct seed_result {
   std::vector<std::string> violations;
-  std::vector<fault> faults;
-  double seconds = 0;
+  std::vector<std::string> faults;   // as drawn
+  double seconds = 0;                // simulated
   size_t transfers = 0, errored = 0; // transfers made, and those that reported an error
   std::map<std::string, size_t> errors; // the errors reported, by kind
+  uint64_t fingerprint = 0;             // of every message delivered, in order
+  uint64_t switches = 0;                // the schedule's hand-overs
 };
 
 // An error's kind: its text with the numbers in it left out.
@@ -216,7 +225,7 @@ struct transfer {
   bool out_acked = false, in_acked = false, errored = false;
 };
 
-seed_result run_seed(unsigned seed) {
+seed_result run_seed(unsigned seed, bool trace) {
   seed_result r;
   auto started = clock_type::now();
   std::mt19937 rng{seed};
@@ -231,6 +240,11 @@ seed_result run_seed(unsigned seed) {
     r.violations.push_back("the cluster did not form");
     return r;
   }
+  c.net.watch([trace](const std::string& from, const std::string& to, const auto& m) {
+    auto what = from + " -> " + to + ": " + wire_msg::message_names[m.index()];
+    swarm::sim::det::observe(what);
+    if (trace) std::printf("%.6f %s\n", swarm::sim::det::virtual_seconds(), what.c_str());
+  });
   auto account_t = c.app.find_actor_type<account>("account").value();
   std::vector<actor_handle<account>> created, found;
   context on_worker{*c.w2, c.w2->new_owner_id()}; // looks the accounts up by name
@@ -252,11 +266,16 @@ seed_result run_seed(unsigned seed) {
     }
     found.push_back(*h);
   }
-  r.faults = draw_faults(rng, 6);
+  auto drawn = draw_faults(rng, 6);
+  for (auto& f : drawn)
+    r.faults.push_back(f.describe());
   std::atomic<bool> storming{true};
   std::thread storm{[&] {
-    for (auto& f : r.faults) {
+    for (auto& f : drawn) {
       std::this_thread::sleep_for(150ms);
+      if (trace)
+        std::printf("%.6f fault: %s\n", swarm::sim::det::virtual_seconds(),
+                    f.describe().c_str());
       inflict(c, f);
     }
     storming = false;
@@ -389,7 +408,151 @@ seed_result run_seed(unsigned seed) {
       if (n > 1)
         r.violations.push_back(name + " has " + std::to_string(n) + " live instances");
   r.seconds = std::chrono::duration<double>(clock_type::now() - started).count();
+  r.fingerprint = swarm::sim::det::fingerprint();
+  r.switches = swarm::sim::det::switches();
   return r;
+}
+
+// -- each seed in a process of its own, under the deterministic schedule
+
+// A line of text as one line.
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+// The child's result, a line each, for the parent to read back (`parse`).
+std::string serialize(const seed_result& r) {
+  std::string out;
+  for (auto& f : r.faults)
+    out += "fault " + one_line(f) + "\n";
+  for (auto& v : r.violations)
+    out += "violation " + one_line(v) + "\n";
+  for (auto& [kind, n] : r.errors)
+    out += "error " + std::to_string(n) + " " + one_line(kind) + "\n";
+  char nums[160];
+  std::snprintf(nums, sizeof nums, "counts %zu %zu %.6f %016" PRIx64 " %" PRIu64 "\n",
+                r.transfers, r.errored, r.seconds, r.fingerprint, r.switches);
+  return out + nums;
+}
+
+seed_result parse(const std::string& text) {
+  seed_result r;
+  size_t at = 0;
+  while (at < text.size()) {
+    auto end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    auto line = text.substr(at, end - at);
+    at = end + 1;
+    auto space = line.find(' ');
+    auto key = line.substr(0, space);
+    auto rest = space == std::string::npos ? std::string{} : line.substr(space + 1);
+    if (key == "fault") {
+      r.faults.push_back(rest);
+    } else if (key == "violation") {
+      r.violations.push_back(rest);
+    } else if (key == "error") {
+      auto gap = rest.find(' ');
+      r.errors[rest.substr(gap + 1)] += std::stoul(rest.substr(0, gap));
+    } else if (key == "counts") {
+      std::sscanf(rest.c_str(), "%zu %zu %lf %" SCNx64 " %" SCNu64, &r.transfers,
+                  &r.errored, &r.seconds, &r.fingerprint, &r.switches);
+    }
+  }
+  return r;
+}
+
+// A seed's run under way in a child process.
+struct child_run {
+  unsigned seed = 0;
+  pid_t pid = -1;
+  int fd = -1;        // its result comes on this pipe
+  std::string result; // read so far
+};
+
+// Forks a child that runs seed `s` alone in its process, under the deterministic
+// schedule drawn from `s`; its nodes' logs go to stderr, its result to the pipe.
+child_run start_child(unsigned s, bool trace) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  auto pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::close(fds[0]);
+    swarm::sim::det::start(s);
+    auto out = serialize(run_seed(s, trace));
+    std::fflush(stdout);
+    for (size_t done = 0; done < out.size();) {
+      auto n = ::write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::_exit(0); // the run's threads have ended; nothing else to tear down
+  }
+  ::close(fds[1]);
+  return {s, pid, fds[0], {}};
+}
+
+// Runs `seeds` from `first`, `jobs` child processes at once (each seed twice with
+// `replay`), and calls `done` with each seed's result in the order they end.
+void run_children(unsigned first, unsigned seeds, unsigned jobs, bool replay, bool trace,
+                  const std::function<void(unsigned, seed_result)>& done) {
+  std::vector<child_run> running;
+  std::map<unsigned, seed_result> first_run; // a replayed seed's first result
+  auto runs = seeds * (replay ? 2u : 1u);
+  unsigned next = 0; // runs started
+  while (next < runs || !running.empty()) {
+    while (next < runs && running.size() < jobs) {
+      running.push_back(start_child(first + next / (replay ? 2 : 1), trace));
+      ++next;
+    }
+    std::vector<pollfd> fds;
+    for (auto& c : running)
+      fds.push_back({c.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
+      throw std::runtime_error("poll failed");
+    for (size_t i = running.size(); i-- > 0;) {
+      if (fds[i].revents == 0) continue;
+      auto& c = running[i];
+      char buf[4096];
+      auto n = ::read(c.fd, buf, sizeof buf);
+      if (n > 0) {
+        c.result.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      ::close(c.fd);
+      int status = 0;
+      ::waitpid(c.pid, &status, 0);
+      auto r = parse(c.result);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        r.violations.push_back(
+            "the run's process ended " +
+            (WIFEXITED(status) ? "with exit code " + std::to_string(WEXITSTATUS(status))
+                               : "by signal " + std::to_string(WTERMSIG(status))) +
+            " (3: every thread waited, 4: a thread blocked where the schedule cannot "
+            "see; its stderr says more)");
+      auto s = c.seed;
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      if (!replay) {
+        done(s, std::move(r));
+        continue;
+      }
+      auto before = first_run.find(s);
+      if (before == first_run.end()) {
+        first_run.emplace(s, std::move(r));
+        continue;
+      }
+      if (before->second.fingerprint != r.fingerprint ||
+          before->second.switches != r.switches)
+        r.violations.push_back("the seed did not replay: fingerprints " +
+                               std::to_string(before->second.fingerprint) + " and " +
+                               std::to_string(r.fingerprint));
+      first_run.erase(before);
+      done(s, std::move(r));
+    }
+  }
 }
 
 // What seed `s` broke, under which faults: its first violations.
@@ -519,61 +682,51 @@ int main(int argc, char** argv) {
     }
     if (a.empty()) {
       std::fprintf(
-          stderr, "usage: swarm_sim [--seeds N] [--seed FIRST] [--jobs J]\n"
-                  "       swarm_sim --membership [--seeds N] [--seed FIRST] [--replay] "
-                  "[--trace] [--replication R] [--head-kills]\n"
-                  "  J seeds run at once, each its own simulated cluster; --membership\n"
-                  "  simulates the membership protocol deterministically: --replay runs\n"
-                  "  each seed twice and checks it repeats, --trace prints its events,\n"
-                  "  --replication gives the key-value chains R members (2 to 5),\n"
-                  "  --head-kills kills the head once as well\n");
+          stderr,
+          "usage: swarm_sim [--seeds N] [--seed FIRST] [--jobs J] [--replay] "
+          "[--trace]\n"
+          "       swarm_sim --membership [--seeds N] [--seed FIRST] [--replay] "
+          "[--trace] [--replication R] [--head-kills]\n"
+          "  J seeds run at once, each its own process and cluster, on a\n"
+          "  deterministic schedule; --replay runs each seed twice and checks it\n"
+          "  repeats, --trace prints its events; --membership simulates the\n"
+          "  membership protocol alone,\n"
+          "  --replication gives the key-value chains R members (2 to 5),\n"
+          "  --head-kills kills the head once as well\n");
       return 2;
     }
   }
   if (membership) return run_membership_seeds(first, seeds, replay, trace, options);
-  if (replay || trace) {
-    std::fprintf(stderr, "swarm_sim: --replay and --trace need --membership (the bank "
-                         "simulation runs on threads and cannot replay)\n");
-    return 2;
-  }
   unsigned clean = 0;
   size_t faults = 0, transfers = 0, errored = 0;
+  uint64_t switches = 0;
   std::map<std::string, size_t> errors;
   double seconds = 0;
   std::string broken; // printed last, below the nodes' logs
-  // The seeds' clusters share nothing: `jobs` threads take the next seed in turn, and
-  // each result is added up as it ends.
-  std::mutex results_mtx;
-  std::atomic<unsigned> next{first};
-  auto add = [&](unsigned s, const seed_result& r) {
-    std::lock_guard<std::mutex> guard{results_mtx};
-    faults += r.faults.size();
-    transfers += r.transfers;
-    errored += r.errored;
-    for (auto& [kind, n] : r.errors)
-      errors[kind] += n;
-    seconds += r.seconds;
-    std::printf("swarm_sim: seed %u: %zu transfers (%zu reported an error), %.1f s, %s\n",
-                s, r.transfers, r.errored, r.seconds,
-                r.violations.empty() ? "clean" : "BROKEN");
-    std::fflush(stdout);
-    if (r.violations.empty()) {
-      ++clean;
-      return;
-    }
-    std::vector<std::string> drawn;
-    for (auto& f : r.faults)
-      drawn.push_back(f.describe());
-    broken += broke(s, drawn, r.violations);
-  };
-  std::vector<std::thread> runners;
-  for (unsigned j = 0; j < std::min(jobs, seeds); ++j)
-    runners.emplace_back([&] {
-      for (unsigned s; (s = next++) < first + seeds;)
-        add(s, run_seed(s));
+  try {
+    run_children(first, seeds, jobs, replay, trace, [&](unsigned s, seed_result r) {
+      faults += r.faults.size();
+      transfers += r.transfers;
+      errored += r.errored;
+      switches += r.switches;
+      for (auto& [kind, n] : r.errors)
+        errors[kind] += n;
+      seconds += r.seconds;
+      std::printf("swarm_sim: seed %u: %zu transfers (%zu reported an error), %.1f s "
+                  "simulated, %" PRIu64 " hand-overs, fingerprint %016" PRIx64 ", %s\n",
+                  s, r.transfers, r.errored, r.seconds, r.switches, r.fingerprint,
+                  r.violations.empty() ? "clean" : "BROKEN");
+      std::fflush(stdout);
+      if (r.violations.empty()) {
+        ++clean;
+        return;
+      }
+      broken += broke(s, r.faults, r.violations);
     });
-  for (auto& t : runners)
-    t.join();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "swarm_sim: %s\n", e.what());
+    return 2;
+  }
   std::fflush(stderr);
   std::vector<std::pair<size_t, std::string>> kinds;
   for (auto& [kind, n] : errors)
@@ -582,8 +735,9 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < std::min<size_t>(3, kinds.size()); ++i)
     std::printf("swarm_sim: %zu call(s) failed with: %s\n", kinds[i].first,
                 kinds[i].second.c_str());
-  std::printf("%sswarm_sim: seeds=%u clean=%u faults=%zu transfers=%zu errored=%zu "
-              "seconds=%.1f (simulated cluster time, %u at once)\n",
-              broken.c_str(), seeds, clean, faults, transfers, errored, seconds, jobs);
+  std::printf("%sswarm_sim: seeds=%u clean=%u%s faults=%zu transfers=%zu errored=%zu "
+              "hand_overs=%" PRIu64 " simulated_hours=%.3f (%u at once)\n",
+              broken.c_str(), seeds, clean, replay ? " (each replayed)" : "", faults,
+              transfers, errored, switches, seconds / 3600.0, jobs);
   return clean == seeds ? 0 : 1;
 }

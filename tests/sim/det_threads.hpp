@@ -8,9 +8,10 @@
 // on only where it would block or wait (a mutex held by another, a condition variable,
 // a sleep, a yield, a join), and now and then at a mutex it takes, so that each seed
 // tries another interleaving; the thread that runs next is drawn from the seed among
-// those that can. Mutexes, condition variables, read-write locks, sleeps and the clocks
-// are this file's (the process's calls to the pthread and time functions of the C
-// library come here: the executable defines them): no thread waits in real time, and
+// those that can. Mutexes, condition variables, read-write locks, futexes, sleeps and
+// the clocks are the schedule's (det_libc.cpp defines the C library's pthread, time and
+// syscall functions in the executable, which exports them, so every library's calls
+// land there first): no thread waits in real time, and
 // time moves only as the schedule says, a little with every hand-over, and to the next
 // deadline when every thread waits. A thread that blocks in a way this file cannot see
 // (a futex of its own, a socket) stops the run: the watchdog says so.

@@ -4,12 +4,14 @@
 // ways, one way, and between the head and one worker only), delays, messages reordered
 // across connections, and connection resets. Four threads transfer money while the faults
 // last, through the creator's handles (on the head) and handles looked up by name on
-// worker-2. Checkers assert the invariants afterwards:
+// worker-2, and a fifth runs chains of tasks, each taking the result before (lineage).
+// Checkers assert the invariants afterwards:
 //   - every future ends (a value or an error) within its deadline;
 //   - every acknowledged operation is in its account's state, and none is there twice
 //     (exactly-once on state: the accounts apply whatever they are given);
 //   - money is conserved, through creator handles and looked-up handles alike: a transfer
 //     that moved money out of one account and not into the other reported an error;
+//   - every task chain's result is right, or the chain reported an error;
 //   - at most one live instance per actor name, once the faults heal.
 // Each seed runs in a child process under the deterministic schedule of det_threads.hpp:
 // the threads' interleaving and time are drawn from the seed too, so a seed replays the
@@ -203,7 +205,8 @@ struct seed_result {
   std::vector<std::string> faults;   // as drawn
   double seconds = 0;                // simulated
   size_t transfers = 0, errored = 0; // transfers made, and those that reported an error
-  std::map<std::string, size_t> errors; // the errors reported, by kind
+  size_t chains = 0, chains_errored = 0; // task chains run, and those that reported one
+  std::map<std::string, size_t> errors;  // the errors reported, by kind
   uint64_t fingerprint = 0;             // of every message delivered, in order
   uint64_t switches = 0;                // the schedule's hand-overs
 };
@@ -324,9 +327,35 @@ seed_result run_seed(unsigned seed, bool trace) {
       std::this_thread::sleep_for(pace);
     }
   };
+  // Beside them, chains of three tasks on the workers, each task taking the result of
+  // the one before: when the node holding a result is lost, its task runs again (its
+  // lineage). Each chain's result must be right or report an error.
+  auto add = c.app.find_function<int(int, int)>("add").value();
+  auto chain = [&] {
+    task_options on_workers;
+    on_workers.resources.set("slot", 1);
+    on_workers.max_retries = 100;
+    for (int t = 0; storming || t < static_cast<int>(min_transfers); ++t) {
+      auto first = c.driver->submit(on_workers, add, t, 1);
+      auto second = c.driver->submit(on_workers, add, first, 1);
+      auto got = c.driver->submit(on_workers, add, second, 1).get(deadline);
+      ++r.chains;
+      if (!got) {
+        ++r.chains_errored;
+        note_error(got.err());
+        check_ended(got.err(), "task chain " + std::to_string(t));
+      } else if (*got != t + 3) {
+        std::lock_guard<std::mutex> lock{results_mtx};
+        r.violations.push_back("task chain " + std::to_string(t) + " returned " +
+                               std::to_string(*got) + ", not " + std::to_string(t + 3));
+      }
+      std::this_thread::sleep_for(pace);
+    }
+  };
   std::vector<std::thread> driving;
   for (int d = 0; d < drivers; ++d)
     driving.emplace_back(drive, d);
+  driving.emplace_back(chain);
   for (auto& d : driving)
     d.join();
   auto transfer_of = [&](uint64_t key) -> const transfer& {
@@ -431,8 +460,10 @@ std::string serialize(const seed_result& r) {
   for (auto& [kind, n] : r.errors)
     out += "error " + std::to_string(n) + " " + one_line(kind) + "\n";
   char nums[160];
-  std::snprintf(nums, sizeof nums, "counts %zu %zu %.6f %016" PRIx64 " %" PRIu64 "\n",
-                r.transfers, r.errored, r.seconds, r.fingerprint, r.switches);
+  std::snprintf(nums, sizeof nums,
+                "counts %zu %zu %zu %zu %.6f %016" PRIx64 " %" PRIu64 "\n", r.transfers,
+                r.errored, r.chains, r.chains_errored, r.seconds, r.fingerprint,
+                r.switches);
   return out + nums;
 }
 
@@ -455,8 +486,9 @@ seed_result parse(const std::string& text) {
       auto gap = rest.find(' ');
       r.errors[rest.substr(gap + 1)] += std::stoul(rest.substr(0, gap));
     } else if (key == "counts") {
-      std::sscanf(rest.c_str(), "%zu %zu %lf %" SCNx64 " %" SCNu64, &r.transfers,
-                  &r.errored, &r.seconds, &r.fingerprint, &r.switches);
+      std::sscanf(rest.c_str(), "%zu %zu %zu %zu %lf %" SCNx64 " %" SCNu64, &r.transfers,
+                  &r.errored, &r.chains, &r.chains_errored, &r.seconds, &r.fingerprint,
+                  &r.switches);
     }
   }
   return r;
@@ -698,7 +730,7 @@ int main(int argc, char** argv) {
   }
   if (membership) return run_membership_seeds(first, seeds, replay, trace, options);
   unsigned clean = 0;
-  size_t faults = 0, transfers = 0, errored = 0;
+  size_t faults = 0, transfers = 0, errored = 0, chains = 0, chains_errored = 0;
   uint64_t switches = 0;
   std::map<std::string, size_t> errors;
   double seconds = 0;
@@ -708,14 +740,17 @@ int main(int argc, char** argv) {
       faults += r.faults.size();
       transfers += r.transfers;
       errored += r.errored;
+      chains += r.chains;
+      chains_errored += r.chains_errored;
       switches += r.switches;
       for (auto& [kind, n] : r.errors)
         errors[kind] += n;
       seconds += r.seconds;
-      std::printf("swarm_sim: seed %u: %zu transfers (%zu reported an error), %.1f s "
-                  "simulated, %" PRIu64 " hand-overs, fingerprint %016" PRIx64 ", %s\n",
-                  s, r.transfers, r.errored, r.seconds, r.switches, r.fingerprint,
-                  r.violations.empty() ? "clean" : "BROKEN");
+      std::printf("swarm_sim: seed %u: %zu transfers (%zu reported an error), %zu task "
+                  "chains (%zu), %.1f s simulated, %" PRIu64
+                  " hand-overs, fingerprint %016" PRIx64 ", %s\n",
+                  s, r.transfers, r.errored, r.chains, r.chains_errored, r.seconds,
+                  r.switches, r.fingerprint, r.violations.empty() ? "clean" : "BROKEN");
       std::fflush(stdout);
       if (r.violations.empty()) {
         ++clean;
@@ -736,8 +771,10 @@ int main(int argc, char** argv) {
     std::printf("swarm_sim: %zu call(s) failed with: %s\n", kinds[i].first,
                 kinds[i].second.c_str());
   std::printf("%sswarm_sim: seeds=%u clean=%u%s faults=%zu transfers=%zu errored=%zu "
-              "hand_overs=%" PRIu64 " simulated_hours=%.3f (%u at once)\n",
+              "task_chains=%zu errored=%zu hand_overs=%" PRIu64
+              " simulated_hours=%.3f (%u at once)\n",
               broken.c_str(), seeds, clean, replay ? " (each replayed)" : "", faults,
-              transfers, errored, switches, seconds / 3600.0, jobs);
+              transfers, errored, chains, chains_errored, switches, seconds / 3600.0,
+              jobs);
   return clean == seeds ? 0 : 1;
 }

@@ -152,12 +152,15 @@ bool to_restarted(owner_state& st, pending_call& p) {
 // This node's directory may not have seen the loss yet, or followed the actor back to
 // the place it was (the head had not found the node dead). False when it can do neither.
 bool restart_for(owner_state& st, pending_call& p, const std::string& why) {
-  if (p.actor->dead() ||
-      !(begin_restart(st.cfg.log, *p.actor, p.node, why) || p.actor->begin_follow()))
-    return false;
-  p.actor->hold(p.task, true);
-  st.cfg.restart(p.actor);
-  return true;
+  if (p.actor->dead()) return false;
+  if (begin_restart(st.cfg.log, *p.actor, p.node, why) || p.actor->begin_follow()) {
+    p.actor->hold(p.task, true);
+    st.cfg.restart(p.actor);
+    return true;
+  }
+  // The directory, hearing of the same loss on its own thread, began the restart or the
+  // follow since `to_restarted` looked (or ended it): the call goes with it.
+  return to_restarted(st, p);
 }
 
 void on_result(owner_state& st, const std::string& from, wire_msg::task_result& m) {

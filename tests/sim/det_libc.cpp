@@ -15,6 +15,32 @@
 
 using namespace swarm::sim::det::detail;
 
+namespace {
+
+// Takes read-write lock `l` for `me`, to write or to read; waits for it, or says EBUSY.
+int lock_rw(pthread_rwlock_t* l, bool write, bool wait) {
+  auto& w = the_world();
+  held h{w};
+  for (;;) {
+    auto& r = w.rwlocks[l];
+    bool other_writer = r.writer != nullptr && r.writer != me;
+    if (write && !other_writer && r.readers.empty()) {
+      r.writer = me;
+      ++r.writes;
+      return 0;
+    }
+    if (!write && !other_writer) {
+      r.readers.push_back(me);
+      return 0;
+    }
+    if (!wait) return EBUSY;
+    block_in(w, r.waiters, forever,
+             write ? "waits for a write lock" : "waits for a read lock");
+  }
+}
+
+} // namespace
+
 // -- the C library's names
 
 extern "C" {
@@ -125,52 +151,22 @@ int pthread_cond_broadcast(pthread_cond_t* c) noexcept {
 
 int pthread_rwlock_rdlock(pthread_rwlock_t* l) noexcept {
   if (!scheduled()) return SWARM_REAL(pthread_rwlock_rdlock, rw_fn)(l);
-  auto& w = the_world();
-  held h{w};
-  for (;;) {
-    auto& r = w.rwlocks[l];
-    if (r.writer == nullptr || r.writer == me) {
-      r.readers.push_back(me);
-      return 0;
-    }
-    block_in(w, r.waiters, forever, "waits for a read lock");
-  }
+  return lock_rw(l, false, true);
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t* l) noexcept {
   if (!scheduled()) return SWARM_REAL(pthread_rwlock_tryrdlock, rw_fn)(l);
-  auto& w = the_world();
-  held h{w};
-  auto& r = w.rwlocks[l];
-  if (r.writer != nullptr && r.writer != me) return EBUSY;
-  r.readers.push_back(me);
-  return 0;
+  return lock_rw(l, false, false);
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t* l) noexcept {
   if (!scheduled()) return SWARM_REAL(pthread_rwlock_wrlock, rw_fn)(l);
-  auto& w = the_world();
-  held h{w};
-  for (;;) {
-    auto& r = w.rwlocks[l];
-    if ((r.writer == nullptr || r.writer == me) && r.readers.empty()) {
-      r.writer = me;
-      ++r.writes;
-      return 0;
-    }
-    block_in(w, r.waiters, forever, "waits for a write lock");
-  }
+  return lock_rw(l, true, true);
 }
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t* l) noexcept {
   if (!scheduled()) return SWARM_REAL(pthread_rwlock_trywrlock, rw_fn)(l);
-  auto& w = the_world();
-  held h{w};
-  auto& r = w.rwlocks[l];
-  if ((r.writer != nullptr && r.writer != me) || !r.readers.empty()) return EBUSY;
-  r.writer = me;
-  ++r.writes;
-  return 0;
+  return lock_rw(l, true, false);
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t* l) noexcept {

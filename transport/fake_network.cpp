@@ -340,6 +340,11 @@ void fake_network::deliver_one(const std::string& from, const std::string& to,
     held_.emplace_back(from, to, std::move(m));
     return;
   }
+  hand_over(from, to, std::move(m), calls);
+}
+
+void fake_network::hand_over(const std::string& from, const std::string& to, message&& m,
+                             pending& calls) {
   if (watch_) watch_(from, to, m);
   calls.emplace_back(to, [from, m = std::move(m)](node& n) mutable {
     if (n.handlers.on_message) n.handlers.on_message(from, std::move(m));
@@ -367,11 +372,9 @@ size_t fake_network::release_locked(guard& g, const uint32_t* seed) {
   pending calls;
   auto held = std::move(held_);
   held_.clear();
-  auto call = [&calls](std::tuple<std::string, std::string, message>& h) {
+  auto call = [&](std::tuple<std::string, std::string, message>& h) {
     auto& [from, to, m] = h;
-    calls.emplace_back(to, [from = from, m = std::move(m)](node& n) mutable {
-      if (n.handlers.on_message) n.handlers.on_message(from, std::move(m));
-    });
+    hand_over(from, to, std::move(m), calls);
   };
   if (!seed) {
     for (auto& h : held)

@@ -189,6 +189,9 @@ private:
   // Drops, holds or queues `m` for its handler; the caller holds the lock.
   void deliver_one(const std::string& from, const std::string& to, message&& m,
                    pending& calls);
+  // Queues `m` for its handler, past drops and holds (the watcher sees it).
+  void hand_over(const std::string& from, const std::string& to, message&& m,
+                 pending& calls);
 
   size_t max_frame_;
   mutable std::mutex mtx_;

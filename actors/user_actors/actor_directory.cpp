@@ -45,6 +45,9 @@ struct actor_directory_state {
         cfg.restart(std::move(r));
         continue;
       }
+      // A call that could not reach it began the restart or the follow on its own thread
+      // since `restarting` said no (or ended it): that goes on.
+      if (r->restarting() || r->remote_node() != peer) continue;
       r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" +
                    peer + "': " + why +
                    (r->owned() ? "; restarts used up (max_restarts = " +

@@ -98,10 +98,11 @@ int pthread_mutex_unlock(pthread_mutex_t* m) noexcept {
   held h{w};
   auto i = w.mutexes.find(m);
   if (i == w.mutexes.end() || i->second.owner != me) return EPERM;
-  if (--i->second.count > 0) return 0;
-  for (auto* t : std::vector<thread_rec*>{i->second.waiters})
-    wake(t, false);
-  w.mutexes.erase(i);
+  if (i->second.count > 1) {
+    --i->second.count;
+    return 0;
+  }
+  release(w, m);
   return 0;
 }
 

@@ -147,20 +147,27 @@ bool to_restarted(owner_state& st, pending_call& p) {
   return true;
 }
 
-// A call lost with the instance its actor's record still shows: the record begins the
-// restart (its creator's) or follows the actor (another handle's) and holds the call.
-// This node's directory may not have seen the loss yet, or followed the actor back to
-// the place it was (the head had not found the node dead). False when it can do neither.
-bool restart_for(owner_state& st, pending_call& p, const std::string& why) {
+// A call lost with the instance it was sent to: it waits for the actor's restart (its
+// creator's) or follow (another handle's), begun here unless this node's directory,
+// hearing of the same loss on its own thread, began it already; or it goes where the
+// actor lives since. False when nothing brings the actor back.
+bool follow_actor(owner_state& st, pending_call& p, const std::string& why) {
+  using recovery = remote_actor_record::recovery;
   if (p.actor->dead()) return false;
-  if (begin_restart(st.cfg.log, *p.actor, p.node, why) || p.actor->begin_follow()) {
+  switch (recover(st.cfg.log, *p.actor, p.node, p.actor_id, why)) {
+  case recovery::moving:
+  case recovery::restarting:
+  case recovery::following:
     p.actor->hold(p.task, true);
     st.cfg.restart(p.actor);
     return true;
+  case recovery::under_way:
+  case recovery::elsewhere:
+    return to_restarted(st, p);
+  case recovery::none:
+    break;
   }
-  // The directory, hearing of the same loss on its own thread, began the restart or the
-  // follow since `to_restarted` looked (or ended it): the call goes with it.
-  return to_restarted(st, p);
+  return false;
 }
 
 void on_result(owner_state& st, const std::string& from, wire_msg::task_result& m) {
@@ -207,7 +214,7 @@ void on_result(owner_state& st, const std::string& from, wire_msg::task_result& 
     // with that node, as when the connection closes, which may be reported only later.
     // The call waits for the actor's restart, or goes to where it was restarted.
     if (err.code == errc::node_unreachable && p.actor) {
-      if (to_restarted(st, p) || restart_for(st, p, err.message)) return;
+      if (follow_actor(st, p, err.message)) return;
     }
     // A task sent to a node that died on the way, or stopped before running it, or whose
     // input was lost with one, runs again elsewhere; its inputs are shipped from here.
@@ -330,7 +337,7 @@ void on_lost(owner_self self, const std::string& peer, const std::string& why) {
     auto& t = p.task;
     if (restart && p.actor && t->attempts < p.actor->spec().options.max_task_retries) {
       ++t->attempts;
-      if (to_restarted(st, p) || restart_for(st, p, why)) continue;
+      if (follow_actor(st, p, why)) continue;
       --t->attempts;
     }
     // Other actor calls fail (their actor was there); a task pinned there too.

@@ -30,29 +30,29 @@ struct actor_directory_state {
   }
 
   void lost(const std::string& peer, const std::string& why) {
+    using recovery = remote_actor_record::recovery;
     for (auto& w : records) {
       auto r = w.lock();
       if (!r || r->dead() || r->remote_node() != peer) continue;
-      if (r->restarting())
-        continue; // found lost already, by a call that could not reach it
-      if (begin_restart(cfg.log, *r, peer, why)) {
+      // A call that could not reach it may have begun its restart or follow already, on
+      // its own thread: that goes on.
+      switch (recover(cfg.log, *r, peer, 0, why)) {
+      case recovery::moving:
+      case recovery::restarting:
+      case recovery::following:
         cfg.restart(std::move(r));
-        continue;
+        break;
+      case recovery::under_way:
+      case recovery::elsewhere:
+        break;
+      case recovery::none:
+        r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" +
+                     peer + "': " + why +
+                     (r->owned()
+                          ? "; restarts used up (max_restarts = " +
+                                std::to_string(r->spec().options.max_restarts) + ")"
+                          : ""));
       }
-      if (r->begin_follow()) {
-        cfg.log.info(r->label() + " was lost with node '" + peer +
-                     "': its calls here wait until its owner restarts it");
-        cfg.restart(std::move(r));
-        continue;
-      }
-      // A call that could not reach it began the restart or the follow on its own thread
-      // since `restarting` said no (or ended it): that goes on.
-      if (r->restarting() || r->remote_node() != peer) continue;
-      r->mark_dead("actor of type '" + r->spec().type_name + "' died with its node '" +
-                   peer + "': " + why +
-                   (r->owned() ? "; restarts used up (max_restarts = " +
-                                     std::to_string(r->spec().options.max_restarts) + ")"
-                               : ""));
     }
     cfg.then_lost(peer, why);
   }
@@ -207,21 +207,25 @@ actor_directory_actor::behavior_type actor_directory(actor_directory_self self,
 
 } // namespace
 
-bool begin_restart(const node_log& log, remote_actor_record& r, const std::string& peer,
-                   const std::string& why) {
-  if (r.begin_move()) {
+remote_actor_record::recovery recover(const node_log& log, remote_actor_record& r,
+                                      const std::string& peer, uint64_t id,
+                                      const std::string& why) {
+  using recovery = remote_actor_record::recovery;
+  uint32_t used = 0;
+  auto began = r.recover(peer, id, &used);
+  auto max = std::to_string(r.spec().options.max_restarts);
+  if (began == recovery::moving)
     log.info("moving actor '" + r.spec().type_name + "' off node '" + peer +
              "', which stopped: the move uses none of its restarts (max_restarts = " +
-             std::to_string(r.spec().options.max_restarts) + ")");
-    return true;
-  }
-  auto used = r.begin_restart();
-  if (!used) return false;
-  log.warn("restarting actor '" + r.spec().type_name + "' (restart " +
-           std::to_string(*used + 1) + " of " +
-           std::to_string(r.spec().options.max_restarts) + "): node '" + peer +
-           "' is lost: " + why);
-  return true;
+             max + ")");
+  else if (began == recovery::restarting)
+    log.warn("restarting actor '" + r.spec().type_name + "' (restart " +
+             std::to_string(used + 1) + " of " + max + "): node '" + peer +
+             "' is lost: " + why);
+  else if (began == recovery::following)
+    log.info(r.label() + " was lost with node '" + peer +
+             "': its calls here wait until its owner restarts it");
+  return began;
 }
 
 actor_directory_actor spawn_actor_directory(caf::actor_system& sys,

@@ -22,11 +22,11 @@
 
 namespace swarm::actors {
 
-/// Starts restarting `r`, lost with its node `peer`, when restarts remain, or moving it
-/// when `peer` stopped (a move uses none of them); logs it in `log`. False when its
-/// restarts are used up (or it is not this node's).
-bool begin_restart(const node_log& log, remote_actor_record& r, const std::string& peer,
-                   const std::string& why);
+/// Begins bringing back `r`, lost as `id` (0: whichever instance) with its node `peer`
+/// (`remote_actor_record::recover`), and logs in `log` what began.
+remote_actor_record::recovery recover(const node_log& log, remote_actor_record& r,
+                                      const std::string& peer, uint64_t id,
+                                      const std::string& why);
 
 struct actor_directory_config {
   /// This node's name, and its log.

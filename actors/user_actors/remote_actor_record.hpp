@@ -84,16 +84,6 @@ public:
     return m;
   }
 
-  /// Begins a restart when restarts remain: calls wait until `relocate`. Returns how
-  /// many restarts were used before this one, or nothing when they are used up.
-  std::optional<uint32_t> begin_restart() {
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (!create_ || restarting_ || restarts_ >= spec().options.max_restarts)
-      return std::nullopt;
-    restarting_ = true;
-    return restarts_++;
-  }
-
   /// Marks it as moving when it lives on `from` as `id`, this node created it and it may
   /// restart at all (`max_restarts` > 0): `from` stops. Whether it did.
   bool mark_moving(const std::string& from, uint64_t id) {
@@ -104,14 +94,39 @@ public:
     return true;
   }
 
-  /// Begins a restart that uses none of `max_restarts`, when the node it was marked
-  /// moving off is still where it lives: calls wait until `relocate`.
-  bool begin_move() {
+  /// What `recover` began for an actor lost with its node.
+  enum class recovery {
+    moving,     ///< a move off a node that stopped: it uses none of `max_restarts`
+    restarting, ///< a restart by this node, its creator
+    following,  ///< a follow to where its owner restarts it (another node's actor)
+    under_way,  ///< nothing: a restart or follow began already (or its caller's thread)
+    elsewhere,  ///< nothing: it no longer lives where it was lost (a restart ended)
+    none,       ///< nothing can bring it back: restarts used up, or nothing to follow
+  };
+
+  /// Begins bringing back the actor lost as `id` (0: whichever instance) with `node`. One
+  /// decision under one lock, so that a restart or follow another thread began or ended
+  /// meanwhile is never taken for "none can begin". Calls wait from then until
+  /// `relocate` (or `abandon`). A restart sets `used` to the restarts used before it.
+  recovery recover(const std::string& node, uint64_t id, uint32_t* used = nullptr) {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (restarting_ || moving_from_.empty() || moving_from_ != node_) return false;
-    moving_from_.clear();
+    if (restarting_) return recovery::under_way;
+    if (node_ != node || (id != 0 && id_ != id)) return recovery::elsewhere;
+    if (!moving_from_.empty() && moving_from_ == node_) {
+      moving_from_.clear();
+      restarting_ = true;
+      return recovery::moving;
+    }
+    if (create_) {
+      if (restarts_ >= spec().options.max_restarts) return recovery::none;
+      if (used) *used = restarts_;
+      ++restarts_;
+      restarting_ = true;
+      return recovery::restarting;
+    }
+    if (spec().options.name.empty() && spec().owner_node.empty()) return recovery::none;
     restarting_ = true;
-    return true;
+    return recovery::following;
   }
 
   /// Begins following an actor this node did not create, lost with its node, by its

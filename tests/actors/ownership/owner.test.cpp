@@ -418,7 +418,7 @@ TEST_CASE_FIXTURE(fixture, "a call lost with an instance its actor was restarted
        wire_msg::message{wire_msg::actor_call{}});
   // The actor was restarted on w1's new life as instance 8 before the loss of the
   // old life's connection reached the owner.
-  REQUIRE(rec->begin_restart());
+  REQUIRE(rec->recover("w1", 0) == remote_actor_record::recovery::restarting);
   rec->relocate("w1", 8);
   tell(lost_atom::value, std::string{"w1"}, std::string{"an earlier life"});
   CHECK(!call->result->done());
@@ -657,8 +657,8 @@ TEST_CASE_FIXTURE(fixture,
   track(sent_on, "w1", rec2);
   // The first actor's restart is under way: its call waits for it. The second was
   // restarted on w2 before the loss reached the owner: its call goes there now.
-  REQUIRE(rec->begin_restart());
-  REQUIRE(rec2->begin_restart());
+  REQUIRE(rec->recover("w1", 0) == remote_actor_record::recovery::restarting);
+  REQUIRE(rec2->recover("w1", 0) == remote_actor_record::recovery::restarting);
   rec2->relocate("w2", 8);
   tell(lost_atom::value, std::string{"w1"},
        std::string{"the peer closed the connection"});

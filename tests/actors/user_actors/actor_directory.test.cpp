@@ -207,7 +207,7 @@ TEST_CASE_FIXTURE(fixture,
        wire_msg::actor_checkpoint{1, {2}, 2, true});
   // A call found w1 unreachable: the owner began the restart and asks for it here, behind
   // the last state w1 sent before its connection broke.
-  REQUIRE(a->begin_restart());
+  REQUIRE(a->recover("w1", 1) == remote_actor_record::recovery::restarting);
   caf::anon_send(d, checkpoint_atom::value, std::string{"w1"},
                  wire_msg::actor_checkpoint{1, {3}, 3, true});
   caf::anon_send(d, restart_atom::value, a);
@@ -298,4 +298,34 @@ TEST_CASE_FIXTURE(fixture,
   CHECK_FALSE(never.found);
   CHECK(never.error.find("created no actor that was 8 on node 'w2'") !=
         std::string::npos);
+}
+
+TEST_CASE("bringing back a lost actor tells a restart or follow under way, and an actor "
+          "living elsewhere since, from one that nothing can bring back") {
+  using recovery = remote_actor_record::recovery;
+  detail::actor_spec spec;
+  spec.type_name = "account";
+  spec.options.name = "alice";
+  auto found = std::make_shared<remote_actor_record>(spec, "w1", 1);
+  // Found by name: it follows, once; the directory, hearing of the same loss on its own
+  // thread, is told the follow is under way (not "none": that would mark it dead).
+  CHECK(found->recover("w1", 1) == recovery::following);
+  CHECK(found->recover("w1", 0) == recovery::under_way);
+  found->relocate("w2", 4);
+  CHECK(found->recover("w1", 1) == recovery::elsewhere);
+  // Lost on the same node as a later instance than the one a call was sent to.
+  CHECK(found->recover("w2", 3) == recovery::elsewhere);
+
+  auto mine = record("w1", 1, true, 1);
+  uint32_t used = 9;
+  CHECK(mine->recover("w1", 1, &used) == recovery::restarting);
+  CHECK(used == 0);
+  mine->relocate("w2", 2);
+  CHECK(mine->recover("w2", 2) == recovery::none); // its one restart is used
+  CHECK_FALSE(mine->restarting());
+  // Marked moving off a node that stops: a move, which uses no restart.
+  REQUIRE(mine->mark_moving("w2", 2));
+  CHECK(mine->recover("w2", 2) == recovery::moving);
+
+  CHECK(record("w1", 1, false)->recover("w1", 1) == recovery::none); // no name, no owner
 }

@@ -135,7 +135,7 @@ TEST_CASE(
     REQUIRE(by_name(10).value() == 11);
 
     c.ip(how.ns, how.on);
-    // The cut lasts 4 x node_timeout: worker-1 finds the head gone too meanwhile.
+    // The cut lasts 4 x node_timeout, well past the head's verdict.
     auto heal_at = std::chrono::steady_clock::now() + 4s;
     bool lost = eventually(15s, [&] { return c.alive() == 2; });
     REQUIRE_MESSAGE(lost, "the head did not find worker-1 dead");
